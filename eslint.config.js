@@ -1,0 +1,36 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import globals from "globals";
+
+/** Folders of the pure core: protocol and domain logic only, never an AWS SDK. */
+const PURE_CORE = ["shared/delta/**", "shared/pipeline/**", "shared/rewind/**"];
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+    },
+  },
+  {
+    files: PURE_CORE,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@aws-sdk/*", "aws-cdk-lib", "aws-cdk-lib/*"],
+              message: "The pure core must not depend on AWS: take a port from shared/store instead.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

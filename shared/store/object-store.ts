@@ -1,0 +1,86 @@
+/**
+ * The object-store port: the only way the core reads and writes bytes. Adapters: S3
+ * (`s3-object-store.ts`), a local folder (`local-object-store.ts`) and memory
+ * (`memory-object-store.ts`). Keys are relative to the adapter's root, use `/` as separator, and never
+ * start with `/` or contain a `..` segment.
+ */
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+  /** Last modification time, epoch milliseconds. */
+  readonly lastModified: number;
+  /** Opaque version tag; pass it back to `putIfMatch`. */
+  readonly etag: string;
+}
+
+/** Inclusive byte range `[start, end]`, or the last `suffix` bytes. */
+export type ByteRange = { readonly start: number; readonly end: number } | { readonly suffix: number };
+
+export type PutIfAbsentResult = "created" | "exists";
+
+export type PutIfMatchResult =
+  { readonly outcome: "written"; readonly etag: string } | { readonly outcome: "etag-mismatch" };
+
+export interface ListOptions {
+  /** Only keys strictly after this one (in UTF-8 byte order), as S3's StartAfter. */
+  readonly startAfter?: string;
+  /** Page size; adapters may return fewer. Default 1000. */
+  readonly pageSize?: number;
+  /** Token from a previous page's `nextPageToken`. */
+  readonly pageToken?: string;
+}
+
+export interface ListPage {
+  readonly objects: readonly ObjectInfo[];
+  /** Present when more keys follow. */
+  readonly nextPageToken?: string;
+}
+
+export interface ObjectStore {
+  /** The whole object. Throws `ObjectNotFoundError` if the key does not exist. */
+  get(key: string): Promise<Uint8Array>;
+  /** A byte range of the object. Throws `ObjectNotFoundError` if the key does not exist. */
+  getRange(key: string, range: ByteRange): Promise<Uint8Array>;
+  /** Writes (or overwrites) the object and returns its new ETag. */
+  put(key: string, body: Uint8Array): Promise<{ etag: string }>;
+  /**
+   * Writes the object only if no object has the key: `created` if this call wrote it, `exists` if
+   * the key was taken (by anyone, including a concurrent call). Never overwrites.
+   */
+  putIfAbsent(key: string, body: Uint8Array): Promise<PutIfAbsentResult>;
+  /** Overwrites the object only if its current ETag is `etag`; otherwise nothing is written. */
+  putIfMatch(key: string, body: Uint8Array, etag: string): Promise<PutIfMatchResult>;
+  /** One page of the keys under `prefix`, in ascending UTF-8 byte order. */
+  list(prefix: string, options?: ListOptions): Promise<ListPage>;
+  /** The object's metadata, or `undefined` if the key does not exist. */
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Deletes the object; deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  /** Deletes every key given; missing keys are not an error. */
+  deleteMany(keys: readonly string[]): Promise<void>;
+}
+
+/** Every key under `prefix`, following pages. */
+export async function* listAll(
+  store: ObjectStore,
+  prefix: string,
+  options: Omit<ListOptions, "pageToken"> = {},
+): AsyncGenerator<ObjectInfo> {
+  let pageToken: string | undefined;
+  do {
+    const page = await store.list(prefix, { ...options, ...(pageToken ? { pageToken } : {}) });
+    yield* page.objects;
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+}
+
+/** Collects `listAll` into an array. */
+export async function listAllKeys(
+  store: ObjectStore,
+  prefix: string,
+  options: Omit<ListOptions, "pageToken"> = {},
+): Promise<ObjectInfo[]> {
+  const out: ObjectInfo[] = [];
+  for await (const info of listAll(store, prefix, options)) out.push(info);
+  return out;
+}

@@ -1,0 +1,32 @@
+import { assertValidPrefix } from "./object-key.ts";
+import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectStore } from "./object-store.ts";
+
+/**
+ * A view of `inner` rooted at `prefix` (ending in `/`): keys given and returned are relative to it.
+ * A Delta table is read and written through the view of its root folder.
+ */
+export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
+  assertValidPrefix(prefix);
+  if (prefix === "") return inner;
+  const strip = (info: ObjectInfo): ObjectInfo => ({ ...info, key: info.key.slice(prefix.length) });
+  return {
+    get: (key) => inner.get(prefix + key),
+    getRange: (key, range: ByteRange) => inner.getRange(prefix + key, range),
+    put: (key, body) => inner.put(prefix + key, body),
+    putIfAbsent: (key, body) => inner.putIfAbsent(prefix + key, body),
+    putIfMatch: (key, body, etag) => inner.putIfMatch(prefix + key, body, etag),
+    async list(listPrefix: string, options: ListOptions = {}): Promise<ListPage> {
+      const page = await inner.list(prefix + listPrefix, {
+        ...options,
+        ...(options.startAfter !== undefined ? { startAfter: prefix + options.startAfter } : {}),
+      });
+      return { ...page, objects: page.objects.map(strip) };
+    },
+    async head(key) {
+      const info = await inner.head(prefix + key);
+      return info && strip(info);
+    },
+    delete: (key) => inner.delete(prefix + key),
+    deleteMany: (keys) => inner.deleteMany(keys.map((k) => prefix + k)),
+  };
+}
