@@ -1,4 +1,4 @@
-import type { AddFile, CommitInfo, Metadata, Protocol, RemoveFile, Txn } from "./actions.ts";
+import type { AddFile, CommitInfo, DomainMetadata, Metadata, Protocol, RemoveFile, Txn } from "./actions.ts";
 
 /**
  * The state of a table at one version: the result of action reconciliation (PROTOCOL.md "Action
@@ -14,6 +14,8 @@ export interface Snapshot {
   readonly tombstones: ReadonlyMap<string, RemoveFile>;
   /** Latest `txn` per appId. */
   readonly txns: ReadonlyMap<string, Txn>;
+  /** Live `domainMetadata` per domain (removed domains dropped). Optional: older builders omit it. */
+  readonly domains?: ReadonlyMap<string, DomainMetadata>;
   /** Commit timestamp of `version` (in-commit timestamp, else commitInfo.timestamp, else file mtime). */
   readonly timestamp: number;
   /** The commitInfo of `version`, when that commit is still in the log. */
