@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { buildStack } from "../../../infra/aws/synthesize.ts";
+import { EVENT_LOG_TABLE } from "../../../infra/aws/table-schemas.ts";
+
+// The invariants that matter, not a serialized template.
+const template = Template.fromStack(buildStack().stack);
+
+describe("storage stack", () => {
+  it("has one bucket: all public access blocked, S3-managed encryption, no versioning, retained", () => {
+    template.resourceCountIs("AWS::S3::Bucket", 1);
+    template.hasResource("AWS::S3::Bucket", {
+      DeletionPolicy: "Retain",
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+        },
+        VersioningConfiguration: Match.absent(),
+      },
+    });
+  });
+
+  it("denies every request to the bucket that is not over TLS", () => {
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: "Deny",
+            Principal: { AWS: "*" },
+            Action: "s3:*",
+            Condition: { Bool: { "aws:SecureTransport": "false" } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it("makes every table on-demand, encrypted, point-in-time recoverable and retained", () => {
+    const tables = template.findResources("AWS::DynamoDB::Table");
+    expect(Object.keys(tables)).toHaveLength(4);
+    for (const table of Object.values(tables)) {
+      expect(table["DeletionPolicy"]).toBe("Retain");
+      expect(table["Properties"]).toMatchObject({
+        BillingMode: "PAY_PER_REQUEST",
+        SSESpecification: { SSEEnabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      });
+    }
+  });
+
+  it("keys each table for its one access pattern", () => {
+    const keySchemas = Object.values(template.findResources("AWS::DynamoDB::Table")).map(
+      (t) => t["Properties"]["KeySchema"],
+    );
+    expect(keySchemas).toEqual(
+      expect.arrayContaining([
+        [{ AttributeName: "pipelineId", KeyType: "HASH" }],
+        [
+          { AttributeName: "pipelineId", KeyType: "HASH" },
+          { AttributeName: "updateId", KeyType: "RANGE" },
+        ],
+        [
+          { AttributeName: "flowKey", KeyType: "HASH" },
+          { AttributeName: "seq", KeyType: "RANGE" },
+        ],
+        [
+          { AttributeName: "pipelineId", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
+        ],
+      ]),
+    );
+  });
+
+  it("gives the event log its by-event-type index and a TTL attribute", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      TimeToLiveSpecification: { AttributeName: EVENT_LOG_TABLE.ttlAttribute, Enabled: true },
+      GlobalSecondaryIndexes: [
+        Match.objectLike({
+          IndexName: EVENT_LOG_TABLE.byEventTypeIndex,
+          KeySchema: [
+            { AttributeName: EVENT_LOG_TABLE.eventTypeKey, KeyType: "HASH" },
+            { AttributeName: EVENT_LOG_TABLE.timestampKey, KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        }),
+      ],
+    });
+  });
+});
