@@ -1,0 +1,58 @@
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type JS } from "@duckdb/node-api";
+
+/**
+ * One DuckDB database and connection, opened for a unit of work and closed after it. The Delta
+ * reader uses it to decode parquet (checkpoints and data files); the engine reuses it with a
+ * sandboxed `config` (e.g. `enable_external_access: "false"` once the files are in place).
+ */
+export interface DuckSessionOptions {
+  /** DuckDB configuration options, passed as given (see DuckDB's `duckdb_settings()`). */
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+/** A row as DuckDB's JS converter gives it: BIGINT as bigint, DECIMAL as number, DATE as Date. */
+export type DuckRow = Record<string, JS>;
+
+/** Keeps a small embedded engine from taking every core of a shared host by default. */
+const DEFAULT_CONFIG: Readonly<Record<string, string>> = { threads: "2" };
+
+export class DuckSession {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    readonly connection: DuckDBConnection,
+  ) {}
+
+  static async open(options: DuckSessionOptions = {}): Promise<DuckSession> {
+    const instance = await DuckDBInstance.create(":memory:", { ...DEFAULT_CONFIG, ...options.config });
+    return new DuckSession(instance, await instance.connect());
+  }
+
+  /** Runs statements that return nothing of interest (DDL, SET). */
+  async run(sql: string, params?: DuckDBValue[]): Promise<void> {
+    await this.connection.run(sql, params);
+  }
+
+  /** Runs a query and returns its rows as plain JS objects. */
+  async rows(sql: string, params?: DuckDBValue[]): Promise<DuckRow[]> {
+    const reader = await this.connection.runAndReadAll(sql, params);
+    return reader.getRowObjectsJS();
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+/** Opens a session for `work` and closes it afterwards, whatever `work` does. */
+export async function withDuckSession<T>(
+  work: (session: DuckSession) => Promise<T>,
+  options: DuckSessionOptions = {},
+): Promise<T> {
+  const session = await DuckSession.open(options);
+  try {
+    return await work(session);
+  } finally {
+    session.close();
+  }
+}
