@@ -1,0 +1,72 @@
+import type { ObjectStore } from "../store/object-store.ts";
+import type { CommitInfo } from "./actions.ts";
+import { commitTimestamp, findCommitInfo } from "./commit-file.ts";
+import { TableNotFoundError, TimestampOutOfRangeError } from "./errors.ts";
+import { listLog } from "./log-listing.ts";
+import { LOG_DIR } from "./log-paths.ts";
+import { earliestReadableVersion, type LogListing } from "./log-segment.ts";
+import { readCommits } from "./commit-reader.ts";
+
+/** One commit still in the log, with its timestamp (for history and timestamp time travel). */
+export interface CommitEntry {
+  readonly version: number;
+  /** Commit timestamp, epoch ms: in-commit timestamp, else commitInfo.timestamp, else file mtime. */
+  readonly timestamp: number;
+  readonly commitInfo?: CommitInfo;
+}
+
+/**
+ * The commits in the log, ascending, optionally limited to `[from, to]`. Timestamps are made
+ * strictly increasing (each at least 1 ms after the one before), as Delta does for clock skew
+ * between writers, so that "the latest commit at or before t" is well defined.
+ */
+export async function listCommits(
+  store: ObjectStore,
+  range: { readonly from?: number; readonly to?: number } = {},
+): Promise<CommitEntry[]> {
+  return commitEntries(store, await listLog(store), range);
+}
+
+async function commitEntries(
+  store: ObjectStore,
+  listing: LogListing,
+  range: { readonly from?: number; readonly to?: number },
+): Promise<CommitEntry[]> {
+  const refs = [...listing.commits.values()]
+    .filter((ref) => ref.version >= (range.from ?? 0) && ref.version <= (range.to ?? Number.MAX_SAFE_INTEGER))
+    .sort((a, b) => a.version - b.version);
+  const entries: CommitEntry[] = [];
+  let previous = Number.NEGATIVE_INFINITY;
+  for (const { ref, actions } of await readCommits(store, refs)) {
+    const commitInfo = findCommitInfo(actions);
+    const timestamp = Math.max(commitTimestamp(commitInfo, ref.lastModified), previous + 1);
+    previous = timestamp;
+    entries.push({ version: ref.version, timestamp, ...(commitInfo ? { commitInfo } : {}) });
+  }
+  return entries;
+}
+
+/**
+ * The version to read "as of" `timestamp`: the latest commit at or before it, among the versions
+ * that can still be reconstructed. A timestamp after the last commit gives the latest version;
+ * one before the earliest readable commit throws `TimestampOutOfRangeError`.
+ */
+export async function versionAtTimestamp(store: ObjectStore, timestamp: number): Promise<number> {
+  const listing = await listLog(store);
+  const earliest = earliestReadableVersion(listing);
+  if (earliest === undefined) throw new TableNotFoundError(LOG_DIR);
+  const commits = await commitEntries(store, listing, { from: earliest });
+  const first = commits[0];
+  if (!first || timestamp < first.timestamp) {
+    throw new TimestampOutOfRangeError(
+      timestamp,
+      first && { version: first.version, timestamp: first.timestamp },
+    );
+  }
+  let found = first.version;
+  for (const commit of commits) {
+    if (commit.timestamp > timestamp) break;
+    found = commit.version;
+  }
+  return found;
+}

@@ -1,0 +1,115 @@
+import { DuckSession } from "../duck/duck-session.ts";
+import { withScratchFolder } from "../duck/scratch-folder.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { CommitInfo } from "./actions.ts";
+import { readCheckpointActions } from "./checkpoint-reader.ts";
+import { commitTimestamp, findCommitInfo } from "./commit-file.ts";
+import { TableNotFoundError } from "./errors.ts";
+import { listLog, readLastCheckpointHint } from "./log-listing.ts";
+import { LOG_DIR } from "./log-paths.ts";
+import { applyActions, emptyTableState, toSnapshot } from "./log-replay.ts";
+import { latestListedVersion, planLogSegment, type LogListing, type LogSegment } from "./log-segment.ts";
+import { assertReadable } from "./reader-features.ts";
+import type { Snapshot } from "./snapshot.ts";
+import { versionAtTimestamp } from "./commit-history.ts";
+import { readCommits } from "./commit-reader.ts";
+
+export interface LoadSnapshotOptions {
+  /** Time travel to this version. */
+  readonly version?: number;
+  /** Time travel to the latest commit at or before this instant (epoch ms). Ignored with `version`. */
+  readonly timestamp?: number;
+  /** A DuckDB session to decode checkpoints with; one is opened (and closed) when needed otherwise. */
+  readonly duck?: DuckSession;
+  /**
+   * Refuse tables whose reader protocol this reader does not implement (default true). A writer that
+   * checks writer features itself may turn it off to read the state it is about to replace.
+   */
+  readonly checkReadable?: boolean;
+}
+
+/**
+ * The snapshot of the table in `store` (a view rooted at the table folder), at the latest version or
+ * at the version / timestamp asked for:
+ *
+ * 1. resolve a timestamp to the latest commit at or before it (`versionAtTimestamp`);
+ * 2. list `_delta_log/` from the `_last_checkpoint` hint when it is usable, else from the start;
+ * 3. plan the segment: newest complete checkpoint at or before the version, then the commits after;
+ * 4. replay checkpoint actions, then each commit in order (PROTOCOL.md "Action Reconciliation");
+ * 5. check the table's reader protocol.
+ */
+export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+  const version =
+    options.version ??
+    (options.timestamp === undefined ? undefined : await versionAtTimestamp(store, options.timestamp));
+  const listing = await listForVersion(store, version);
+  if (latestListedVersion(listing) === undefined) throw new TableNotFoundError(LOG_DIR);
+  const segment = planLogSegment(listing, version);
+  const state = emptyTableState();
+  if (segment.checkpoint) {
+    const checkpoint = segment.checkpoint;
+    const actions = await withDuck(options.duck, (duck) =>
+      withScratchFolder((scratch) => readCheckpointActions(store, checkpoint, duck, scratch)),
+    );
+    applyActions(state, actions);
+  }
+  let last: { commitInfo: CommitInfo | undefined; timestamp: number } | undefined;
+  for (const { ref, actions } of await readCommits(store, segment.commits)) {
+    applyActions(state, actions);
+    if (ref.version === segment.version) {
+      const commitInfo = findCommitInfo(actions);
+      last = { commitInfo, timestamp: commitTimestamp(commitInfo, ref.lastModified) };
+    }
+  }
+  last ??= await checkpointVersionCommit(store, listing, segment);
+  const snapshot = toSnapshot(state, {
+    version: segment.version,
+    timestamp: last.timestamp,
+    ...(last.commitInfo ? { commitInfo: last.commitInfo } : {}),
+  });
+  if (options.checkReadable ?? true) assertReadable(snapshot.protocol, snapshot.metadata);
+  return snapshot;
+}
+
+/**
+ * The listing to plan from. The `_last_checkpoint` hint lets us list only its tail; it is ignored
+ * when missing, unreadable, newer than the version asked for, or pointing at a checkpoint that is not
+ * there (a stale hint pointing at an older checkpoint is fine: newer ones show up in the tail).
+ */
+async function listForVersion(store: ObjectStore, version: number | undefined): Promise<LogListing> {
+  const hint = await readLastCheckpointHint(store);
+  if (hint && (version === undefined || hint.version <= version)) {
+    const tail = await listLog(store, hint.version);
+    if ([...tail.checkpoints.keys()].some((v) => v >= hint.version)) return tail;
+  }
+  return listLog(store);
+}
+
+/** The commit info and timestamp of a snapshot that ends exactly at its checkpoint. */
+async function checkpointVersionCommit(
+  store: ObjectStore,
+  listing: LogListing,
+  segment: LogSegment,
+): Promise<{ commitInfo: CommitInfo | undefined; timestamp: number }> {
+  const ref = listing.commits.get(segment.version);
+  if (ref) {
+    const [read] = await readCommits(store, [ref]);
+    const commitInfo = findCommitInfo(read!.actions);
+    return { commitInfo, timestamp: commitTimestamp(commitInfo, ref.lastModified) };
+  }
+  // The commit was cleaned up; the checkpoint's own write time is the best record left.
+  return { commitInfo: undefined, timestamp: segment.checkpoint?.lastModified ?? 0 };
+}
+
+async function withDuck<T>(
+  given: DuckSession | undefined,
+  work: (duck: DuckSession) => Promise<T>,
+): Promise<T> {
+  if (given) return work(given);
+  const duck = await DuckSession.open();
+  try {
+    return await work(duck);
+  } finally {
+    duck.close();
+  }
+}
