@@ -1,0 +1,27 @@
+import { fileURLToPath } from "node:url";
+import { LOOPBACK } from "./loopback-port.ts";
+import { nodeScript, spawnStandIn, type RunningStandIn } from "./stand-in-process.ts";
+
+/** How long the S3 process may take to listen (it needs ~0.5 s). */
+const READY_TIMEOUT_MS = 15_000;
+
+export interface S3ServerOptions {
+  /** Folder holding the buckets. */
+  readonly directory: string;
+  /** Remove the folder when the process exits (also when this process dies). @default false */
+  readonly removeOnExit?: boolean;
+}
+
+/** Starts the embedded S3 (s3-server-main.ts) as a child process and waits until it listens. */
+export async function startS3Server(options: S3ServerOptions): Promise<RunningStandIn> {
+  const script = fileURLToPath(new URL("./s3-server-main.ts", import.meta.url));
+  const args = ["--directory", options.directory, ...(options.removeOnExit ? ["--remove-on-exit"] : [])];
+  const process = spawnStandIn("embedded S3", ...nodeScript(script, args, ["--openssl-legacy-provider"]));
+  try {
+    const [, port] = await process.waitForLine(/^\{"listening":(\d+)\}$/, READY_TIMEOUT_MS);
+    return { endpoint: `http://${LOOPBACK}:${port}`, pids: process.pids, stop: () => process.stop() };
+  } catch (error) {
+    await process.stop();
+    throw error;
+  }
+}
