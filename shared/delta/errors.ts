@@ -103,3 +103,143 @@ export class InvalidLogFileError extends CorruptLogError {
 export class SchemaError extends DeltaError {
   override readonly name = "SchemaError";
 }
+
+// ---- Writer errors (commit, operations, restore, vacuum) ----
+
+/** A `delta.*` table property whose value the writer cannot interpret. */
+export class InvalidTablePropertyError extends DeltaError {
+  override readonly name = "InvalidTablePropertyError";
+  constructor(
+    readonly key: string,
+    readonly value: string,
+    expected: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`table property ${key}=${JSON.stringify(value)} is invalid: expected ${expected}`, {
+      ...options,
+      data: { key, value },
+    });
+  }
+}
+
+/** `create` found a table already there (version 0 exists). Open it instead. */
+export class TableAlreadyExistsError extends DeltaError {
+  override readonly name = "TableAlreadyExistsError";
+  constructor(readonly location: string) {
+    super(`a Delta table already exists at ${location || "(root)"}: open it instead of creating it`, {
+      data: { location },
+    });
+  }
+}
+
+/** Why a concurrent commit makes this one invalid (iceberg-style failed requirement). */
+export type ConflictKind =
+  | "concurrent-delete-read"
+  | "concurrent-delete-delete"
+  | "metadata-changed"
+  | "protocol-changed"
+  | "concurrent-restore"
+  | "concurrent-append"
+  | "concurrent-transaction";
+
+/**
+ * A commit lost the race to a concurrent commit it logically conflicts with (Delta's
+ * `ConcurrentModificationException` family). Nothing of this commit is in the log; its data files
+ * are orphans that VACUUM will collect. Re-read the table and redo the operation.
+ */
+export class CommitConflictError extends DeltaError {
+  override readonly name = "CommitConflictError";
+  constructor(
+    readonly kind: ConflictKind,
+    /** The version this commit read. */
+    readonly readVersion: number,
+    /** The concurrent commit it conflicts with. */
+    readonly winningVersion: number,
+    readonly detail: {
+      readonly operation?: string;
+      readonly paths?: readonly string[];
+      readonly appId?: string;
+    },
+  ) {
+    super(
+      `commit conflicts with concurrent version ${winningVersion} (${kind}${
+        detail.operation ? `, ${detail.operation}` : ""
+      }${detail.paths?.length ? `: ${detail.paths.slice(0, 5).join(", ")}` : ""}${
+        detail.appId ? `: txn ${detail.appId}` : ""
+      }); re-read the table at its latest version and retry the operation`,
+      { data: { kind, readVersion, winningVersion, ...detail } },
+    );
+  }
+}
+
+/** The commit kept losing races without conflicting; the table is under heavy contention. */
+export class CommitRetriesExhaustedError extends DeltaError {
+  override readonly name = "CommitRetriesExhaustedError";
+  constructor(
+    readonly attempts: number,
+    readonly lastVersionTried: number,
+  ) {
+    super(
+      `commit gave up after ${attempts} attempts (last tried version ${lastVersionTried}): too many concurrent writers; retry later`,
+      { data: { attempts, lastVersionTried } },
+    );
+  }
+}
+
+/** RESTORE target references data files that no longer exist (vacuumed). Nothing was written. */
+export class RestoreFilesMissingError extends DeltaError {
+  override readonly name = "RestoreFilesMissingError";
+  constructor(
+    readonly targetVersion: number,
+    readonly missingFiles: readonly string[],
+  ) {
+    super(
+      `cannot restore to version ${targetVersion}: ${missingFiles.length} of its data files are gone (vacuumed?): ${missingFiles
+        .slice(0, 10)
+        .join(", ")}${missingFiles.length > 10 ? ", ..." : ""}; choose a later version`,
+      { data: { targetVersion, missingFiles } },
+    );
+  }
+}
+
+/** VACUUM with a retention shorter than the table's `delta.deletedFileRetentionDuration`. */
+export class RetentionTooShortError extends DeltaError {
+  override readonly name = "RetentionTooShortError";
+  constructor(
+    readonly requestedMs: number,
+    readonly tableMs: number,
+  ) {
+    super(
+      `VACUUM retention of ${requestedMs / 3_600_000} hours is shorter than the table's delta.deletedFileRetentionDuration (${
+        tableMs / 3_600_000
+      } hours): readers of older versions may lose files; pass allowShortRetention: true if you are sure`,
+      { data: { requestedMs, tableMs } },
+    );
+  }
+}
+
+/** A write whose rows do not fit the table: wrong columns, or a partition column missing. */
+export class SchemaMismatchError extends DeltaError {
+  override readonly name = "SchemaMismatchError";
+}
+
+/** `delta.appendOnly=true` forbids removing or rewriting data (PROTOCOL.md "Append-only Tables"). */
+export class AppendOnlyTableError extends DeltaError {
+  override readonly name = "AppendOnlyTableError";
+  constructor(readonly operation: string) {
+    super(`${operation} is not allowed: the table is append-only (delta.appendOnly=true)`, {
+      data: { operation },
+    });
+  }
+}
+
+/** MERGE found several source rows for one target row: the result would be ambiguous. */
+export class MergeDuplicateSourceError extends DeltaError {
+  override readonly name = "MergeDuplicateSourceError";
+  constructor(readonly keyColumns: readonly string[]) {
+    super(
+      `MERGE source has more than one row for the same key (${keyColumns.join(", ")}) matching a target row; deduplicate the source`,
+      { data: { keyColumns } },
+    );
+  }
+}
