@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
+import { columnNameSchema, identifierSchema } from "./identifier.ts";
+import { sourceSchema } from "./source-schema.ts";
+import { parseTimestamp } from "./timestamp.ts";
+
+/**
+ * The pipeline definition (semantics.md "Pipeline, datasets, flows"; api.md `definition`): the single
+ * source of its TypeScript types. Structure only; rules across fields (unique names, references,
+ * cycles, rewind eligibility) are checked by `validatePipeline`.
+ */
+
+export const RESET_MODES = ["DROP", "TRUNCATE"] as const;
+export const BAD_RECORDS_MODES = ["fail", "quarantine"] as const;
+
+const resetModeSchema = caseInsensitiveEnum(RESET_MODES, (v) => v.toUpperCase()).default("DROP");
+const sqlSchema = z.string().trim().min(1, { error: "sql must not be empty" });
+const positiveCount = z
+  .number()
+  .int({ error: "must be a whole number" })
+  .positive({ error: "must be greater than 0" });
+
+/** ISO-8601 with a zone (`2026-01-31T12:00:00Z`) or UTC `yyyy-MM-dd HH:mm:ss` (semantics.md). */
+const timestampSchema = z.string().refine((v) => parseTimestamp(v) !== undefined, {
+  error: (issue) =>
+    `${JSON.stringify(issue.input)} is not a timestamp: use UTC "yyyy-MM-dd HH:mm:ss" or ISO-8601 with a zone, e.g. "2026-01-31T12:00:00Z"`,
+});
+
+export const flowOptionsSchema = strictObject({
+  /** At most this many source files (or Delta data files) per micro-batch. */
+  max_files_per_batch: positiveCount.optional(),
+  /** At most this many rows per micro-batch (a version may be split across batches). */
+  max_rows_per_batch: positiveCount.optional(),
+  /** Malformed records fail the batch (default) or go to the dataset's `_quarantine` table. */
+  bad_records: caseInsensitiveEnum(BAD_RECORDS_MODES, (v) => v.toLowerCase()).default("fail"),
+  /** Where a fresh checkpoint starts reading a Delta source (stream or delta). */
+  starting_version: z
+    .number()
+    .int({ error: "must be a whole number" })
+    .nonnegative({ error: "must be 0 or more" })
+    .optional(),
+  starting_timestamp: timestampSchema.optional(),
+});
+
+export const flowSchema = strictObject({
+  name: identifierSchema("flow name"),
+  source: sourceSchema,
+  /** A SELECT over `source` (the micro-batch) and, for static joins, other datasets by name. */
+  sql: sqlSchema,
+  /** In a table written by several flows: the SQL predicate selecting the rows this flow owns. */
+  owns: sqlSchema.optional(),
+  options: flowOptionsSchema.optional(),
+});
+
+const tableFields = {
+  name: identifierSchema("dataset name"),
+  reset_mode: resetModeSchema,
+  partition_by: z.array(columnNameSchema()).optional(),
+  /** Delta table properties (`delta.appendOnly`, `delta.logRetentionDuration`, …). */
+  properties: z.record(z.string().min(1), z.string()).optional(),
+};
+
+export const streamingTableSchema = strictObject({
+  type: z.literal("streaming_table"),
+  ...tableFields,
+  flows: z.array(flowSchema).min(1, { error: "a streaming_table needs at least one flow" }),
+});
+
+export const materializedViewSchema = strictObject({
+  type: z.literal("materialized_view"),
+  ...tableFields,
+  sql: sqlSchema,
+});
+
+export const viewSchema = strictObject({
+  type: z.literal("view"),
+  name: identifierSchema("dataset name"),
+  /** A view stores nothing, so only DROP applies (semantics.md "Refresh and reset"). */
+  reset_mode: resetModeSchema.refine((mode) => mode === "DROP", {
+    error: "TRUNCATE does not apply to a view (a view stores no data): use DROP or leave reset_mode out",
+  }),
+  sql: sqlSchema,
+});
+
+export const datasetSchema = z.discriminatedUnion("type", [
+  streamingTableSchema,
+  materializedViewSchema,
+  viewSchema,
+]);
+
+export const pipelineDefinitionSchema = strictObject({
+  /** A display name; it never reaches a storage key (the pipeline id does). */
+  name: z
+    .string()
+    .trim()
+    .min(1, { error: "name must not be empty" })
+    .max(256, { error: "name must be at most 256 characters" }),
+  catalog: identifierSchema("catalog"),
+  schema: identifierSchema("schema"),
+  /** Pipeline settings as strings (`pipelines.rewind.enabled: "true"`), as Databricks takes them. */
+  configuration: z
+    .record(
+      z.string().min(1),
+      z.string({
+        error: (issue) => `configuration values are strings: quote it (e.g. "${String(issue.input)}")`,
+      }),
+    )
+    .default({}),
+  continuous: z.boolean().default(false),
+  datasets: z.array(datasetSchema).min(1, { error: "a pipeline needs at least one dataset" }),
+});
+
+export type FlowOptions = z.infer<typeof flowOptionsSchema>;
+export type FlowDefinition = z.infer<typeof flowSchema>;
+export type StreamingTableDefinition = z.infer<typeof streamingTableSchema>;
+export type MaterializedViewDefinition = z.infer<typeof materializedViewSchema>;
+export type ViewDefinition = z.infer<typeof viewSchema>;
+export type DatasetDefinition = z.infer<typeof datasetSchema>;
+export type DatasetType = DatasetDefinition["type"];
+export type ResetMode = (typeof RESET_MODES)[number];
+export type PipelineDefinition = z.infer<typeof pipelineDefinitionSchema>;

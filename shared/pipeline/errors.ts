@@ -1,0 +1,69 @@
+/**
+ * Errors of the pipeline module: one base class and a subclass per failure. Each carries a stable
+ * `name`, the `cause` it wraps, structured `data`, and the API `error_code` it maps to (api.md:
+ * every error answers `{"error_code", "message"}`).
+ */
+export class PipelineError extends Error {
+  override readonly name: string = "PipelineError";
+  /** The `error_code` the HTTP API answers with. */
+  readonly errorCode: string = "INTERNAL_ERROR";
+  /** Structured details for logs and API responses. */
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.data = options.data ?? {};
+  }
+}
+
+/** One problem in a definition: where it is (`datasets[1].flows[0].source.type`) and what is wrong. */
+export interface DefinitionIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * A pipeline definition that cannot be accepted. It lists every problem found at once, so a data
+ * engineer fixes them in one round instead of one per attempt.
+ */
+export class DefinitionError extends PipelineError {
+  override readonly name = "DefinitionError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+
+  constructor(
+    readonly issues: readonly DefinitionIssue[],
+    options: { cause?: unknown } = {},
+  ) {
+    super(describeIssues(issues), { ...options, data: { issues } });
+  }
+}
+
+/** A selection (`selection`, `refresh_selection`, …) names datasets or flows the pipeline lacks. */
+export class UnknownSelectionError extends PipelineError {
+  override readonly name = "UnknownSelectionError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+
+  constructor(
+    readonly unknownNames: readonly string[],
+    readonly knownNames: readonly string[],
+  ) {
+    super(
+      `selection names ${unknownNames.map((n) => `"${n}"`).join(", ")}, which ${unknownNames.length === 1 ? "is" : "are"} not a dataset or flow of this pipeline; known: ${knownNames.join(", ") || "(none)"}`,
+      { data: { unknownNames, knownNames } },
+    );
+  }
+}
+
+/** DuckDB's parser could not be used at all (not a problem with the user's SQL). */
+export class SqlParserUnavailableError extends PipelineError {
+  override readonly name = "SqlParserUnavailableError";
+}
+
+function describeIssues(issues: readonly DefinitionIssue[]): string {
+  const lines = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+  const head =
+    issues.length === 1
+      ? "invalid pipeline definition"
+      : `invalid pipeline definition (${issues.length} problems)`;
+  return `${head}:\n  ${lines.join("\n  ")}`;
+}

@@ -1,0 +1,23 @@
+import { z } from "zod";
+
+/**
+ * A zod object that refuses unknown fields and, when it does, names the fields that are allowed: a
+ * typo (`sq:` for `sql:`) must never be silently ignored (api.md: unknown fields are refused).
+ */
+export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
+  const allowed = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown field${issue.keys.length === 1 ? "" : "s"} ${issue.keys.map((k) => `"${k}"`).join(", ")}; allowed here: ${allowed}`
+        : undefined,
+  });
+}
+
+/** An enum that accepts any letter case (`drop`, `Drop`) and normalizes to the canonical values. */
+export function caseInsensitiveEnum<const Values extends readonly [string, ...string[]]>(
+  values: Values,
+  normalize: (value: string) => string,
+) {
+  return z.preprocess((value) => (typeof value === "string" ? normalize(value) : value), z.enum(values));
+}
