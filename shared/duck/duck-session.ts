@@ -13,7 +13,7 @@ export interface DuckSessionOptions {
 /** A row as DuckDB's JS converter gives it: BIGINT as bigint, DECIMAL as number, DATE as Date. */
 export type DuckRow = Record<string, JS>;
 
-/** Keeps a small embedded engine from taking every core of a shared host by default. */
+/** Two threads keep an embedded engine from taking every core of a shared host by default. */
 const DEFAULT_CONFIG: Readonly<Record<string, string>> = { threads: "2" };
 
 export class DuckSession {
@@ -24,7 +24,11 @@ export class DuckSession {
 
   static async open(options: DuckSessionOptions = {}): Promise<DuckSession> {
     const instance = await DuckDBInstance.create(":memory:", { ...DEFAULT_CONFIG, ...options.config });
-    return new DuckSession(instance, await instance.connect());
+    const connection = await instance.connect();
+    // UTC makes casts between TIMESTAMP and TIMESTAMPTZ independent of the host's zone. It is set
+    // after connecting: the ICU extension that owns the setting is not loaded at create time.
+    await connection.run("SET TimeZone = 'UTC'");
+    return new DuckSession(instance, connection);
   }
 
   /** Runs statements that return nothing of interest (DDL, SET). */
