@@ -1,0 +1,213 @@
+import { randomUUID } from "node:crypto";
+import { link, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import type { BigIntStats } from "node:fs";
+import path from "node:path";
+import { sliceRange } from "./byte-range.ts";
+import { ObjectNotFoundError, StoreError, StoreUnavailableError } from "./errors.ts";
+import { assertValidKey, compareKeys } from "./object-key.ts";
+import type {
+  ByteRange,
+  ListOptions,
+  ListPage,
+  ObjectInfo,
+  ObjectStore,
+  PutIfAbsentResult,
+  PutIfMatchResult,
+} from "./object-store.ts";
+
+const DEFAULT_PAGE_SIZE = 1000;
+/** Prefix of in-flight temporary files; they are never listed. */
+const TEMP_PREFIX = ".ebb-tmp-";
+
+/**
+ * An object store over a local folder: key `a/b/c` is the file `<root>/a/b/c`. A Delta table on
+ * disk is read and written through it exactly as one in S3.
+ *
+ * - Every write goes to a temporary file in the target folder first, so readers never see a partial
+ *   object. `put` and `putIfMatch` then `rename()` it into place; `putIfAbsent` `link()`s it, which
+ *   fails with EEXIST when the key exists, even against another process: atomic like S3's
+ *   `If-None-Match: *`.
+ * - The ETag is `"<inode>-<size>-<mtime ns>"`: cheap to compute for a listing (no file is read) and
+ *   changed by every write, since each write puts a new inode in place. `putIfMatch` compares and
+ *   swaps under a per-key lock, so it is atomic within this process; across processes the check and
+ *   the rename are two steps.
+ * - Listing walks the folder and returns keys in UTF-8 byte order, as S3 does; folders are not
+ *   objects, and empty folders are left behind by `delete` (S3 has none to remove).
+ */
+export class LocalObjectStore implements ObjectStore {
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  constructor(readonly root: string) {}
+
+  async get(key: string): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await readFile(this.#path(key)));
+    } catch (error) {
+      throw this.#translate(error, key);
+    }
+  }
+
+  async getRange(key: string, range: ByteRange): Promise<Uint8Array> {
+    let handle;
+    try {
+      handle = await open(this.#path(key), "r");
+      const size = (await handle.stat()).size;
+      const start = "suffix" in range ? Math.max(0, size - range.suffix) : range.start;
+      const end = "suffix" in range ? size - 1 : Math.min(range.end, size - 1);
+      if (end < start) return new Uint8Array(0);
+      const buffer = new Uint8Array(end - start + 1);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, start);
+      return sliceRange(buffer, { start: 0, end: bytesRead - 1 });
+    } catch (error) {
+      throw this.#translate(error, key);
+    } finally {
+      await handle?.close();
+    }
+  }
+
+  async put(key: string, body: Uint8Array): Promise<{ etag: string }> {
+    const target = this.#path(key);
+    return this.#locked(key, async () => {
+      const temp = await this.#writeTemp(target, body);
+      await rename(temp, target);
+      return { etag: etagOf(await stat(target, { bigint: true })) };
+    });
+  }
+
+  async putIfAbsent(key: string, body: Uint8Array): Promise<PutIfAbsentResult> {
+    const target = this.#path(key);
+    const temp = await this.#writeTemp(target, body);
+    try {
+      await link(temp, target);
+      return "created";
+    } catch (error) {
+      if (isErrno(error, "EEXIST")) return "exists";
+      throw this.#translate(error, key);
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+  }
+
+  async putIfMatch(key: string, body: Uint8Array, etag: string): Promise<PutIfMatchResult> {
+    const target = this.#path(key);
+    return this.#locked(key, async () => {
+      const current = await statOrUndefined(target);
+      if (!current || etagOf(current) !== etag) return { outcome: "etag-mismatch" };
+      const temp = await this.#writeTemp(target, body);
+      await rename(temp, target);
+      return { outcome: "written", etag: etagOf(await stat(target, { bigint: true })) };
+    });
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    if (prefix !== "") assertValidKey(prefix.endsWith("/") ? prefix.slice(0, -1) || "." : prefix);
+    const after = options.pageToken ?? options.startAfter;
+    // Walk from the deepest folder the prefix names; its last segment may be a partial name.
+    const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : "";
+    const keys = (await this.#walk(folder))
+      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
+      .sort(compareKeys);
+    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    const page = keys.slice(0, pageSize);
+    const objects: ObjectInfo[] = [];
+    for (const key of page) {
+      const info = await this.head(key);
+      if (info) objects.push(info);
+    }
+    return keys.length > pageSize ? { objects, nextPageToken: page[page.length - 1]! } : { objects };
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const stats = await statOrUndefined(this.#path(key));
+    if (!stats || !stats.isFile()) return undefined;
+    return {
+      key,
+      size: Number(stats.size),
+      lastModified: Number(stats.mtimeMs),
+      etag: etagOf(stats),
+    };
+  }
+
+  async delete(key: string): Promise<void> {
+    await unlink(this.#path(key)).catch((error: unknown) => {
+      if (!isErrno(error, "ENOENT")) throw this.#translate(error, key);
+    });
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    for (const key of keys) await this.delete(key);
+  }
+
+  #path(key: string): string {
+    assertValidKey(key);
+    return path.join(this.root, ...key.split("/"));
+  }
+
+  async #writeTemp(target: string, body: Uint8Array): Promise<string> {
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = path.join(path.dirname(target), `${TEMP_PREFIX}${randomUUID()}`);
+    await writeFile(temp, body, { flag: "wx" });
+    return temp;
+  }
+
+  /** Runs `work` after every earlier locked call on `key` in this process has finished. */
+  async #locked<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(key) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const settled = run.catch(() => undefined);
+    this.#locks.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.#locks.get(key) === settled) this.#locks.delete(key);
+    }
+  }
+
+  /** Every file key under `folder` (a key prefix ending in `/`, or empty for the root). */
+  async #walk(folder: string): Promise<string[]> {
+    const keys: string[] = [];
+    const visit = async (relative: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(path.join(this.root, ...relative.split("/").filter(Boolean)), {
+          withFileTypes: true,
+        });
+      } catch (error) {
+        if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return;
+        throw new StoreUnavailableError(`cannot list ${relative || "(root)"}`, { cause: error });
+      }
+      for (const entry of entries) {
+        if (entry.name.startsWith(TEMP_PREFIX)) continue;
+        if (entry.isDirectory()) await visit(`${relative}${entry.name}/`);
+        else if (entry.isFile()) keys.push(`${relative}${entry.name}`);
+      }
+    };
+    await visit(folder);
+    return keys;
+  }
+
+  #translate(error: unknown, key: string): Error {
+    if (isErrno(error, "ENOENT") || isErrno(error, "EISDIR") || isErrno(error, "ENOTDIR")) {
+      return new ObjectNotFoundError(key, { cause: error });
+    }
+    if (error instanceof StoreError) return error;
+    return new StoreUnavailableError(`local store failed on ${key}`, { cause: error });
+  }
+}
+
+function etagOf(stats: BigIntStats): string {
+  return `"${stats.ino}-${stats.size}-${stats.mtimeNs}"`;
+}
+
+async function statOrUndefined(file: string): Promise<BigIntStats | undefined> {
+  try {
+    return await stat(file, { bigint: true });
+  } catch (error) {
+    if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return undefined;
+    throw error;
+  }
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
+}
