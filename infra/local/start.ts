@@ -1,0 +1,57 @@
+import { parseArgs } from "node:util";
+import { DEFAULT_DATA_DIR, startEmbeddedAws, type EmbeddedAws } from "./embedded-aws.ts";
+import { provisionEbb, synthesizeEbb, type StorageNames } from "./provision-ebb.ts";
+
+/**
+ * `npm start [-- --data-dir <folder> | --data-dir memory]`: the embedded AWS stand-ins with Ebb's bucket
+ * and tables provisioned from the synthesized stack, until Ctrl-C.
+ */
+const { values } = parseArgs({ options: { "data-dir": { type: "string", default: DEFAULT_DATA_DIR } } });
+const started = Date.now();
+
+// The stand-ins boot in their own processes while this one synthesizes the stack.
+const starting = startEmbeddedAws({ dataDir: values["data-dir"] });
+const ebb = synthesizeEbb();
+const aws = await starting;
+let storage: StorageNames;
+try {
+  storage = await provisionEbb(aws.endpoints, ebb);
+} catch (error) {
+  await aws.stop();
+  throw error;
+}
+console.log(describe(aws, storage, Date.now() - started));
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log("\nstopping…");
+    void aws.stop().then(() => {
+      console.log("stopped");
+      process.exit(0);
+    });
+  });
+}
+
+function describe(aws: EmbeddedAws, storage: StorageNames, elapsedMs: number): string {
+  const { endpoints } = aws;
+  return [
+    `Ebb embedded AWS is up (${(elapsedMs / 1000).toFixed(1)} s)`,
+    `  S3          ${endpoints.s3Endpoint}`,
+    `  DynamoDB    ${endpoints.dynamoDbEndpoint}`,
+    `  bucket      ${storage.bucket}`,
+    `  tables      Pipelines   ${storage.pipelinesTable}`,
+    `              Updates     ${storage.updatesTable}`,
+    `              Checkpoints ${storage.checkpointsTable}`,
+    `              EventLog    ${storage.eventLogTable}`,
+    `  data        ${aws.dataDir ?? "in memory: gone on stop"}`,
+    "",
+    "For the AWS CLI and SDKs in another shell:",
+    `  export AWS_ENDPOINT_URL_S3=${endpoints.s3Endpoint} AWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamoDbEndpoint} \\`,
+    `    AWS_REGION=${endpoints.region} AWS_ACCESS_KEY_ID=${endpoints.credentials.accessKeyId} AWS_SECRET_ACCESS_KEY=${endpoints.credentials.secretAccessKey}`,
+    "",
+    "Ctrl-C to stop.",
+  ].join("\n");
+}
