@@ -1,0 +1,82 @@
+import type { DefinitionIssue } from "./errors.ts";
+import { describeInterval, parseInterval } from "./duration.ts";
+
+/**
+ * The pipeline configuration keys Ebb itself reads (semantics.md "Pipeline, datasets, flows" and
+ * "Doing the rewind"). Other keys are kept and passed through untouched, as Databricks does.
+ */
+export const CONFIGURATION_KEYS = {
+  rewindEnabled: "pipelines.rewind.enabled",
+  /** The seed's name for the same switch, accepted as an alias. */
+  rewindEnabledAlias: "pipelines.rewind.betaEnabled",
+  /** How long rewind points are kept (`interval 7 days`). */
+  rewindRetention: "pipelines.rewind.retentionDuration",
+  allowUpdateAfterIncompleteRewind: "pipelines.allowUpdateAfterIncompleteRewind",
+} as const;
+
+/** Rewind points live 7 days unless the pipeline says otherwise (semantics.md "Rewind points"). */
+export const DEFAULT_REWIND_RETENTION_MS = 7 * 86_400_000;
+
+export interface PipelineSettings {
+  readonly rewindEnabled: boolean;
+  readonly rewindRetentionMs: number;
+  readonly allowUpdateAfterIncompleteRewind: boolean;
+}
+
+export type SettingsResult =
+  | { readonly ok: true; readonly settings: PipelineSettings }
+  | { readonly ok: false; readonly issues: readonly DefinitionIssue[] };
+
+/** Reads Ebb's settings from a configuration map; a value Ebb cannot read is an issue, not a default. */
+export function readSettings(configuration: Readonly<Record<string, string>>): SettingsResult {
+  const issues: DefinitionIssue[] = [];
+  const flag = (key: string): boolean | undefined => {
+    const value = configuration[key];
+    if (value === undefined) return undefined;
+    const normalized = value.trim().toLowerCase();
+    if (normalized === "true" || normalized === "false") return normalized === "true";
+    issues.push({
+      path: configPath(key),
+      message: `must be "true" or "false", not ${JSON.stringify(value)}`,
+    });
+    return undefined;
+  };
+
+  const enabled = flag(CONFIGURATION_KEYS.rewindEnabled);
+  const alias = flag(CONFIGURATION_KEYS.rewindEnabledAlias);
+  if (enabled !== undefined && alias !== undefined && enabled !== alias) {
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.rewindEnabledAlias),
+      message: `contradicts ${CONFIGURATION_KEYS.rewindEnabled}: set only one of the two (${CONFIGURATION_KEYS.rewindEnabledAlias} is an alias)`,
+    });
+  }
+  const allowAfterIncomplete = flag(CONFIGURATION_KEYS.allowUpdateAfterIncompleteRewind);
+
+  let retention = DEFAULT_REWIND_RETENTION_MS;
+  const retentionText = configuration[CONFIGURATION_KEYS.rewindRetention];
+  if (retentionText !== undefined) {
+    const parsed = parseInterval(retentionText);
+    if (parsed === undefined || parsed <= 0) {
+      issues.push({
+        path: configPath(CONFIGURATION_KEYS.rewindRetention),
+        message: `must be a duration such as "interval 7 days" (units: seconds, minutes, hours, days, weeks), not ${JSON.stringify(retentionText)}; default ${describeInterval(DEFAULT_REWIND_RETENTION_MS)}`,
+      });
+    } else {
+      retention = parsed;
+    }
+  }
+
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    settings: {
+      rewindEnabled: enabled ?? alias ?? false,
+      rewindRetentionMs: retention,
+      allowUpdateAfterIncompleteRewind: allowAfterIncomplete ?? false,
+    },
+  };
+}
+
+function configPath(key: string): string {
+  return `configuration[${JSON.stringify(key)}]`;
+}

@@ -1,0 +1,136 @@
+import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { SqlParserUnavailableError } from "./errors.ts";
+
+/**
+ * The tables a query reads, found by DuckDB's own parser (`json_serialize_sql`), never by regular
+ * expressions: a name in a string literal or a comment is not a reference, a CTE name is not a
+ * reference, and a table inside a subquery, join or UNION is one.
+ */
+
+/** A table named in SQL. Parts left out are undefined; names are lower-cased (SQL folds case). */
+export interface TableReference {
+  readonly catalog?: string;
+  readonly schema?: string;
+  readonly table: string;
+}
+
+/** What the parser made of a query. `message` is DuckDB's, for the user. */
+export type SqlAnalysis =
+  | { readonly ok: true; readonly references: readonly TableReference[] }
+  | { readonly ok: false; readonly message: string };
+
+export class SqlReferenceParser {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+  ) {}
+
+  /** One small in-memory DuckDB used only to parse; nothing the user writes is executed. */
+  static async open(): Promise<SqlReferenceParser> {
+    try {
+      const instance = await DuckDBInstance.create(":memory:", {
+        threads: "1",
+        enable_external_access: "false",
+        autoload_known_extensions: "false",
+        autoinstall_known_extensions: "false",
+      });
+      return new SqlReferenceParser(instance, await instance.connect());
+    } catch (cause) {
+      throw new SqlParserUnavailableError("could not start DuckDB to parse SQL", { cause });
+    }
+  }
+
+  /** The tables one SELECT statement reads. Anything but exactly one SELECT is an error. */
+  async analyze(sql: string): Promise<SqlAnalysis> {
+    // The SQL is a bound parameter: it is parsed, never run.
+    const reader = await this.connection.runAndReadAll("SELECT json_serialize_sql($1::VARCHAR) AS tree", [
+      sql,
+    ]);
+    const tree = JSON.parse(String(reader.getRowObjectsJS()[0]?.["tree"])) as SerializedSql;
+    if (tree.error) {
+      const message = tree.error_message ?? "cannot be parsed";
+      return {
+        ok: false,
+        message: message.includes("Only SELECT")
+          ? "must be a single SELECT statement (a query), not DDL or DML"
+          : message,
+      };
+    }
+    if (!Array.isArray(tree.statements) || tree.statements.length !== 1) {
+      return {
+        ok: false,
+        message: "must be exactly one SELECT statement (remove the extra statements after ';')",
+      };
+    }
+    return { ok: true, references: tableReferencesIn(tree.statements[0]) };
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+interface SerializedSql {
+  readonly error?: boolean;
+  readonly error_message?: string;
+  readonly statements?: unknown[];
+}
+
+/**
+ * Walks a serialized statement for `BASE_TABLE` nodes. A node with a `cte_map` puts its CTE names in
+ * scope for itself and everything below it (its CTE bodies included, which covers recursive CTEs), so
+ * an unqualified name matching a CTE in scope is not a table reference.
+ */
+export function tableReferencesIn(statement: unknown): TableReference[] {
+  const found = new Map<string, TableReference>();
+  const visit = (node: unknown, ctes: ReadonlySet<string>): void => {
+    if (Array.isArray(node)) {
+      for (const child of node) visit(child, ctes);
+      return;
+    }
+    if (node === null || typeof node !== "object") return;
+    const record = node as Record<string, unknown>;
+    const scope = withCteNames(record, ctes);
+    if (record["type"] === "BASE_TABLE" && typeof record["table_name"] === "string") {
+      const reference = toReference(record);
+      const qualified = reference.catalog !== undefined || reference.schema !== undefined;
+      if (qualified || !scope.has(reference.table)) found.set(qualifiedName(reference), reference);
+    }
+    for (const value of Object.values(record)) visit(value, scope);
+  };
+  visit(statement, new Set());
+  return [...found.values()];
+}
+
+/** `catalog.schema.table` with the parts that were written. */
+export function qualifiedName(reference: TableReference): string {
+  return [reference.catalog, reference.schema, reference.table]
+    .filter((part) => part !== undefined)
+    .join(".");
+}
+
+function withCteNames(node: Record<string, unknown>, outer: ReadonlySet<string>): ReadonlySet<string> {
+  const entries = (node["cte_map"] as { map?: unknown } | undefined)?.map;
+  if (!Array.isArray(entries) || entries.length === 0) return outer;
+  const names = new Set(outer);
+  for (const entry of entries) {
+    const key = (entry as { key?: unknown }).key;
+    if (typeof key === "string") names.add(key.toLowerCase());
+  }
+  return names;
+}
+
+function toReference(node: Record<string, unknown>): TableReference {
+  const part = (key: string): string | undefined => {
+    const value = node[key];
+    return typeof value === "string" && value !== "" ? value.toLowerCase() : undefined;
+  };
+  const catalog = part("catalog_name");
+  const schema = part("schema_name");
+  return {
+    ...(catalog !== undefined ? { catalog } : {}),
+    ...(schema !== undefined ? { schema } : {}),
+    table: String(node["table_name"]).toLowerCase(),
+  };
+}

@@ -1,0 +1,102 @@
+import { DefinitionError, type DefinitionIssue } from "./errors.ts";
+import type { PipelineDefinition } from "./definition-schema.ts";
+import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
+import { nameIssues } from "./definition-names.ts";
+import { readSettings, type PipelineSettings } from "./pipeline-settings.ts";
+import { queriesOf, resolveReferences } from "./dataset-references.ts";
+import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
+import { rewindIssues } from "./rewind-eligibility.ts";
+import type { SqlAnalysis, TableReference } from "./sql-references.ts";
+
+/** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
+export interface SqlAnalyzer {
+  analyze(sql: string): Promise<SqlAnalysis>;
+}
+
+/** A definition that passed every rule, with its settings and DAG. */
+export interface ValidatedPipeline {
+  readonly definition: PipelineDefinition;
+  readonly settings: PipelineSettings;
+  readonly graph: PipelineGraph;
+}
+
+/**
+ * Validates a definition (a plain value, e.g. a request body) in four steps, each reporting every
+ * problem it finds before failing with one `DefinitionError`:
+ *
+ * 1. Structure (the zod schema): types, allowed fields and values, identifiers.
+ * 2. Names and settings: unique dataset and flow names, reserved names, configuration values.
+ * 3. SQL: each query parsed by DuckDB; each table it names (and each stream source) must be a dataset
+ *    of this pipeline; `owns` predicates must parse and read no table; rewind eligibility.
+ * 4. The graph: no cycles.
+ */
+export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
+  const definition = parseDefinition(input);
+  const issues: DefinitionIssue[] = [...nameIssues(definition)];
+  const settingsResult = readSettings(definition.configuration);
+  if (!settingsResult.ok) issues.push(...settingsResult.issues);
+
+  const referencesByPath = new Map<string, readonly TableReference[]>();
+  for (const query of queriesOf(definition)) {
+    const analysis = await analyzer.analyze(query.sql);
+    if (analysis.ok) referencesByPath.set(query.path, analysis.references);
+    else
+      issues.push({
+        path: query.path,
+        message: `SQL of ${query.flow ? `flow "${query.flow}"` : `dataset "${query.dataset}"`} ${analysis.message}`,
+      });
+  }
+  issues.push(...(await ownsIssues(definition, analyzer)));
+  const resolved = resolveReferences(definition, referencesByPath);
+  issues.push(...resolved.issues);
+  if (settingsResult.ok) issues.push(...rewindIssues(definition, settingsResult.settings));
+  if (issues.length > 0 || !settingsResult.ok) throw new DefinitionError(issues);
+
+  const built = buildPipelineGraph(
+    definition.datasets.map((dataset) => dataset.name),
+    resolved.edges,
+  );
+  if (!built.ok) {
+    const names = [...new Set(built.cycle)].map((name) => `"${name}"`).join(", ");
+    throw new DefinitionError([
+      {
+        path: "datasets",
+        message: `datasets ${names} read each other in a cycle (${built.cycle.join(" → ")}): a pipeline must be a DAG; remove one of the reads`,
+      },
+    ]);
+  }
+  return { definition, settings: settingsResult.settings, graph: built.graph };
+}
+
+/** Validates YAML or JSON text. */
+export async function validatePipelineText(text: string, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
+  return validatePipeline(readDefinitionText(text), analyzer);
+}
+
+/**
+ * `owns` is a condition on the table's own rows. It is parsed inside a query that reads no table, so
+ * any table it names came from the predicate itself, which is not allowed.
+ */
+async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer): Promise<DefinitionIssue[]> {
+  const issues: DefinitionIssue[] = [];
+  for (const [d, dataset] of definition.datasets.entries()) {
+    if (dataset.type !== "streaming_table") continue;
+    for (const [f, flow] of dataset.flows.entries()) {
+      if (flow.owns === undefined) continue;
+      const path = `datasets[${d}].flows[${f}].owns`;
+      const analysis = await analyzer.analyze(`SELECT 1 WHERE (${flow.owns})`);
+      if (!analysis.ok) {
+        issues.push({
+          path,
+          message: `owns of flow "${flow.name}" is not a SQL condition: ${analysis.message}`,
+        });
+      } else if (analysis.references.length > 0) {
+        issues.push({
+          path,
+          message: `owns of flow "${flow.name}" must be a condition on the table's own columns (e.g. "region = 'eu'"); it cannot read tables`,
+        });
+      }
+    }
+  }
+  return issues;
+}
