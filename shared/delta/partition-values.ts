@@ -26,6 +26,14 @@ const INTEGER_RANGES = {
   long: [-(2n ** 63n), 2n ** 63n - 1n],
 } as const;
 
+export interface PartitionValueOptions {
+  /**
+   * IANA zone of the writer, for timestamp values written without an offset (old Spark writers used
+   * the session zone). Default UTC, what current Spark and delta-rs write.
+   */
+  readonly timeZone?: string;
+}
+
 /** True when the serialized value stands for null: JSON null, empty, or the Hive marker. */
 export function isNullPartitionValue(raw: string | null | undefined): raw is null | undefined | "" {
   return raw === null || raw === undefined || raw === "" || raw === HIVE_DEFAULT_PARTITION;
@@ -35,7 +43,12 @@ export function isNullPartitionValue(raw: string | null | undefined): raw is nul
  * A DuckDB expression of type `duckType(type)` for the serialized `raw` value of partition column
  * `column`. Throws `SchemaError` when `raw` is not a valid serialization for the type.
  */
-export function partitionValueSql(type: ScalarType, raw: string | null | undefined, column: string): string {
+export function partitionValueSql(
+  type: ScalarType,
+  raw: string | null | undefined,
+  column: string,
+  options: PartitionValueOptions = {},
+): string {
   const sqlType = duckType(type);
   if (isNullPartitionValue(raw) || type === "void") return `CAST(NULL AS ${sqlType})`;
   const invalid = () =>
@@ -82,8 +95,11 @@ export function partitionValueSql(type: ScalarType, raw: string | null | undefin
       if (!m) throw invalid();
       const wallClock = `${m[1]} ${m[2]}`;
       if (type === "timestamp_ntz") return cast(wallClock);
-      // Without an offset, the writer's zone is unknown; Spark and delta-rs write UTC (the
-      // protocol recommends it), so UTC it is.
+      // Without an offset the value is wall-clock time in the writer's zone (PROTOCOL.md "Partition
+      // Value Serialization"), which the log does not record: the caller's zone, else UTC.
+      if (m[3] === undefined && options.timeZone) {
+        return `timezone(${quoteLiteral(options.timeZone)}, CAST(${quoteLiteral(wallClock)} AS TIMESTAMP))`;
+      }
       const offset = m[3] === undefined || m[3] === "Z" ? "+00" : m[3];
       return cast(`${wallClock}${offset}`);
     }

@@ -1,12 +1,12 @@
-import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
+import type { DuckRow, DuckSession } from "../duck/duck-session.ts";
 import { copyToScratch } from "../duck/scratch-copies.ts";
-import { ScratchFolder } from "../duck/scratch-folder.ts";
-import { quoteIdentifier } from "../duck/sql-text.ts";
+import type { ScratchFolder } from "../duck/scratch-folder.ts";
+import { readScratchView, ScratchView } from "../duck/scratch-view.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { SchemaError, UnsupportedFeatureError } from "./errors.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
 import { decodeLogPath } from "./log-replay.ts";
-import { partitionValueSql } from "./partition-values.ts";
+import { partitionValueSql, type PartitionValueOptions } from "./partition-values.ts";
 import { assertReadable } from "./reader-features.ts";
 import { duckType, isScalarType, parseSchema, type ScalarType, type StructType } from "./schema.ts";
 import type { Snapshot } from "./snapshot.ts";
@@ -16,63 +16,38 @@ export interface TableScanOptions {
   readonly duck?: DuckSession;
   /** Name of the DuckDB view holding the table's rows (default `delta_table`). */
   readonly viewName?: string;
+  /** Zone of timestamp partition values written without an offset (see `PartitionValueOptions`). */
+  readonly partitionTimeZone?: string;
 }
 
 /**
  * The rows of a snapshot as a DuckDB view: live data files fetched through the store into a
  * private scratch folder, columns cast to the schema of `metaData.schemaString`, partition values
- * added back as typed columns. Keep it open while querying the view; `close()` drops the files.
+ * added back as typed columns. Keep the view open while querying it; `close()` drops the files.
  */
-export class TableScan {
-  private constructor(
-    readonly duck: DuckSession,
-    readonly viewName: string,
-    private readonly scratch: ScratchFolder,
-    private readonly ownsSession: boolean,
-  ) {}
-
-  static async open(
-    store: ObjectStore,
-    snapshot: Snapshot,
-    options: TableScanOptions = {},
-  ): Promise<TableScan> {
-    assertReadable(snapshot.protocol, snapshot.metadata);
-    const duck = options.duck ?? (await DuckSession.open());
-    const scratch = await ScratchFolder.create();
-    const scan = new TableScan(duck, options.viewName ?? "delta_table", scratch, options.duck === undefined);
-    try {
-      const sql = await snapshotRelationSql(store, snapshot, duck, scratch);
-      await duck.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(scan.viewName)} AS ${sql}`);
-      return scan;
-    } catch (error) {
-      await scan.close();
-      throw error;
-    }
-  }
-
-  /** Every row of the view, as plain JS objects. */
-  async rows(): Promise<DuckRow[]> {
-    return this.duck.rows(`SELECT * FROM ${quoteIdentifier(this.viewName)}`);
-  }
-
-  async close(): Promise<void> {
-    try {
-      if (this.ownsSession) this.duck.close();
-      else await this.duck.run(`DROP VIEW IF EXISTS ${quoteIdentifier(this.viewName)}`);
-    } finally {
-      await this.scratch.dispose();
-    }
-  }
+export async function openTableScan(
+  store: ObjectStore,
+  snapshot: Snapshot,
+  options: TableScanOptions = {},
+): Promise<ScratchView> {
+  assertReadable(snapshot.protocol, snapshot.metadata);
+  return ScratchView.create(
+    options.viewName ?? "delta_table",
+    (duck, scratch) => snapshotRelationSql(store, snapshot, duck, scratch, options),
+    options.duck,
+  );
 }
 
-/** All rows of `snapshot` (a convenience over `TableScan` for small tables and tests). */
-export async function scanRows(store: ObjectStore, snapshot: Snapshot): Promise<DuckRow[]> {
-  const scan = await TableScan.open(store, snapshot);
-  try {
-    return await scan.rows();
-  } finally {
-    await scan.close();
-  }
+/** All rows of `snapshot` (a convenience over `openTableScan` for small tables and tests). */
+export async function scanRows(
+  store: ObjectStore,
+  snapshot: Snapshot,
+  options: Pick<TableScanOptions, "partitionTimeZone"> = {},
+): Promise<DuckRow[]> {
+  assertReadable(snapshot.protocol, snapshot.metadata);
+  return readScratchView("delta_table", (duck, scratch) =>
+    snapshotRelationSql(store, snapshot, duck, scratch, options),
+  );
 }
 
 /** The table's columns in schema order, partition columns taken from each file's partition values. */
@@ -92,6 +67,7 @@ export function partitionConstants(
   schema: StructType,
   partitionColumns: readonly string[],
   partitionValues: Readonly<Record<string, string | null>>,
+  options: PartitionValueOptions = {},
 ): Record<string, string> {
   const constants: Record<string, string> = {};
   for (const column of partitionColumns) {
@@ -99,7 +75,12 @@ export function partitionConstants(
     if (!field || !isScalarType(field.type)) {
       throw new SchemaError(`partition column ${column} is not a primitive column of the schema`);
     }
-    constants[column] = partitionValueSql(field.type as ScalarType, lookup(partitionValues, column), column);
+    constants[column] = partitionValueSql(
+      field.type as ScalarType,
+      lookup(partitionValues, column),
+      column,
+      options,
+    );
   }
   return constants;
 }
@@ -117,8 +98,10 @@ async function snapshotRelationSql(
   snapshot: Snapshot,
   duck: DuckSession,
   scratch: ScratchFolder,
+  options: Pick<TableScanOptions, "partitionTimeZone">,
 ): Promise<string> {
   const { schema, columns } = tableColumns(snapshot);
+  const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
   const files = [...snapshot.files.values()];
   for (const file of files) {
     if (file.deletionVector) {
@@ -132,7 +115,7 @@ async function snapshotRelationSql(
   );
   const sources: FileSource[] = files.map((file, i) => ({
     localPath: localPaths[i]!,
-    constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+    constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues, timeZone),
   }));
   return fileRelationSql(duck, sources, columns);
 }
