@@ -16,9 +16,9 @@ export interface CommitEntry {
 }
 
 /**
- * The commits in the log, ascending, optionally limited to `[from, to]`. Timestamps are made
- * strictly increasing (each at least 1 ms after the one before), as Delta does for clock skew
- * between writers, so that "the latest commit at or before t" is well defined.
+ * The commits in the log, ascending, optionally limited to `[from, to]`. Timestamps that are not
+ * in-commit timestamps are made strictly increasing (each at least 1 ms after the one before), as
+ * Delta does for clock skew between writers, so that "the latest commit at or before t" is defined.
  */
 export async function listCommits(
   store: ObjectStore,
@@ -39,7 +39,10 @@ async function commitEntries(
   let previous = Number.NEGATIVE_INFINITY;
   for (const { ref, actions } of await readCommits(store, refs)) {
     const commitInfo = findCommitInfo(actions);
-    const timestamp = Math.max(commitTimestamp(commitInfo, ref.lastModified), previous + 1);
+    const recorded = commitTimestamp(commitInfo, ref.lastModified);
+    // In-commit timestamps are authoritative (PROTOCOL.md "In-Commit Timestamps"); others are not.
+    const timestamp =
+      typeof commitInfo?.inCommitTimestamp === "number" ? recorded : Math.max(recorded, previous + 1);
     previous = timestamp;
     entries.push({ version: ref.version, timestamp, ...(commitInfo ? { commitInfo } : {}) });
   }
