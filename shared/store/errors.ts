@@ -36,3 +36,77 @@ export class InvalidKeyError extends StoreError {
     super(`invalid object key ${JSON.stringify(key)}: ${reason}`);
   }
 }
+
+/** Configuration the repositories need is missing (read once at start-up, failing loudly). */
+export class StoreConfigurationError extends StoreError {
+  override readonly name = "StoreConfigurationError";
+  readonly errorCode = "INTERNAL_ERROR";
+}
+
+/** No pipeline with this id (or it was deleted). */
+export class PipelineNotFoundError extends StoreError {
+  override readonly name = "PipelineNotFoundError";
+  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  constructor(readonly pipelineId: string) {
+    super(`pipeline ${pipelineId} does not exist`);
+  }
+}
+
+/** No definition version with this number for the pipeline. */
+export class DefinitionVersionNotFoundError extends StoreError {
+  override readonly name = "DefinitionVersionNotFoundError";
+  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  constructor(
+    readonly pipelineId: string,
+    readonly version: number,
+  ) {
+    super(`pipeline ${pipelineId} has no definition version ${version}`);
+  }
+}
+
+/** No update with this id in the pipeline. */
+export class UpdateNotFoundError extends StoreError {
+  override readonly name = "UpdateNotFoundError";
+  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  constructor(
+    readonly pipelineId: string,
+    readonly updateId: string,
+  ) {
+    super(`pipeline ${pipelineId} has no update ${updateId}`);
+  }
+}
+
+/** No checkpoint with this seq for the flow. */
+export class CheckpointNotFoundError extends StoreError {
+  override readonly name = "CheckpointNotFoundError";
+  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  constructor(
+    readonly flowKey: string,
+    readonly seq: number,
+  ) {
+    super(`flow ${flowKey} has no checkpoint ${seq}`);
+  }
+}
+
+/** A `page_token` that this store did not issue (or that belongs to another listing). */
+export class InvalidPageTokenError extends StoreError {
+  override readonly name = "InvalidPageTokenError";
+  readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor(readonly token: string) {
+    super(
+      `page_token ${JSON.stringify(token.slice(0, 80))} is not valid: pass a token from a previous page unchanged`,
+    );
+  }
+}
+
+/** An id that is not a time-ordered id this store generates. */
+export class InvalidIdError extends StoreError {
+  override readonly name = "InvalidIdError";
+  readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor(
+    readonly id: string,
+    what: string,
+  ) {
+    super(`${JSON.stringify(id.slice(0, 80))} is not a valid ${what}`);
+  }
+}

@@ -1,0 +1,392 @@
+import { randomUUID } from "node:crypto";
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type BatchWriteCommandOutput,
+  type DynamoDBDocumentClient,
+  type GetCommandOutput,
+  type ScanCommandOutput,
+} from "@aws-sdk/lib-dynamodb";
+import { PIPELINES_TABLE } from "../../infra/aws/table-schemas.ts";
+import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import { DefinitionVersionNotFoundError, PipelineNotFoundError } from "./errors.ts";
+import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
+import type {
+  ActiveUpdateResult,
+  BeginUpdateResult,
+  DefinitionVersion,
+  DeleteResult,
+  EditResult,
+  PipelineRecord,
+  PipelineState,
+  PipelinesRepository,
+  RewindBlock,
+} from "./pipelines-repository.ts";
+
+/**
+ * Pipelines on DynamoDB. The table has only a partition key, so each pipeline is several items:
+ *
+ * - `<pipelineId>`: the pipeline (state, active update, current definition version);
+ * - `<pipelineId>#v<version, 8 digits>`: one per definition version, the definition as JSON text
+ *   (text, not a map, so the order of declared columns survives).
+ *
+ * An edit writes the new version item and moves the pipeline's version in one transaction.
+ */
+
+const KEY = PIPELINES_TABLE.partitionKey;
+const PIPELINE_ITEM = "pipeline";
+const DEFINITION_ITEM = "definition";
+/** Attempts to begin an update when the previous one ends during the attempt. */
+const FREED_RETRIES = 3;
+/** BatchWriteItem's limit. */
+const BATCH_SIZE = 25;
+
+interface PipelineItem {
+  readonly pipelineId: string;
+  readonly itemType: typeof PIPELINE_ITEM;
+  readonly name: string;
+  readonly definitionVersion: number;
+  readonly pipelineState: PipelineState;
+  readonly activeUpdateId?: string;
+  readonly rewindBlockedBy?: string;
+  readonly createdAt: number;
+  readonly lastModified: number;
+}
+
+export interface DynamoPipelinesRepositoryOptions {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Epoch milliseconds. @default Date.now */
+  readonly now?: () => number;
+}
+
+export class DynamoPipelinesRepository implements PipelinesRepository {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly now: () => number;
+
+  constructor(options: DynamoPipelinesRepositoryOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.now = options.now ?? Date.now;
+  }
+
+  async create(definition: PipelineDefinition): Promise<PipelineRecord> {
+    const now = this.now();
+    const item: PipelineItem = {
+      pipelineId: randomUUID(),
+      itemType: PIPELINE_ITEM,
+      name: definition.name,
+      definitionVersion: 1,
+      pipelineState: "IDLE",
+      createdAt: now,
+      lastModified: now,
+    };
+    const result = await transactWrite(() =>
+      this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: { TableName: this.table, Item: item, ConditionExpression: `attribute_not_exists(${KEY})` },
+            },
+            {
+              Put: {
+                TableName: this.table,
+                Item: this.versionItem(item.pipelineId, 1, definition, now),
+                ConditionExpression: `attribute_not_exists(${KEY})`,
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    // A random UUID that is already taken is not a race anyone can act on.
+    if (!result.ok) throw new Error(`pipeline id ${item.pipelineId} is already taken`);
+    return toRecord(item);
+  }
+
+  async get(pipelineId: string): Promise<PipelineRecord | undefined> {
+    const item = await this.readItem(pipelineId);
+    return item && toRecord(item);
+  }
+
+  async list(): Promise<PipelineRecord[]> {
+    const records: PipelineRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const input = {
+        TableName: this.table,
+        FilterExpression: "itemType = :pipeline",
+        ExpressionAttributeValues: { ":pipeline": PIPELINE_ITEM },
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      };
+      const page: ScanCommandOutput = await request(() => this.client.send(new ScanCommand(input)));
+      records.push(...(page.Items ?? []).map((item) => toRecord(item as PipelineItem)));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return records.sort((a, b) => b.createdAt - a.createdAt || a.pipelineId.localeCompare(b.pipelineId));
+  }
+
+  async getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion> {
+    const wanted = version ?? (await this.requireItem(pipelineId)).definitionVersion;
+    const output: GetCommandOutput = await request(() =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: { [KEY]: versionKey(pipelineId, wanted) },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    if (!output.Item) throw new DefinitionVersionNotFoundError(pipelineId, wanted);
+    return toDefinitionVersion(pipelineId, output.Item);
+  }
+
+  async listDefinitions(pipelineId: string): Promise<DefinitionVersion[]> {
+    const current = (await this.requireItem(pipelineId)).definitionVersion;
+    const versions: DefinitionVersion[] = [];
+    for (let version = 1; version <= current; version++)
+      versions.push(await this.getDefinition(pipelineId, version));
+    return versions;
+  }
+
+  async edit(
+    pipelineId: string,
+    definition: PipelineDefinition,
+    expectedVersion: number,
+  ): Promise<EditResult> {
+    const now = this.now();
+    const version = expectedVersion + 1;
+    const result = await transactWrite(() =>
+      this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table,
+                Key: { [KEY]: pipelineId },
+                UpdateExpression: "SET definitionVersion = :version, #name = :name, lastModified = :now",
+                ConditionExpression: "itemType = :pipeline AND definitionVersion = :expected",
+                ExpressionAttributeNames: { "#name": "name" },
+                ExpressionAttributeValues: {
+                  ":version": version,
+                  ":name": definition.name,
+                  ":now": now,
+                  ":pipeline": PIPELINE_ITEM,
+                  ":expected": expectedVersion,
+                },
+              },
+            },
+            {
+              Put: {
+                TableName: this.table,
+                Item: this.versionItem(pipelineId, version, definition, now),
+                ConditionExpression: `attribute_not_exists(${KEY})`,
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    if (result.ok) return { outcome: "edited", version };
+    const current = await this.requireItem(pipelineId);
+    return { outcome: "version-conflict", currentVersion: current.definitionVersion };
+  }
+
+  async delete(pipelineId: string): Promise<DeleteResult> {
+    let deleted: PipelineItem | undefined;
+    const outcome = await conditionalWrite(async () => {
+      const output = await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [KEY]: pipelineId },
+          ConditionExpression: "itemType = :pipeline AND attribute_not_exists(activeUpdateId)",
+          ExpressionAttributeValues: { ":pipeline": PIPELINE_ITEM },
+          ReturnValues: "ALL_OLD",
+        }),
+      );
+      deleted = output.Attributes as PipelineItem | undefined;
+    });
+    if (outcome === "condition-failed") {
+      const current = await this.requireItem(pipelineId);
+      if (current.activeUpdateId) return { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId };
+      return this.delete(pipelineId); // the active update ended in between: try again
+    }
+    if (!deleted) throw new PipelineNotFoundError(pipelineId);
+    // Version items go after the pipeline item: a crash in between leaves only unreachable versions.
+    const keys = Array.from({ length: deleted.definitionVersion }, (_, i) => ({
+      DeleteRequest: { Key: { [KEY]: versionKey(pipelineId, i + 1) } },
+    }));
+    for (let start = 0; start < keys.length; start += BATCH_SIZE) {
+      let pending: NonNullable<BatchWriteCommandOutput["UnprocessedItems"]>[string] = keys.slice(
+        start,
+        start + BATCH_SIZE,
+      );
+      while (pending.length > 0) {
+        const batch = pending;
+        const output: BatchWriteCommandOutput = await request(() =>
+          this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: batch } })),
+        );
+        pending = output.UnprocessedItems?.[this.table] ?? [];
+      }
+    }
+    return { outcome: "deleted" };
+  }
+
+  async beginUpdate(
+    pipelineId: string,
+    updateId: string,
+    state: PipelineState = "RUNNING",
+  ): Promise<BeginUpdateResult> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await conditionalWrite(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { [KEY]: pipelineId },
+            UpdateExpression: "SET activeUpdateId = :update, pipelineState = :state, lastModified = :now",
+            ConditionExpression: "itemType = :pipeline AND attribute_not_exists(activeUpdateId)",
+            ExpressionAttributeValues: {
+              ":update": updateId,
+              ":state": state,
+              ":now": this.now(),
+              ":pipeline": PIPELINE_ITEM,
+            },
+          }),
+        ),
+      );
+      const current = await this.requireItem(pipelineId);
+      if (outcome === "written") return { outcome: "begun", pipeline: toRecord(current) };
+      if (current.activeUpdateId) return { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId };
+      // The active update ended between the write and the read: the pipeline is free again.
+      if (attempt >= FREED_RETRIES) return { outcome: "pipeline-busy", activeUpdateId: "" };
+    }
+  }
+
+  async setState(pipelineId: string, updateId: string, state: PipelineState): Promise<ActiveUpdateResult> {
+    return this.whileActive(pipelineId, updateId, "SET pipelineState = :state, lastModified = :now", {
+      ":state": state,
+    });
+  }
+
+  async endUpdate(
+    pipelineId: string,
+    updateId: string,
+    state: "IDLE" | "FAILED",
+  ): Promise<ActiveUpdateResult> {
+    return this.whileActive(
+      pipelineId,
+      updateId,
+      "SET pipelineState = :state, lastModified = :now REMOVE activeUpdateId",
+      { ":state": state },
+    );
+  }
+
+  async setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void> {
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [KEY]: pipelineId },
+          UpdateExpression: block.blocked
+            ? "SET rewindBlockedBy = :update, lastModified = :now"
+            : "SET lastModified = :now REMOVE rewindBlockedBy",
+          ConditionExpression: "itemType = :pipeline",
+          ExpressionAttributeValues: {
+            ":now": this.now(),
+            ":pipeline": PIPELINE_ITEM,
+            ...(block.blocked ? { ":update": block.byUpdateId } : {}),
+          },
+        }),
+      ),
+    );
+    if (outcome === "condition-failed") throw new PipelineNotFoundError(pipelineId);
+  }
+
+  private async whileActive(
+    pipelineId: string,
+    updateId: string,
+    expression: string,
+    values: Record<string, unknown>,
+  ): Promise<ActiveUpdateResult> {
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [KEY]: pipelineId },
+          UpdateExpression: expression,
+          ConditionExpression: "itemType = :pipeline AND activeUpdateId = :update",
+          ExpressionAttributeValues: {
+            ...values,
+            ":update": updateId,
+            ":now": this.now(),
+            ":pipeline": PIPELINE_ITEM,
+          },
+        }),
+      ),
+    );
+    if (outcome === "written") return { outcome: "updated" };
+    const current = await this.requireItem(pipelineId);
+    return {
+      outcome: "not-active",
+      ...(current.activeUpdateId ? { activeUpdateId: current.activeUpdateId } : {}),
+    };
+  }
+
+  private versionItem(pipelineId: string, version: number, definition: PipelineDefinition, now: number) {
+    return {
+      [KEY]: versionKey(pipelineId, version),
+      itemType: DEFINITION_ITEM,
+      version,
+      definitionJson: JSON.stringify(definition),
+      createdAt: now,
+    };
+  }
+
+  private async readItem(pipelineId: string): Promise<PipelineItem | undefined> {
+    const output: GetCommandOutput = await request(() =>
+      this.client.send(
+        new GetCommand({ TableName: this.table, Key: { [KEY]: pipelineId }, ConsistentRead: true }),
+      ),
+    );
+    const item = output.Item as PipelineItem | undefined;
+    return item?.itemType === PIPELINE_ITEM ? item : undefined;
+  }
+
+  private async requireItem(pipelineId: string): Promise<PipelineItem> {
+    const item = await this.readItem(pipelineId);
+    if (!item) throw new PipelineNotFoundError(pipelineId);
+    return item;
+  }
+}
+
+function versionKey(pipelineId: string, version: number): string {
+  return `${pipelineId}#v${String(version).padStart(8, "0")}`;
+}
+
+function toRecord(item: PipelineItem): PipelineRecord {
+  return {
+    pipelineId: item.pipelineId,
+    name: item.name,
+    definitionVersion: item.definitionVersion,
+    state: item.pipelineState,
+    ...(item.activeUpdateId ? { activeUpdateId: item.activeUpdateId } : {}),
+    rewindBlocked: item.rewindBlockedBy !== undefined,
+    ...(item.rewindBlockedBy ? { rewindBlockedBy: item.rewindBlockedBy } : {}),
+    createdAt: item.createdAt,
+    lastModified: item.lastModified,
+  };
+}
+
+function toDefinitionVersion(pipelineId: string, item: Record<string, unknown>): DefinitionVersion {
+  return {
+    pipelineId,
+    version: item["version"] as number,
+    definition: JSON.parse(item["definitionJson"] as string) as PipelineDefinition,
+    createdAt: item["createdAt"] as number,
+  };
+}

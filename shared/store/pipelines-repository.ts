@@ -1,0 +1,100 @@
+import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+
+/**
+ * The Pipelines repository port (architecture.md "Storage": settings, definition versions, state,
+ * active update). Every edit makes a new definition version and keeps the old ones; only one update
+ * is active per pipeline at a time, and a second start is a `PipelineBusy` result, not an exception.
+ */
+
+/** Databricks' pipeline states (api.md `GET /api/2.0/pipelines/{id}`). */
+export const PIPELINE_STATES = [
+  "IDLE",
+  "STARTING",
+  "RUNNING",
+  "STOPPING",
+  "RESETTING",
+  "FAILED",
+  "DELETED",
+] as const;
+export type PipelineState = (typeof PIPELINE_STATES)[number];
+
+export interface PipelineRecord {
+  readonly pipelineId: string;
+  /** The display name, from the current definition. */
+  readonly name: string;
+  /** The current definition version: 1 at creation, +1 per edit. */
+  readonly definitionVersion: number;
+  readonly state: PipelineState;
+  /** The update that holds the pipeline, while one runs. */
+  readonly activeUpdateId?: string;
+  /** A rewind failed part-way: non-rewind updates are refused until a rewind succeeds (semantics.md). */
+  readonly rewindBlocked: boolean;
+  /** The rewind update that left the pipeline blocked. */
+  readonly rewindBlockedBy?: string;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+  readonly lastModified: number;
+}
+
+export interface DefinitionVersion {
+  readonly pipelineId: string;
+  readonly version: number;
+  readonly definition: PipelineDefinition;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+/** Another update holds the pipeline (API: `PIPELINE_BUSY`, 409). */
+export interface PipelineBusy {
+  readonly outcome: "pipeline-busy";
+  readonly activeUpdateId: string;
+}
+
+export type BeginUpdateResult =
+  { readonly outcome: "begun"; readonly pipeline: PipelineRecord } | PipelineBusy;
+
+/** The update is no longer the pipeline's active one (it ended, or another replaced it). */
+export interface NotActiveUpdate {
+  readonly outcome: "not-active";
+  readonly activeUpdateId?: string;
+}
+
+export type ActiveUpdateResult = { readonly outcome: "updated" } | NotActiveUpdate;
+
+/** Someone else edited the pipeline since `expectedVersion` was read. */
+export interface VersionConflict {
+  readonly outcome: "version-conflict";
+  readonly currentVersion: number;
+}
+
+export type EditResult = { readonly outcome: "edited"; readonly version: number } | VersionConflict;
+
+export type DeleteResult = { readonly outcome: "deleted" } | PipelineBusy;
+
+export type RewindBlock =
+  { readonly blocked: true; readonly byUpdateId: string } | { readonly blocked: false };
+
+export interface PipelinesRepository {
+  /** Creates the pipeline with definition version 1, state IDLE. */
+  create(definition: PipelineDefinition): Promise<PipelineRecord>;
+  /** The pipeline, or undefined if there is none with this id. */
+  get(pipelineId: string): Promise<PipelineRecord | undefined>;
+  /** Every pipeline, newest first. */
+  list(): Promise<PipelineRecord[]>;
+  /** A definition version (the current one when `version` is left out). Throws when absent. */
+  getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion>;
+  /** Every definition version, oldest first. */
+  listDefinitions(pipelineId: string): Promise<DefinitionVersion[]>;
+  /** Stores `definition` as version `expectedVersion + 1` if the current version is still `expectedVersion`. */
+  edit(pipelineId: string, definition: PipelineDefinition, expectedVersion: number): Promise<EditResult>;
+  /** Deletes the pipeline and its definition versions, unless an update is active. */
+  delete(pipelineId: string): Promise<DeleteResult>;
+  /** Makes `updateId` the active update and sets `state`, unless another update is active. */
+  beginUpdate(pipelineId: string, updateId: string, state?: PipelineState): Promise<BeginUpdateResult>;
+  /** Sets the state while `updateId` is the active update. */
+  setState(pipelineId: string, updateId: string, state: PipelineState): Promise<ActiveUpdateResult>;
+  /** Releases the pipeline from `updateId` and sets its resting state (IDLE, or FAILED). */
+  endUpdate(pipelineId: string, updateId: string, state: "IDLE" | "FAILED"): Promise<ActiveUpdateResult>;
+  /** Sets or clears the rewind-blocked flag. */
+  setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void>;
+}

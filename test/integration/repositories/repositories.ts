@@ -1,0 +1,14 @@
+import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
+import { testAws, testDocumentClient } from "../../support/aws.ts";
+
+/**
+ * The repositories on the run's DynamoDB (tables provisioned from the synthesized stack by
+ * global-setup.ts). Tests share the tables, so each one works on ids no other test uses.
+ */
+export function pipelinesRepository(now?: () => number): DynamoPipelinesRepository {
+  return new DynamoPipelinesRepository({
+    client: testDocumentClient(),
+    tableName: testAws().storage.pipelinesTable,
+    ...(now ? { now } : {}),
+  });
+}
