@@ -3,9 +3,10 @@ import { encodeCommit } from "./commit-encoding.ts";
 import { findCommitInfo, parseCommitFile } from "./commit-file.ts";
 import { buildCommitInfo, nextCommitTimestamp, type OperationDescription } from "./commit-info.ts";
 import { findConflict, type CommitRequirement } from "./commit-requirements.ts";
-import { CommitConflictError, CommitRetriesExhaustedError } from "./errors.ts";
-import { commitKey } from "./log-paths.ts";
-import { applyActions, toSnapshot, type TableState } from "./log-replay.ts";
+import { CommitConflictError, CommitRetriesExhaustedError, TableAlreadyExistsError } from "./errors.ts";
+import { commitKey, LOG_DIR } from "./log-paths.ts";
+import { applyActions, toSnapshot } from "./log-replay.ts";
+import { tableStateOf } from "./snapshot-refresh.ts";
 import type { Snapshot } from "./snapshot.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 
@@ -20,6 +21,7 @@ import type { ObjectStore } from "../store/object-store.ts";
  *    requirements against them (a pure function). A broken requirement ends the attempt with a
  *    `CommitConflictError` carrying the winning version and evidence; otherwise fold the winner into
  *    the state, re-stamp the timestamp after it, and go to 2 with the next version.
+ *    Creating a table (no read snapshot) never rebases: version 0 taken means the table exists.
  * 4. The result is the new version and its snapshot (read state + winners + this commit), so the
  *    caller can checkpoint without re-reading the log.
  */
@@ -64,11 +66,13 @@ export async function commit(
   options: CommitOptions,
 ): Promise<CommittedVersion> {
   const read = request.readSnapshot;
-  const readVersion = read?.version;
-  const state = stateOf(read);
+  // A draft snapshot (version -1, see `draftSnapshot`) plans the table's creation.
+  const creating = read === undefined || read.version < 0;
+  const readVersion = creating ? undefined : read.version;
+  const state = tableStateOf(read);
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   let version = (readVersion ?? -1) + 1;
-  let previousTimestamp = read?.timestamp;
+  let previousTimestamp = creating ? undefined : read.timestamp;
   const rebasedOver: number[] = [];
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -85,6 +89,7 @@ export async function commit(
         rebasedOver,
       };
     }
+    if (creating) throw new TableAlreadyExistsError(LOG_DIR);
     const conflict = findConflict(request.requirements, version, result.winner);
     if (conflict) {
       const { kind, winningVersion, ...detail } = conflict;
@@ -111,17 +116,5 @@ export async function tryCommitVersion(
   return {
     outcome: "version-taken",
     winner: parseCommitFile(new TextDecoder().decode(await store.get(key)), key),
-  };
-}
-
-/** A mutable copy of a snapshot's state to fold further commits into. */
-function stateOf(snapshot: Snapshot | undefined): TableState {
-  return {
-    protocol: snapshot?.protocol,
-    metadata: snapshot?.metadata,
-    files: new Map(snapshot?.files ?? []),
-    tombstones: new Map(snapshot?.tombstones ?? []),
-    txns: new Map(snapshot?.txns ?? []),
-    domains: new Map(snapshot?.domains ?? []),
   };
 }

@@ -17,7 +17,7 @@ export const CHANGE_DATA_DIR = "_change_data/";
 export const NULL_PARTITION_FOLDER = "__HIVE_DEFAULT_PARTITION__";
 
 /** A data file key: `[<partition folders>/]part-<uuid>.snappy.parquet`. */
-export function dataFileKey(
+export function newDataFileKey(
   partitionColumns: readonly string[],
   partitionValues: Readonly<Record<string, string | null>>,
   uuid: string = randomUUID(),
@@ -26,7 +26,7 @@ export function dataFileKey(
 }
 
 /** A change data file key: `_change_data/[<partition folders>/]cdc-<uuid>.snappy.parquet`. */
-export function changeDataFileKey(
+export function newChangeDataFileKey(
   partitionColumns: readonly string[],
   partitionValues: Readonly<Record<string, string | null>>,
   uuid: string = randomUUID(),

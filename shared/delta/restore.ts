@@ -1,7 +1,8 @@
-import type { Action, AddFile, Metadata, Protocol, RemoveFile, Txn } from "./actions.ts";
+import type { Action, AddFile, Metadata, Protocol, Txn } from "./actions.ts";
 import { commit, type CommittedVersion } from "./commit.ts";
 import type { CommitRequirement } from "./commit-requirements.ts";
 import { RestoreFilesMissingError } from "./errors.ts";
+import { removeFor } from "./file-actions.ts";
 import { decodeLogPath } from "./log-replay.ts";
 import type { Snapshot } from "./snapshot.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -90,7 +91,7 @@ export function restoreActions(plan: RestorePlan, now: number): Action[] {
   if (plan.protocol) actions.push({ protocol: plan.protocol });
   if (plan.metadata) actions.push({ metaData: plan.metadata });
   for (const txn of plan.txns) actions.push({ txn });
-  for (const file of plan.filesToRemove) actions.push({ remove: removeOf(file, now) });
+  for (const file of plan.filesToRemove) actions.push({ remove: removeFor(file, now) });
   for (const file of plan.filesToRestore) actions.push({ add: { ...file, dataChange: true } });
   return actions;
 }
@@ -167,18 +168,6 @@ export async function findMissingFiles(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, keys.length) }, worker));
   return missing.sort();
-}
-
-function removeOf(file: AddFile, now: number): RemoveFile {
-  return {
-    path: file.path,
-    deletionTimestamp: now,
-    dataChange: true,
-    extendedFileMetadata: true,
-    partitionValues: file.partitionValues,
-    size: file.size,
-    ...(file.stats ? { stats: file.stats } : {}),
-  };
 }
 
 function restoredTxns(current: Snapshot, target: Snapshot, now: number): Txn[] {

@@ -1,0 +1,376 @@
+import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
+import { ScratchFolder } from "../duck/scratch-folder.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { isCheckpointDue, writeCheckpoint, type LastCheckpoint } from "./checkpoint-writer.ts";
+import { commit } from "./commit.ts";
+import type { CommitRequirement } from "./commit-requirements.ts";
+import { prepareDelete } from "./delete-operation.ts";
+import { CommitConflictError } from "./errors.ts";
+import { txnFor, type TxnMarker } from "./file-actions.ts";
+import { prepareMerge, type MergeSpec } from "./merge-operation.ts";
+import type { OperationContext, PreparedCommit } from "./operation-context.ts";
+import { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./restore.ts";
+import type { RowSource } from "./row-source.ts";
+import { openTableScan } from "./scan.ts";
+import { openChangeFeed } from "./change-data-feed.ts";
+import type { Snapshot } from "./snapshot.ts";
+import { loadSnapshot } from "./snapshot-loader.ts";
+import { refreshSnapshot } from "./snapshot-refresh.ts";
+import {
+  createTableOperation,
+  creationActions,
+  draftSnapshot,
+  planTableCreation,
+  type TableDefinition,
+} from "./table-creation.ts";
+import { LocalFileCache } from "./table-file-rows.ts";
+import { readHistory, type HistoryEntry } from "./table-history.ts";
+import { prepareUpdate } from "./update-operation.ts";
+import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./vacuum.ts";
+import { prepareWrite } from "./write-operation.ts";
+
+/**
+ * One Delta table, read and written through the object-store view of its root folder: the entry
+ * point for callers. Each operation plans against the latest version (read incrementally), writes its
+ * files, commits (rebasing over concurrent non-conflicting commits), and checkpoints when due.
+ */
+export interface DeltaTableOptions {
+  /** Time source for commit timestamps and file times. Default `Date.now`. */
+  readonly clock?: () => number;
+  /** A DuckDB session to work in (e.g. the engine's, so SQL sources can name its relations). */
+  readonly duck?: DuckSession;
+}
+
+export interface WriteOptions {
+  /** Idempotent write: skipped when the table already holds this appId at this version or later. */
+  readonly txn?: TxnMarker;
+  /** Lowest acceptable commit timestamp (e.g. the newest upstream commit consumed + 1 ms). */
+  readonly timestampFloor?: number;
+}
+
+export type WriteResult =
+  | {
+      readonly status: "committed";
+      readonly version: number;
+      readonly timestamp: number;
+      readonly operationMetrics: Readonly<Record<string, number>>;
+      /** The checkpoint written after this commit, when one was due. */
+      readonly checkpoint?: LastCheckpoint;
+      /** A due checkpoint that failed; the commit itself stands. */
+      readonly checkpointError?: unknown;
+    }
+  | {
+      readonly status: "skipped";
+      readonly reason: "txn-already-committed";
+      readonly appId: string;
+      readonly requestedVersion: number;
+      readonly tableVersion: number;
+    };
+
+export interface UpdateSpec {
+  /** Column → DuckDB SQL expression over the row's current values. */
+  readonly set: Readonly<Record<string, string>>;
+  /** DuckDB SQL predicate; all rows when absent. */
+  readonly where?: string;
+}
+
+export type TimeTravel = { readonly version: number } | { readonly timestamp: number };
+
+export interface RestoreRequest {
+  readonly to: TimeTravel;
+  /** Extra `operationParameters` (e.g. the rewinding update's id). */
+  readonly extraParameters?: Readonly<Record<string, unknown>>;
+  readonly timestampFloor?: number;
+}
+
+export interface VacuumRequest {
+  /** Default: the table's `delta.deletedFileRetentionDuration` (168 hours unless set). */
+  readonly retentionHours?: number;
+  readonly allowShortRetention?: boolean;
+  /** Versions whose files must be kept whatever their age (live rewind points). */
+  readonly protectedVersions?: readonly number[];
+  readonly dryRun?: boolean;
+}
+
+export class DeltaTable {
+  #latest: Snapshot;
+
+  private constructor(
+    readonly store: ObjectStore,
+    latest: Snapshot,
+    private readonly context: OperationContext,
+    private readonly ownsSession: boolean,
+  ) {
+    this.#latest = latest;
+  }
+
+  /** Creates the table (version 0), optionally with its first rows in the same commit. */
+  static async create(
+    store: ObjectStore,
+    definition: TableDefinition & { readonly rows?: RowSource },
+    options: DeltaTableOptions = {},
+  ): Promise<DeltaTable> {
+    const clock = options.clock ?? Date.now;
+    const created = planTableCreation(definition, clock());
+    const table = await DeltaTable.#withContext(store, draftSnapshot(created), options);
+    try {
+      const draft = draftSnapshot(created);
+      const prepared: PreparedCommit = definition.rows
+        ? await prepareWrite(table.context, draft, definition.rows, "append")
+        : { actions: [], operation: createTableOperation(definition, created.metadata), requirements: [] };
+      const operation = definition.rows
+        ? {
+            ...prepared.operation,
+            operationParameters: { ...prepared.operation.operationParameters, mode: "ErrorIfExists" },
+          }
+        : prepared.operation;
+      const committed = await commit(
+        store,
+        {
+          readSnapshot: draft,
+          actions: [...creationActions(created), ...prepared.actions],
+          operation,
+          requirements: [],
+        },
+        { clock },
+      );
+      table.#latest = committed.snapshot;
+      return table;
+    } catch (error) {
+      await table.close();
+      throw error;
+    }
+  }
+
+  /** Opens the table at its latest version. */
+  static async open(store: ObjectStore, options: DeltaTableOptions = {}): Promise<DeltaTable> {
+    const duck = options.duck ?? (await DuckSession.open());
+    try {
+      const latest = await loadSnapshot(store, { duck });
+      return await DeltaTable.#withContext(store, latest, { ...options, duck }, options.duck === undefined);
+    } catch (error) {
+      if (!options.duck) duck.close();
+      throw error;
+    }
+  }
+
+  static async #withContext(
+    store: ObjectStore,
+    latest: Snapshot,
+    options: DeltaTableOptions,
+    ownsSession = options.duck === undefined,
+  ): Promise<DeltaTable> {
+    const duck = options.duck ?? (await DuckSession.open());
+    const scratch = await ScratchFolder.create("ebb-delta-");
+    const context: OperationContext = {
+      store,
+      duck,
+      scratch,
+      clock: options.clock ?? Date.now,
+      files: new LocalFileCache(store, scratch),
+    };
+    return new DeltaTable(store, latest, context, ownsSession);
+  }
+
+  /** The latest snapshot this handle has seen (no I/O). */
+  get snapshot(): Snapshot {
+    return this.#latest;
+  }
+
+  /** Reads commits made since the last known version. */
+  async refresh(): Promise<Snapshot> {
+    this.#latest = await refreshSnapshot(this.store, this.#latest);
+    return this.#latest;
+  }
+
+  /** The snapshot at a version or timestamp (time travel). */
+  snapshotAt(at: TimeTravel): Promise<Snapshot> {
+    return loadSnapshot(this.store, { ...at, duck: this.context.duck });
+  }
+
+  append(rows: RowSource, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.#write((context, snapshot) => prepareWrite(context, snapshot, rows, "append"), options);
+  }
+
+  overwrite(rows: RowSource, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.#write((context, snapshot) => prepareWrite(context, snapshot, rows, "overwrite"), options);
+  }
+
+  /** Deletes the rows matching `where` (a DuckDB SQL predicate), or every row. */
+  delete(where?: string, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.#write((context, snapshot) => prepareDelete(context, snapshot, where), options);
+  }
+
+  update(spec: UpdateSpec, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.#write(
+      (context, snapshot) => prepareUpdate(context, snapshot, spec.set, spec.where),
+      options,
+    );
+  }
+
+  merge(spec: MergeSpec, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.#write((context, snapshot) => prepareMerge(context, snapshot, spec), options);
+  }
+
+  /** Plans a RESTORE and lists the target's files that are gone, without writing anything (a dry run). */
+  async planRestore(to: TimeTravel): Promise<{ plan: RestorePlan; missingFiles: string[] }> {
+    const current = await this.refresh();
+    const target = await this.snapshotAt(to);
+    const plan = planRestore(current, target, this.context.clock());
+    return { plan, missingFiles: await findMissingFiles(this.store, plan.filesToRestore, 32) };
+  }
+
+  /** RESTORE to an earlier version or timestamp: one metadata-only commit. */
+  async restore(request: RestoreRequest): Promise<WriteResult & { readonly plan?: RestorePlan }> {
+    const current = await this.refresh();
+    const target = await this.snapshotAt(request.to);
+    const plan = planRestore(current, target, this.context.clock());
+    const committed = await executeRestore(this.store, current, plan, {
+      clock: this.context.clock,
+      ...(request.extraParameters ? { extraParameters: request.extraParameters } : {}),
+      ...("timestamp" in request.to ? { requestedTimestamp: request.to.timestamp } : {}),
+      ...(request.timestampFloor !== undefined ? { timestampFloor: request.timestampFloor } : {}),
+    });
+    return { ...(await this.#afterCommit(committed.snapshot, { ...plan.metrics })), plan };
+  }
+
+  /** VACUUM (a dry run returns the plan and deletes nothing). */
+  async vacuum(request: VacuumRequest = {}): Promise<VacuumPlan & { readonly deleted: boolean }> {
+    const latest = await this.refresh();
+    const protectedSnapshots = await Promise.all(
+      (request.protectedVersions ?? []).map((version) => this.snapshotAt({ version })),
+    );
+    const plan = await dryRunVacuum(this.store, latest, protectedSnapshots, {
+      now: this.context.clock(),
+      ...(request.retentionHours !== undefined ? { retentionMs: request.retentionHours * 3_600_000 } : {}),
+      ...(request.allowShortRetention !== undefined
+        ? { allowShortRetention: request.allowShortRetention }
+        : {}),
+    });
+    if (request.dryRun) return { ...plan, deleted: false };
+    await executeVacuum(this.store, plan);
+    return { ...plan, deleted: true };
+  }
+
+  history(options: { readonly limit?: number } = {}): Promise<HistoryEntry[]> {
+    return readHistory(this.store, options);
+  }
+
+  /** Every row of the latest (or a past) version. */
+  async scan(at?: TimeTravel): Promise<DuckRow[]> {
+    const snapshot = at ? await this.snapshotAt(at) : await this.refresh();
+    const view = await openTableScan(this.store, snapshot, {
+      duck: this.context.duck,
+      viewName: "__ebb_delta_scan",
+    });
+    try {
+      return await view.rows();
+    } finally {
+      await view.close();
+    }
+  }
+
+  /**
+   * The change data feed of versions `from` to `to` (default latest): the table's columns plus
+   * `_change_type`, `_commit_version`, `_commit_timestamp`.
+   */
+  async changes(from: number, to?: number): Promise<DuckRow[]> {
+    const view = await openChangeFeed(this.store, from, to, {
+      duck: this.context.duck,
+      viewName: "__ebb_delta_changes",
+    });
+    try {
+      return await view.rows();
+    } finally {
+      await view.close();
+    }
+  }
+
+  /** Writes a checkpoint of the latest version now, whatever the interval. */
+  async checkpoint(): Promise<LastCheckpoint> {
+    const latest = await this.refresh();
+    return writeCheckpoint(this.store, this.context.duck, this.context.scratch, latest, this.context.clock());
+  }
+
+  async close(): Promise<void> {
+    try {
+      if (this.ownsSession) this.context.duck.close();
+    } finally {
+      await this.context.scratch.dispose();
+    }
+  }
+
+  async #write(
+    prepare: (context: OperationContext, snapshot: Snapshot) => Promise<PreparedCommit>,
+    options: WriteOptions,
+  ): Promise<WriteResult> {
+    const snapshot = await this.refresh();
+    const txn = options.txn;
+    if (txn) {
+      const skipped = this.#skippedBy(snapshot, txn);
+      if (skipped) return skipped;
+    }
+    const prepared = await prepare(this.context, snapshot);
+    const requirements: CommitRequirement[] = [...prepared.requirements];
+    if (txn) requirements.push({ kind: "txn-unchanged", appId: txn.appId });
+    try {
+      const committed = await commit(
+        this.store,
+        {
+          readSnapshot: snapshot,
+          actions: txn ? [{ txn: txnFor(txn, this.context.clock()) }, ...prepared.actions] : prepared.actions,
+          operation: prepared.operation,
+          requirements,
+          ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+        },
+        { clock: this.context.clock },
+      );
+      return await this.#afterCommit(committed.snapshot, prepared.operation.operationMetrics ?? {});
+    } catch (error) {
+      // The same stream committed this batch meanwhile (a retried task racing itself): not an error.
+      if (txn && error instanceof CommitConflictError && error.kind === "concurrent-transaction") {
+        const skipped = this.#skippedBy(await this.refresh(), txn);
+        if (skipped) return skipped;
+      }
+      throw error;
+    }
+  }
+
+  #skippedBy(snapshot: Snapshot, txn: TxnMarker): WriteResult | undefined {
+    const tableVersion = snapshot.txns.get(txn.appId)?.version;
+    if (tableVersion === undefined || tableVersion < txn.version) return undefined;
+    return {
+      status: "skipped",
+      reason: "txn-already-committed",
+      appId: txn.appId,
+      requestedVersion: txn.version,
+      tableVersion,
+    };
+  }
+
+  async #afterCommit(
+    snapshot: Snapshot,
+    operationMetrics: Readonly<Record<string, number>>,
+  ): Promise<WriteResult> {
+    if (snapshot.version > this.#latest.version) this.#latest = snapshot;
+    const committed = {
+      status: "committed" as const,
+      version: snapshot.version,
+      timestamp: snapshot.timestamp,
+      operationMetrics,
+    };
+    if (!isCheckpointDue(snapshot)) return committed;
+    try {
+      const checkpoint = await writeCheckpoint(
+        this.store,
+        this.context.duck,
+        this.context.scratch,
+        snapshot,
+        this.context.clock(),
+      );
+      return { ...committed, checkpoint };
+    } catch (checkpointError) {
+      return { ...committed, checkpointError };
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from "node:crypto";
+import { rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { DuckSession } from "../duck/duck-session.ts";
+import type { ScratchFolder } from "../duck/scratch-folder.ts";
+import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { SchemaMismatchError } from "./errors.ts";
+import { duckType, type DeltaType, type StructType } from "./schema.ts";
+
+/**
+ * The rows an operation writes. The pipeline engine hands over DuckDB SQL over its session (a query,
+ * a view or temp table name wrapped in `SELECT * FROM ...`); tests and small callers hand over JS row
+ * objects. Either way the writer sees one SQL relation with exactly the table's columns, in schema
+ * order, cast to their types.
+ */
+export type RowSource =
+  { readonly sql: string } | { readonly rows: readonly Readonly<Record<string, unknown>>[] };
+
+export interface StagedRows {
+  /** A SELECT producing the schema's columns, in order and type. */
+  readonly sql: string;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Stages `source` against `schema`: a column the table does not have is an error; a nullable column
+ * the source lacks is NULL; a non-nullable one missing, or holding NULL, is an error (PROTOCOL.md
+ * "Column Invariants": NOT NULL is enforced by writers).
+ */
+export async function stageRows(
+  duck: DuckSession,
+  scratch: ScratchFolder,
+  schema: StructType,
+  source: RowSource,
+): Promise<StagedRows> {
+  const staged =
+    "sql" in source
+      ? await stageSql(duck, schema, source.sql)
+      : await stageJsRows(scratch, schema, source.rows);
+  try {
+    await assertNotNull(duck, schema, staged.sql);
+  } catch (error) {
+    await staged.dispose();
+    throw error;
+  }
+  return staged;
+}
+
+async function stageSql(duck: DuckSession, schema: StructType, sql: string): Promise<StagedRows> {
+  const described = await duck.rows(`DESCRIBE (${sql})`);
+  const present = new Set(described.map((row) => String(row.column_name)));
+  assertKnownColumns(schema, present);
+  const select = schema.fields.map((field) => {
+    const value = present.has(field.name)
+      ? quoteIdentifier(field.name)
+      : missingColumn(field.name, field.nullable);
+    return `CAST(${value} AS ${duckType(field.type)}) AS ${quoteIdentifier(field.name)}`;
+  });
+  return { sql: `SELECT ${select.join(", ")} FROM (${sql})`, dispose: async () => {} };
+}
+
+async function stageJsRows(
+  scratch: ScratchFolder,
+  schema: StructType,
+  rows: readonly Readonly<Record<string, unknown>>[],
+): Promise<StagedRows> {
+  const present = new Set(rows.flatMap((row) => Object.keys(row)));
+  assertKnownColumns(schema, present);
+  for (const field of schema.fields) if (!present.has(field.name)) missingColumn(field.name, field.nullable);
+  const file = path.join(scratch.dir, `rows-${randomUUID()}.ndjson`);
+  const lines = rows.map((row) =>
+    JSON.stringify(Object.fromEntries(schema.fields.map((f) => [f.name, toJsonValue(row[f.name], f.type)]))),
+  );
+  await writeFile(file, lines.join("\n") + "\n");
+  const jsonColumns = schema.fields.map(
+    (f) => `${quoteLiteral(f.name)}: ${quoteLiteral(jsonReadType(f.type))}`,
+  );
+  const select = schema.fields.map((f) => {
+    const c = quoteIdentifier(f.name);
+    return `${f.type === "binary" ? `unhex(${c})` : c} AS ${c}`;
+  });
+  const relation =
+    rows.length === 0
+      ? `(SELECT * FROM read_json(${quoteLiteral(file)}, columns = {${jsonColumns.join(", ")}}, format = 'newline_delimited') LIMIT 0)`
+      : `read_json(${quoteLiteral(file)}, columns = {${jsonColumns.join(", ")}}, format = 'newline_delimited')`;
+  if (rows.length === 0) await writeFile(file, "{}\n");
+  return { sql: `SELECT ${select.join(", ")} FROM ${relation}`, dispose: () => rm(file, { force: true }) };
+}
+
+function jsonReadType(type: DeltaType): string {
+  return type === "binary" ? "VARCHAR" : duckType(type);
+}
+
+/** A JS value in the JSON form DuckDB's `read_json` casts to the column type. */
+function toJsonValue(value: unknown, type: DeltaType): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "bigint") return value.toString();
+  if (value instanceof Date) return type === "date" ? value.toISOString().slice(0, 10) : value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("hex");
+  return value;
+}
+
+function assertKnownColumns(schema: StructType, present: ReadonlySet<string>): void {
+  const known = new Set(schema.fields.map((f) => f.name));
+  const unknown = [...present].filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new SchemaMismatchError(
+      `the rows have columns the table does not: ${unknown.join(", ")} (table columns: ${[...known].join(", ")})`,
+      { data: { unknownColumns: unknown } },
+    );
+  }
+}
+
+function missingColumn(name: string, nullable: boolean): string {
+  if (!nullable) {
+    throw new SchemaMismatchError(`the rows lack column ${name}, which is NOT NULL`, {
+      data: { column: name },
+    });
+  }
+  return "NULL";
+}
+
+async function assertNotNull(duck: DuckSession, schema: StructType, sql: string): Promise<void> {
+  const required = schema.fields.filter((f) => !f.nullable);
+  if (required.length === 0) return;
+  const counts = required.map(
+    (f, i) => `count(*) FILTER (WHERE ${quoteIdentifier(f.name)} IS NULL) AS n${i}`,
+  );
+  const [row] = await duck.rows(`SELECT ${counts.join(", ")} FROM (${sql})`);
+  const violated = required.filter((_, i) => Number(row![`n${i}`]) > 0).map((f) => f.name);
+  if (violated.length > 0) {
+    throw new SchemaMismatchError(`NULL in NOT NULL column(s) ${violated.join(", ")}`, {
+      data: { columns: violated },
+    });
+  }
+}
