@@ -1,4 +1,4 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
@@ -27,6 +27,8 @@ export interface EmbeddedAws {
   readonly endpoints: Required<AwsEndpoints>;
   /** The data folder, absolute; undefined in memory. */
   readonly dataDir: string | undefined;
+  /** Where S3 keeps objects: `<dataDir>/s3`, or in memory a temporary folder removed on exit. */
+  readonly s3Directory: string;
   /** Every process started, for checking that none is left behind. */
   readonly pids: readonly number[];
   /** Stops both stand-ins and waits until their processes have exited. */
@@ -53,6 +55,7 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
   const failure = started.find((result) => result.status === "rejected");
   if (failure) {
     await stop();
+    if (inMemory) await rm(s3Directory, { recursive: true, force: true });
     throw failure.reason;
   }
   const [s3, dynamodb] = running as [RunningStandIn, RunningStandIn];
@@ -64,6 +67,7 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
       dynamoDbEndpoint: dynamodb.endpoint,
     },
     dataDir,
+    s3Directory,
     pids: [...s3.pids, ...dynamodb.pids],
     stop,
   };

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
-import { DEFAULT_DATA_DIR, startEmbeddedAws, type EmbeddedAws } from "./embedded-aws.ts";
-import { provisionEbb, synthesizeEbb, type StorageNames } from "./provision-ebb.ts";
+import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
+import { startEmbeddedEbb } from "./embedded-ebb.ts";
+import type { StorageNames } from "./provision-ebb.ts";
 
 /**
  * `npm start [-- --data-dir <folder> | --data-dir memory]`: the embedded AWS stand-ins with Ebb's bucket
@@ -9,17 +10,7 @@ import { provisionEbb, synthesizeEbb, type StorageNames } from "./provision-ebb.
 const { values } = parseArgs({ options: { "data-dir": { type: "string", default: DEFAULT_DATA_DIR } } });
 const started = Date.now();
 
-// The stand-ins boot in their own processes while this one synthesizes the stack.
-const starting = startEmbeddedAws({ dataDir: values["data-dir"] });
-const ebb = synthesizeEbb();
-const aws = await starting;
-let storage: StorageNames;
-try {
-  storage = await provisionEbb(aws.endpoints, ebb);
-} catch (error) {
-  await aws.stop();
-  throw error;
-}
+const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
 console.log(describe(aws, storage, Date.now() - started));
 
 let stopping = false;

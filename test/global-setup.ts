@@ -1,0 +1,39 @@
+import type { TestProject } from "vitest/node";
+import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
+import { provisionEbb } from "../infra/local/provision-ebb.ts";
+import { startLocalStack } from "./support/localstack.ts";
+import type { TestAws, TestBackend } from "./support/test-aws.ts";
+
+/**
+ * Once per run: starts the AWS stand-ins (or LocalStack) with Ebb's storage provisioned from the
+ * synthesized stack, and provides where they are to every test as `inject("aws")`.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const backend = testBackend(process.env["EBB_TEST_BACKEND"]);
+  if (backend === "localstack") {
+    const localstack = await startLocalStack();
+    try {
+      const storage = await provisionEbb(localstack.endpoints);
+      provide(project, { backend, endpoints: localstack.endpoints, storage });
+    } catch (error) {
+      await localstack.stop();
+      throw error;
+    }
+    return localstack.stop;
+  }
+  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
+  provide(project, { backend, endpoints: aws.endpoints, storage });
+  return aws.stop;
+}
+
+function testBackend(value: string | undefined): TestBackend {
+  if (value === undefined || value === "" || value === "embedded") return "embedded";
+  if (value === "localstack") return "localstack";
+  throw new Error(
+    `EBB_TEST_BACKEND must be "embedded" (the default) or "localstack", not ${JSON.stringify(value)}`,
+  );
+}
+
+function provide(project: TestProject, aws: TestAws): void {
+  project.provide("aws", aws);
+}

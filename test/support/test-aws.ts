@@ -1,0 +1,13 @@
+import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
+import type { StorageNames } from "../../infra/local/provision-ebb.ts";
+
+/** Where the integration tests find AWS: provided once per run by global-setup.ts as `inject("aws")`. */
+export interface TestAws {
+  /** `embedded` (default) or `localstack` (`EBB_TEST_BACKEND=localstack`). */
+  readonly backend: TestBackend;
+  readonly endpoints: Required<AwsEndpoints>;
+  /** Ebb's bucket and tables, provisioned from the synthesized stack. Shared by every test file. */
+  readonly storage: StorageNames;
+}
+
+export type TestBackend = "embedded" | "localstack";
