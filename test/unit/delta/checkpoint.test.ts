@@ -1,0 +1,157 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Snapshot } from "../../../shared/delta/snapshot.ts";
+import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { checkpointKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log-paths.ts";
+import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
+import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
+
+const schema = schemaOf(field("id", "long", false), field("day", "date"), field("value", "string"));
+
+/** The parts of a snapshot a checkpoint must preserve, in comparable form. */
+export function comparable(snapshot: Snapshot) {
+  const files = [...snapshot.files.values()]
+    .map((f) => ({
+      path: f.path,
+      size: f.size,
+      partitionValues: f.partitionValues,
+      stats: f.stats ? JSON.parse(f.stats) : null,
+      modificationTime: f.modificationTime,
+    }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+  const txns = [...snapshot.txns.values()].map((t) => [t.appId, t.version]).sort();
+  return { version: snapshot.version, protocol: snapshot.protocol, metadata: snapshot.metadata, files, txns };
+}
+
+describe("checkpoints", () => {
+  let duck: DuckSession;
+  beforeAll(async () => {
+    duck = await DuckSession.open();
+  });
+  afterAll(() => duck.close());
+
+  it("are written every delta.checkpointInterval commits and load like a full replay", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      { schema, partitionColumns: ["day"], properties: { "delta.checkpointInterval": "3" } },
+      { clock: clock.read, duck },
+    );
+    const results = [];
+    for (let i = 1; i <= 7; i++) {
+      clock.advance(1000);
+      results.push(
+        await table.append(
+          {
+            rows: [
+              { id: i, day: `2026-01-0${(i % 3) + 1}`, value: `v${i}` },
+              { id: 100 + i, day: null, value: "x" },
+            ],
+          },
+          { txn: { appId: `app-${i % 2}`, version: i } },
+        ),
+      );
+      if (i === 4) await table.delete("id = 2");
+    }
+    expect(
+      results
+        .filter((r) => r.status === "committed" && r.checkpoint)
+        .map((r) => r.status === "committed" && r.checkpoint?.version),
+    ).toEqual([3, 6]);
+    expect(await store.head(checkpointKey(3))).toBeDefined();
+    const last = JSON.parse(new TextDecoder().decode(await store.get(LAST_CHECKPOINT_KEY)));
+    expect(last).toMatchObject({
+      version: 6,
+      numOfAddFiles: (await loadSnapshot(store, { version: 6, duck })).files.size,
+    });
+
+    expect(table.snapshot.version).toBe(8); // 7 appends and a DELETE
+    const fromCheckpoint = await loadSnapshot(store, { duck });
+    const replayOnly = await withoutCheckpoints(store);
+    const fromLog = await loadSnapshot(replayOnly, { duck });
+    expect(comparable(fromCheckpoint)).toEqual(comparable(fromLog));
+    expect(comparable(fromCheckpoint)).toEqual(comparable(table.snapshot));
+    // the checkpoint alone (version 6) also matches the replay at 6
+    expect(comparable(await loadSnapshot(store, { version: 6, duck }))).toEqual(
+      comparable(await loadSnapshot(replayOnly, { version: 6, duck })),
+    );
+    await table.close();
+  });
+
+  it("is plain parquet with the protocol's checkpoint schema, readable by DuckDB without the delta extension", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      { schema, partitionColumns: ["day"], rows: { rows: [{ id: 1, day: "2026-01-01", value: "a" }] } },
+      { clock: clock.read, duck },
+    );
+    await table.delete("id = 1");
+    const checkpoint = await table.checkpoint();
+    expect(checkpoint).toMatchObject({ version: 1, size: 3, numOfAddFiles: 0 });
+    const scratch = await ScratchFolder.create();
+    try {
+      const local = path.join(scratch.dir, "cp.parquet");
+      await writeFile(local, await store.get(checkpointKey(1)));
+      const rows = await duck.rows(
+        `SELECT protocol.minWriterVersion AS writer, metaData.partitionColumns AS parts, remove.path AS removed, ` +
+          `remove.deletionTimestamp AS deleted_at, map_extract(remove.partitionValues, 'day') AS day FROM read_parquet('${local}')`,
+      );
+      expect(rows.find((r) => r.writer !== null)?.writer).toBe(2);
+      expect(rows.find((r) => r.parts !== null)?.parts).toEqual(["day"]);
+      const tombstone = rows.find((r) => r.removed !== null);
+      expect(tombstone?.removed).toMatch(/^day=2026-01-01\/part-.*\.snappy\.parquet$/);
+      expect(tombstone?.day).toEqual(["2026-01-01"]);
+      const schemaRows = await duck.rows(
+        `SELECT name, converted_type FROM parquet_schema('${local}') WHERE name IN ('partitionValues', 'stats', 'configuration')`,
+      );
+      expect(schemaRows.map((r) => [r.name, r.converted_type]).sort()).toEqual([
+        ["configuration", "MAP"],
+        ["configuration", "UTF8"], // domainMetadata.configuration is a JSON string
+        ["partitionValues", "MAP"],
+        ["partitionValues", "MAP"],
+        ["stats", "UTF8"],
+      ]);
+    } finally {
+      await scratch.dispose();
+      await table.close();
+    }
+  });
+
+  it("drops tombstones older than delta.deletedFileRetentionDuration", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema,
+        rows: { rows: [{ id: 1 }] },
+        properties: { "delta.deletedFileRetentionDuration": "interval 1 hour" },
+      },
+      { clock: clock.read, duck },
+    );
+    await table.delete();
+    clock.advance(2 * 3_600_000);
+    await table.append({ rows: [{ id: 2 }] });
+    await table.checkpoint();
+    const snapshot = await loadSnapshot(store, { duck });
+    expect(snapshot.tombstones.size).toBe(0);
+    expect(snapshot.files.size).toBe(1);
+    await table.close();
+  });
+});
+
+async function withoutCheckpoints(store: MemoryObjectStore): Promise<MemoryObjectStore> {
+  const copy = new MemoryObjectStore();
+  for (const object of await listAllKeys(store, "")) {
+    if (object.key.includes(".checkpoint.") || object.key === LAST_CHECKPOINT_KEY) continue;
+    await copy.put(object.key, await store.get(object.key));
+  }
+  return copy;
+}

@@ -1,0 +1,66 @@
+import type { DuckRow } from "../../../shared/duck/duck-session.ts";
+import type { StructField, StructType } from "../../../shared/delta/schema.ts";
+import type { ObjectStore } from "../../../shared/store/object-store.ts";
+
+/** Shared fixtures for the Delta writer tests. */
+
+export const T0 = Date.parse("2026-01-01T00:00:00Z");
+
+/** A clock that advances `step` ms per reading. */
+export function steppingClock(start = T0, step = 1000): () => number & { advance?: never } {
+  let now = start - step;
+  return () => (now += step);
+}
+
+/** A clock that only moves when told. */
+export class ManualClock {
+  constructor(public now = T0) {}
+  readonly read = (): number => this.now;
+  advance(ms: number): void {
+    this.now += ms;
+  }
+}
+
+export function field(name: string, type: StructField["type"], nullable = true): StructField {
+  return { name, type, nullable, metadata: {} };
+}
+
+export function schemaOf(...fields: StructField[]): StructType {
+  return { type: "struct", fields };
+}
+
+/** `{id, value}` rows as plain comparable objects, sorted by id. */
+export function byId(rows: readonly DuckRow[]): Record<string, unknown>[] {
+  return rows
+    .map((row) =>
+      Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v])),
+    )
+    .sort((a, b) => Number(a.id) - Number(b.id));
+}
+
+/** An object store that counts `get` calls per key suffix, wrapping another. */
+export function countingStore(inner: ObjectStore): { store: ObjectStore; gets: string[]; heads: string[] } {
+  const gets: string[] = [];
+  const heads: string[] = [];
+  const store: ObjectStore = {
+    get: (key) => {
+      gets.push(key);
+      return inner.get(key);
+    },
+    getRange: (key, range) => {
+      gets.push(key);
+      return inner.getRange(key, range);
+    },
+    put: (key, body) => inner.put(key, body),
+    putIfAbsent: (key, body) => inner.putIfAbsent(key, body),
+    putIfMatch: (key, body, etag) => inner.putIfMatch(key, body, etag),
+    list: (prefix, options) => inner.list(prefix, options),
+    head: (key) => {
+      heads.push(key);
+      return inner.head(key);
+    },
+    delete: (key) => inner.delete(key),
+    deleteMany: (keys) => inner.deleteMany(keys),
+  };
+  return { store, gets, heads };
+}
