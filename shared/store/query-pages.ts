@@ -55,21 +55,25 @@ export async function queryPage(
   const token = request.pageToken === undefined ? undefined : decodeToken(request.pageToken, query);
   const backward = token?.d === "prev";
   const ascending = (query.order === "asc") !== backward;
+  // One item beyond the page is fetched, so "more follow" is known rather than guessed: DynamoDB
+  // returns a LastEvaluatedKey whenever it stops at Limit, even when nothing is left.
   const items: Record<string, unknown>[] = [];
   let startKey: Key | undefined = token?.k;
-  let more = true;
-  while (more && items.length < request.limit) {
+  let exhausted = false;
+  while (!exhausted && items.length <= request.limit) {
     const input = {
       ...query.input,
       ScanIndexForward: ascending,
-      Limit: request.limit - items.length,
+      Limit: request.limit + 1 - items.length,
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     };
     const output: QueryCommandOutput = await dynamoRequest(() => client.send(new QueryCommand(input)));
     items.push(...(output.Items ?? []));
     startKey = output.LastEvaluatedKey as Key | undefined;
-    more = startKey !== undefined;
+    exhausted = startKey === undefined;
   }
+  const more = items.length > request.limit;
+  items.length = Math.min(items.length, request.limit);
   if (backward) items.reverse();
 
   const first = items[0];

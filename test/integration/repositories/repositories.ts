@@ -1,4 +1,5 @@
 import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
+import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-repository.ts";
 import { testAws, testDocumentClient } from "../../support/aws.ts";
 
 /**
@@ -9,6 +10,14 @@ export function pipelinesRepository(now?: () => number): DynamoPipelinesReposito
   return new DynamoPipelinesRepository({
     client: testDocumentClient(),
     tableName: testAws().storage.pipelinesTable,
+    ...(now ? { now } : {}),
+  });
+}
+
+export function updatesRepository(now?: () => number): DynamoUpdatesRepository {
+  return new DynamoUpdatesRepository({
+    client: testDocumentClient(),
+    tableName: testAws().storage.updatesTable,
     ...(now ? { now } : {}),
   });
 }

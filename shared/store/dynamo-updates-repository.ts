@@ -1,0 +1,175 @@
+import {
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type GetCommandOutput,
+  type UpdateCommandOutput,
+} from "@aws-sdk/lib-dynamodb";
+import { UPDATES_TABLE } from "../../infra/aws/table-schemas.ts";
+import { UpdateNotFoundError } from "./errors.ts";
+import { conditionalWrite, request } from "./dynamo-requests.ts";
+import { queryPage, type Page, type PageRequest } from "./query-pages.ts";
+import { timeOrderedId } from "./time-ordered-id.ts";
+import {
+  TERMINAL_UPDATE_STATES,
+  isTerminal,
+  type NewUpdate,
+  type TransitionDetails,
+  type TransitionResult,
+  type UpdateRecord,
+  type UpdateState,
+  type UpdatesRepository,
+} from "./updates-repository.ts";
+
+/**
+ * Updates on DynamoDB: one item per update, keyed `pipelineId` + time-ordered `updateId`. The request
+ * is kept as JSON text so it reads back exactly as it was given.
+ */
+
+const PARTITION = UPDATES_TABLE.partitionKey;
+const SORT = UPDATES_TABLE.sortKey;
+/** Fresh ids to try if one is taken (two updates in one millisecond with the same 80 random bits). */
+const CREATE_ATTEMPTS = 3;
+
+interface UpdateItem extends Omit<UpdateRecord, "request" | "state"> {
+  readonly updateState: UpdateState;
+  readonly requestJson: string;
+}
+
+export interface DynamoUpdatesRepositoryOptions {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Epoch milliseconds. @default Date.now */
+  readonly now?: () => number;
+}
+
+export class DynamoUpdatesRepository implements UpdatesRepository {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly now: () => number;
+
+  constructor(options: DynamoUpdatesRepositoryOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.now = options.now ?? Date.now;
+  }
+
+  async create(update: NewUpdate): Promise<UpdateRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const now = this.now();
+      const item: UpdateItem = {
+        pipelineId: update.pipelineId,
+        updateId: timeOrderedId(now),
+        updateState: update.state ?? "CREATED",
+        cause: update.cause,
+        definitionVersion: update.definitionVersion,
+        requestJson: JSON.stringify(update.request),
+        createdAt: now,
+        lastModified: now,
+      };
+      const outcome = await conditionalWrite(() =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.table,
+            Item: item,
+            ConditionExpression: `attribute_not_exists(${SORT})`,
+          }),
+        ),
+      );
+      if (outcome === "written") return toRecord(item);
+      if (attempt >= CREATE_ATTEMPTS)
+        throw new Error(`could not find a free update id for pipeline ${update.pipelineId}`);
+    }
+  }
+
+  async get(pipelineId: string, updateId: string): Promise<UpdateRecord | undefined> {
+    const output: GetCommandOutput = await request(() =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: pipelineId, [SORT]: updateId },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return output.Item && toRecord(output.Item as UpdateItem);
+  }
+
+  async list(pipelineId: string, page: PageRequest): Promise<Page<UpdateRecord>> {
+    const result = await queryPage(
+      this.client,
+      {
+        input: {
+          TableName: this.table,
+          KeyConditionExpression: `${PARTITION} = :pipeline`,
+          ExpressionAttributeValues: { ":pipeline": pipelineId },
+          ConsistentRead: true,
+        },
+        order: "desc",
+        keyAttributes: [PARTITION, SORT],
+        scope: `updates/${pipelineId}`,
+      },
+      page,
+    );
+    return { ...result, items: result.items.map((item) => toRecord(item as unknown as UpdateItem)) };
+  }
+
+  async transition(
+    pipelineId: string,
+    updateId: string,
+    state: UpdateState,
+    details: TransitionDetails = {},
+  ): Promise<TransitionResult> {
+    const now = this.now();
+    const sets = ["updateState = :state", "lastModified = :now"];
+    const values: Record<string, unknown> = { ":state": state, ":now": now };
+    if (isTerminal(state)) {
+      sets.push("endedAt = :now");
+    }
+    if (details.error) {
+      sets.push("#error = :error");
+      values[":error"] = details.error;
+    }
+    TERMINAL_UPDATE_STATES.forEach((terminal, i) => (values[`:terminal${i}`] = terminal));
+    let updated: UpdateItem | undefined;
+    const outcome = await conditionalWrite(async () => {
+      const output: UpdateCommandOutput = await this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: pipelineId, [SORT]: updateId },
+          UpdateExpression: `SET ${sets.join(", ")}`,
+          ConditionExpression: `attribute_exists(${SORT}) AND NOT updateState IN (${TERMINAL_UPDATE_STATES.map((_, i) => `:terminal${i}`).join(", ")})`,
+          ...(details.error ? { ExpressionAttributeNames: { "#error": "error" } } : {}),
+          ExpressionAttributeValues: values,
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      updated = output.Attributes as UpdateItem;
+    });
+    if (outcome === "written" && updated) return { outcome: "transitioned", update: toRecord(updated) };
+    const current = await this.get(pipelineId, updateId);
+    if (!current) throw new UpdateNotFoundError(pipelineId, updateId);
+    return { outcome: "already-final", update: current };
+  }
+
+  async recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void> {
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: pipelineId, [SORT]: updateId },
+          UpdateExpression: "SET executionArn = :arn, lastModified = :now",
+          ConditionExpression: `attribute_exists(${SORT})`,
+          ExpressionAttributeValues: { ":arn": executionArn, ":now": this.now() },
+        }),
+      ),
+    );
+    if (outcome === "condition-failed") throw new UpdateNotFoundError(pipelineId, updateId);
+  }
+}
+
+function toRecord(item: UpdateItem): UpdateRecord {
+  const { updateState, requestJson, ...rest } = item;
+  return { ...rest, state: updateState, request: JSON.parse(requestJson) as Record<string, unknown> };
+}

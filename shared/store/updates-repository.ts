@@ -1,0 +1,110 @@
+import type { Page, PageRequest } from "./query-pages.ts";
+
+/**
+ * The Updates repository port (architecture.md "Storage"): one record per update of a pipeline, under
+ * a time-ordered id so a pipeline's updates list newest first. States follow Databricks' `UpdateInfo`
+ * (api.md); the terminal ones are final: a transition out of them is refused as a result.
+ */
+
+export const UPDATE_STATES = [
+  "QUEUED",
+  "CREATED",
+  "WAITING_FOR_RESOURCES",
+  "INITIALIZING",
+  "RESETTING",
+  "SETTING_UP_TABLES",
+  "RUNNING",
+  "STOPPING",
+  "COMPLETED",
+  "FAILED",
+  "CANCELED",
+] as const;
+export type UpdateState = (typeof UPDATE_STATES)[number];
+
+export const TERMINAL_UPDATE_STATES = [
+  "COMPLETED",
+  "FAILED",
+  "CANCELED",
+] as const satisfies readonly UpdateState[];
+export type TerminalUpdateState = (typeof TERMINAL_UPDATE_STATES)[number];
+
+export function isTerminal(state: UpdateState): state is TerminalUpdateState {
+  return (TERMINAL_UPDATE_STATES as readonly UpdateState[]).includes(state);
+}
+
+export const UPDATE_CAUSES = [
+  "USER_ACTION",
+  "API_CALL",
+  "JOB_TASK",
+  "RETRY_ON_FAILURE",
+  "SCHEMA_CHANGE",
+  "SERVICE_UPGRADE",
+  "INFRASTRUCTURE_MAINTENANCE",
+] as const;
+export type UpdateCause = (typeof UPDATE_CAUSES)[number];
+
+/** Why an update failed, as the API reports it. */
+export interface UpdateError {
+  readonly errorCode?: string;
+  readonly message: string;
+}
+
+export interface UpdateRecord {
+  readonly pipelineId: string;
+  /** Time-ordered: sorts by creation time. */
+  readonly updateId: string;
+  readonly state: UpdateState;
+  readonly cause: UpdateCause;
+  /** The definition version this update runs (semantics.md: every update records it). */
+  readonly definitionVersion: number;
+  /** The start request as validated (refresh, selections, rewind_spec, …). */
+  readonly request: Readonly<Record<string, unknown>>;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+  readonly lastModified: number;
+  /** When it reached a terminal state. */
+  readonly endedAt?: number;
+  readonly error?: UpdateError;
+  /** The Step Functions execution running it. */
+  readonly executionArn?: string;
+}
+
+export interface NewUpdate {
+  readonly pipelineId: string;
+  readonly cause: UpdateCause;
+  readonly definitionVersion: number;
+  readonly request: Readonly<Record<string, unknown>>;
+  /** @default "CREATED" */
+  readonly state?: UpdateState;
+}
+
+export type TransitionResult =
+  | { readonly outcome: "transitioned"; readonly update: UpdateRecord }
+  /** The update had already ended; nothing was changed. */
+  | { readonly outcome: "already-final"; readonly update: UpdateRecord };
+
+export interface TransitionDetails {
+  /** Recorded with FAILED (or CANCELED). */
+  readonly error?: UpdateError;
+}
+
+export interface UpdatesRepository {
+  /** Records a new update with a fresh time-ordered id. */
+  create(update: NewUpdate): Promise<UpdateRecord>;
+  /** The update, or undefined. */
+  get(pipelineId: string, updateId: string): Promise<UpdateRecord | undefined>;
+  /** The pipeline's updates, newest first. Throws `InvalidPageTokenError` for a foreign token. */
+  list(pipelineId: string, page: PageRequest): Promise<Page<UpdateRecord>>;
+  /**
+   * Moves the update to `state` unless it has ended. Throws `UpdateNotFoundError` when absent. Moving
+   * to the state it is in is allowed (a retried task).
+   */
+  transition(
+    pipelineId: string,
+    updateId: string,
+    state: UpdateState,
+    details?: TransitionDetails,
+  ): Promise<TransitionResult>;
+  /** Records the execution running the update. Throws `UpdateNotFoundError` when absent. */
+  recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void>;
+}
