@@ -3,9 +3,9 @@ import type { CommitInfo } from "./actions.ts";
 import { commitTimestamp, findCommitInfo } from "./commit-file.ts";
 import { TableNotFoundError, TimestampOutOfRangeError } from "./errors.ts";
 import { listLog } from "./log-listing.ts";
-import { LOG_DIR } from "./log-paths.ts";
 import { earliestReadableVersion, type LogListing } from "./log-segment.ts";
-import { readCommits } from "./commit-reader.ts";
+import { readCommit, readCommits } from "./commit-reader.ts";
+import { commitKey } from "./log-paths.ts";
 
 /** One commit still in the log, with its timestamp (for history and timestamp time travel). */
 export interface CommitEntry {
@@ -57,7 +57,7 @@ async function commitEntries(
 export async function versionAtTimestamp(store: ObjectStore, timestamp: number): Promise<number> {
   const listing = await listLog(store);
   const earliest = earliestReadableVersion(listing);
-  if (earliest === undefined) throw new TableNotFoundError(LOG_DIR);
+  if (earliest === undefined) throw new TableNotFoundError("");
   const commits = await commitEntries(store, listing, { from: earliest });
   const first = commits[0];
   if (!first || timestamp < first.timestamp) {
@@ -72,4 +72,13 @@ export async function versionAtTimestamp(store: ObjectStore, timestamp: number):
     found = commit.version;
   }
   return found;
+}
+
+/**
+ * The timestamp of commit `version` as `listCommits` would give it (without the adjustment for
+ * earlier commits). Throws `VersionNotFoundError` when the commit is not in the log.
+ */
+export async function commitTimestampAt(store: ObjectStore, version: number): Promise<number> {
+  const [info, actions] = await Promise.all([store.head(commitKey(version)), readCommit(store, version)]);
+  return commitTimestamp(findCommitInfo(actions), info?.lastModified ?? 0);
 }

@@ -6,7 +6,6 @@ import { readCheckpointActions } from "./checkpoint-reader.ts";
 import { commitTimestamp, findCommitInfo } from "./commit-file.ts";
 import { TableNotFoundError } from "./errors.ts";
 import { listLog, readLastCheckpointHint } from "./log-listing.ts";
-import { LOG_DIR } from "./log-paths.ts";
 import { applyActions, emptyTableState, toSnapshot } from "./log-replay.ts";
 import { latestListedVersion, planLogSegment, type LogListing, type LogSegment } from "./log-segment.ts";
 import { assertReadable } from "./reader-features.ts";
@@ -19,6 +18,8 @@ export interface LoadSnapshotOptions {
   readonly version?: number;
   /** Time travel to the latest commit at or before this instant (epoch ms). Ignored with `version`. */
   readonly timestamp?: number;
+  /** Where the table is (e.g. `s3://bucket/tables/orders/`), for error messages. */
+  readonly location?: string;
   /** A DuckDB session to decode checkpoints with; one is opened (and closed) when needed otherwise. */
   readonly duck?: DuckSession;
   /**
@@ -43,7 +44,7 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
     options.version ??
     (options.timestamp === undefined ? undefined : await versionAtTimestamp(store, options.timestamp));
   const listing = await listForVersion(store, version);
-  if (latestListedVersion(listing) === undefined) throw new TableNotFoundError(LOG_DIR);
+  if (latestListedVersion(listing) === undefined) throw new TableNotFoundError(options.location ?? "");
   const segment = planLogSegment(listing, version);
   const state = emptyTableState();
   if (segment.checkpoint) {

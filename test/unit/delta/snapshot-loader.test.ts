@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listCommits, versionAtTimestamp } from "../../../shared/delta/commit-history.ts";
+import { commitTimestampAt, listCommits, versionAtTimestamp } from "../../../shared/delta/commit-history.ts";
 import { readCommit } from "../../../shared/delta/commit-reader.ts";
 import {
   InvalidLogFileError,
@@ -102,6 +102,9 @@ describe("loadSnapshot over commits", () => {
   });
 
   it("reports a missing table and a bad commit line", async () => {
+    await expect(loadSnapshot(new MemoryObjectStore(), { location: "s3://b/t/" })).rejects.toThrow(
+      /no Delta table at s3:\/\/b\/t\//,
+    );
     await expect(loadSnapshot(new MemoryObjectStore())).rejects.toThrow(TableNotFoundError);
     const store = await tableWithCommits(2);
     await store.put(commitKey(2), text('{"commitInfo":{}}\n{"add": oops}\n'));
@@ -125,6 +128,9 @@ describe("loadSnapshot over commits", () => {
     const commits = await listCommits(store);
     expect(commits.map((c) => c.timestamp)).toEqual([1_000, 1_100, 1_101, 400]);
     expect((await listCommits(store, { from: 1, to: 2 })).map((c) => c.version)).toEqual([1, 2]);
+    expect(await commitTimestampAt(store, 2)).toBe(500);
+    expect(await commitTimestampAt(store, 3)).toBe(400);
+    await expect(commitTimestampAt(store, 4)).rejects.toThrow(VersionNotFoundError);
   });
 });
 
