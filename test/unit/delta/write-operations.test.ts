@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AddFile } from "../../../shared/delta/actions.ts";
+import { parseCommitFile } from "../../../shared/delta/commit-file.ts";
+import { escapePathName } from "../../../shared/delta/data-file-paths.ts";
+import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import {
+  AppendOnlyTableError,
+  MergeDuplicateSourceError,
+  SchemaMismatchError,
+} from "../../../shared/delta/errors.ts";
+import { commitKey } from "../../../shared/delta/log-paths.ts";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
+
+const schema = schemaOf(
+  field("id", "long", false),
+  field("name", "string"),
+  field("score", "double"),
+  field("at", "timestamp"),
+  field("day", "date"),
+);
+
+async function actionsOf(store: MemoryObjectStore, version: number) {
+  return parseCommitFile(new TextDecoder().decode(await store.get(commitKey(version))), commitKey(version));
+}
+const addsOf = async (store: MemoryObjectStore, version: number): Promise<AddFile[]> =>
+  (await actionsOf(store, version)).flatMap((a) => ("add" in a ? [a.add] : []));
+
+describe("writing data files", () => {
+  let duck: DuckSession;
+  beforeAll(async () => {
+    duck = await DuckSession.open();
+  });
+  afterAll(() => duck.close());
+
+  it("names files part-<uuid>.snappy.parquet and records stats, size and modification time", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema,
+        rows: {
+          rows: [
+            { id: 1, name: "b", score: 1.5, at: "2026-01-01T10:00:00.123456Z", day: "2026-01-01" },
+            { id: 7, name: "a", score: null, at: "2026-01-02T00:00:00Z", day: "2026-01-03" },
+          ],
+        },
+      },
+      { clock: clock.read, duck },
+    );
+    const [add] = await addsOf(store, 0);
+    expect(add!.path).toMatch(/^part-[0-9a-f-]{36}\.snappy\.parquet$/);
+    expect(add!.size).toBe((await store.head(add!.path))!.size);
+    expect(add!).toMatchObject({ modificationTime: clock.now, dataChange: true, partitionValues: {} });
+    expect(JSON.parse(add!.stats!)).toEqual({
+      numRecords: 2,
+      minValues: { id: 1, name: "a", score: 1.5, at: "2026-01-01T10:00:00.123Z", day: "2026-01-01" },
+      maxValues: { id: 7, name: "b", score: 1.5, at: "2026-01-02T00:00:00.000Z", day: "2026-01-03" },
+      nullCount: { id: 0, name: 0, score: 1, at: 0, day: 0 },
+    });
+    await table.close();
+  });
+
+  it("writes partition folders escaped like Hive and URI-encodes the log path", async () => {
+    expect(escapePathName("a/b%c=d")).toBe("a%2Fb%25c%3Dd");
+    const store = new MemoryObjectStore();
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema: schemaOf(field("id", "long"), field("part", "string")),
+        partitionColumns: ["part"],
+        rows: {
+          rows: [
+            { id: 1, part: "a/b%c" },
+            { id: 2, part: null },
+            { id: 3, part: "plain" },
+          ],
+        },
+      },
+      { duck },
+    );
+    const adds = (await addsOf(store, 0)).sort((a, b) => a.path.localeCompare(b.path));
+    expect(adds.map((a) => a.partitionValues)).toEqual([
+      { part: null },
+      { part: "a/b%c" },
+      { part: "plain" },
+    ]);
+    expect(adds[0]!.path).toMatch(/^part=__HIVE_DEFAULT_PARTITION__\/part-.*\.snappy\.parquet$/);
+    expect(adds[1]!.path).toMatch(/^part=a%252Fb%2525c\/part-/);
+    expect(await store.head(decodeURIComponent(adds[1]!.path))).toBeDefined();
+    expect(byId(await table.scan())).toEqual([
+      { id: 1, part: "a/b%c" },
+      { id: 2, part: null },
+      { id: 3, part: "plain" },
+    ]);
+    await table.close();
+  });
+
+  it("takes rows as DuckDB SQL over the caller's session", async () => {
+    const store = new MemoryObjectStore();
+    const table = await DeltaTable.create(
+      store,
+      { schema: schemaOf(field("id", "long"), field("name", "string")) },
+      { duck },
+    );
+    await duck.run(
+      "CREATE OR REPLACE TEMP TABLE batch AS SELECT range AS id, 'n' || range AS name FROM range(5)",
+    );
+    const result = await table.append({ sql: "SELECT * FROM batch" });
+    expect(result).toMatchObject({
+      status: "committed",
+      version: 1,
+      operationMetrics: { numFiles: 1, numOutputRows: 5 },
+    });
+    expect((await table.scan()).length).toBe(5);
+    await expect(table.append({ sql: "SELECT 1 AS id, 2 AS nope" })).rejects.toBeInstanceOf(
+      SchemaMismatchError,
+    );
+    await table.close();
+  });
+
+  it("enforces NOT NULL and refuses unknown columns", async () => {
+    const table = await DeltaTable.create(new MemoryObjectStore(), { schema }, { duck });
+    await expect(table.append({ rows: [{ id: null, name: "x" }] })).rejects.toThrow(
+      /NOT NULL column\(s\) id/,
+    );
+    await expect(table.append({ rows: [{ name: "x" }] })).rejects.toThrow(/lack column id/);
+    await expect(table.append({ rows: [{ id: 1, extra: 1 }] })).rejects.toThrow(
+      /columns the table does not: extra/,
+    );
+    expect(table.snapshot.version).toBe(0);
+    await table.close();
+  });
+
+  it("skips a txn write the table already holds, and reports it", async () => {
+    const store = new MemoryObjectStore();
+    const table = await DeltaTable.create(store, { schema }, { duck });
+    const txn = { appId: "pipe/flow", version: 5 };
+    expect(await table.append({ rows: [{ id: 1 }] }, { txn })).toMatchObject({
+      status: "committed",
+      version: 1,
+    });
+    expect(await table.append({ rows: [{ id: 1 }] }, { txn })).toEqual({
+      status: "skipped",
+      reason: "txn-already-committed",
+      appId: "pipe/flow",
+      requestedVersion: 5,
+      tableVersion: 5,
+    });
+    expect(await table.append({ rows: [{ id: 1 }] }, { txn: { ...txn, version: 4 } })).toMatchObject({
+      status: "skipped",
+    });
+    expect((await table.scan()).length).toBe(1);
+    expect((await actionsOf(store, 1)).find((a) => "txn" in a)).toMatchObject({
+      txn: { appId: "pipe/flow", version: 5 },
+    });
+    await table.close();
+  });
+
+  it("honours a caller-supplied timestamp floor", async () => {
+    const clock = new ManualClock();
+    const table = await DeltaTable.create(
+      new MemoryObjectStore(clock.read),
+      { schema },
+      { clock: clock.read, duck },
+    );
+    const result = await table.append({ rows: [{ id: 1 }] }, { timestampFloor: clock.now + 60_000 });
+    expect(result).toMatchObject({ timestamp: clock.now + 60_000 });
+    await table.close();
+  });
+});
+
+describe("copy-on-write DELETE, UPDATE and MERGE", () => {
+  let duck: DuckSession;
+  beforeAll(async () => {
+    duck = await DuckSession.open();
+  });
+  afterAll(() => duck.close());
+
+  const kv = schemaOf(field("id", "long", false), field("value", "string"));
+
+  async function threeFiles() {
+    const store = new MemoryObjectStore();
+    const table = await DeltaTable.create(store, { schema: kv }, { duck });
+    for (const batch of [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]) {
+      await table.append({ rows: batch.map((id) => ({ id, value: `v${id}` })) });
+    }
+    return { store, table };
+  }
+
+  it("DELETE rewrites only the files holding matching rows", async () => {
+    const { store, table } = await threeFiles();
+    const result = await table.delete("id = 3");
+    expect(result).toMatchObject({
+      operationMetrics: { numRemovedFiles: 1, numAddedFiles: 1, numDeletedRows: 1, numCopiedRows: 1 },
+    });
+    const actions = await actionsOf(store, 4);
+    expect(actions.filter((a) => "remove" in a)).toHaveLength(1);
+    expect(byId(await table.scan()).map((r) => r.id)).toEqual([1, 2, 4, 5, 6]);
+    expect(await table.delete("id = 42")).toMatchObject({
+      operationMetrics: { numRemovedFiles: 0, numAddedFiles: 0 },
+    });
+    await table.close();
+  });
+
+  it("UPDATE treats a NULL predicate as false and casts the new value", async () => {
+    const { table } = await threeFiles();
+    await table.append({ rows: [{ id: 7, value: null }] });
+    await table.update({ set: { value: "upper(value) || '!'" }, where: "value <> 'v1'" });
+    expect(byId(await table.scan()).map((r) => r.value)).toEqual([
+      "v1",
+      "V2!",
+      "V3!",
+      "V4!",
+      "V5!",
+      "V6!",
+      null,
+    ]);
+    await expect(table.update({ set: { nope: "1" } })).rejects.toBeInstanceOf(SchemaMismatchError);
+    await table.close();
+  });
+
+  it("MERGE deletes matched rows, and refuses a source with duplicate keys", async () => {
+    const { table } = await threeFiles();
+    const result = await table.merge({
+      source: { rows: [{ id: 2 }, { id: 5 }, { id: 9 }] },
+      on: ["id"],
+      whenMatched: "delete",
+    });
+    expect(result).toMatchObject({
+      operationMetrics: { numTargetRowsDeleted: 2, numTargetFilesRemoved: 2, numTargetRowsInserted: 0 },
+    });
+    expect(byId(await table.scan()).map((r) => r.id)).toEqual([1, 3, 4, 6]);
+    await expect(
+      table.merge({
+        source: {
+          rows: [
+            { id: 1, value: "a" },
+            { id: 1, value: "b" },
+          ],
+        },
+        on: ["id"],
+        whenMatched: { update: "all" },
+      }),
+    ).rejects.toBeInstanceOf(MergeDuplicateSourceError);
+    await table.close();
+  });
+
+  it("an append-only table refuses DELETE, UPDATE, overwrite and matched MERGE", async () => {
+    const table = await DeltaTable.create(
+      new MemoryObjectStore(),
+      { schema: kv, properties: { "delta.appendOnly": "true" }, rows: { rows: [{ id: 1 }] } },
+      { duck },
+    );
+    await expect(table.delete()).rejects.toBeInstanceOf(AppendOnlyTableError);
+    await expect(table.update({ set: { value: "'x'" } })).rejects.toBeInstanceOf(AppendOnlyTableError);
+    await expect(table.overwrite({ rows: [] })).rejects.toBeInstanceOf(AppendOnlyTableError);
+    expect(
+      await table.merge({ source: { rows: [{ id: 2 }] }, on: ["id"], whenNotMatched: "insert" }),
+    ).toMatchObject({ status: "committed" });
+    await table.close();
+  });
+});
