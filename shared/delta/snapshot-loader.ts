@@ -4,14 +4,14 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { CommitInfo } from "./actions.ts";
 import { readCheckpointActions } from "./checkpoint-reader.ts";
 import { commitTimestamp, findCommitInfo } from "./commit-file.ts";
+import { versionAtTimestamp } from "./commit-history.ts";
+import { readCommits } from "./commit-reader.ts";
 import { TableNotFoundError } from "./errors.ts";
 import { listLog, readLastCheckpointHint } from "./log-listing.ts";
 import { applyActions, emptyTableState, toSnapshot } from "./log-replay.ts";
 import { latestListedVersion, planLogSegment, type LogListing, type LogSegment } from "./log-segment.ts";
 import { assertReadable } from "./reader-features.ts";
 import type { Snapshot } from "./snapshot.ts";
-import { versionAtTimestamp } from "./commit-history.ts";
-import { readCommits } from "./commit-reader.ts";
 
 export interface LoadSnapshotOptions {
   /** Time travel to this version. */
