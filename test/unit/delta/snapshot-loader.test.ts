@@ -93,6 +93,14 @@ describe("loadSnapshot over commits", () => {
     );
   });
 
+  it("finds the commit for every instant of a longer log", async () => {
+    const store = await tableWithCommits(21);
+    for (let v = 0; v <= 20; v++) {
+      expect(await versionAtTimestamp(store, 1_000 + v * 100)).toBe(v);
+      expect(await versionAtTimestamp(store, 1_000 + v * 100 + 99)).toBe(v);
+    }
+  });
+
   it("says which versions exist when asked for another", async () => {
     const store = await tableWithCommits(3);
     await expect(loadSnapshot(store, { version: 7 })).rejects.toThrow(VersionNotFoundError);
