@@ -1,3 +1,4 @@
+import { DynamoCheckpointsRepository } from "../../../shared/store/dynamo-checkpoints-repository.ts";
 import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-repository.ts";
 import { testAws, testDocumentClient } from "../../support/aws.ts";
@@ -18,6 +19,14 @@ export function updatesRepository(now?: () => number): DynamoUpdatesRepository {
   return new DynamoUpdatesRepository({
     client: testDocumentClient(),
     tableName: testAws().storage.updatesTable,
+    ...(now ? { now } : {}),
+  });
+}
+
+export function checkpointsRepository(now?: () => number): DynamoCheckpointsRepository {
+  return new DynamoCheckpointsRepository({
+    client: testDocumentClient(),
+    tableName: testAws().storage.checkpointsTable,
     ...(now ? { now } : {}),
   });
 }

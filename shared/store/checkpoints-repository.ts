@@ -1,0 +1,125 @@
+/**
+ * The Checkpoints repository port: the flow side of the micro-batch protocol (architecture.md
+ * "Streaming: the micro-batch protocol"). For one batch of a flow:
+ *
+ * 1. `head(flow)`: the checkpoint the flow continues from (offsets, state reference) and its `seq`.
+ * 2. `plan(flow, {parent: head.seq, offsets, stateRef})`: write-ahead. A checkpoint item with
+ *    `seq = max(seq) + 1` and status PLANNED, by conditional put: two planners cannot both take a seq.
+ * 3. (the engine reads, transforms and writes data files)
+ * 4. (the engine commits the table with `txn {appId: <pipelineId>/<flowId>, version: seq}`)
+ * 5. `commit(flow, seq, …)`: the checkpoint becomes COMMITTED with the table version it produced and
+ *    HEAD moves to it, in one transaction that holds only if the checkpoint is still PLANNED and HEAD
+ *    is still at its parent.
+ *
+ * `seq` is never reused: after a rewind (`moveHead` back) the next batch gets a fresh seq whose parent
+ * is the restored checkpoint, so checkpoints form a tree and HEAD says which branch is live.
+ *
+ * Seq 0 is reserved. The HEAD item of a flow is stored at seq 0, and `HEAD = 0` means "the root": no
+ * checkpoint yet, or a checkpoint reset (read the source from the start, empty operator state).
+ * Batches are numbered from 1. The highest seq must never be deleted by retention clean-up, or it
+ * could be handed out again.
+ */
+
+/** A flow of a pipeline; checkpoints are keyed `<pipelineId>#<flowId>`. */
+export interface FlowRef {
+  readonly pipelineId: string;
+  readonly flowId: string;
+}
+
+export function flowKey(flow: FlowRef): string {
+  return `${flow.pipelineId}#${flow.flowId}`;
+}
+
+/** HEAD's own seq, and HEAD's value for "the root" (nothing consumed). */
+export const ROOT_SEQ = 0;
+
+export type CheckpointStatus = "PLANNED" | "COMMITTED";
+
+/** Source positions as the engine defines them (versions, file sets, …); stored as JSON. */
+export type SourceOffsets = Readonly<Record<string, unknown>>;
+
+export interface Checkpoint {
+  readonly flow: FlowRef;
+  readonly seq: number;
+  /** The checkpoint this batch continues from; `ROOT_SEQ` for the first batch after a (re)start. */
+  readonly parent: number;
+  readonly status: CheckpointStatus;
+  /** Where the source stands after this batch. */
+  readonly offsets: SourceOffsets;
+  /** The operator/source state written by this batch (`state/<pipelineId>/<flowId>/…`), if any. */
+  readonly stateRef?: string;
+  /** The update that planned it. */
+  readonly updateId?: string;
+  /** Epoch milliseconds. */
+  readonly plannedAt: number;
+  /** The table version the batch's commit produced (COMMITTED only). */
+  readonly tableVersion?: number;
+  /** The batch's commit timestamp: the same causal time as the table commit (COMMITTED only). */
+  readonly committedAt?: number;
+}
+
+export interface FlowHead {
+  /** The live checkpoint's seq, or `ROOT_SEQ`. */
+  readonly seq: number;
+  /** The live checkpoint; undefined at the root. */
+  readonly checkpoint?: Checkpoint;
+}
+
+export interface PlanRequest {
+  /** HEAD's seq when the batch was planned. */
+  readonly parent: number;
+  readonly offsets: SourceOffsets;
+  readonly stateRef?: string;
+  readonly updateId?: string;
+}
+
+export type PlanResult =
+  | { readonly outcome: "planned"; readonly checkpoint: Checkpoint }
+  /** Another planner took the next seq first. */
+  | { readonly outcome: "seq-taken"; readonly seq: number };
+
+export interface CommitRequest {
+  readonly tableVersion: number;
+  /** Epoch milliseconds: the table commit's timestamp. */
+  readonly committedAt: number;
+}
+
+export type CommitResult =
+  | { readonly outcome: "committed"; readonly checkpoint: Checkpoint }
+  /** It was committed before (a retried step 5): nothing changed. */
+  | { readonly outcome: "already-committed"; readonly checkpoint: Checkpoint }
+  /** HEAD is no longer at the batch's parent (a rewind or reset moved it): the batch must not land. */
+  | { readonly outcome: "head-moved"; readonly head: number };
+
+export type MoveHeadResult =
+  | { readonly outcome: "moved" }
+  /** HEAD was not where the caller expected. */
+  | { readonly outcome: "head-moved"; readonly head: number }
+  /** The target is not a committed checkpoint of the flow. */
+  | { readonly outcome: "not-committed"; readonly seq: number };
+
+export interface CheckpointPage {
+  readonly checkpoints: readonly Checkpoint[];
+  /** Pass as `afterSeq` for the next page; absent on the last. */
+  readonly nextAfterSeq?: number;
+}
+
+export interface CheckpointsRepository {
+  head(flow: FlowRef): Promise<FlowHead>;
+  plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult>;
+  /** Throws `CheckpointNotFoundError` if the seq was never planned. */
+  commit(flow: FlowRef, seq: number, request: CommitRequest): Promise<CommitResult>;
+  get(flow: FlowRef, seq: number): Promise<Checkpoint | undefined>;
+  /** The flow's checkpoints by seq, every branch. */
+  list(
+    flow: FlowRef,
+    page?: { readonly afterSeq?: number; readonly limit?: number },
+  ): Promise<CheckpointPage>;
+  /**
+   * Points HEAD at a committed checkpoint, or at `ROOT_SEQ` (a checkpoint reset). With `expectedHead`,
+   * only if HEAD is still there. For rewind and reset.
+   */
+  moveHead(flow: FlowRef, seq: number, options?: { readonly expectedHead?: number }): Promise<MoveHeadResult>;
+  /** The committed checkpoint with the latest `committedAt` at or before `time` (epoch ms), on any branch. */
+  latestCommittedAtOrBefore(flow: FlowRef, time: number): Promise<Checkpoint | undefined>;
+}

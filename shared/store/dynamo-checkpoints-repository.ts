@@ -1,0 +1,320 @@
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type GetCommandOutput,
+  type QueryCommandOutput,
+} from "@aws-sdk/lib-dynamodb";
+import { CHECKPOINTS_TABLE } from "../../infra/aws/table-schemas.ts";
+import { CheckpointNotFoundError } from "./errors.ts";
+import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
+import {
+  ROOT_SEQ,
+  flowKey,
+  type Checkpoint,
+  type CheckpointPage,
+  type CheckpointStatus,
+  type CheckpointsRepository,
+  type CommitRequest,
+  type CommitResult,
+  type FlowHead,
+  type FlowRef,
+  type MoveHeadResult,
+  type PlanRequest,
+  type PlanResult,
+} from "./checkpoints-repository.ts";
+
+/**
+ * Checkpoints on DynamoDB, keyed `flowKey` (`<pipelineId>#<flowId>`) + `seq`: one item per batch
+ * (seq >= 1) and the flow's HEAD item at seq 0 (`headSeq` names the live checkpoint). Offsets are
+ * kept as JSON text so they read back exactly (no number or set conversion).
+ */
+
+const PARTITION = CHECKPOINTS_TABLE.partitionKey;
+const SORT = CHECKPOINTS_TABLE.sortKey;
+const DEFAULT_PAGE_SIZE = 100;
+
+interface CheckpointItem {
+  readonly flowKey: string;
+  readonly seq: number;
+  readonly pipelineId: string;
+  readonly flowId: string;
+  readonly parent: number;
+  readonly checkpointStatus: CheckpointStatus;
+  readonly offsetsJson: string;
+  readonly stateRef?: string;
+  readonly updateId?: string;
+  readonly plannedAt: number;
+  readonly tableVersion?: number;
+  readonly committedAt?: number;
+}
+
+interface HeadItem {
+  readonly flowKey: string;
+  readonly seq: typeof ROOT_SEQ;
+  readonly headSeq: number;
+  readonly movedAt: number;
+}
+
+export interface DynamoCheckpointsRepositoryOptions {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Epoch milliseconds. @default Date.now */
+  readonly now?: () => number;
+}
+
+export class DynamoCheckpointsRepository implements CheckpointsRepository {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly now: () => number;
+
+  constructor(options: DynamoCheckpointsRepositoryOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.now = options.now ?? Date.now;
+  }
+
+  async head(flow: FlowRef): Promise<FlowHead> {
+    const seq = await this.headSeq(flow);
+    if (seq === ROOT_SEQ) return { seq };
+    const checkpoint = await this.get(flow, seq);
+    return checkpoint ? { seq, checkpoint } : { seq };
+  }
+
+  async plan(flow: FlowRef, planned: PlanRequest): Promise<PlanResult> {
+    const seq = (await this.maxSeq(flow)) + 1;
+    const item: CheckpointItem = {
+      flowKey: flowKey(flow),
+      seq,
+      pipelineId: flow.pipelineId,
+      flowId: flow.flowId,
+      parent: planned.parent,
+      checkpointStatus: "PLANNED",
+      offsetsJson: JSON.stringify(planned.offsets),
+      ...(planned.stateRef !== undefined ? { stateRef: planned.stateRef } : {}),
+      ...(planned.updateId !== undefined ? { updateId: planned.updateId } : {}),
+      plannedAt: this.now(),
+    };
+    // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once.
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression: `attribute_not_exists(${SORT})`,
+        }),
+      ),
+    );
+    return outcome === "written"
+      ? { outcome: "planned", checkpoint: toCheckpoint(item) }
+      : { outcome: "seq-taken", seq };
+  }
+
+  async commit(flow: FlowRef, seq: number, committed: CommitRequest): Promise<CommitResult> {
+    const planned = await this.get(flow, seq);
+    if (!planned) throw new CheckpointNotFoundError(flowKey(flow), seq);
+    if (planned.status === "COMMITTED") return { outcome: "already-committed", checkpoint: planned };
+
+    const result = await transactWrite(() =>
+      this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table,
+                Key: { [PARTITION]: flowKey(flow), [SORT]: seq },
+                UpdateExpression:
+                  "SET checkpointStatus = :committed, tableVersion = :version, committedAt = :at",
+                ConditionExpression: "checkpointStatus = :planned",
+                ExpressionAttributeValues: {
+                  ":committed": "COMMITTED",
+                  ":planned": "PLANNED",
+                  ":version": committed.tableVersion,
+                  ":at": committed.committedAt,
+                },
+              },
+            },
+            this.headUpdate(flow, seq, planned.parent),
+          ],
+        }),
+      ),
+    );
+    if (result.ok) {
+      return {
+        outcome: "committed",
+        checkpoint: {
+          ...planned,
+          status: "COMMITTED",
+          tableVersion: committed.tableVersion,
+          committedAt: committed.committedAt,
+        },
+      };
+    }
+    if (result.failedConditions.includes(0)) {
+      // Committed by a concurrent retry of the same step between the read and the transaction.
+      const now = await this.get(flow, seq);
+      if (now?.status === "COMMITTED") return { outcome: "already-committed", checkpoint: now };
+    }
+    return { outcome: "head-moved", head: await this.headSeq(flow) };
+  }
+
+  async get(flow: FlowRef, seq: number): Promise<Checkpoint | undefined> {
+    if (seq === ROOT_SEQ) return undefined;
+    const output: GetCommandOutput = await request(() =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: flowKey(flow), [SORT]: seq },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return output.Item && toCheckpoint(output.Item as CheckpointItem);
+  }
+
+  async list(
+    flow: FlowRef,
+    page: { readonly afterSeq?: number; readonly limit?: number } = {},
+  ): Promise<CheckpointPage> {
+    const input = {
+      TableName: this.table,
+      KeyConditionExpression: `${PARTITION} = :flow AND ${SORT} > :after`,
+      ExpressionAttributeValues: { ":flow": flowKey(flow), ":after": page.afterSeq ?? ROOT_SEQ },
+      ConsistentRead: true,
+      Limit: page.limit ?? DEFAULT_PAGE_SIZE,
+    };
+    const output: QueryCommandOutput = await request(() => this.client.send(new QueryCommand(input)));
+    const checkpoints = (output.Items ?? []).map((item) => toCheckpoint(item as CheckpointItem));
+    const last = checkpoints[checkpoints.length - 1];
+    return { checkpoints, ...(output.LastEvaluatedKey && last ? { nextAfterSeq: last.seq } : {}) };
+  }
+
+  async moveHead(
+    flow: FlowRef,
+    seq: number,
+    options: { readonly expectedHead?: number } = {},
+  ): Promise<MoveHeadResult> {
+    const headUpdate = this.headUpdate(flow, seq, options.expectedHead);
+    const items =
+      seq === ROOT_SEQ
+        ? [headUpdate]
+        : [
+            {
+              ConditionCheck: {
+                TableName: this.table,
+                Key: { [PARTITION]: flowKey(flow), [SORT]: seq },
+                ConditionExpression: "checkpointStatus = :committed",
+                ExpressionAttributeValues: { ":committed": "COMMITTED" },
+              },
+            },
+            headUpdate,
+          ];
+    const result = await transactWrite(() =>
+      this.client.send(new TransactWriteCommand({ TransactItems: items })),
+    );
+    if (result.ok) return { outcome: "moved" };
+    const headIndex = items.length - 1;
+    if (result.failedConditions.includes(headIndex))
+      return { outcome: "head-moved", head: await this.headSeq(flow) };
+    return { outcome: "not-committed", seq };
+  }
+
+  async latestCommittedAtOrBefore(flow: FlowRef, time: number): Promise<Checkpoint | undefined> {
+    let latest: Checkpoint | undefined;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const input = {
+        TableName: this.table,
+        KeyConditionExpression: `${PARTITION} = :flow AND ${SORT} > :root`,
+        FilterExpression: "checkpointStatus = :committed AND committedAt <= :time",
+        ExpressionAttributeValues: {
+          ":flow": flowKey(flow),
+          ":root": ROOT_SEQ,
+          ":committed": "COMMITTED",
+          ":time": time,
+        },
+        ConsistentRead: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      };
+      const output: QueryCommandOutput = await request(() => this.client.send(new QueryCommand(input)));
+      for (const item of output.Items ?? []) {
+        const checkpoint = toCheckpoint(item as CheckpointItem);
+        const later =
+          latest === undefined ||
+          (checkpoint.committedAt ?? 0) > (latest.committedAt ?? 0) ||
+          ((checkpoint.committedAt ?? 0) === (latest.committedAt ?? 0) && checkpoint.seq > latest.seq);
+        if (later) latest = checkpoint;
+      }
+      startKey = output.LastEvaluatedKey;
+    } while (startKey);
+    return latest;
+  }
+
+  /** Sets HEAD to `seq`; with `expected`, only if HEAD is there now (an absent HEAD is at the root). */
+  private headUpdate(flow: FlowRef, seq: number, expected: number | undefined) {
+    const condition =
+      expected === undefined
+        ? undefined
+        : expected === ROOT_SEQ
+          ? "attribute_not_exists(headSeq) OR headSeq = :expected"
+          : "headSeq = :expected";
+    return {
+      Update: {
+        TableName: this.table,
+        Key: { [PARTITION]: flowKey(flow), [SORT]: ROOT_SEQ },
+        UpdateExpression: "SET headSeq = :seq, movedAt = :now",
+        ...(condition ? { ConditionExpression: condition } : {}),
+        ExpressionAttributeValues: {
+          ":seq": seq,
+          ":now": this.now(),
+          ...(expected !== undefined ? { ":expected": expected } : {}),
+        },
+      },
+    };
+  }
+
+  private async headSeq(flow: FlowRef): Promise<number> {
+    const output: GetCommandOutput = await request(() =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: flowKey(flow), [SORT]: ROOT_SEQ },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return (output.Item as HeadItem | undefined)?.headSeq ?? ROOT_SEQ;
+  }
+
+  /** The highest batch seq ever planned for the flow, on any branch; 0 if none. */
+  private async maxSeq(flow: FlowRef): Promise<number> {
+    const input = {
+      TableName: this.table,
+      KeyConditionExpression: `${PARTITION} = :flow AND ${SORT} > :root`,
+      ExpressionAttributeValues: { ":flow": flowKey(flow), ":root": ROOT_SEQ },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+      ProjectionExpression: SORT,
+    };
+    const output: QueryCommandOutput = await request(() => this.client.send(new QueryCommand(input)));
+    return (output.Items?.[0]?.[SORT] as number | undefined) ?? ROOT_SEQ;
+  }
+}
+
+function toCheckpoint(item: CheckpointItem): Checkpoint {
+  return {
+    flow: { pipelineId: item.pipelineId, flowId: item.flowId },
+    seq: item.seq,
+    parent: item.parent,
+    status: item.checkpointStatus,
+    offsets: JSON.parse(item.offsetsJson) as Record<string, unknown>,
+    ...(item.stateRef !== undefined ? { stateRef: item.stateRef } : {}),
+    ...(item.updateId !== undefined ? { updateId: item.updateId } : {}),
+    plannedAt: item.plannedAt,
+    ...(item.tableVersion !== undefined ? { tableVersion: item.tableVersion } : {}),
+    ...(item.committedAt !== undefined ? { committedAt: item.committedAt } : {}),
+  };
+}
