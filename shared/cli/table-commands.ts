@@ -1,0 +1,153 @@
+import type { Command } from "commander";
+import { DeltaTable, type TimeTravel } from "../delta/delta-table.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
+import { parseTimestamp } from "../pipeline/timestamp.ts";
+import { formatJsonLines, formatTable, type Row } from "./output-format.ts";
+import { UsageError } from "./usage-error.ts";
+import { resolveTableLocation } from "./table-location.ts";
+
+/**
+ * `ebb table …`: read and maintain one Delta table directly (a local folder or `s3://bucket/prefix`),
+ * without a running Ebb — the Delta counterparts of Spark's `SELECT … VERSION AS OF`, `DESCRIBE
+ * HISTORY`, `table_changes`, `RESTORE` and `VACUUM`.
+ */
+export function addTableCommands(program: Command, out: (text: string) => void): void {
+  const table = program.command("table").description("read and maintain a Delta table directly");
+  const print = (rows: readonly Row[], json: boolean | undefined) =>
+    out(json ? formatJsonLines(rows) : formatTable(rows));
+
+  table
+    .command("scan <location>")
+    .description("print the table's rows, as of its latest version or an earlier one")
+    .option("--version <n>", "read as of this version", parseVersion)
+    .option("--timestamp <time>", "read as of this time (UTC 'yyyy-MM-dd HH:mm:ss' or ISO-8601)", parseTime)
+    .option("--limit <n>", "print at most this many rows", parseCount)
+    .option("--json", "one JSON object per row")
+    .action(async (location: string, options: ScanOptions) => {
+      const at = timeTravel(options);
+      await withTable(location, async (delta) => {
+        const rows = await delta.scan(at);
+        print(options.limit === undefined ? rows : rows.slice(0, options.limit), options.json);
+      });
+    });
+
+  table
+    .command("history <location>")
+    .description("the table's commits, newest first (DESCRIBE HISTORY)")
+    .option("--limit <n>", "at most this many commits", parseCount)
+    .option("--json", "one JSON object per commit")
+    .action(async (location: string, options: { limit?: number; json?: boolean }) => {
+      await withTable(location, async (delta) => {
+        const history = await delta.history(options.limit === undefined ? {} : { limit: options.limit });
+        print(
+          history.map((entry) => ({ ...entry, timestamp: new Date(entry.timestamp).toISOString() })),
+          options.json,
+        );
+      });
+    });
+
+  table
+    .command("changes <location>")
+    .description("the change data feed between two versions (table_changes)")
+    .requiredOption("--from <n>", "first version, inclusive", parseVersion)
+    .option("--to <n>", "last version, inclusive (default: latest)", parseVersion)
+    .option("--json", "one JSON object per change row")
+    .action(async (location: string, options: { from: number; to?: number; json?: boolean }) => {
+      await withTable(location, async (delta) =>
+        print(await delta.changes(options.from, options.to), options.json),
+      );
+    });
+
+  table
+    .command("restore <location>")
+    .description("restore the table to an earlier version or time (one metadata-only commit)")
+    .option("--version <n>", "restore to this version", parseVersion)
+    .option("--timestamp <time>", "restore to the latest version at or before this time", parseTime)
+    .option("--json", "print the result as JSON")
+    .action(async (location: string, options: TimeTravelOptions & { json?: boolean }) => {
+      const to = timeTravel(options);
+      if (!to) throw new UsageError("restore needs --version or --timestamp");
+      await withTable(location, async (delta) => {
+        const result = await delta.restore({ to });
+        if (result.status !== "committed") throw new Error(`restore was not committed: ${result.reason}`);
+        print([{ version: result.version, ...result.operationMetrics }], options.json);
+      });
+    });
+
+  table
+    .command("vacuum <location>")
+    .description("delete files no longer referenced and older than the retention")
+    .option("--retain-hours <h>", "retention in hours (default: the table's, 168 unless set)", parseCount)
+    .option("--allow-short-retention", "allow a retention shorter than the table's setting")
+    .option("--dry-run", "list what would be deleted, delete nothing")
+    .option("--json", "one JSON object per file")
+    .action(async (location: string, options: VacuumOptions) => {
+      await withTable(location, async (delta) => {
+        const result = await delta.vacuum({
+          ...(options.retainHours !== undefined ? { retentionHours: options.retainHours } : {}),
+          allowShortRetention: options.allowShortRetention === true,
+          dryRun: options.dryRun === true,
+        });
+        const status = result.deleted ? "deleted" : "would delete";
+        print(
+          result.filesToDelete.map((file) => ({ path: file.key, size: file.size, status })),
+          options.json,
+        );
+      });
+    });
+}
+
+interface TimeTravelOptions {
+  version?: number;
+  timestamp?: number;
+}
+interface ScanOptions extends TimeTravelOptions {
+  limit?: number;
+  json?: boolean;
+}
+interface VacuumOptions {
+  retainHours?: number;
+  allowShortRetention?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+async function withTable(location: string, work: (table: DeltaTable) => Promise<void>): Promise<void> {
+  const { store, display } = resolveTableLocation(location);
+  const table = await DeltaTable.open(store).catch((error: unknown) => {
+    // The table's store is rooted at its folder, so the reader cannot name it; the CLI can.
+    throw error instanceof TableNotFoundError ? new TableNotFoundError(display, { cause: error }) : error;
+  });
+  try {
+    await work(table);
+  } finally {
+    await table.close();
+  }
+}
+
+function timeTravel(options: TimeTravelOptions): TimeTravel | undefined {
+  if (options.version !== undefined && options.timestamp !== undefined) {
+    throw new UsageError("give --version or --timestamp, not both");
+  }
+  if (options.version !== undefined) return { version: options.version };
+  if (options.timestamp !== undefined) return { timestamp: options.timestamp };
+  return undefined;
+}
+
+function parseVersion(text: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`not a table version: ${text} (a whole number from 0)`);
+  return Number(text);
+}
+
+function parseCount(text: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`not a whole number: ${text}`);
+  return Number(text);
+}
+
+function parseTime(text: string): number {
+  const millis = parseTimestamp(text);
+  if (millis === undefined) {
+    throw new UsageError(`not a timestamp: ${text} (UTC 'yyyy-MM-dd HH:mm:ss' or ISO-8601 with a zone)`);
+  }
+  return millis;
+}

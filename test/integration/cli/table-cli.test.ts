@@ -1,0 +1,198 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../../shared/cli/main.ts";
+import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import type { StructType } from "../../../shared/delta/schema.ts";
+import { LocalObjectStore } from "../../../shared/store/local-object-store.ts";
+import { testAws, testObjectStore, uniquePrefix } from "../../support/aws.ts";
+
+const schema: StructType = {
+  type: "struct",
+  fields: [
+    { name: "id", type: "long", nullable: false, metadata: {} },
+    { name: "name", type: "string", nullable: true, metadata: {} },
+  ],
+};
+
+/** Runs `ebb` in process and captures what it prints. */
+async function ebb(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await runCli(argv, { out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/** v0 create with ids 1..3, v1 append 4, v2 delete id 2 (change data feed on). */
+async function buildTable(table: DeltaTable): Promise<void> {
+  await table.append({ rows: [{ id: 4, name: "d" }] });
+  await table.delete("id = 2");
+}
+
+async function createTable(store: LocalObjectStore | ReturnType<typeof testObjectStore>) {
+  return DeltaTable.create(store, {
+    schema,
+    properties: { "delta.enableChangeDataFeed": "true" },
+    rows: {
+      rows: [
+        { id: 1, name: "a" },
+        { id: 2, name: "b" },
+        { id: 3, name: "c" },
+      ],
+    },
+  });
+}
+
+describe("ebb table (local folder)", () => {
+  let folder: string;
+
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), "ebb-cli-"));
+    const table = await createTable(new LocalObjectStore(folder));
+    try {
+      await buildTable(table);
+    } finally {
+      await table.close();
+    }
+  });
+  afterAll(() => rm(folder, { recursive: true, force: true }));
+
+  it("scans the latest version as an aligned table", async () => {
+    const { code, out } = await ebb("table", "scan", folder);
+    expect(code).toBe(0);
+    const lines = out.trim().split("\n");
+    expect(lines[0]).toMatch(/^id\s+name$/);
+    expect(lines[1]).toMatch(/^-+\s+-+$/);
+    expect(
+      lines
+        .slice(2)
+        .map((l) => l.split(/\s+/)[0])
+        .sort(),
+    ).toEqual(["1", "3", "4"]);
+  });
+
+  it("scans as of a version, with --json and --limit", async () => {
+    const all = await ebb("table", "scan", folder, "--version", "0", "--json");
+    expect(
+      jsonLines(all.out)
+        .map((r) => r["id"])
+        .sort(),
+    ).toEqual([1, 2, 3]);
+    const limited = await ebb("table", "scan", folder, "--version", "1", "--json", "--limit", "2");
+    expect(jsonLines(limited.out)).toHaveLength(2);
+  });
+
+  it("prints history newest first", async () => {
+    const { code, out } = await ebb("table", "history", folder, "--json");
+    expect(code).toBe(0);
+    expect(jsonLines(out).map((r) => [r["version"], r["operation"]])).toEqual([
+      [2, "DELETE"],
+      [1, "WRITE"],
+      [0, "WRITE"],
+    ]);
+  });
+
+  it("prints the change data feed", async () => {
+    const { out } = await ebb("table", "changes", folder, "--from", "1", "--json");
+    const changes = jsonLines(out).map((r) => [r["_change_type"], r["id"], r["_commit_version"]]);
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        ["insert", 4, 1],
+        ["delete", 2, 2],
+      ]),
+    );
+    expect(changes).toHaveLength(2);
+  });
+
+  it("refuses a version outside history on stderr with exit code 1", async () => {
+    const { code, out, err } = await ebb("table", "scan", folder, "--version", "9");
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    expect(err).toMatch(/version 9 is not in the table's history/);
+  });
+
+  it("refuses bad usage with exit code 2", async () => {
+    expect((await ebb("table", "scan", folder, "--version", "x")).code).toBe(2);
+    expect(
+      (await ebb("table", "scan", folder, "--version", "0", "--timestamp", "2024-01-01 00:00:00")).code,
+    ).toBe(2);
+    expect((await ebb("table", "restore", folder)).code).toBe(2);
+    const badTime = await ebb("table", "scan", folder, "--timestamp", "yesterday");
+    expect(badTime.code).toBe(2);
+    expect(badTime.err).toMatch(/not a timestamp/);
+  });
+
+  it("names the folder when there is no table", async () => {
+    const missing = path.join(folder, "nope");
+    const { code, err } = await ebb("table", "scan", missing);
+    expect(code).toBe(1);
+    expect(err).toContain(`no Delta table at ${missing}`);
+  });
+
+  it("vacuums: a dry run lists, a short retention needs the override", async () => {
+    const refused = await ebb("table", "vacuum", folder, "--retain-hours", "0", "--dry-run");
+    expect(refused.code).toBe(1);
+    const dry = await ebb(
+      "table",
+      "vacuum",
+      folder,
+      "--retain-hours",
+      "0",
+      "--allow-short-retention",
+      "--dry-run",
+      "--json",
+    );
+    expect(dry.code).toBe(0);
+    // The DELETE rewrote the file holding id 2: the original file is no longer referenced.
+    expect(jsonLines(dry.out).length).toBeGreaterThan(0);
+    expect(jsonLines(dry.out).every((r) => r["status"] === "would delete")).toBe(true);
+  });
+
+  it("restores to version 0 in one commit", async () => {
+    const { code, out } = await ebb("table", "restore", folder, "--version", "0", "--json");
+    expect(code).toBe(0);
+    expect(jsonLines(out)[0]).toMatchObject({ version: 3 });
+    const scan = await ebb("table", "scan", folder, "--json");
+    expect(
+      jsonLines(scan.out)
+        .map((r) => r["id"])
+        .sort(),
+    ).toEqual([1, 2, 3]);
+  });
+});
+
+describe("ebb table (s3:// on the embedded S3)", () => {
+  it("reads a table through the AWS SDK, honouring AWS_ENDPOINT_URL_S3", async () => {
+    const prefix = uniquePrefix("cli");
+    const table = await createTable(testObjectStore(prefix));
+    await table.close();
+    const { endpoints, storage } = testAws();
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_S3: endpoints.s3Endpoint,
+      AWS_REGION: endpoints.region,
+      AWS_ACCESS_KEY_ID: endpoints.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: endpoints.credentials.secretAccessKey,
+    });
+    try {
+      const { code, out, err } = await ebb("table", "scan", `s3://${storage.bucket}/${prefix}`, "--json");
+      expect(err).toBe("");
+      expect(code).toBe(0);
+      expect(
+        jsonLines(out)
+          .map((r) => r["id"])
+          .sort(),
+      ).toEqual([1, 2, 3]);
+    } finally {
+      process.env = saved;
+    }
+  });
+});
