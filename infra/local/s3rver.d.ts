@@ -2,7 +2,7 @@
 declare module "s3rver" {
   import type { IncomingMessage, ServerResponse } from "node:http";
 
-  interface S3rverOptions {
+  export interface S3rverOptions {
     /** Folder holding the buckets. */
     directory: string;
     silent?: boolean;
@@ -11,13 +11,33 @@ declare module "s3rver" {
     resetOnClose?: boolean;
   }
 
-  /** Object metadata as s3rver stores it; `etag` is quoted, `content-length` a number. */
-  type S3rverMetadata = Record<string, string> & { etag: string; "content-length": number };
+  /** Object metadata as s3rver stores it; `etag` is quoted. */
+  export type S3rverMetadata = Record<string, string> & { etag: string; "content-length": number | string };
 
-  interface FilesystemStore {
+  export interface ListObjectsOptions {
+    prefix?: string;
+    startAfter?: string;
+    delimiter?: string;
+    maxKeys?: number;
+  }
+
+  /** What the listing controller reads of each listed object. */
+  export interface ListedObject {
+    key: string;
+    metadata: S3rverMetadata;
+    size: number;
+    lastModifiedDate: Date;
+  }
+
+  export interface FilesystemStore {
+    getBucketPath(bucket: string): string;
     getBucket(bucket: string): Promise<unknown>;
     /** Rejects with an ENOENT error when the object does not exist. */
     getMetadata(bucket: string, key: string): Promise<S3rverMetadata>;
+    listObjects(
+      bucket: string,
+      options: ListObjectsOptions,
+    ): Promise<{ objects: ListedObject[]; commonPrefixes: string[]; isTruncated: boolean }>;
   }
 
   class S3rver {

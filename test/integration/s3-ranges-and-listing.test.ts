@@ -78,3 +78,29 @@ describe("listing 2,500 keys under a prefix", () => {
     expect(await listAll(`${prefix}${keys[1_999]}`)).toEqual({ keys: keys.slice(2_000), pages: 1 });
   });
 });
+
+describe("listing order", () => {
+  it("is UTF-8 byte order, also where a folder name is a prefix of a sibling key", async () => {
+    const store = testObjectStore();
+    // In byte order "-" (2d) < "." (2e) < "/" (2f) < "=" (3d), and any ASCII < "é".
+    const keys = ["x", "x-y", "x.y", "x/a/b", "x/z", "x=1/part-0", "x=10/part-0", "xé"];
+    await Promise.all([...keys].reverse().map((key) => store.put(key, bytes(key))));
+    expect((await listAllKeys(store, "")).map((o) => o.key)).toEqual(keys);
+    // One key per page: each page starts after the previous page's last key, so a misordered
+    // listing would skip keys here.
+    expect((await listAllKeys(store, "", { pageSize: 1 })).map((o) => o.key)).toEqual(keys);
+    expect((await listAllKeys(store, "x/")).map((o) => o.key)).toEqual(["x/a/b", "x/z"]);
+  });
+
+  it("groups common prefixes with a delimiter", async () => {
+    const prefix = uniquePrefix("delimiter");
+    const s3 = testS3Client();
+    const { bucket } = testAws().storage;
+    for (const key of ["a/1", "a/2", "b", "c/d/e"]) {
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}${key}`, Body: key }));
+    }
+    const out = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: "/" }));
+    expect(out.Contents?.map((o) => o.Key)).toEqual([`${prefix}b`]);
+    expect(out.CommonPrefixes?.map((p) => p.Prefix)).toEqual([`${prefix}a/`, `${prefix}c/`]);
+  });
+});
