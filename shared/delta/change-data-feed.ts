@@ -66,6 +66,8 @@ export interface ChangeFeedOptions {
   readonly duck?: DuckSession;
   /** Name of the DuckDB view (default `table_changes`). */
   readonly viewName?: string;
+  /** Zone of timestamp partition values written without an offset (see `PartitionValueOptions`). */
+  readonly partitionTimeZone?: string;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function openChangeFeed(
 ): Promise<ScratchView> {
   return ScratchView.create(
     options.viewName ?? "table_changes",
-    (duck, scratch) => changeFeedSql(store, fromVersion, toVersion, duck, scratch),
+    (duck, scratch) => changeFeedSql(store, fromVersion, toVersion, duck, scratch, options),
     options.duck,
   );
 }
@@ -91,9 +93,10 @@ export async function tableChanges(
   store: ObjectStore,
   fromVersion: number,
   toVersion?: number,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone"> = {},
 ): Promise<DuckRow[]> {
   return readScratchView("table_changes", (duck, scratch) =>
-    changeFeedSql(store, fromVersion, toVersion, duck, scratch),
+    changeFeedSql(store, fromVersion, toVersion, duck, scratch, options),
   );
 }
 
@@ -103,7 +106,9 @@ async function changeFeedSql(
   toVersion: number | undefined,
   duck: DuckSession,
   scratch: ScratchFolder,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone">,
 ): Promise<string> {
+  const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
   const listing = await listLog(store);
   const latest = latestListedVersion(listing);
   const to = toVersion ?? latest ?? 0;
@@ -133,7 +138,7 @@ async function changeFeedSql(
     source: {
       localPath: localPaths[i]!,
       constants: {
-        ...partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+        ...partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues, timeZone),
         _commit_version: String(file.version),
         _commit_timestamp: `epoch_ms(${file.timestamp}::BIGINT)`,
         ...(file.changeType ? { _change_type: quoteLiteral(file.changeType) } : {}),
