@@ -96,8 +96,12 @@ export async function prepareMerge(
     const keptOrUpdated = `SELECT ${updatedColumns} FROM ${joined} WHERE ${inTouched}${deleting ? ` AND NOT (${matched})` : ""}`;
     const notMatched = `NOT EXISTS (SELECT 1 FROM ${target} AS target WHERE ${on})`;
     const inserted = `SELECT ${columnList(snapshot, "source")} FROM ${source} AS source WHERE ${notMatched}`;
-    const rewrittenSql =
-      spec.whenNotMatched === "insert" ? `${keptOrUpdated} UNION ALL ${inserted}` : keptOrUpdated;
+    // Without a matched clause no target file is rewritten: only the inserts are written.
+    const parts = [
+      ...(rewriting ? [keptOrUpdated] : []),
+      ...(spec.whenNotMatched === "insert" ? [inserted] : []),
+    ];
+    const rewrittenSql = parts.length > 0 ? parts.join(" UNION ALL ") : `${keptOrUpdated} AND false`;
 
     const changes: string[] = [];
     if (rewriting && deleting) {
@@ -125,7 +129,7 @@ export async function prepareMerge(
     );
     const matchedRows = rewriting ? Number(counts!.matched_rows) : 0;
     const inserts = spec.whenNotMatched === "insert" ? Number(counts!.unmatched_source_rows) : 0;
-    const copied = Number(counts!.copied_rows);
+    const copied = rewriting ? Number(counts!.copied_rows) : 0;
     const rewrite = await rewriteFiles(
       context,
       snapshot,

@@ -64,14 +64,14 @@ async function stageJsRows(
   schema: StructType,
   rows: readonly Readonly<Record<string, unknown>>[],
 ): Promise<StagedRows> {
-  const present = new Set(rows.flatMap((row) => Object.keys(row)));
-  assertKnownColumns(schema, present);
-  for (const field of schema.fields) if (!present.has(field.name)) missingColumn(field.name, field.nullable);
+  // A key absent from a row is NULL; NOT NULL is checked on the staged rows.
+  assertKnownColumns(schema, new Set(rows.flatMap((row) => Object.keys(row))));
   const file = path.join(scratch.dir, `rows-${randomUUID()}.ndjson`);
   const lines = rows.map((row) =>
     JSON.stringify(Object.fromEntries(schema.fields.map((f) => [f.name, toJsonValue(row[f.name], f.type)]))),
   );
-  await writeFile(file, lines.join("\n") + "\n");
+  // DuckDB needs at least one record to read; an empty batch reads a dummy one and keeps none.
+  await writeFile(file, (rows.length === 0 ? "{}" : lines.join("\n")) + "\n");
   const jsonColumns = schema.fields.map(
     (f) => `${quoteLiteral(f.name)}: ${quoteLiteral(jsonReadType(f.type))}`,
   );
@@ -79,12 +79,11 @@ async function stageJsRows(
     const c = quoteIdentifier(f.name);
     return `${f.type === "binary" ? `unhex(${c})` : c} AS ${c}`;
   });
-  const relation =
-    rows.length === 0
-      ? `(SELECT * FROM read_json(${quoteLiteral(file)}, columns = {${jsonColumns.join(", ")}}, format = 'newline_delimited') LIMIT 0)`
-      : `read_json(${quoteLiteral(file)}, columns = {${jsonColumns.join(", ")}}, format = 'newline_delimited')`;
-  if (rows.length === 0) await writeFile(file, "{}\n");
-  return { sql: `SELECT ${select.join(", ")} FROM ${relation}`, dispose: () => rm(file, { force: true }) };
+  const relation = `read_json(${quoteLiteral(file)}, columns = {${jsonColumns.join(", ")}}, format = 'newline_delimited')`;
+  return {
+    sql: `SELECT ${select.join(", ")} FROM ${relation}${rows.length === 0 ? " LIMIT 0" : ""}`,
+    dispose: () => rm(file, { force: true }),
+  };
 }
 
 function jsonReadType(type: DeltaType): string {

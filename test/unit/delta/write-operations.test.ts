@@ -126,7 +126,7 @@ describe("writing data files", () => {
     await expect(table.append({ rows: [{ id: null, name: "x" }] })).rejects.toThrow(
       /NOT NULL column\(s\) id/,
     );
-    await expect(table.append({ rows: [{ name: "x" }] })).rejects.toThrow(/lack column id/);
+    await expect(table.append({ rows: [{ name: "x" }] })).rejects.toThrow(/NOT NULL column\(s\) id/);
     await expect(table.append({ rows: [{ id: 1, extra: 1 }] })).rejects.toThrow(
       /columns the table does not: extra/,
     );
