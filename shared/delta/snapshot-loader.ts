@@ -43,9 +43,7 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
   const version =
     options.version ??
     (options.timestamp === undefined ? undefined : await versionAtTimestamp(store, options.timestamp));
-  const listing = await listForVersion(store, version);
-  if (latestListedVersion(listing) === undefined) throw new TableNotFoundError(options.location ?? "");
-  const segment = planLogSegment(listing, version);
+  const { listing, segment } = await planFromListing(store, version, options.location);
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;
@@ -73,17 +71,40 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
 }
 
 /**
- * The listing to plan from. The `_last_checkpoint` hint lets us list only its tail; it is ignored
+ * Lists and plans. A plan from the tail listing that fails is redone from a full listing, so that
+ * errors name every version that can be read, not just those after the checkpoint hint.
+ */
+async function planFromListing(
+  store: ObjectStore,
+  version: number | undefined,
+  location: string | undefined,
+): Promise<{ listing: LogListing; segment: LogSegment }> {
+  const tail = await listForVersion(store, version);
+  if (tail) {
+    try {
+      return { listing: tail, segment: planLogSegment(tail, version) };
+    } catch {
+      // fall through to the full listing
+    }
+  }
+  const listing = await listLog(store);
+  if (latestListedVersion(listing) === undefined) throw new TableNotFoundError(location ?? "");
+  return { listing, segment: planLogSegment(listing, version) };
+}
+
+/**
+ * The tail of the log to plan from, or `undefined` to list it all. The `_last_checkpoint` hint lets us list only its tail; it is ignored
  * when missing, unreadable, newer than the version asked for, or pointing at a checkpoint that is not
  * there (a stale hint pointing at an older checkpoint is fine: newer ones show up in the tail).
  */
-async function listForVersion(store: ObjectStore, version: number | undefined): Promise<LogListing> {
+async function listForVersion(
+  store: ObjectStore,
+  version: number | undefined,
+): Promise<LogListing | undefined> {
   const hint = await readLastCheckpointHint(store);
-  if (hint && (version === undefined || hint.version <= version)) {
-    const tail = await listLog(store, hint.version);
-    if ([...tail.checkpoints.keys()].some((v) => v >= hint.version)) return tail;
-  }
-  return listLog(store);
+  if (!hint || (version !== undefined && hint.version > version)) return undefined;
+  const tail = await listLog(store, hint.version);
+  return [...tail.checkpoints.keys()].some((v) => v >= hint.version) ? tail : undefined;
 }
 
 /** The commit info and timestamp of a snapshot that ends exactly at its checkpoint. */

@@ -194,6 +194,12 @@ describe("loadSnapshot with checkpoints", () => {
     }
   });
 
+  it("names every readable version when the version asked for is past the end", async () => {
+    const store = await checkpointedTable();
+    await store.put(LAST_CHECKPOINT_KEY, text('{"version":2,"parts":2}'));
+    await expect(loadSnapshot(store, { version: 9, duck })).rejects.toThrow(/versions 0 to 4 can be read/);
+  });
+
   it("ignores a checkpoint with a missing part", async () => {
     const store = await checkpointedTable();
     await store.delete(multiPartCheckpointKey(2, 2, 2));
