@@ -62,13 +62,17 @@ async function stageSql(duck: DuckSession, schema: StructType, sql: string): Pro
 async function stageJsRows(
   scratch: ScratchFolder,
   schema: StructType,
-  rows: readonly Readonly<Record<string, unknown>>[],
+  rows: readonly object[],
 ): Promise<StagedRows> {
   // A key absent from a row is NULL; NOT NULL is checked on the staged rows.
   assertKnownColumns(schema, new Set(rows.flatMap((row) => Object.keys(row))));
   const file = path.join(scratch.dir, `rows-${randomUUID()}.ndjson`);
   const lines = rows.map((row) =>
-    JSON.stringify(Object.fromEntries(schema.fields.map((f) => [f.name, toJsonValue(row[f.name], f.type)]))),
+    JSON.stringify(
+      Object.fromEntries(
+        schema.fields.map((f) => [f.name, toJsonValue((row as Record<string, unknown>)[f.name], f.type)]),
+      ),
+    ),
   );
   // DuckDB needs at least one record to read; an empty batch reads a dummy one and keeps none.
   await writeFile(file, (rows.length === 0 ? "{}" : lines.join("\n")) + "\n");
