@@ -1,0 +1,258 @@
+/**
+ * Errors of the rewind module (semantics.md "Rewind request", "Doing the rewind", "Refresh and
+ * reset"): one base class, a subclass per API `error_code`. Each sets `name` (Step Functions Catch
+ * matches on it), the `error_code` and HTTP status the API answers with, structured `data`, and a
+ * message that says what went wrong and what to do. Every one of them is raised before anything is
+ * changed, except `RewindIncompleteError`, which reports an earlier failure.
+ */
+export class RewindError extends Error {
+  override readonly name: string = "RewindError";
+  /** The `error_code` the HTTP API answers with. */
+  readonly errorCode: string = "INTERNAL_ERROR";
+  /** 400 for a bad request, 409 where the pipeline's state forbids it. */
+  readonly httpStatus: 400 | 409 = 400;
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.data = options.data ?? {};
+  }
+
+  /** The API body: `{"error_code", "message"}`. */
+  toResponse(): { readonly error_code: string; readonly message: string } {
+    return { error_code: this.errorCode, message: this.message };
+  }
+}
+
+const SPEC = "INVALID_REWIND_SPECIFICATION";
+
+/** Both `rewind_point_id` and `rewind_timestamp` were given. */
+export class MultipleRewindTargetsError extends RewindError {
+  override readonly name = "MultipleRewindTargetsError";
+  override readonly errorCode = `${SPEC}.MULTIPLE_REWIND_TARGETS`;
+  constructor() {
+    super(
+      "rewind_spec sets both rewind_point_id and rewind_timestamp: set exactly one (a point id to restore a captured point, or a timestamp to restore the state at that time)",
+    );
+  }
+}
+
+/** Neither `rewind_point_id` nor `rewind_timestamp` was given. */
+export class MissingRewindTargetError extends RewindError {
+  override readonly name = "MissingRewindTargetError";
+  override readonly errorCode = `${SPEC}.MISSING_REWIND_TARGET`;
+  constructor() {
+    super(
+      'rewind_spec sets neither rewind_point_id nor rewind_timestamp: set exactly one (list points with GET /api/2.0/pipelines/{id}/rewind-points, or give a UTC time as "yyyy-MM-dd HH:mm:ss")',
+    );
+  }
+}
+
+/** The id is not a live `rewind_summary` event of this pipeline. */
+export class RewindPointNotFoundError extends RewindError {
+  override readonly name = "RewindPointNotFoundError";
+  override readonly errorCode = `${SPEC}.REWIND_POINT_NOT_FOUND`;
+  constructor(readonly rewindPointId: string) {
+    super(
+      `rewind point ${JSON.stringify(rewindPointId)} is not a live rewind point of this pipeline (unknown, another pipeline's, or expired after its retention): list the live points with GET /api/2.0/pipelines/{id}/rewind-points and pick one, or rewind by rewind_timestamp`,
+      { data: { rewindPointId } },
+    );
+  }
+}
+
+/** A timestamp in no accepted form, or in the future. */
+export class InvalidRewindTimestampError extends RewindError {
+  override readonly name = "InvalidRewindTimestampError";
+  override readonly errorCode = `${SPEC}.INVALID_TIMESTAMP`;
+  constructor(
+    readonly timestamp: string,
+    reason: "format" | "future",
+  ) {
+    super(
+      reason === "future"
+        ? `rewind_timestamp ${JSON.stringify(timestamp)} is in the future: a rewind goes back to a time that has passed; give a UTC time before now`
+        : `rewind_timestamp ${JSON.stringify(timestamp)} is not a UTC timestamp: write it as "yyyy-MM-dd HH:mm:ss" (UTC) or ISO-8601 with T and Z, e.g. "2026-09-29 08:36:55" or "2026-09-29T08:36:55Z"`,
+      { data: { timestamp, reason } },
+    );
+  }
+}
+
+/** What a rewind needs and no longer exists: a version, files, checkpoints, state or source data. */
+export interface MissingPiece {
+  /** The dataset or flow it belongs to. */
+  readonly owner: string;
+  readonly what: string;
+}
+
+function describeMissing(missing: readonly MissingPiece[]): string {
+  const shown = missing.slice(0, 10).map((piece) => `${piece.owner}: ${piece.what}`);
+  return shown.join("; ") + (missing.length > 10 ? `; and ${missing.length - 10} more` : "");
+}
+
+/** The target is older than the rewind retention, or table history, files or source data it needs are gone. */
+export class BeyondRetentionError extends RewindError {
+  override readonly name = "BeyondRetentionError";
+  override readonly errorCode = `${SPEC}.BEYOND_RETENTION`;
+  constructor(
+    readonly missing: readonly MissingPiece[],
+    detail?: string,
+  ) {
+    super(
+      `the rewind target is beyond retention: ${detail ?? describeMissing(missing)}; pick a later rewind point or timestamp (VACUUM, delta.deletedFileRetentionDuration and source retention bound how far back a rewind can go)`,
+      { data: { missing } },
+    );
+  }
+}
+
+/** A checkpoint or operator/source state file the target needs is gone. */
+export class CheckpointBeyondRetentionError extends RewindError {
+  override readonly name = "CheckpointBeyondRetentionError";
+  override readonly errorCode = `${SPEC}.CHECKPOINT_BEYOND_RETENTION`;
+  constructor(readonly missing: readonly MissingPiece[]) {
+    super(
+      `the checkpoints of the rewind target are beyond retention: ${describeMissing(missing)}; pick a later rewind point, or rewind with reset_checkpoints: false (table data only) where the flow does not read an external source`,
+      { data: { missing } },
+    );
+  }
+}
+
+/** `datasets[].identifier` names no dataset of this pipeline. */
+export class RewindDatasetNotFoundError extends RewindError {
+  override readonly name = "RewindDatasetNotFoundError";
+  override readonly errorCode = `${SPEC}.DATASET_NOT_FOUND`;
+  constructor(
+    readonly identifiers: readonly string[],
+    readonly known: readonly string[],
+  ) {
+    super(
+      `rewind_spec.datasets names ${identifiers.map((i) => JSON.stringify(i)).join(", ")}, which ${identifiers.length === 1 ? "is" : "are"} not a dataset of this pipeline: use catalog.schema.table of one of ${known.join(", ") || "(none)"}`,
+      { data: { identifiers, known } },
+    );
+  }
+}
+
+/** A dataset to rewind did not exist (had no table version) at the target. */
+export class DatasetNotInRewindPointError extends RewindError {
+  override readonly name = "DatasetNotInRewindPointError";
+  override readonly errorCode = `${SPEC}.DATASET_NOT_IN_REWIND_POINT`;
+  constructor(readonly datasets: readonly string[]) {
+    super(
+      `${datasets.join(", ")} did not exist at the rewind target, so there is nothing to restore ${datasets.length === 1 ? "it" : "them"} to: pick a later point, or leave ${datasets.length === 1 ? "it" : "them"} out of rewind_spec.datasets (and of the cascade)`,
+      { data: { datasets } },
+    );
+  }
+}
+
+/** A rewound dataset's reader is left out although it consumed past the target. */
+export class InvalidCascadeConfigurationError extends RewindError {
+  override readonly name = "InvalidCascadeConfigurationError";
+  override readonly errorCode = `${SPEC}.INVALID_CASCADE_CONFIGURATION`;
+  constructor(readonly conflicts: readonly { readonly reader: string; readonly upstream: string }[]) {
+    const list = conflicts.map((c) => `${c.reader} (reads ${c.upstream})`).join(", ");
+    super(
+      `the rewind leaves out ${list}, which already consumed data past the rewind target: set cascade: true on the upstream, or add the reader to rewind_spec.datasets`,
+      { data: { conflicts } },
+    );
+  }
+}
+
+/** `reset_checkpoints` differs between a dataset and one of its upstreams in the rewound set. */
+export class InconsistentUpstreamCheckpointResetError extends RewindError {
+  override readonly name = "InconsistentUpstreamCheckpointResetError";
+  override readonly errorCode = `${SPEC}.INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`;
+  constructor(readonly pairs: readonly { readonly dataset: string; readonly upstream: string }[]) {
+    super(
+      `reset_checkpoints must be the same for a dataset and its upstreams in the rewind, but differs for ${pairs
+        .map((p) => `${p.dataset} and its upstream ${p.upstream}`)
+        .join(", ")}: set the same value on both`,
+      { data: { pairs } },
+    );
+  }
+}
+
+/** `reset_checkpoints: false` on a dataset whose flow reads an external source. */
+export class ResetCheckpointsRequiredError extends RewindError {
+  override readonly name = "ResetCheckpointsRequiredError";
+  override readonly errorCode = `${SPEC}.RESET_CHECKPOINTS_REQUIRED`;
+  constructor(
+    readonly flows: readonly { readonly dataset: string; readonly flow: string; readonly source: string }[],
+  ) {
+    super(
+      `reset_checkpoints: false is not allowed for ${flows
+        .map((f) => `${f.dataset} (flow ${f.flow} reads ${f.source})`)
+        .join(
+          ", ",
+        )}: an external source cannot be rewound without its offsets, or replay would skip or repeat records; set reset_checkpoints: true`,
+      { data: { flows } },
+    );
+  }
+}
+
+/** The target lies before the last full refresh (or reset) of a dataset to rewind. */
+export class RewindBeforeFullRefreshError extends RewindError {
+  override readonly name = "RewindBeforeFullRefreshError";
+  override readonly errorCode = "REWIND_BEFORE_FULL_REFRESH";
+  constructor(
+    readonly refreshes: readonly { readonly dataset: string; readonly refreshedAt: number }[],
+    readonly targetTime: number,
+  ) {
+    super(
+      `the rewind target (${new Date(targetTime).toISOString()}) is before the last full refresh of ${refreshes
+        .map((r) => `${r.dataset} (${new Date(r.refreshedAt).toISOString()})`)
+        .join(
+          ", ",
+        )}: the data it held then was discarded; pick a point after the refresh, or leave the dataset out`,
+      { data: { refreshes, targetTime } },
+    );
+  }
+}
+
+/** Another update holds the pipeline. */
+export class PipelineBusyError extends RewindError {
+  override readonly name = "PipelineBusyError";
+  override readonly errorCode = "PIPELINE_BUSY";
+  override readonly httpStatus = 409;
+  constructor(readonly activeUpdateId: string) {
+    super(
+      `update ${activeUpdateId} is running on this pipeline; only one update runs at a time: wait for it to finish, or stop it first`,
+      { data: { activeUpdateId } },
+    );
+  }
+}
+
+/** A rewind failed part-way and the pipeline refuses other updates until one succeeds. */
+export class RewindIncompleteError extends RewindError {
+  override readonly name = "RewindIncompleteError";
+  override readonly errorCode = "PIPELINE_REWIND_INCOMPLETE";
+  override readonly httpStatus = 409;
+  constructor(readonly blockedBy: string) {
+    super(
+      `rewind update ${blockedBy} failed part-way, leaving the pipeline partly rewound: rewind again (to the same or another point) to converge, or set the pipeline configuration pipelines.allowUpdateAfterIncompleteRewind = "true" to run anyway`,
+      { data: { blockedBy } },
+    );
+  }
+}
+
+/** A request value that is not allowed (unknown field, bad enum, a rule between fields). */
+export class InvalidParameterValueError extends RewindError {
+  override readonly name = "InvalidParameterValueError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+}
+
+/**
+ * The current definition cannot continue from the state a rewind would restore (semantics.md
+ * "Replay"): reported by the rewind and its dry run, before anything changes, rather than by the replay.
+ */
+export class IncompatibleRestoredStateError extends RewindError {
+  override readonly name = "IncompatibleRestoredStateError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor(
+    readonly flow: string,
+    reason: string,
+  ) {
+    super(
+      `flow ${flow} could not replay from the rewind target: ${reason}; deploy a definition compatible with that state, rewind to another point, or fully refresh the flow's dataset`,
+      { data: { flow, reason } },
+    );
+  }
+}
