@@ -1,0 +1,58 @@
+import type { RewindEnvironment } from "./rewind-environment.ts";
+import { EVENT_TYPES, liveEvents } from "./rewind-events.ts";
+import { qualifiedName } from "./pipeline-datasets.ts";
+
+/**
+ * Full refreshes and resets, recorded durably so that a later rewind to a point before one is refused
+ * with `REWIND_BEFORE_FULL_REFRESH` (semantics.md "Rewind request"). Each is a `dataset_reset` event
+ * per dataset. It lives at least as long as rewind points do (and the 30 days of ordinary events): a
+ * record can only matter to a target inside the rewind retention, since older targets are refused
+ * as `BEYOND_RETENTION` anyway. Rewind points also carry each table's id, so a DROP is caught even
+ * without the record.
+ */
+
+const MIN_RECORD_TTL_MS = 30 * 86_400_000;
+
+export interface DatasetResetRecord {
+  readonly dataset: string;
+  /** FULL (reprocessed) or RESET (emptied only). */
+  readonly refresh: "FULL" | "RESET";
+  /** DROP, TRUNCATE, or OWNED_ROWS (a shared sink's own rows deleted). */
+  readonly how: "DROP" | "TRUNCATE" | "OWNED_ROWS";
+  /** Epoch ms. */
+  readonly at: number;
+  /** The table version that reset it (TRUNCATE, OWNED_ROWS), if any. */
+  readonly tableVersion?: number;
+}
+
+export async function recordDatasetReset(
+  env: RewindEnvironment,
+  record: DatasetResetRecord,
+  updateId?: string,
+): Promise<void> {
+  await env.events.append({
+    event_type: EVENT_TYPES.datasetReset,
+    level: "INFO",
+    message: `${record.refresh === "FULL" ? "Full refresh" : "Reset"} of ${qualifiedName(env.pipeline, record.dataset)} (${record.how})`,
+    origin: {
+      pipeline_id: env.pipelineId,
+      dataset_name: record.dataset,
+      ...(updateId !== undefined ? { update_id: updateId } : {}),
+    },
+    details: { dataset_reset: { ...record } },
+    timestamp: record.at,
+    expiresAt: record.at + Math.max(MIN_RECORD_TTL_MS, env.pipeline.settings.rewindRetentionMs),
+  });
+}
+
+/** Per dataset, the time of its latest live reset record. */
+export async function lastResets(env: RewindEnvironment): Promise<Map<string, number>> {
+  const events = await liveEvents(env.events, env.pipelineId, EVENT_TYPES.datasetReset, env.clock());
+  const latest = new Map<string, number>();
+  for (const event of events) {
+    const record = event.details["dataset_reset"] as DatasetResetRecord | undefined;
+    if (!record) continue;
+    latest.set(record.dataset, Math.max(latest.get(record.dataset) ?? 0, record.at));
+  }
+  return latest;
+}

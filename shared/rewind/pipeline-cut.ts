@@ -1,0 +1,128 @@
+import type { Snapshot } from "../delta/snapshot.ts";
+import { readCommit } from "../delta/commit-reader.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
+import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { flowAppId, flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import { tableDatasets, writersOf } from "./pipeline-datasets.ts";
+import type { PipelineCut } from "./rewind-point.ts";
+
+/**
+ * A consistent cut of the pipeline (semantics.md "Rewind points": a capture during a running update
+ * is still consistent). The flows' positions are read from the tables themselves: a flow stamps each
+ * commit with `txn {appId: <pipelineId>/<flow>, version: seq}`, and RESTORE sets txns back, so the
+ * txn in a table version names exactly the last batch that version holds — on whatever timeline.
+ *
+ * 1. Read datasets downstream first: a reader's table is read before the tables it reads, so whatever
+ *    it has consumed is already in the upstream version read after it.
+ * 2. Per table, take its latest version (or the one at a given version / timestamp).
+ * 3. Per writing flow, its seq is the txn version in that table version (the root, 0, when absent).
+ * 4. A seq whose checkpoint is still PLANNED is a batch caught between its table commit and its
+ *    checkpoint commit (architecture.md "Streaming", steps 4–5): step the table back to the version
+ *    before that commit and repeat 3, so the cut holds only batches whose checkpoints are COMMITTED.
+ */
+
+export type VersionChoice =
+  { readonly kind: "latest" } | { readonly kind: "version"; readonly version: number };
+
+/** Where one dataset and its writers stand in the cut; undefined when its table does not exist. */
+export interface DatasetCut {
+  readonly version: number;
+  readonly tableId: string;
+  readonly timestamp: number;
+  readonly flows: ReadonlyMap<string, number>;
+}
+
+/** Captures the pipeline's current cut (step 1 over every table). */
+export async function captureCut(env: RewindEnvironment): Promise<PipelineCut> {
+  const datasets = new Map<string, { version: number; tableId: string }>();
+  const flows = new Map<string, number>();
+  const time = env.clock();
+  for (const dataset of [...tableDatasets(env.pipeline)].reverse()) {
+    const at = await cutOfDataset(env, dataset, { kind: "latest" });
+    for (const flow of writersOf(env.pipeline, dataset))
+      flows.set(flow.name, at?.flows.get(flow.name) ?? ROOT_SEQ);
+    if (at) datasets.set(dataset, { version: at.version, tableId: at.tableId });
+  }
+  return {
+    time,
+    datasets: new Map(
+      tableDatasets(env.pipeline).flatMap((d) => (datasets.has(d) ? [[d, datasets.get(d)!]] : [])),
+    ),
+    flows: new Map([...flows].reverse()),
+  };
+}
+
+/** Steps 2–4 for one dataset. */
+export async function cutOfDataset(
+  env: RewindEnvironment,
+  dataset: string,
+  choice: VersionChoice,
+): Promise<DatasetCut | undefined> {
+  const store = env.tableStore(dataset);
+  let snapshot: Snapshot;
+  try {
+    snapshot = await loadSnapshot(store, choice.kind === "version" ? { version: choice.version } : {});
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return undefined;
+    throw error;
+  }
+  const writers = writersOf(env.pipeline, dataset).map((flow) => flow.name);
+  for (;;) {
+    const flows = new Map(writers.map((flow) => [flow, seqIn(snapshot, env.pipelineId, flow)]));
+    const inFlight = await firstUncommitted(env, flows);
+    if (inFlight === undefined) {
+      return {
+        version: snapshot.version,
+        tableId: snapshot.metadata.id,
+        timestamp: snapshot.timestamp,
+        flows,
+      };
+    }
+    const before = await versionBeforeBatch(
+      store,
+      snapshot.version,
+      flowAppId(env.pipelineId, inFlight.flow),
+      inFlight.seq,
+    );
+    if (before < 0) return undefined;
+    snapshot = await loadSnapshot(store, { version: before });
+  }
+}
+
+/** The seq of the flow's last batch in `snapshot`: its txn version, or the root. */
+export function seqIn(snapshot: Snapshot, pipelineId: string, flow: string): number {
+  const version = snapshot.txns.get(flowAppId(pipelineId, flow))?.version;
+  return version === undefined || version < 0 ? ROOT_SEQ : version;
+}
+
+async function firstUncommitted(
+  env: RewindEnvironment,
+  flows: ReadonlyMap<string, number>,
+): Promise<{ flow: string; seq: number } | undefined> {
+  for (const [flow, seq] of flows) {
+    if (seq === ROOT_SEQ) continue;
+    const checkpoint = await env.checkpoints.get(flowRef(env, flow), seq);
+    if (checkpoint?.status === "PLANNED") return { flow, seq };
+  }
+  return undefined;
+}
+
+/** The version just before the commit (at or below `from`) that stamped `appId` with `seq`. */
+async function versionBeforeBatch(
+  store: ObjectStore,
+  from: number,
+  appId: string,
+  seq: number,
+): Promise<number> {
+  for (let version = from; version >= 0; version--) {
+    const actions = await readCommit(store, version);
+    if (
+      actions.some((action) => "txn" in action && action.txn.appId === appId && action.txn.version === seq)
+    ) {
+      return version - 1;
+    }
+  }
+  return -1;
+}

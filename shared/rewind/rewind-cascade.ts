@@ -1,0 +1,166 @@
+import { downstreamClosure, downstreamOf, upstreamClosure } from "../pipeline/pipeline-graph.ts";
+import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
+import {
+  DatasetNotInRewindPointError,
+  InconsistentUpstreamCheckpointResetError,
+  InvalidCascadeConfigurationError,
+  ResetCheckpointsRequiredError,
+  RewindDatasetNotFoundError,
+} from "./errors.ts";
+import { datasetOf, externalSource, qualifiedName, tableDatasets, writersOf } from "./pipeline-datasets.ts";
+import type { RewindDatasetSpec } from "./rewind-spec.ts";
+
+/**
+ * Which datasets a rewind covers, and the rules on that set (semantics.md "Rewind request"). Pure.
+ *
+ * 1. Resolve `datasets[].identifier` (`catalog.schema.table`; case-insensitive) to datasets of this
+ *    pipeline; any unknown: `DATASET_NOT_FOUND`. No `datasets`: every dataset, cascade and reset on.
+ * 2. Cascade: each dataset with `cascade: true` adds everything downstream of it, which inherits its
+ *    `reset_checkpoints` (a dataset listed explicitly keeps its own value).
+ * 3. The rewound set is the table datasets reached (views store nothing), upstream first.
+ * 4. Each must have a table version at the target: else `DATASET_NOT_IN_REWIND_POINT`.
+ * 5. `reset_checkpoints` must agree between a dataset and its upstreams in the set:
+ *    else `INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`.
+ * 6. `reset_checkpoints: false` on a dataset written from an external source:
+ *    `RESET_CHECKPOINTS_REQUIRED`.
+ * 7. A streaming reader of a rewound dataset that is left out and has consumed past the dataset's
+ *    target version would fail on replay: `INVALID_CASCADE_CONFIGURATION`, naming it. (A
+ *    materialized view left out is not an error: it recomputes from scratch on its next update.)
+ */
+
+export interface CascadeInput {
+  readonly pipeline: ValidatedPipeline;
+  /** Undefined: every dataset, cascade and reset_checkpoints on. */
+  readonly datasets?: readonly RewindDatasetSpec[];
+  /** Datasets with a table version at the target. */
+  readonly inTarget: ReadonlySet<string>;
+  /**
+   * Whether a flow reading `upstream` as a stream has consumed past `upstream`'s target version.
+   * Asked only for readers left out of the set.
+   */
+  readonly consumedPast: (flow: string, upstream: string) => boolean;
+}
+
+export interface CascadeMember {
+  readonly dataset: string;
+  readonly resetCheckpoints: boolean;
+}
+
+/** The rewound set, upstream first. */
+export function planCascade(input: CascadeInput): CascadeMember[] {
+  const { pipeline } = input;
+  const specs = input.datasets
+    ? resolveIdentifiers(pipeline, input.datasets)
+    : tableDatasets(pipeline).map((dataset) => ({ dataset, cascade: true, resetCheckpoints: true }));
+
+  const reset = new Map<string, boolean>();
+  for (const spec of specs) {
+    if (!spec.cascade) continue;
+    for (const name of downstreamClosure(pipeline.graph, [spec.dataset])) {
+      if (!reset.has(name)) reset.set(name, spec.resetCheckpoints);
+    }
+  }
+  for (const spec of specs) reset.set(spec.dataset, spec.resetCheckpoints);
+
+  const tables = new Set(tableDatasets(pipeline));
+  const members = tableDatasets(pipeline)
+    .filter((name) => reset.has(name) && tables.has(name))
+    .map((dataset) => ({ dataset, resetCheckpoints: reset.get(dataset) as boolean }));
+
+  const missing = members.filter((m) => !input.inTarget.has(m.dataset)).map((m) => m.dataset);
+  if (missing.length > 0)
+    throw new DatasetNotInRewindPointError(missing.map((d) => qualifiedName(pipeline, d)));
+
+  checkResetAgreement(pipeline, members);
+  checkExternalSources(pipeline, members);
+  checkLeftOutReaders(input, new Set(members.map((m) => m.dataset)));
+  return members;
+}
+
+function resolveIdentifiers(
+  pipeline: ValidatedPipeline,
+  datasets: readonly RewindDatasetSpec[],
+): { dataset: string; cascade: boolean; resetCheckpoints: boolean }[] {
+  const unknown: string[] = [];
+  const resolved = datasets.flatMap((spec) => {
+    const name = datasetName(pipeline, spec.identifier);
+    if (name === undefined) {
+      unknown.push(spec.identifier);
+      return [];
+    }
+    return [{ dataset: name, cascade: spec.cascade, resetCheckpoints: spec.reset_checkpoints }];
+  });
+  if (unknown.length > 0) {
+    throw new RewindDatasetNotFoundError(
+      unknown,
+      pipeline.definition.datasets.map((d) => qualifiedName(pipeline, d.name)),
+    );
+  }
+  return resolved;
+}
+
+/** `Main.Sales.Orders` or `orders` → `orders` when it is a dataset of this pipeline. */
+export function datasetName(pipeline: ValidatedPipeline, identifier: string): string | undefined {
+  const parts = identifier.trim().toLowerCase().split(".");
+  const { catalog, schema } = pipeline.definition;
+  const name =
+    parts.length === 3 && parts[0] === catalog && parts[1] === schema
+      ? parts[2]
+      : parts.length === 1
+        ? parts[0]
+        : undefined;
+  return name !== undefined && datasetOf(pipeline, name) ? name : undefined;
+}
+
+function checkResetAgreement(pipeline: ValidatedPipeline, members: readonly CascadeMember[]): void {
+  const reset = new Map(members.map((m) => [m.dataset, m.resetCheckpoints]));
+  const pairs: { dataset: string; upstream: string }[] = [];
+  for (const member of members) {
+    for (const upstream of upstreamClosure(pipeline.graph, [member.dataset])) {
+      const value = reset.get(upstream);
+      if (upstream !== member.dataset && value !== undefined && value !== member.resetCheckpoints) {
+        pairs.push({
+          dataset: qualifiedName(pipeline, member.dataset),
+          upstream: qualifiedName(pipeline, upstream),
+        });
+      }
+    }
+  }
+  if (pairs.length > 0) throw new InconsistentUpstreamCheckpointResetError(pairs);
+}
+
+function checkExternalSources(pipeline: ValidatedPipeline, members: readonly CascadeMember[]): void {
+  const refused = members
+    .filter((m) => !m.resetCheckpoints)
+    .flatMap((m) =>
+      writersOf(pipeline, m.dataset).flatMap((flow) => {
+        const source = externalSource(flow);
+        return source ? [{ dataset: qualifiedName(pipeline, m.dataset), flow: flow.name, source }] : [];
+      }),
+    );
+  if (refused.length > 0) throw new ResetCheckpointsRequiredError(refused);
+}
+
+function checkLeftOutReaders(input: CascadeInput, rewound: ReadonlySet<string>): void {
+  const { pipeline } = input;
+  const conflicts: { reader: string; upstream: string }[] = [];
+  for (const upstream of rewound) {
+    for (const reader of downstreamOf(pipeline.graph, upstream)) {
+      if (rewound.has(reader)) continue;
+      for (const flow of writersOf(pipeline, reader)) {
+        const source = flow.source;
+        if (
+          source.type === "stream" &&
+          source.dataset === upstream &&
+          input.consumedPast(flow.name, upstream)
+        ) {
+          conflicts.push({
+            reader: qualifiedName(pipeline, reader),
+            upstream: qualifiedName(pipeline, upstream),
+          });
+        }
+      }
+    }
+  }
+  if (conflicts.length > 0) throw new InvalidCascadeConfigurationError(conflicts);
+}

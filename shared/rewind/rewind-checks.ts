@@ -1,0 +1,189 @@
+import { findMissingFiles, planRestore, type RestorePlan } from "../delta/restore.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { TableNotFoundError, VersionNotFoundError } from "../delta/errors.ts";
+import { FileSetState } from "../engine/file-set-state.ts";
+import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
+import { fileSetOffsetOf, stateFilesOf, tableOffsetOf } from "./checkpoint-offsets.ts";
+import {
+  BeyondRetentionError,
+  CheckpointBeyondRetentionError,
+  IncompatibleRestoredStateError,
+  type MissingPiece,
+} from "./errors.ts";
+import { writersOf } from "./pipeline-datasets.ts";
+import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+
+/**
+ * The checks a rewind (and its dry run) makes against storage before anything changes (semantics.md
+ * "Rewind request": files, checkpoints, state or source data gone; "Replay": the current definition
+ * must be compatible with the restored state). Every problem of a kind is collected so the error
+ * names all missing pieces at once.
+ *
+ * 1. Table data: the target version is still in the log, and every data file it needs exists (`head`).
+ * 2. Checkpoints (flows with reset_checkpoints): the target checkpoint exists and is COMMITTED, and
+ *    its state files exist.
+ * 3. Source data: an auto_loader flow must find again every file it processed after the target (they
+ *    are replayed); a delta-path flow needs its source's log from its target offset on.
+ * 4. Compatibility: the restored offset must be of the kind the flow's current source reads.
+ */
+
+export interface DatasetCheck {
+  readonly dataset: string;
+  readonly restore: RestorePlan;
+  /** The current version when checked. */
+  readonly currentVersion: number;
+  readonly currentTableId: string;
+}
+
+export interface FlowCheck {
+  readonly flow: string;
+  readonly dataset: string;
+  readonly targetSeq: number;
+  readonly currentSeq: number;
+}
+
+/** Step 1 for one dataset: its restore plan, or the pieces missing. */
+export async function checkTable(
+  env: RewindEnvironment,
+  dataset: string,
+  targetVersion: number,
+  missing: MissingPiece[],
+): Promise<DatasetCheck | undefined> {
+  const store = env.tableStore(dataset);
+  const current = await loadSnapshot(store);
+  let target;
+  try {
+    target = await loadSnapshot(store, { version: targetVersion });
+  } catch (error) {
+    if (error instanceof VersionNotFoundError || error instanceof TableNotFoundError) {
+      missing.push({ owner: dataset, what: `table version ${targetVersion} is no longer in the log` });
+      return undefined;
+    }
+    throw error;
+  }
+  const restore = planRestore(current, target, env.clock());
+  for (const key of await findMissingFiles(store, restore.filesToRestore, 32)) {
+    missing.push({
+      owner: dataset,
+      what: `data file ${key} of version ${targetVersion} is gone (vacuumed?)`,
+    });
+  }
+  return { dataset, restore, currentVersion: current.version, currentTableId: current.metadata.id };
+}
+
+/** Steps 2–4 for the flows writing a dataset whose checkpoints are reset. */
+export async function checkFlows(
+  env: RewindEnvironment,
+  dataset: string,
+  targetSeqs: ReadonlyMap<string, number>,
+  missing: { checkpoints: MissingPiece[]; sources: MissingPiece[] },
+): Promise<FlowCheck[]> {
+  const checks: FlowCheck[] = [];
+  for (const flow of writersOf(env.pipeline, dataset)) {
+    const ref = flowRef(env, flow.name);
+    const targetSeq = targetSeqs.get(flow.name) ?? ROOT_SEQ;
+    const head = await env.checkpoints.head(ref);
+    checks.push({ flow: flow.name, dataset, targetSeq, currentSeq: head.seq });
+    if (targetSeq === ROOT_SEQ) continue;
+    const checkpoint = await env.checkpoints.get(ref, targetSeq);
+    if (!checkpoint || checkpoint.status !== "COMMITTED") {
+      missing.checkpoints.push({
+        owner: flow.name,
+        what: `checkpoint ${targetSeq} is ${checkpoint ? "not committed" : "gone"}`,
+      });
+      continue;
+    }
+    for (const key of stateFilesOf(checkpoint)) {
+      if ((await env.stateStore.head(key)) === undefined) {
+        missing.checkpoints.push({
+          owner: flow.name,
+          what: `state file ${key} of checkpoint ${targetSeq} is gone`,
+        });
+      }
+    }
+    checkCompatibility(flow.name, flow.source.type, checkpoint);
+    if (flow.source.type === "auto_loader") {
+      await checkReplayedFiles(
+        env,
+        flow.name,
+        flow.source.path,
+        checkpoint,
+        head.checkpoint,
+        missing.sources,
+      );
+    } else if (flow.source.type === "delta") {
+      await checkDeltaSource(env, flow.name, flow.source.path, checkpoint, missing.sources);
+    }
+  }
+  return checks;
+}
+
+/** Throws the two kinds of missing pieces, checkpoints first (the more specific error). */
+export function throwIfMissing(
+  tables: MissingPiece[],
+  checkpoints: MissingPiece[],
+  sources: MissingPiece[],
+): void {
+  if (checkpoints.length > 0) throw new CheckpointBeyondRetentionError(checkpoints);
+  if (tables.length > 0 || sources.length > 0) throw new BeyondRetentionError([...tables, ...sources]);
+}
+
+function checkCompatibility(flow: string, sourceType: string, checkpoint: Checkpoint): void {
+  const table = tableOffsetOf(checkpoint);
+  const files = fileSetOffsetOf(checkpoint);
+  const wantsFiles = sourceType === "auto_loader";
+  if ((wantsFiles && table) || (!wantsFiles && files)) {
+    throw new IncompatibleRestoredStateError(
+      flow,
+      `its checkpoint ${checkpoint.seq} holds ${table ? "a table version offset" : "a file-set offset"}, but the flow now reads a ${sourceType} source`,
+    );
+  }
+}
+
+async function checkReplayedFiles(
+  env: RewindEnvironment,
+  flow: string,
+  path: string,
+  target: Checkpoint,
+  head: Checkpoint | undefined,
+  missing: MissingPiece[],
+): Promise<void> {
+  const headOffset = fileSetOffsetOf(head);
+  if (!headOffset) return;
+  const state = new FileSetState(env.stateStore, env.pipelineId, flow);
+  let before: Set<string>;
+  let now: Set<string>;
+  try {
+    [before, now] = await Promise.all([state.load(fileSetOffsetOf(target)), state.load(headOffset)]);
+  } catch {
+    return; // a missing state file is reported by the checkpoint check
+  }
+  const source = env.sourceStore(path);
+  for (const key of [...now].filter((key) => !before.has(key)).sort()) {
+    if ((await source.head(key)) === undefined) {
+      missing.push({ owner: flow, what: `source file ${key} under ${path}, to be replayed, is gone` });
+    }
+  }
+}
+
+async function checkDeltaSource(
+  env: RewindEnvironment,
+  flow: string,
+  path: string,
+  target: Checkpoint,
+  missing: MissingPiece[],
+): Promise<void> {
+  const offset = tableOffsetOf(target);
+  if (!offset) return;
+  try {
+    const latest = await loadSnapshot(env.sourceStore(path));
+    if (offset.nextVersion <= latest.version)
+      await loadSnapshot(env.sourceStore(path), { version: offset.nextVersion });
+  } catch (error) {
+    if (!(error instanceof VersionNotFoundError || error instanceof TableNotFoundError)) throw error;
+    missing.push({
+      owner: flow,
+      what: `version ${offset.nextVersion} of the source table ${path} is no longer readable`,
+    });
+  }
+}

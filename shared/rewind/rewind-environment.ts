@@ -1,0 +1,36 @@
+import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
+import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { PipelinesRepository } from "../store/pipelines-repository.ts";
+import type { RewindEventLog } from "./rewind-events.ts";
+
+/**
+ * Everything the rewind domain reads and writes, as ports (no AWS types): the same core runs in a
+ * Step Functions task, the local runtime and unit tests. One environment serves one pipeline.
+ */
+export interface RewindEnvironment {
+  readonly pipelineId: string;
+  /** The pipeline's current definition, validated (settings, DAG). */
+  readonly pipeline: ValidatedPipeline;
+  readonly checkpoints: CheckpointsRepository;
+  readonly events: RewindEventLog;
+  /** For the rewind block (semantics.md "Doing the rewind"). */
+  readonly pipelines: Pick<PipelinesRepository, "get" | "setRewindBlock">;
+  /** The object-store view of a dataset's table folder (`tables/<catalog>/<schema>/<name>/`). */
+  tableStore(dataset: string): ObjectStore;
+  /** The store that holds flows' state files (`state/<pipelineId>/<flowId>/…` keys). */
+  readonly stateStore: ObjectStore;
+  /** The object-store view of an external location (an auto_loader prefix, a Delta table path). */
+  sourceStore(path: string): ObjectStore;
+  readonly clock: () => number;
+}
+
+/** A flow's checkpoint key. Flow names are unique within a pipeline, so the name is the flow id. */
+export function flowRef(env: Pick<RewindEnvironment, "pipelineId">, flow: string): FlowRef {
+  return { pipelineId: env.pipelineId, flowId: flow };
+}
+
+/** The Delta `txn` appId a flow stamps on its commits (architecture.md "Streaming", step 4). */
+export function flowAppId(pipelineId: string, flow: string): string {
+  return `${pipelineId}/${flow}`;
+}

@@ -1,0 +1,148 @@
+import { executeRestore, planRestore } from "../delta/restore.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import { EVENT_TYPES } from "./rewind-events.ts";
+import { rewindSummaryEvent, type PipelineCut } from "./rewind-point.ts";
+import { recordRewindPoint } from "./rewind-points.ts";
+import type { DatasetRewind, RewindPlan } from "./rewind-plan.ts";
+
+/**
+ * Doing a planned rewind (semantics.md "Doing the rewind"). Every step is idempotent, so a task retried
+ * after a crash, or a second rewind after a failed one, converges on the target.
+ *
+ * 1. A dry run changes nothing: it records the resolved cut as a `rewind_summary` with
+ *    `dry_run: true`, whose id applies exactly that rewind later, and returns.
+ * 2. Mark the pipeline rewind-blocked (write-ahead: a crash at any later step leaves it blocked, and
+ *    non-rewind updates fail with PIPELINE_REWIND_INCOMPLETE until a rewind succeeds).
+ * 3. For each dataset, upstream first:
+ *    a. re-plan the RESTORE against the table as it is now; a table that already holds the target's
+ *       files, metadata and txns is not restored again (a re-run after a crash);
+ *    b. commit the RESTORE (`operationParameters` with the version and the rewinding update's id);
+ *    c. with reset_checkpoints, move each writing flow's HEAD to its checkpoint at the target (the
+ *       root for a flow that had not run): offsets and operator state together;
+ *    d. record a `rewind_progress` event.
+ * 4. Clear the block and record the final `rewind_summary` with `dry_run: false`.
+ * Transformations do not run; the next ordinary update is the replay.
+ */
+
+export interface DatasetRewound {
+  readonly dataset: string;
+  readonly targetVersion: number;
+  /** The RESTORE commit's version, or undefined when the table was already at the target. */
+  readonly restoreVersion?: number;
+  readonly operationMetrics?: Readonly<Record<string, number>>;
+  readonly flows: readonly { readonly flow: string; readonly from: number; readonly to: number }[];
+}
+
+export interface RewindResult {
+  readonly dryRun: boolean;
+  /** The `rewind_summary` event written (a point id for a dry run). */
+  readonly summaryEventId: string;
+  readonly datasets: readonly DatasetRewound[];
+}
+
+export async function executeRewind(
+  env: RewindEnvironment,
+  plan: RewindPlan,
+  updateId: string,
+): Promise<RewindResult> {
+  if (plan.dryRun) {
+    const point = await recordRewindPoint(env, plan.resolved.cut, "dry-run", updateId);
+    return { dryRun: true, summaryEventId: point.rewindPointId, datasets: [] };
+  }
+  await env.pipelines.setRewindBlock(env.pipelineId, { blocked: true, byUpdateId: updateId });
+  const done: DatasetRewound[] = [];
+  for (const dataset of plan.datasets) done.push(await rewindDataset(env, dataset, updateId));
+  await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
+  const now = env.clock();
+  const summary = await env.events.append(
+    rewindSummaryEvent({
+      pipelineId: env.pipelineId,
+      catalog: env.pipeline.definition.catalog,
+      schema: env.pipeline.definition.schema,
+      kind: "rewind",
+      cut: rewoundCut(plan, now),
+      now,
+      retentionMs: env.pipeline.settings.rewindRetentionMs,
+      updateId,
+    }),
+  );
+  return { dryRun: false, summaryEventId: summary.id, datasets: done };
+}
+
+/** Steps 3a–3d for one dataset (a Step Functions Map iteration calls this on its own). */
+export async function rewindDataset(
+  env: RewindEnvironment,
+  dataset: DatasetRewind,
+  updateId: string,
+): Promise<DatasetRewound> {
+  const store = env.tableStore(dataset.dataset);
+  const [current, target] = await Promise.all([
+    loadSnapshot(store),
+    loadSnapshot(store, { version: dataset.targetVersion }),
+  ]);
+  const restore = planRestore(current, target, env.clock());
+  const needed =
+    restore.filesToRestore.length > 0 ||
+    restore.filesToRemove.length > 0 ||
+    restore.txns.length > 0 ||
+    restore.metadata !== undefined ||
+    restore.protocol !== undefined;
+  const committed = needed
+    ? await executeRestore(store, current, restore, { clock: env.clock, extraParameters: { updateId } })
+    : undefined;
+
+  const flows: { flow: string; from: number; to: number }[] = [];
+  for (const flow of dataset.flows) {
+    const ref = flowRef(env, flow.flow);
+    const head = await env.checkpoints.head(ref);
+    if (head.seq !== flow.targetSeq) {
+      const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, { expectedHead: head.seq });
+      if (moved.outcome !== "moved") {
+        throw new Error(
+          `could not move HEAD of flow ${flow.flow} to checkpoint ${flow.targetSeq} (${moved.outcome}); rewind again to converge`,
+        );
+      }
+    }
+    flows.push({ flow: flow.flow, from: head.seq, to: flow.targetSeq });
+  }
+
+  const result: DatasetRewound = {
+    dataset: dataset.dataset,
+    targetVersion: dataset.targetVersion,
+    ...(committed ? { restoreVersion: committed.version, operationMetrics: { ...restore.metrics } } : {}),
+    flows,
+  };
+  const now = env.clock();
+  await env.events.append({
+    event_type: EVENT_TYPES.rewindProgress,
+    level: "INFO",
+    message: committed
+      ? `Rewound ${dataset.identifier} to version ${dataset.targetVersion} (RESTORE at version ${committed.version})`
+      : `${dataset.identifier} already holds version ${dataset.targetVersion}: no RESTORE needed`,
+    origin: { pipeline_id: env.pipelineId, update_id: updateId, dataset_name: dataset.dataset },
+    details: {
+      rewind_progress: {
+        dataset: dataset.identifier,
+        target_version: dataset.targetVersion,
+        restore_version: committed?.version ?? null,
+        reset_checkpoints: dataset.resetCheckpoints,
+        operation_metrics: committed ? restore.metrics : null,
+        flows,
+      },
+    },
+    timestamp: now,
+    expiresAt: now + env.pipeline.settings.rewindRetentionMs,
+  });
+  return result;
+}
+
+/** The rewound datasets and flows at their targets: what the final summary reports. */
+function rewoundCut(plan: RewindPlan, now: number): PipelineCut {
+  const { cut } = plan.resolved;
+  return {
+    time: now,
+    datasets: new Map(plan.datasets.map((d) => [d.dataset, cut.datasets.get(d.dataset)!])),
+    flows: new Map(plan.datasets.flatMap((d) => d.flows.map((f) => [f.flow, f.targetSeq] as const))),
+  };
+}

@@ -1,0 +1,123 @@
+import type { RestorePlan } from "../delta/restore.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
+import { consumedVersion } from "./checkpoint-offsets.ts";
+import { RewindBeforeFullRefreshError, type MissingPiece } from "./errors.ts";
+import { lastResets } from "./full-refresh-record.ts";
+import { allFlows, qualifiedName } from "./pipeline-datasets.ts";
+import { planCascade, type CascadeMember } from "./rewind-cascade.ts";
+import { checkFlows, checkTable, throwIfMissing, type FlowCheck } from "./rewind-checks.ts";
+import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import type { RewindSpec } from "./rewind-spec.ts";
+import { resolveTarget, type ResolvedTarget } from "./rewind-target.ts";
+
+/**
+ * Planning a rewind: every check of semantics.md "Rewind request", in the order that names the most
+ * useful error first, and nothing written. A dry run is exactly this plan (plus its summary event).
+ *
+ * 1. Resolve the target to a cut (`rewind-target.ts`).
+ * 2. Read every streaming reader's HEAD, to know who has consumed past the target.
+ * 3. The rewound set and its rules (`rewind-cascade.ts`).
+ * 4. `REWIND_BEFORE_FULL_REFRESH`: a reset recorded after the target, or a table whose identity
+ *    changed since (dropped and recreated).
+ * 5. Storage checks: table versions and files, checkpoints and state, source data, compatibility.
+ */
+
+export interface DatasetRewind {
+  readonly dataset: string;
+  readonly identifier: string;
+  readonly targetVersion: number;
+  readonly resetCheckpoints: boolean;
+  readonly restore: RestorePlan;
+  readonly currentVersion: number;
+  /** The table already holds the target's files, metadata and txns: no RESTORE is needed. */
+  readonly atTarget: boolean;
+  /** The writing flows whose HEAD moves (empty without reset_checkpoints). */
+  readonly flows: readonly FlowCheck[];
+}
+
+export interface RewindPlan {
+  readonly resolved: ResolvedTarget;
+  readonly dryRun: boolean;
+  /** Upstream first. */
+  readonly datasets: readonly DatasetRewind[];
+}
+
+export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Promise<RewindPlan> {
+  const resolved = await resolveTarget(env, spec.target);
+  const { cut } = resolved;
+
+  const consumed = new Map<string, number>();
+  for (const { flow } of allFlows(env.pipeline)) {
+    if (flow.source.type !== "stream") continue;
+    consumed.set(
+      flow.name,
+      consumedVersion((await env.checkpoints.head(flowRef(env, flow.name))).checkpoint),
+    );
+  }
+  const members = planCascade({
+    pipeline: env.pipeline,
+    ...(spec.datasets ? { datasets: spec.datasets } : {}),
+    inTarget: new Set(cut.datasets.keys()),
+    consumedPast: (flow, upstream) =>
+      (consumed.get(flow) ?? -1) > (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
+  });
+
+  await checkFullRefreshes(env, resolved, members);
+
+  const tables: MissingPiece[] = [];
+  const missing = { checkpoints: [] as MissingPiece[], sources: [] as MissingPiece[] };
+  const datasets: DatasetRewind[] = [];
+  for (const member of members) {
+    const targetVersion = cut.datasets.get(member.dataset)!.version;
+    const table = await checkTable(env, member.dataset, targetVersion, tables);
+    const flows = member.resetCheckpoints ? await checkFlows(env, member.dataset, cut.flows, missing) : [];
+    if (!table) continue;
+    const { restore } = table;
+    datasets.push({
+      dataset: member.dataset,
+      identifier: qualifiedName(env.pipeline, member.dataset),
+      targetVersion,
+      resetCheckpoints: member.resetCheckpoints,
+      restore,
+      currentVersion: table.currentVersion,
+      atTarget:
+        restore.filesToRestore.length === 0 &&
+        restore.filesToRemove.length === 0 &&
+        restore.txns.length === 0 &&
+        restore.metadata === undefined &&
+        restore.protocol === undefined,
+      flows,
+    });
+  }
+  throwIfMissing(tables, missing.checkpoints, missing.sources);
+  return { resolved, dryRun: spec.dryRun, datasets };
+}
+
+async function checkFullRefreshes(
+  env: RewindEnvironment,
+  resolved: ResolvedTarget,
+  members: readonly CascadeMember[],
+): Promise<void> {
+  const resets = await lastResets(env);
+  const refused: { dataset: string; refreshedAt: number }[] = [];
+  for (const { dataset } of members) {
+    const at = resets.get(dataset);
+    const targetId = resolved.cut.datasets.get(dataset)?.tableId;
+    const currentId = await currentTableId(env, dataset);
+    const recreated = targetId !== undefined && targetId !== "" && targetId !== currentId;
+    if ((at !== undefined && at > resolved.cut.time) || recreated) {
+      refused.push({ dataset: qualifiedName(env.pipeline, dataset), refreshedAt: at ?? resolved.cut.time });
+    }
+  }
+  if (refused.length > 0) throw new RewindBeforeFullRefreshError(refused, resolved.cut.time);
+}
+
+async function currentTableId(env: RewindEnvironment, dataset: string): Promise<string | undefined> {
+  try {
+    return (await loadSnapshot(env.tableStore(dataset))).metadata.id;
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return undefined;
+    throw error;
+  }
+}
