@@ -41,6 +41,8 @@ export interface StandInProcess {
  */
 export function spawnStandIn(name: string, command: string, args: readonly string[]): StandInProcess {
   const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  // Closing stdin is how we stop it; a child that already died must not turn that into a crash here.
+  child.stdin.on("error", () => undefined);
   const pids: number[] = child.pid === undefined ? [] : [child.pid];
   const recent: string[] = [];
   const watchers = new Set<(line: string) => void>();
