@@ -14,7 +14,9 @@ import { duckType, type DeltaType, type StructType } from "./schema.ts";
  * order, cast to their types.
  */
 export type RowSource =
-  { readonly sql: string } | { readonly rows: readonly Readonly<Record<string, unknown>>[] };
+  | { readonly sql: string }
+  /** Plain objects keyed by column name (interfaces welcome); a missing key is NULL. */
+  | { readonly rows: readonly object[] };
 
 export interface StagedRows {
   /** A SELECT producing the schema's columns, in order and type. */
