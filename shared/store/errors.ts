@@ -98,15 +98,3 @@ export class InvalidPageTokenError extends StoreError {
     );
   }
 }
-
-/** An id that is not a time-ordered id this store generates. */
-export class InvalidIdError extends StoreError {
-  override readonly name = "InvalidIdError";
-  readonly errorCode = "INVALID_PARAMETER_VALUE";
-  constructor(
-    readonly id: string,
-    what: string,
-  ) {
-    super(`${JSON.stringify(id.slice(0, 80))} is not a valid ${what}`);
-  }
-}

@@ -1,4 +1,5 @@
 import { DynamoCheckpointsRepository } from "../../../shared/store/dynamo-checkpoints-repository.ts";
+import { DynamoEventLogRepository } from "../../../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-repository.ts";
 import { testAws, testDocumentClient } from "../../support/aws.ts";
@@ -27,6 +28,14 @@ export function checkpointsRepository(now?: () => number): DynamoCheckpointsRepo
   return new DynamoCheckpointsRepository({
     client: testDocumentClient(),
     tableName: testAws().storage.checkpointsTable,
+    ...(now ? { now } : {}),
+  });
+}
+
+export function eventLogRepository(now?: () => number): DynamoEventLogRepository {
+  return new DynamoEventLogRepository({
+    client: testDocumentClient(),
+    tableName: testAws().storage.eventLogTable,
     ...(now ? { now } : {}),
   });
 }
