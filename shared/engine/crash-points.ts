@@ -1,0 +1,32 @@
+import { InjectedCrashError } from "./errors.ts";
+
+/**
+ * Test hook for crash injection: the micro-batch protocol calls the hook at each step boundary, and a
+ * hook that throws stops the batch there, as a crashed Lambda would (issue 4 "Crash injection").
+ */
+export const CRASH_POINTS = [
+  /** The checkpoint is PLANNED; nothing else is written. */
+  "after-plan",
+  /** The batch's data files are in the table folder but not committed. */
+  "after-data-files",
+  /** The table commit (with the batch's txn) landed. */
+  "after-table-commit",
+  /** Everything but the checkpoint's COMMITTED mark and HEAD move is done. */
+  "before-head-move",
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+export type CrashHook = (point: CrashPoint, seq: number) => void | Promise<void>;
+
+/** A hook that crashes once, at `point` of the `nth` batch that reaches it (1-based). */
+export function crashOnce(point: CrashPoint, nth = 1): CrashHook {
+  let reached = 0;
+  let fired = false;
+  return (at) => {
+    if (fired || at !== point) return;
+    reached += 1;
+    if (reached < nth) return;
+    fired = true;
+    throw new InjectedCrashError(point);
+  };
+}

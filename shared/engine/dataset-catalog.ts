@@ -1,0 +1,75 @@
+import type { DatasetDefinition } from "../pipeline/definition-schema.ts";
+import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { withPrefix } from "../store/prefixed-object-store.ts";
+
+/**
+ * Where a pipeline's datasets live and what a query reads (architecture.md "Storage": a dataset is
+ * the Delta table `tables/<catalog>/<schema>/<table>/`). A view is not stored: it is its SQL, expanded
+ * wherever it is read.
+ */
+
+/** Suffix of the table that holds a dataset's malformed source records. */
+export const QUARANTINE_SUFFIX = "_quarantine";
+
+/** One thing a query reads besides `source`, in the order to register it (dependencies first). */
+export type SnapshotRead =
+  | { readonly kind: "table"; readonly name: string; readonly store: ObjectStore }
+  | { readonly kind: "view"; readonly name: string; readonly sql: string };
+
+export class DatasetCatalog {
+  constructor(
+    readonly pipeline: ValidatedPipeline,
+    /** The pipeline's bucket (root view). */
+    readonly store: ObjectStore,
+  ) {}
+
+  /** The key prefix of a table of this pipeline's schema. */
+  tablePrefix(table: string): string {
+    const { catalog, schema } = this.pipeline.definition;
+    return `tables/${catalog}/${schema}/${table}/`;
+  }
+
+  /** The object-store view of a table's root folder. */
+  tableStore(table: string): ObjectStore {
+    return withPrefix(this.store, this.tablePrefix(table));
+  }
+
+  /** `catalog.schema.table`. */
+  qualifiedName(table: string): string {
+    const { catalog, schema } = this.pipeline.definition;
+    return `${catalog}.${schema}.${table}`;
+  }
+
+  dataset(name: string): DatasetDefinition {
+    const dataset = this.pipeline.definition.datasets.find((d) => d.name === name);
+    if (!dataset) throw new RangeError(`no dataset ${name} in pipeline ${this.pipeline.definition.name}`);
+    return dataset;
+  }
+
+  /**
+   * What the query of `dataset` (of its flow `flow`, for a streaming table) reads as snapshots:
+   * tables directly, and views with whatever they read, dependencies first.
+   */
+  snapshotReads(dataset: string, flow?: string): SnapshotRead[] {
+    const ordered: SnapshotRead[] = [];
+    const seen = new Set<string>();
+    const visit = (name: string, viaFlow?: string): void => {
+      for (const edge of this.pipeline.graph.edges) {
+        if (edge.to !== name || edge.kind !== "read") continue;
+        if (viaFlow !== undefined && edge.flow !== undefined && edge.flow !== viaFlow) continue;
+        if (seen.has(edge.from)) continue;
+        seen.add(edge.from);
+        const read = this.dataset(edge.from);
+        if (read.type === "view") {
+          visit(read.name);
+          ordered.push({ kind: "view", name: read.name, sql: read.sql });
+        } else {
+          ordered.push({ kind: "table", name: read.name, store: this.tableStore(read.name) });
+        }
+      }
+    };
+    visit(dataset, flow);
+    return ordered;
+  }
+}

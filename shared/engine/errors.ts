@@ -1,0 +1,137 @@
+/**
+ * Errors of the pipeline engine: one base class and a subclass per failure. Each carries a stable
+ * `name` (Step Functions Retry/Catch match on it), the `cause` it wraps, structured `data`, and the
+ * API `error_code` it maps to. Messages say what happened and what to do.
+ */
+export class EngineError extends Error {
+  override readonly name: string = "EngineError";
+  /** The `error_code` the HTTP API answers with. */
+  readonly errorCode: string = "INTERNAL_ERROR";
+  /** Structured details for the event log and API responses. */
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.data = options.data ?? {};
+  }
+}
+
+/** User SQL tried something the sandbox does not allow (a file, a URL, ATTACH, INSTALL, a setting). */
+export class SandboxViolationError extends EngineError {
+  override readonly name = "SandboxViolationError";
+  override readonly errorCode = "PERMISSION_DENIED";
+  constructor(
+    readonly refused: string,
+    detail: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `the query was refused: ${refused} is not allowed in pipeline SQL (${detail}); a query reads only "source" and this pipeline's datasets`,
+      { ...options, data: { refused } },
+    );
+  }
+}
+
+/** User SQL that is not one SELECT, does not parse, or fails while running. */
+export class QueryError extends EngineError {
+  override readonly name = "QueryError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+}
+
+/**
+ * An upstream table was rewound (a RESTORE to version `restoredVersion`) past what this reader has
+ * consumed, and the reader was not rewound with it (semantics.md "Doing the rewind").
+ */
+export class UpstreamRewoundError extends EngineError {
+  override readonly name = "UpstreamRewoundError";
+  override readonly errorCode = "INVALID_STATE";
+  constructor(
+    readonly flow: string,
+    readonly upstream: string,
+    readonly restoredVersion: number,
+    readonly restoreVersion: number,
+    readonly consumedVersion: number,
+  ) {
+    super(
+      `flow "${flow}" cannot continue: its upstream ${upstream} was rewound (version ${restoreVersion} restored version ${restoredVersion}) while this flow had already read up to version ${consumedVersion}; rewind this flow's dataset too (cascade), or fully refresh it`,
+      { data: { flow, upstream, restoredVersion, restoreVersion, consumedVersion } },
+    );
+  }
+}
+
+/** An upstream dataset was fully refreshed (DROP: recreated, or TRUNCATE) and this reader was not. */
+export class UpstreamRefreshedError extends EngineError {
+  override readonly name = "UpstreamRefreshedError";
+  override readonly errorCode = "INVALID_STATE";
+  constructor(
+    readonly flow: string,
+    readonly upstream: string,
+    how: string,
+  ) {
+    super(
+      `flow "${flow}" cannot continue: its upstream ${upstream} was fully refreshed (${how}) and this flow was not; fully refresh this flow's dataset too`,
+      { data: { flow, upstream, how } },
+    );
+  }
+}
+
+/** An upstream commit removed data in a way a streaming reader cannot follow (DELETE, overwrite, …). */
+export class UpstreamChangedError extends EngineError {
+  override readonly name = "UpstreamChangedError";
+  override readonly errorCode = "INVALID_STATE";
+  constructor(
+    readonly flow: string,
+    readonly upstream: string,
+    readonly version: number,
+    readonly operation: string,
+  ) {
+    super(
+      `flow "${flow}" cannot continue: version ${version} of its upstream ${upstream} is a ${operation} that removed data, which a stream cannot follow; fully refresh this flow's dataset`,
+      { data: { flow, upstream, version, operation } },
+    );
+  }
+}
+
+/** Source records that could not be read, with where they are (the batch fails in `bad_records: fail`). */
+export class MalformedRecordsError extends EngineError {
+  override readonly name = "MalformedRecordsError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor(
+    readonly flow: string,
+    /** The first few, in file and line order. */
+    readonly records: readonly { readonly file: string; readonly line: number; readonly error: string }[],
+    readonly count: number = records.length,
+  ) {
+    const first = records[0];
+    const where = first ? `${first.file} line ${first.line}: ${first.error}` : "";
+    super(
+      `flow "${flow}" read ${count} malformed record${count === 1 ? "" : "s"} (first: ${where}); fix the source files, or set the flow option bad_records: quarantine to divert them to the dataset's _quarantine table`,
+      { data: { flow, count, records } },
+    );
+  }
+}
+
+/** A source the flow reads from is missing or unreadable. */
+export class SourceUnavailableError extends EngineError {
+  override readonly name = "SourceUnavailableError";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+}
+
+/** The flow's stored checkpoint state is inconsistent (a referenced state file is gone, …). */
+export class CheckpointStateError extends EngineError {
+  override readonly name = "CheckpointStateError";
+}
+
+/** A test hook stopped the micro-batch at a protocol step (crash injection). */
+export class InjectedCrashError extends EngineError {
+  override readonly name = "InjectedCrashError";
+  constructor(readonly step: string) {
+    super(`crash injected ${step}`, { data: { step } });
+  }
+}
+
+/** The update was stopped on request before it finished. */
+export class UpdateCanceledError extends EngineError {
+  override readonly name = "UpdateCanceledError";
+  override readonly errorCode = "CANCELED";
+}

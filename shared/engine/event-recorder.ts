@@ -1,0 +1,132 @@
+import type {
+  EventError,
+  EventLevel,
+  EventLogRepository,
+  EventOrigin,
+} from "../store/event-log-repository.ts";
+import type { UpdateState } from "../store/updates-repository.ts";
+import type { BatchOutcome } from "./micro-batch.ts";
+
+/**
+ * The events an update writes, in the Databricks event-log shape (api.md "Event log"): the origin
+ * of the update filled in once, one method per event type.
+ */
+export class EventRecorder {
+  constructor(
+    private readonly events: EventLogRepository,
+    private readonly origin: Pick<EventOrigin, "pipeline_id" | "pipeline_name" | "update_id">,
+    private readonly clock: () => number,
+  ) {}
+
+  createUpdate(details: Readonly<Record<string, unknown>>): Promise<void> {
+    return this.append("create_update", "INFO", `Update ${this.origin.update_id} started`, {
+      create_update: details,
+    });
+  }
+
+  updateProgress(state: UpdateState, error?: unknown): Promise<void> {
+    const level: EventLevel = state === "FAILED" ? "ERROR" : "INFO";
+    return this.append(
+      "update_progress",
+      level,
+      `Update ${this.origin.update_id} is ${state}`,
+      { update_progress: { state } },
+      {},
+      error === undefined ? undefined : eventError(error, true),
+    );
+  }
+
+  planningInformation(details: Readonly<Record<string, unknown>>): Promise<void> {
+    return this.append("planning_information", "INFO", "Planned the update", {
+      planning_information: details,
+    });
+  }
+
+  flowProgress(dataset: string, flow: string, batch: BatchOutcome): Promise<void> {
+    return this.append(
+      "flow_progress",
+      "METRICS",
+      `Flow '${flow}' committed batch ${batch.seq}: ${batch.rowsIn} rows in, ${batch.rowsOut} rows out`,
+      {
+        flow_progress: {
+          status: "RUNNING",
+          metrics: { num_input_rows: batch.rowsIn, num_output_rows: batch.rowsOut },
+          data_quality: { quarantined_records: batch.badRecords },
+          batch: {
+            seq: batch.seq,
+            resumed: batch.resumed,
+            start_offset: batch.startOffset ?? null,
+            end_offset: batch.endOffset,
+            duration_ms: batch.durationMs,
+            table_version: batch.tableVersion,
+            skipped_restores: batch.skippedRestores,
+          },
+        },
+      },
+      { dataset_name: dataset, flow_name: flow, flow_id: flow, batch_id: batch.seq },
+    );
+  }
+
+  flowStatus(
+    dataset: string,
+    flow: string,
+    status: "COMPLETED" | "FAILED",
+    details: Readonly<Record<string, unknown>>,
+    error?: unknown,
+  ): Promise<void> {
+    return this.append(
+      "flow_progress",
+      status === "FAILED" ? "ERROR" : "INFO",
+      status === "FAILED" ? `Flow '${flow}' has FAILED` : `Flow '${flow}' is ${status}`,
+      { flow_progress: { status, ...details } },
+      { dataset_name: dataset, flow_name: flow, flow_id: flow },
+      error === undefined ? undefined : eventError(error, false),
+    );
+  }
+
+  warning(
+    message: string,
+    details: Readonly<Record<string, unknown>>,
+    origin: Partial<EventOrigin> = {},
+  ): Promise<void> {
+    return this.append("warning", "WARN", message, { warning: details }, origin);
+  }
+
+  private async append(
+    eventType: string,
+    level: EventLevel,
+    message: string,
+    details: Readonly<Record<string, unknown>>,
+    origin: Partial<EventOrigin> = {},
+    error?: EventError,
+  ): Promise<void> {
+    await this.events.append({
+      origin: { ...this.origin, ...origin },
+      message,
+      level,
+      event_type: eventType,
+      details,
+      timestamp: this.clock(),
+      ...(error ? { error } : {}),
+    });
+  }
+}
+
+/** An error and its causes as the event log's exception chain. */
+export function eventError(error: unknown, fatal: boolean): EventError {
+  const exceptions: { class_name: string; message: string; stack?: string }[] = [];
+  for (let current: unknown = error; current !== undefined && exceptions.length < 5;) {
+    if (current instanceof Error) {
+      exceptions.push({
+        class_name: current.name,
+        message: current.message,
+        ...(current.stack ? { stack: current.stack } : {}),
+      });
+      current = current.cause;
+    } else {
+      exceptions.push({ class_name: "Error", message: String(current) });
+      current = undefined;
+    }
+  }
+  return { exceptions, fatal };
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { ObjectNotFoundError } from "../store/errors.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { CheckpointStateError } from "./errors.ts";
+import type { FileSetOffset } from "./source-offsets.ts";
+
+/**
+ * The set of files an `auto_loader` flow has processed, kept as the flow's source state in the object
+ * store (architecture.md "Storage": `state/<pipelineId>/<flowId>/<seq>-<uuid>.json`) and referenced
+ * from the checkpoint. Each batch writes one changelog naming its own files; every
+ * `COMPACTION_INTERVAL` batches a snapshot of the whole set replaces the changelogs before it. State
+ * files are immutable, so every checkpoint (and so every rewind point) keeps a valid reference.
+ */
+
+/** Changelogs kept after a snapshot before the next snapshot is written. */
+export const COMPACTION_INTERVAL = 16;
+
+const stateFileSchema = z.object({
+  kind: z.enum(["snapshot", "changelog"]),
+  files: z.array(z.string()),
+});
+
+/** The prefix of one flow's state files. */
+export function stateFolder(pipelineId: string, flowId: string): string {
+  return `state/${pipelineId}/${flowId}/`;
+}
+
+export class FileSetState {
+  constructor(
+    /** The pipeline's store (the bucket root view). */
+    private readonly store: ObjectStore,
+    private readonly pipelineId: string,
+    private readonly flowId: string,
+  ) {}
+
+  /** Every file processed up to and including `offset`. */
+  async load(offset: FileSetOffset | undefined): Promise<Set<string>> {
+    const processed = new Set<string>();
+    if (!offset) return processed;
+    const keys = [...(offset.snapshot ? [offset.snapshot] : []), ...offset.changelogs];
+    const contents = await Promise.all(keys.map((key) => this.read(key)));
+    for (const content of contents) for (const file of content.files) processed.add(file);
+    return processed;
+  }
+
+  /** The files of the batch that produced `offset` (its last changelog). */
+  async batchFiles(offset: FileSetOffset): Promise<string[]> {
+    const last = offset.changelogs.at(-1);
+    return last ? (await this.read(last)).files : [];
+  }
+
+  /**
+   * Writes batch `seq`'s changelog (and, when due, a snapshot of the set before it) and returns the
+   * offset after the batch. `processed` is the set at `previous`.
+   */
+  async append(
+    previous: FileSetOffset | undefined,
+    processed: ReadonlySet<string>,
+    seq: number,
+    batchFiles: readonly string[],
+  ): Promise<FileSetOffset> {
+    const changelog = await this.write(seq, { kind: "changelog", files: [...batchFiles] });
+    const fileCount = processed.size + batchFiles.length;
+    const changelogs = previous?.changelogs ?? [];
+    if (changelogs.length + 1 < COMPACTION_INTERVAL) {
+      return {
+        kind: "files",
+        ...(previous?.snapshot ? { snapshot: previous.snapshot } : {}),
+        changelogs: [...changelogs, changelog],
+        fileCount,
+      };
+    }
+    const snapshot = await this.write(seq, { kind: "snapshot", files: [...processed].sort() });
+    return { kind: "files", snapshot, changelogs: [changelog], fileCount };
+  }
+
+  private async write(seq: number, content: z.infer<typeof stateFileSchema>): Promise<string> {
+    const key = `${stateFolder(this.pipelineId, this.flowId)}${String(seq).padStart(10, "0")}-${randomUUID()}.json`;
+    await this.store.put(key, new TextEncoder().encode(JSON.stringify(content)));
+    return key;
+  }
+
+  private async read(key: string): Promise<z.infer<typeof stateFileSchema>> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.store.get(key);
+    } catch (error) {
+      if (error instanceof ObjectNotFoundError) {
+        throw new CheckpointStateError(
+          `the state file ${key} of flow ${this.flowId} is gone: reset the flow's checkpoint (reset_checkpoint_selection) or fully refresh its dataset`,
+          { cause: error, data: { key } },
+        );
+      }
+      throw error;
+    }
+    const parsed = stateFileSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
+    if (!parsed.success)
+      throw new CheckpointStateError(`the state file ${key} is not one Ebb wrote`, { data: { key } });
+    return parsed.data;
+  }
+}

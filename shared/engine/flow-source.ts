@@ -1,0 +1,176 @@
+import type { ObjectStore } from "../store/object-store.ts";
+import type { FlowOptions } from "../pipeline/definition-schema.ts";
+import type { Source } from "../pipeline/source-schema.ts";
+import { parseTimestamp } from "../pipeline/timestamp.ts";
+import { versionAtTimestamp } from "../delta/commit-history.ts";
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import {
+  DEFAULT_MAX_FILES_PER_BATCH,
+  fitRows,
+  landFiles,
+  listSourceKeys,
+  planFileBatch,
+} from "./auto-loader-source.ts";
+import { CheckpointStateError } from "./errors.ts";
+import { FileSetState } from "./file-set-state.ts";
+import { readRecords, type LandedFile } from "./record-reader.ts";
+import type { Sandbox } from "./sandbox.ts";
+import type { FileSetOffset, SourceOffset, TableOffset } from "./source-offsets.ts";
+import { loadTableBatch, planTableSource } from "./table-stream-source.ts";
+
+/**
+ * A flow's source behind one interface for the micro-batch protocol: `plan` chooses the next batch's
+ * end offset (writing any source state it needs first), `load` puts the rows between two offsets into
+ * the sandbox as the temp table `source` (malformed records into `bad`).
+ */
+
+/** The micro-batch, as user SQL sees it. */
+export const SOURCE_TABLE = "source";
+/** Malformed records of the batch. */
+export const BAD_RECORDS_TABLE = "__ebb_bad_records";
+
+export interface PlannedSourceBatch {
+  readonly end: SourceOffset;
+  /** The source state the batch wrote (an auto_loader changelog), if any. */
+  readonly stateRef?: string;
+}
+
+export interface LoadedSourceBatch {
+  readonly rowsIn: number;
+  readonly badRecords: number;
+  /** The newest upstream commit the batch consumes (for the causal commit timestamp). */
+  readonly newestUpstreamTimestamp?: number;
+  /** RESTORE commits of the upstream this batch skips (semantics.md "Doing the rewind"). */
+  readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+}
+
+export interface FlowSource {
+  /** The next batch after `start` (undefined at the root), or undefined when caught up. */
+  plan(start: SourceOffset | undefined, seq: number): Promise<PlannedSourceBatch | undefined>;
+  load(start: SourceOffset | undefined, end: SourceOffset): Promise<LoadedSourceBatch>;
+}
+
+export interface FlowSourceContext {
+  readonly pipelineId: string;
+  readonly flowName: string;
+  readonly source: Source;
+  readonly options: FlowOptions;
+  /** The pipeline's own store (bucket root view), for source state. */
+  readonly store: ObjectStore;
+  /** The table of a dataset of this pipeline (a `stream` source). */
+  readonly datasetTable: (dataset: string) => ObjectStore;
+  /** The store rooted at an external location (`delta` and `auto_loader` paths). */
+  readonly locate: (location: string) => ObjectStore;
+  readonly sandbox: Sandbox;
+}
+
+export function createFlowSource(context: FlowSourceContext): FlowSource {
+  const source = context.source;
+  if (source.type === "auto_loader") return fileSource(context, source.format, source.schema);
+  const store = source.type === "stream" ? context.datasetTable(source.dataset) : context.locate(source.path);
+  const upstream = source.type === "stream" ? source.dataset : source.path;
+  return tableSource(context, store, upstream);
+}
+
+function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: string): FlowSource {
+  const ref = { store, flow: context.flowName, upstream };
+  const bounds = {
+    maxFiles: context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH,
+    ...(context.options.max_rows_per_batch !== undefined
+      ? { maxRows: context.options.max_rows_per_batch }
+      : {}),
+  };
+  const startingVersion = async (): Promise<number> => {
+    if (context.options.starting_version !== undefined) return context.options.starting_version;
+    const at = context.options.starting_timestamp;
+    return at === undefined ? 0 : versionAtTimestamp(store, parseTimestamp(at)!);
+  };
+  return {
+    async plan(start) {
+      const plan = await planTableSource(ref, asTable(start), bounds, start ? 0 : await startingVersion());
+      if (!plan) return undefined;
+      const moved = JSON.stringify(plan.end) !== JSON.stringify(plan.start);
+      if (plan.slices.length === 0 && !moved) return undefined;
+      return { end: plan.end };
+    },
+    async load(start, end) {
+      const until = asTable(end)!;
+      const plan = await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
+      const sql = plan ? await loadTableBatch(ref, plan, context.sandbox) : "SELECT 1 WHERE false";
+      await context.sandbox.run(`CREATE OR REPLACE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
+      await context.sandbox.run(
+        `CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (file VARCHAR, line BIGINT, record VARCHAR, error VARCHAR)`,
+      );
+      return {
+        rowsIn: plan?.rows ?? 0,
+        badRecords: 0,
+        ...(plan?.newestCommitTimestamp !== undefined
+          ? { newestUpstreamTimestamp: plan.newestCommitTimestamp }
+          : {}),
+        skippedRestores: plan?.skippedRestores ?? [],
+      };
+    },
+  };
+}
+
+function fileSource(
+  context: FlowSourceContext,
+  format: "json" | "csv" | "parquet",
+  schema: Readonly<Record<string, string>> | undefined,
+): FlowSource {
+  const location = (context.source as { path: string }).path;
+  const files = context.locate(location);
+  const state = new FileSetState(context.store, context.pipelineId, context.flowName);
+  const landed = new Map<string, LandedFile>();
+  const land = async (keys: readonly string[]): Promise<LandedFile[]> => {
+    const missing = keys.filter((key) => !landed.has(key));
+    for (const file of await landFiles(files, context.sandbox, missing, location)) landed.set(file.key, file);
+    return keys.map((key) => landed.get(key)!);
+  };
+  return {
+    async plan(start, seq) {
+      const previous = asFiles(start);
+      const processed = await state.load(previous);
+      const maxFiles = context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH;
+      let chosen = planFileBatch(await listSourceKeys(files), processed, maxFiles);
+      if (chosen.length === 0) return undefined;
+      const maxRows = context.options.max_rows_per_batch;
+      if (maxRows !== undefined)
+        chosen = (await fitRows(context.sandbox, await land(chosen), format, maxRows)).map((f) => f.key);
+      const end = await state.append(previous, processed, seq, chosen);
+      return { end, stateRef: end.changelogs.at(-1)! };
+    },
+    async load(_start, end) {
+      const keys = await state.batchFiles(asFiles(end)!);
+      const local = await land(keys);
+      const badRecords = await readRecords(context.sandbox, local, {
+        format,
+        ...(schema ? { schema } : {}),
+        goodTable: SOURCE_TABLE,
+        badTable: BAD_RECORDS_TABLE,
+      });
+      const [row] = await context.sandbox.rows(
+        `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(SOURCE_TABLE)}`,
+      );
+      return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };
+    },
+  };
+}
+
+function asTable(offset: SourceOffset | undefined): TableOffset | undefined {
+  if (offset === undefined) return undefined;
+  if (offset.kind !== "table")
+    throw new CheckpointStateError(
+      `expected a table offset, found ${offset.kind}: was the flow's source changed? reset its checkpoint`,
+    );
+  return offset;
+}
+
+function asFiles(offset: SourceOffset | undefined): FileSetOffset | undefined {
+  if (offset === undefined) return undefined;
+  if (offset.kind !== "files")
+    throw new CheckpointStateError(
+      `expected a file-set offset, found ${offset.kind}: was the flow's source changed? reset its checkpoint`,
+    );
+  return offset;
+}

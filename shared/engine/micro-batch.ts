@@ -1,0 +1,236 @@
+import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
+import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { CrashHook, CrashPoint } from "./crash-points.ts";
+import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
+import { EngineError, MalformedRecordsError } from "./errors.ts";
+import { BAD_RECORDS_TABLE, createFlowSource } from "./flow-source.ts";
+import { Sandbox } from "./sandbox.ts";
+import { registerSnapshotViews } from "./snapshot-views.ts";
+import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
+import { appendBatch, type SinkSession } from "./table-sink.ts";
+
+/**
+ * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
+ *
+ * 1. Load the flow's HEAD (offsets after the last committed batch, `seq`). A checkpoint still PLANNED
+ *    whose parent is HEAD is an unfinished batch: it is resumed with its own seq and end offsets.
+ * 2. Otherwise plan: choose the end offsets within the flow's bounds (an auto_loader writes its
+ *    changelog of files first) and write the checkpoint `seq = max + 1`, PLANNED, parent = HEAD
+ *    (a conditional put: write-ahead, before any data is written). Nothing new: caught up.
+ * 3. Read the rows between HEAD's offsets and the end offsets into the sandbox as `source`; divert
+ *    malformed records (fail, or to `<dataset>_quarantine`); register the snapshots the SQL reads;
+ *    run the flow's SQL; write the output's data files.
+ * 4. Commit them with `txn {appId: <pipelineId>/<flowId>, version: seq}` stamped at least 1 ms after
+ *    the newest upstream commit consumed. A table that already holds that txn is not written again.
+ * 5. Mark the checkpoint COMMITTED with the table version and move HEAD (one transaction).
+ *
+ * A crash anywhere leaves either no PLANNED checkpoint past HEAD (nothing happened) or one that step 1
+ * resumes; orphan data files from step 3 are never committed and VACUUM removes them.
+ */
+
+export interface FlowRun {
+  readonly pipelineId: string;
+  readonly updateId: string;
+  readonly dataset: StreamingTableDefinition;
+  readonly flow: FlowDefinition;
+  readonly catalog: DatasetCatalog;
+  readonly checkpoints: CheckpointsRepository;
+  /** The engine's DuckDB session, scratch folder and clock (the Delta writer works in them). */
+  readonly session: SinkSession;
+  /** The store rooted at an external location (`delta` and `auto_loader` paths). */
+  readonly locate: (location: string) => ObjectStore;
+  readonly crash?: CrashHook;
+}
+
+export interface BatchOutcome {
+  readonly seq: number;
+  /** The batch was planned by an earlier, interrupted attempt. */
+  readonly resumed: boolean;
+  readonly rowsIn: number;
+  readonly rowsOut: number;
+  readonly badRecords: number;
+  readonly startOffset?: SourceOffset;
+  readonly endOffset: SourceOffset;
+  readonly tableVersion: number;
+  readonly committedAt: number;
+  readonly durationMs: number;
+  readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+}
+
+const OUTPUT_TABLE = "__ebb_output";
+
+/** Runs one micro-batch; undefined when the flow has caught up with its source. */
+export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefined> {
+  const started = run.session.clock();
+  const ref: FlowRef = { pipelineId: run.pipelineId, flowId: run.flow.name };
+  const crash = async (point: CrashPoint, seq: number) => run.crash?.(point, seq);
+
+  // 1. HEAD, and an unfinished batch planned on top of it.
+  const head = await run.checkpoints.head(ref);
+  const startOffset = head.checkpoint ? parseOffset(head.checkpoint.offsets) : undefined;
+  const { pending, maxSeq } = await scanAfter(run.checkpoints, ref, head.seq);
+
+  const sandbox = await Sandbox.open();
+  try {
+    const source = createFlowSource({
+      pipelineId: run.pipelineId,
+      flowName: run.flow.name,
+      source: run.flow.source,
+      options: run.flow.options ?? { bad_records: "fail" },
+      store: run.catalog.store,
+      datasetTable: (name) => run.catalog.tableStore(name),
+      locate: run.locate,
+      sandbox,
+    });
+
+    // 2. Plan (write-ahead), unless resuming.
+    let seq: number;
+    let endOffset: SourceOffset;
+    if (pending) {
+      seq = pending.seq;
+      endOffset = parseOffset(pending.offsets);
+    } else {
+      const planned = await source.plan(startOffset, maxSeq + 1);
+      if (!planned) return undefined;
+      const result = await run.checkpoints.plan(ref, {
+        parent: head.seq,
+        offsets: planned.end,
+        updateId: run.updateId,
+        ...(planned.stateRef ? { stateRef: planned.stateRef } : {}),
+      });
+      if (result.outcome === "seq-taken") {
+        throw new EngineError(
+          `flow "${run.flow.name}" is being run by another task (seq ${result.seq} was taken): only one update runs a pipeline at a time`,
+          { data: { flow: run.flow.name, seq: result.seq } },
+        );
+      }
+      seq = result.checkpoint.seq;
+      endOffset = planned.end;
+      await crash("after-plan", seq);
+    }
+
+    // 3. Read, quarantine, transform.
+    const loaded = await source.load(startOffset, endOffset);
+    const txn = { appId: `${run.pipelineId}/${run.flow.name}`, version: seq };
+    if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+    const staticNewest = await registerSnapshotViews(
+      sandbox,
+      run.catalog.snapshotReads(run.dataset.name, run.flow.name),
+    );
+    await sandbox.runUserQuery(run.flow.sql, OUTPUT_TABLE, `flow "${run.flow.name}"`);
+    const output = await sandbox.exportParquet(OUTPUT_TABLE);
+    const [counted] = await sandbox.rows(
+      `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(OUTPUT_TABLE)}`,
+    );
+    const rowsOut = Number(counted?.["n"] ?? 0);
+
+    // 4. Commit, idempotently.
+    const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
+    const committed = await appendBatch(
+      {
+        store: run.catalog.tableStore(run.dataset.name),
+        name: run.dataset.name,
+        ...tableLayout(run.dataset),
+      },
+      run.session,
+      `SELECT * FROM read_parquet(${quoteLiteral(output)})`,
+      txn,
+      {
+        ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+        afterDataFiles: () => crash("after-data-files", seq),
+      },
+    );
+    await crash("after-table-commit", seq);
+
+    // 5. COMMITTED + HEAD, in one transaction.
+    await crash("before-head-move", seq);
+    const marked = await run.checkpoints.commit(ref, seq, {
+      tableVersion: committed.version,
+      committedAt: committed.timestamp,
+    });
+    if (marked.outcome === "head-moved") {
+      throw new EngineError(
+        `flow "${run.flow.name}": HEAD moved to ${marked.head} while batch ${seq} ran (a rewind or reset); the batch was not applied to the checkpoint, run the update again`,
+        { data: { flow: run.flow.name, seq, head: marked.head } },
+      );
+    }
+    return {
+      seq,
+      resumed: pending !== undefined,
+      rowsIn: loaded.rowsIn,
+      rowsOut,
+      badRecords: loaded.badRecords,
+      ...(startOffset ? { startOffset } : {}),
+      endOffset,
+      tableVersion: committed.version,
+      committedAt: committed.timestamp,
+      durationMs: run.session.clock() - started,
+      skippedRestores: loaded.skippedRestores,
+    };
+  } finally {
+    await sandbox.close();
+  }
+}
+
+/** The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any. */
+async function scanAfter(checkpoints: CheckpointsRepository, ref: FlowRef, headSeq: number) {
+  let maxSeq = headSeq;
+  let pending: { seq: number; offsets: unknown } | undefined;
+  let afterSeq: number | undefined = headSeq;
+  while (afterSeq !== undefined) {
+    const page = await checkpoints.list(ref, { afterSeq });
+    for (const checkpoint of page.checkpoints) {
+      maxSeq = Math.max(maxSeq, checkpoint.seq);
+      if (checkpoint.status === "PLANNED" && checkpoint.parent === headSeq) pending = checkpoint;
+    }
+    afterSeq = page.nextAfterSeq;
+  }
+  return { maxSeq, pending };
+}
+
+/** Malformed records: fail the batch (default), or commit them to `<dataset>_quarantine` with the batch's txn. */
+async function divertBadRecords(
+  run: FlowRun,
+  sandbox: Sandbox,
+  seq: number,
+  txn: { appId: string; version: number },
+): Promise<void> {
+  const mode = run.flow.options?.bad_records ?? "fail";
+  if (mode === "fail") {
+    const sample = await sandbox.rows(
+      `SELECT file, line, error FROM ${BAD_RECORDS_TABLE} ORDER BY file, line LIMIT 10`,
+    );
+    const [total] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${BAD_RECORDS_TABLE}`);
+    const records = sample.map((r) => ({
+      file: String(r["file"]),
+      line: Number(r["line"]),
+      error: String(r["error"]),
+    }));
+    throw new MalformedRecordsError(run.flow.name, records, Number(total?.["n"] ?? records.length));
+  }
+  const quarantined = `${run.dataset.name}${QUARANTINE_SUFFIX}`;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE __ebb_quarantine AS SELECT file, line, record, error, ${quoteLiteral(run.flow.name)} AS flow, ` +
+      `${seq}::BIGINT AS batch_seq FROM ${BAD_RECORDS_TABLE}`,
+  );
+  const path = await sandbox.exportParquet("__ebb_quarantine");
+  await appendBatch(
+    { store: run.catalog.tableStore(quarantined), name: quarantined },
+    run.session,
+    `SELECT * FROM read_parquet(${quoteLiteral(path)})`,
+    txn,
+  );
+}
+
+function tableLayout(dataset: StreamingTableDefinition) {
+  return {
+    ...(dataset.partition_by ? { partitionBy: dataset.partition_by } : {}),
+    ...(dataset.properties ? { properties: dataset.properties } : {}),
+  };
+}
+
+function parseOffset(offsets: unknown): SourceOffset {
+  return sourceOffsetSchema.parse(offsets);
+}

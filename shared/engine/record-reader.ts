@@ -1,0 +1,202 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { quoteIdentifier, quoteLiteral, stringList } from "../duck/sql-text.ts";
+import type { Sandbox } from "./sandbox.ts";
+
+/**
+ * Reading landed files (json lines, csv, parquet) into the sandbox, separating malformed records from
+ * good ones (issue 4 "Malformed source records"): a JSON line that does not parse or is not an object,
+ * a CSV row with the wrong number of columns, a value that does not fit the declared schema. Nothing
+ * is dropped: every malformed record lands in the `bad` table with its file, line and error.
+ *
+ * JSON takes a fast path first (DuckDB's `read_json`, which stops at the first bad line); only when it
+ * fails does a slower pass find every bad line with its exact line number (DuckDB's own messages skip
+ * blank lines). CSV uses DuckDB's reject tables, which report the file line of each rejected row.
+ */
+
+export type RecordFormat = "json" | "csv" | "parquet";
+
+export interface LandedFile {
+  /** The key under the source prefix, as users know the file. */
+  readonly key: string;
+  /** Where the engine copied it inside the sandbox folder. */
+  readonly localPath: string;
+}
+
+export interface RecordReadRequest {
+  readonly format: RecordFormat;
+  /** Declared columns and DuckDB types, in order; detected from the files when absent. */
+  readonly schema?: Readonly<Record<string, string>>;
+  /** Temp table names to create. */
+  readonly goodTable: string;
+  readonly badTable: string;
+}
+
+/** Columns of the bad-records table (and of a `_quarantine` table, with the batch's own columns). */
+export const BAD_RECORD_COLUMNS = "file VARCHAR, line BIGINT, record VARCHAR, error VARCHAR";
+
+/** Reads `files` into `goodTable` and `badTable`; returns how many records were malformed. */
+export async function readRecords(
+  sandbox: Sandbox,
+  files: readonly LandedFile[],
+  request: RecordReadRequest,
+): Promise<number> {
+  const bad = quoteIdentifier(request.badTable);
+  await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${bad} (${BAD_RECORD_COLUMNS})`);
+  if (request.format === "csv") await readCsv(sandbox, files, request);
+  else if (request.format === "parquet") await readParquet(sandbox, files, request);
+  else await readJson(sandbox, files, request);
+  const [row] = await sandbox.rows(`SELECT count(*)::INTEGER AS n FROM ${bad}`);
+  return Number(row?.["n"] ?? 0);
+}
+
+async function readJson(
+  sandbox: Sandbox,
+  files: readonly LandedFile[],
+  request: RecordReadRequest,
+): Promise<void> {
+  const good = quoteIdentifier(request.goodTable);
+  const paths = files.map((f) => f.localPath);
+  try {
+    await sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * FROM ${jsonScan(paths, request.schema)}`,
+    );
+    return;
+  } catch (fastPathError) {
+    const found = await findBadJsonLines(sandbox, files, request);
+    if (found === 0) throw fastPathError;
+  }
+}
+
+function jsonScan(paths: readonly string[], schema: Readonly<Record<string, string>> | undefined): string {
+  const columns = schema
+    ? `columns = {${Object.entries(schema)
+        .map(([name, type]) => `${quoteLiteral(name)}: ${quoteLiteral(type)}`)
+        .join(", ")}}`
+    : "union_by_name = true";
+  return `read_json(${stringList(paths)}, format = 'newline_delimited', ${columns})`;
+}
+
+/**
+ * The slow pass: numbers every non-blank line, lets DuckDB judge each one (valid JSON, an object,
+ * each declared column castable), puts the bad ones in the bad table and re-reads the good ones.
+ */
+async function findBadJsonLines(
+  sandbox: Sandbox,
+  files: readonly LandedFile[],
+  request: RecordReadRequest,
+): Promise<number> {
+  const numbered: string[] = [];
+  const lines = new Map<string, string>();
+  for (const file of files) {
+    const text = await readFile(file.localPath, "utf8");
+    text.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim() === "") return;
+      numbered.push(JSON.stringify({ f: file.key, l: i + 1, r: line }));
+      lines.set(`${file.key}\n${i + 1}`, line);
+    });
+  }
+  const numberedPath = await sandbox.newPath(".ndjson");
+  await writeFile(numberedPath, numbered.join("\n") + "\n");
+  const checks = Object.entries(request.schema ?? {})
+    .filter(([, type]) => type.toUpperCase() !== "VARCHAR")
+    .map(([name, type]) => {
+      const value = `json_extract(j, ${quoteLiteral(`$."${name}"`)})`;
+      return `WHEN ${value} IS NOT NULL AND json_type(${value}) <> 'NULL' AND TRY_CAST(${value} AS ${type}) IS NULL THEN ${quoteLiteral(`column ${name}: `)} || ${value}::VARCHAR || ${quoteLiteral(` does not fit ${type}`)}`;
+    });
+  const checked = `__ebb_checked_${request.goodTable}`;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(checked)} AS SELECT f, l, r, j, CASE ` +
+      `WHEN j IS NULL THEN 'not valid JSON' WHEN json_type(j) <> 'OBJECT' THEN 'not a JSON object' ` +
+      `${checks.join(" ")} ELSE NULL END AS error FROM (SELECT f, l, r, TRY_CAST(r AS JSON) AS j FROM ` +
+      `read_json(${quoteLiteral(numberedPath)}, format = 'newline_delimited', columns = {f: 'VARCHAR', l: 'BIGINT', r: 'VARCHAR'}))`,
+  );
+  await sandbox.run(
+    `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT f, l, r, error FROM ${quoteIdentifier(checked)} WHERE error IS NOT NULL ORDER BY f, l`,
+  );
+  const badRows = await sandbox.rows(`SELECT f, l FROM ${quoteIdentifier(request.badTable)}`);
+  const good = quoteIdentifier(request.goodTable);
+  if (request.schema) {
+    const columns = Object.entries(request.schema).map(([name, type]) => {
+      const path = quoteLiteral(`$."${name}"`);
+      const value =
+        type.toUpperCase() === "VARCHAR"
+          ? `json_extract_string(j, ${path})`
+          : `CAST(json_extract(j, ${path}) AS ${type})`;
+      return `${value} AS ${quoteIdentifier(name)}`;
+    });
+    await sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT ${columns.join(", ")} FROM ${quoteIdentifier(checked)} WHERE error IS NULL ORDER BY f, l`,
+    );
+  } else {
+    for (const row of badRows) lines.delete(`${String(row["f"])}\n${String(row["l"])}`);
+    const goodPath = await sandbox.newPath(".ndjson");
+    await writeFile(goodPath, [...lines.values()].join("\n") + "\n");
+    await sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * FROM ${jsonScan([goodPath], undefined)}`,
+    );
+  }
+  await sandbox.run(`DROP TABLE ${quoteIdentifier(checked)}`);
+  return badRows.length;
+}
+
+async function readCsv(
+  sandbox: Sandbox,
+  files: readonly LandedFile[],
+  request: RecordReadRequest,
+): Promise<void> {
+  const rejects = `__ebb_rejects_${request.goodTable}`;
+  const scans = `__ebb_scans_${request.goodTable}`;
+  const columns = request.schema
+    ? `columns = {${Object.entries(request.schema)
+        .map(([name, type]) => `${quoteLiteral(name)}: ${quoteLiteral(type)}`)
+        .join(", ")}}`
+    : "union_by_name = true";
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(request.goodTable)} AS SELECT * FROM read_csv(${stringList(files.map((f) => f.localPath))}, ` +
+      `header = true, ${columns}, store_rejects = true, rejects_table = ${quoteLiteral(rejects)}, rejects_scan = ${quoteLiteral(scans)})`,
+  );
+  await sandbox.run(
+    `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT k.key, e.line, e.csv_line, e.error_type || ': ' || e.error_message ` +
+      `FROM ${quoteIdentifier(rejects)} e JOIN ${quoteIdentifier(scans)} s ON e.scan_id = s.scan_id AND e.file_id = s.file_id ` +
+      `JOIN (VALUES ${files.map((f) => `(${quoteLiteral(f.localPath)}, ${quoteLiteral(f.key)})`).join(", ")}) k(local, key) ON k.local = s.file_path ` +
+      `ORDER BY k.key, e.line`,
+  );
+  await sandbox.run(`DROP TABLE IF EXISTS ${quoteIdentifier(rejects)}`);
+  await sandbox.run(`DROP TABLE IF EXISTS ${quoteIdentifier(scans)}`);
+}
+
+async function readParquet(
+  sandbox: Sandbox,
+  files: readonly LandedFile[],
+  request: RecordReadRequest,
+): Promise<void> {
+  const scan = `read_parquet(${stringList(files.map((f) => f.localPath))}, union_by_name = true, filename = '__ebb_file', file_row_number = true)`;
+  const good = quoteIdentifier(request.goodTable);
+  if (!request.schema) {
+    await sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * EXCLUDE (__ebb_file, file_row_number) FROM ${scan}`,
+    );
+    return;
+  }
+  const entries = Object.entries(request.schema);
+  const misfit = entries.map(
+    ([name, type]) =>
+      `WHEN ${quoteIdentifier(name)} IS NOT NULL AND TRY_CAST(${quoteIdentifier(name)} AS ${type}) IS NULL THEN ${quoteLiteral(`column ${name}: `)} || ${quoteIdentifier(name)}::VARCHAR || ${quoteLiteral(` does not fit ${type}`)}`,
+  );
+  const checked = `__ebb_checked_${request.goodTable}`;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(checked)} AS SELECT *, CASE ${misfit.join(" ")} ELSE NULL END AS __ebb_error FROM ${scan}`,
+  );
+  await sandbox.run(
+    `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT k.key, c.file_row_number + 1, NULL, c.__ebb_error FROM ${quoteIdentifier(checked)} c ` +
+      `JOIN (VALUES ${files.map((f) => `(${quoteLiteral(f.localPath)}, ${quoteLiteral(f.key)})`).join(", ")}) k(local, key) ON k.local = c.__ebb_file ` +
+      `WHERE c.__ebb_error IS NOT NULL`,
+  );
+  const casts = entries.map(
+    ([name, type]) => `CAST(${quoteIdentifier(name)} AS ${type}) AS ${quoteIdentifier(name)}`,
+  );
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT ${casts.join(", ")} FROM ${quoteIdentifier(checked)} WHERE __ebb_error IS NULL`,
+  );
+  await sandbox.run(`DROP TABLE ${quoteIdentifier(checked)}`);
+}

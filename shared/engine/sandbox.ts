@@ -1,0 +1,168 @@
+import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
+import { ScratchFolder } from "../duck/scratch-folder.ts";
+import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { QueryError, SandboxViolationError } from "./errors.ts";
+
+/**
+ * A DuckDB instance that runs user SQL with access to nothing but its own private folder
+ * (architecture.md "Compute"). It is locked before it sees any data or SQL; everything a query may
+ * read (the micro-batch, dataset snapshots) is first copied into the folder by the engine.
+ *
+ * Checked on DuckDB 1.5.6 (see test/integration/engine/sandbox.test.ts):
+ * - `allowed_directories` to the folder and `enable_external_access = false`: local files elsewhere,
+ *   `s3://` and `https://` URLs, `ATTACH <file>`, `COPY … TO` outside the folder, `glob` outside it,
+ *   `CREATE SECRET` and `EXPORT DATABASE` fail with a Permission Error;
+ * - autoinstall and autoload of extensions off: `INSTALL` and `LOAD` fail;
+ * - `lock_configuration = true`: every later `SET` (re-enabling access) fails.
+ * On top of that, user SQL must be exactly one SELECT (checked with DuckDB's own parser), so
+ * `COPY`, `ATTACH`, `INSTALL`, `SET`, `PRAGMA` never reach execution, even into the folder.
+ */
+
+/** The settings applied, in order, before the sandbox is handed out. */
+const LOCK_DOWN = (folder: string): string[] => [
+  `SET allowed_directories = [${quoteLiteral(folder + "/")}]`,
+  "SET autoinstall_known_extensions = false",
+  "SET autoload_known_extensions = false",
+  "SET enable_external_access = false",
+  "SET lock_configuration = true",
+];
+
+export interface SandboxOptions {
+  /** DuckDB worker threads. Default 2. */
+  readonly threads?: number;
+}
+
+export class Sandbox {
+  private constructor(
+    private readonly session: DuckSession,
+    readonly folder: ScratchFolder,
+  ) {}
+
+  static async open(options: SandboxOptions = {}): Promise<Sandbox> {
+    const folder = await ScratchFolder.create("ebb-sandbox-");
+    let session: DuckSession | undefined;
+    try {
+      session = await DuckSession.open({ config: { threads: String(options.threads ?? 2) } });
+      for (const statement of LOCK_DOWN(folder.dir)) await session.run(statement);
+      return new Sandbox(session, folder);
+    } catch (error) {
+      session?.close();
+      await folder.dispose();
+      throw error;
+    }
+  }
+
+  /** The private folder (absolute path, no trailing slash): the only place queries can read or write. */
+  get dir(): string {
+    return this.folder.dir;
+  }
+
+  /** The session, for engine code that builds relations over files in the folder (never for user SQL). */
+  get duck(): DuckSession {
+    return this.session;
+  }
+
+  /** Writes bytes into the folder under a fresh name; returns the absolute path. */
+  writeFile(bytes: Uint8Array, extension = ""): Promise<string> {
+    return this.folder.write(bytes, extension);
+  }
+
+  /** A fresh absolute path in the folder for the engine to write to (e.g. a query's parquet output). */
+  newPath(extension: string): Promise<string> {
+    return this.folder.write(new Uint8Array(), extension);
+  }
+
+  /** Runs an engine statement (trusted SQL over files in the folder). */
+  async run(sql: string): Promise<void> {
+    try {
+      await this.session.run(sql);
+    } catch (error) {
+      throw refusalOf(error) ?? error;
+    }
+  }
+
+  /** Runs an engine query and returns its rows. */
+  async rows(sql: string): Promise<DuckRow[]> {
+    try {
+      return await this.session.rows(sql);
+    } catch (error) {
+      throw refusalOf(error) ?? error;
+    }
+  }
+
+  /**
+   * Runs user SQL into a temp table `into`. It must be exactly one SELECT; a refusal by the lock-down
+   * becomes a `SandboxViolationError` naming what was refused, any other failure a `QueryError`.
+   */
+  async runUserQuery(sql: string, into: string, what: string): Promise<void> {
+    await this.assertSingleSelect(sql, what);
+    try {
+      await this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${sql}`);
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (refusal) throw refusal;
+      throw new QueryError(`the SQL of ${what} failed: ${firstLine(error)}`, { cause: error });
+    }
+  }
+
+  /** Writes a table of the sandbox to a parquet file in the folder; returns its path. */
+  async exportParquet(table: string): Promise<string> {
+    const path = await this.newPath(".parquet");
+    await this.run(`COPY ${quoteIdentifier(table)} TO ${quoteLiteral(path)} (FORMAT parquet)`);
+    return path;
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.session.close();
+    } finally {
+      await this.folder.dispose();
+    }
+  }
+
+  /** Parses `sql` (never runs it) and refuses anything but one SELECT. */
+  private async assertSingleSelect(sql: string, what: string): Promise<void> {
+    const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
+    const tree = JSON.parse(String(row?.["tree"])) as {
+      error: boolean;
+      error_type?: string;
+      error_message?: string;
+      statements?: unknown[];
+    };
+    if (tree.error && tree.error_type === "not implemented") {
+      const keyword = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? "this statement";
+      throw new SandboxViolationError(`a ${keyword} statement`, "only a SELECT query may run");
+    }
+    if (tree.error) throw new QueryError(`the SQL of ${what} does not parse: ${tree.error_message}`);
+    if ((tree.statements?.length ?? 0) !== 1) {
+      throw new SandboxViolationError(
+        `${tree.statements?.length ?? 0} statements`,
+        "the SQL must be exactly one SELECT query",
+      );
+    }
+  }
+}
+
+/** DuckDB's refusals by the lock-down, as a `SandboxViolationError` naming what was refused. */
+function refusalOf(error: unknown): SandboxViolationError | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const file = /Permission Error: Cannot access (?:file|directory) "([^"]*)"/.exec(message);
+  if (file) return new SandboxViolationError(`access to "${file[1]}"`, firstLine(error), { cause: error });
+  if (/Permission Error/.test(message))
+    return new SandboxViolationError("this access", firstLine(error), { cause: error });
+  const setting = /Cannot change configuration option "([^"]+)"/.exec(message);
+  if (setting) {
+    return new SandboxViolationError(`changing setting "${setting[1]}"`, "the configuration is locked", {
+      cause: error,
+    });
+  }
+  if (/external extensions is disabled|extension .* (?:not loaded|autoload)/i.test(message)) {
+    return new SandboxViolationError("loading an extension", firstLine(error), { cause: error });
+  }
+  return undefined;
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n")[0] ?? message;
+}

@@ -1,0 +1,53 @@
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
+import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
+import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import type { SnapshotRead } from "./dataset-catalog.ts";
+import { SourceUnavailableError } from "./errors.ts";
+import type { Sandbox } from "./sandbox.ts";
+
+/**
+ * Registers what a query reads besides `source` in the sandbox: each table as a read-only view of
+ * its current snapshot (its data files copied into the sandbox folder first, since the sandbox can
+ * read nothing else), each view as its SQL. Returns the newest commit timestamp read (for the
+ * causal timestamp of what the query writes).
+ */
+export async function registerSnapshotViews(
+  sandbox: Sandbox,
+  reads: readonly SnapshotRead[],
+): Promise<number | undefined> {
+  let newest: number | undefined;
+  for (const read of reads) {
+    const name = quoteIdentifier(read.name);
+    if (read.kind === "view") {
+      await sandbox.runUserQuery(read.sql, `__ebb_view_${read.name}`, `view ${read.name}`);
+      await sandbox.run(
+        `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT * FROM ${quoteIdentifier(`__ebb_view_${read.name}`)}`,
+      );
+      continue;
+    }
+    let snapshot;
+    try {
+      snapshot = await loadSnapshot(read.store, { duck: sandbox.duck });
+    } catch (error) {
+      if (!(error instanceof TableNotFoundError)) throw error;
+      throw new SourceUnavailableError(
+        `dataset ${read.name} has no table yet, so it cannot be read: run an update that includes it first`,
+        { cause: error, data: { dataset: read.name } },
+      );
+    }
+    const { schema, columns } = tableColumns(snapshot);
+    const sources: FileSource[] = [];
+    for (const file of snapshot.files.values()) {
+      sources.push({
+        localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
+        constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+      });
+    }
+    const sql = await fileRelationSql(sandbox.duck, sources, columns);
+    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${name} AS ${sql}`);
+    newest = Math.max(newest ?? Number.NEGATIVE_INFINITY, snapshot.timestamp);
+  }
+  return newest;
+}

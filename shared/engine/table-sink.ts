@@ -1,0 +1,186 @@
+import type { DuckSession } from "../duck/duck-session.ts";
+import type { ScratchFolder } from "../duck/scratch-folder.ts";
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import { isCheckpointDue, writeCheckpoint } from "../delta/checkpoint-writer.ts";
+import { commit } from "../delta/commit.ts";
+import { commitTimestamp, findCommitInfo } from "../delta/commit-file.ts";
+import { readCommit } from "../delta/commit-reader.ts";
+import { CommitConflictError, TableNotFoundError } from "../delta/errors.ts";
+import { txnFor, type TxnMarker } from "../delta/file-actions.ts";
+import type { OperationContext } from "../delta/operation-context.ts";
+import type { StructType } from "../delta/schema.ts";
+import type { Snapshot } from "../delta/snapshot.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { DeltaTable } from "../delta/delta-table.ts";
+import { LocalFileCache } from "../delta/table-file-rows.ts";
+import { prepareWrite } from "../delta/write-operation.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { EngineError } from "./errors.ts";
+import { schemaOfColumns } from "./output-schema.ts";
+
+/**
+ * The idempotent sink of the micro-batch protocol (architecture.md "Streaming", steps 3 and 4): the
+ * batch's rows are written as data files, then committed with `txn {appId, version: seq}`. A batch
+ * whose seq the table already holds is not written again; its commit is looked up instead. Writing and
+ * committing are separate steps (unlike `DeltaTable.append`) so a crash can fall between them.
+ */
+
+export interface SinkTarget {
+  /** The table, through the object-store view of its root folder. */
+  readonly store: ObjectStore;
+  /** The table's name, for its metadata and messages. */
+  readonly name: string;
+  readonly partitionBy?: readonly string[];
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+export interface SinkSession {
+  /** The engine's own (unsandboxed) DuckDB session. */
+  readonly duck: DuckSession;
+  readonly scratch: ScratchFolder;
+  readonly clock: () => number;
+}
+
+export interface BatchCommit {
+  readonly version: number;
+  readonly timestamp: number;
+  /** The table held this txn already (a retried batch): nothing was written. */
+  readonly alreadyCommitted: boolean;
+}
+
+/** The latest snapshot, creating the table from the rows' schema when it does not exist yet. */
+export async function openOrCreateTable(
+  target: SinkTarget,
+  session: SinkSession,
+  rowsSql: string,
+): Promise<Snapshot> {
+  try {
+    return await loadSnapshot(target.store, { duck: session.duck });
+  } catch (error) {
+    if (!(error instanceof TableNotFoundError)) throw error;
+  }
+  const described = await session.duck.rows(`DESCRIBE (${rowsSql})`);
+  const schema: StructType = schemaOfColumns(
+    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+    `table ${target.name}`,
+  );
+  const table = await DeltaTable.create(
+    target.store,
+    {
+      schema,
+      name: target.name,
+      ...(target.partitionBy ? { partitionColumns: target.partitionBy } : {}),
+      ...(target.properties ? { properties: target.properties } : {}),
+    },
+    { clock: session.clock, duck: session.duck },
+  ).catch(async (error: unknown) => {
+    // Another writer created it first (two flows of one table): use theirs.
+    if (error instanceof Error && error.name === "TableAlreadyExistsError") return undefined;
+    throw error;
+  });
+  if (table) {
+    const snapshot = table.snapshot;
+    await table.close();
+    return snapshot;
+  }
+  return loadSnapshot(target.store, { duck: session.duck });
+}
+
+/**
+ * Appends `rowsSql` (a SELECT in the engine session) with `txn`, unless the table already holds it.
+ * `afterDataFiles` runs between writing the data files and committing them (crash injection).
+ */
+export async function appendBatch(
+  target: SinkTarget,
+  session: SinkSession,
+  rowsSql: string,
+  txn: TxnMarker,
+  options: { readonly timestampFloor?: number; readonly afterDataFiles?: () => Promise<void> } = {},
+): Promise<BatchCommit> {
+  const snapshot = await openOrCreateTable(target, session, rowsSql);
+  const done = await findTxnCommit(target.store, snapshot, txn);
+  if (done) return done;
+  const context: OperationContext = {
+    store: target.store,
+    duck: session.duck,
+    scratch: session.scratch,
+    clock: session.clock,
+    files: new LocalFileCache(target.store, session.scratch),
+  };
+  const prepared = await prepareWrite(context, snapshot, { sql: rowsSql }, "append");
+  await options.afterDataFiles?.();
+  try {
+    const committed = await commit(
+      target.store,
+      {
+        readSnapshot: snapshot,
+        actions: [{ txn: txnFor(txn, session.clock()) }, ...prepared.actions],
+        operation: prepared.operation,
+        requirements: [...prepared.requirements, { kind: "txn-unchanged", appId: txn.appId }],
+        ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+      },
+      { clock: session.clock },
+    );
+    if (isCheckpointDue(committed.snapshot)) {
+      await writeCheckpoint(target.store, session.duck, session.scratch, committed.snapshot, session.clock());
+    }
+    return { version: committed.version, timestamp: committed.timestamp, alreadyCommitted: false };
+  } catch (error) {
+    // The same batch landed meanwhile (a retried task racing itself): not an error.
+    if (error instanceof CommitConflictError && error.kind === "concurrent-transaction") {
+      const latest = await loadSnapshot(target.store, { duck: session.duck });
+      const raced = await findTxnCommit(target.store, latest, txn);
+      if (raced) return raced;
+    }
+    throw error;
+  }
+}
+
+/**
+ * The commit that recorded `txn`, when the table holds it already: found by walking the log back
+ * from the latest version (a retried batch is normally among the last few commits).
+ */
+async function findTxnCommit(
+  store: ObjectStore,
+  snapshot: Snapshot,
+  txn: TxnMarker,
+): Promise<BatchCommit | undefined> {
+  const held = snapshot.txns.get(txn.appId)?.version;
+  if (held === undefined || held < txn.version) return undefined;
+  for (let version = snapshot.version; version >= 0; version--) {
+    const actions = await readCommit(store, version);
+    const marker = actions.find((a) => "txn" in a && a.txn.appId === txn.appId);
+    if (marker && "txn" in marker && marker.txn.version === txn.version) {
+      return { version, timestamp: commitTimestamp(findCommitInfo(actions), 0), alreadyCommitted: true };
+    }
+  }
+  // Held, but its commit was cleaned from the log: the latest version is the best bound left.
+  return { version: snapshot.version, timestamp: snapshot.timestamp, alreadyCommitted: true };
+}
+
+/** Overwrites the table with `rowsSql` in one commit (a materialized view's refresh). */
+export async function overwriteTable(
+  target: SinkTarget,
+  session: SinkSession,
+  rowsSql: string,
+  timestampFloor?: number,
+): Promise<{ version: number; timestamp: number }> {
+  await openOrCreateTable(target, session, rowsSql);
+  const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck });
+  try {
+    const result = await table.overwrite(
+      { sql: rowsSql },
+      timestampFloor !== undefined ? { timestampFloor } : {},
+    );
+    if (result.status !== "committed")
+      throw new EngineError(`overwrite of ${target.name} was skipped unexpectedly`);
+    return { version: result.version, timestamp: result.timestamp };
+  } finally {
+    await table.close();
+  }
+}
+
+/** `SELECT * FROM "<table>"`. */
+export function selectAll(table: string): string {
+  return `SELECT * FROM ${quoteIdentifier(table)}`;
+}

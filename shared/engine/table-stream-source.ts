@@ -1,0 +1,165 @@
+import { quoteLiteral } from "../duck/sql-text.ts";
+import type { AddFile } from "../delta/actions.ts";
+import { commitTimestamp, findCommitInfo } from "../delta/commit-file.ts";
+import { readCommits } from "../delta/commit-reader.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
+import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
+import { listLog } from "../delta/log-listing.ts";
+import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
+import type { Snapshot } from "../delta/snapshot.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { SourceUnavailableError } from "./errors.ts";
+import type { Sandbox } from "./sandbox.ts";
+import type { TableOffset } from "./source-offsets.ts";
+import {
+  planTableBatch,
+  type BatchBounds,
+  type SourceCommit,
+  type TableBatchPlan,
+} from "./table-stream-plan.ts";
+
+/**
+ * The I/O around `planTableBatch` for `stream` and `delta` sources: reads the source table's log from
+ * the reader's offset, and loads a planned batch's rows into the sandbox.
+ */
+
+export interface TableSourceRef {
+  /** The source table, through the object-store view of its root folder. */
+  readonly store: ObjectStore;
+  readonly flow: string;
+  /** How users name it, for messages (dataset name or path). */
+  readonly upstream: string;
+}
+
+export type PlannedTableBatch = TableBatchPlan & {
+  readonly start: TableOffset;
+  /** The `add` action of every file the slices read, by path. */
+  readonly files: ReadonlyMap<string, AddFile>;
+  readonly snapshot: Snapshot;
+};
+
+/**
+ * Plans the next batch. `start` undefined means a fresh reader: it starts at `startingVersion` (or 0).
+ * Returns undefined when the source table does not exist yet (an upstream that has written nothing).
+ */
+export async function planTableSource(
+  source: TableSourceRef,
+  start: TableOffset | undefined,
+  bounds: BatchBounds,
+  startingVersion = 0,
+): Promise<PlannedTableBatch | undefined> {
+  let snapshot: Snapshot;
+  try {
+    snapshot = await loadSnapshot(source.store);
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return undefined;
+    throw error;
+  }
+  const from: TableOffset = start ?? {
+    kind: "table",
+    tableId: snapshot.metadata.id,
+    nextVersion: startingVersion,
+    rowsRead: 0,
+  };
+  const files = new Map<string, AddFile>();
+  const commits =
+    from.tableId === snapshot.metadata.id
+      ? await readSourceCommits(source.store, from.nextVersion, snapshot.version, files)
+      : [];
+  const plan = planTableBatch(
+    {
+      flow: source.flow,
+      upstream: source.upstream,
+      tableId: snapshot.metadata.id,
+      latestVersion: snapshot.version,
+    },
+    from,
+    commits,
+    bounds,
+  );
+  return { ...plan, start: from, files, snapshot };
+}
+
+/** Commits `from..to` in the planner's terms; every added file lands in `files`. */
+async function readSourceCommits(
+  store: ObjectStore,
+  from: number,
+  to: number,
+  files: Map<string, AddFile>,
+): Promise<SourceCommit[]> {
+  if (from > to) return [];
+  const listing = await listLog(store, from);
+  const refs = [...listing.commits.values()]
+    .filter((ref) => ref.version >= from && ref.version <= to)
+    .sort((a, b) => a.version - b.version);
+  const out: SourceCommit[] = [];
+  for (const { ref, actions } of await readCommits(store, refs)) {
+    const commitInfo = findCommitInfo(actions);
+    const added: { path: string; rows: number }[] = [];
+    let removesData = false;
+    for (const action of actions) {
+      if ("add" in action && action.add.dataChange) {
+        files.set(action.add.path, action.add);
+        added.push({ path: action.add.path, rows: recordsOf(action.add) });
+      } else if ("remove" in action && action.remove.dataChange) {
+        removesData = true;
+      }
+    }
+    const restored = commitInfo?.operationParameters?.["version"];
+    out.push({
+      version: ref.version,
+      timestamp: commitTimestamp(commitInfo, ref.lastModified),
+      operation: commitInfo?.operation ?? "UNKNOWN",
+      ...(commitInfo?.operation === "RESTORE" && restored !== undefined
+        ? { restoredVersion: Number(restored) }
+        : {}),
+      addedFiles: added,
+      removesData,
+    });
+  }
+  return out;
+}
+
+/**
+ * Rows in a file from its stats. Ebb's writer always records them; a file without `numRecords`
+ * (some external writers omit stats) cannot be sliced, so it is refused with what to do.
+ */
+function recordsOf(add: AddFile): number {
+  const stats = add.stats ? (JSON.parse(add.stats) as { numRecords?: number }) : undefined;
+  if (stats?.numRecords === undefined) {
+    throw new SourceUnavailableError(
+      `data file ${add.path} has no numRecords statistic: Ebb streams Delta tables whose writers record file statistics (delta.dataSkippingNumIndexedCols left at its default)`,
+    );
+  }
+  return stats.numRecords;
+}
+
+/**
+ * Copies the batch's files into the sandbox and returns the SELECT over its rows, with the table's
+ * columns (schema of the latest snapshot; columns a file lacks read as NULL).
+ */
+export async function loadTableBatch(
+  source: TableSourceRef,
+  plan: PlannedTableBatch,
+  sandbox: Sandbox,
+): Promise<string> {
+  const { schema, columns } = tableColumns(plan.snapshot);
+  const partitionColumns = plan.snapshot.metadata.partitionColumns;
+  const sources: FileSource[] = [];
+  for (const slice of plan.slices) {
+    const add = plan.files.get(slice.path)!;
+    const whole = await sandbox.writeFile(await source.store.get(dataFileKey(add.path)), ".parquet");
+    let localPath = whole;
+    if (slice.firstRow > 0 || slice.endRow < slice.fileRows) {
+      localPath = await sandbox.newPath(".parquet");
+      await sandbox.run(
+        `COPY (SELECT * EXCLUDE (file_row_number) FROM read_parquet(${quoteLiteral(whole)}, file_row_number = true) ` +
+          `WHERE file_row_number >= ${slice.firstRow} AND file_row_number < ${slice.endRow} ORDER BY file_row_number) ` +
+          `TO ${quoteLiteral(localPath)} (FORMAT parquet)`,
+      );
+    }
+    sources.push({ localPath, constants: partitionConstants(schema, partitionColumns, add.partitionValues) });
+  }
+  return fileRelationSql(sandbox.duck, sources, columns);
+}
