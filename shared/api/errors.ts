@@ -1,0 +1,84 @@
+/**
+ * Errors of the HTTP API layer itself (api.md: every error answers `{"error_code", "message"}`): a
+ * body that is not JSON, too large, or names a field no route knows; a parameter that is not allowed;
+ * a resource that is not there. Domain errors (pipeline, rewind, engine, store) carry their own
+ * `errorCode`; `error-response.ts` maps them all to HTTP.
+ */
+export class ApiError extends Error {
+  override readonly name: string = "ApiError";
+  readonly errorCode: string = "INTERNAL_ERROR";
+  readonly httpStatus: number = 500;
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.data = options.data ?? {};
+  }
+}
+
+/** The body is not JSON (or not a JSON object). */
+export class MalformedRequestError extends ApiError {
+  override readonly name = "MalformedRequestError";
+  override readonly errorCode = "MALFORMED_REQUEST";
+  override readonly httpStatus = 400;
+}
+
+/** The body is larger than the API accepts. */
+export class RequestTooLargeError extends ApiError {
+  override readonly name = "RequestTooLargeError";
+  override readonly errorCode = "REQUEST_LIMIT_EXCEEDED";
+  override readonly httpStatus = 413;
+  constructor(
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(
+      `the request body is ${size} bytes; at most ${limit} bytes are accepted: send less (e.g. a smaller definition)`,
+    );
+  }
+}
+
+/** A field, query parameter or path part that is not allowed (unknown, wrong type, a rule between fields). */
+export class InvalidParameterError extends ApiError {
+  override readonly name = "InvalidParameterError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  override readonly httpStatus = 400;
+}
+
+/** A pipeline, update, dataset or table that does not exist. */
+export class ResourceNotFoundError extends ApiError {
+  override readonly name = "ResourceNotFoundError";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  override readonly httpStatus = 404;
+}
+
+/** The resource changed under the request (a concurrent edit); re-read and retry. */
+export class ResourceConflictError extends ApiError {
+  override readonly name = "ResourceConflictError";
+  override readonly errorCode = "RESOURCE_CONFLICT";
+  override readonly httpStatus = 409;
+}
+
+/** The request would act on a resource whose state forbids it (e.g. delete while an update runs). */
+export class InvalidStateError extends ApiError {
+  override readonly name = "InvalidStateError";
+  override readonly errorCode = "INVALID_STATE";
+  override readonly httpStatus = 409;
+}
+
+/** No route answers this method and path. */
+export class RouteNotFoundError extends ApiError {
+  override readonly name = "RouteNotFoundError";
+  override readonly errorCode = "ENDPOINT_NOT_FOUND";
+  override readonly httpStatus = 404;
+  constructor(method: string, path: string) {
+    super(`no endpoint ${method} ${path}: see the routes in api.md (all under /api/2.0/)`);
+  }
+}
+
+/** The caller did not prove who it is (local runtime: a missing or wrong bearer token). */
+export class UnauthenticatedError extends ApiError {
+  override readonly name = "UnauthenticatedError";
+  override readonly errorCode = "UNAUTHENTICATED";
+  override readonly httpStatus = 401;
+}

@@ -1,0 +1,130 @@
+import { z } from "zod";
+import { RESET_MODES } from "../pipeline/definition-schema.ts";
+import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
+import { UPDATE_CAUSES } from "../store/updates-repository.ts";
+
+/**
+ * The body and query of every route (api.md), as strict zod schemas: the single source of the
+ * request types. Unknown fields are refused by name. The pipeline definition and the `rewind_spec`
+ * are checked by their own modules (`validatePipeline`, `parseRewindSpec`), which know their rules
+ * and error codes; here they are only required to be there.
+ */
+
+const nameList = z.array(z.string().trim().min(1)).min(1);
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().nonnegative();
+/** Query-string booleans: `true`/`false` in any case. */
+const queryBoolean = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(["true", "false"]))
+  .transform((value) => value === "true");
+
+/** `definition`: the datasets (flows, SQL) of the pipeline spec. */
+const definitionBody = strictObject({ datasets: z.array(z.unknown()) });
+
+const pipelineSettings = {
+  name: z.string(),
+  catalog: z.string(),
+  schema: z.string(),
+  configuration: z.record(z.string(), z.unknown()).optional(),
+  continuous: z.boolean().optional(),
+  definition: definitionBody,
+};
+
+/** `POST /api/2.0/pipelines`. */
+export const createPipelineBody = strictObject(pipelineSettings);
+
+/** `PUT /api/2.0/pipelines/{id}`: any of the settings; what is left out keeps its current value. */
+export const editPipelineBody = strictObject({
+  name: pipelineSettings.name.optional(),
+  catalog: pipelineSettings.catalog.optional(),
+  schema: pipelineSettings.schema.optional(),
+  configuration: pipelineSettings.configuration,
+  continuous: pipelineSettings.continuous,
+  definition: definitionBody.optional(),
+  /** Optimistic concurrency: refuse the edit if the current version is no longer this one. */
+  expected_definition_version: positiveInt.optional(),
+});
+
+export const REFRESH_MODES = ["INCREMENTAL", "FULL", "RESET"] as const;
+
+/** `POST /api/2.0/pipelines/{id}/updates`. */
+export const startUpdateBody = strictObject({
+  cause: caseInsensitiveEnum(UPDATE_CAUSES, (v) => v.toUpperCase()).default("USER_ACTION"),
+  full_refresh: z.boolean().default(false),
+  full_refresh_selection: nameList.optional(),
+  refresh_selection: nameList.optional(),
+  reset_checkpoint_selection: nameList.optional(),
+  refresh: caseInsensitiveEnum(REFRESH_MODES, (v) => v.toUpperCase()).optional(),
+  selection: nameList.optional(),
+  reset_mode: caseInsensitiveEnum(RESET_MODES, (v) => v.toUpperCase()).optional(),
+  validate_only: z.boolean().default(false),
+  /** Checked by `parseRewindSpec`, with its own error codes. */
+  rewind_spec: z.unknown().optional(),
+});
+
+/** `POST /api/2.0/pipelines/{id}/stop`, `POST …/rewind-points`: no fields. */
+export const emptyBody = strictObject({});
+
+/** `POST /api/2.0/tables/{full_name}/query`. */
+export const queryTableBody = strictObject({
+  /** A SELECT over the table, which it reads as `t` (and by its name); default `SELECT * FROM t`. */
+  sql: z.string().trim().min(1).optional(),
+  version: z.number().int().nonnegative().optional(),
+  /** ISO-8601 with a zone, or UTC `yyyy-MM-dd HH:mm:ss`. */
+  timestamp: z.string().optional(),
+  limit: z.number().int().positive().max(10_000).default(1000),
+});
+
+export const CHANGE_TYPES = ["insert", "update_preimage", "update_postimage", "delete"] as const;
+
+/** `POST /api/2.0/tables/{full_name}/onset`. */
+export const onsetBody = strictObject({
+  /** A SQL condition on the table's columns selecting the bad rows. */
+  predicate: z.string().trim().min(1),
+  /** @default ["insert", "update_postimage"] (bad inserts or updates; `["delete"]` for a bad delete) */
+  change_types: z.array(z.enum(CHANGE_TYPES)).min(1).default(["insert", "update_postimage"]),
+  /** Scan from this version (default: after the latest RESTORE or refresh, else 1). */
+  starting_version: z.number().int().nonnegative().optional(),
+});
+
+/** `GET /api/2.0/pipelines`. */
+export const listPipelinesQuery = strictObject({ max_results: positiveInt.max(1000).optional() });
+
+/** `DELETE /api/2.0/pipelines/{id}`. */
+export const deletePipelineQuery = strictObject({ purge: queryBoolean.optional() });
+
+const paging = {
+  max_results: positiveInt.max(1000).optional(),
+  page_token: z.string().min(1).optional(),
+};
+
+/** `GET /api/2.0/pipelines/{id}/updates`. */
+export const listUpdatesQuery = strictObject(paging);
+
+/** `GET /api/2.0/pipelines/{id}/events`. */
+export const listEventsQuery = strictObject({
+  ...paging,
+  filter: z.string().optional(),
+  order_by: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+/** `GET /api/2.0/tables/{full_name}/changes`. */
+export const tableChangesQuery = strictObject({
+  starting_version: nonNegativeInt.default(0),
+  ending_version: nonNegativeInt.optional(),
+  ...paging,
+});
+
+/** Routes that take no query parameters. */
+export const noQuery = strictObject({});
+
+export type CreatePipelineBody = z.infer<typeof createPipelineBody>;
+export type EditPipelineBody = z.infer<typeof editPipelineBody>;
+export type StartUpdateBody = z.infer<typeof startUpdateBody>;
+export type QueryTableBody = z.infer<typeof queryTableBody>;
+export type OnsetBody = z.infer<typeof onsetBody>;
+export type ListEventsQuery = z.infer<typeof listEventsQuery>;
+export type TableChangesQuery = z.infer<typeof tableChangesQuery>;

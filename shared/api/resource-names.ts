@@ -1,0 +1,52 @@
+import { isIdentifier } from "../pipeline/identifier.ts";
+import { isTimeOrderedId } from "../store/time-ordered-id.ts";
+import { InvalidParameterError } from "./errors.ts";
+
+/**
+ * Path parameters, checked before they reach a storage key (architecture.md "Storage"): a pipeline id
+ * is a UUID, an update id a time-ordered id, a table `catalog.schema.table` of identifier parts. A
+ * value that could escape its prefix (`..`, `/`, `%2F`) never matches.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface TableName {
+  readonly catalog: string;
+  readonly schema: string;
+  readonly table: string;
+}
+
+export function pipelineIdParam(value: string | undefined): string {
+  if (value === undefined || !UUID.test(value)) {
+    throw new InvalidParameterError(
+      `${JSON.stringify(value ?? "")} is not a pipeline id (a UUID such as the one create answered)`,
+    );
+  }
+  return value;
+}
+
+export function updateIdParam(value: string | undefined): string {
+  if (value === undefined || !isTimeOrderedId(value)) {
+    throw new InvalidParameterError(
+      `${JSON.stringify(value ?? "")} is not an update id (26 characters, as start-update answered)`,
+    );
+  }
+  return value;
+}
+
+/** `catalog.schema.table` (case-insensitive) → its lower-case parts. */
+export function tableNameParam(value: string | undefined): TableName {
+  const parts = (value ?? "").toLowerCase().split(".");
+  if (parts.length !== 3 || !parts.every(isIdentifier)) {
+    throw new InvalidParameterError(
+      `${JSON.stringify(value ?? "")} is not a table name: use catalog.schema.table, each part lower-case letters, digits and _`,
+    );
+  }
+  const [catalog, schema, table] = parts as [string, string, string];
+  return { catalog, schema, table };
+}
+
+/** The key prefix of a table's Delta folder (architecture.md "Storage"). */
+export function tablePrefix(name: TableName): string {
+  return `tables/${name.catalog}/${name.schema}/${name.table}/`;
+}
