@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
+import { lockDataDir } from "./data-dir-lock.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startS3Server } from "./s3-server.ts";
 import type { RunningStandIn } from "./stand-in-process.ts";
@@ -43,6 +44,8 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
   const inMemory = options.dataDir === "memory";
   const dataDir = inMemory ? undefined : path.resolve(options.dataDir ?? DEFAULT_DATA_DIR);
   const s3Directory = dataDir ? path.join(dataDir, "s3") : await mkdtemp(path.join(os.tmpdir(), "ebb-s3-"));
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  const unlock = dataDir ? await lockDataDir(dataDir) : async () => undefined;
 
   const started = await Promise.allSettled([
     startS3Server({ directory: s3Directory, removeOnExit: inMemory }),
@@ -51,6 +54,7 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
   const running = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const stop = async (): Promise<void> => {
     await Promise.all(running.map((standIn) => standIn.stop()));
+    await unlock();
   };
   const failure = started.find((result) => result.status === "rejected");
   if (failure) {

@@ -46,6 +46,8 @@ describe.concurrent("embedded AWS lifecycle", () => {
         expect(first.pids).toHaveLength(3); // the S3 process, the tether, the JVM
         expect(first.pids.every(isRunning)).toBe(true);
         expect((await dynamoDb(first).send(new ListTablesCommand({}))).TableNames).toEqual([]);
+        // One database file, one DynamoDB Local.
+        await expect(startEmbeddedAws({ dataDir })).rejects.toThrow(`is in use by process ${process.pid}`);
         await createS3Client(first.endpoints).send(new CreateBucketCommand({ Bucket: "kept" }));
         await createS3Client(first.endpoints).send(
           new PutObjectCommand({ Bucket: "kept", Key: "a/b", Body: "kept" }),
