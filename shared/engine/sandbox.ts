@@ -131,7 +131,8 @@ export class Sandbox {
     };
     if (tree.error && tree.error_type === "not implemented") {
       const keyword = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase() ?? "this statement";
-      throw new SandboxViolationError(`a ${keyword} statement`, "only a SELECT query may run");
+      const article = /^[AEIOU]/.test(keyword) ? "an" : "a";
+      throw new SandboxViolationError(`${article} ${keyword} statement`, "only a SELECT query may run");
     }
     if (tree.error) throw new QueryError(`the SQL of ${what} does not parse: ${tree.error_message}`);
     if ((tree.statements?.length ?? 0) !== 1) {

@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import {
+  UpstreamChangedError,
+  UpstreamRefreshedError,
+  UpstreamRewoundError,
+} from "../../../shared/engine/errors.ts";
+import type { TableOffset } from "../../../shared/engine/source-offsets.ts";
+import { planTableBatch, type SourceCommit } from "../../../shared/engine/table-stream-plan.ts";
+
+/** A log: `append(rows...)` adds one file per number; `restore(t)` a RESTORE of version t. */
+type Step = { append: number[] } | { restore: number } | { delete: true } | { truncate: true };
+
+function log(steps: Step[]): SourceCommit[] {
+  return steps.map((step, version) => {
+    const base = {
+      version,
+      timestamp: 1000 + version,
+      addedFiles: [] as { path: string; rows: number }[],
+      removesData: false,
+    };
+    if ("append" in step) {
+      return {
+        ...base,
+        operation: "WRITE",
+        addedFiles: step.append.map((rows, i) => ({ path: `v${version}-f${i}`, rows })),
+      };
+    }
+    if ("restore" in step)
+      return { ...base, operation: "RESTORE", restoredVersion: step.restore, removesData: true };
+    if ("truncate" in step) return { ...base, operation: "TRUNCATE", removesData: true };
+    return { ...base, operation: "DELETE", removesData: true };
+  });
+}
+
+const context = (commits: SourceCommit[]) => ({
+  flow: "reader",
+  upstream: "orders",
+  tableId: "table-1",
+  latestVersion: commits.length - 1,
+});
+const at = (nextVersion: number, rowsRead = 0): TableOffset => ({
+  kind: "table",
+  tableId: "table-1",
+  nextVersion,
+  rowsRead,
+});
+const versionsRead = (commits: SourceCommit[], start: TableOffset) => [
+  ...new Set(
+    planTableBatch(context(commits), start, commits.slice(start.nextVersion), {}).slices.map(
+      (s) => s.version,
+    ),
+  ),
+];
+
+describe("planning a table stream batch", () => {
+  it("reads every appended row from the start, and ends past the latest version", () => {
+    const commits = log([{ append: [] }, { append: [3, 2] }, { append: [4] }]);
+    const plan = planTableBatch(context(commits), at(0), commits, {});
+    expect(plan.rows).toBe(9);
+    expect(plan.end).toEqual(at(3));
+    expect(plan.newestCommitTimestamp).toBe(1002);
+  });
+
+  it("splits a version at a row bound and resumes inside it", () => {
+    const commits = log([{ append: [] }, { append: [3, 2] }, { append: [4] }]);
+    const first = planTableBatch(context(commits), at(0), commits, { maxRows: 4 });
+    expect(first.slices).toEqual([
+      { version: 1, path: "v1-f0", firstRow: 0, endRow: 3, fileRows: 3, versionRowStart: 0 },
+      { version: 1, path: "v1-f1", firstRow: 0, endRow: 1, fileRows: 2, versionRowStart: 3 },
+    ]);
+    expect(first.end).toEqual(at(1, 4));
+    const second = planTableBatch(context(commits), first.end, commits.slice(1), { maxRows: 4 });
+    expect(second.slices.map((s) => [s.version, s.path, s.firstRow, s.endRow])).toEqual([
+      [1, "v1-f1", 1, 2],
+      [2, "v2-f0", 0, 3],
+    ]);
+    expect(second.end).toEqual(at(2, 3));
+  });
+
+  it("bounds the files of a batch", () => {
+    const commits = log([{ append: [1, 1, 1] }, { append: [1] }]);
+    const plan = planTableBatch(context(commits), at(0), commits, { maxFiles: 2 });
+    expect(plan.rows).toBe(2);
+    expect(plan.end).toEqual(at(0, 2));
+  });
+
+  it("re-plans a planned batch exactly, whatever was committed since", () => {
+    const commits = log([{ append: [5] }, { append: [5] }, { append: [5] }]);
+    const plan = planTableBatch(context(commits), at(0, 2), commits, { until: at(1, 3) });
+    expect(plan.slices.map((s) => [s.version, s.firstRow, s.endRow])).toEqual([
+      [0, 2, 5],
+      [1, 0, 3],
+    ]);
+    expect(plan.end).toEqual(at(1, 3));
+  });
+
+  describe("the RESTORE skip rule (semantics.md)", () => {
+    it("skips t+1 .. R for a reader at or before t", () => {
+      // 1, 2 appended; 3, 4 abandoned; 5 restores 2; 6 appended after the rewind.
+      const commits = log([
+        { append: [] },
+        { append: [1] },
+        { append: [1] },
+        { append: [1] },
+        { append: [1] },
+        { restore: 2 },
+        { append: [1] },
+      ]);
+      expect(versionsRead(commits, at(0))).toEqual([1, 2, 6]);
+      expect(versionsRead(commits, at(3))).toEqual([6]);
+      const plan = planTableBatch(context(commits), at(3), commits.slice(3), {});
+      expect(plan.skippedRestores).toEqual([{ version: 5, restoredVersion: 2 }]);
+    });
+
+    it("follows a second rewind to a version on the abandoned timeline", () => {
+      // 5 restores 1 (abandoning 2..4); 7 restores 3 (back onto the abandoned timeline).
+      const commits = log([
+        { append: [] },
+        { append: [1] },
+        { append: [1] },
+        { append: [1] },
+        { append: [1] },
+        { restore: 1 },
+        { append: [1] },
+        { restore: 3 },
+      ]);
+      expect(versionsRead(commits, at(0))).toEqual([1, 2, 3]);
+    });
+
+    it("fails a reader past t that was not rewound, naming the rewind", () => {
+      const commits = log([
+        { append: [] },
+        { append: [1] },
+        { append: [1] },
+        { append: [1] },
+        { restore: 1 },
+      ]);
+      const plan = () => planTableBatch(context(commits), at(3), commits.slice(3), {});
+      expect(plan).toThrow(UpstreamRewoundError);
+      expect(plan).toThrow(
+        /upstream orders was rewound \(version 4 restored version 1\).*rewind this flow's dataset too.*or fully refresh it/,
+      );
+    });
+
+    it("fails a reader that read part of an abandoned version", () => {
+      const commits = log([{ append: [] }, { append: [2] }, { append: [2] }, { restore: 1 }]);
+      expect(() => planTableBatch(context(commits), at(2, 1), commits.slice(2), {})).toThrow(
+        UpstreamRewoundError,
+      );
+    });
+  });
+
+  it("fails on a table dropped and recreated, and on a TRUNCATE, saying to refresh the reader", () => {
+    const commits = log([{ append: [1] }, { truncate: true }]);
+    expect(() => planTableBatch(context(commits), at(1), commits.slice(1), {})).toThrow(
+      UpstreamRefreshedError,
+    );
+    expect(() => planTableBatch(context(commits), at(1), commits.slice(1), {})).toThrow(
+      /TRUNCATE.*fully refresh this flow's dataset too/,
+    );
+    const recreated = { ...context(commits), tableId: "table-2" };
+    expect(() => planTableBatch(recreated, at(1), [], {})).toThrow(/DROP: the table was recreated/);
+  });
+
+  it("fails on any other commit that removes data", () => {
+    const commits = log([{ append: [1] }, { delete: true }]);
+    expect(() => planTableBatch(context(commits), at(1), commits.slice(1), {})).toThrow(UpstreamChangedError);
+  });
+});
