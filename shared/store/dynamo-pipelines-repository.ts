@@ -13,7 +13,12 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { PIPELINES_TABLE } from "../../infra/aws/table-schemas.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
-import { DefinitionVersionNotFoundError, PipelineNotFoundError } from "./errors.ts";
+import {
+  DefinitionVersionNotFoundError,
+  PipelineNotFoundError,
+  StoreError,
+  StoreUnavailableError,
+} from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import type {
   ActiveUpdateResult,
@@ -105,7 +110,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
       ),
     );
     // A random UUID that is already taken is not a race anyone can act on.
-    if (!result.ok) throw new Error(`pipeline id ${item.pipelineId} is already taken`);
+    if (!result.ok) throw new StoreError(`pipeline id ${item.pipelineId} is already taken`);
     return toRecord(item);
   }
 
@@ -198,6 +203,10 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
   }
 
   async delete(pipelineId: string): Promise<DeleteResult> {
+    return this.deleteAttempt(pipelineId, 1);
+  }
+
+  private async deleteAttempt(pipelineId: string, attempt: number): Promise<DeleteResult> {
     let deleted: PipelineItem | undefined;
     const outcome = await conditionalWrite(async () => {
       const output = await this.client.send(
@@ -214,7 +223,9 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     if (outcome === "condition-failed") {
       const current = await this.requireItem(pipelineId);
       if (current.activeUpdateId) return { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId };
-      return this.delete(pipelineId); // the active update ended in between: try again
+      // The active update ended between the delete and the read: try again.
+      if (attempt >= FREED_RETRIES) throw unsettled(pipelineId);
+      return this.deleteAttempt(pipelineId, attempt + 1);
     }
     if (!deleted) throw new PipelineNotFoundError(pipelineId);
     // Version items go after the pipeline item: a crash in between leaves only unreachable versions.
@@ -263,7 +274,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
       if (outcome === "written") return { outcome: "begun", pipeline: toRecord(current) };
       if (current.activeUpdateId) return { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId };
       // The active update ended between the write and the read: the pipeline is free again.
-      if (attempt >= FREED_RETRIES) return { outcome: "pipeline-busy", activeUpdateId: "" };
+      if (attempt >= FREED_RETRIES) throw unsettled(pipelineId);
     }
   }
 
@@ -362,6 +373,12 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     if (!item) throw new PipelineNotFoundError(pipelineId);
     return item;
   }
+}
+
+function unsettled(pipelineId: string): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `pipeline ${pipelineId}: its active update kept changing during the request; try again`,
+  );
 }
 
 function versionKey(pipelineId: string, version: number): string {

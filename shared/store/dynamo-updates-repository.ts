@@ -7,7 +7,7 @@ import {
   type UpdateCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import { UPDATES_TABLE } from "../../infra/aws/table-schemas.ts";
-import { UpdateNotFoundError } from "./errors.ts";
+import { StoreError, UpdateNotFoundError } from "./errors.ts";
 import { conditionalWrite, request } from "./dynamo-requests.ts";
 import { queryPage, type Page, type PageRequest } from "./query-pages.ts";
 import { timeOrderedId } from "./time-ordered-id.ts";
@@ -79,7 +79,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
       );
       if (outcome === "written") return toRecord(item);
       if (attempt >= CREATE_ATTEMPTS)
-        throw new Error(`could not find a free update id for pipeline ${update.pipelineId}`);
+        throw new StoreError(`could not find a free update id for pipeline ${update.pipelineId}`);
     }
   }
 
