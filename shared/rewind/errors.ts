@@ -256,3 +256,20 @@ export class IncompatibleRestoredStateError extends RewindError {
     );
   }
 }
+
+/** Something else moved a flow's HEAD while the rewind ran (an update started regardless). */
+export class ConcurrentRewindChangeError extends RewindError {
+  override readonly name = "ConcurrentRewindChangeError";
+  override readonly errorCode = "RESOURCE_CONFLICT";
+  override readonly httpStatus = 409;
+  constructor(
+    readonly flow: string,
+    readonly targetSeq: number,
+    outcome: string,
+  ) {
+    super(
+      `could not move flow ${flow}'s HEAD to checkpoint ${targetSeq} (${outcome}): something changed it during the rewind; rewind again to converge`,
+      { data: { flow, targetSeq, outcome } },
+    );
+  }
+}

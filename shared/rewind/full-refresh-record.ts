@@ -1,5 +1,5 @@
 import type { RewindEnvironment } from "./rewind-environment.ts";
-import { EVENT_TYPES, liveEvents } from "./rewind-events.ts";
+import { appendEvent, EVENT_TYPES, eventsOfType } from "./rewind-events.ts";
 import { qualifiedName } from "./pipeline-datasets.ts";
 
 /**
@@ -30,24 +30,21 @@ export async function recordDatasetReset(
   record: DatasetResetRecord,
   updateId?: string,
 ): Promise<void> {
-  await env.events.append({
+  await appendEvent(env, {
     event_type: EVENT_TYPES.datasetReset,
     level: "INFO",
     message: `${record.refresh === "FULL" ? "Full refresh" : "Reset"} of ${qualifiedName(env.pipeline, record.dataset)} (${record.how})`,
-    origin: {
-      pipeline_id: env.pipelineId,
-      dataset_name: record.dataset,
-      ...(updateId !== undefined ? { update_id: updateId } : {}),
-    },
+    dataset: record.dataset,
+    ...(updateId !== undefined ? { updateId } : {}),
     details: { dataset_reset: { ...record } },
     timestamp: record.at,
-    expiresAt: record.at + Math.max(MIN_RECORD_TTL_MS, env.pipeline.settings.rewindRetentionMs),
+    retentionMs: Math.max(MIN_RECORD_TTL_MS, env.pipeline.settings.rewindRetentionMs),
   });
 }
 
 /** Per dataset, the time of its latest live reset record. */
 export async function lastResets(env: RewindEnvironment): Promise<Map<string, number>> {
-  const events = await liveEvents(env.events, env.pipelineId, EVENT_TYPES.datasetReset, env.clock());
+  const events = await eventsOfType(env.events, env.pipelineId, EVENT_TYPES.datasetReset);
   const latest = new Map<string, number>();
   for (const event of events) {
     const record = event.details["dataset_reset"] as DatasetResetRecord | undefined;

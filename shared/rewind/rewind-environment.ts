@@ -2,7 +2,7 @@ import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { PipelinesRepository } from "../store/pipelines-repository.ts";
-import type { RewindEventLog } from "./rewind-events.ts";
+import type { EventLogRepository } from "../store/event-log-repository.ts";
 
 /**
  * Everything the rewind domain reads and writes, as ports (no AWS types): the same core runs in a
@@ -13,7 +13,7 @@ export interface RewindEnvironment {
   /** The pipeline's current definition, validated (settings, DAG). */
   readonly pipeline: ValidatedPipeline;
   readonly checkpoints: CheckpointsRepository;
-  readonly events: RewindEventLog;
+  readonly events: EventLogRepository;
   /** For the rewind block (semantics.md "Doing the rewind"). */
   readonly pipelines: Pick<PipelinesRepository, "get" | "setRewindBlock">;
   /** The object-store view of a dataset's table folder (`tables/<catalog>/<schema>/<name>/`). */

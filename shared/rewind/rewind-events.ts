@@ -1,9 +1,11 @@
+import type { EventLevel, EventLogRepository, PipelineEvent } from "../store/event-log-repository.ts";
+import type { RewindEnvironment } from "./rewind-environment.ts";
+
 /**
- * What the rewind domain needs of the event log (api.md "Event log": the Databricks event shape,
- * with a TTL): append an event, and read a pipeline's events of one type. Rewind points are
- * `rewind_summary` events, rewind progress `rewind_progress`, full refreshes and resets
- * `dataset_reset`, warnings `warning`. DynamoDB deletes expired items lazily (up to days late), so
- * readers here filter by `expiresAt` themselves: an expired event is invisible everywhere.
+ * How the rewind domain writes and reads the event log (the store's `EventLogRepository`; api.md
+ * "Event log"). Rewind points are `rewind_summary` events, rewind progress `rewind_progress`, full
+ * refreshes and resets `dataset_reset`, warnings `warning`. Each event carries its retention (the
+ * TTL); the repository never returns an expired event.
  */
 
 export const EVENT_TYPES = {
@@ -13,55 +15,63 @@ export const EVENT_TYPES = {
   warning: "warning",
 } as const;
 
-export type EventLevel = "INFO" | "WARN" | "ERROR" | "METRICS";
+/** Events read per page while collecting one type. */
+const PAGE_SIZE = 100;
 
-export interface EventOrigin {
-  readonly pipeline_id: string;
-  readonly update_id?: string;
-  readonly dataset_name?: string;
-  readonly flow_name?: string;
-}
-
-export interface NewPipelineEvent {
+export interface RewindEventInput {
   readonly event_type: string;
   readonly level: EventLevel;
   readonly message: string;
-  readonly origin: EventOrigin;
   readonly details: Readonly<Record<string, unknown>>;
-  /** Epoch milliseconds of the event. */
+  readonly updateId?: string;
+  readonly dataset?: string;
+  /** Epoch ms. */
   readonly timestamp: number;
-  /** Epoch milliseconds after which the event is gone (the item's TTL). */
-  readonly expiresAt: number;
+  readonly retentionMs: number;
 }
 
-export interface PipelineEvent extends NewPipelineEvent {
-  /** Time-ordered and unique; a `rewind_summary`'s id is its `rewind_point_id`. */
-  readonly id: string;
+export function appendEvent(
+  env: Pick<RewindEnvironment, "pipelineId" | "pipeline" | "events">,
+  event: RewindEventInput,
+): Promise<PipelineEvent> {
+  return env.events.append({
+    origin: {
+      pipeline_id: env.pipelineId,
+      pipeline_name: env.pipeline.definition.name,
+      // Scheduled captures belong to no update.
+      update_id: event.updateId ?? "",
+      ...(event.dataset !== undefined ? { dataset_name: event.dataset } : {}),
+    },
+    event_type: event.event_type,
+    level: event.level,
+    message: event.message,
+    details: event.details,
+    timestamp: event.timestamp,
+    retentionMs: event.retentionMs,
+  });
 }
 
-/** The port. Implementations: the store's DynamoDB event log, and `MemoryRewindEventLog` for tests. */
-export interface RewindEventLog {
-  /** Appends the event under a fresh time-ordered id and returns it. */
-  append(event: NewPipelineEvent): Promise<PipelineEvent>;
-  /**
-   * The pipeline's events of `eventType`, newest first, including expired ones the store has not
-   * deleted yet (callers filter with `isLive`).
-   */
-  listByType(pipelineId: string, eventType: string): Promise<PipelineEvent[]>;
-}
-
-/** Whether the event is still within its TTL at `now`. */
-export function isLive(event: { readonly expiresAt: number }, now: number): boolean {
-  return event.expiresAt > now;
-}
-
-/** The pipeline's live events of a type, newest first. */
-export async function liveEvents(
-  log: RewindEventLog,
+/** The pipeline's live events of one type, newest first. */
+export async function eventsOfType(
+  events: EventLogRepository,
   pipelineId: string,
   eventType: string,
-  now: number,
 ): Promise<PipelineEvent[]> {
-  const events = await log.listByType(pipelineId, eventType);
-  return events.filter((event) => isLive(event, now));
+  const out: PipelineEvent[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await events.query(
+      pipelineId,
+      { eventType, order: "desc" },
+      { limit: PAGE_SIZE, ...(pageToken ? { pageToken } : {}) },
+    );
+    out.push(...page.items);
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  return out;
+}
+
+/** Epoch ms of an event. */
+export function eventTime(event: PipelineEvent): number {
+  return Date.parse(event.timestamp);
 }

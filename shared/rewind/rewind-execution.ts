@@ -1,7 +1,8 @@
 import { executeRestore, planRestore } from "../delta/restore.ts";
 import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { ConcurrentRewindChangeError } from "./errors.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
-import { EVENT_TYPES } from "./rewind-events.ts";
+import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
 import { rewindSummaryEvent, type PipelineCut } from "./rewind-point.ts";
 import { recordRewindPoint } from "./rewind-points.ts";
 import type { DatasetRewind, RewindPlan } from "./rewind-plan.ts";
@@ -55,9 +56,9 @@ export async function executeRewind(
   for (const dataset of plan.datasets) done.push(await rewindDataset(env, dataset, updateId));
   await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
   const now = env.clock();
-  const summary = await env.events.append(
+  const summary = await appendEvent(
+    env,
     rewindSummaryEvent({
-      pipelineId: env.pipelineId,
       catalog: env.pipeline.definition.catalog,
       schema: env.pipeline.definition.schema,
       kind: "rewind",
@@ -99,9 +100,7 @@ export async function rewindDataset(
     if (head.seq !== flow.targetSeq) {
       const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, { expectedHead: head.seq });
       if (moved.outcome !== "moved") {
-        throw new Error(
-          `could not move HEAD of flow ${flow.flow} to checkpoint ${flow.targetSeq} (${moved.outcome}); rewind again to converge`,
-        );
+        throw new ConcurrentRewindChangeError(flow.flow, flow.targetSeq, moved.outcome);
       }
     }
     flows.push({ flow: flow.flow, from: head.seq, to: flow.targetSeq });
@@ -113,14 +112,14 @@ export async function rewindDataset(
     ...(committed ? { restoreVersion: committed.version, operationMetrics: { ...restore.metrics } } : {}),
     flows,
   };
-  const now = env.clock();
-  await env.events.append({
+  await appendEvent(env, {
     event_type: EVENT_TYPES.rewindProgress,
     level: "INFO",
     message: committed
       ? `Rewound ${dataset.identifier} to version ${dataset.targetVersion} (RESTORE at version ${committed.version})`
       : `${dataset.identifier} already holds version ${dataset.targetVersion}: no RESTORE needed`,
-    origin: { pipeline_id: env.pipelineId, update_id: updateId, dataset_name: dataset.dataset },
+    updateId,
+    dataset: dataset.dataset,
     details: {
       rewind_progress: {
         dataset: dataset.identifier,
@@ -131,8 +130,8 @@ export async function rewindDataset(
         flows,
       },
     },
-    timestamp: now,
-    expiresAt: now + env.pipeline.settings.rewindRetentionMs,
+    timestamp: env.clock(),
+    retentionMs: env.pipeline.settings.rewindRetentionMs,
   });
   return result;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { EVENT_TYPES, type NewPipelineEvent, type PipelineEvent } from "./rewind-events.ts";
+import type { PipelineEvent } from "../store/event-log-repository.ts";
+import { EVENT_TYPES, eventTime, type RewindEventInput } from "./rewind-events.ts";
 
 /**
  * A rewind point (semantics.md "Rewind points"): a `rewind_summary` event whose id is the
@@ -58,7 +59,6 @@ export interface RewindPoint {
 }
 
 export interface SummaryEventInput {
-  readonly pipelineId: string;
   readonly catalog: string;
   readonly schema: string;
   readonly kind: SummaryKind;
@@ -69,7 +69,7 @@ export interface SummaryEventInput {
 }
 
 /** The `rewind_summary` event recording `cut` (pure). */
-export function rewindSummaryEvent(input: SummaryEventInput): NewPipelineEvent {
+export function rewindSummaryEvent(input: SummaryEventInput): RewindEventInput {
   const summary: RewindSummary = {
     dry_run: input.kind !== "rewind",
     timestamp: new Date(input.cut.time).toISOString(),
@@ -84,21 +84,19 @@ export function rewindSummaryEvent(input: SummaryEventInput): NewPipelineEvent {
     event_type: EVENT_TYPES.rewindSummary,
     level: "INFO",
     message: MESSAGES[input.kind],
-    origin: {
-      pipeline_id: input.pipelineId,
-      ...(input.updateId !== undefined ? { update_id: input.updateId } : {}),
-    },
+    ...(input.updateId !== undefined ? { updateId: input.updateId } : {}),
     details: { rewind_summary: summary },
     timestamp: input.now,
-    expiresAt: input.now + input.retentionMs,
+    retentionMs: input.retentionMs,
   };
 }
 
 /**
  * The point a `rewind_summary` event records, or undefined when it is not a point to rewind to (a
- * finished rewind's summary, `dry_run: false`) or not one this module wrote.
+ * finished rewind's summary, `dry_run: false`) or not one this module wrote. `retentionMs` is the
+ * pipeline's current rewind retention: it dates the point's expiry.
  */
-export function readRewindPoint(event: PipelineEvent): RewindPoint | undefined {
+export function readRewindPoint(event: PipelineEvent, retentionMs: number): RewindPoint | undefined {
   if (event.event_type !== EVENT_TYPES.rewindSummary) return undefined;
   const parsed = rewindSummarySchema.safeParse(event.details["rewind_summary"]);
   if (!parsed.success || !parsed.data.dry_run) return undefined;
@@ -109,7 +107,7 @@ export function readRewindPoint(event: PipelineEvent): RewindPoint | undefined {
     rewindPointId: event.id,
     time,
     message: event.message,
-    expiresAt: event.expiresAt,
+    expiresAt: eventTime(event) + retentionMs,
     cut: {
       time,
       datasets: new Map(

@@ -1,13 +1,15 @@
 import { RewindPointNotFoundError } from "./errors.ts";
 import { captureCut } from "./pipeline-cut.ts";
 import type { RewindEnvironment } from "./rewind-environment.ts";
-import { EVENT_TYPES, liveEvents } from "./rewind-events.ts";
+import { appendEvent, EVENT_TYPES, eventsOfType } from "./rewind-events.ts";
 import { readRewindPoint, rewindSummaryEvent, type PipelineCut, type RewindPoint } from "./rewind-point.ts";
 
 /**
  * Capturing and finding rewind points (semantics.md "Rewind points"). A point lives as long as the
  * pipeline's rewind retention (`pipelines.rewind.retentionDuration`, 7 days by default) through the
- * event's TTL, and every read filters expired points out, since the TTL deletes them lazily.
+ * event's TTL. Every read also drops points older than the retention in force now, so a point is
+ * invisible everywhere once it has expired, whether or not the TTL has deleted it yet, and a
+ * retention shortened later applies to points captured before.
  */
 
 /** Records `cut` as a rewind point (a `rewind_summary` with `dry_run: true`). */
@@ -17,20 +19,20 @@ export async function recordRewindPoint(
   kind: "periodic" | "update-end" | "dry-run",
   updateId?: string,
 ): Promise<RewindPoint> {
-  const now = env.clock();
-  const event = await env.events.append(
+  const retentionMs = env.pipeline.settings.rewindRetentionMs;
+  const event = await appendEvent(
+    env,
     rewindSummaryEvent({
-      pipelineId: env.pipelineId,
       catalog: env.pipeline.definition.catalog,
       schema: env.pipeline.definition.schema,
       kind,
       cut,
-      now,
-      retentionMs: env.pipeline.settings.rewindRetentionMs,
+      now: env.clock(),
+      retentionMs,
       ...(updateId !== undefined ? { updateId } : {}),
     }),
   );
-  return readRewindPoint(event) as RewindPoint;
+  return readRewindPoint(event, retentionMs) as RewindPoint;
 }
 
 /**
@@ -49,16 +51,19 @@ export async function captureRewindPoint(
 
 /** The live points, newest first, each with the datasets and versions it restores. */
 export async function listRewindPoints(env: RewindEnvironment): Promise<RewindPoint[]> {
-  const events = await liveEvents(env.events, env.pipelineId, EVENT_TYPES.rewindSummary, env.clock());
+  const retentionMs = env.pipeline.settings.rewindRetentionMs;
+  const now = env.clock();
+  const events = await eventsOfType(env.events, env.pipelineId, EVENT_TYPES.rewindSummary);
   return events
-    .map(readRewindPoint)
-    .filter((point): point is RewindPoint => point !== undefined)
+    .map((event) => readRewindPoint(event, retentionMs))
+    .filter((point): point is RewindPoint => point !== undefined && point.expiresAt > now)
     .sort((a, b) => b.time - a.time || (a.rewindPointId < b.rewindPointId ? 1 : -1));
 }
 
 /** The live point with this id, or `REWIND_POINT_NOT_FOUND`. */
 export async function findRewindPoint(env: RewindEnvironment, rewindPointId: string): Promise<RewindPoint> {
-  const point = (await listRewindPoints(env)).find((p) => p.rewindPointId === rewindPointId);
-  if (!point) throw new RewindPointNotFoundError(rewindPointId);
+  const event = await env.events.get(env.pipelineId, rewindPointId);
+  const point = event && readRewindPoint(event, env.pipeline.settings.rewindRetentionMs);
+  if (!point || point.expiresAt <= env.clock()) throw new RewindPointNotFoundError(rewindPointId);
   return point;
 }

@@ -1,0 +1,110 @@
+import { commit } from "../delta/commit.ts";
+import { standardRequirements } from "../delta/commit-requirements.ts";
+import { DeltaTable } from "../delta/delta-table.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
+import { recordCount, removeFor } from "../delta/file-actions.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { listAllKeys, type ObjectStore } from "../store/object-store.ts";
+import type { TableReset } from "./refresh-plan.ts";
+
+/**
+ * Resetting one table's contents (semantics.md "Refresh and reset", `reset_mode`). Each is
+ * idempotent: a table already gone or already empty is left as it is.
+ *
+ * - DROP: delete every object under the table folder (log, history, data); the engine recreates the
+ *   table, with a new id, on its next write, so a stream still reading the old one knows.
+ * - TRUNCATE: one commit (`operation: TRUNCATE`) removing every live file; identity, schema,
+ *   properties and history stay.
+ * - OWNED_ROWS: a DELETE of the rows the flows' `owns` predicates select (a shared sink).
+ */
+
+export interface TableResetResult {
+  /** The commit that reset it (TRUNCATE, OWNED_ROWS), if one was needed. */
+  readonly version?: number;
+  /** Objects deleted (DROP). */
+  readonly deletedObjects?: number;
+}
+
+export async function resetTable(
+  store: ObjectStore,
+  reset: TableReset,
+  clock: () => number,
+): Promise<TableResetResult> {
+  switch (reset.how) {
+    case "NONE":
+      return {};
+    case "DROP":
+      return dropTable(store);
+    case "TRUNCATE":
+      return truncateTable(store, clock);
+    case "OWNED_ROWS":
+      return deleteOwnedRows(
+        store,
+        reset.predicates.map((p) => `(${p.owns})`),
+        clock,
+      );
+  }
+}
+
+async function dropTable(store: ObjectStore): Promise<TableResetResult> {
+  const keys = (await listAllKeys(store, "")).map((info) => info.key);
+  // Data first, the log last: a crash part-way leaves a readable (if emptier) table, never a log
+  // pointing at deleted files with no way to tell.
+  const log = keys.filter((key) => key.startsWith("_delta_log/"));
+  const data = keys.filter((key) => !key.startsWith("_delta_log/"));
+  for (let i = 0; i < log.length; i += 1000) await store.deleteMany(log.slice(i, i + 1000));
+  for (let i = 0; i < data.length; i += 1000) await store.deleteMany(data.slice(i, i + 1000));
+  return { deletedObjects: keys.length };
+}
+
+async function truncateTable(store: ObjectStore, clock: () => number): Promise<TableResetResult> {
+  let snapshot;
+  try {
+    snapshot = await loadSnapshot(store);
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return {};
+    throw error;
+  }
+  const files = [...snapshot.files];
+  if (files.length === 0) return {};
+  const now = clock();
+  const committed = await commit(
+    store,
+    {
+      readSnapshot: snapshot,
+      actions: files.map(([, file]) => ({ remove: removeFor(file, now) })),
+      operation: {
+        operation: "TRUNCATE",
+        operationParameters: {},
+        operationMetrics: {
+          numRemovedFiles: files.length,
+          numDeletedRows: files.reduce((sum, [, file]) => sum + recordCount(file), 0),
+        },
+        isBlindAppend: false,
+      },
+      requirements: standardRequirements({ removedFiles: files.map(([key]) => key) }),
+    },
+    { clock },
+  );
+  return { version: committed.version };
+}
+
+async function deleteOwnedRows(
+  store: ObjectStore,
+  predicates: readonly string[],
+  clock: () => number,
+): Promise<TableResetResult> {
+  let table: DeltaTable;
+  try {
+    table = await DeltaTable.open(store, { clock });
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return {};
+    throw error;
+  }
+  try {
+    const result = await table.delete(predicates.join(" OR "));
+    return result.status === "committed" ? { version: result.version } : {};
+  } finally {
+    await table.close();
+  }
+}

@@ -1,0 +1,63 @@
+import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
+import { DEFAULT_EVENT_RETENTION_MS } from "../store/event-log-repository.ts";
+import { resetTable } from "./dataset-reset.ts";
+import { recordDatasetReset } from "./full-refresh-record.ts";
+import type { RefreshPlan } from "./refresh-plan.ts";
+import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
+
+/**
+ * Doing a refresh plan's resets, before the run (semantics.md "Refresh and reset"). Idempotent, so a
+ * retried task converges:
+ *
+ * 1. Record the plan's warnings as `warning` events.
+ * 2. Per dataset to reset, upstream first: reset its table (DROP / TRUNCATE / its owned rows), move its
+ *    flows' HEAD to the root (a fresh checkpoint: no offsets, empty state), and record a
+ *    `dataset_reset` event, which also makes a later rewind to a point before it
+ *    `REWIND_BEFORE_FULL_REFRESH`.
+ * 3. Checkpoint resets: HEAD to the root, table untouched.
+ * The run that follows (the engine's) reprocesses from the root.
+ */
+export async function executeRefreshPlan(
+  env: RewindEnvironment,
+  plan: RefreshPlan,
+  updateId: string,
+): Promise<void> {
+  for (const message of plan.warnings) {
+    await appendEvent(env, {
+      event_type: EVENT_TYPES.warning,
+      level: "WARN",
+      message,
+      updateId,
+      details: {},
+      timestamp: env.clock(),
+      retentionMs: DEFAULT_EVENT_RETENTION_MS,
+    });
+  }
+  if (plan.mode !== "INCREMENTAL") {
+    for (const reset of plan.resets) {
+      const result = await resetTable(env.tableStore(reset.dataset), reset.reset, env.clock);
+      for (const flow of reset.flows) await resetHead(env, flow);
+      if (reset.reset.how === "NONE") continue;
+      await recordDatasetReset(
+        env,
+        {
+          dataset: reset.dataset,
+          refresh: plan.mode,
+          how: reset.reset.how,
+          at: env.clock(),
+          ...(result.version !== undefined ? { tableVersion: result.version } : {}),
+        },
+        updateId,
+      );
+    }
+  }
+  for (const ref of plan.checkpointResets) await resetHead(env, ref.flow);
+}
+
+async function resetHead(env: RewindEnvironment, flow: string): Promise<void> {
+  const ref = flowRef(env, flow);
+  const head = await env.checkpoints.head(ref);
+  if (head.seq === ROOT_SEQ) return;
+  await env.checkpoints.moveHead(ref, ROOT_SEQ);
+}
