@@ -31,7 +31,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   if (options.dbPath) await mkdir(options.dbPath, { recursive: true });
   for (let attempt = 1; ; attempt++) {
     const port = await freeLoopbackPort();
-    const process = await spawnTethered("DynamoDB Local", java.command, [
+    const jvm = await spawnTethered("DynamoDB Local", java.command, [
       `-Djava.library.path=${path.join(jarDir, "DynamoDBLocal_lib")}`,
       "-jar",
       path.join(jarDir, "DynamoDBLocal.jar"),
@@ -45,11 +45,11 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     ]);
     const endpoint = `http://${LOOPBACK}:${port}`;
     try {
-      await waitUntilServing(endpoint, process);
-      return { endpoint, pids: process.pids, stop: () => process.stop() };
+      await waitUntilServing(endpoint, jvm);
+      return { endpoint, pids: jvm.pids, stop: () => jvm.stop() };
     } catch (error) {
-      await process.stop();
-      const portTaken = /BindException|Address already in use/.test(process.recentOutput());
+      await jvm.stop();
+      const portTaken = /BindException|Address already in use/.test(jvm.recentOutput());
       if (!portTaken || attempt >= BIND_ATTEMPTS) throw error;
     }
   }
@@ -70,7 +70,7 @@ export function dynamoDbLocalDir(): string {
 }
 
 /** Polls ListTables until DynamoDB Local answers; fails early if the JVM exits. */
-async function waitUntilServing(endpoint: string, process: StandInProcess): Promise<void> {
+async function waitUntilServing(endpoint: string, jvm: StandInProcess): Promise<void> {
   const client = new DynamoDBClient({
     endpoint,
     region: "us-east-1",
@@ -85,9 +85,9 @@ async function waitUntilServing(endpoint: string, process: StandInProcess): Prom
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;
       } catch (error) {
-        if (process.hasExited()) {
+        if (jvm.hasExited()) {
           throw new StandInStartError(
-            `DynamoDB Local exited while starting; its output:\n${process.recentOutput()}`,
+            `DynamoDB Local exited while starting; its output:\n${jvm.recentOutput()}`,
             {
               cause: error,
             },
@@ -95,7 +95,7 @@ async function waitUntilServing(endpoint: string, process: StandInProcess): Prom
         }
         if (Date.now() > deadline) {
           throw new StandInStartError(
-            `DynamoDB Local did not answer at ${endpoint} within ${READY_TIMEOUT_MS} ms; its output:\n${process.recentOutput()}`,
+            `DynamoDB Local did not answer at ${endpoint} within ${READY_TIMEOUT_MS} ms; its output:\n${jvm.recentOutput()}`,
             { cause: error },
           );
         }

@@ -8,7 +8,7 @@ const READY_TIMEOUT_MS = 15_000;
 export interface S3ServerOptions {
   /** Folder holding the buckets. */
   readonly directory: string;
-  /** Remove the folder when the process exits (also when this process dies). @default false */
+  /** Remove the folder when the server exits (also when this process dies). @default false */
   readonly removeOnExit?: boolean;
 }
 
@@ -16,12 +16,12 @@ export interface S3ServerOptions {
 export async function startS3Server(options: S3ServerOptions): Promise<RunningStandIn> {
   const script = fileURLToPath(new URL("./s3-server-main.ts", import.meta.url));
   const args = ["--directory", options.directory, ...(options.removeOnExit ? ["--remove-on-exit"] : [])];
-  const process = spawnStandIn("embedded S3", ...nodeScript(script, args, ["--openssl-legacy-provider"]));
+  const server = spawnStandIn("embedded S3", ...nodeScript(script, args, ["--openssl-legacy-provider"]));
   try {
-    const [, port] = await process.waitForLine(/^\{"listening":(\d+)\}$/, READY_TIMEOUT_MS);
-    return { endpoint: `http://${LOOPBACK}:${port}`, pids: process.pids, stop: () => process.stop() };
+    const [, port] = await server.waitForLine(/^\{"listening":(\d+)\}$/, READY_TIMEOUT_MS);
+    return { endpoint: `http://${LOOPBACK}:${port}`, pids: server.pids, stop: () => server.stop() };
   } catch (error) {
-    await process.stop();
+    await server.stop();
     throw error;
   }
 }

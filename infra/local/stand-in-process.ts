@@ -21,8 +21,10 @@ export interface RunningStandIn {
 /** A child process running a stand-in, tied to this process (see parent-watchdog.ts). */
 export interface StandInProcess {
   readonly name: string;
-  /** The child's pid, then the pid of any process it runs for us (the JVM under the tether). */
+  /** The child's pid, then those of processes it runs for us (the JVM under the tether). */
   readonly pids: readonly number[];
+  /** Records a process the child runs for us, so `stop()` and the orphan checks cover it too. */
+  track(pid: number): void;
   /** Resolves when the child has exited. */
   readonly exited: Promise<void>;
   hasExited(): boolean;
@@ -72,6 +74,7 @@ export function spawnStandIn(name: string, command: string, args: readonly strin
   const handle: StandInProcess = {
     name,
     pids,
+    track: (pid) => pids.push(pid),
     exited,
     hasExited: () => done,
     recentOutput: () => recent.join("\n"),
@@ -120,7 +123,7 @@ export async function spawnTethered(
   const tether = fileURLToPath(new URL("./tether.ts", import.meta.url));
   const standIn = spawnStandIn(name, ...nodeScript(tether, [command, ...args]));
   const [, pid] = await standIn.waitForLine(/^\{"tetheredPid":(\d+)\}$/, 10_000);
-  (standIn.pids as number[]).push(Number(pid));
+  standIn.track(Number(pid));
   return standIn;
 }
 
