@@ -50,6 +50,27 @@ export const flowSchema = strictObject({
   /** In a table written by several flows: the SQL predicate selecting the rows this flow owns. */
   owns: sqlSchema.optional(),
   options: flowOptionsSchema.optional(),
+}).superRefine((flow, ctx) => {
+  const options = flow.options;
+  const starting = (["starting_version", "starting_timestamp"] as const).filter(
+    (key) => options?.[key] !== undefined,
+  );
+  if (starting.length === 2) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["options", "starting_timestamp"],
+      message: "set starting_version or starting_timestamp, not both",
+    });
+  }
+  if (flow.source.type === "auto_loader") {
+    for (const key of starting) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["options", key],
+        message: `${key} applies to stream and delta sources (table versions and commit times); an auto_loader source reads every file under its path`,
+      });
+    }
+  }
 });
 
 const tableFields = {

@@ -191,6 +191,25 @@ describe("parseDefinition", () => {
     expect(at("starting_timestamp")).toMatch(/^"2026-02-30 10:00:00" is not a timestamp/);
   });
 
+  it("accepts one starting option, for table sources only", () => {
+    const definition = samplePipeline();
+    const flow = (i: number) => (definition.datasets[i] as { flows: Record<string, unknown>[] }).flows[0]!;
+    flow(0)["options"] = { starting_version: 3 };
+    flow(1)["options"] = { starting_version: 3, starting_timestamp: "2026-01-31 00:00:00" };
+    flow(2)["options"] = { starting_timestamp: "2026-01-31T00:00:00Z" };
+    expect(issuesOf(() => parseDefinition(definition))).toEqual([
+      {
+        path: "datasets[0].flows[0].options.starting_version",
+        message:
+          "starting_version applies to stream and delta sources (table versions and commit times); an auto_loader source reads every file under its path",
+      },
+      {
+        path: "datasets[1].flows[0].options.starting_timestamp",
+        message: "set starting_version or starting_timestamp, not both",
+      },
+    ]);
+  });
+
   it("refuses TRUNCATE on a view, and table fields a view cannot have", () => {
     const issues = issuesOf(() =>
       parseDefinition(
