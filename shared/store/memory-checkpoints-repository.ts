@@ -1,0 +1,140 @@
+import { CheckpointNotFoundError } from "./errors.ts";
+import {
+  ROOT_SEQ,
+  flowKey,
+  type Checkpoint,
+  type CheckpointPage,
+  type CheckpointsRepository,
+  type CommitRequest,
+  type CommitResult,
+  type FlowHead,
+  type FlowRef,
+  type MoveHeadResult,
+  type PlanRequest,
+  type PlanResult,
+} from "./checkpoints-repository.ts";
+
+const DEFAULT_PAGE_SIZE = 100;
+
+interface FlowCheckpoints {
+  head: number;
+  readonly bySeq: Map<number, Checkpoint>;
+  /** The highest seq ever planned, kept apart so `forget` can never cause a seq to be reused. */
+  maxSeq: number;
+}
+
+/**
+ * The Checkpoints port in memory, for fast tests of the engine and rewind (crash-injection loops,
+ * property tests). Same contract as the DynamoDB adapter, checked by the same contract tests. Each
+ * method runs without awaiting in between, so concurrent calls see each other's writes as DynamoDB's
+ * conditions would. Offsets are copied in and out, as a store would.
+ */
+export class MemoryCheckpointsRepository implements CheckpointsRepository {
+  private readonly flows = new Map<string, FlowCheckpoints>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async head(flow: FlowRef): Promise<FlowHead> {
+    const entry = this.entry(flow);
+    const checkpoint = entry.bySeq.get(entry.head);
+    return checkpoint ? { seq: entry.head, checkpoint: copy(checkpoint) } : { seq: entry.head };
+  }
+
+  async plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult> {
+    const entry = this.entry(flow);
+    const seq = ++entry.maxSeq;
+    const checkpoint: Checkpoint = {
+      flow: { ...flow },
+      seq,
+      parent: request.parent,
+      status: "PLANNED",
+      offsets: structuredClone(request.offsets),
+      ...(request.stateRef !== undefined ? { stateRef: request.stateRef } : {}),
+      ...(request.updateId !== undefined ? { updateId: request.updateId } : {}),
+      plannedAt: this.now(),
+    };
+    entry.bySeq.set(seq, checkpoint);
+    return { outcome: "planned", checkpoint: copy(checkpoint) };
+  }
+
+  async commit(flow: FlowRef, seq: number, request: CommitRequest): Promise<CommitResult> {
+    const entry = this.entry(flow);
+    const planned = entry.bySeq.get(seq);
+    if (!planned) throw new CheckpointNotFoundError(flowKey(flow), seq);
+    if (planned.status === "COMMITTED") return { outcome: "already-committed", checkpoint: copy(planned) };
+    if (entry.head !== planned.parent) return { outcome: "head-moved", head: entry.head };
+    const committed: Checkpoint = {
+      ...planned,
+      status: "COMMITTED",
+      tableVersion: request.tableVersion,
+      committedAt: request.committedAt,
+    };
+    entry.bySeq.set(seq, committed);
+    entry.head = seq;
+    return { outcome: "committed", checkpoint: copy(committed) };
+  }
+
+  async get(flow: FlowRef, seq: number): Promise<Checkpoint | undefined> {
+    const checkpoint = this.entry(flow).bySeq.get(seq);
+    return checkpoint && copy(checkpoint);
+  }
+
+  async list(
+    flow: FlowRef,
+    page: { readonly afterSeq?: number; readonly limit?: number } = {},
+  ): Promise<CheckpointPage> {
+    const after = page.afterSeq ?? ROOT_SEQ;
+    const limit = page.limit ?? DEFAULT_PAGE_SIZE;
+    const all = [...this.entry(flow).bySeq.values()]
+      .filter((c) => c.seq > after)
+      .sort((a, b) => a.seq - b.seq);
+    const checkpoints = all.slice(0, limit).map(copy);
+    const last = checkpoints[checkpoints.length - 1];
+    return { checkpoints, ...(all.length > limit && last ? { nextAfterSeq: last.seq } : {}) };
+  }
+
+  async moveHead(
+    flow: FlowRef,
+    seq: number,
+    options: { readonly expectedHead?: number } = {},
+  ): Promise<MoveHeadResult> {
+    const entry = this.entry(flow);
+    if (options.expectedHead !== undefined && entry.head !== options.expectedHead) {
+      return { outcome: "head-moved", head: entry.head };
+    }
+    if (seq !== ROOT_SEQ && entry.bySeq.get(seq)?.status !== "COMMITTED")
+      return { outcome: "not-committed", seq };
+    entry.head = seq;
+    return { outcome: "moved" };
+  }
+
+  async latestCommittedAtOrBefore(flow: FlowRef, time: number): Promise<Checkpoint | undefined> {
+    let latest: Checkpoint | undefined;
+    for (const checkpoint of this.entry(flow).bySeq.values()) {
+      const at = checkpoint.committedAt;
+      if (checkpoint.status !== "COMMITTED" || at === undefined || at > time) continue;
+      const latestAt = latest?.committedAt ?? -Infinity;
+      if (at > latestAt || (at === latestAt && checkpoint.seq > (latest?.seq ?? 0))) latest = checkpoint;
+    }
+    return latest && copy(latest);
+  }
+
+  /** Removes a checkpoint, as retention clean-up would; its seq is still never handed out again. */
+  forget(flow: FlowRef, seq: number): void {
+    this.entry(flow).bySeq.delete(seq);
+  }
+
+  private entry(flow: FlowRef): FlowCheckpoints {
+    const key = flowKey(flow);
+    let entry = this.flows.get(key);
+    if (!entry) {
+      entry = { head: ROOT_SEQ, bySeq: new Map(), maxSeq: ROOT_SEQ };
+      this.flows.set(key, entry);
+    }
+    return entry;
+  }
+}
+
+function copy(checkpoint: Checkpoint): Checkpoint {
+  return structuredClone(checkpoint);
+}

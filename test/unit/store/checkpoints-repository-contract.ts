@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { CheckpointNotFoundError } from "../../../shared/store/errors.ts";
+import {
+  ROOT_SEQ,
+  type CheckpointsRepository,
+  type FlowRef,
+} from "../../../shared/store/checkpoints-repository.ts";
+
+const newFlow = (): FlowRef => ({ pipelineId: randomUUID(), flowId: "clean_orders" });
+
+/** Steps 2 and 5 of the protocol for one batch continuing from HEAD; returns its seq. */
+async function runBatch(
+  repository: CheckpointsRepository,
+  flow: FlowRef,
+  tableVersion: number,
+  committedAt: number,
+): Promise<number> {
+  const head = await repository.head(flow);
+  const planned = await repository.plan(flow, { parent: head.seq, offsets: { version: tableVersion } });
+  if (planned.outcome !== "planned") throw new Error(`could not plan: ${planned.outcome}`);
+  const committed = await repository.commit(flow, planned.checkpoint.seq, { tableVersion, committedAt });
+  if (committed.outcome !== "committed") throw new Error(`could not commit: ${committed.outcome}`);
+  return planned.checkpoint.seq;
+}
+
+/**
+ * The Checkpoints contract (shared/store/checkpoints-repository.ts: the micro-batch protocol's flow
+ * side), run against every adapter. `create` returns a repository whose clock is `now` when given;
+ * each test uses a flow no other test uses.
+ */
+export function checkpointsRepositoryContract(
+  name: string,
+  create: (now?: () => number) => CheckpointsRepository,
+): void {
+  describe(`${name} honours the Checkpoints contract`, () => {
+    it("plans write-ahead, then commits and moves HEAD together", async () => {
+      const repository = create(() => 1_700_000_000_000);
+      const flow = newFlow();
+      expect(await repository.head(flow)).toEqual({ seq: ROOT_SEQ });
+
+      const offsets = { files: ["b.json", "a.json"], nested: { version: 12, index: 3 } };
+      const planned = await repository.plan(flow, {
+        parent: ROOT_SEQ,
+        offsets,
+        stateRef: "state/p/f/1-x.parquet",
+        updateId: "u1",
+      });
+      expect(planned).toEqual({
+        outcome: "planned",
+        checkpoint: {
+          flow,
+          seq: 1,
+          parent: 0,
+          status: "PLANNED",
+          offsets,
+          stateRef: "state/p/f/1-x.parquet",
+          updateId: "u1",
+          plannedAt: 1_700_000_000_000,
+        },
+      });
+      expect(await repository.head(flow)).toEqual({ seq: ROOT_SEQ });
+
+      const committed = await repository.commit(flow, 1, { tableVersion: 7, committedAt: 1_700_000_000_500 });
+      const expected = {
+        flow,
+        seq: 1,
+        parent: 0,
+        status: "COMMITTED",
+        offsets,
+        stateRef: "state/p/f/1-x.parquet",
+        updateId: "u1",
+        plannedAt: 1_700_000_000_000,
+        tableVersion: 7,
+        committedAt: 1_700_000_000_500,
+      };
+      expect(committed).toEqual({ outcome: "committed", checkpoint: expected });
+      expect(await repository.head(flow)).toEqual({ seq: 1, checkpoint: expected });
+      expect(await repository.commit(flow, 1, { tableVersion: 7, committedAt: 1_700_000_000_500 })).toEqual({
+        outcome: "already-committed",
+        checkpoint: expected,
+      });
+    });
+
+    it("never lets two planners plan the same seq", async () => {
+      const repository = create();
+      const flow = newFlow();
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => repository.plan(flow, { parent: ROOT_SEQ, offsets: {} })),
+      );
+      const plannedSeqs = results.flatMap((r) => (r.outcome === "planned" ? [r.checkpoint.seq] : []));
+      expect(new Set(plannedSeqs).size).toBe(plannedSeqs.length);
+      for (const result of results) {
+        if (result.outcome === "seq-taken") expect(plannedSeqs).toContain(result.seq);
+      }
+      const stored = (await repository.list(flow)).checkpoints.map((c) => c.seq);
+      expect(stored).toEqual([...plannedSeqs].sort((a, b) => a - b));
+    });
+
+    it("refuses to commit a batch whose parent is no longer HEAD", async () => {
+      const repository = create();
+      const flow = newFlow();
+      await runBatch(repository, flow, 1, 1000);
+      const planned = await repository.plan(flow, { parent: 1, offsets: { version: 2 } });
+      expect(planned.outcome).toBe("planned");
+      expect(await repository.moveHead(flow, ROOT_SEQ)).toEqual({ outcome: "moved" });
+      expect(await repository.commit(flow, 2, { tableVersion: 2, committedAt: 2000 })).toEqual({
+        outcome: "head-moved",
+        head: ROOT_SEQ,
+      });
+      expect((await repository.get(flow, 2))?.status).toBe("PLANNED");
+      await expect(repository.commit(flow, 99, { tableVersion: 1, committedAt: 1 })).rejects.toBeInstanceOf(
+        CheckpointNotFoundError,
+      );
+    });
+
+    it("gives a fresh seq after a rewind, so checkpoints form a tree", async () => {
+      const repository = create();
+      const flow = newFlow();
+      for (let version = 1; version <= 3; version++)
+        await runBatch(repository, flow, version, version * 1000);
+      expect(await repository.moveHead(flow, 1, { expectedHead: 3 })).toEqual({ outcome: "moved" });
+      expect((await repository.head(flow)).seq).toBe(1);
+      const seq = await runBatch(repository, flow, 5, 5000);
+      expect(seq).toBe(4);
+      const tree = (await repository.list(flow)).checkpoints.map((c) => [c.seq, c.parent]);
+      expect(tree).toEqual([
+        [1, 0],
+        [2, 1],
+        [3, 2],
+        [4, 1],
+      ]);
+      // Undoing the rewind is another pointer move, to the abandoned branch.
+      expect(await repository.moveHead(flow, 3, { expectedHead: 4 })).toEqual({ outcome: "moved" });
+    });
+
+    it("moves HEAD only to committed checkpoints, and only from where the caller expects", async () => {
+      const repository = create();
+      const flow = newFlow();
+      await runBatch(repository, flow, 1, 1000);
+      await repository.plan(flow, { parent: 1, offsets: {} });
+      expect(await repository.moveHead(flow, 2)).toEqual({ outcome: "not-committed", seq: 2 });
+      expect(await repository.moveHead(flow, 42)).toEqual({ outcome: "not-committed", seq: 42 });
+      expect(await repository.moveHead(flow, ROOT_SEQ, { expectedHead: 7 })).toEqual({
+        outcome: "head-moved",
+        head: 1,
+      });
+      expect((await repository.head(flow)).seq).toBe(1);
+      expect(await repository.moveHead(flow, ROOT_SEQ, { expectedHead: 1 })).toEqual({ outcome: "moved" });
+      expect(await repository.head(flow)).toEqual({ seq: ROOT_SEQ });
+    });
+
+    it("finds the latest committed checkpoint at or before a time", async () => {
+      const repository = create();
+      const flow = newFlow();
+      for (let version = 1; version <= 3; version++) await runBatch(repository, flow, version, version * 100);
+      await repository.plan(flow, { parent: 3, offsets: {} });
+      expect(await repository.latestCommittedAtOrBefore(flow, 50)).toBeUndefined();
+      expect((await repository.latestCommittedAtOrBefore(flow, 200))?.seq).toBe(2);
+      expect((await repository.latestCommittedAtOrBefore(flow, 250))?.seq).toBe(2);
+      expect((await repository.latestCommittedAtOrBefore(flow, 10_000))?.seq).toBe(3);
+    });
+
+    it("lists checkpoints page by page", async () => {
+      const repository = create();
+      const flow = newFlow();
+      for (let version = 1; version <= 5; version++) await runBatch(repository, flow, version, version);
+      const first = await repository.list(flow, { limit: 2 });
+      expect(first.checkpoints.map((c) => c.seq)).toEqual([1, 2]);
+      const second = await repository.list(flow, { afterSeq: first.nextAfterSeq as number, limit: 2 });
+      expect(second.checkpoints.map((c) => c.seq)).toEqual([3, 4]);
+      const third = await repository.list(flow, { afterSeq: second.nextAfterSeq as number, limit: 2 });
+      expect(third.checkpoints.map((c) => c.seq)).toEqual([5]);
+      expect(third.nextAfterSeq).toBeUndefined();
+    });
+  });
+}
