@@ -113,7 +113,7 @@ async function findBadJsonLines(
   await sandbox.run(
     `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT f, l, r, error FROM ${quoteIdentifier(checked)} WHERE error IS NOT NULL ORDER BY f, l`,
   );
-  const badRows = await sandbox.rows(`SELECT f, l FROM ${quoteIdentifier(request.badTable)}`);
+  const badRows = await sandbox.rows(`SELECT file AS f, line AS l FROM ${quoteIdentifier(request.badTable)}`);
   const good = quoteIdentifier(request.goodTable);
   if (request.schema) {
     const columns = Object.entries(request.schema).map(([name, type]) => {
