@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import type { DuckRow } from "../../../shared/duck/duck-session.ts";
+import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
+import { runUpdate, type EngineServices, type UpdateResult } from "../../../shared/engine/update-runner.ts";
+import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
+import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
+import type { RewindEnvironment } from "../../../shared/rewind/rewind-environment.ts";
+import { executeRefreshPlan } from "../../../shared/rewind/refresh-execution.ts";
+import { planRefresh } from "../../../shared/rewind/refresh-plan.ts";
+import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
+import { runRewind } from "../../../shared/rewind/rewind-update.ts";
+import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import type { ObjectStore } from "../../../shared/store/object-store.ts";
+import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
+import type { RewindBlock } from "../../../shared/store/pipelines-repository.ts";
+import { MemoryCheckpoints } from "./memory-checkpoints.ts";
+import { MemoryEventLog } from "./memory-event-log.ts";
+import { MemoryUpdates } from "./memory-updates.ts";
+
+/** A clock that only moves forward: each reading is at least 1 ms after the last. */
+export class TestClock {
+  private last: number;
+  constructor(start = Date.parse("2026-09-01T00:00:00Z")) {
+    this.last = start;
+  }
+  readonly now = (): number => ++this.last;
+  advance(ms: number): void {
+    this.last += ms;
+  }
+  peek(): number {
+    return this.last;
+  }
+}
+
+let parser: Promise<SqlReferenceParser> | undefined;
+function sqlParser(): Promise<SqlReferenceParser> {
+  return (parser ??= SqlReferenceParser.open());
+}
+
+/**
+ * The engine and the rewind domain on in-memory stores for one pipeline: the real update runner, the
+ * real Delta tables and state files, memory checkpoints / events / updates, and a test clock. Fast
+ * enough for property tests.
+ */
+export class RewindHarness {
+  readonly pipelineId = randomUUID();
+  readonly clock = new TestClock();
+  readonly store = new MemoryObjectStore(this.clock.now);
+  readonly landing = withPrefix(this.store, "landing/");
+  readonly landingUri = "s3://landing-bucket/raw/";
+  readonly checkpoints = new MemoryCheckpoints(this.clock.now);
+  readonly events = new MemoryEventLog(this.clock.now);
+  readonly updates = new MemoryUpdates(this.clock.now);
+  block: RewindBlock = { blocked: false };
+  pipeline!: ValidatedPipeline;
+
+  get services(): EngineServices {
+    return {
+      store: this.store,
+      checkpoints: this.checkpoints,
+      updates: this.updates,
+      events: this.events,
+      locate: this.locate,
+      clock: this.clock.now,
+    };
+  }
+
+  readonly locate = (location: string): ObjectStore => {
+    if (location !== this.landingUri) throw new Error(`unknown location ${location}`);
+    return withPrefix(this.landing, "raw/");
+  };
+
+  env(pipeline: ValidatedPipeline = this.pipeline): RewindEnvironment {
+    const catalog = new DatasetCatalog(pipeline, this.store);
+    return {
+      pipelineId: this.pipelineId,
+      pipeline,
+      checkpoints: this.checkpoints,
+      events: this.events,
+      pipelines: {
+        get: async () => undefined,
+        setRewindBlock: async (_id, block) => {
+          this.block = block;
+        },
+      },
+      tableStore: (dataset) => catalog.tableStore(dataset),
+      stateStore: this.store,
+      sourceStore: this.locate,
+      clock: this.clock.now,
+    };
+  }
+
+  /** Validates and makes `definition` the current one ("deploy"). */
+  async deploy(definition: unknown): Promise<ValidatedPipeline> {
+    this.pipeline = await validatePipeline(definition, await sqlParser());
+    return this.pipeline;
+  }
+
+  async land(name: string, text: string): Promise<void> {
+    await this.locate(this.landingUri).put(name, new TextEncoder().encode(text));
+  }
+
+  async run(selection?: string[]): Promise<UpdateResult> {
+    const result = await runUpdate(this.services, {
+      pipelineId: this.pipelineId,
+      pipeline: this.pipeline,
+      definitionVersion: 1,
+      ...(selection ? { selection } : {}),
+    });
+    if (result.state !== "COMPLETED") throw result.error;
+    return result;
+  }
+
+  async rewind(spec: unknown, updateId = `rewind-${randomUUID()}`) {
+    return runRewind(this.env(), parseRewindSpec(spec, this.clock.now()), updateId);
+  }
+
+  /** A run request's resets (FULL / RESET / checkpoint resets), then its run unless RESET. */
+  async refresh(request: Record<string, unknown>): Promise<void> {
+    const plan = planRefresh(this.pipeline, parseRefreshRequest(request));
+    await executeRefreshPlan(this.env(), plan, `refresh-${randomUUID()}`);
+    if (plan.mode !== "RESET") await this.run([...(plan.runFlows ?? plan.run)]);
+  }
+
+  tableStore(dataset: string): ObjectStore {
+    return new DatasetCatalog(this.pipeline, this.store).tableStore(dataset);
+  }
+
+  /** Every row of a dataset (empty when it has no table), sorted by `orderBy`. */
+  async rows(dataset: string, orderBy = "id"): Promise<DuckRow[]> {
+    let table: DeltaTable;
+    try {
+      table = await DeltaTable.open(this.tableStore(dataset));
+    } catch {
+      return [];
+    }
+    try {
+      const rows = await table.scan();
+      return rows.sort(
+        (a, b) =>
+          Number(a[orderBy]) - Number(b[orderBy]) || String(a[orderBy]).localeCompare(String(b[orderBy])),
+      );
+    } finally {
+      await table.close();
+    }
+  }
+}
+
+/** `n` JSON lines `{"id", "amount", "region"}` for ids `from .. from + n - 1`. */
+export function jsonLines(from: number, n: number): string {
+  const regions = ["eu", "us", "apac"];
+  return (
+    Array.from({ length: n }, (_, i) => {
+      const id = from + i;
+      return JSON.stringify({ id, amount: id * 10, region: regions[id % 3] });
+    }).join("\n") + "\n"
+  );
+}
