@@ -8,7 +8,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { AddCdcFile, AddFile } from "./actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "./data-file-paths.ts";
 import { SchemaMismatchError } from "./errors.ts";
-import { statsColumns, statsQuery, toFileStats } from "./file-stats.ts";
+import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
 import type { DeltaType, StructType } from "./schema.ts";
 
 /**
@@ -146,9 +146,7 @@ async function writeOneFile(
       `COPY (${fileSql}) TO ${quoteLiteral(local)} (FORMAT parquet, COMPRESSION snappy)`,
     );
     const columns = statsColumns(layout.schema, layout.partitionColumns);
-    const [row] = await context.duck.rows(
-      statsQuery(`SELECT * FROM read_parquet(${quoteLiteral(local)})`, columns),
-    );
+    const [row] = await context.duck.rows(parquetStatsQuery(local, columns));
     const stats = toFileStats(row!, columns);
     if (stats.numRecords === 0) return undefined;
     const key = changeData

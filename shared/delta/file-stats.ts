@@ -1,11 +1,11 @@
 import type { JS } from "@duckdb/node-api";
-import { quoteIdentifier } from "../duck/sql-text.ts";
+import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FileStats } from "./actions.ts";
-import type { DeltaType, StructType } from "./schema.ts";
+import { duckType, type DeltaType, type StructType } from "./schema.ts";
 
 /**
  * Per-file statistics (PROTOCOL.md "Per-file Statistics"): `numRecords`, and `nullCount`,
- * `minValues`, `maxValues` per column, computed by one DuckDB aggregate over the rows of the file.
+ * `minValues`, `maxValues` per column, aggregated by DuckDB from the written file's footer.
  *
  * - Like Delta, only the first 32 data columns are indexed (`delta.dataSkippingNumIndexedCols`),
  *   partition columns are not (their value is in `partitionValues`), and nested columns are skipped.
@@ -39,18 +39,33 @@ function hasMinMax(type: DeltaType): boolean {
   return !["boolean", "binary", "void"].includes(type);
 }
 
-/** A SELECT computing the stats of the rows of `relationSql` in one row. */
-export function statsQuery(relationSql: string, columns: readonly StatsColumn[]): string {
-  const parts = ["count(*) AS n"];
+/**
+ * A SELECT computing the stats of a parquet file in one row, from its footer: the row-group
+ * statistics the parquet writer recorded (`parquet_metadata`), so no data page is decoded. A column
+ * whose row groups lack a bound (or a null count) gets none in the file's stats rather than a wrong one.
+ */
+export function parquetStatsQuery(localPath: string, columns: readonly StatsColumn[]): string {
+  const parts = [
+    `(SELECT sum(row_group_num_rows) FROM (SELECT DISTINCT row_group_id, row_group_num_rows FROM m)) AS n`,
+  ];
   columns.forEach((column, i) => {
-    const c = quoteIdentifier(column.name);
-    parts.push(`count(*) - count(${c}) AS nulls_${i}`);
-    if (column.minMax) {
-      parts.push(`${statValue(column.type, `min(${c})`, "min")} AS min_${i}`);
-      parts.push(`${statValue(column.type, `max(${c})`, "max")} AS max_${i}`);
+    const where = `FROM m WHERE path_in_schema = ${quoteLiteral(column.name)}`;
+    parts.push(
+      `(SELECT CASE WHEN bool_and(stats_null_count IS NOT NULL) THEN sum(stats_null_count) END ${where}) AS nulls_${i}`,
+    );
+    if (!column.minMax) return;
+    const complete = (bound: string) =>
+      `bool_and(stats_${bound}_value IS NOT NULL OR num_values = coalesce(stats_null_count, -1))`;
+    for (const bound of ["min", "max"] as const) {
+      const value = statValue(
+        column.type,
+        `${bound}(TRY_CAST(stats_${bound}_value AS ${duckType(column.type)}))`,
+        bound,
+      );
+      parts.push(`(SELECT CASE WHEN ${complete(bound)} THEN ${value} END ${where}) AS ${bound}_${i}`);
     }
   });
-  return `SELECT ${parts.join(", ")} FROM (${relationSql})`;
+  return `WITH m AS (SELECT * FROM parquet_metadata(${quoteLiteral(localPath)})) SELECT ${parts.join(", ")}`;
 }
 
 function statValue(type: DeltaType, expr: string, bound: "min" | "max"): string {
@@ -80,14 +95,15 @@ export function toFileStats(row: Readonly<Record<string, JS>>, columns: readonly
   const maxValues: Record<string, unknown> = {};
   const nullCount: Record<string, number> = {};
   columns.forEach((column, i) => {
-    nullCount[column.name] = Number(row[`nulls_${i}`]);
+    const nulls = row[`nulls_${i}`];
+    if (nulls !== null && nulls !== undefined) nullCount[column.name] = Number(nulls);
     if (!column.minMax) return;
     const min = jsonValue(row[`min_${i}`]);
     const max = jsonValue(row[`max_${i}`]);
     if (min !== null) minValues[column.name] = min;
     if (max !== null) maxValues[column.name] = max;
   });
-  return { numRecords: Number(row.n), minValues, maxValues, nullCount };
+  return { numRecords: Number(row.n ?? 0), minValues, maxValues, nullCount };
 }
 
 function jsonValue(value: JS | undefined): string | number | null {

@@ -1,0 +1,207 @@
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { DeltaTable } from "../shared/delta/delta-table.ts";
+import type { StructType } from "../shared/delta/schema.ts";
+import { loadSnapshot } from "../shared/delta/snapshot-loader.ts";
+import { DuckSession } from "../shared/duck/duck-session.ts";
+import { ScratchFolder } from "../shared/duck/scratch-folder.ts";
+import { MemoryObjectStore } from "../shared/store/memory-object-store.ts";
+
+/**
+ * Delta writer figures, measured in one run on a MemoryObjectStore (no network: what is measured is
+ * Ebb's own work and DuckDB's):
+ *
+ * 1. RESTORE cost grows with files, not bytes: restore of 1,000,000 rows vs 10,000 rows in the same
+ *    number of files (target ratio <= 1.2), and restore time at 10 / 100 / 1,000 files.
+ * 2. Latest snapshot load at version 1,000 vs version 10, with checkpoints every 10 commits
+ *    (target ratio <= 2).
+ * 3. Append throughput for 1,000,000 rows vs DuckDB's own `COPY ... TO parquet` of the same rows
+ *    (target ratio >= 0.5).
+ */
+
+const schema: StructType = {
+  type: "struct",
+  fields: [
+    { name: "id", type: "long", nullable: false, metadata: {} },
+    { name: "p", type: "integer", nullable: false, metadata: {} },
+    { name: "payload", type: "string", nullable: true, metadata: {} },
+    { name: "amount", type: "double", nullable: true, metadata: {} },
+  ],
+};
+
+const rowsSql = (rows: number, files: number) =>
+  `SELECT range AS id, CAST(range % ${files} AS INTEGER) AS p, 'payload-' || range AS payload, ` +
+  `CAST(range * 0.5 AS DOUBLE) AS amount FROM range(${rows})`;
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = performance.now();
+  const value = await work();
+  return { ms: performance.now() - start, value };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** The fastest of several runs: the least disturbed by other work on a shared machine. */
+function fastest(values: number[]): number {
+  return Math.min(...values);
+}
+
+/** A table whose version 0 holds `rows` rows in `files` files (one per partition), emptied at version 1. */
+async function restoreFixture(duck: DuckSession, rows: number, files: number): Promise<DeltaTable> {
+  const table = await DeltaTable.create(
+    new MemoryObjectStore(),
+    { schema, partitionColumns: ["p"], rows: { sql: rowsSql(rows, files) } },
+    { duck },
+  );
+  if (table.snapshot.files.size !== files)
+    throw new Error(`expected ${files} files, got ${table.snapshot.files.size}`);
+  return table;
+}
+
+/** Median time of RESTORE to version 0 (every file re-added), after a DELETE of everything each round. */
+async function restoreTime(table: DeltaTable, rounds = 5): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    await table.delete();
+    const { ms, value } = await timed(() => table.restore({ to: { version: 0 } }));
+    if (
+      value.status !== "committed" ||
+      value.operationMetrics.numRestoredFiles !== table.snapshot.files.size
+    ) {
+      throw new Error("restore did not re-add every file");
+    }
+    times.push(ms);
+  }
+  return median(times);
+}
+
+async function benchRestore(duck: DuckSession): Promise<void> {
+  const big = await restoreFixture(duck, 1_000_000, 10);
+  const small = await restoreFixture(duck, 10_000, 10);
+  await restoreTime(small, 2); // warm-up
+  const bigMs = await restoreTime(big);
+  const smallMs = await restoreTime(small);
+  console.log(
+    `RESTORE, 10 files: 1,000,000 rows ${bigMs.toFixed(2)} ms, 10,000 rows ${smallMs.toFixed(2)} ms`,
+  );
+  console.log(`  ratio 1M/10k rows = ${(bigMs / smallMs).toFixed(2)} (target <= 1.2)`);
+  await Promise.all([big.close(), small.close()]);
+  for (const files of [10, 100, 1000]) {
+    const table = await restoreFixture(duck, 10_000, files);
+    console.log(`RESTORE of ${files} files: ${(await restoreTime(table, 3)).toFixed(2)} ms`);
+    await table.close();
+  }
+}
+
+/**
+ * Builds a table to version 1,000 (checkpoint every 10 commits) with `commitAt(i)` as commit i, and
+ * returns the median / fastest latest-snapshot load at version 10 (a copy of the store then) and at
+ * version 1,000.
+ */
+async function snapshotLoadAt10And1000(
+  duck: DuckSession,
+  definition: Parameters<typeof DeltaTable.create>[1],
+  commitAt: (table: DeltaTable, i: number) => Promise<unknown>,
+) {
+  const store = new MemoryObjectStore();
+  const table = await DeltaTable.create(store, definition, { duck });
+  const storeAt10 = new MemoryObjectStore();
+  for (let i = 1; i <= 1000; i++) {
+    await commitAt(table, i);
+    if (i === 10) for (const key of await keysOf(store)) await storeAt10.put(key, await store.get(key));
+  }
+  await table.close();
+  const loadTimes = async (s: MemoryObjectStore) => {
+    const times: number[] = [];
+    for (let i = 0; i < 15; i++) times.push((await timed(() => loadSnapshot(s, { duck }))).ms);
+    return {
+      median: median(times),
+      fastest: fastest(times),
+      files: (await loadSnapshot(s, { duck })).files.size,
+    };
+  };
+  await loadTimes(storeAt10); // warm-up
+  return { at10: await loadTimes(storeAt10), at1000: await loadTimes(store) };
+}
+
+function printLoad(label: string, result: Awaited<ReturnType<typeof snapshotLoadAt10And1000>>): void {
+  const { at10, at1000 } = result;
+  console.log(
+    `latest snapshot load, ${label} (median / fastest of 15): version 10 (${at10.files} files) ` +
+      `${at10.median.toFixed(2)} / ${at10.fastest.toFixed(2)} ms, version 1,000 (${at1000.files} files) ` +
+      `${at1000.median.toFixed(2)} / ${at1000.fastest.toFixed(2)} ms`,
+  );
+  console.log(
+    `  ratio v1000/v10 = ${(at1000.median / at10.median).toFixed(2)} median, ` +
+      `${(at1000.fastest / at10.fastest).toFixed(2)} fastest (target <= 2)`,
+  );
+}
+
+async function benchSnapshotLoad(duck: DuckSession): Promise<void> {
+  const properties = { "delta.checkpointInterval": "10" };
+  // Same live files at both versions: 10 files at version 0, then micro-batch commits that carry
+  // only their txn (no new rows), so only the length of the log differs.
+  printLoad(
+    "same 10 files, log length differs",
+    await snapshotLoadAt10And1000(
+      duck,
+      { schema, partitionColumns: ["p"], properties, rows: { sql: rowsSql(10_000, 10) } },
+      (table, i) => table.append({ rows: [] }, { txn: { appId: "bench/flow", version: i } }),
+    ),
+  );
+  // One new file per commit: version 1,000 has 100 times the files of version 10.
+  printLoad(
+    "one new file per commit",
+    await snapshotLoadAt10And1000(duck, { schema, properties }, (table, i) =>
+      table.append({ rows: [{ id: i, p: 0, payload: `row ${i}`, amount: i }] }),
+    ),
+  );
+}
+
+async function keysOf(store: MemoryObjectStore): Promise<string[]> {
+  const page = await store.list("", { pageSize: 100_000 });
+  return page.objects.map((o) => o.key);
+}
+
+async function benchAppend(duck: DuckSession): Promise<void> {
+  const rows = 1_000_000;
+  const sql = rowsSql(rows, 1);
+  const scratch = await ScratchFolder.create();
+  const copyTimes: number[] = [];
+  const appendTimes: number[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const target = path.join(scratch.dir, `copy-${i}.parquet`);
+      copyTimes.push(
+        (await timed(() => duck.run(`COPY (${sql}) TO '${target}' (FORMAT parquet, COMPRESSION snappy)`))).ms,
+      );
+      await rm(target);
+      const table = await DeltaTable.create(new MemoryObjectStore(), { schema }, { duck });
+      appendTimes.push((await timed(() => table.append({ sql }))).ms);
+      await table.close();
+    }
+  } finally {
+    await scratch.dispose();
+  }
+  const duckRate = rows / (median(copyTimes) / 1000);
+  const ourRate = rows / (median(appendTimes) / 1000);
+  console.log(
+    `append 1,000,000 rows: Ebb ${Math.round(ourRate).toLocaleString("en")} rows/s, DuckDB COPY ${Math.round(duckRate).toLocaleString("en")} rows/s`,
+  );
+  console.log(`  ratio Ebb/DuckDB = ${(ourRate / duckRate).toFixed(2)} (target >= 0.5)`);
+}
+
+export async function run(): Promise<void> {
+  const duck = await DuckSession.open();
+  try {
+    await benchRestore(duck);
+    await benchSnapshotLoad(duck);
+    await benchAppend(duck);
+  } finally {
+    duck.close();
+  }
+}
