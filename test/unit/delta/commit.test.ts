@@ -107,6 +107,50 @@ describe("commit", () => {
     await table.close();
   });
 
+  it("reports a retried micro-batch racing itself as skipped, written once", async () => {
+    const store = new MemoryObjectStore();
+    const clock = steppingClock();
+    const first = await DeltaTable.create(store, { schema }, { clock, duck });
+    const second = await DeltaTable.open(store, { clock, duck });
+    const txn = { appId: "pipe/flow", version: 1 };
+    const results = await Promise.all([
+      first.append({ rows: [{ id: 1, value: "batch 1" }] }, { txn }),
+      second.append({ rows: [{ id: 1, value: "batch 1" }] }, { txn }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual(["committed", "skipped"]);
+    expect(await first.scan()).toHaveLength(1);
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it("fails a write planned before a concurrent RESTORE", async () => {
+    const store = new MemoryObjectStore();
+    const clock = steppingClock();
+    const table = await DeltaTable.create(
+      store,
+      { schema, rows: { rows: [{ id: 1, value: "a" }] } },
+      { clock, duck },
+    );
+    await table.append({ rows: [{ id: 2, value: "b" }] });
+    const stale = table.snapshot;
+    await table.restore({ to: { version: 0 } });
+    const error = await commit(
+      store,
+      {
+        readSnapshot: stale,
+        actions: [],
+        operation: { operation: "WRITE", operationParameters: {}, isBlindAppend: true },
+        requirements: standardRequirements({}),
+      },
+      { clock },
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: "CommitConflictError",
+      kind: "concurrent-restore",
+      winningVersion: 2,
+    });
+    await table.close();
+  });
+
   it("refuses to create a table twice", async () => {
     const store = new MemoryObjectStore();
     const first = await DeltaTable.create(store, { schema }, { duck });
