@@ -14,6 +14,7 @@ import {
 import { PIPELINES_TABLE } from "../../infra/aws/table-schemas.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import {
+  DefinitionTooLargeError,
   DefinitionVersionNotFoundError,
   PipelineNotFoundError,
   StoreError,
@@ -47,6 +48,8 @@ const PIPELINE_ITEM = "pipeline";
 const DEFINITION_ITEM = "definition";
 /** Attempts to begin an update when the previous one ends during the attempt. */
 const FREED_RETRIES = 3;
+/** A definition's JSON, leaving room in DynamoDB's 400 KB item for the other attributes. */
+export const MAX_DEFINITION_BYTES = 380_000;
 /** BatchWriteItem's limit. */
 const BATCH_SIZE = 25;
 
@@ -349,11 +352,14 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
   }
 
   private versionItem(pipelineId: string, version: number, definition: PipelineDefinition, now: number) {
+    const definitionJson = JSON.stringify(definition);
+    const bytes = Buffer.byteLength(definitionJson);
+    if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
     return {
       [KEY]: versionKey(pipelineId, version),
       itemType: DEFINITION_ITEM,
       version,
-      definitionJson: JSON.stringify(definition),
+      definitionJson,
       createdAt: now,
     };
   }

@@ -98,3 +98,17 @@ export class InvalidPageTokenError extends StoreError {
     );
   }
 }
+
+/** A definition too large to store as one version (DynamoDB items hold at most 400 KB). */
+export class DefinitionTooLargeError extends StoreError {
+  override readonly name = "DefinitionTooLargeError";
+  readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `the pipeline definition is ${bytes} bytes as JSON; at most ${limit} can be stored: split the pipeline or move long SQL into views`,
+    );
+  }
+}

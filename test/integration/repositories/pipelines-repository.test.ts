@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { definitionNamed } from "./definitions.ts";
 import { pipelinesRepository } from "./repositories.ts";
-import { DefinitionVersionNotFoundError, PipelineNotFoundError } from "../../../shared/store/errors.ts";
+import {
+  DefinitionTooLargeError,
+  DefinitionVersionNotFoundError,
+  PipelineNotFoundError,
+} from "../../../shared/store/errors.ts";
 
 describe("DynamoPipelinesRepository", () => {
   it("creates a pipeline at definition version 1, idle, and reads it back", async () => {
@@ -147,5 +151,18 @@ describe("DynamoPipelinesRepository", () => {
       (p) => p.pipelineId === older.pipelineId || p.pipelineId === newer.pipelineId,
     );
     expect(listed.map((p) => p.name)).toEqual(["Newer", "Older"]);
+  });
+
+  it("refuses a definition too large for one item, before writing anything", async () => {
+    const repository = pipelinesRepository();
+    const { pipelineId } = await repository.create(definitionNamed("Small"));
+    const huge = definitionNamed("Huge");
+    const dataset = huge.datasets[0];
+    if (dataset?.type === "streaming_table" && dataset.flows[0]) {
+      dataset.flows[0].sql = `SELECT * FROM source WHERE note <> '${"x".repeat(400_000)}'`;
+    }
+    await expect(repository.create(huge)).rejects.toBeInstanceOf(DefinitionTooLargeError);
+    await expect(repository.edit(pipelineId, huge, 1)).rejects.toBeInstanceOf(DefinitionTooLargeError);
+    expect((await repository.get(pipelineId))?.definitionVersion).toBe(1);
   });
 });
