@@ -1,7 +1,7 @@
 import type { TestProject } from "vitest/node";
+import { loadSynthesizedEbb } from "../infra/local/ebb-synthesis-cache.ts";
 import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 import { provisionEbb } from "../infra/local/provision-ebb.ts";
-import { startLocalStack } from "./support/localstack.ts";
 import type { TestAws, TestBackend } from "./support/test-aws.ts";
 
 /**
@@ -11,9 +11,11 @@ import type { TestAws, TestBackend } from "./support/test-aws.ts";
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const backend = testBackend(process.env["EBB_TEST_BACKEND"]);
   if (backend === "localstack") {
+    // Loaded only when asked for: testcontainers takes a second to import.
+    const { startLocalStack } = await import("./support/localstack.ts");
     const localstack = await startLocalStack();
     try {
-      const storage = await provisionEbb(localstack.endpoints);
+      const storage = await provisionEbb(localstack.endpoints, await loadSynthesizedEbb());
       provide(project, { backend, endpoints: localstack.endpoints, storage });
     } catch (error) {
       await localstack.stop();
