@@ -8,7 +8,7 @@ import { prepareDelete } from "./delete-operation.ts";
 import { CommitConflictError } from "./errors.ts";
 import { txnFor, type TxnMarker } from "./file-actions.ts";
 import { prepareMerge, type MergeSpec } from "./merge-operation.ts";
-import type { OperationContext, PreparedCommit } from "./operation-context.ts";
+import { tempTableName, type OperationContext, type PreparedCommit } from "./operation-context.ts";
 import { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./restore.ts";
 import type { RowSource } from "./row-source.ts";
 import { openTableScan } from "./scan.ts";
@@ -261,7 +261,7 @@ export class DeltaTable {
     const snapshot = at ? await this.snapshotAt(at) : await this.refresh();
     const view = await openTableScan(this.store, snapshot, {
       duck: this.context.duck,
-      viewName: "__ebb_delta_scan",
+      viewName: tempTableName("scan"),
     });
     try {
       return await view.rows();
@@ -277,7 +277,7 @@ export class DeltaTable {
   async changes(from: number, to?: number): Promise<DuckRow[]> {
     const view = await openChangeFeed(this.store, from, to, {
       duck: this.context.duck,
-      viewName: "__ebb_delta_changes",
+      viewName: tempTableName("changes"),
     });
     try {
       return await view.rows();

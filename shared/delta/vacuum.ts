@@ -14,7 +14,9 @@ import { listAll, type ObjectInfo, type ObjectStore } from "../store/object-stor
  * 2. List every object under the table root, except `_delta_log/` (never touched) and hidden paths
  *    (a segment starting with `_` or `.`, like Delta), but including `_change_data/`.
  * 3. Keep every file the latest snapshot references, and every file a protected version (a rewind
- *    point) references. Every other file is a candidate.
+ *    point) references. Every other file is a candidate. Change data files belong to commits, not
+ *    to any version's state, so, as in Delta, they go by age alone: reading the change feed across
+ *    versions older than the retention is not promised.
  * 4. Delete a candidate only when it is older than the retention: a tombstoned file by its
  *    `deletionTimestamp` (PROTOCOL.md "Add File and Remove File": a tombstone expires when now exceeds
  *    its timestamp plus the threshold), an untracked file (orphan of a failed commit, a CDC file) by
