@@ -8,7 +8,7 @@ import { EVENT_LOG_TABLE } from "../../infra/aws/table-schemas.ts";
 import { InvalidPageTokenError } from "./errors.ts";
 import { request } from "./dynamo-requests.ts";
 import { queryPage, type Page, type PagedQuery } from "./query-pages.ts";
-import { timeOfId, timeOrderedId } from "./time-ordered-id.ts";
+import { TimeOrderedIds, timeOfId } from "./time-ordered-id.ts";
 import {
   DEFAULT_EVENT_RETENTION_MS,
   type EventLogRepository,
@@ -63,6 +63,7 @@ export class DynamoEventLogRepository implements EventLogRepository {
   private readonly table: string;
   private readonly now: () => number;
   private lastSequence = 0;
+  private readonly ids = new TimeOrderedIds();
 
   constructor(options: DynamoEventLogRepositoryOptions) {
     this.client = options.client;
@@ -73,7 +74,7 @@ export class DynamoEventLogRepository implements EventLogRepository {
   async append(event: NewEvent): Promise<PipelineEvent> {
     const time = event.timestamp ?? this.now();
     const stored: PipelineEvent = {
-      id: timeOrderedId(time),
+      id: this.ids.next(time),
       sequence: { control_plane_seq_no: this.nextSequence(time) },
       origin: event.origin,
       timestamp: new Date(time).toISOString(),

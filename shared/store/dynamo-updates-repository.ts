@@ -10,7 +10,7 @@ import { UPDATES_TABLE } from "../../infra/aws/table-schemas.ts";
 import { StoreError, UpdateNotFoundError } from "./errors.ts";
 import { conditionalWrite, request } from "./dynamo-requests.ts";
 import { queryPage, type Page, type PageRequest } from "./query-pages.ts";
-import { timeOrderedId } from "./time-ordered-id.ts";
+import { TimeOrderedIds } from "./time-ordered-id.ts";
 import {
   TERMINAL_UPDATE_STATES,
   isTerminal,
@@ -48,6 +48,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
   private readonly client: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: () => number;
+  private readonly ids = new TimeOrderedIds();
 
   constructor(options: DynamoUpdatesRepositoryOptions) {
     this.client = options.client;
@@ -60,7 +61,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
       const now = this.now();
       const item: UpdateItem = {
         pipelineId: update.pipelineId,
-        updateId: timeOrderedId(now),
+        updateId: this.ids.next(now),
         updateState: update.state ?? "CREATED",
         cause: update.cause,
         definitionVersion: update.definitionVersion,

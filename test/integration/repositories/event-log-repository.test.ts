@@ -97,12 +97,19 @@ describe("DynamoEventLogRepository", () => {
     expect(await repository.get(pipelineId, "not-an-id")).toBeUndefined();
   });
 
-  it("orders events of one millisecond by sequence number", async () => {
+  it("keeps the append order of events within one millisecond", async () => {
     const repository = eventLogRepository(() => T0);
     const pipelineId = randomUUID();
     const first = await repository.append(event(pipelineId, T0));
     const second = await repository.append(event(pipelineId, T0));
+    const third = await repository.append(event(pipelineId, T0));
     expect(second.sequence.control_plane_seq_no).toBeGreaterThan(first.sequence.control_plane_seq_no);
+    expect(third.sequence.control_plane_seq_no).toBeGreaterThan(second.sequence.control_plane_seq_no);
+    expect(ids(await repository.query(pipelineId, { order: "asc" }, { limit: 10 }))).toEqual([
+      first.id,
+      second.id,
+      third.id,
+    ]);
   });
 
   it("sets the TTL from the event's retention (30 days by default) and hides expired events", async () => {

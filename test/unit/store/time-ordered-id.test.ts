@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { isTimeOrderedId, timeOfId, timeOrderedId } from "../../../shared/store/time-ordered-id.ts";
+import {
+  TimeOrderedIds,
+  isTimeOrderedId,
+  timeOfId,
+  timeOrderedId,
+} from "../../../shared/store/time-ordered-id.ts";
 
 const fixedRandom = (value: number) => (count: number) => new Uint8Array(count).fill(value);
 
@@ -19,7 +24,7 @@ describe("timeOrderedId", () => {
   });
 
   it("draws the random part from the generator", () => {
-    expect(timeOrderedId(0, fixedRandom(31)).slice(10)).toBe("ZZZZZZZZZZZZZZZZ");
+    expect(timeOrderedId(0, fixedRandom(31)).slice(10)).toBe("FZZZZZZZZZZZZZZZ");
     expect(timeOrderedId(5)).not.toBe(timeOrderedId(5));
   });
 
@@ -30,5 +35,33 @@ describe("timeOrderedId", () => {
     expect(timeOfId("01ARYZ6S41000000000000000")).toBeUndefined();
     expect(timeOfId("01ARYZ6S41000000000000000U")).toBeUndefined();
     expect(timeOfId("01aryz6s410000000000000000")).toBeUndefined();
+  });
+});
+
+describe("TimeOrderedIds", () => {
+  it("keeps the order ids were made in within one millisecond, carrying across digits", () => {
+    const ids = new TimeOrderedIds(fixedRandom(31));
+    const made = [ids.next(1000), ids.next(1000), ids.next(1000)];
+    expect(made.map((id) => id.slice(10))).toEqual([
+      "FZZZZZZZZZZZZZZZ",
+      "G000000000000000",
+      "G000000000000001",
+    ]);
+    expect(made.map(timeOfId)).toEqual([1000, 1000, 1000]);
+  });
+
+  it("draws a fresh random part for a new millisecond, even an earlier one", () => {
+    const ids = new TimeOrderedIds(fixedRandom(3));
+    ids.next(1000);
+    ids.next(1000);
+    expect(ids.next(1001).slice(10)).toBe("3333333333333333");
+    expect(ids.next(999).slice(10)).toBe("3333333333333333");
+    expect(timeOfId(ids.next(999))).toBe(999);
+  });
+
+  it("sorts a burst of ids in the order they were made", () => {
+    const ids = new TimeOrderedIds();
+    const made = Array.from({ length: 200 }, (_, i) => ids.next(5_000 + Math.floor(i / 50)));
+    expect([...made].sort()).toEqual(made);
   });
 });
