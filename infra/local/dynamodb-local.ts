@@ -46,7 +46,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     const endpoint = `http://${LOOPBACK}:${port}`;
     try {
       await waitUntilServing(endpoint, jvm);
-      return { endpoint, pids: jvm.pids, stop: () => jvm.stop() };
+      return { endpoint, pids: jvm.pids, crashed: jvm.crashed, stop: () => jvm.stop() };
     } catch (error) {
       await jvm.stop();
       const portTaken = /BindException|Address already in use/.test(jvm.recentOutput());

@@ -32,6 +32,8 @@ export interface EmbeddedAws {
   readonly s3Directory: string;
   /** Every process started, for checking that none is left behind. */
   readonly pids: readonly number[];
+  /** Resolves with what happened if a stand-in exits without `stop()`; never otherwise. */
+  readonly crashed: Promise<string>;
   /** Stops both stand-ins and waits until their processes have exited. */
   stop(): Promise<void>;
 }
@@ -73,6 +75,7 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
     dataDir,
     s3Directory,
     pids: [...s3.pids, ...dynamodb.pids],
+    crashed: Promise.race([s3.crashed, dynamodb.crashed]),
     stop,
   };
 }

@@ -19,7 +19,12 @@ export async function startS3Server(options: S3ServerOptions): Promise<RunningSt
   const server = spawnStandIn("embedded S3", ...nodeScript(script, args, ["--openssl-legacy-provider"]));
   try {
     const [, port] = await server.waitForLine(/^\{"listening":(\d+)\}$/, READY_TIMEOUT_MS);
-    return { endpoint: `http://${LOOPBACK}:${port}`, pids: server.pids, stop: () => server.stop() };
+    return {
+      endpoint: `http://${LOOPBACK}:${port}`,
+      pids: server.pids,
+      crashed: server.crashed,
+      stop: () => server.stop(),
+    };
   } catch (error) {
     await server.stop();
     throw error;

@@ -15,6 +15,8 @@ export interface RunningStandIn {
   readonly endpoint: string;
   /** Every process it runs, for checking that none is left behind. */
   readonly pids: readonly number[];
+  /** Resolves with what happened if it exits without `stop()` having been called; never otherwise. */
+  readonly crashed: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -27,6 +29,8 @@ export interface StandInProcess {
   track(pid: number): void;
   /** Resolves when the child has exited. */
   readonly exited: Promise<void>;
+  /** Resolves with its last output if it exits without `stop()` having been called; never otherwise. */
+  readonly crashed: Promise<string>;
   hasExited(): boolean;
   /** The last lines it printed (stdout and stderr), for error messages. */
   recentOutput(): string;
@@ -49,6 +53,7 @@ export function spawnStandIn(name: string, command: string, args: readonly strin
   const recent: string[] = [];
   const watchers = new Set<(line: string) => void>();
   let done = false;
+  let stopping = false;
   const exited = new Promise<void>((resolve) => {
     child.once("error", (error) => {
       recent.push(`${command}: ${error.message}`);
@@ -76,6 +81,9 @@ export function spawnStandIn(name: string, command: string, args: readonly strin
     pids,
     track: (pid) => pids.push(pid),
     exited,
+    crashed: exited.then(() =>
+      stopping ? new Promise<string>(() => undefined) : `${name} exited unexpectedly:\n${recent.join("\n")}`,
+    ),
     hasExited: () => done,
     recentOutput: () => recent.join("\n"),
     waitForLine(pattern, timeoutMs) {
@@ -99,6 +107,7 @@ export function spawnStandIn(name: string, command: string, args: readonly strin
       });
     },
     async stop() {
+      stopping = true;
       if (done) return;
       child.stdin.end();
       const killer = setTimeout(() => {

@@ -14,17 +14,20 @@ const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] })
 console.log(describe(aws, storage, Date.now() - started));
 
 let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    console.log("\nstopping…");
-    void aws.stop().then(() => {
-      console.log("stopped");
-      process.exit(0);
-    });
+const stop = (exitCode: number): void => {
+  if (stopping) return;
+  stopping = true;
+  console.log("\nstopping…");
+  void aws.stop().then(() => {
+    console.log("stopped");
+    process.exit(exitCode);
   });
-}
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => stop(0));
+void aws.crashed.then((what) => {
+  console.error(`\n${what}`);
+  stop(1);
+});
 
 function describe(aws: EmbeddedAws, storage: StorageNames, elapsedMs: number): string {
   const { endpoints } = aws;
