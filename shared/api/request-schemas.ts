@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { RESET_MODES } from "../pipeline/definition-schema.ts";
 import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
+import { refreshRequestShape } from "../rewind/refresh-request.ts";
 import { UPDATE_CAUSES } from "../store/updates-repository.ts";
 
 /**
@@ -10,7 +10,6 @@ import { UPDATE_CAUSES } from "../store/updates-repository.ts";
  * and error codes; here they are only required to be there.
  */
 
-const nameList = z.array(z.string().trim().min(1)).min(1);
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().nonnegative();
 /** Query-string booleans: `true`/`false` in any case. */
@@ -48,18 +47,10 @@ export const editPipelineBody = strictObject({
   expected_definition_version: positiveInt.optional(),
 });
 
-export const REFRESH_MODES = ["INCREMENTAL", "FULL", "RESET"] as const;
-
-/** `POST /api/2.0/pipelines/{id}/updates`. */
+/** `POST /api/2.0/pipelines/{id}/updates`: the refresh fields are the rewind module's own shape. */
 export const startUpdateBody = strictObject({
   cause: caseInsensitiveEnum(UPDATE_CAUSES, (v) => v.toUpperCase()).default("USER_ACTION"),
-  full_refresh: z.boolean().default(false),
-  full_refresh_selection: nameList.optional(),
-  refresh_selection: nameList.optional(),
-  reset_checkpoint_selection: nameList.optional(),
-  refresh: caseInsensitiveEnum(REFRESH_MODES, (v) => v.toUpperCase()).optional(),
-  selection: nameList.optional(),
-  reset_mode: caseInsensitiveEnum(RESET_MODES, (v) => v.toUpperCase()).optional(),
+  ...refreshRequestShape,
   validate_only: z.boolean().default(false),
   /** Checked by `parseRewindSpec`, with its own error codes. */
   rewind_spec: z.unknown().optional(),

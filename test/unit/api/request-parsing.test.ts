@@ -39,7 +39,6 @@ describe("request bodies", () => {
       refresh: "FULL",
       reset_mode: "TRUNCATE",
       cause: "USER_ACTION",
-      full_refresh: false,
     });
   });
 

@@ -1,0 +1,87 @@
+import middy from "@middy/core";
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
+import type { z } from "zod";
+import { toErrorResponse } from "../../shared/api/error-response.ts";
+import { parseWith, readJsonBody } from "../../shared/api/request-body.ts";
+import type { ControlPlane } from "../../shared/control/control-plane.ts";
+import { controlPlane } from "../runtime/control-plane-from-env.ts";
+
+/**
+ * One API route as a Lambda handler behind API Gateway's proxy integration (api.md): the body read
+ * (1 MiB, JSON object) and checked against the route's strict schema, the query string likewise, the
+ * route's function called with the control plane, and any error answered as
+ * `{"error_code", "message"}` with its status. Errors that are not the caller's are logged.
+ */
+
+export interface RouteRequest<Body, Query> {
+  /** Path parameters, undecoded as API Gateway gives them (`{pipeline_id}`, `{update_id}`, `{full_name}`). */
+  readonly path: Readonly<Record<string, string | undefined>>;
+  readonly body: Body;
+  readonly query: Query;
+}
+
+export interface RouteSchemas<Body extends z.ZodType, Query extends z.ZodType> {
+  /** `emptyBody` for routes without one (GET, DELETE): any field sent is then refused. */
+  readonly body: Body;
+  readonly query: Query;
+}
+
+export type ApiHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
+  schemas: RouteSchemas<Body, Query>,
+  route: (request: RouteRequest<z.infer<Body>, z.infer<Query>>, plane: ControlPlane) => Promise<unknown>,
+  plane: () => ControlPlane = controlPlane,
+): middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event) => {
+    try {
+      const raw = readJsonBody(event.body, event.isBase64Encoded);
+      const body = parseWith(schemas.body, raw);
+      const query = parseWith(schemas.query, queryOf(event));
+      const path = decodedPath(event.pathParameters ?? {});
+      return json(200, await route({ path, body, query }, plane()));
+    } catch (error) {
+      const { status, body } = toErrorResponse(error);
+      if (status >= 500)
+        console.error(
+          JSON.stringify({ message: "request failed", path: event.path, error: describe(error) }),
+        );
+      return json(status, body);
+    }
+  });
+}
+
+/** Single values as strings; a parameter given several times as a list. */
+function queryOf(event: APIGatewayProxyEvent): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  const multi = event.multiValueQueryStringParameters ?? {};
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
+    if (value === undefined) continue;
+    const all = multi[name];
+    query[name] = all && all.length > 1 ? all : value;
+  }
+  return query;
+}
+
+/** API Gateway passes path parameters percent-encoded; a bad encoding is left as is (and refused later). */
+function decodedPath(parameters: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(parameters).map(([name, value]) => {
+      try {
+        return [name, value === undefined ? undefined : decodeURIComponent(value)];
+      } catch {
+        return [name, value];
+      }
+    }),
+  );
+}
+
+function json(statusCode: number, body: unknown): APIGatewayProxyResult {
+  return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+}
+
+function describe(error: unknown): unknown {
+  return error instanceof Error
+    ? { name: error.name, message: error.message, stack: error.stack }
+    : String(error);
+}

@@ -1,0 +1,9 @@
+import { emptyBody, tableChangesQuery } from "../shared/api/request-schemas.ts";
+import { tableNameParam } from "../shared/api/resource-names.ts";
+import { tableChanges } from "../shared/control/table-reads.ts";
+import { apiRoute } from "./http/api-route.ts";
+
+/** `GET /api/2.0/tables/{full_name}/changes?starting_version=&ending_version=`: table_changes rows, paged. */
+export const handler = apiRoute({ body: emptyBody, query: tableChangesQuery }, ({ path, query }, plane) =>
+  tableChanges(plane.bucket, tableNameParam(path["full_name"]), query),
+);

@@ -1,0 +1,116 @@
+import { SFNClient } from "@aws-sdk/client-sfn";
+import type { ControlPlane } from "../../shared/control/control-plane.ts";
+import type { UpdateExecutions } from "../../shared/control/update-executions.ts";
+import { InvalidParameterError } from "../../shared/api/errors.ts";
+import { SqlReferenceParser } from "../../shared/pipeline/sql-references.ts";
+import type { SqlAnalyzer } from "../../shared/pipeline/validate-pipeline.ts";
+import { createDocumentClient, createS3Client, endpointsFromEnv } from "../../shared/store/aws-clients.ts";
+import { DynamoCheckpointsRepository } from "../../shared/store/dynamo-checkpoints-repository.ts";
+import { DynamoEventLogRepository } from "../../shared/store/dynamo-event-log-repository.ts";
+import { DynamoPipelinesRepository } from "../../shared/store/dynamo-pipelines-repository.ts";
+import { DynamoUpdatesRepository } from "../../shared/store/dynamo-updates-repository.ts";
+import type { ObjectStore } from "../../shared/store/object-store.ts";
+import { S3ObjectStore } from "../../shared/store/s3-object-store.ts";
+import { ENVIRONMENT, requiredEnv } from "./environment.ts";
+import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
+
+/**
+ * The control plane of a Lambda function (or of the local runtime, which sets the same variables):
+ * AWS adapters behind the ports, each made on first use from its environment variable, so a function
+ * needs (and is granted) only what it touches. One per process, as Lambda reuses it across invocations.
+ */
+export class EnvironmentControlPlane implements ControlPlane {
+  readonly clock = Date.now;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #made = new Map<string, unknown>();
+
+  constructor(env: NodeJS.ProcessEnv = process.env) {
+    this.#env = env;
+  }
+
+  #once<T>(key: string, make: () => T): T {
+    if (!this.#made.has(key)) this.#made.set(key, make());
+    return this.#made.get(key) as T;
+  }
+
+  get #documents() {
+    return this.#once("documents", () => createDocumentClient(endpointsFromEnv(this.#env)));
+  }
+
+  get #s3() {
+    return this.#once("s3", () => createS3Client(endpointsFromEnv(this.#env)));
+  }
+
+  get pipelines() {
+    return this.#once("pipelines", () => {
+      const tableName = requiredEnv(ENVIRONMENT.pipelines, this.#env);
+      return new DynamoPipelinesRepository({ client: this.#documents, tableName });
+    });
+  }
+
+  get updates() {
+    return this.#once("updates", () => {
+      const tableName = requiredEnv(ENVIRONMENT.updates, this.#env);
+      return new DynamoUpdatesRepository({ client: this.#documents, tableName });
+    });
+  }
+
+  get checkpoints() {
+    return this.#once("checkpoints", () => {
+      const tableName = requiredEnv(ENVIRONMENT.checkpoints, this.#env);
+      return new DynamoCheckpointsRepository({ client: this.#documents, tableName });
+    });
+  }
+
+  get events() {
+    return this.#once("events", () => {
+      const tableName = requiredEnv(ENVIRONMENT.eventLog, this.#env);
+      return new DynamoEventLogRepository({ client: this.#documents, tableName });
+    });
+  }
+
+  get bucket(): ObjectStore {
+    return this.#once("bucket", () => {
+      const bucket = requiredEnv(ENVIRONMENT.bucket, this.#env);
+      return new S3ObjectStore({ client: this.#s3, bucket });
+    });
+  }
+
+  readonly locate = (location: string): ObjectStore => {
+    const match = /^s3a?:\/\/([^/]+)\/?(.*)$/.exec(location);
+    if (!match) {
+      throw new InvalidParameterError(`source location ${JSON.stringify(location)} is not an s3:// URI`);
+    }
+    const [, bucket, key] = match as unknown as [string, string, string];
+    const prefix = key === "" || key.endsWith("/") ? key : `${key}/`;
+    return new S3ObjectStore({ client: this.#s3, bucket, prefix });
+  };
+
+  get executions(): UpdateExecutions {
+    return this.#once("executions", () => {
+      const endpoint = this.#env[ENVIRONMENT.stepFunctionsEndpoint];
+      const endpoints = endpointsFromEnv(this.#env);
+      const client = new SFNClient({
+        ...(endpoints.region ? { region: endpoints.region } : {}),
+        ...(endpoint ? { endpoint } : {}),
+      });
+      return new SfnUpdateExecutions(client, () => requiredEnv(ENVIRONMENT.stateMachineArn, this.#env));
+    });
+  }
+
+  get sql(): SqlAnalyzer {
+    return this.#once("sql", () => {
+      // DuckDB starts on the first definition to validate, not at cold start.
+      const opening = SqlReferenceParser.open();
+      return { analyze: async (sql: string) => (await opening).analyze(sql) };
+    });
+  }
+}
+
+let shared: ControlPlane | undefined;
+
+/** The process's control plane. */
+export function controlPlane(): ControlPlane {
+  shared ??= new EnvironmentControlPlane();
+  return shared;
+}

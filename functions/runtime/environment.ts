@@ -1,0 +1,30 @@
+import { TABLE_ENVIRONMENT } from "../../shared/store/repository-tables.ts";
+
+/**
+ * The environment variables a function reads, each set by the CDK stack together with the grant that
+ * makes it usable (`bindTable` / `bindBucket` / `bindStateMachine` in infra/aws). A function reads
+ * only what it uses, once, and a missing one fails loudly with its name.
+ */
+export const ENVIRONMENT = {
+  ...TABLE_ENVIRONMENT,
+  bucket: "EBB_BUCKET",
+  stateMachineArn: "EBB_STATE_MACHINE_ARN",
+  /** Where the local runtime serves the Step Functions API (unset on AWS). */
+  stepFunctionsEndpoint: "AWS_ENDPOINT_URL_SFN",
+} as const;
+
+export class MissingEnvironmentError extends Error {
+  override readonly name = "MissingEnvironmentError";
+  readonly errorCode = "INTERNAL_ERROR";
+  constructor(readonly variable: string) {
+    super(
+      `the environment variable ${variable} is not set: this function was deployed without the resource it needs`,
+    );
+  }
+}
+
+export function requiredEnv(variable: string, env: NodeJS.ProcessEnv = process.env): string {
+  const value = env[variable];
+  if (value === undefined || value === "") throw new MissingEnvironmentError(variable);
+  return value;
+}

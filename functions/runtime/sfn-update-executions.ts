@@ -1,0 +1,45 @@
+import type { SFNClient } from "@aws-sdk/client-sfn";
+import {
+  ExecutionAlreadyExists,
+  ExecutionDoesNotExist,
+  StartExecutionCommand,
+  StopExecutionCommand,
+} from "@aws-sdk/client-sfn";
+import type { UpdateExecutionInput, UpdateExecutions } from "../../shared/control/update-executions.ts";
+
+/**
+ * The update-executions port on Step Functions: StartExecution named after the update id (a retried
+ * start finds the same execution instead of running the update twice), StopExecution.
+ */
+export class SfnUpdateExecutions implements UpdateExecutions {
+  constructor(
+    private readonly client: SFNClient,
+    private readonly stateMachineArn: () => string,
+  ) {}
+
+  async start(input: UpdateExecutionInput): Promise<string> {
+    const stateMachineArn = this.stateMachineArn();
+    try {
+      const started = await this.client.send(
+        new StartExecutionCommand({ stateMachineArn, name: input.updateId, input: JSON.stringify(input) }),
+      );
+      return started.executionArn as string;
+    } catch (error) {
+      if (error instanceof ExecutionAlreadyExists) return executionArnOf(stateMachineArn, input.updateId);
+      throw error;
+    }
+  }
+
+  async stop(executionArn: string, cause: string): Promise<void> {
+    try {
+      await this.client.send(new StopExecutionCommand({ executionArn, cause }));
+    } catch (error) {
+      if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    }
+  }
+}
+
+/** `arn:…:stateMachine:<name>` → `arn:…:execution:<name>:<execution>`. */
+export function executionArnOf(stateMachineArn: string, name: string): string {
+  return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
+}

@@ -1,0 +1,70 @@
+import type { SqlAnalyzer, ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
+import { validatePipeline } from "../pipeline/validate-pipeline.ts";
+import type { RewindEnvironment } from "../rewind/rewind-environment.ts";
+import type { CheckpointsRepository } from "../store/checkpoints-repository.ts";
+import { PipelineNotFoundError } from "../store/errors.ts";
+import type { EventLogRepository } from "../store/event-log-repository.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { withPrefix } from "../store/prefixed-object-store.ts";
+import type { PipelineRecord, PipelinesRepository } from "../store/pipelines-repository.ts";
+import type { UpdatesRepository } from "../store/updates-repository.ts";
+import type { UpdateExecutions } from "./update-executions.ts";
+
+/**
+ * Everything the control plane (the API handlers and the state machine's tasks) works with, as ports:
+ * built once per process from the environment on AWS (`functions/runtime/`), and the same way by the
+ * local runtime and the tests. No AWS types.
+ */
+export interface ControlPlane {
+  readonly pipelines: PipelinesRepository;
+  readonly updates: UpdatesRepository;
+  readonly checkpoints: CheckpointsRepository;
+  readonly events: EventLogRepository;
+  /** The pipelines' bucket (root view): `tables/…` and `state/…`. */
+  readonly bucket: ObjectStore;
+  /** The store rooted at an external location (`s3://bucket/prefix`): auto_loader and delta sources. */
+  readonly locate: (location: string) => ObjectStore;
+  /** Starts and stops the state-machine execution of an update. */
+  readonly executions: UpdateExecutions;
+  /** Parses SQL for definition validation. */
+  readonly sql: SqlAnalyzer;
+  /** Epoch milliseconds. */
+  readonly clock: () => number;
+}
+
+/** The pipeline, or `RESOURCE_DOES_NOT_EXIST`. */
+export async function requirePipeline(plane: ControlPlane, pipelineId: string): Promise<PipelineRecord> {
+  const pipeline = await plane.pipelines.get(pipelineId);
+  if (!pipeline || pipeline.state === "DELETED") throw new PipelineNotFoundError(pipelineId);
+  return pipeline;
+}
+
+/** A stored definition version (the current one by default), validated: settings and DAG. */
+export async function loadPipeline(
+  plane: ControlPlane,
+  pipelineId: string,
+  version?: number,
+): Promise<{ readonly version: number; readonly pipeline: ValidatedPipeline }> {
+  const stored = await plane.pipelines.getDefinition(pipelineId, version);
+  return { version: stored.version, pipeline: await validatePipeline(stored.definition, plane.sql) };
+}
+
+/** The rewind domain's view of one pipeline. */
+export function rewindEnvironment(
+  plane: ControlPlane,
+  pipelineId: string,
+  pipeline: ValidatedPipeline,
+): RewindEnvironment {
+  const { catalog, schema } = pipeline.definition;
+  return {
+    pipelineId,
+    pipeline,
+    checkpoints: plane.checkpoints,
+    events: plane.events,
+    pipelines: plane.pipelines,
+    tableStore: (dataset) => withPrefix(plane.bucket, `tables/${catalog}/${schema}/${dataset}/`),
+    stateStore: plane.bucket,
+    sourceStore: plane.locate,
+    clock: plane.clock,
+  };
+}

@@ -1,0 +1,56 @@
+import { TableNotFoundError } from "../delta/errors.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { upstreamOf } from "../pipeline/pipeline-graph.ts";
+import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
+
+/**
+ * `GET /pipelines/{id}/datasets` (api.md "Tables"): each dataset with its table's current version,
+ * row count (from the data files' stats), flows and upstreams. A dataset not written yet has version
+ * null; a view stores nothing.
+ */
+export async function listDatasets(plane: ControlPlane, pipelineId: string) {
+  await requirePipeline(plane, pipelineId);
+  const { pipeline } = await loadPipeline(plane, pipelineId);
+  const env = rewindEnvironment(plane, pipelineId, pipeline);
+  const { catalog, schema } = pipeline.definition;
+  const datasets = [];
+  for (const dataset of pipeline.definition.datasets) {
+    const table = dataset.type === "view" ? undefined : await tableState(env.tableStore(dataset.name));
+    datasets.push({
+      name: dataset.name,
+      identifier: `${catalog}.${schema}.${dataset.name}`,
+      type: dataset.type,
+      version: table?.version ?? null,
+      row_count: table?.rows ?? null,
+      last_commit_time: table ? new Date(table.timestamp).toISOString() : null,
+      flows: dataset.type === "streaming_table" ? dataset.flows.map((flow) => flow.name) : [],
+      upstreams: upstreamOf(pipeline.graph, dataset.name),
+    });
+  }
+  return { datasets };
+}
+
+async function tableState(store: Parameters<typeof loadSnapshot>[0]) {
+  try {
+    const snapshot = await loadSnapshot(store);
+    let rows: number | null = 0;
+    for (const file of snapshot.files.values()) {
+      const records = statsRecords(file.stats);
+      rows = rows === null || records === undefined ? null : rows + records;
+    }
+    return { version: snapshot.version, timestamp: snapshot.timestamp, rows };
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+function statsRecords(stats: string | null | undefined): number | undefined {
+  if (stats === undefined || stats === null) return undefined;
+  try {
+    const records = (JSON.parse(stats) as { numRecords?: unknown }).numRecords;
+    return typeof records === "number" ? records : undefined;
+  } catch {
+    return undefined;
+  }
+}

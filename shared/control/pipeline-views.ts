@@ -1,0 +1,66 @@
+import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import type { PipelineRecord } from "../store/pipelines-repository.ts";
+import type { UpdateRecord } from "../store/updates-repository.ts";
+
+/**
+ * Pipelines as the API answers them (api.md "Pipelines"): the Databricks `GetPipelineResponse` fields
+ * that apply, plus Ebb's `definition_version` and `rewind` status. Pure.
+ */
+
+/** The request shape of a definition: settings at the top, datasets under `definition`. */
+export interface PipelineSpec {
+  readonly name: string;
+  readonly catalog: string;
+  readonly schema: string;
+  readonly configuration: Readonly<Record<string, string>>;
+  readonly continuous: boolean;
+  readonly definition: { readonly datasets: PipelineDefinition["datasets"] };
+}
+
+export function pipelineSpec(definition: PipelineDefinition): PipelineSpec {
+  const { datasets, ...settings } = definition;
+  return { ...settings, definition: { datasets } };
+}
+
+/** How many recent updates `latest_updates` lists. */
+export const LATEST_UPDATES_SHOWN = 5;
+
+export function pipelineSummary(record: PipelineRecord) {
+  return {
+    pipeline_id: record.pipelineId,
+    name: record.name,
+    state: record.state,
+    definition_version: record.definitionVersion,
+    last_modified: record.lastModified,
+    ...(record.activeUpdateId !== undefined ? { active_update_id: record.activeUpdateId } : {}),
+  };
+}
+
+export function pipelineDetails(
+  record: PipelineRecord,
+  definition: PipelineDefinition,
+  latest: readonly UpdateRecord[],
+  latestRewindPoint?: { readonly rewindPointId: string; readonly time: number },
+) {
+  return {
+    ...pipelineSummary(record),
+    spec: pipelineSpec(definition),
+    latest_updates: latest.map((update) => ({
+      update_id: update.updateId,
+      state: update.state,
+      creation_time: update.createdAt,
+    })),
+    rewind: {
+      blocked: record.rewindBlocked,
+      ...(record.rewindBlockedBy !== undefined ? { blocked_by_update_id: record.rewindBlockedBy } : {}),
+      ...(latestRewindPoint
+        ? {
+            latest_rewind_point: {
+              rewind_point_id: latestRewindPoint.rewindPointId,
+              timestamp: new Date(latestRewindPoint.time).toISOString(),
+            },
+          }
+        : {}),
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { InvalidParameterError } from "../api/errors.ts";
+import type { StartUpdateBody } from "../api/request-schemas.ts";
+import { EventRecorder } from "../engine/event-recorder.ts";
+import { parseRefreshRequest } from "../rewind/refresh-request.ts";
+import { planRefresh } from "../rewind/refresh-plan.ts";
+import { planRewind } from "../rewind/rewind-plan.ts";
+import { parseRewindSpec } from "../rewind/rewind-spec.ts";
+import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
+import type { UpdateRecord } from "../store/updates-repository.ts";
+import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
+
+/**
+ * Starting an update (api.md "Updates"; semantics.md "Rewind request": every check runs here,
+ * synchronously, so an invalid request starts nothing and blocks nothing):
+ *
+ * 1. The pipeline exists; its current definition is the one the update runs.
+ * 2. The request: a `rewind_spec` (parsed, then planned against storage: target, cascade, retention,
+ *    files, checkpoints — the same checks as a dry run) or refresh fields (parsed and planned:
+ *    selections must name datasets or flows of the pipeline). Both at once is refused.
+ * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
+ *    (`PIPELINE_REWIND_INCOMPLETE`).
+ * 4. Record the update QUEUED, take the pipeline (a lost race is `PIPELINE_BUSY`, and the update is
+ *    recorded CANCELED), write `create_update`, start the execution named after the update id.
+ */
+
+const REFRESH_FIELDS = [
+  "full_refresh",
+  "full_refresh_selection",
+  "refresh_selection",
+  "reset_checkpoint_selection",
+  "refresh",
+  "selection",
+  "reset_mode",
+] as const;
+
+export async function startUpdate(
+  plane: ControlPlane,
+  pipelineId: string,
+  body: StartUpdateBody,
+): Promise<{ update_id: string }> {
+  const record = await requirePipeline(plane, pipelineId);
+  const { version, pipeline } = await loadPipeline(plane, pipelineId);
+  const refreshFields: Record<string, unknown> = Object.fromEntries(
+    REFRESH_FIELDS.flatMap((field) =>
+      body[field] === undefined || body[field] === false ? [] : [[field, body[field]]],
+    ),
+  );
+
+  let kind: "rewind" | "other" = "other";
+  if (body.rewind_spec !== undefined) {
+    if (Object.keys(refreshFields).length > 0) {
+      throw new InvalidParameterError(
+        `rewind_spec cannot be combined with ${Object.keys(refreshFields).join(", ")}: a rewind runs no transformation; send the rewind, then the run as the next update`,
+      );
+    }
+    kind = "rewind";
+    const spec = parseRewindSpec(body.rewind_spec, plane.clock());
+    checkUpdateAllowed(record, pipeline.settings, kind);
+    await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
+  } else {
+    planRefresh(pipeline, parseRefreshRequest(refreshFields));
+    checkUpdateAllowed(record, pipeline.settings, kind);
+  }
+
+  const update = await plane.updates.create({
+    pipelineId,
+    cause: body.cause,
+    definitionVersion: version,
+    request: { ...body, mode: pipeline.definition.continuous ? "CONTINUOUS" : "DEFAULT" },
+    state: "QUEUED",
+  });
+  const begun = await plane.pipelines.beginUpdate(pipelineId, update.updateId, "STARTING");
+  if (begun.outcome === "pipeline-busy") {
+    await plane.updates.transition(pipelineId, update.updateId, "CANCELED", {
+      error: { errorCode: "PIPELINE_BUSY", message: `update ${begun.activeUpdateId} started first` },
+    });
+  }
+  assertBegun(begun);
+  await recorder(plane, update, pipeline.definition.name).createUpdate({
+    cause: body.cause,
+    definition_version: version,
+    request: update.request,
+  });
+  await launch(plane, update);
+  return { update_id: update.updateId };
+}
+
+/** Starts the execution; if that fails the update is FAILED and the pipeline released. */
+async function launch(plane: ControlPlane, update: UpdateRecord): Promise<void> {
+  const { pipelineId, updateId } = update;
+  try {
+    const executionArn = await plane.executions.start({ pipelineId, updateId });
+    await plane.updates.recordExecution(pipelineId, updateId, executionArn);
+  } catch (error) {
+    const message = `could not start the update's execution: ${error instanceof Error ? error.message : String(error)}`;
+    await plane.updates.transition(pipelineId, updateId, "FAILED", {
+      error: { errorCode: "INTERNAL_ERROR", message },
+    });
+    await plane.pipelines.endUpdate(pipelineId, updateId, "FAILED");
+    throw error;
+  }
+}
+
+export function recorder(
+  plane: ControlPlane,
+  update: Pick<UpdateRecord, "pipelineId" | "updateId">,
+  pipelineName: string,
+) {
+  return new EventRecorder(
+    plane.events,
+    { pipeline_id: update.pipelineId, pipeline_name: pipelineName, update_id: update.updateId },
+    plane.clock,
+  );
+}

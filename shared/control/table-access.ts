@@ -1,0 +1,34 @@
+import { InvalidParameterError, ResourceNotFoundError } from "../api/errors.ts";
+import { tablePrefix, type TableName } from "../api/resource-names.ts";
+import { TableNotFoundError, TimestampOutOfRangeError, VersionNotFoundError } from "../delta/errors.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { withPrefix } from "../store/prefixed-object-store.ts";
+
+/**
+ * A table of the bucket by its full name (`/api/2.0/tables/{full_name}/…`), and the Delta errors a
+ * read can meet as API errors: a table that is not there is `RESOURCE_DOES_NOT_EXIST`; a version or
+ * timestamp it does not hold is `INVALID_PARAMETER_VALUE`.
+ */
+export function tableStore(bucket: ObjectStore, name: TableName): ObjectStore {
+  return withPrefix(bucket, tablePrefix(name));
+}
+
+export async function readingTable<T>(name: TableName, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    const display = `${name.catalog}.${name.schema}.${name.table}`;
+    if (error instanceof TableNotFoundError) {
+      throw new ResourceNotFoundError(
+        `table ${display} does not exist (no Delta log under ${tablePrefix(name)})`,
+        {
+          cause: error,
+        },
+      );
+    }
+    if (error instanceof VersionNotFoundError || error instanceof TimestampOutOfRangeError) {
+      throw new InvalidParameterError(`table ${display}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}

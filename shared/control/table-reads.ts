@@ -1,0 +1,129 @@
+import { InvalidParameterError } from "../api/errors.ts";
+import type { TableName } from "../api/resource-names.ts";
+import type { QueryTableBody, TableChangesQuery } from "../api/request-schemas.ts";
+import { versionAtTimestamp } from "../delta/commit-history.ts";
+import { DeltaTable } from "../delta/delta-table.ts";
+import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
+import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { readHistory } from "../delta/table-history.ts";
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import { Sandbox } from "../engine/sandbox.ts";
+import { parseTimestamp } from "../pipeline/timestamp.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { toJsonRows } from "./json-values.ts";
+import { readingTable, tableStore } from "./table-access.ts";
+
+/**
+ * Time travel over any table of the bucket (api.md "Tables"): DESCRIBE HISTORY, the change data feed
+ * (paged), and a read as of a version or timestamp, optionally through a SELECT that runs in the
+ * engine's sandbox (it sees the table as `t` and by its name, and nothing else).
+ */
+
+export async function tableHistory(bucket: ObjectStore, name: TableName) {
+  const entries = await readingTable(name, () => readHistory(tableStore(bucket, name)));
+  if (entries.length === 0) await readingTable(name, () => loadSnapshot(tableStore(bucket, name)));
+  return {
+    history: entries.map((entry) => ({ ...entry, timestamp: new Date(entry.timestamp).toISOString() })),
+  };
+}
+
+const DEFAULT_CHANGES_PAGE = 1000;
+
+/** `page_token` of the changes listing: the offset of the next row within the same range. */
+function changesToken(offset: number, query: TableChangesQuery, endingVersion: number): string {
+  return Buffer.from(JSON.stringify({ o: offset, s: query.starting_version, e: endingVersion })).toString(
+    "base64url",
+  );
+}
+
+function readChangesToken(token: string): { o: number; s: number; e: number } {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as {
+      o: number;
+      s: number;
+      e: number;
+    };
+    if ([parsed.o, parsed.s, parsed.e].every((n) => Number.isInteger(n) && n >= 0)) return parsed;
+  } catch {
+    // refused below
+  }
+  throw new InvalidParameterError(
+    `page_token is not one this listing issued: pass next_page_token unchanged`,
+  );
+}
+
+export async function tableChanges(bucket: ObjectStore, name: TableName, query: TableChangesQuery) {
+  const resumed = query.page_token === undefined ? undefined : readChangesToken(query.page_token);
+  const store = tableStore(bucket, name);
+  return readingTable(name, async () => {
+    const table = await DeltaTable.open(store);
+    try {
+      const from = resumed?.s ?? query.starting_version;
+      const to = resumed?.e ?? query.ending_version ?? table.snapshot.version;
+      if (to < from) {
+        throw new InvalidParameterError(`ending_version ${to} is before starting_version ${from}`);
+      }
+      const rows = await table.changes(from, to);
+      rows.sort((a, b) => Number(a["_commit_version"]) - Number(b["_commit_version"]));
+      const offset = resumed?.o ?? 0;
+      const size = query.max_results ?? DEFAULT_CHANGES_PAGE;
+      const page = rows.slice(offset, offset + size);
+      const more = offset + size < rows.length;
+      return {
+        starting_version: from,
+        ending_version: to,
+        changes: toJsonRows(page),
+        ...(more
+          ? { next_page_token: changesToken(offset + size, { ...query, starting_version: from }, to) }
+          : {}),
+      };
+    } finally {
+      await table.close();
+    }
+  });
+}
+
+export async function queryTable(bucket: ObjectStore, name: TableName, body: QueryTableBody) {
+  if (body.version !== undefined && body.timestamp !== undefined) {
+    throw new InvalidParameterError("send version or timestamp, not both");
+  }
+  const time = body.timestamp === undefined ? undefined : parseTimestamp(body.timestamp);
+  if (body.timestamp !== undefined && time === undefined) {
+    throw new InvalidParameterError(
+      `timestamp ${JSON.stringify(body.timestamp)} is not UTC "yyyy-MM-dd HH:mm:ss" or ISO-8601 with a zone`,
+    );
+  }
+  const store = tableStore(bucket, name);
+  return readingTable(name, async () => {
+    const version = time === undefined ? body.version : await versionAtTimestamp(store, time);
+    const sandbox = await Sandbox.open();
+    try {
+      const snapshot = await loadSnapshot(store, {
+        duck: sandbox.duck,
+        ...(version !== undefined ? { version } : {}),
+      });
+      const { schema, columns } = tableColumns(snapshot);
+      const sources: FileSource[] = [];
+      for (const file of snapshot.files.values()) {
+        sources.push({
+          localPath: await sandbox.writeFile(await store.get(dataFileKey(file.path)), ".parquet"),
+          constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+        });
+      }
+      await sandbox.run(`CREATE TEMP TABLE t AS ${await fileRelationSql(sandbox.duck, sources, columns)}`);
+      if (name.table !== "t")
+        await sandbox.run(`CREATE TEMP VIEW ${quoteIdentifier(name.table)} AS SELECT * FROM t`);
+      await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query");
+      const rows = await sandbox.rows(`SELECT * FROM __ebb_result LIMIT ${body.limit + 1}`);
+      return {
+        version: snapshot.version,
+        timestamp: new Date(snapshot.timestamp).toISOString(),
+        rows: toJsonRows(rows.slice(0, body.limit)),
+        truncated: rows.length > body.limit,
+      };
+    } finally {
+      await sandbox.close();
+    }
+  });
+}
