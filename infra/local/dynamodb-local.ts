@@ -32,6 +32,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   for (let attempt = 1; ; attempt++) {
     const port = await freeLoopbackPort();
     const jvm = await spawnTethered("DynamoDB Local", java.command, [
+      // Start fast rather than peak fast: the JIT's first tier only, and the small collector. On a
+      // busy 2-core machine this brings DynamoDB Local up in ~2.5 s instead of ~7.5 s.
+      "-XX:TieredStopAtLevel=1",
+      "-XX:+UseSerialGC",
       `-Djava.library.path=${path.join(jarDir, "DynamoDBLocal_lib")}`,
       "-jar",
       path.join(jarDir, "DynamoDBLocal.jar"),
