@@ -79,7 +79,7 @@ export interface Rewrite {
 /**
  * Writes the replacement rows (`rewrittenSql`: schema columns, in order) and, when the table has
  * the change data feed on, the change rows (`changesSql`: schema columns and `_change_type`), and
- * assembles remove + add + cdc actions. Requirements: every live file was read; touched ones are removed.
+ * assembles remove + add + cdc actions. Requirements: the files read are still live; touched ones are removed.
  */
 export async function rewriteFiles(
   context: OperationContext,
@@ -87,6 +87,8 @@ export async function rewriteFiles(
   touched: readonly AddFile[],
   rewrittenSql: string,
   changesSql: string | undefined,
+  /** The files the operation read (default: every live file). */
+  readFiles: Iterable<string> = snapshot.files.keys(),
 ): Promise<Rewrite> {
   const layout = layoutOf(snapshot);
   const adds = await writeDataFiles(context, layout, rewrittenSql);
@@ -104,7 +106,7 @@ export async function rewriteFiles(
     addedFiles: adds.length,
     addedChangeFiles: cdcs.length,
     requirements: standardRequirements({
-      readFiles: snapshot.files.keys(),
+      readFiles,
       removedFiles: touched.map(fileKey),
     }),
   };

@@ -5,7 +5,8 @@ import { layoutOf, tempTableName, type OperationContext, type PreparedCommit } f
 import { stageRows, type RowSource } from "./row-source.ts";
 import { duckType } from "./schema.ts";
 import type { Snapshot } from "./snapshot.ts";
-import { FILE_TAG_COLUMN, filesByKey, taggedFileRowsSql } from "./table-file-rows.ts";
+import { filesMatchingKeys } from "./key-range-pruning.ts";
+import { FILE_TAG_COLUMN, fileKey, filesByKey, taggedFileRowsSql } from "./table-file-rows.ts";
 import { tableProperties } from "./table-properties.ts";
 
 /**
@@ -16,7 +17,8 @@ import { tableProperties } from "./table-properties.ts";
  *   columns from DuckDB SQL over `target.<col>` and `source.<col>`, `"delete"` drops the row; absent,
  *   matched rows stay as they are. Several source rows matching one target row is an error.
  * - `whenNotMatched: "insert"` inserts source rows that match no target row.
- * - Only files holding a matched target row are rewritten; inserted rows go to new files. With the
+ * - Only files whose key statistics admit a source key are read (`key-range-pruning.ts`), and only
+ *   files holding a matched target row are rewritten; inserted rows go to new files. With the
  *   change data feed on, `_change_data/` gets update pre/post images, deletes and inserts.
  */
 export interface MergeSpec {
@@ -54,7 +56,9 @@ export async function prepareMerge(
     await duck.run(
       `CREATE TEMP TABLE ${source} AS SELECT *, row_number() OVER () AS ${SOURCE_ROW} FROM (${staged.sql})`,
     );
-    const targetSql = await taggedFileRowsSql(duck, context.files, snapshot, [...snapshot.files.values()]);
+    // Only files whose key ranges can hold a source key are read (and so conflict-checked).
+    const candidates = await filesMatchingKeys(duck, snapshot, schema, source, spec.on);
+    const targetSql = await taggedFileRowsSql(duck, context.files, snapshot, candidates);
     await duck.run(
       `CREATE TEMP TABLE ${target} AS SELECT *, row_number() OVER () AS ${TARGET_ROW} FROM (${targetSql})`,
     );
@@ -136,6 +140,7 @@ export async function prepareMerge(
       touched,
       rewrittenSql,
       changes.length > 0 ? changes.join(" UNION ALL ") : undefined,
+      candidates.map(fileKey),
     );
     const updatedRows = rewriting && !deleting ? matchedRows : 0;
     const deletedRows = deleting ? matchedRows : 0;

@@ -11,7 +11,7 @@ import {
 import { commitKey } from "../../../shared/delta/log-paths.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
+import { byId, countingStore, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const schema = schemaOf(
   field("id", "long", false),
@@ -249,6 +249,76 @@ describe("copy-on-write DELETE, UPDATE and MERGE", () => {
         whenMatched: { update: "all" },
       }),
     ).rejects.toBeInstanceOf(MergeDuplicateSourceError);
+    await table.close();
+  });
+
+  it("MERGE reads only the files whose key statistics admit a source key", async () => {
+    const counting = countingStore(new MemoryObjectStore());
+    const table = await DeltaTable.create(counting.store, { schema: kv }, { duck });
+    for (const batch of [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]) {
+      await table.append({ rows: batch.map((id) => ({ id, value: `v${id}` })) });
+    }
+    counting.gets.length = 0;
+    const result = await table.merge({
+      source: {
+        rows: [
+          { id: 4, value: "four" },
+          { id: 40, value: "forty" },
+        ],
+      },
+      on: ["id"],
+      whenMatched: { update: "all" },
+      whenNotMatched: "insert",
+    });
+    expect(result).toMatchObject({
+      operationMetrics: { numTargetRowsUpdated: 1, numTargetRowsInserted: 1, numTargetFilesRemoved: 1 },
+    });
+    expect(counting.gets.filter((key) => key.endsWith(".parquet"))).toHaveLength(1);
+    expect(byId(await table.scan()).map((r) => r.value)).toEqual([
+      "v1",
+      "v2",
+      "v3",
+      "four",
+      "v5",
+      "v6",
+      "forty",
+    ]);
+    await table.close();
+  });
+
+  it("MERGE on a partition key skips files of other partitions and of the null partition", async () => {
+    const partitioned = schemaOf(field("region", "string"), field("id", "long"), field("value", "string"));
+    const counting = countingStore(new MemoryObjectStore());
+    const table = await DeltaTable.create(
+      counting.store,
+      {
+        schema: partitioned,
+        partitionColumns: ["region"],
+        rows: {
+          rows: [
+            { region: "eu", id: 1 },
+            { region: "us", id: 1 },
+            { region: null, id: 1 },
+          ],
+        },
+      },
+      { duck },
+    );
+    counting.gets.length = 0;
+    await table.merge({
+      source: { rows: [{ region: "us", id: 1, value: "x" }] },
+      on: ["region", "id"],
+      whenMatched: { update: "all" },
+    });
+    expect(counting.gets.filter((key) => key.endsWith(".parquet"))).toEqual([
+      expect.stringMatching(/^region=us\//),
+    ]);
+    const rows = (await table.scan()).map((r) => JSON.stringify([r.region, r.value]));
+    expect(rows.sort()).toEqual(['["eu",null]', '["us","x"]', "[null,null]"]);
     await table.close();
   });
 
