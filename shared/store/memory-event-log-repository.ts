@@ -1,4 +1,4 @@
-import { InvalidPageTokenError } from "./errors.ts";
+import { carriedBy, memoryPage } from "./memory-pages.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
 import type { Page } from "./query-pages.ts";
 import {
@@ -17,13 +17,6 @@ interface StoredEvent {
   readonly sortKey: string;
   readonly time: number;
   readonly expiresAt: number;
-}
-
-interface MemoryPageToken {
-  readonly pipelineId: string;
-  readonly query: EventQuery;
-  readonly direction: "next" | "prev";
-  readonly sortKey: string;
 }
 
 /**
@@ -68,38 +61,24 @@ export class MemoryEventLogRepository implements EventLogRepository {
   }
 
   async query(pipelineId: string, query: EventQuery, page: EventPageRequest): Promise<Page<PipelineEvent>> {
-    const token = page.pageToken === undefined ? undefined : readToken(page.pageToken, pipelineId);
-    const effective = token?.query ?? query;
-    const ascending = (effective.order ?? "desc") === "asc";
-    const precedes = (a: string, b: string) => (ascending ? a < b : a > b);
-    const ordered = this.live()
+    // A token carries its query (api.md: a page_token excludes every other parameter).
+    const effective =
+      page.pageToken === undefined ? query : (carriedBy<EventQuery>(page.pageToken, pipelineId) ?? query);
+    const matching = this.live()
       .filter((s) => s.event.origin.pipeline_id === pipelineId && matches(s, effective))
       .sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
-    if (!ascending) ordered.reverse();
-
-    let items: StoredEvent[];
-    let more: boolean;
-    if (token?.direction === "prev") {
-      const preceding = ordered.filter((s) => precedes(s.sortKey, token.sortKey));
-      items = preceding.slice(-page.limit);
-      more = preceding.length > page.limit;
-    } else {
-      const following = token ? ordered.filter((s) => precedes(token.sortKey, s.sortKey)) : ordered;
-      items = following.slice(0, page.limit);
-      more = following.length > page.limit;
-    }
-    const first = items[0];
-    const last = items[items.length - 1];
-    const at = (direction: "next" | "prev", stored: StoredEvent | undefined) =>
-      stored && writeToken({ pipelineId, query: effective, direction, sortKey: stored.sortKey });
-    const backward = token?.direction === "prev";
-    const next = backward || more ? at("next", last) : undefined;
-    const prev = backward ? (more ? at("prev", first) : undefined) : token ? at("prev", first) : undefined;
-    return {
-      items: items.map((s) => structuredClone(s.event)),
-      ...(next ? { nextPageToken: next } : {}),
-      ...(prev ? { prevPageToken: prev } : {}),
-    };
+    const result = memoryPage(
+      matching,
+      (s) => s.sortKey,
+      {
+        limit: page.limit,
+        order: effective.order ?? "desc",
+        scope: pipelineId,
+        ...(page.pageToken ? { pageToken: page.pageToken } : {}),
+      },
+      effective,
+    );
+    return { ...result, items: result.items.map((s) => structuredClone(s.event)) };
   }
 
   private live(): StoredEvent[] {
@@ -126,25 +105,4 @@ function inRange(time: number, range: TimeRange): boolean {
     (range.before === undefined || time < range.before) &&
     (range.atOrBefore === undefined || time <= range.atOrBefore)
   );
-}
-
-function writeToken(token: MemoryPageToken): string {
-  return Buffer.from(JSON.stringify(token)).toString("base64url");
-}
-
-function readToken(text: string, pipelineId: string): MemoryPageToken {
-  try {
-    const token = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as MemoryPageToken | null;
-    const valid =
-      token !== null &&
-      token.pipelineId === pipelineId &&
-      typeof token.query === "object" &&
-      token.query !== null &&
-      (token.direction === "next" || token.direction === "prev") &&
-      typeof token.sortKey === "string";
-    if (valid) return token;
-  } catch {
-    // fall through
-  }
-  throw new InvalidPageTokenError(text);
 }
