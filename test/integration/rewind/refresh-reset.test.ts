@@ -58,7 +58,7 @@ describe("refresh and reset", () => {
     const after = await loadSnapshot(h.tableStore("cleaned"));
     expect(after.metadata.id).not.toBe(before.metadata.id);
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(h.events.ofType("dataset_reset").map((e) => e.origin.dataset_name)).toEqual([
+    expect((await h.eventsOf("dataset_reset")).map((e) => e.origin.dataset_name)).toEqual([
       "raw",
       "cleaned",
       "totals",
@@ -94,7 +94,7 @@ describe("refresh and reset", () => {
     await h.land("f2.json", jsonLines(7, 3));
     await expect(h.run()).rejects.toThrow(UpstreamRefreshedError);
     await expect(h.run()).rejects.toThrow(/fully refresh this flow's dataset too/);
-    expect(h.events.ofType("warning").map((e) => e.message)).toEqual([
+    expect((await h.eventsOf("warning")).map((e) => e.message)).toEqual([
       expect.stringMatching(/cleaned reads raw as a stream.*fully refresh cleaned too/),
     ]);
     await h.refresh({ full_refresh_selection: ["cleaned"] });
@@ -105,7 +105,7 @@ describe("refresh and reset", () => {
     const h = await twoUpdates();
     await h.refresh({ reset_checkpoint_selection: ["clean"] });
     expect(ids(await h.rows("cleaned"))).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
-    expect(h.events.ofType("warning")[0]!.message).toMatch(/flow clean gets a fresh checkpoint/);
+    expect((await h.eventsOf("warning"))[0]!.message).toMatch(/flow clean gets a fresh checkpoint/);
   });
 
   it("a shared sink: FULL of one writer deletes only its rows and reprocesses them; RESET with an override empties the table", async () => {

@@ -50,12 +50,12 @@ describe("executing a rewind", () => {
       ["ingest", "clean"].map((f) => h.checkpoints.head({ pipelineId: h.pipelineId, flowId: f })),
     );
     expect(heads.map((head) => head.seq)).toEqual([1, 1]);
-    expect(h.events.ofType("rewind_progress").map((e) => e.origin.dataset_name)).toEqual([
+    expect((await h.eventsOf("rewind_progress")).map((e) => e.origin.dataset_name)).toEqual([
       "raw",
       "cleaned",
       "totals",
     ]);
-    const summary = h.events.ofType("rewind_summary").at(-1)!;
+    const summary = (await h.eventsOf("rewind_summary")).at(-1)!;
     expect(summary.origin.update_id).toBe("U-REWIND");
     expect((summary.details["rewind_summary"] as { dry_run: boolean }).dry_run).toBe(false);
     expect(h.block).toEqual({ blocked: false });
@@ -81,7 +81,7 @@ describe("executing a rewind", () => {
 
     await h.rewind({ rewind_point_id: points[0]!.rewindPointId }, "U-AGAIN");
     expect((await loadSnapshot(h.tableStore("raw"))).version).toBe(rawVersion);
-    expect(h.events.ofType("rewind_progress").at(-3)!.message).toMatch(/raw already holds version/);
+    expect((await h.eventsOf("rewind_progress")).at(-3)!.message).toMatch(/raw already holds version/);
     expect(h.block).toEqual({ blocked: false });
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);

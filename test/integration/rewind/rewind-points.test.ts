@@ -37,7 +37,7 @@ async function currentVersions(h: RewindHarness): Promise<number[]> {
 describe("rewind points", () => {
   it("are rewind_summary events holding every dataset's version and every flow's seq", async () => {
     const { h, first, versionsAtFirst: versions } = await twoUpdates();
-    const [event] = h.events.ofType("rewind_summary");
+    const [event] = await h.eventsOf("rewind_summary");
     expect(event!.id).toBe(first.rewindPointId);
     expect(event!.message).toBe(PERIODIC_MESSAGE);
     expect(event!.details).toEqual({

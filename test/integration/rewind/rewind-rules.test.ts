@@ -34,7 +34,7 @@ async function state(h: RewindHarness) {
   const heads: Record<string, number> = {};
   for (const f of ["ingest", "clean"])
     heads[f] = (await h.checkpoints.head({ pipelineId: h.pipelineId, flowId: f })).seq;
-  return { versions, heads, block: h.block, summaries: h.events.ofType("rewind_summary").length };
+  return { versions, heads, block: h.block, summaries: (await h.eventsOf("rewind_summary")).length };
 }
 
 /** Runs the rewind, expects `errorClass`, and checks nothing changed and nothing is blocked. */
@@ -236,7 +236,7 @@ describe("rewind rules against storage", () => {
     const dry = await h.rewind({ rewind_timestamp: text, dry_run: true });
     expect(dry.result.dryRun).toBe(true);
     expect({ ...(await state(h)), summaries: before.summaries }).toEqual(before);
-    const recorded = h.events.ofType("rewind_summary").at(-1)!;
+    const recorded = (await h.eventsOf("rewind_summary")).at(-1)!;
     expect(recorded.id).toBe(dry.result.summaryEventId);
     expect((recorded.details["rewind_summary"] as { dry_run: boolean }).dry_run).toBe(true);
 

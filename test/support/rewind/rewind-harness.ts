@@ -12,11 +12,13 @@ import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
 import { runRewind } from "../../../shared/rewind/rewind-update.ts";
 import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
+import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
+import type { PipelineEvent } from "../../../shared/store/event-log-repository.ts";
+import { eventsOfType } from "../../../shared/rewind/rewind-events.ts";
 import type { ObjectStore } from "../../../shared/store/object-store.ts";
 import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
 import type { RewindBlock } from "../../../shared/store/pipelines-repository.ts";
-import { MemoryCheckpoints } from "./memory-checkpoints.ts";
-import { MemoryEventLog } from "./memory-event-log.ts";
 import { MemoryUpdates } from "./memory-updates.ts";
 
 /** A clock that only moves forward: each reading is at least 1 ms after the last. */
@@ -50,8 +52,8 @@ export class RewindHarness {
   readonly store = new MemoryObjectStore(this.clock.now);
   readonly landing = withPrefix(this.store, "landing/");
   readonly landingUri = "s3://landing-bucket/raw/";
-  readonly checkpoints = new MemoryCheckpoints(this.clock.now);
-  readonly events = new MemoryEventLog(this.clock.now);
+  readonly checkpoints = new MemoryCheckpointsRepository(this.clock.now);
+  readonly events = new MemoryEventLogRepository(this.clock.now);
   readonly updates = new MemoryUpdates(this.clock.now);
   block: RewindBlock = { blocked: false };
   pipeline!: ValidatedPipeline;
@@ -122,6 +124,11 @@ export class RewindHarness {
     const plan = planRefresh(this.pipeline, parseRefreshRequest(request));
     await executeRefreshPlan(this.env(), plan, `refresh-${randomUUID()}`);
     if (plan.mode !== "RESET") await this.run([...(plan.runFlows ?? plan.run)]);
+  }
+
+  /** The pipeline's live events of a type, oldest first. */
+  async eventsOf(eventType: string): Promise<PipelineEvent[]> {
+    return (await eventsOfType(this.events, this.pipelineId, eventType)).reverse();
   }
 
   tableStore(dataset: string): ObjectStore {
