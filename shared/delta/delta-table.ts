@@ -27,6 +27,7 @@ import { LocalFileCache } from "./table-file-rows.ts";
 import { readHistory, type HistoryEntry } from "./table-history.ts";
 import { prepareUpdate } from "./update-operation.ts";
 import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./vacuum.ts";
+import { assertWritable } from "./writer-features.ts";
 import { prepareWrite } from "./write-operation.ts";
 
 /**
@@ -223,6 +224,7 @@ export class DeltaTable {
   /** RESTORE to an earlier version or timestamp: one metadata-only commit. */
   async restore(request: RestoreRequest): Promise<WriteResult & { readonly plan?: RestorePlan }> {
     const current = await this.refresh();
+    assertWritable(current.protocol, current.metadata);
     const target = await this.snapshotAt(request.to);
     const plan = planRestore(current, target, this.context.clock());
     const committed = await executeRestore(this.store, current, plan, {
@@ -305,6 +307,7 @@ export class DeltaTable {
     options: WriteOptions,
   ): Promise<WriteResult> {
     const snapshot = await this.refresh();
+    assertWritable(snapshot.protocol, snapshot.metadata);
     const txn = options.txn;
     if (txn) {
       const skipped = this.#skippedBy(snapshot, txn);
