@@ -8,8 +8,10 @@ import type { TestAws, TestBackend } from "./support/test-aws.ts";
  * Once per run: starts the AWS stand-ins (or LocalStack) with Ebb's storage provisioned from the
  * synthesized stack, and provides where they are to every test as `inject("aws")`.
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const backend = testBackend(process.env["EBB_TEST_BACKEND"]);
+  // Unit tests alone need no AWS: `EBB_TEST_BACKEND=none npx vitest run test/unit` starts nothing.
+  if (backend === "none") return undefined;
   if (backend === "localstack") {
     // Loaded only when asked for: testcontainers takes a second to import.
     const { startLocalStack } = await import("./support/localstack.ts");
@@ -28,11 +30,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return aws.stop;
 }
 
-function testBackend(value: string | undefined): TestBackend {
+function testBackend(value: string | undefined): TestBackend | "none" {
   if (value === undefined || value === "" || value === "embedded") return "embedded";
-  if (value === "localstack") return "localstack";
+  if (value === "localstack" || value === "none") return value;
   throw new Error(
-    `EBB_TEST_BACKEND must be "embedded" (the default) or "localstack", not ${JSON.stringify(value)}`,
+    `EBB_TEST_BACKEND must be "embedded" (the default), "localstack" or "none", not ${JSON.stringify(value)}`,
   );
 }
 

@@ -15,7 +15,13 @@ import type { TestAws } from "./test-aws.ts";
 
 /** Endpoints, credentials and Ebb's bucket and table names for this run. */
 export function testAws(): TestAws {
-  return inject("aws");
+  const aws = inject("aws") as TestAws | undefined;
+  if (!aws) {
+    throw new Error(
+      "this run started no AWS stand-ins (EBB_TEST_BACKEND=none); run integration tests without it",
+    );
+  }
+  return aws;
 }
 
 /** A prefix no other test uses, e.g. `test/put-if-absent-3f9c…/`. */
