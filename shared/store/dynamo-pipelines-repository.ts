@@ -21,16 +21,17 @@ import {
   StoreUnavailableError,
 } from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
-import type {
-  ActiveUpdateResult,
-  BeginUpdateResult,
-  DefinitionVersion,
-  DeleteResult,
-  EditResult,
-  PipelineRecord,
-  PipelineState,
-  PipelinesRepository,
-  RewindBlock,
+import {
+  MAX_DEFINITION_BYTES,
+  type ActiveUpdateResult,
+  type BeginUpdateResult,
+  type DefinitionVersion,
+  type DeleteResult,
+  type EditResult,
+  type PipelineRecord,
+  type PipelineState,
+  type PipelinesRepository,
+  type RewindBlock,
 } from "./pipelines-repository.ts";
 
 /**
@@ -48,8 +49,6 @@ const PIPELINE_ITEM = "pipeline";
 const DEFINITION_ITEM = "definition";
 /** Attempts to begin an update when the previous one ends during the attempt. */
 const FREED_RETRIES = 3;
-/** A definition's JSON, leaving room in DynamoDB's 400 KB item for the other attributes. */
-export const MAX_DEFINITION_BYTES = 380_000;
 /** BatchWriteItem's limit. */
 const BATCH_SIZE = 25;
 

@@ -6,6 +6,12 @@ import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
  * is active per pipeline at a time, and a second start is a `PipelineBusy` result, not an exception.
  */
 
+/**
+ * The largest definition (as JSON) a version may hold: what fits in one DynamoDB item (400 KB) with
+ * room for the other attributes. Every adapter refuses larger ones with `DefinitionTooLargeError`.
+ */
+export const MAX_DEFINITION_BYTES = 380_000;
+
 /** Databricks' pipeline states (api.md `GET /api/2.0/pipelines/{id}`). */
 export const PIPELINE_STATES = [
   "IDLE",

@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import { DefinitionTooLargeError, DefinitionVersionNotFoundError, PipelineNotFoundError } from "./errors.ts";
+import {
+  MAX_DEFINITION_BYTES,
+  type ActiveUpdateResult,
+  type BeginUpdateResult,
+  type DefinitionVersion,
+  type DeleteResult,
+  type EditResult,
+  type PipelineRecord,
+  type PipelineState,
+  type PipelinesRepository,
+  type RewindBlock,
+} from "./pipelines-repository.ts";
+
+interface StoredPipeline {
+  record: PipelineRecord;
+  /** Definition JSON by version (index 0 is version 1), as the DynamoDB adapter keeps it. */
+  readonly versions: { readonly json: string; readonly createdAt: number }[];
+}
+
+/**
+ * Pipelines in memory, for fast tests of the control plane. Same contract as the DynamoDB adapter,
+ * checked by the same contract tests. Each method runs without awaiting in between, so concurrent
+ * calls see each other's writes as DynamoDB's conditions would.
+ */
+export class MemoryPipelinesRepository implements PipelinesRepository {
+  private readonly pipelines = new Map<string, StoredPipeline>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async create(definition: PipelineDefinition): Promise<PipelineRecord> {
+    const json = definitionJson(definition);
+    const now = this.now();
+    const record: PipelineRecord = {
+      pipelineId: randomUUID(),
+      name: definition.name,
+      definitionVersion: 1,
+      state: "IDLE",
+      rewindBlocked: false,
+      createdAt: now,
+      lastModified: now,
+    };
+    this.pipelines.set(record.pipelineId, { record, versions: [{ json, createdAt: now }] });
+    return { ...record };
+  }
+
+  async get(pipelineId: string): Promise<PipelineRecord | undefined> {
+    const stored = this.pipelines.get(pipelineId);
+    return stored && { ...stored.record };
+  }
+
+  async list(): Promise<PipelineRecord[]> {
+    return [...this.pipelines.values()]
+      .map((stored) => ({ ...stored.record }))
+      .sort((a, b) => b.createdAt - a.createdAt || a.pipelineId.localeCompare(b.pipelineId));
+  }
+
+  async getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion> {
+    const stored = this.pipelines.get(pipelineId);
+    if (!stored) {
+      if (version === undefined) throw new PipelineNotFoundError(pipelineId);
+      throw new DefinitionVersionNotFoundError(pipelineId, version);
+    }
+    const wanted = version ?? stored.record.definitionVersion;
+    const found = stored.versions[wanted - 1];
+    if (!found) throw new DefinitionVersionNotFoundError(pipelineId, wanted);
+    return {
+      pipelineId,
+      version: wanted,
+      definition: JSON.parse(found.json) as PipelineDefinition,
+      createdAt: found.createdAt,
+    };
+  }
+
+  async listDefinitions(pipelineId: string): Promise<DefinitionVersion[]> {
+    const stored = this.require(pipelineId);
+    return Promise.all(stored.versions.map((_, i) => this.getDefinition(pipelineId, i + 1)));
+  }
+
+  async edit(
+    pipelineId: string,
+    definition: PipelineDefinition,
+    expectedVersion: number,
+  ): Promise<EditResult> {
+    const json = definitionJson(definition);
+    const stored = this.require(pipelineId);
+    if (stored.record.definitionVersion !== expectedVersion) {
+      return { outcome: "version-conflict", currentVersion: stored.record.definitionVersion };
+    }
+    const now = this.now();
+    stored.versions.push({ json, createdAt: now });
+    stored.record = {
+      ...stored.record,
+      definitionVersion: expectedVersion + 1,
+      name: definition.name,
+      lastModified: now,
+    };
+    return { outcome: "edited", version: expectedVersion + 1 };
+  }
+
+  async delete(pipelineId: string): Promise<DeleteResult> {
+    const stored = this.require(pipelineId);
+    if (stored.record.activeUpdateId)
+      return { outcome: "pipeline-busy", activeUpdateId: stored.record.activeUpdateId };
+    this.pipelines.delete(pipelineId);
+    return { outcome: "deleted" };
+  }
+
+  async beginUpdate(
+    pipelineId: string,
+    updateId: string,
+    state: PipelineState = "RUNNING",
+  ): Promise<BeginUpdateResult> {
+    const stored = this.require(pipelineId);
+    if (stored.record.activeUpdateId)
+      return { outcome: "pipeline-busy", activeUpdateId: stored.record.activeUpdateId };
+    stored.record = { ...stored.record, activeUpdateId: updateId, state, lastModified: this.now() };
+    return { outcome: "begun", pipeline: { ...stored.record } };
+  }
+
+  async setState(pipelineId: string, updateId: string, state: PipelineState): Promise<ActiveUpdateResult> {
+    return this.whileActive(pipelineId, updateId, (record) => ({ ...record, state }));
+  }
+
+  async endUpdate(
+    pipelineId: string,
+    updateId: string,
+    state: "IDLE" | "FAILED",
+  ): Promise<ActiveUpdateResult> {
+    return this.whileActive(pipelineId, updateId, ({ activeUpdateId: _ended, ...record }) => ({
+      ...record,
+      state,
+    }));
+  }
+
+  async setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void> {
+    const stored = this.require(pipelineId);
+    const { rewindBlockedBy: _previous, ...record } = stored.record;
+    stored.record = block.blocked
+      ? { ...record, rewindBlocked: true, rewindBlockedBy: block.byUpdateId, lastModified: this.now() }
+      : { ...record, rewindBlocked: false, lastModified: this.now() };
+  }
+
+  private whileActive(
+    pipelineId: string,
+    updateId: string,
+    change: (record: PipelineRecord) => PipelineRecord,
+  ): ActiveUpdateResult {
+    const stored = this.require(pipelineId);
+    const active = stored.record.activeUpdateId;
+    if (active !== updateId) return { outcome: "not-active", ...(active ? { activeUpdateId: active } : {}) };
+    stored.record = { ...change(stored.record), lastModified: this.now() };
+    return { outcome: "updated" };
+  }
+
+  private require(pipelineId: string): StoredPipeline {
+    const stored = this.pipelines.get(pipelineId);
+    if (!stored) throw new PipelineNotFoundError(pipelineId);
+    return stored;
+  }
+}
+
+function definitionJson(definition: PipelineDefinition): string {
+  const json = JSON.stringify(definition);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
+  return json;
+}

@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+import { definitionNamed } from "./definitions.ts";
+import {
+  DefinitionTooLargeError,
+  DefinitionVersionNotFoundError,
+  PipelineNotFoundError,
+} from "../../../shared/store/errors.ts";
+import type { PipelinesRepository } from "../../../shared/store/pipelines-repository.ts";
+
+/**
+ * The Pipelines contract (shared/store/pipelines-repository.ts), run against every adapter. `create`
+ * returns a repository whose clock is `now` when given; tests share a store, so each works on the
+ * pipelines it created.
+ */
+export function pipelinesRepositoryContract(
+  name: string,
+  create: (now?: () => number) => PipelinesRepository,
+): void {
+  describe(`${name} honours the Pipelines contract`, () => {
+    it("creates a pipeline at definition version 1, idle, and reads it back", async () => {
+      const repository = create(() => 1_700_000_000_000);
+      const created = await repository.create(definitionNamed("Sales"));
+      expect(created).toEqual({
+        pipelineId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: "Sales",
+        definitionVersion: 1,
+        state: "IDLE",
+        rewindBlocked: false,
+        createdAt: 1_700_000_000_000,
+        lastModified: 1_700_000_000_000,
+      });
+      expect(await repository.get(created.pipelineId)).toEqual(created);
+      expect(await repository.get("no-such-pipeline")).toBeUndefined();
+    });
+
+    it("keeps every definition version, each retrievable, with column order intact", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("v1", ["zeta", "alpha"]));
+      expect(await repository.edit(pipelineId, definitionNamed("v2", ["b", "a", "c"]), 1)).toEqual({
+        outcome: "edited",
+        version: 2,
+      });
+      expect(await repository.edit(pipelineId, definitionNamed("v3"), 2)).toEqual({
+        outcome: "edited",
+        version: 3,
+      });
+
+      expect((await repository.get(pipelineId))?.definitionVersion).toBe(3);
+      expect((await repository.get(pipelineId))?.name).toBe("v3");
+      expect((await repository.getDefinition(pipelineId)).definition).toEqual(definitionNamed("v3"));
+      const v2 = await repository.getDefinition(pipelineId, 2);
+      expect(v2.definition).toEqual(definitionNamed("v2", ["b", "a", "c"]));
+      const firstFlow =
+        v2.definition.datasets[0]?.type === "streaming_table"
+          ? v2.definition.datasets[0].flows[0]
+          : undefined;
+      expect(
+        Object.keys(firstFlow?.source.type === "auto_loader" ? (firstFlow.source.schema ?? {}) : {}),
+      ).toEqual(["b", "a", "c"]);
+      expect(
+        (await repository.listDefinitions(pipelineId)).map((v) => [v.version, v.definition.name]),
+      ).toEqual([
+        [1, "v1"],
+        [2, "v2"],
+        [3, "v3"],
+      ]);
+      await expect(repository.getDefinition(pipelineId, 4)).rejects.toBeInstanceOf(
+        DefinitionVersionNotFoundError,
+      );
+    });
+
+    it("refuses an edit based on a stale version, as a result", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("v1"));
+      const [first, second] = await Promise.all([
+        repository.edit(pipelineId, definitionNamed("from A"), 1),
+        repository.edit(pipelineId, definitionNamed("from B"), 1),
+      ]);
+      expect([first, second]).toContainEqual({ outcome: "edited", version: 2 });
+      expect([first, second]).toContainEqual({ outcome: "version-conflict", currentVersion: 2 });
+      expect((await repository.listDefinitions(pipelineId)).length).toBe(2);
+      await expect(repository.edit("no-such-pipeline", definitionNamed("x"), 1)).rejects.toBeInstanceOf(
+        PipelineNotFoundError,
+      );
+    });
+
+    it("lets one update hold the pipeline; a second start is PipelineBusy", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("Busy"));
+      const starts = await Promise.all(
+        ["u1", "u2", "u3"].map((updateId) => repository.beginUpdate(pipelineId, updateId)),
+      );
+      const begun = starts.filter((start) => start.outcome === "begun");
+      expect(begun).toHaveLength(1);
+      const winner = begun[0]?.outcome === "begun" ? begun[0].pipeline.activeUpdateId : undefined;
+      expect(starts.filter((start) => start.outcome === "pipeline-busy")).toEqual([
+        { outcome: "pipeline-busy", activeUpdateId: winner },
+        { outcome: "pipeline-busy", activeUpdateId: winner },
+      ]);
+      expect((await repository.get(pipelineId))?.state).toBe("RUNNING");
+    });
+
+    it("changes state only for the active update, and frees the pipeline when it ends", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("States"));
+      await repository.beginUpdate(pipelineId, "u1", "STARTING");
+      expect(await repository.setState(pipelineId, "u2", "RUNNING")).toEqual({
+        outcome: "not-active",
+        activeUpdateId: "u1",
+      });
+      expect(await repository.setState(pipelineId, "u1", "RUNNING")).toEqual({ outcome: "updated" });
+      expect(await repository.endUpdate(pipelineId, "u1", "FAILED")).toEqual({ outcome: "updated" });
+      expect(await repository.endUpdate(pipelineId, "u1", "IDLE")).toEqual({ outcome: "not-active" });
+      const ended = await repository.get(pipelineId);
+      expect(ended?.state).toBe("FAILED");
+      expect(ended?.activeUpdateId).toBeUndefined();
+      expect((await repository.beginUpdate(pipelineId, "u2")).outcome).toBe("begun");
+      await expect(repository.beginUpdate("no-such-pipeline", "u9")).rejects.toBeInstanceOf(
+        PipelineNotFoundError,
+      );
+    });
+
+    it("records and clears the rewind block", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("Rewind"));
+      await repository.setRewindBlock(pipelineId, { blocked: true, byUpdateId: "rewind-1" });
+      expect(await repository.get(pipelineId)).toMatchObject({
+        rewindBlocked: true,
+        rewindBlockedBy: "rewind-1",
+      });
+      await repository.setRewindBlock(pipelineId, { blocked: false });
+      const cleared = await repository.get(pipelineId);
+      expect(cleared?.rewindBlocked).toBe(false);
+      expect(cleared?.rewindBlockedBy).toBeUndefined();
+      await expect(repository.setRewindBlock("no-such-pipeline", { blocked: false })).rejects.toBeInstanceOf(
+        PipelineNotFoundError,
+      );
+    });
+
+    it("deletes a pipeline and its versions, but not while an update holds it", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("Doomed"));
+      await repository.edit(pipelineId, definitionNamed("Doomed v2"), 1);
+      await repository.beginUpdate(pipelineId, "u1");
+      expect(await repository.delete(pipelineId)).toEqual({ outcome: "pipeline-busy", activeUpdateId: "u1" });
+      await repository.endUpdate(pipelineId, "u1", "IDLE");
+      expect(await repository.delete(pipelineId)).toEqual({ outcome: "deleted" });
+      expect(await repository.get(pipelineId)).toBeUndefined();
+      await expect(repository.getDefinition(pipelineId, 1)).rejects.toBeInstanceOf(
+        DefinitionVersionNotFoundError,
+      );
+      await expect(repository.delete(pipelineId)).rejects.toBeInstanceOf(PipelineNotFoundError);
+      expect((await repository.list()).some((p) => p.pipelineId === pipelineId)).toBe(false);
+    });
+
+    it("lists pipelines newest first, without their definition items", async () => {
+      let clock = 2_000_000_000_000;
+      const repository = create(() => clock++);
+      const older = await repository.create(definitionNamed("Older"));
+      const newer = await repository.create(definitionNamed("Newer"));
+      const listed = (await repository.list()).filter(
+        (p) => p.pipelineId === older.pipelineId || p.pipelineId === newer.pipelineId,
+      );
+      expect(listed.map((p) => p.name)).toEqual(["Newer", "Older"]);
+    });
+
+    it("refuses a definition too large for one item, before writing anything", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("Small"));
+      const huge = definitionNamed("Huge");
+      const dataset = huge.datasets[0];
+      if (dataset?.type === "streaming_table" && dataset.flows[0]) {
+        dataset.flows[0].sql = `SELECT * FROM source WHERE note <> '${"x".repeat(400_000)}'`;
+      }
+      await expect(repository.create(huge)).rejects.toBeInstanceOf(DefinitionTooLargeError);
+      await expect(repository.edit(pipelineId, huge, 1)).rejects.toBeInstanceOf(DefinitionTooLargeError);
+      expect((await repository.get(pipelineId))?.definitionVersion).toBe(1);
+    });
+  });
+}
