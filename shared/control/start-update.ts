@@ -7,6 +7,7 @@ import { planRewind } from "../rewind/rewind-plan.ts";
 import { parseRewindSpec } from "../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
+import { refreshFieldsOf } from "./update-request.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 
 /**
@@ -23,16 +24,6 @@ import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } f
  *    recorded CANCELED), write `create_update`, start the execution named after the update id.
  */
 
-const REFRESH_FIELDS = [
-  "full_refresh",
-  "full_refresh_selection",
-  "refresh_selection",
-  "reset_checkpoint_selection",
-  "refresh",
-  "selection",
-  "reset_mode",
-] as const;
-
 export async function startUpdate(
   plane: ControlPlane,
   pipelineId: string,
@@ -40,11 +31,7 @@ export async function startUpdate(
 ): Promise<{ update_id: string }> {
   const record = await requirePipeline(plane, pipelineId);
   const { version, pipeline } = await loadPipeline(plane, pipelineId);
-  const refreshFields: Record<string, unknown> = Object.fromEntries(
-    REFRESH_FIELDS.flatMap((field) =>
-      body[field] === undefined || body[field] === false ? [] : [[field, body[field]]],
-    ),
-  );
+  const refreshFields = refreshFieldsOf(body);
 
   let kind: "rewind" | "other" = "other";
   if (body.rewind_spec !== undefined) {

@@ -1,0 +1,6 @@
+import { planExecution } from "../../shared/control/steps/plan-step.ts";
+import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
+import { taskHandler } from "./task-handler.ts";
+
+/** State `PlanUpdate`: which branch, and the waves or levels to map over. */
+export const handler = taskHandler((plane, ids: UpdateIds) => planExecution(plane, ids));

@@ -1,0 +1,24 @@
+import middy from "@middy/core";
+import type { Context } from "aws-lambda";
+import type { ControlPlane } from "../../shared/control/control-plane.ts";
+import { codedMessage } from "../../shared/control/steps/finish-step.ts";
+import { controlPlane } from "../runtime/control-plane-from-env.ts";
+
+/**
+ * A state-machine task as a Lambda handler: the step called with the process's control plane. A
+ * failure keeps its error `name` (Retry and Catch match on it) and carries its `error_code` in front
+ * of the message, since Lambda passes on only name and message.
+ */
+export function taskHandler<Input, Output>(
+  step: (plane: ControlPlane, input: Input, context: Context) => Promise<Output>,
+  plane: () => ControlPlane = controlPlane,
+): middy.MiddyfiedHandler<Input, Output> {
+  return middy<Input, Output>().handler(async (input, context) => {
+    try {
+      return await step(plane(), input, context);
+    } catch (error) {
+      if (error instanceof Error) error.message = codedMessage(error);
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,77 @@
+import { captureRewindPoint } from "../../rewind/rewind-points.ts";
+import type { UpdateError } from "../../store/updates-repository.ts";
+import type { ControlPlane } from "../control-plane.ts";
+import { openUpdate, type UpdateIds } from "./update-context.ts";
+
+/**
+ * The end of an execution. Success: the update COMPLETED, the pipeline released, and (rewind on) a
+ * rewind point captured — the cheap, metadata-only capture semantics.md asks for after every
+ * successful update. Failure (the Catch path): the update FAILED with its error and an event, the
+ * pipeline released as FAILED; a rewind that failed part-way leaves its block in place.
+ * Both are idempotent: a terminal update stays as it is.
+ */
+
+export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise<{ state: string }> {
+  const context = await openUpdate(plane, ids);
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
+  if (moved.outcome === "transitioned") await context.events.updateProgress("COMPLETED");
+  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE");
+  if (moved.outcome === "transitioned" && context.pipeline.settings.rewindEnabled) {
+    await captureRewindPoint(context.env, "update-end", ids.updateId);
+  }
+  return { state: moved.update.state };
+}
+
+/** The error a Catch hands over (`States.*` or a task's error name, and its cause). */
+export interface CaughtError {
+  readonly Error?: string;
+  readonly Cause?: string;
+}
+
+export async function failUpdate(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  caught: CaughtError,
+): Promise<{ state: string }> {
+  const error = describeCaught(caught);
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
+  if (moved.outcome === "transitioned") {
+    const context = await openUpdate(plane, ids);
+    await context.events.updateProgress(
+      "FAILED",
+      Object.assign(new Error(error.message), { name: caught.Error ?? "Error" }),
+    );
+  }
+  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
+  return { state: moved.update.state };
+}
+
+/**
+ * A task's error as Step Functions hands it over. On Lambda the cause is
+ * `{"errorType","errorMessage","trace"}` as JSON; locally it is the message. Task handlers put a
+ * domain error's code in front of its message (`[PIPELINE_BUSY] …`, see `codedMessage`) because
+ * Lambda keeps no other field of an error.
+ */
+export function describeCaught(caught: CaughtError): UpdateError {
+  let text = caught.Cause ?? caught.Error ?? "the update failed";
+  try {
+    const cause = JSON.parse(text) as { errorMessage?: unknown };
+    if (typeof cause.errorMessage === "string") text = cause.errorMessage;
+  } catch {
+    // not JSON: the message itself
+  }
+  const coded = CODED.exec(text);
+  return coded
+    ? { errorCode: coded[1] as string, message: coded[2] as string }
+    : { errorCode: "INTERNAL_ERROR", message: text };
+}
+
+const CODED = /^\[([A-Z][A-Z0-9_.]*)\] ([\s\S]*)$/;
+
+/** `[ERROR_CODE] message` for an error that carries an `errorCode`, else the message. */
+export function codedMessage(error: Error): string {
+  const code = (error as { errorCode?: unknown }).errorCode;
+  return typeof code === "string" && !error.message.startsWith("[")
+    ? `[${code}] ${error.message}`
+    : error.message;
+}

@@ -1,0 +1,101 @@
+import { planRefresh } from "../../rewind/refresh-plan.ts";
+import { executeRewind } from "../../rewind/rewind-execution.ts";
+import { planRewind } from "../../rewind/rewind-plan.ts";
+import { isTerminal } from "../../store/updates-repository.ts";
+import type { ControlPlane } from "../control-plane.ts";
+import { intentOf } from "../update-request.ts";
+import { openUpdate, type UpdateIds } from "./update-context.ts";
+
+/**
+ * The state machine's first step (architecture.md "The shape": Plan → Choice):
+ *
+ * 1. The update moves to INITIALIZING (an update stopped before it began ends here: `done`).
+ * 2. A rewind is planned again against storage (start-update already checked it; the truth may have
+ *    moved since). A dry run is completed right here: its summary event is the whole result. A real
+ *    one marks the pipeline rewind-blocked first (write-ahead), then answers the datasets to rewind
+ *    in waves: a wave holds datasets of one DAG level, so each runs after all its upstreams.
+ * 3. A run plans its refresh: whether resets come first, and the datasets to run, level by level,
+ *    as one item per streaming flow and one per materialized view.
+ * Items carry ids only; every later step re-reads the update and re-derives what it needs.
+ */
+
+export interface DatasetItem extends UpdateIds {
+  readonly dataset: string;
+}
+
+export interface RunItem extends UpdateIds {
+  readonly dataset: string;
+  /** The streaming flow to run; absent for a materialized view. */
+  readonly flow?: string;
+}
+
+export interface ExecutionPlan {
+  readonly branch: "rewind" | "run" | "done";
+  readonly waves: readonly { readonly items: readonly DatasetItem[] }[];
+  readonly resets: boolean;
+  readonly levels: readonly { readonly items: readonly RunItem[] }[];
+}
+
+export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promise<ExecutionPlan> {
+  const done: ExecutionPlan = { branch: "done", waves: [], resets: false, levels: [] };
+  const context = await openUpdate(plane, ids);
+  const { update, pipeline, env } = context;
+  if (isTerminal(update.state)) return done;
+  await plane.updates.transition(ids.pipelineId, ids.updateId, "INITIALIZING");
+  await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
+  await context.events.updateProgress("INITIALIZING");
+
+  const intent = intentOf(update, plane.clock());
+  const levelOf = new Map(
+    pipeline.graph.levels.flatMap((names, level) => names.map((name) => [name, level])),
+  );
+  if (intent.kind === "rewind") {
+    const plan = await planRewind(env, intent.spec);
+    await context.events.planningInformation({
+      rewind: true,
+      dry_run: plan.dryRun,
+      datasets: plan.datasets.map((d) => ({ dataset: d.identifier, target_version: d.targetVersion })),
+    });
+    if (plan.dryRun) {
+      await executeRewind(env, plan, ids.updateId);
+      return done;
+    }
+    await plane.updates.transition(ids.pipelineId, ids.updateId, "RESETTING");
+    await plane.pipelines.setRewindBlock(ids.pipelineId, { blocked: true, byUpdateId: ids.updateId });
+    const waves: DatasetItem[][] = [];
+    for (const dataset of plan.datasets) {
+      (waves[levelOf.get(dataset.dataset) ?? 0] ??= []).push({ ...ids, dataset: dataset.dataset });
+    }
+    return { ...done, branch: "rewind", waves: waves.filter(Boolean).map((items) => ({ items })) };
+  }
+
+  const plan = planRefresh(pipeline, intent.refresh);
+  await context.events.planningInformation({
+    refresh: plan.mode,
+    resets: plan.resets.map((r) => ({ dataset: r.dataset, how: r.reset.how })),
+    checkpoint_resets: plan.checkpointResets.map((r) => r.flow),
+    run: plan.run,
+    levels: pipeline.graph.levels,
+  });
+  if (intent.validateOnly) return done;
+  const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
+  const levels: RunItem[][] = [];
+  for (const name of plan.run) {
+    const dataset = pipeline.definition.datasets.find((d) => d.name === name);
+    const items: RunItem[] =
+      dataset?.type === "streaming_table"
+        ? dataset.flows
+            .filter((f) => !runFlows || runFlows.has(f.name))
+            .map((f) => ({ ...ids, dataset: name, flow: f.name }))
+        : dataset?.type === "materialized_view"
+          ? [{ ...ids, dataset: name }]
+          : [];
+    (levels[levelOf.get(name) ?? 0] ??= []).push(...items);
+  }
+  return {
+    branch: "run",
+    waves: [],
+    resets: plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0,
+    levels: levels.filter((items) => items && items.length > 0).map((items) => ({ items })),
+  };
+}

@@ -1,0 +1,88 @@
+import { DuckSession } from "../../duck/duck-session.ts";
+import { ScratchFolder } from "../../duck/scratch-folder.ts";
+import { DatasetCatalog } from "../../engine/dataset-catalog.ts";
+import { UpdateCanceledError } from "../../engine/errors.ts";
+import { runFlowUntilCaughtUp } from "../../engine/flow-runner.ts";
+import { refreshMaterializedView } from "../../engine/materialized-view.ts";
+import { isTerminal } from "../../store/updates-repository.ts";
+import type { ControlPlane } from "../control-plane.ts";
+import type { RunItem } from "./plan-step.ts";
+import { openUpdate } from "./update-context.ts";
+
+/**
+ * One item of a DAG level (architecture.md "The shape": RunFlow loops until caught up):
+ *
+ * - a streaming flow runs micro-batches until it has caught up or its time budget is spent; the state
+ *   machine calls the step again while `caughtUp` is false, so a flow with a long backlog spans
+ *   several invocations, each batch exactly once (the micro-batch protocol resumes where it stopped);
+ * - a materialized view recomputes (one overwrite commit).
+ * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
+ */
+
+export interface RunOutcome {
+  readonly caughtUp: boolean;
+  readonly batches: number;
+  readonly rowsOut: number;
+}
+
+export async function runItem(plane: ControlPlane, item: RunItem, budgetMs: number): Promise<RunOutcome> {
+  const context = await openUpdate(plane, item);
+  if (isTerminal(context.update.state)) return { caughtUp: true, batches: 0, rowsOut: 0 };
+  if (context.update.state !== "RUNNING") {
+    await plane.updates.transition(item.pipelineId, item.updateId, "RUNNING");
+    await context.events.updateProgress("RUNNING");
+  }
+  const catalog = new DatasetCatalog(context.pipeline, plane.bucket);
+  const dataset = catalog.dataset(item.dataset);
+  const duck = await DuckSession.open();
+  const scratch = await ScratchFolder.create("ebb-task-");
+  const session = { duck, scratch, clock: plane.clock };
+  try {
+    if (dataset.type === "materialized_view") {
+      const refreshed = await refreshMaterializedView(dataset, catalog, session);
+      return { caughtUp: true, batches: 1, rowsOut: refreshed.rows };
+    }
+    const flow =
+      dataset.type === "streaming_table" ? dataset.flows.find((f) => f.name === item.flow) : undefined;
+    if (dataset.type !== "streaming_table" || !flow) {
+      throw new TypeError(
+        `${item.dataset}${item.flow ? `.${item.flow}` : ""} is not a flow or materialized view`,
+      );
+    }
+    const deadline = plane.clock() + budgetMs;
+    let outOfTime = false;
+    const shouldStop = async () => {
+      if (plane.clock() >= deadline) return (outOfTime = true);
+      const update = await plane.updates.get(item.pipelineId, item.updateId);
+      return update === undefined || isTerminal(update.state);
+    };
+    try {
+      const progress = await runFlowUntilCaughtUp(
+        {
+          pipelineId: item.pipelineId,
+          updateId: item.updateId,
+          dataset,
+          flow,
+          catalog,
+          checkpoints: plane.checkpoints,
+          session,
+          locate: plane.locate,
+        },
+        context.events,
+        shouldStop,
+      );
+      await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
+      return { caughtUp: true, batches: progress.batches, rowsOut: progress.rowsOut };
+    } catch (error) {
+      if (error instanceof UpdateCanceledError && outOfTime)
+        return { caughtUp: false, batches: 0, rowsOut: 0 };
+      if (!(error instanceof UpdateCanceledError)) {
+        await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
+      }
+      throw error;
+    }
+  } finally {
+    duck.close();
+    await scratch.dispose();
+  }
+}
