@@ -48,6 +48,13 @@ describe("parseDefinition", () => {
     ]);
   });
 
+  it("accepts its own output unchanged (stored definitions are parsed again when read)", () => {
+    for (const input of [samplePipeline(), parseDefinitionText(SAMPLE_YAML)]) {
+      const once = parseDefinition(input);
+      expect(parseDefinition(JSON.parse(JSON.stringify(once)))).toEqual(once);
+    }
+  });
+
   it("names the line of a syntax error", () => {
     const issues = issuesOf(() => parseDefinitionText("name: x\ndatasets: [\n  {name: a"));
     expect(issues[0]?.path).toMatch(/^line \d+, column \d+$/);
