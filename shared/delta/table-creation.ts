@@ -3,6 +3,7 @@ import type { Action, Metadata, Protocol } from "./actions.ts";
 import type { OperationDescription } from "./commit-info.ts";
 import { SchemaMismatchError } from "./errors.ts";
 import { isScalarType, parseSchema, type StructType } from "./schema.ts";
+import { serializeSchema } from "./schema-serialization.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { tableProperties, validateTableProperties } from "./table-properties.ts";
 
@@ -13,7 +14,7 @@ import { tableProperties, validateTableProperties } from "./table-properties.ts"
  * (PROTOCOL.md "Writer Version Requirements"). No table features, no column mapping, no deletion vectors.
  */
 export interface TableDefinition {
-  /** The schema, as Delta's schema JSON (PROTOCOL.md "Schema Serialization Format"). */
+  /** The schema (`schema.ts` types; serialized per PROTOCOL.md "Schema Serialization Format"). */
   readonly schema: StructType;
   readonly partitionColumns?: readonly string[];
   /** `metaData.configuration`, e.g. `delta.enableChangeDataFeed`, `delta.checkpointInterval`. */
@@ -33,7 +34,7 @@ export function planTableCreation(
   now: number,
   id: string = randomUUID(),
 ): { protocol: Protocol; metadata: Metadata } {
-  const schemaString = JSON.stringify(definition.schema);
+  const schemaString = serializeSchema(definition.schema);
   const schema = parseSchema(schemaString);
   const names = schema.fields.map((f) => f.name.toLowerCase());
   const duplicate = names.find((name, i) => names.indexOf(name) !== i);

@@ -98,6 +98,47 @@ describe("writing data files", () => {
     await table.close();
   });
 
+  it("serializes typed partition values per the protocol and reads them back", async () => {
+    const store = new MemoryObjectStore();
+    const typed = schemaOf(
+      field("id", "long"),
+      field("day", "date"),
+      field("at", "timestamp"),
+      field("n", "integer"),
+      field("flag", "boolean"),
+      field("amount", { type: "decimal", precision: 10, scale: 2 }),
+    );
+    const row = {
+      id: 1,
+      day: "2026-03-04",
+      at: "2026-03-04T05:06:07.123456Z",
+      n: -7,
+      flag: true,
+      amount: "12.50",
+    };
+    const table = await DeltaTable.create(
+      store,
+      { schema: typed, partitionColumns: ["day", "at", "n", "flag", "amount"], rows: { rows: [row] } },
+      { duck },
+    );
+    const [add] = await addsOf(store, 0);
+    expect(add!.partitionValues).toEqual({
+      day: "2026-03-04",
+      at: "2026-03-04T05:06:07.123456Z",
+      n: "-7",
+      flag: "true",
+      amount: "12.50",
+    });
+    expect(add!.path).toMatch(
+      /^day=2026-03-04\/at=2026-03-04T05%253A06%253A07.123456Z\/n=-7\/flag=true\/amount=12.50\/part-/,
+    );
+    const [read] = await table.scan();
+    expect(read).toMatchObject({ id: 1n, n: -7, flag: true, amount: 12.5 });
+    expect((read!.at as Date).toISOString()).toBe("2026-03-04T05:06:07.123Z");
+    expect((read!.day as Date).toISOString().slice(0, 10)).toBe("2026-03-04");
+    await table.close();
+  });
+
   it("takes rows as DuckDB SQL over the caller's session", async () => {
     const store = new MemoryObjectStore();
     const table = await DeltaTable.create(
