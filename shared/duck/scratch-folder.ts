@@ -16,6 +16,11 @@ export class ScratchFolder {
     return new ScratchFolder(await mkdtemp(path.join(tmpdir(), label)));
   }
 
+  /** A scratch folder inside `parent` (e.g. inside a sandbox's folder, so the sandbox may use it). */
+  static async createIn(parent: string, label = "ebb-duck-"): Promise<ScratchFolder> {
+    return new ScratchFolder(await mkdtemp(path.join(parent, label)));
+  }
+
   /**
    * Writes `bytes` to a fresh file and returns its absolute path. `extension` (e.g. `.parquet`) is
    * kept so readers can tell the format; the name never comes from the caller, so it cannot escape.
