@@ -1,5 +1,5 @@
 import { InvalidPageTokenError } from "./errors.ts";
-import type { Page, SortOrder } from "./query-pages.ts";
+import { assertPageSize, type Page, type SortOrder } from "./query-pages.ts";
 
 /**
  * Paging for the in-memory adapters, with the DynamoDB adapters' semantics (query-pages.ts): pages in
@@ -34,6 +34,7 @@ export function memoryPage<Item, Carried = never>(
   request: MemoryPageRequest,
   carry?: Carried,
 ): Page<Item> {
+  assertPageSize(request.limit);
   const token =
     request.pageToken === undefined ? undefined : readToken<Carried>(request.pageToken, request.scope);
   const ascending = request.order === "asc";

@@ -52,6 +52,7 @@ export async function queryPage(
   query: PagedQuery,
   request: PageRequest,
 ): Promise<Page<Record<string, unknown>>> {
+  assertPageSize(request.limit);
   const token = request.pageToken === undefined ? undefined : decodeToken(request.pageToken, query);
   const backward = token?.d === "prev";
   const ascending = (query.order === "asc") !== backward;
@@ -121,4 +122,10 @@ function decodeToken(token: string, query: PagedQuery): TokenBody {
     query.keyAttributes.every((name) => typeof key[name] === "string" || typeof key[name] === "number");
   if (!valid) throw new InvalidPageTokenError(token);
   return candidate as TokenBody;
+}
+
+/** A page holds at least one item; callers validate `max_results` before it gets here. */
+export function assertPageSize(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`page size must be a whole number of at least 1, not ${limit}`);
 }

@@ -139,6 +139,7 @@ export function updatesRepositoryContract(
       await expect(
         repository.list(pipelineId, { limit: 1, pageToken: "not-a-token" }),
       ).rejects.toBeInstanceOf(InvalidPageTokenError);
+      await expect(repository.list(pipelineId, { limit: 0 })).rejects.toThrow(RangeError);
     });
   });
 }
