@@ -120,6 +120,11 @@ export interface CheckpointsRepository {
    * only if HEAD is still there. For rewind and reset.
    */
   moveHead(flow: FlowRef, seq: number, options?: { readonly expectedHead?: number }): Promise<MoveHeadResult>;
-  /** The committed checkpoint with the latest `committedAt` at or before `time` (epoch ms), on any branch. */
+  /**
+   * The committed checkpoint with the latest `committedAt` at or before `time` (epoch ms), on any
+   * branch. HEAD moves are not commits: between a rewind and the next batch, HEAD sits on an older
+   * checkpoint than this returns. To find where a flow stood at a time, read the `txn` of its table
+   * at that time (a RESTORE restores it) and take that checkpoint.
+   */
   latestCommittedAtOrBefore(flow: FlowRef, time: number): Promise<Checkpoint | undefined>;
 }
