@@ -239,6 +239,28 @@ describe("parseDefinition", () => {
     ]);
   });
 
+  it("checks table fields and the display name", () => {
+    const issues = issuesOf(() =>
+      parseDefinition(
+        withChange((d) => {
+          d["name"] = "x".repeat(257);
+          d.datasets[2]!["partition_by"] = ["day", "order date"];
+          d.datasets[3]!["properties"] = { "": "x", "delta.appendOnly": true };
+        }),
+      ),
+    );
+    expect(issues).toEqual([
+      { path: "name", message: "name must be at most 256 characters" },
+      {
+        path: "datasets[2].partition_by[1]",
+        message:
+          'column name "order date" is not allowed: use letters, digits and _ (not starting with a digit)',
+      },
+      { path: 'datasets[3].properties[""]', message: "must not be empty" },
+      { path: 'datasets[3].properties["delta.appendOnly"]', message: "must be a string, not boolean true" },
+    ]);
+  });
+
   it("wants configuration values as strings", () => {
     const issues = issuesOf(() =>
       parseDefinitionText(
