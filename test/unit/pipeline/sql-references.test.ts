@@ -65,4 +65,13 @@ describe("SqlReferenceParser", () => {
       message: "must be exactly one SELECT statement (remove the extra statements after ';')",
     });
   });
+
+  it("can be shared by concurrent callers (the control plane keeps one per process)", async () => {
+    const analyses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => parser.analyze(`SELECT * FROM t${i} JOIN u${i} USING (id)`)),
+    );
+    analyses.forEach((analysis, i) =>
+      expect(analysis).toEqual({ ok: true, references: [{ table: `t${i}` }, { table: `u${i}` }] }),
+    );
+  });
 });
