@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { DuckSession } from "../duck/duck-session.ts";
 import type { ScratchFolder } from "../duck/scratch-folder.ts";
@@ -13,7 +13,7 @@ import type { DeltaType, StructType } from "./schema.ts";
 
 /**
  * Writes rows, given as DuckDB SQL over the session, into a table's parquet files: one file per
- * partition value combination, `COPY ... (FORMAT parquet, COMPRESSION snappy)` into the scratch
+ * partition value combination (more when it passes the target file size), `COPY ... (FORMAT parquet, COMPRESSION snappy)` into the scratch
  * folder, then `put` through the object store. Partition columns are not stored in the files; their
  * values go to `partitionValues`, serialized as PROTOCOL.md "Partition Value Serialization" says
  * (timestamps as ISO-8601 UTC, its recommended form).
@@ -24,7 +24,12 @@ export interface FileWriteContext {
   readonly duck: DuckSession;
   readonly scratch: ScratchFolder;
   readonly clock: () => number;
+  /** Size at which a write starts a new file. @default 128 MiB */
+  readonly targetFileSizeBytes?: number;
 }
+
+/** Files of about this size keep uploads whole and scans parallel. */
+export const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * 1024 * 1024;
 
 export interface TableLayout {
   readonly schema: StructType;
@@ -87,14 +92,7 @@ async function writeFiles(
     .map(quoteIdentifier)
     .join(", ");
   if (partitionColumns.length === 0) {
-    const file = await writeOneFile(
-      context,
-      layout,
-      `SELECT ${fileColumns} FROM (${rowsSql})`,
-      {},
-      changeData,
-    );
-    return file ? [file] : [];
+    return writePartitionFiles(context, layout, `SELECT ${fileColumns} FROM (${rowsSql})`, {}, changeData);
   }
   // Materialize once, then one COPY per partition value combination.
   const staged = `__ebb_partitioned_${process.pid}_${tempCounter++}`;
@@ -118,14 +116,8 @@ async function writeFiles(
         )
         .join(" AND ");
       const partitionValues = Object.fromEntries(partitionColumns.map((name, i) => [name, values[i]!]));
-      const file = await writeOneFile(
-        context,
-        layout,
-        `SELECT ${fileColumns} FROM ${staged} WHERE ${where}`,
-        partitionValues,
-        changeData,
-      );
-      if (file) files.push(file);
+      const fileSql = `SELECT ${fileColumns} FROM ${staged} WHERE ${where}`;
+      files.push(...(await writePartitionFiles(context, layout, fileSql, partitionValues, changeData)));
     }
     return files;
   } finally {
@@ -133,30 +125,42 @@ async function writeFiles(
   }
 }
 
-async function writeOneFile(
+/**
+ * One COPY of `fileSql` into a fresh scratch folder: DuckDB starts a new file whenever one passes
+ * the target size (checked at row-group boundaries), so each file can be uploaded whole. Each
+ * non-empty file gets its stats from its footer and is `put` under a new key.
+ */
+async function writePartitionFiles(
   context: FileWriteContext,
   layout: TableLayout,
   fileSql: string,
   partitionValues: Record<string, string | null>,
   changeData: boolean,
-): Promise<WrittenFile | undefined> {
-  const local = path.join(context.scratch.dir, `write-${randomUUID()}.parquet`);
+): Promise<WrittenFile[]> {
+  const folder = path.join(context.scratch.dir, `write-${randomUUID()}`);
+  const targetSize = context.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
   try {
     await context.duck.run(
-      `COPY (${fileSql}) TO ${quoteLiteral(local)} (FORMAT parquet, COMPRESSION snappy)`,
+      `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
+        `(FORMAT parquet, COMPRESSION snappy, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
     );
     const columns = statsColumns(layout.schema, layout.partitionColumns);
-    const [row] = await context.duck.rows(parquetStatsQuery(local, columns));
-    const stats = toFileStats(row!, columns);
-    if (stats.numRecords === 0) return undefined;
-    const key = changeData
-      ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
-      : newDataFileKey(layout.partitionColumns, partitionValues);
-    const bytes = await readFile(local);
-    await context.store.put(key, bytes);
-    return { key, size: bytes.byteLength, partitionValues, stats };
+    const written: WrittenFile[] = [];
+    for (const name of (await readdir(folder)).sort()) {
+      const local = path.join(folder, name);
+      const [row] = await context.duck.rows(parquetStatsQuery(local, columns));
+      const stats = toFileStats(row!, columns);
+      if (stats.numRecords === 0) continue;
+      const key = changeData
+        ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
+        : newDataFileKey(layout.partitionColumns, partitionValues);
+      const bytes = await readFile(local);
+      await context.store.put(key, bytes);
+      written.push({ key, size: bytes.byteLength, partitionValues, stats });
+    }
+    return written;
   } finally {
-    await rm(local, { force: true });
+    await rm(folder, { recursive: true, force: true });
   }
 }
 

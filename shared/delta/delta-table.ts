@@ -40,6 +40,8 @@ export interface DeltaTableOptions {
   readonly clock?: () => number;
   /** A DuckDB session to work in (e.g. the engine's, so SQL sources can name its relations). */
   readonly duck?: DuckSession;
+  /** Size at which a write starts a new data file. @default 128 MiB */
+  readonly targetFileSizeBytes?: number;
 }
 
 export interface WriteOptions {
@@ -169,6 +171,9 @@ export class DeltaTable {
       scratch,
       clock: options.clock ?? Date.now,
       files: new LocalFileCache(store, scratch),
+      ...(options.targetFileSizeBytes !== undefined
+        ? { targetFileSizeBytes: options.targetFileSizeBytes }
+        : {}),
     };
     return new DeltaTable(store, latest, context, ownsSession);
   }

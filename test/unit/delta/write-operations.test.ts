@@ -139,6 +139,23 @@ describe("writing data files", () => {
     await table.close();
   });
 
+  it("starts a new file when one passes the target size", async () => {
+    const store = new MemoryObjectStore();
+    const kv = schemaOf(field("id", "long"), field("name", "string"));
+    const table = await DeltaTable.create(store, { schema: kv }, { duck, targetFileSizeBytes: 128 * 1024 });
+    const result = await table.append({
+      sql: "SELECT range AS id, 'name-' || range AS name FROM range(150000)",
+    });
+    expect(result).toMatchObject({ operationMetrics: { numOutputRows: 150_000 } });
+    const files = [...table.snapshot.files.values()];
+    expect(files.length).toBeGreaterThan(1);
+    expect(
+      files.reduce((sum, f) => sum + (JSON.parse(f.stats!) as { numRecords: number }).numRecords, 0),
+    ).toBe(150_000);
+    expect((await table.scan()).length).toBe(150_000);
+    await table.close();
+  });
+
   it("takes rows as DuckDB SQL over the caller's session", async () => {
     const store = new MemoryObjectStore();
     const table = await DeltaTable.create(
