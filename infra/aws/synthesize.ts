@@ -12,9 +12,22 @@ export interface CfnTemplate {
   readonly Outputs?: Record<string, unknown>;
 }
 
+export interface BuildOptions {
+  /**
+   * Bundle the functions with esbuild (what `cdk deploy` needs). Off, assets are placeholders: the
+   * template is the same, and the local runtime and template tests run the handlers from source.
+   * @default false
+   */
+  readonly bundle?: boolean;
+}
+
 /** Builds the Ebb stack in a fresh app. No network, no Docker. */
-export function buildStack(outdir?: string): { app: App; stack: EbbStack } {
-  const app = new App({ ...(outdir ? { outdir } : {}) });
+export function buildStack(outdir?: string, options: BuildOptions = {}): { app: App; stack: EbbStack } {
+  const app = new App({
+    ...(outdir ? { outdir } : {}),
+    // The CDK skips asset bundling for stacks not in this list (as `cdk list` does).
+    ...(options.bundle ? {} : { context: { "aws:cdk:bundling-stacks": [] } }),
+  });
   const stack = new EbbStack(app, STACK_NAME);
   return { app, stack };
 }

@@ -1,0 +1,118 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as apigw from "aws-cdk-lib/aws-apigateway";
+import * as events from "aws-cdk-lib/aws-events";
+import * as targets from "aws-cdk-lib/aws-events-targets";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import * as logs from "aws-cdk-lib/aws-logs";
+import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { Construct } from "constructs";
+import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
+import { EbbStorage } from "./ebb-storage.ts";
+import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
+import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
+import { bindAccess, type BindableResources } from "./resource-bindings.ts";
+import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
+
+/** Metadata on each function naming its handler module, read by the local runtime. */
+export const ENTRY_METADATA = "ebb:entry";
+
+export interface EbbProps {
+  /** When the rewind points are captured. @default every hour */
+  readonly captureSchedule?: events.Schedule;
+  /** How long function logs are kept. @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /** The API's stage (the first part of its URL path). @default "ebb" */
+  readonly apiStageName?: string;
+}
+
+/**
+ * The whole of Ebb as one construct (architecture.md "Two ways to run, one stack"): storage, the
+ * API's functions behind a REST API with IAM auth on every method, the update state machine with its
+ * task functions, and the hourly capture of rewind points. Add it to any CDK app.
+ */
+export class Ebb extends Construct {
+  readonly storage: EbbStorage;
+  readonly api: apigw.RestApi;
+  readonly stateMachine: sfn.StateMachine;
+  readonly captureRule: events.Rule;
+  /** Every function, by construct id. */
+  readonly functions = new Map<string, lambda.Function>();
+  private readonly logRetention: logs.RetentionDays;
+
+  constructor(scope: Construct, id: string, props: EbbProps = {}) {
+    super(scope, id);
+    this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    this.storage = new EbbStorage(this, "Storage");
+    const resources: BindableResources = {
+      tables: {
+        pipelines: this.storage.pipelines,
+        updates: this.storage.updates,
+        checkpoints: this.storage.checkpoints,
+        eventLog: this.storage.eventLog,
+      },
+      bucket: this.storage.bucket,
+    };
+
+    const task = (entry: string) => this.fn(`tasks/${entry}`, TASK_ACCESS, resources);
+    const taskFunctions: UpdateTaskFunctions = {
+      planUpdate: task("plan-update.ts"),
+      rewindDataset: task("rewind-dataset.ts"),
+      finishRewind: task("finish-rewind.ts"),
+      resetDatasets: task("reset-datasets.ts"),
+      runFlow: task("run-flow.ts"),
+      finishUpdate: task("finish-update.ts"),
+      failUpdate: task("fail-update.ts"),
+    };
+    this.stateMachine = new UpdateStateMachine(this, "Updates", { functions: taskFunctions }).stateMachine;
+    const withMachine = { ...resources, stateMachine: this.stateMachine };
+
+    this.api = new apigw.RestApi(this, "Api", {
+      description: "Ebb: pipelines, updates, rewind and time travel (api.md)",
+      defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
+      deployOptions: { stageName: props.apiStageName ?? "ebb" },
+      cloudWatchRole: false,
+    });
+    for (const route of API_ROUTES) {
+      const handler = this.fn(route.entry, route.access, withMachine, true);
+      this.api.root
+        .resourceForPath(route.path)
+        .addMethod(route.method, new apigw.LambdaIntegration(handler, { allowTestInvoke: false }));
+    }
+
+    const capture = this.fn(CAPTURE_SCHEDULE.entry, CAPTURE_SCHEDULE.access, resources);
+    this.captureRule = new events.Rule(this, "CaptureSchedule", {
+      description: "Captures a rewind point for every rewind-enabled pipeline",
+      schedule: props.captureSchedule ?? events.Schedule.rate(Duration.hours(1)),
+      targets: [new targets.LambdaFunction(capture)],
+    });
+  }
+
+  private fn(
+    entry: string,
+    access: FunctionAccess,
+    resources: BindableResources,
+    api = false,
+  ): lambda.Function {
+    const id = constructId(entry);
+    const size = access.heavy ? (api ? API_HEAVY : HEAVY) : LIGHT;
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      retention: this.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const fn = new NodejsFunction(this, id, { ...functionProps(entry, size), logGroup });
+    (fn.node.defaultChild as lambda.CfnFunction).addMetadata(ENTRY_METADATA, `functions/${entry}`);
+    bindAccess(fn, access, resources);
+    this.functions.set(id, fn);
+    return fn;
+  }
+}
+
+/** `tasks/plan-update.ts` → `TaskPlanUpdate`. */
+function constructId(entry: string): string {
+  return entry
+    .replace(/\.ts$/, "")
+    .split(/[/-]/)
+    .map((part) => (part === "tasks" ? "Task" : part.charAt(0).toUpperCase() + part.slice(1)))
+    .join("");
+}

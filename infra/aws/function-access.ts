@@ -1,0 +1,27 @@
+/**
+ * What each Lambda function may touch: the single source for both its environment variables and its
+ * IAM grants (`resource-bindings.ts` sets the two together, so they cannot drift). Least privilege:
+ * a function gets exactly the tables, bucket prefixes and state-machine actions it uses.
+ */
+
+export type TableRole = "pipelines" | "updates" | "checkpoints" | "eventLog";
+export type Access = "read" | "readWrite";
+/** Prefixes of the bucket (architecture.md "Storage"). */
+export type BucketPrefix = "tables/" | "state/";
+
+export interface FunctionAccess {
+  readonly tables?: Readonly<Partial<Record<TableRole, Access>>>;
+  readonly bucket?: Readonly<Partial<Record<BucketPrefix, Access>>>;
+  readonly stateMachine?: readonly ("start" | "stop")[];
+  /** The state machine's task functions and the schedule run DuckDB over data: more memory and time. */
+  readonly heavy?: boolean;
+}
+
+const RW = "readWrite" as const;
+
+/** Everything a state-machine task may do: it runs the engine and the rewind. */
+export const TASK_ACCESS: FunctionAccess = {
+  tables: { pipelines: RW, updates: RW, checkpoints: RW, eventLog: RW },
+  bucket: { "tables/": RW, "state/": RW },
+  heavy: true,
+};

@@ -1,0 +1,63 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Duration } from "aws-cdk-lib";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+
+/**
+ * Pure prop factories for Ebb's Lambda functions: Node.js 22 on x86_64, bundled by the local esbuild
+ * (no Docker), as ES modules, with DuckDB's native package copied next to the bundle (a `.node`
+ * binary cannot be bundled; the one for linux-x64 is what this architecture loads).
+ */
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const FUNCTIONS_DIR = path.join(PROJECT_ROOT, "functions");
+
+/** DuckDB's packages, resolved at run time from the bundle's node_modules. */
+export const DUCKDB_PACKAGES = [
+  "@duckdb/node-api",
+  "@duckdb/node-bindings",
+  "@duckdb/node-bindings-linux-x64",
+  "detect-libc",
+] as const;
+
+/** Light handlers answer API calls; heavy ones run DuckDB over table data. */
+export const LIGHT = { memorySize: 512, timeout: Duration.seconds(29) } as const;
+export const HEAVY = { memorySize: 2048, timeout: Duration.minutes(15) } as const;
+/** API Gateway stops waiting after 29 s, so an API handler never gets more. */
+export const API_HEAVY = { memorySize: 2048, timeout: Duration.seconds(29) } as const;
+
+export function functionProps(
+  entry: string,
+  size: { memorySize: number; timeout: Duration },
+): NodejsFunctionProps {
+  return {
+    entry: path.join(FUNCTIONS_DIR, entry),
+    handler: "handler",
+    runtime: lambda.Runtime.NODEJS_22_X,
+    architecture: lambda.Architecture.X86_64,
+    ...size,
+    projectRoot: PROJECT_ROOT,
+    depsLockFilePath: path.join(PROJECT_ROOT, "package-lock.json"),
+    bundling: {
+      forceDockerBundling: false,
+      format: OutputFormat.ESM,
+      target: "node22",
+      mainFields: ["module", "main"],
+      // Some dependencies still call require(); ESM bundles need it defined.
+      banner:
+        "import { createRequire as __ebbCreateRequire } from 'node:module'; const require = __ebbCreateRequire(import.meta.url);",
+      externalModules: [...DUCKDB_PACKAGES],
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        afterBundling: (inputDir: string, outputDir: string) => [
+          `mkdir -p "${outputDir}/node_modules/@duckdb"`,
+          ...DUCKDB_PACKAGES.map(
+            (name) => `cp -R "${inputDir}/node_modules/${name}" "${outputDir}/node_modules/${name}"`,
+          ),
+        ],
+      },
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import type * as s3 from "aws-cdk-lib/aws-s3";
+import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { ENVIRONMENT } from "../../functions/runtime/environment.ts";
+import type { Access, BucketPrefix, FunctionAccess, TableRole } from "./function-access.ts";
+
+/**
+ * One call per resource sets a function's environment variable and its IAM grant together
+ * (aws-solutions-constructs' `bindTable` idea), so a function never has a name it may not use, nor a
+ * grant it cannot find.
+ */
+
+export function bindTable(
+  fn: lambda.Function,
+  role: TableRole,
+  table: dynamodb.ITable,
+  access: Access,
+): void {
+  fn.addEnvironment(ENVIRONMENT[role], table.tableName);
+  if (access === "read") table.grantReadData(fn);
+  else table.grantReadWriteData(fn);
+}
+
+/** Grants are per prefix (`tables/*`, `state/*`), never the whole bucket. */
+export function bindBucket(
+  fn: lambda.Function,
+  bucket: s3.IBucket,
+  prefix: BucketPrefix,
+  access: Access,
+): void {
+  fn.addEnvironment(ENVIRONMENT.bucket, bucket.bucketName);
+  const objects = `${prefix}*`;
+  if (access === "read") {
+    bucket.grantRead(fn, objects);
+  } else {
+    bucket.grantReadWrite(fn, objects);
+    bucket.grantDelete(fn, objects);
+  }
+}
+
+export function bindStateMachine(
+  fn: lambda.Function,
+  stateMachine: sfn.StateMachine,
+  actions: readonly ("start" | "stop")[],
+): void {
+  fn.addEnvironment(ENVIRONMENT.stateMachineArn, stateMachine.stateMachineArn);
+  if (actions.includes("start")) stateMachine.grantStartExecution(fn);
+  if (actions.includes("stop")) stateMachine.grantExecution(fn, "states:StopExecution");
+}
+
+export interface BindableResources {
+  readonly tables: Readonly<Record<TableRole, dynamodb.ITable>>;
+  readonly bucket: s3.IBucket;
+  readonly stateMachine?: sfn.StateMachine;
+}
+
+/** Everything `access` lists, bound. */
+export function bindAccess(fn: lambda.Function, access: FunctionAccess, resources: BindableResources): void {
+  for (const [role, level] of Object.entries(access.tables ?? {}) as [TableRole, Access][]) {
+    bindTable(fn, role, resources.tables[role], level);
+  }
+  for (const [prefix, level] of Object.entries(access.bucket ?? {}) as [BucketPrefix, Access][]) {
+    bindBucket(fn, resources.bucket, prefix, level);
+  }
+  if (access.stateMachine && access.stateMachine.length > 0) {
+    if (!resources.stateMachine)
+      throw new Error("bindAccess: this function needs the state machine, which is not built yet");
+    bindStateMachine(fn, resources.stateMachine, access.stateMachine);
+  }
+}

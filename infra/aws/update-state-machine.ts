@@ -1,0 +1,156 @@
+import { Duration } from "aws-cdk-lib";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import * as tasks from "aws-cdk-lib/aws-stepfunctions-tasks";
+import { Construct } from "constructs";
+
+/**
+ * The state machine that runs one update (architecture.md "The shape"), in JSONPath with inline Maps
+ * only (the local runner has neither JSONata nor Distributed Map):
+ *
+ *   PlanUpdate ─► Branch ─┬─ rewind ─► RewindWaves (Map, one wave at a time)
+ *                         │              └─ RewindWave (Map over the wave's datasets) ─► RewindDataset
+ *                         │            ─► FinishRewind ─► FinishUpdate
+ *                         ├─ run ────► NeedsResets? ─► ResetDatasets ─► RunLevels (Map, one DAG level at a time)
+ *                         │              └─ RunLevel (Map over the level's flows) ─► RunFlow ⟲ until caught up
+ *                         │            ─► FinishUpdate
+ *                         └─ done ───► FinishUpdate
+ *
+ * Every task retries the errors named in `RETRYABLE_ERRORS` and catches everything else to FailUpdate
+ * (the update FAILED with its error and an event), then the Fail state. Payloads are ids only.
+ */
+
+export interface UpdateTaskFunctions {
+  readonly planUpdate: lambda.IFunction;
+  readonly rewindDataset: lambda.IFunction;
+  readonly finishRewind: lambda.IFunction;
+  readonly resetDatasets: lambda.IFunction;
+  readonly runFlow: lambda.IFunction;
+  readonly finishUpdate: lambda.IFunction;
+  readonly failUpdate: lambda.IFunction;
+}
+
+/** Transient failures: storage unavailable, a lost commit race, Lambda's own hiccups. */
+export const RETRYABLE_ERRORS = [
+  "StoreUnavailableError",
+  "CommitRetriesExhaustedError",
+  "Lambda.ServiceException",
+  "Lambda.AWSLambdaException",
+  "Lambda.SdkClientException",
+  "Lambda.TooManyRequestsException",
+] as const;
+
+/** Datasets of one wave, and flows of one level, run side by side up to this many. */
+export const MAX_PARALLEL_ITEMS = 8;
+
+export interface UpdateStateMachineProps {
+  readonly functions: UpdateTaskFunctions;
+  /** @default 24 hours */
+  readonly timeout?: Duration;
+}
+
+export class UpdateStateMachine extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+
+  constructor(scope: Construct, id: string, props: UpdateStateMachineProps) {
+    super(scope, id);
+    const fns = props.functions;
+    // Each graph (the top level, each Map's item processor) needs its own FailUpdate and Fail states.
+    const failUpdate = (stateId: string) => {
+      const failed = new sfn.Fail(this, `${stateId}Failed`, {
+        error: "UpdateFailed",
+        cause: "see the update's error",
+      });
+      return this.task(stateId, fns.failUpdate, sfn.JsonPath.DISCARD).addCatch(failed).next(failed);
+    };
+    const catching = (task: tasks.LambdaInvoke, handler: sfn.IChainable) =>
+      task.addCatch(handler, { resultPath: "$.error" });
+
+    const outerFail = failUpdate("FailUpdate");
+    const finishUpdate = catching(
+      this.task("FinishUpdate", fns.finishUpdate, sfn.JsonPath.DISCARD),
+      outerFail,
+    ).next(new sfn.Succeed(this, "UpdateFinished"));
+
+    // Rewind: waves in DAG order, the datasets of a wave side by side.
+    const rewindDataset = catching(
+      this.task("RewindDataset", fns.rewindDataset, sfn.JsonPath.DISCARD),
+      failUpdate("FailUpdateInRewind"),
+    );
+    const rewindWave = new sfn.Map(this, "RewindWave", {
+      itemsPath: "$.items",
+      maxConcurrency: MAX_PARALLEL_ITEMS,
+      resultPath: sfn.JsonPath.DISCARD,
+    }).itemProcessor(rewindDataset);
+    const rewindWaves = new sfn.Map(this, "RewindWaves", {
+      itemsPath: "$.plan.waves",
+      maxConcurrency: 1,
+      resultPath: sfn.JsonPath.DISCARD,
+    })
+      .itemProcessor(rewindWave)
+      .addCatch(outerFail, { resultPath: "$.error" });
+    const finishRewind = catching(
+      this.task("FinishRewind", fns.finishRewind, sfn.JsonPath.DISCARD),
+      outerFail,
+    );
+    const rewind = rewindWaves.next(finishRewind).next(finishUpdate);
+
+    // Run: DAG levels in order, the flows of a level side by side, each looping until caught up.
+    const runFlow = catching(this.task("RunFlow", fns.runFlow, "$.result"), failUpdate("FailUpdateInRun"));
+    const flowLoop = runFlow.next(
+      new sfn.Choice(this, "CaughtUp")
+        .when(sfn.Condition.booleanEquals("$.result.caughtUp", true), new sfn.Succeed(this, "FlowCaughtUp"))
+        .otherwise(runFlow),
+    );
+    const runLevel = new sfn.Map(this, "RunLevel", {
+      itemsPath: "$.items",
+      maxConcurrency: MAX_PARALLEL_ITEMS,
+      resultPath: sfn.JsonPath.DISCARD,
+    }).itemProcessor(flowLoop);
+    const runLevels = new sfn.Map(this, "RunLevels", {
+      itemsPath: "$.plan.levels",
+      maxConcurrency: 1,
+      resultPath: sfn.JsonPath.DISCARD,
+    })
+      .itemProcessor(runLevel)
+      .addCatch(outerFail, { resultPath: "$.error" });
+    runLevels.next(finishUpdate);
+    const resetDatasets = catching(
+      this.task("ResetDatasets", fns.resetDatasets, sfn.JsonPath.DISCARD),
+      outerFail,
+    ).next(runLevels);
+    const run = new sfn.Choice(this, "NeedsResets")
+      .when(sfn.Condition.booleanEquals("$.plan.resets", true), resetDatasets)
+      .otherwise(runLevels);
+
+    const plan = catching(this.task("PlanUpdate", fns.planUpdate, "$.plan"), outerFail).next(
+      new sfn.Choice(this, "Branch")
+        .when(sfn.Condition.stringEquals("$.plan.branch", "rewind"), rewind)
+        .when(sfn.Condition.stringEquals("$.plan.branch", "run"), run)
+        .otherwise(finishUpdate),
+    );
+
+    this.stateMachine = new sfn.StateMachine(this, "StateMachine", {
+      definitionBody: sfn.DefinitionBody.fromChainable(plan),
+      queryLanguage: sfn.QueryLanguage.JSON_PATH,
+      timeout: props.timeout ?? Duration.hours(24),
+    });
+  }
+
+  /** A Lambda task whose state is the function's own answer; retried on transient errors. */
+  private task(id: string, fn: lambda.IFunction, resultPath: string): tasks.LambdaInvoke {
+    const task = new tasks.LambdaInvoke(this, id, {
+      lambdaFunction: fn,
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      resultPath,
+    });
+    task.addRetry({
+      errors: [...RETRYABLE_ERRORS],
+      interval: Duration.seconds(2),
+      maxAttempts: 4,
+      backoffRate: 2,
+    });
+    return task;
+  }
+}

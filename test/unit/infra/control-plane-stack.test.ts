@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { API_ROUTES } from "../../../infra/aws/api-routes.ts";
+import { buildStack } from "../../../infra/aws/synthesize.ts";
+import { RETRYABLE_ERRORS } from "../../../infra/aws/update-state-machine.ts";
+
+// One synthesis for the file; the invariants that matter, not a serialized template.
+const template = Template.fromStack(buildStack().stack);
+const resources = template.toJSON()["Resources"] as Record<
+  string,
+  { Type: string; Properties: Record<string, unknown> }
+>;
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+interface AslState {
+  Type: string;
+  Retry?: { ErrorEquals: string[] }[];
+  Catch?: { ErrorEquals: string[]; Next: string }[];
+  ItemProcessor?: { States: Record<string, AslState> };
+}
+
+/** The state machine's definition, tokens replaced by their logical ids. */
+function definition(): { States: Record<string, AslState> } {
+  const [[, machine]] = ofType("AWS::StepFunctions::StateMachine") as [
+    [string, { Properties: Record<string, unknown> }],
+  ];
+  const join = (machine.Properties["DefinitionString"] as { "Fn::Join": [string, unknown[]] })["Fn::Join"][1];
+  const text = join
+    .map((part) => (typeof part === "string" ? part : JSON.stringify(part).replace(/"/g, "'")))
+    .join("");
+  return JSON.parse(text) as { States: Record<string, AslState> };
+}
+
+function allStates(states: Record<string, AslState>): [string, AslState][] {
+  return Object.entries(states).flatMap(([name, state]) => [
+    [name, state] as [string, AslState],
+    ...(state.ItemProcessor ? allStates(state.ItemProcessor.States) : []),
+  ]);
+}
+
+describe("control plane stack", () => {
+  it("serves every route of api.md, each method with IAM auth", () => {
+    const methods = ofType("AWS::ApiGateway::Method");
+    expect(methods).toHaveLength(API_ROUTES.length);
+    for (const [, method] of methods) expect(method.Properties["AuthorizationType"]).toBe("AWS_IAM");
+  });
+
+  it("runs every function on nodejs22.x with its own log group that expires", () => {
+    const functions = ofType("AWS::Lambda::Function");
+    expect(functions.length).toBe(API_ROUTES.length + 1 + 7);
+    for (const [, fn] of functions) {
+      expect(fn.Properties["Runtime"]).toBe("nodejs22.x");
+      expect(fn.Properties["LoggingConfig"]).toMatchObject({ LogGroup: { Ref: expect.any(String) } });
+    }
+    for (const [, group] of ofType("AWS::Logs::LogGroup"))
+      expect(group.Properties["RetentionInDays"]).toBeGreaterThan(0);
+  });
+
+  it("grants no action on every resource (no Resource: *)", () => {
+    for (const [id, policy] of ofType("AWS::IAM::Policy")) {
+      const statements = (policy.Properties["PolicyDocument"] as { Statement: { Resource: unknown }[] })
+        .Statement;
+      for (const statement of statements) {
+        const list = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+        expect(list, `${id} grants on every resource`).not.toContain("*");
+      }
+    }
+  });
+
+  it("sets each table's variable exactly where it grants that table, and grants bucket objects by prefix", () => {
+    const roles = new Map(ofType("AWS::IAM::Role").map(([id]) => [id, id]));
+    const policies = ofType("AWS::IAM::Policy");
+    for (const [id, fn] of ofType("AWS::Lambda::Function")) {
+      const env = ((
+        fn.Properties["Environment"] as { Variables?: Record<string, { Ref?: string }> } | undefined
+      )?.Variables ?? {}) as Record<string, { Ref?: string }>;
+      const role = (fn.Properties["Role"] as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+      expect(roles.has(role)).toBe(true);
+      const policy = JSON.stringify(
+        policies.find(([, p]) => JSON.stringify(p.Properties["Roles"]).includes(role))?.[1] ?? {},
+      );
+      const tables = ofType("AWS::DynamoDB::Table").map(([tableId]) => tableId);
+      const named = Object.values(env).flatMap((value) =>
+        value.Ref && tables.includes(value.Ref) ? [value.Ref] : [],
+      );
+      for (const table of tables)
+        expect(policy.includes(table), `${id} and ${table}`).toBe(named.includes(table));
+      expect(policy).not.toMatch(/"Arn"\]\},"\/\*"/);
+    }
+  });
+
+  it("retries transient errors and catches everything on every task of the state machine", () => {
+    const tasks = allStates(definition().States).filter(([, state]) => state.Type === "Task");
+    expect(tasks.map(([name]) => name).sort()).toEqual([
+      "FailUpdate",
+      "FailUpdateInRewind",
+      "FailUpdateInRun",
+      "FinishRewind",
+      "FinishUpdate",
+      "PlanUpdate",
+      "ResetDatasets",
+      "RewindDataset",
+      "RunFlow",
+    ]);
+    for (const [name, task] of tasks) {
+      expect(task.Retry?.[0]?.ErrorEquals, name).toEqual([...RETRYABLE_ERRORS]);
+      expect(task.Catch?.[0]?.ErrorEquals, name).toEqual(["States.ALL"]);
+    }
+    const maps = allStates(definition().States).filter(([, state]) => state.Type === "Map");
+    for (const [name, map] of maps) {
+      expect(JSON.stringify(map), name).toContain('"Mode":"INLINE"');
+      if (name === "RewindWaves" || name === "RunLevels")
+        expect(map.Catch?.[0]?.ErrorEquals).toEqual(["States.ALL"]);
+    }
+  });
+
+  it("captures rewind points hourly and outputs the API URL, bucket and state machine", () => {
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 hour)",
+      Targets: [
+        Match.objectLike({ Arn: { "Fn::GetAtt": [Match.stringLikeRegexp("CaptureRewindPoints"), "Arn"] } }),
+      ],
+    });
+    const outputs = Object.keys(template.toJSON()["Outputs"] as object);
+    expect(outputs).toEqual(expect.arrayContaining(["ApiUrl", "BucketName", "StateMachineArn"]));
+  });
+});
