@@ -9,6 +9,7 @@ import type { AddCdcFile, AddFile } from "./actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "./data-file-paths.ts";
 import { SchemaMismatchError } from "./errors.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
+import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
 import type { DeltaType, StructType } from "./schema.ts";
 
 /**
@@ -45,7 +46,12 @@ export async function writeDataFiles(
   layout: TableLayout,
   rowsSql: string,
 ): Promise<AddFile[]> {
+  const columns = statsColumns(layout.schema, layout.partitionColumns);
+  const unchecked = requiredColumnsNeedingScan(layout.schema, layout.partitionColumns, columns);
+  await assertNoNullsByScan(context.duck, rowsSql, unchecked);
   const written = await writeFiles(context, layout, rowsSql, false);
+  // The files stay orphans (VACUUM collects them) if this fails: nothing is committed.
+  assertNoNullsInFiles(layout.schema, written);
   return written.map(({ key, size, partitionValues, stats }) => ({
     path: toLogPath(key),
     partitionValues,

@@ -26,8 +26,8 @@ export interface StagedRows {
 
 /**
  * Stages `source` against `schema`: a column the table does not have is an error; a nullable column
- * the source lacks is NULL; a non-nullable one missing, or holding NULL, is an error (PROTOCOL.md
- * "Column Invariants": NOT NULL is enforced by writers).
+ * a SQL source lacks is NULL, a non-nullable one is an error. NULLs in NOT NULL columns are caught
+ * when the files are written (`not-null-check.ts`), for every operation.
  */
 export async function stageRows(
   duck: DuckSession,
@@ -35,17 +35,7 @@ export async function stageRows(
   schema: StructType,
   source: RowSource,
 ): Promise<StagedRows> {
-  const staged =
-    "sql" in source
-      ? await stageSql(duck, schema, source.sql)
-      : await stageJsRows(scratch, schema, source.rows);
-  try {
-    await assertNotNull(duck, schema, staged.sql);
-  } catch (error) {
-    await staged.dispose();
-    throw error;
-  }
-  return staged;
+  return "sql" in source ? stageSql(duck, schema, source.sql) : stageJsRows(scratch, schema, source.rows);
 }
 
 async function stageSql(duck: DuckSession, schema: StructType, sql: string): Promise<StagedRows> {
@@ -123,19 +113,4 @@ function missingColumn(name: string, nullable: boolean): string {
     });
   }
   return "NULL";
-}
-
-async function assertNotNull(duck: DuckSession, schema: StructType, sql: string): Promise<void> {
-  const required = schema.fields.filter((f) => !f.nullable);
-  if (required.length === 0) return;
-  const counts = required.map(
-    (f, i) => `count(*) FILTER (WHERE ${quoteIdentifier(f.name)} IS NULL) AS n${i}`,
-  );
-  const [row] = await duck.rows(`SELECT ${counts.join(", ")} FROM (${sql})`);
-  const violated = required.filter((_, i) => Number(row![`n${i}`]) > 0).map((f) => f.name);
-  if (violated.length > 0) {
-    throw new SchemaMismatchError(`NULL in NOT NULL column(s) ${violated.join(", ")}`, {
-      data: { columns: violated },
-    });
-  }
 }

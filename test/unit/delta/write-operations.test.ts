@@ -188,7 +188,9 @@ describe("writing data files", () => {
     await expect(table.append({ rows: [{ id: 1, extra: 1 }] })).rejects.toThrow(
       /columns the table does not: extra/,
     );
-    expect(table.snapshot.version).toBe(0);
+    await table.append({ rows: [{ id: 1, name: "x" }] });
+    await expect(table.update({ set: { id: "NULL" } })).rejects.toThrow(/NOT NULL column\(s\) id/);
+    expect(table.snapshot.version).toBe(1);
     await table.close();
   });
 
