@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { ObjectNotFoundError } from "../store/errors.ts";
 import { listAll, type ObjectStore } from "../store/object-store.ts";
@@ -39,17 +38,24 @@ export async function listSourceKeys(store: ObjectStore): Promise<string[]> {
   return keys;
 }
 
-/** Copies `keys` into the sandbox folder, in order. A file gone since it was listed is an error. */
+/** Files fetched at once. */
+const LANDING_CONCURRENCY = 8;
+
+/**
+ * Copies `keys` into the sandbox folder, in order, counting each JSON or CSV file's records on the
+ * way (its bytes are in memory then). A file gone since it was listed is an error.
+ */
 export async function landFiles(
   store: ObjectStore,
   sandbox: Sandbox,
   keys: readonly string[],
   location: string,
+  format: RecordFormat,
 ): Promise<LandedFile[]> {
-  const landed: LandedFile[] = [];
-  for (const key of keys) {
+  const land = async (key: string): Promise<LandedFile> => {
+    let bytes: Uint8Array;
     try {
-      landed.push({ key, localPath: await sandbox.writeFile(await store.get(key), extensionOf(key)) });
+      bytes = await store.get(key);
     } catch (error) {
       if (!(error instanceof ObjectNotFoundError)) throw error;
       throw new SourceUnavailableError(
@@ -57,42 +63,58 @@ export async function landFiles(
         { cause: error, data: { key, location } },
       );
     }
+    const localPath = await sandbox.writeFile(bytes, extensionOf(key));
+    if (format === "parquet") {
+      const [row] = await sandbox.rows(
+        `SELECT count(*)::BIGINT AS n FROM read_parquet(${quoteLiteral(localPath)})`,
+      );
+      return { key, localPath, records: Number(row?.["n"] ?? 0) };
+    }
+    const lines = countNonBlankLines(bytes);
+    return { key, localPath, records: format === "csv" ? Math.max(0, lines - 1) : lines };
+  };
+  const landed: LandedFile[] = [];
+  for (let i = 0; i < keys.length; i += LANDING_CONCURRENCY) {
+    landed.push(...(await Promise.all(keys.slice(i, i + LANDING_CONCURRENCY).map(land))));
   }
   return landed;
 }
 
-/**
- * Keeps files while their rows fit in `maxRows` (at least one file: a file is never split). Files
- * are landed already; counting reads them locally.
- */
-export async function fitRows(
-  sandbox: Sandbox,
-  files: readonly LandedFile[],
-  format: RecordFormat,
-  maxRows: number,
-): Promise<LandedFile[]> {
+/** Keeps files while their records fit in `maxRows` (at least one file: a file is never split). */
+export function fitRows(files: readonly LandedFile[], maxRows: number): LandedFile[] {
   const kept: LandedFile[] = [];
   let rows = 0;
   for (const file of files) {
-    const count = await countRecords(sandbox, file, format);
-    if (kept.length > 0 && rows + count > maxRows) break;
+    if (kept.length > 0 && rows + file.records > maxRows) break;
     kept.push(file);
-    rows += count;
+    rows += file.records;
   }
   return kept;
 }
 
-async function countRecords(sandbox: Sandbox, file: LandedFile, format: RecordFormat): Promise<number> {
-  if (format === "parquet") {
-    const [row] = await sandbox.rows(
-      `SELECT count(*)::BIGINT AS n FROM read_parquet(${quoteLiteral(file.localPath)})`,
-    );
-    return Number(row?.["n"] ?? 0);
+const NEWLINE = 0x0a;
+
+/**
+ * Lines holding anything but whitespace. Newlines are found natively (`indexOf`); only the end of
+ * each line is looked at, back to its last non-whitespace byte, so no strings are made.
+ */
+export function countNonBlankLines(bytes: Uint8Array): number {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let lines = 0;
+  let lineStart = 0;
+  while (lineStart <= buffer.length) {
+    let lineEnd = buffer.indexOf(NEWLINE, lineStart);
+    if (lineEnd === -1) lineEnd = buffer.length;
+    let i = lineEnd - 1;
+    while (i >= lineStart && isWhitespace(buffer[i]!)) i--;
+    if (i >= lineStart) lines += 1;
+    lineStart = lineEnd + 1;
   }
-  const lines = (await readFile(file.localPath, "utf8"))
-    .split(/\r?\n/)
-    .filter((line) => line.trim() !== "").length;
-  return format === "csv" ? Math.max(0, lines - 1) : lines;
+  return lines;
+}
+
+function isWhitespace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x09 || byte === 0x0d;
 }
 
 function extensionOf(key: string): string {

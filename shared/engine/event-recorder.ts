@@ -10,8 +10,15 @@ import type { BatchOutcome } from "./micro-batch.ts";
 /**
  * The events an update writes, in the Databricks event-log shape (api.md "Event log"): the origin
  * of the update filled in once, one method per event type.
+ *
+ * Writes are queued and sent in order behind the update's work rather than in its way (a DynamoDB
+ * round trip per event would dominate a small incremental update); `flush()` waits for all of them
+ * and reports the first that failed. Other bookkeeping writes can join the queue with `enqueue`.
  */
 export class EventRecorder {
+  #queue: Promise<void> = Promise.resolve();
+  #firstError: { error: unknown } | undefined;
+
   constructor(
     private readonly events: EventLogRepository,
     private readonly origin: Pick<EventOrigin, "pipeline_id" | "pipeline_name" | "update_id">,
@@ -92,7 +99,27 @@ export class EventRecorder {
     return this.append("warning", "WARN", message, { warning: details }, origin);
   }
 
-  private async append(
+  /** Queues `write` after every write queued before it. */
+  enqueue(write: () => Promise<unknown>): Promise<void> {
+    this.#queue = this.#queue.then(async () => {
+      try {
+        await write();
+      } catch (error) {
+        this.#firstError ??= { error };
+      }
+    });
+    return Promise.resolve();
+  }
+
+  /** Waits for every queued write; throws the first failure. */
+  async flush(): Promise<void> {
+    await this.#queue;
+    const failed = this.#firstError;
+    this.#firstError = undefined;
+    if (failed) throw failed.error;
+  }
+
+  private append(
     eventType: string,
     level: EventLevel,
     message: string,
@@ -100,15 +127,18 @@ export class EventRecorder {
     origin: Partial<EventOrigin> = {},
     error?: EventError,
   ): Promise<void> {
-    await this.events.append({
-      origin: { ...this.origin, ...origin },
-      message,
-      level,
-      event_type: eventType,
-      details,
-      timestamp: this.clock(),
-      ...(error ? { error } : {}),
-    });
+    const timestamp = this.clock();
+    return this.enqueue(() =>
+      this.events.append({
+        origin: { ...this.origin, ...origin },
+        message,
+        level,
+        event_type: eventType,
+        details,
+        timestamp,
+        ...(error ? { error } : {}),
+      }),
+    );
   }
 }
 

@@ -3,7 +3,8 @@ import { runMicroBatch, type BatchOutcome, type FlowRun } from "./micro-batch.ts
 import { UpdateCanceledError } from "./errors.ts";
 
 /**
- * Runs a flow's micro-batches until it has caught up with its source (a batch plans nothing new),
+ * Runs a flow's micro-batches until it has caught up with its source (a batch took all there was, or
+ * plans nothing new),
  * recording a `flow_progress` event per batch. Between batches it checks whether the update was asked
  * to stop; a batch in progress always finishes its protocol or fails, never stops half-way on request.
  */
@@ -39,6 +40,7 @@ export async function runFlowUntilCaughtUp(
       badRecords: progress.badRecords + batch.badRecords,
       lastSeq: batch.seq,
     };
+    if (batch.caughtUp) break;
   }
   return progress;
 }

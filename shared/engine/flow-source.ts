@@ -16,7 +16,7 @@ import { FileSetState } from "./file-set-state.ts";
 import { readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { FileSetOffset, SourceOffset, TableOffset } from "./source-offsets.ts";
-import { loadTableBatch, planTableSource } from "./table-stream-source.ts";
+import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table-stream-source.ts";
 
 /**
  * A flow's source behind one interface for the micro-batch protocol: `plan` chooses the next batch's
@@ -33,6 +33,8 @@ export interface PlannedSourceBatch {
   readonly end: SourceOffset;
   /** The source state the batch wrote (an auto_loader changelog), if any. */
   readonly stateRef?: string;
+  /** The batch takes everything the source held when planned: no need to plan another to know. */
+  readonly caughtUp: boolean;
 }
 
 export interface LoadedSourceBatch {
@@ -42,6 +44,11 @@ export interface LoadedSourceBatch {
   readonly newestUpstreamTimestamp?: number;
   /** RESTORE commits of the upstream this batch skips (semantics.md "Doing the rewind"). */
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+  /**
+   * Present when `source` is a view over files not checked yet (JSON's one-pass fast path): reads the
+   * batch again checking every record, for when the query failed on a malformed one.
+   */
+  readonly strict?: () => Promise<LoadedSourceBatch>;
 }
 
 export interface FlowSource {
@@ -85,17 +92,24 @@ function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: s
     const at = context.options.starting_timestamp;
     return at === undefined ? 0 : versionAtTimestamp(store, parseTimestamp(at)!);
   };
+  let planned: PlannedTableBatch | undefined;
   return {
     async plan(start) {
       const plan = await planTableSource(ref, asTable(start), bounds, start ? 0 : await startingVersion());
       if (!plan) return undefined;
       const moved = JSON.stringify(plan.end) !== JSON.stringify(plan.start);
       if (plan.slices.length === 0 && !moved) return undefined;
-      return { end: plan.end };
+      planned = plan;
+      const caughtUp = plan.end.rowsRead === 0 && plan.end.nextVersion === plan.snapshot.version + 1;
+      return { end: plan.end, caughtUp };
     },
     async load(start, end) {
       const until = asTable(end)!;
-      const plan = await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
+      // The batch just planned is read as planned; a resumed one is re-planned up to its end offset.
+      const plan =
+        planned && JSON.stringify(planned.end) === JSON.stringify(until)
+          ? planned
+          : await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
       const sql = plan ? await loadTableBatch(ref, plan, context.sandbox) : "SELECT 1 WHERE false";
       await context.sandbox.run(`CREATE OR REPLACE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
       await context.sandbox.run(
@@ -124,7 +138,8 @@ function fileSource(
   const landed = new Map<string, LandedFile>();
   const land = async (keys: readonly string[]): Promise<LandedFile[]> => {
     const missing = keys.filter((key) => !landed.has(key));
-    for (const file of await landFiles(files, context.sandbox, missing, location)) landed.set(file.key, file);
+    for (const file of await landFiles(files, context.sandbox, missing, location, format))
+      landed.set(file.key, file);
     return keys.map((key) => landed.get(key)!);
   };
   return {
@@ -132,27 +147,36 @@ function fileSource(
       const previous = asFiles(start);
       const processed = await state.load(previous);
       const maxFiles = context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH;
-      let chosen = planFileBatch(await listSourceKeys(files), processed, maxFiles);
+      const fresh = planFileBatch(await listSourceKeys(files), processed, Number.MAX_SAFE_INTEGER);
+      let chosen = fresh.slice(0, maxFiles);
       if (chosen.length === 0) return undefined;
       const maxRows = context.options.max_rows_per_batch;
-      if (maxRows !== undefined)
-        chosen = (await fitRows(context.sandbox, await land(chosen), format, maxRows)).map((f) => f.key);
+      if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
       const end = await state.append(previous, processed, seq, chosen);
-      return { end, stateRef: end.changelogs.at(-1)! };
+      return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length };
     },
     async load(_start, end) {
       const keys = await state.batchFiles(asFiles(end)!);
       const local = await land(keys);
-      const badRecords = await readRecords(context.sandbox, local, {
-        format,
-        ...(schema ? { schema } : {}),
-        goodTable: SOURCE_TABLE,
-        badTable: BAD_RECORDS_TABLE,
-      });
-      const [row] = await context.sandbox.rows(
-        `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(SOURCE_TABLE)}`,
-      );
-      return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };
+      const read = async (lazy: boolean): Promise<LoadedSourceBatch> => {
+        const badRecords = await readRecords(context.sandbox, local, {
+          format,
+          ...(schema ? { schema } : {}),
+          goodTable: SOURCE_TABLE,
+          badTable: BAD_RECORDS_TABLE,
+          lazy,
+        });
+        if (lazy) {
+          const rowsIn = local.reduce((sum, file) => sum + file.records, 0);
+          return { rowsIn, badRecords, skippedRestores: [], strict: () => read(false) };
+        }
+        const [row] = await context.sandbox.rows(
+          `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(SOURCE_TABLE)}`,
+        );
+        return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };
+      };
+      // JSON is read in one pass with the query; other formats are checked record by record first.
+      return read(format === "json");
     },
   };
 }

@@ -1,4 +1,4 @@
-import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { quoteLiteral } from "../duck/sql-text.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
 import type { DatasetCatalog } from "./dataset-catalog.ts";
 import { Sandbox } from "./sandbox.ts";
@@ -27,11 +27,7 @@ export async function refreshMaterializedView(
   const sandbox = await Sandbox.open();
   try {
     const newestInput = await registerSnapshotViews(sandbox, catalog.snapshotReads(view.name));
-    await sandbox.runUserQuery(view.sql, "__ebb_view_output", `materialized view "${view.name}"`);
-    const output = await sandbox.exportParquet("__ebb_view_output");
-    const [counted] = await sandbox.rows(
-      `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier("__ebb_view_output")}`,
-    );
+    const output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
     const committed = await overwriteTable(
       {
         store: catalog.tableStore(view.name),
@@ -40,11 +36,11 @@ export async function refreshMaterializedView(
         ...(view.properties ? { properties: view.properties } : {}),
       },
       session,
-      `SELECT * FROM read_parquet(${quoteLiteral(output)})`,
+      `SELECT * FROM read_parquet(${quoteLiteral(output.path)})`,
       newestInput === undefined ? undefined : newestInput + 1,
     );
     return {
-      rows: Number(counted?.["n"] ?? 0),
+      rows: output.rows,
       tableVersion: committed.version,
       committedAt: committed.timestamp,
       durationMs: session.clock() - started,

@@ -1,4 +1,4 @@
-import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
 import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -6,6 +6,7 @@ import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
 import { EngineError, MalformedRecordsError } from "./errors.ts";
 import { BAD_RECORDS_TABLE, createFlowSource } from "./flow-source.ts";
+import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
 import { registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
@@ -57,9 +58,9 @@ export interface BatchOutcome {
   readonly committedAt: number;
   readonly durationMs: number;
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+  /** The batch took everything its source held when planned (no need to plan another to know). */
+  readonly caughtUp: boolean;
 }
-
-const OUTPUT_TABLE = "__ebb_output";
 
 /** Runs one micro-batch; undefined when the flow has caught up with its source. */
 export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefined> {
@@ -88,6 +89,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     // 2. Plan (write-ahead), unless resuming.
     let seq: number;
     let endOffset: SourceOffset;
+    let caughtUp = false;
     if (pending) {
       seq = pending.seq;
       endOffset = parseOffset(pending.offsets);
@@ -108,40 +110,52 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       }
       seq = result.checkpoint.seq;
       endOffset = planned.end;
+      caughtUp = planned.caughtUp;
       await crash("after-plan", seq);
     }
 
     // 3. Read, quarantine, transform.
-    const loaded = await source.load(startOffset, endOffset);
     const txn = { appId: `${run.pipelineId}/${run.flow.name}`, version: seq };
-    if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
     const staticNewest = await registerSnapshotViews(
       sandbox,
       run.catalog.snapshotReads(run.dataset.name, run.flow.name),
     );
-    await sandbox.runUserQuery(run.flow.sql, OUTPUT_TABLE, `flow "${run.flow.name}"`);
-    const output = await sandbox.exportParquet(OUTPUT_TABLE);
-    const [counted] = await sandbox.rows(
-      `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(OUTPUT_TABLE)}`,
-    );
-    const rowsOut = Number(counted?.["n"] ?? 0);
+    const what = `flow "${run.flow.name}"`;
+    let loaded = await source.load(startOffset, endOffset);
+    if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
 
-    // 4. Commit, idempotently.
-    const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
-    const committed = await appendBatch(
-      {
-        store: run.catalog.tableStore(run.dataset.name),
-        name: run.dataset.name,
-        ...tableLayout(run.dataset),
-      },
-      run.session,
-      `SELECT * FROM read_parquet(${quoteLiteral(output)})`,
-      txn,
-      {
-        ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
-        afterDataFiles: () => crash("after-data-files", seq),
-      },
-    );
+    // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
+    const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
+    const commitBatch = async () => {
+      const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
+      return sandbox.explainingFailures(what, async () =>
+        appendBatch(
+          {
+            store: run.catalog.tableStore(run.dataset.name),
+            name: run.dataset.name,
+            ...tableLayout(run.dataset),
+          },
+          run.session,
+          rowsSql,
+          txn,
+          {
+            rowsSession: await sandbox.writer(),
+            ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+            afterDataFiles: () => crash("after-data-files", seq),
+          },
+        ),
+      );
+    };
+    let committed;
+    try {
+      committed = await commitBatch();
+    } catch (error) {
+      // The one-pass read met a malformed record: read again, checking each one.
+      if (!loaded.strict || !isMalformedInputError(error)) throw error;
+      loaded = await loaded.strict();
+      if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+      committed = await commitBatch();
+    }
     await crash("after-table-commit", seq);
 
     // 5. COMMITTED + HEAD, in one transaction.
@@ -160,7 +174,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       seq,
       resumed: pending !== undefined,
       rowsIn: loaded.rowsIn,
-      rowsOut,
+      rowsOut: committed.rows,
       badRecords: loaded.badRecords,
       ...(startOffset ? { startOffset } : {}),
       endOffset,
@@ -168,6 +182,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       committedAt: committed.timestamp,
       durationMs: run.session.clock() - started,
       skippedRestores: loaded.skippedRestores,
+      caughtUp,
     };
   } finally {
     await sandbox.close();

@@ -20,6 +20,8 @@ export interface LandedFile {
   readonly key: string;
   /** Where the engine copied it inside the sandbox folder. */
   readonly localPath: string;
+  /** Records in the file (non-blank lines, less a CSV header; parquet rows). */
+  readonly records: number;
 }
 
 export interface RecordReadRequest {
@@ -29,6 +31,20 @@ export interface RecordReadRequest {
   /** Temp table names to create. */
   readonly goodTable: string;
   readonly badTable: string;
+  /**
+   * JSON only: register the good records as a view over the files without checking them first, so
+   * the query reads them in one pass. A malformed record then surfaces as an error of the query
+   * (`isMalformedInputError`), and the caller reads again without `lazy`.
+   */
+  readonly lazy?: boolean;
+}
+
+/** Whether a query failed on a malformed record of a lazily read JSON batch. */
+export function isMalformedInputError(error: unknown): boolean {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (/Malformed JSON|JSON transform error/.test(current.message)) return true;
+  }
+  return false;
 }
 
 /** Columns of the bad-records table (and of a `_quarantine` table, with the batch's own columns). */
@@ -56,6 +72,11 @@ async function readJson(
 ): Promise<void> {
   const good = quoteIdentifier(request.goodTable);
   const paths = files.map((f) => f.localPath);
+  await sandbox.run(`DROP VIEW IF EXISTS ${good}`);
+  if (request.lazy) {
+    await sandbox.run(`CREATE TEMP VIEW ${good} AS SELECT * FROM ${jsonScan(paths, request.schema)}`);
+    return;
+  }
   try {
     await sandbox.run(
       `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * FROM ${jsonScan(paths, request.schema)}`,

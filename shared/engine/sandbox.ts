@@ -33,6 +33,8 @@ export interface SandboxOptions {
 }
 
 export class Sandbox {
+  #writerScratch: ScratchFolder | undefined;
+
   private constructor(
     private readonly session: DuckSession,
     readonly folder: ScratchFolder,
@@ -96,13 +98,57 @@ export class Sandbox {
    */
   async runUserQuery(sql: string, into: string, what: string): Promise<void> {
     await this.assertSingleSelect(sql, what);
+    await this.explainingFailures(what, () =>
+      this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${sql}`),
+    );
+  }
+
+  /**
+   * Checks user SQL (exactly one SELECT) and returns it as a subquery to embed in engine SQL run in
+   * this sandbox (e.g. by the Delta writer through `writer()`). It parsed alone as one SELECT, so it is
+   * a well-formed subquery; the line breaks keep a trailing comment from swallowing the parenthesis.
+   */
+  async checkedQuery(sql: string, what: string): Promise<string> {
+    await this.assertSingleSelect(sql, what);
+    return `SELECT * FROM (\n${sql}\n)`;
+  }
+
+  /**
+   * The session and a scratch folder inside the sandbox's folder, for engine code (the Delta writer)
+   * that runs `checkedQuery` SQL and writes files: the query's rows stream straight into data files.
+   */
+  async writer(): Promise<{ duck: DuckSession; scratch: ScratchFolder }> {
+    this.#writerScratch ??= await ScratchFolder.createIn(this.folder.dir, "writer-");
+    return { duck: this.session, scratch: this.#writerScratch };
+  }
+
+  /**
+   * Runs `work` (which runs user SQL in this sandbox), turning DuckDB's failures into a
+   * `SandboxViolationError` (a refusal by the lock-down) or a `QueryError` naming `what`. Errors of
+   * Ebb's own (any subclass of Error) pass through.
+   */
+  async explainingFailures<T>(what: string, work: () => Promise<T>): Promise<T> {
     try {
-      await this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${sql}`);
+      return await work();
     } catch (error) {
       const refusal = refusalOf(error);
       if (refusal) throw refusal;
+      if (!isDuckDbError(error)) throw error;
       throw new QueryError(`the SQL of ${what} failed: ${firstLine(error)}`, { cause: error });
     }
+  }
+
+  /**
+   * Runs user SQL straight into a parquet file in the folder, in one streaming pass (no temp table):
+   * the same checks as `runUserQuery`. Returns the file and the rows written.
+   */
+  async exportUserQuery(sql: string, what: string): Promise<{ path: string; rows: number }> {
+    const query = await this.checkedQuery(sql, what);
+    const path = await this.newPath(".parquet");
+    const [row] = await this.explainingFailures(what, () =>
+      this.session.rows(`COPY (${query}) TO ${quoteLiteral(path)} (FORMAT parquet)`),
+    );
+    return { path, rows: Number(row?.["Count"] ?? 0) };
   }
 
   /** Writes a table of the sandbox to a parquet file in the folder; returns its path. */
@@ -161,6 +207,13 @@ function refusalOf(error: unknown): SandboxViolationError | undefined {
     return new SandboxViolationError("loading an extension", firstLine(error), { cause: error });
   }
   return undefined;
+}
+
+/** DuckDB reports failures as plain `Error`s whose message starts with their kind ("Binder Error: …"). */
+function isDuckDbError(error: unknown): boolean {
+  return (
+    error instanceof Error && error.constructor === Error && /^[A-Z][A-Za-z ]* Error: /.test(error.message)
+  );
 }
 
 function firstLine(error: unknown): string {

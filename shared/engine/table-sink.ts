@@ -46,6 +46,14 @@ export interface BatchCommit {
   readonly timestamp: number;
   /** The table held this txn already (a retried batch): nothing was written. */
   readonly alreadyCommitted: boolean;
+  /** Rows the batch's commit added (`operationMetrics.numOutputRows`). */
+  readonly rows: number;
+}
+
+/** Where a batch's rows SQL runs and its data files are staged, when not the engine session. */
+export interface RowsSession {
+  readonly duck: DuckSession;
+  readonly scratch: ScratchFolder;
 }
 
 /** The latest snapshot, creating the table from the rows' schema when it does not exist yet. */
@@ -53,13 +61,14 @@ export async function openOrCreateTable(
   target: SinkTarget,
   session: SinkSession,
   rowsSql: string,
+  rowsSession: RowsSession = session,
 ): Promise<Snapshot> {
   try {
     return await loadSnapshot(target.store, { duck: session.duck });
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
-  const described = await session.duck.rows(`DESCRIBE (${rowsSql})`);
+  const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
   const schema: StructType = schemaOfColumns(
     described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
     `table ${target.name}`,
@@ -95,17 +104,23 @@ export async function appendBatch(
   session: SinkSession,
   rowsSql: string,
   txn: TxnMarker,
-  options: { readonly timestampFloor?: number; readonly afterDataFiles?: () => Promise<void> } = {},
+  options: {
+    readonly timestampFloor?: number;
+    readonly afterDataFiles?: () => Promise<void>;
+    /** Runs `rowsSql` and stages the data files there (e.g. a sandbox); the engine session otherwise. */
+    readonly rowsSession?: RowsSession;
+  } = {},
 ): Promise<BatchCommit> {
-  const snapshot = await openOrCreateTable(target, session, rowsSql);
+  const rowsSession = options.rowsSession ?? session;
+  const snapshot = await openOrCreateTable(target, session, rowsSql, rowsSession);
   const done = await findTxnCommit(target.store, snapshot, txn);
   if (done) return done;
   const context: OperationContext = {
     store: target.store,
-    duck: session.duck,
-    scratch: session.scratch,
+    duck: rowsSession.duck,
+    scratch: rowsSession.scratch,
     clock: session.clock,
-    files: new LocalFileCache(target.store, session.scratch),
+    files: new LocalFileCache(target.store, rowsSession.scratch),
   };
   const prepared = await prepareWrite(context, snapshot, { sql: rowsSql }, "append");
   await options.afterDataFiles?.();
@@ -124,7 +139,12 @@ export async function appendBatch(
     if (isCheckpointDue(committed.snapshot)) {
       await writeCheckpoint(target.store, session.duck, session.scratch, committed.snapshot, session.clock());
     }
-    return { version: committed.version, timestamp: committed.timestamp, alreadyCommitted: false };
+    return {
+      version: committed.version,
+      timestamp: committed.timestamp,
+      alreadyCommitted: false,
+      rows: Number(prepared.operation.operationMetrics?.["numOutputRows"] ?? 0),
+    };
   } catch (error) {
     // The same batch landed meanwhile (a retried task racing itself): not an error.
     if (error instanceof CommitConflictError && error.kind === "concurrent-transaction") {
@@ -151,11 +171,17 @@ async function findTxnCommit(
     const actions = await readCommit(store, version);
     const marker = actions.find((a) => "txn" in a && a.txn.appId === txn.appId);
     if (marker && "txn" in marker && marker.txn.version === txn.version) {
-      return { version, timestamp: commitTimestamp(findCommitInfo(actions), 0), alreadyCommitted: true };
+      const commitInfo = findCommitInfo(actions);
+      return {
+        version,
+        timestamp: commitTimestamp(commitInfo, 0),
+        alreadyCommitted: true,
+        rows: Number(commitInfo?.operationMetrics?.["numOutputRows"] ?? 0),
+      };
     }
   }
   // Held, but its commit was cleaned from the log: the latest version is the best bound left.
-  return { version: snapshot.version, timestamp: snapshot.timestamp, alreadyCommitted: true };
+  return { version: snapshot.version, timestamp: snapshot.timestamp, alreadyCommitted: true, rows: 0 };
 }
 
 /** Overwrites the table with `rowsSql` in one commit (a materialized view's refresh). */

@@ -65,35 +65,46 @@ export interface UpdateResult {
 export async function runUpdate(services: EngineServices, request: UpdateRequest): Promise<UpdateResult> {
   const clock = services.clock ?? Date.now;
   const { pipelineId, pipeline } = request;
-  const updateId =
+  // The update record and the engine's DuckDB session are independent: set both up at once.
+  const [recorded, opened, created] = await Promise.allSettled([
     request.updateId ??
-    (
-      await services.updates.create({
-        pipelineId,
-        cause: request.cause ?? "API_CALL",
-        definitionVersion: request.definitionVersion,
-        request: { selection: request.selection ?? null },
-      })
-    ).updateId;
+      services.updates
+        .create({
+          pipelineId,
+          cause: request.cause ?? "API_CALL",
+          definitionVersion: request.definitionVersion,
+          request: { selection: request.selection ?? null },
+        })
+        .then((record) => record.updateId),
+    DuckSession.open(),
+    ScratchFolder.create("ebb-update-"),
+  ]);
+  if (recorded.status === "rejected" || opened.status === "rejected" || created.status === "rejected") {
+    if (opened.status === "fulfilled") opened.value.close();
+    if (created.status === "fulfilled") await created.value.dispose();
+    throw [recorded, opened, created].find((r) => r.status === "rejected")!.reason;
+  }
+  const [updateId, duck, scratch] = [recorded.value, opened.value, created.value];
   const events = new EventRecorder(
     services.events,
     { pipeline_id: pipelineId, pipeline_name: pipeline.definition.name, update_id: updateId },
     clock,
   );
+  // State changes join the event queue: recorded in order, behind the work rather than in its way.
   const moveTo = async (state: UpdateState, error?: unknown) => {
-    await services.updates.transition(
-      pipelineId,
-      updateId,
-      state,
-      error === undefined ? {} : { error: updateError(error) },
+    await events.enqueue(() =>
+      services.updates.transition(
+        pipelineId,
+        updateId,
+        state,
+        error === undefined ? {} : { error: updateError(error) },
+      ),
     );
     await events.updateProgress(state, error);
   };
 
   const flows: Record<string, FlowProgress> = {};
   const views: Record<string, ViewRefresh> = {};
-  const duck = await DuckSession.open();
-  const scratch = await ScratchFolder.create("ebb-update-");
   const session: SinkSession = { duck, scratch, clock };
   try {
     await events.createUpdate({
@@ -147,11 +158,14 @@ export async function runUpdate(services: EngineServices, request: UpdateRequest
         views[name] = await refreshMaterializedView(dataset, catalog, session);
       }
     }
+    await events.flush();
     await moveTo("COMPLETED");
+    await events.flush();
     return { updateId, state: "COMPLETED", flows, views };
   } catch (error) {
     const state = error instanceof UpdateCanceledError ? "CANCELED" : "FAILED";
-    await moveTo(state, error).catch(() => undefined);
+    await moveTo(state, error);
+    await events.flush().catch(() => undefined);
     return { updateId, state, flows, views, error };
   } finally {
     duck.close();
