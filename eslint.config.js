@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 import globals from "globals";
 
 /** Folders of the pure core: protocol and domain logic only, never an AWS SDK. */
-const PURE_CORE = ["shared/delta/**", "shared/pipeline/**", "shared/rewind/**"];
+const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
 
 export default tseslint.config(
   { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**"] },
