@@ -17,6 +17,8 @@ import type { BatchOutcome } from "./micro-batch.ts";
  */
 export class EventRecorder {
   #queue: Promise<void> = Promise.resolve();
+  /** The last event's timestamp: each event gets a later one, so the log orders them as they happened. */
+  #lastTimestamp = Number.NEGATIVE_INFINITY;
   #firstError: { error: unknown } | undefined;
 
   constructor(
@@ -127,7 +129,8 @@ export class EventRecorder {
     origin: Partial<EventOrigin> = {},
     error?: EventError,
   ): Promise<void> {
-    const timestamp = this.clock();
+    const timestamp = Math.max(this.clock(), this.#lastTimestamp + 1);
+    this.#lastTimestamp = timestamp;
     return this.enqueue(() =>
       this.events.append({
         origin: { ...this.origin, ...origin },

@@ -41,9 +41,15 @@ describe("a three-level pipeline", () => {
         ],
       },
       {
+        // Not stored: expanded where the materialized view reads it.
+        type: "view",
+        name: "priced_orders",
+        sql: "SELECT region, amount FROM clean_orders WHERE amount IS NOT NULL",
+      },
+      {
         type: "materialized_view",
         name: "totals",
-        sql: "SELECT region, count(*) AS orders, sum(amount) AS amount FROM clean_orders GROUP BY region",
+        sql: "SELECT region, count(*) AS orders, sum(amount) AS amount FROM priced_orders GROUP BY region",
       },
     ],
   });
@@ -83,5 +89,79 @@ describe("a three-level pipeline", () => {
     ]);
     const total = totals.reduce((sum, r) => sum + Number(r["amount"]), 0);
     expect(total).toBe(Array.from({ length: 19 }, (_, i) => i + 1).reduce((a, b) => a + b, 0));
+    await expect(harness.rows(pipeline, "priced_orders")).rejects.toThrow(/no Delta table/);
+  });
+
+  it("records the update's states, definition version and events", async () => {
+    const pipeline = await harness.validate(definition());
+    await harness.land("2026/03/e.json", jsonLines(20, 4));
+    const result = await harness.run(pipeline);
+    expect(result.state).toBe("COMPLETED");
+    const { updates, events } = harness.services;
+    expect(await updates.get(harness.pipelineId, result.updateId)).toMatchObject({
+      state: "COMPLETED",
+      definitionVersion: 1,
+    });
+    const ofType = async (eventType: string) =>
+      (
+        await events.query(
+          harness.pipelineId,
+          { eventType, updateId: result.updateId, order: "asc" },
+          { limit: 100 },
+        )
+      ).items;
+    expect((await ofType("create_update"))[0]?.details).toMatchObject({
+      create_update: { definition_version: 1 },
+    });
+    expect((await ofType("update_progress")).map((e) => e.details["update_progress"])).toEqual(
+      ["INITIALIZING", "SETTING_UP_TABLES", "RUNNING", "COMPLETED"].map((state) => ({ state })),
+    );
+    expect((await ofType("planning_information"))[0]?.details).toMatchObject({
+      planning_information: { levels: [["raw_orders"], ["clean_orders"], ["priced_orders"], ["totals"]] },
+    });
+    const batches = (await ofType("flow_progress")).filter((e) => e.origin.batch_id !== undefined);
+    const ingest = batches.find((e) => e.origin.flow_name === "ingest")!;
+    expect(ingest.level).toBe("METRICS");
+    expect(ingest.details).toMatchObject({
+      flow_progress: {
+        metrics: { num_input_rows: 4, num_output_rows: 4 },
+        batch: {
+          seq: ingest.origin.batch_id,
+          end_offset: { kind: "files", fileCount: 6 },
+          duration_ms: expect.any(Number),
+        },
+      },
+    });
+    const clean = batches.find((e) => e.origin.flow_name === "clean")!;
+    expect(clean.details).toMatchObject({
+      flow_progress: {
+        batch: { start_offset: { kind: "table" }, end_offset: { kind: "table", rowsRead: 0 } },
+      },
+    });
+  });
+
+  it("records a failure with the error's message and stack", async () => {
+    const broken = definition();
+    (broken.datasets[1] as { flows: { sql: string }[] }).flows[0]!.sql = "SELECT no_such_column FROM source";
+    await harness.land("2026/04/f.json", jsonLines(30, 1));
+    const result = await harness.run(await harness.validate(broken));
+    expect(result.state).toBe("FAILED");
+    expect(await harness.services.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
+      state: "FAILED",
+      error: { errorCode: "INVALID_PARAMETER_VALUE", message: expect.stringMatching(/no_such_column/) },
+    });
+    const failed = (
+      await harness.services.events.query(
+        harness.pipelineId,
+        { eventType: "update_progress", updateId: result.updateId, levels: ["ERROR"] },
+        { limit: 10 },
+      )
+    ).items;
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.error?.exceptions[0]).toMatchObject({
+      class_name: "QueryError",
+      message: expect.stringMatching(/flow "clean" failed: .*no_such_column/),
+      stack: expect.stringMatching(/QueryError/),
+    });
   });
 });
