@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { countNonBlankLines, planFileBatch } from "../../../shared/engine/auto-loader-source.ts";
+import { CheckpointStateError } from "../../../shared/engine/errors.ts";
+import { COMPACTION_INTERVAL, FileSetState, stateFolder } from "../../../shared/engine/file-set-state.ts";
+import type { FileSetOffset } from "../../../shared/engine/source-offsets.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { listAllKeys } from "../../../shared/store/object-store.ts";
+
+describe("planning an auto_loader batch", () => {
+  it("takes unprocessed files in key order, including late ones that sort before processed files", () => {
+    const processed = new Set(["2026/02/b.json", "2026/02/c.json"]);
+    const listed = ["2026/02/c.json", "2026/02/d.json", "2026/01/late.json", "2026/02/b.json"];
+    expect(planFileBatch(listed, processed, 10)).toEqual(["2026/01/late.json", "2026/02/d.json"]);
+    expect(planFileBatch(listed, processed, 1)).toEqual(["2026/01/late.json"]);
+  });
+
+  it("skips hidden files and folders (_SUCCESS, .crc, _temporary/)", () => {
+    const listed = ["a.json", "_SUCCESS", ".a.json.crc", "_temporary/x.json", "sub/.hidden", "sub/b.json"];
+    expect(planFileBatch(listed, new Set(), 10)).toEqual(["a.json", "sub/b.json"]);
+  });
+});
+
+describe("counting records while landing", () => {
+  const count = (text: string) => countNonBlankLines(new TextEncoder().encode(text));
+  it("counts lines with content, with or without a final newline, ignoring blank ones", () => {
+    expect(count("")).toBe(0);
+    expect(count("{}")).toBe(1);
+    expect(count("{}\n{}\n")).toBe(2);
+    expect(count("{}\r\n\r\n  \n\t{} \n{}")).toBe(3);
+  });
+});
+
+describe("the processed-file set", () => {
+  it("writes one changelog per batch, and a snapshot every COMPACTION_INTERVAL batches", async () => {
+    const store = new MemoryObjectStore();
+    const state = new FileSetState(store, "p1", "ingest");
+    let offset: FileSetOffset | undefined;
+    const batches = COMPACTION_INTERVAL + 3;
+    for (let seq = 1; seq <= batches; seq++) {
+      const processed = await state.load(offset);
+      expect(processed.size).toBe(seq - 1);
+      offset = await state.append(offset, processed, seq, [`file-${seq}.json`]);
+      expect(await state.batchFiles(offset)).toEqual([`file-${seq}.json`]);
+    }
+    expect(offset!.fileCount).toBe(batches);
+    expect(offset!.snapshot).toBeDefined();
+    expect(offset!.changelogs.length).toBeLessThan(COMPACTION_INTERVAL);
+    expect((await state.load(offset)).size).toBe(batches);
+    const keys = (await listAllKeys(store, stateFolder("p1", "ingest"))).map((o) => o.key);
+    // Every file is `<seq>-<uuid>.json`, immutable: older offsets stay readable.
+    expect(keys.every((key) => /^state\/p1\/ingest\/\d{10}-[0-9a-f-]{36}\.json$/.test(key))).toBe(true);
+  });
+
+  it("fails with what to do when a referenced state file is gone", async () => {
+    const store = new MemoryObjectStore();
+    const state = new FileSetState(store, "p1", "ingest");
+    const offset = await state.append(undefined, new Set(), 1, ["a.json"]);
+    await store.delete(offset.changelogs[0]!);
+    await expect(state.load(offset)).rejects.toThrow(CheckpointStateError);
+    await expect(state.load(offset)).rejects.toThrow(/reset the flow's checkpoint.*or fully refresh/);
+  });
+});
