@@ -9,6 +9,7 @@ import { DynamoCheckpointsRepository } from "../../shared/store/dynamo-checkpoin
 import { DynamoEventLogRepository } from "../../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../shared/store/dynamo-updates-repository.ts";
+import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
 import type { ObjectStore } from "../../shared/store/object-store.ts";
 import { S3ObjectStore } from "../../shared/store/s3-object-store.ts";
 import { ENVIRONMENT, requiredEnv } from "./environment.ts";
@@ -76,10 +77,14 @@ export class EnvironmentControlPlane implements ControlPlane {
     });
   }
 
+  /** `s3://bucket/prefix`, or (the local runtime) an absolute folder of this machine. */
   readonly locate = (location: string): ObjectStore => {
+    if (location.startsWith("/")) return new LocalObjectStore(location);
     const match = /^s3a?:\/\/([^/]+)\/?(.*)$/.exec(location);
     if (!match) {
-      throw new InvalidParameterError(`source location ${JSON.stringify(location)} is not an s3:// URI`);
+      throw new InvalidParameterError(
+        `source location ${JSON.stringify(location)} is not an s3:// URI or a folder`,
+      );
     }
     const [, bucket, key] = match as unknown as [string, string, string];
     const prefix = key === "" || key.endsWith("/") ? key : `${key}/`;

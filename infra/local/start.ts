@@ -1,27 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { parseArgs } from "node:util";
+import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
+import { startLocalControlPlane, type LocalControlPlane } from "./local-control-plane.ts";
 import type { StorageNames } from "./provision-ebb.ts";
 
 /**
- * `npm start [-- --data-dir <folder> | --data-dir memory]`: the embedded AWS stand-ins with Ebb's bucket
- * and tables provisioned from the synthesized stack, until Ctrl-C.
+ * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>]`: the whole of Ebb on this
+ * machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
+ * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
+ * Ctrl-C. The port comes from `--port`, else `EBB_PORT`, else any free one; the token is kept in the
+ * data folder so it survives restarts.
  */
-const { values } = parseArgs({ options: { "data-dir": { type: "string", default: DEFAULT_DATA_DIR } } });
+const { values } = parseArgs({
+  options: {
+    "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
+    port: { type: "string", default: process.env["EBB_PORT"] },
+  },
+});
+const port = values.port === undefined ? undefined : Number(values.port);
+if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
+  console.error(`--port (or EBB_PORT) must be a port number, not ${JSON.stringify(values.port)}`);
+  process.exit(2);
+}
 const started = Date.now();
 
 const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
-console.log(describe(aws, storage, Date.now() - started));
+let plane: LocalControlPlane;
+try {
+  plane = await startLocalControlPlane({
+    endpoints: aws.endpoints,
+    storage,
+    ebb: await loadSynthesizedEbb(),
+    token: await apiToken(aws.dataDir),
+    ...(port !== undefined ? { port } : {}),
+  });
+} catch (error) {
+  await aws.stop();
+  throw error;
+}
+console.log(describe(aws, storage, plane, Date.now() - started));
 
 let stopping = false;
 const stop = (exitCode: number): void => {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping…");
-  void aws.stop().then(() => {
-    console.log("stopped");
-    process.exit(exitCode);
-  });
+  void plane
+    .stop()
+    .then(() => aws.stop())
+    .then(() => {
+      console.log("stopped");
+      process.exit(exitCode);
+    });
 };
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => stop(0));
 void aws.crashed.then((what) => {
@@ -29,10 +63,28 @@ void aws.crashed.then((what) => {
   stop(1);
 });
 
-function describe(aws: EmbeddedAws, storage: StorageNames, elapsedMs: number): string {
+/** The bearer token: kept in the data folder (a fresh one in memory mode). */
+async function apiToken(dataDir: string | undefined): Promise<string> {
+  if (dataDir === undefined) return randomBytes(24).toString("base64url");
+  const file = path.join(dataDir, "api-token");
+  const kept = (await readFile(file, "utf8").catch(() => "")).trim();
+  if (kept) return kept;
+  const token = randomBytes(24).toString("base64url");
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+function describe(
+  aws: EmbeddedAws,
+  storage: StorageNames,
+  plane: LocalControlPlane,
+  elapsedMs: number,
+): string {
   const { endpoints } = aws;
   return [
-    `Ebb embedded AWS is up (${(elapsedMs / 1000).toFixed(1)} s)`,
+    `Ebb is up (${(elapsedMs / 1000).toFixed(1)} s)`,
+    `  API         ${plane.endpoint}   (Authorization: Bearer $EBB_TOKEN)`,
     `  S3          ${endpoints.s3Endpoint}`,
     `  DynamoDB    ${endpoints.dynamoDbEndpoint}`,
     `  bucket      ${storage.bucket}`,
@@ -42,9 +94,15 @@ function describe(aws: EmbeddedAws, storage: StorageNames, elapsedMs: number): s
     `              EventLog    ${storage.eventLogTable}`,
     `  data        ${aws.dataDir ?? "in memory: gone on stop"}`,
     "",
-    "For the AWS CLI and SDKs in another shell:",
-    `  export AWS_ENDPOINT_URL_S3=${endpoints.s3Endpoint} AWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamoDbEndpoint} \\`,
-    `    AWS_REGION=${endpoints.region} AWS_ACCESS_KEY_ID=${endpoints.credentials.accessKeyId} AWS_SECRET_ACCESS_KEY=${endpoints.credentials.secretAccessKey}`,
+    "Paste into another shell (the ebb CLI, the AWS CLI and SDKs read these):",
+    `export EBB_ENDPOINT=${plane.endpoint}`,
+    `export EBB_TOKEN=${plane.token}`,
+    `export EBB_BUCKET=${storage.bucket}`,
+    `export AWS_ENDPOINT_URL_S3=${endpoints.s3Endpoint}`,
+    `export AWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamoDbEndpoint}`,
+    `export AWS_REGION=${endpoints.region}`,
+    `export AWS_ACCESS_KEY_ID=${endpoints.credentials.accessKeyId}`,
+    `export AWS_SECRET_ACCESS_KEY=${endpoints.credentials.secretAccessKey}`,
     "",
     "Ctrl-C to stop.",
   ].join("\n");
