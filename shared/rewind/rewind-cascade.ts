@@ -5,6 +5,7 @@ import {
   InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   ResetCheckpointsRequiredError,
+  RewindBeforeFullRefreshError,
   RewindDatasetNotFoundError,
 } from "./errors.ts";
 import { datasetOf, externalSource, qualifiedName, tableDatasets, writersOf } from "./pipeline-datasets.ts";
@@ -18,7 +19,8 @@ import type { RewindDatasetSpec } from "./rewind-spec.ts";
  * 2. Cascade: each dataset with `cascade: true` adds everything downstream of it, which inherits its
  *    `reset_checkpoints` (a dataset listed explicitly keeps its own value).
  * 3. The rewound set is the table datasets reached (views store nothing), upstream first.
- * 4. Each must have a table version at the target: else `DATASET_NOT_IN_REWIND_POINT`.
+ * 4. Each must have a table version at the target: else `REWIND_BEFORE_FULL_REFRESH` when a full
+ *    refresh since dropped the table the target saw, and `DATASET_NOT_IN_REWIND_POINT` otherwise.
  * 5. `reset_checkpoints` must agree between a dataset and its upstreams in the set:
  *    else `INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`.
  * 6. `reset_checkpoints: false` on a dataset written from an external source:
@@ -39,6 +41,10 @@ export interface CascadeInput {
    * Asked only for readers left out of the set.
    */
   readonly consumedPast: (flow: string, upstream: string) => boolean;
+  /** Per dataset, its last full refresh or reset (epoch ms). */
+  readonly lastResets?: ReadonlyMap<string, number>;
+  /** The target's time (epoch ms). */
+  readonly targetTime?: number;
 }
 
 export interface CascadeMember {
@@ -68,6 +74,13 @@ export function planCascade(input: CascadeInput): CascadeMember[] {
     .map((dataset) => ({ dataset, resetCheckpoints: reset.get(dataset) as boolean }));
 
   const missing = members.filter((m) => !input.inTarget.has(m.dataset)).map((m) => m.dataset);
+  const refreshed = missing.flatMap((dataset) => {
+    const at = input.lastResets?.get(dataset);
+    return at !== undefined && input.targetTime !== undefined && at > input.targetTime
+      ? [{ dataset: qualifiedName(pipeline, dataset), refreshedAt: at }]
+      : [];
+  });
+  if (refreshed.length > 0) throw new RewindBeforeFullRefreshError(refreshed, input.targetTime!);
   if (missing.length > 0)
     throw new DatasetNotInRewindPointError(missing.map((d) => qualifiedName(pipeline, d)));
 

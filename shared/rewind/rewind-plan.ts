@@ -55,15 +55,18 @@ export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Prom
       consumedVersion((await env.checkpoints.head(flowRef(env, flow.name))).checkpoint),
     );
   }
+  const resets = await lastResets(env);
   const members = planCascade({
     pipeline: env.pipeline,
+    lastResets: resets,
+    targetTime: cut.time,
     ...(spec.datasets ? { datasets: spec.datasets } : {}),
     inTarget: new Set(cut.datasets.keys()),
     consumedPast: (flow, upstream) =>
       (consumed.get(flow) ?? -1) > (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
   });
 
-  await checkFullRefreshes(env, resolved, members);
+  await checkFullRefreshes(env, resolved, members, resets);
 
   const tables: MissingPiece[] = [];
   const missing = { checkpoints: [] as MissingPiece[], sources: [] as MissingPiece[] };
@@ -98,8 +101,8 @@ async function checkFullRefreshes(
   env: RewindEnvironment,
   resolved: ResolvedTarget,
   members: readonly CascadeMember[],
+  resets: ReadonlyMap<string, number>,
 ): Promise<void> {
-  const resets = await lastResets(env);
   const refused: { dataset: string; refreshedAt: number }[] = [];
   for (const { dataset } of members) {
     const at = resets.get(dataset);

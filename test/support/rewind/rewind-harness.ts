@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DuckRow } from "../../../shared/duck/duck-session.ts";
+import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { runUpdate, type EngineServices, type UpdateResult } from "../../../shared/engine/update-runner.ts";
@@ -37,6 +37,12 @@ export class TestClock {
 }
 
 let parser: Promise<SqlReferenceParser> | undefined;
+let reader: Promise<DuckSession> | undefined;
+
+/** One DuckDB session per test process for reading tables back (opening one per read is slow). */
+function readerSession(): Promise<DuckSession> {
+  return (reader ??= DuckSession.open());
+}
 function sqlParser(): Promise<SqlReferenceParser> {
   return (parser ??= SqlReferenceParser.open());
 }
@@ -139,7 +145,7 @@ export class RewindHarness {
   async rows(dataset: string, orderBy = "id"): Promise<DuckRow[]> {
     let table: DeltaTable;
     try {
-      table = await DeltaTable.open(this.tableStore(dataset));
+      table = await DeltaTable.open(this.tableStore(dataset), { duck: await readerSession() });
     } catch {
       return [];
     }

@@ -5,6 +5,7 @@ import {
   InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   ResetCheckpointsRequiredError,
+  RewindBeforeFullRefreshError,
   RewindDatasetNotFoundError,
 } from "../../../shared/rewind/errors.ts";
 import { planCascade, type CascadeInput } from "../../../shared/rewind/rewind-cascade.ts";
@@ -104,5 +105,28 @@ describe("planCascade", () => {
     const run = () => cascade({ datasets: [spec("main.sales.raw", true, false)] });
     expect(run).toThrow(ResetCheckpointsRequiredError);
     expect(run).toThrow(/main\.sales\.raw \(flow ingest reads auto_loader s3:\/\/landing\/raw\/\)/);
+  });
+});
+
+describe("planCascade and full refreshes", () => {
+  it("refuses a dataset missing at the target because a full refresh since dropped it with REWIND_BEFORE_FULL_REFRESH", () => {
+    const run = () =>
+      cascade({
+        inTarget: new Set(["clean", "totals", "enriched", "events"]),
+        lastResets: new Map([["raw", 2_000]]),
+        targetTime: 1_000,
+      });
+    expect(run).toThrow(RewindBeforeFullRefreshError);
+    expect(run).toThrow(/before the last full refresh of main\.sales\.raw/);
+  });
+
+  it("still says DATASET_NOT_IN_REWIND_POINT when the refresh came before the target", () => {
+    const run = () =>
+      cascade({
+        inTarget: new Set(["clean", "totals", "enriched", "events"]),
+        lastResets: new Map([["raw", 500]]),
+        targetTime: 1_000,
+      });
+    expect(run).toThrow(DatasetNotInRewindPointError);
   });
 });
