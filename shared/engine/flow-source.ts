@@ -68,7 +68,8 @@ export interface FlowSourceContext {
   readonly datasetTable: (dataset: string) => ObjectStore;
   /** The store rooted at an external location (`delta` and `auto_loader` paths). */
   readonly locate: (location: string) => ObjectStore;
-  readonly sandbox: Sandbox;
+  /** The batch's sandbox, opened on first use. */
+  readonly sandbox: () => Promise<Sandbox>;
 }
 
 export function createFlowSource(context: FlowSourceContext): FlowSource {
@@ -110,9 +111,10 @@ function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: s
         planned && JSON.stringify(planned.end) === JSON.stringify(until)
           ? planned
           : await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
-      const sql = plan ? await loadTableBatch(ref, plan, context.sandbox) : "SELECT 1 WHERE false";
-      await context.sandbox.run(`CREATE OR REPLACE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
-      await context.sandbox.run(
+      const sandbox = await context.sandbox();
+      const sql = plan ? await loadTableBatch(ref, plan, sandbox) : "SELECT 1 WHERE false";
+      await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
+      await sandbox.run(
         `CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (file VARCHAR, line BIGINT, record VARCHAR, error VARCHAR)`,
       );
       return {
@@ -138,7 +140,7 @@ function fileSource(
   const landed = new Map<string, LandedFile>();
   const land = async (keys: readonly string[]): Promise<LandedFile[]> => {
     const missing = keys.filter((key) => !landed.has(key));
-    for (const file of await landFiles(files, context.sandbox, missing, location, format))
+    for (const file of await landFiles(files, await context.sandbox(), missing, location, format))
       landed.set(file.key, file);
     return keys.map((key) => landed.get(key)!);
   };
@@ -159,7 +161,8 @@ function fileSource(
       const keys = await state.batchFiles(asFiles(end)!);
       const local = await land(keys);
       const read = async (lazy: boolean): Promise<LoadedSourceBatch> => {
-        const badRecords = await readRecords(context.sandbox, local, {
+        const sandbox = await context.sandbox();
+        const badRecords = await readRecords(sandbox, local, {
           format,
           ...(schema ? { schema } : {}),
           goodTable: SOURCE_TABLE,
@@ -170,7 +173,7 @@ function fileSource(
           const rowsIn = local.reduce((sum, file) => sum + file.records, 0);
           return { rowsIn, badRecords, skippedRestores: [], strict: () => read(false) };
         }
-        const [row] = await context.sandbox.rows(
+        const [row] = await sandbox.rows(
           `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(SOURCE_TABLE)}`,
         );
         return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };

@@ -73,7 +73,9 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const startOffset = head.checkpoint ? parseOffset(head.checkpoint.offsets) : undefined;
   const { pending, maxSeq } = await scanAfter(run.checkpoints, ref, head.seq);
 
-  const sandbox = await Sandbox.open();
+  // Opened on first use: a flow that has caught up never needs one.
+  let opened: Sandbox | undefined;
+  const openSandbox = async () => (opened ??= await Sandbox.open());
   try {
     const source = createFlowSource({
       pipelineId: run.pipelineId,
@@ -83,7 +85,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       store: run.catalog.store,
       datasetTable: (name) => run.catalog.tableStore(name),
       locate: run.locate,
-      sandbox,
+      sandbox: openSandbox,
     });
 
     // 2. Plan (write-ahead), unless resuming.
@@ -115,6 +117,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     }
 
     // 3. Read, quarantine, transform.
+    const sandbox = await openSandbox();
     const txn = { appId: `${run.pipelineId}/${run.flow.name}`, version: seq };
     const staticNewest = await registerSnapshotViews(
       sandbox,
@@ -185,7 +188,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       caughtUp,
     };
   } finally {
-    await sandbox.close();
+    await opened?.close();
   }
 }
 

@@ -29,7 +29,8 @@ export async function registerSnapshotViews(
     }
     let snapshot;
     try {
-      snapshot = await loadSnapshot(read.store, { duck: sandbox.duck });
+      // Not the sandbox session: reading a log checkpoint needs a scratch folder the sandbox may not see.
+      snapshot = await loadSnapshot(read.store);
     } catch (error) {
       if (!(error instanceof TableNotFoundError)) throw error;
       throw new SourceUnavailableError(
