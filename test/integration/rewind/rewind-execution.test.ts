@@ -58,7 +58,7 @@ describe("executing a rewind", () => {
     const summary = (await h.eventsOf("rewind_summary")).at(-1)!;
     expect(summary.origin.update_id).toBe("U-REWIND");
     expect((summary.details["rewind_summary"] as { dry_run: boolean }).dry_run).toBe(false);
-    expect(h.block).toEqual({ blocked: false });
+    expect(await h.rewindBlock()).toEqual({ blocked: false });
   });
 
   it("a rewind that fails part-way blocks other updates; rewinding again converges without restoring twice", async () => {
@@ -74,15 +74,15 @@ describe("executing a rewind", () => {
     };
     const spec = parseRewindSpec({ rewind_point_id: points[0]!.rewindPointId }, h.clock.now());
     await expect(runRewind(env, spec, "U-FAIL")).rejects.toThrow(/S3 is down/);
-    expect(h.block).toEqual({ blocked: true, byUpdateId: "U-FAIL" });
-    const record = { rewindBlocked: true, rewindBlockedBy: "U-FAIL" };
+    expect(await h.rewindBlock()).toEqual({ blocked: true, byUpdateId: "U-FAIL" });
+    const record = (await h.pipelines.get(h.pipelineId))!;
     expect(() => checkUpdateAllowed(record, h.pipeline.settings, "other")).toThrow(RewindIncompleteError);
     const rawVersion = (await loadSnapshot(h.tableStore("raw"))).version;
 
     await h.rewind({ rewind_point_id: points[0]!.rewindPointId }, "U-AGAIN");
     expect((await loadSnapshot(h.tableStore("raw"))).version).toBe(rawVersion);
     expect((await h.eventsOf("rewind_progress")).at(-3)!.message).toMatch(/raw already holds version/);
-    expect(h.block).toEqual({ blocked: false });
+    expect(await h.rewindBlock()).toEqual({ blocked: false });
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });

@@ -34,7 +34,12 @@ async function state(h: RewindHarness) {
   const heads: Record<string, number> = {};
   for (const f of ["ingest", "clean"])
     heads[f] = (await h.checkpoints.head({ pipelineId: h.pipelineId, flowId: f })).seq;
-  return { versions, heads, block: h.block, summaries: (await h.eventsOf("rewind_summary")).length };
+  return {
+    versions,
+    heads,
+    block: await h.rewindBlock(),
+    summaries: (await h.eventsOf("rewind_summary")).length,
+  };
 }
 
 /** Runs the rewind, expects `errorClass`, and checks nothing changed and nothing is blocked. */
@@ -49,7 +54,7 @@ async function expectRefused(
   await expect(run).rejects.toThrow(errorClass);
   if (message) await expect(run).rejects.toThrow(message);
   expect(await state(h)).toEqual(before);
-  expect(h.block).toEqual({ blocked: false });
+  expect(await h.rewindBlock()).toEqual({ blocked: false });
 }
 
 describe("rewind rules against storage", () => {
@@ -246,7 +251,7 @@ describe("rewind rules against storage", () => {
     );
     const after = await state(h);
     expect(after.heads).toEqual({ ingest: 1, clean: 1 });
-    expect(h.block).toEqual({ blocked: false });
+    expect(await h.rewindBlock()).toEqual({ blocked: false });
   });
 
   it("reset_checkpoints: false restores table data only and keeps HEAD", async () => {

@@ -12,6 +12,7 @@ import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
 import { runRewind } from "../../../shared/rewind/rewind-update.ts";
 import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
 import type { PipelineEvent } from "../../../shared/store/event-log-repository.ts";
@@ -53,7 +54,8 @@ function sqlParser(): Promise<SqlReferenceParser> {
  * enough for property tests.
  */
 export class RewindHarness {
-  readonly pipelineId = randomUUID();
+  /** Set by the first `deploy` (the Pipelines repository hands out ids). */
+  pipelineId = "";
   readonly clock = new TestClock();
   readonly store = new MemoryObjectStore(this.clock.now);
   readonly landing = withPrefix(this.store, "landing/");
@@ -61,7 +63,8 @@ export class RewindHarness {
   readonly checkpoints = new MemoryCheckpointsRepository(this.clock.now);
   readonly events = new MemoryEventLogRepository(this.clock.now);
   readonly updates = new MemoryUpdates(this.clock.now);
-  block: RewindBlock = { blocked: false };
+  readonly pipelines = new MemoryPipelinesRepository(this.clock.now);
+  private definitionVersion = 0;
   pipeline!: ValidatedPipeline;
 
   get services(): EngineServices {
@@ -87,12 +90,7 @@ export class RewindHarness {
       pipeline,
       checkpoints: this.checkpoints,
       events: this.events,
-      pipelines: {
-        get: async () => undefined,
-        setRewindBlock: async (_id, block) => {
-          this.block = block;
-        },
-      },
+      pipelines: this.pipelines,
       tableStore: (dataset) => catalog.tableStore(dataset),
       stateStore: this.store,
       sourceStore: this.locate,
@@ -103,7 +101,25 @@ export class RewindHarness {
   /** Validates and makes `definition` the current one ("deploy"). */
   async deploy(definition: unknown): Promise<ValidatedPipeline> {
     this.pipeline = await validatePipeline(definition, await sqlParser());
+    if (this.pipelineId === "") {
+      this.pipelineId = (await this.pipelines.create(this.pipeline.definition)).pipelineId;
+      this.definitionVersion = 1;
+    } else {
+      const edited = await this.pipelines.edit(
+        this.pipelineId,
+        this.pipeline.definition,
+        this.definitionVersion,
+      );
+      if (edited.outcome !== "edited") throw new Error(`deploy lost a race: ${edited.outcome}`);
+      this.definitionVersion = edited.version;
+    }
     return this.pipeline;
+  }
+
+  /** The pipeline's rewind block, as the Pipelines repository holds it. */
+  async rewindBlock(): Promise<RewindBlock> {
+    const record = (await this.pipelines.get(this.pipelineId))!;
+    return record.rewindBlocked ? { blocked: true, byUpdateId: record.rewindBlockedBy! } : { blocked: false };
   }
 
   async land(name: string, text: string): Promise<void> {
@@ -114,7 +130,7 @@ export class RewindHarness {
     const result = await runUpdate(this.services, {
       pipelineId: this.pipelineId,
       pipeline: this.pipeline,
-      definitionVersion: 1,
+      definitionVersion: this.definitionVersion,
       ...(selection ? { selection } : {}),
     });
     if (result.state !== "COMPLETED") throw result.error;
