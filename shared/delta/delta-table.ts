@@ -15,6 +15,8 @@ import { openTableScan } from "./scan.ts";
 import { openChangeFeed } from "./change-data-feed.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { loadSnapshot } from "./snapshot-loader.ts";
+import { cleanUpExpiredLogs, type LogCleanupPlan } from "./log-cleanup.ts";
+import { tableProperties } from "./table-properties.ts";
 import { refreshSnapshot } from "./snapshot-refresh.ts";
 import {
   createTableOperation,
@@ -61,6 +63,8 @@ export type WriteResult =
       readonly checkpoint?: LastCheckpoint;
       /** A due checkpoint that failed; the commit itself stands. */
       readonly checkpointError?: unknown;
+      /** Log entries past `delta.logRetentionDuration` removed after the checkpoint. */
+      readonly logCleanup?: LogCleanupPlan;
     }
   | {
       readonly status: "skipped";
@@ -293,10 +297,9 @@ export class DeltaTable {
     }
   }
 
-  /** Writes a checkpoint of the latest version now, whatever the interval. */
+  /** Writes a checkpoint of the latest version now, whatever the interval (then cleans up expired log entries). */
   async checkpoint(): Promise<LastCheckpoint> {
-    const latest = await this.refresh();
-    return writeCheckpoint(this.store, this.context.duck, this.context.scratch, latest, this.context.clock());
+    return (await this.#checkpoint(await this.refresh())).checkpoint;
   }
 
   async close(): Promise<void> {
@@ -369,16 +372,31 @@ export class DeltaTable {
     };
     if (!isCheckpointDue(snapshot)) return committed;
     try {
-      const checkpoint = await writeCheckpoint(
-        this.store,
-        this.context.duck,
-        this.context.scratch,
-        snapshot,
-        this.context.clock(),
-      );
-      return { ...committed, checkpoint };
+      const checkpoint = await this.#checkpoint(snapshot);
+      return {
+        ...committed,
+        checkpoint: checkpoint.checkpoint,
+        ...(checkpoint.logCleanup ? { logCleanup: checkpoint.logCleanup } : {}),
+      };
     } catch (checkpointError) {
       return { ...committed, checkpointError };
     }
+  }
+
+  /** Writes the checkpoint of `snapshot`, then cleans up expired log entries (as Delta does). */
+  async #checkpoint(
+    snapshot: Snapshot,
+  ): Promise<{ checkpoint: LastCheckpoint; logCleanup?: LogCleanupPlan }> {
+    const now = this.context.clock();
+    const checkpoint = await writeCheckpoint(
+      this.store,
+      this.context.duck,
+      this.context.scratch,
+      snapshot,
+      now,
+    );
+    const properties = tableProperties(snapshot.metadata);
+    if (!properties.expiredLogCleanup) return { checkpoint };
+    return { checkpoint, logCleanup: await cleanUpExpiredLogs(this.store, now, properties.logRetentionMs) };
   }
 }

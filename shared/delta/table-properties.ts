@@ -11,6 +11,7 @@ export const TABLE_PROPERTY = {
   logRetentionDuration: "delta.logRetentionDuration",
   deletedFileRetentionDuration: "delta.deletedFileRetentionDuration",
   appendOnly: "delta.appendOnly",
+  enableExpiredLogCleanup: "delta.enableExpiredLogCleanup",
 } as const;
 
 const HOUR_MS = 3_600_000;
@@ -28,6 +29,8 @@ export interface TableProperties {
   readonly logRetentionMs: number;
   readonly deletedFileRetentionMs: number;
   readonly appendOnly: boolean;
+  /** Metadata cleanup after checkpoints (Delta's default: on). */
+  readonly expiredLogCleanup: boolean;
 }
 
 /** The writer-relevant properties of a table, with Delta's defaults for those not set. */
@@ -51,6 +54,10 @@ export function tableProperties(metadata: Pick<Metadata, "configuration">): Tabl
       DEFAULT_DELETED_FILE_RETENTION_MS,
     ),
     appendOnly: parseBoolean(TABLE_PROPERTY.appendOnly, get(TABLE_PROPERTY.appendOnly)),
+    expiredLogCleanup: parseBoolean(
+      TABLE_PROPERTY.enableExpiredLogCleanup,
+      get(TABLE_PROPERTY.enableExpiredLogCleanup) ?? "true",
+    ),
   };
 }
 

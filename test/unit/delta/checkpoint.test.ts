@@ -5,6 +5,8 @@ import type { Snapshot } from "../../../shared/delta/snapshot.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { checkpointKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { planLogCleanup } from "../../../shared/delta/log-cleanup.ts";
+import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
@@ -155,3 +157,59 @@ async function withoutCheckpoints(store: MemoryObjectStore): Promise<MemoryObjec
   }
   return copy;
 }
+
+describe("metadata cleanup after checkpoints", () => {
+  const HOUR = 3_600_000;
+  let duck: DuckSession;
+  beforeAll(async () => {
+    duck = await DuckSession.open();
+  });
+  afterAll(() => duck.close());
+  const info = (key: string, lastModified: number) => ({ key, size: 1, lastModified, etag: "e" });
+
+  it("plans to drop log entries older than the retention, keeping a checkpoint for the oldest kept version", () => {
+    const log = [
+      info("_delta_log/00000000000000000000.json", 0),
+      info("_delta_log/00000000000000000001.json", HOUR),
+      info("_delta_log/00000000000000000002.json", 2 * HOUR),
+      info("_delta_log/00000000000000000002.checkpoint.parquet", 2 * HOUR),
+      info("_delta_log/00000000000000000003.json", 3 * HOUR),
+      info("_delta_log/00000000000000000004.json", 10 * HOUR),
+      info("_delta_log/00000000000000000004.checkpoint.parquet", 10 * HOUR),
+      info("_delta_log/_last_checkpoint", 10 * HOUR),
+    ];
+    expect(planLogCleanup(log, 11 * HOUR, 5 * HOUR)).toEqual({
+      earliestKeptVersion: 2,
+      keysToDelete: ["_delta_log/00000000000000000000.json", "_delta_log/00000000000000000001.json"],
+    });
+    expect(planLogCleanup(log, 11 * HOUR, 10 * HOUR)).toEqual({
+      earliestKeptVersion: undefined,
+      keysToDelete: [],
+    });
+  });
+
+  it("runs after a due checkpoint: older versions are gone, the rest loads and has history", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema,
+        properties: { "delta.checkpointInterval": "2", "delta.logRetentionDuration": "interval 1 hour" },
+        rows: { rows: [{ id: 0 }] },
+      },
+      { clock: clock.read, duck },
+    );
+    await table.append({ rows: [{ id: 1 }] });
+    await table.append({ rows: [{ id: 2 }] }); // version 2: checkpoint, nothing old enough yet
+    clock.advance(2 * HOUR);
+    await table.append({ rows: [{ id: 3 }] });
+    const result = await table.append({ rows: [{ id: 4 }] }); // version 4: checkpoint, cleanup
+    expect(result).toMatchObject({ checkpoint: { version: 4 }, logCleanup: { earliestKeptVersion: 2 } });
+    await expect(loadSnapshot(store, { version: 1, duck })).rejects.toBeInstanceOf(VersionNotFoundError);
+    expect((await loadSnapshot(store, { version: 2, duck })).files.size).toBe(3);
+    expect((await table.history()).map((h) => h.version)).toEqual([4, 3, 2]);
+    expect((await table.scan()).length).toBe(5);
+    await table.close();
+  });
+});
