@@ -35,6 +35,12 @@ export class DatasetCatalog {
     return withPrefix(this.store, this.tablePrefix(table));
   }
 
+  /** The pipeline's catalog and schema: where its datasets are named. */
+  get namespace(): { readonly catalog: string; readonly schema: string } {
+    const { catalog, schema } = this.pipeline.definition;
+    return { catalog, schema };
+  }
+
   /** `catalog.schema.table`. */
   qualifiedName(table: string): string {
     const { catalog, schema } = this.pipeline.definition;

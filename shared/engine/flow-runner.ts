@@ -5,7 +5,8 @@ import { UpdateCanceledError } from "./errors.ts";
 /**
  * Runs a flow's micro-batches until it has caught up with its source (a batch took all there was, or
  * plans nothing new),
- * recording a `flow_progress` event per batch. Between batches it checks whether the update was asked
+ * recording a `flow_progress` event per batch (and a `warning` when a batch skips versions an upstream
+ * rewind abandoned). Between batches it checks whether the update was asked
  * to stop; a batch in progress always finishes its protocol or fails, never stops half-way on request.
  */
 
@@ -33,6 +34,18 @@ export async function runFlowUntilCaughtUp(
     const batch: BatchOutcome | undefined = await runMicroBatch(run);
     if (!batch) break;
     await events.flowProgress(run.dataset.name, run.flow.name, batch);
+    for (const skipped of batch.skippedRestores) {
+      await events.warning(
+        `Flow '${run.flow.name}' skipped versions ${skipped.restoredVersion + 1} to ${skipped.version} of its upstream: a rewind (RESTORE at version ${skipped.version}) abandoned them`,
+        { flow: run.flow.name, restore_version: skipped.version, restored_version: skipped.restoredVersion },
+        {
+          dataset_name: run.dataset.name,
+          flow_name: run.flow.name,
+          flow_id: run.flow.name,
+          batch_id: batch.seq,
+        },
+      );
+    }
     progress = {
       batches: progress.batches + 1,
       rowsIn: progress.rowsIn + batch.rowsIn,

@@ -24,7 +24,7 @@ export async function refreshMaterializedView(
   session: SinkSession,
 ): Promise<ViewRefresh> {
   const started = session.clock();
-  const sandbox = await Sandbox.open();
+  const sandbox = await Sandbox.open({ namespace: catalog.namespace });
   try {
     const newestInput = await registerSnapshotViews(sandbox, catalog.snapshotReads(view.name));
     const output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);

@@ -75,7 +75,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
 
   // Opened on first use: a flow that has caught up never needs one.
   let opened: Sandbox | undefined;
-  const openSandbox = async () => (opened ??= await Sandbox.open());
+  const openSandbox = async () => (opened ??= await Sandbox.open({ namespace: run.catalog.namespace }));
   try {
     const source = createFlowSource({
       pipelineId: run.pipelineId,

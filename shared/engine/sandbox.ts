@@ -30,6 +30,12 @@ const LOCK_DOWN = (folder: string): string[] => [
 export interface SandboxOptions {
   /** DuckDB worker threads. Default 2. */
   readonly threads?: number;
+  /**
+   * The pipeline's own namespace: user SQL may name its datasets `table`, `schema.table` or
+   * `catalog.schema.table`; the qualified forms are rewritten to the bare names the engine registers
+   * (with DuckDB's parser and `json_deserialize_sql`; `main` cannot be attached as a catalog).
+   */
+  readonly namespace?: { readonly catalog: string; readonly schema: string };
 }
 
 export class Sandbox {
@@ -38,6 +44,7 @@ export class Sandbox {
   private constructor(
     private readonly session: DuckSession,
     readonly folder: ScratchFolder,
+    private readonly namespace: SandboxOptions["namespace"],
   ) {}
 
   static async open(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -46,7 +53,7 @@ export class Sandbox {
     try {
       session = await DuckSession.open({ config: { threads: String(options.threads ?? 2) } });
       for (const statement of LOCK_DOWN(folder.dir)) await session.run(statement);
-      return new Sandbox(session, folder);
+      return new Sandbox(session, folder, options.namespace);
     } catch (error) {
       session?.close();
       await folder.dispose();
@@ -97,9 +104,9 @@ export class Sandbox {
    * becomes a `SandboxViolationError` naming what was refused, any other failure a `QueryError`.
    */
   async runUserQuery(sql: string, into: string, what: string): Promise<void> {
-    await this.assertSingleSelect(sql, what);
+    const query = await this.parseUserQuery(sql, what);
     await this.explainingFailures(what, () =>
-      this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${sql}`),
+      this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${query}`),
     );
   }
 
@@ -109,8 +116,7 @@ export class Sandbox {
    * a well-formed subquery; the line breaks keep a trailing comment from swallowing the parenthesis.
    */
   async checkedQuery(sql: string, what: string): Promise<string> {
-    await this.assertSingleSelect(sql, what);
-    return `SELECT * FROM (\n${sql}\n)`;
+    return `SELECT * FROM (\n${await this.parseUserQuery(sql, what)}\n)`;
   }
 
   /**
@@ -166,8 +172,11 @@ export class Sandbox {
     }
   }
 
-  /** Parses `sql` (never runs it) and refuses anything but one SELECT. */
-  private async assertSingleSelect(sql: string, what: string): Promise<void> {
+  /**
+   * Parses `sql` (never runs it), refuses anything but one SELECT, and returns it with references to
+   * the pipeline's namespace made bare (the original text when there were none).
+   */
+  private async parseUserQuery(sql: string, what: string): Promise<string> {
     const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
     const tree = JSON.parse(String(row?.["tree"])) as {
       error: boolean;
@@ -187,7 +196,32 @@ export class Sandbox {
         "the SQL must be exactly one SELECT query",
       );
     }
+    if (!this.namespace || !unqualify(tree, this.namespace)) return sql;
+    const [rewritten] = await this.session.rows("SELECT json_deserialize_sql($1::JSON) AS sql", [
+      JSON.stringify(tree),
+    ]);
+    return String(rewritten?.["sql"]);
   }
+}
+
+/** Strips `catalog.schema.` / `schema.` from table references into `namespace`; whether any was. */
+function unqualify(node: unknown, namespace: { readonly catalog: string; readonly schema: string }): boolean {
+  if (Array.isArray(node)) return node.map((child) => unqualify(child, namespace)).some(Boolean);
+  if (node === null || typeof node !== "object") return false;
+  const fields = node as Record<string, unknown>;
+  let changed = false;
+  if (fields["type"] === "BASE_TABLE") {
+    const catalog = String(fields["catalog_name"] ?? "").toLowerCase();
+    const schema = String(fields["schema_name"] ?? "").toLowerCase();
+    const ours = schema === namespace.schema && (catalog === "" || catalog === namespace.catalog);
+    if (ours) {
+      fields["catalog_name"] = "";
+      fields["schema_name"] = "";
+      changed = true;
+    }
+  }
+  for (const value of Object.values(fields)) changed = unqualify(value, namespace) || changed;
+  return changed;
 }
 
 /** DuckDB's refusals by the lock-down, as a `SandboxViolationError` naming what was refused. */

@@ -62,6 +62,14 @@ describe("a pipeline reading an external Delta table", () => {
     const third = await harness.run(pipeline);
     expect(third.state).toBe("COMPLETED");
     expect(await ids(pipeline)).toEqual([1, 2, 3, 4, 5, 7]);
+    const warnings = await harness.services.events.query(
+      harness.pipelineId,
+      { eventType: "warning", updateId: third.updateId },
+      { limit: 10 },
+    );
+    expect(warnings.items.map((e) => e.message)).toEqual([
+      "Flow 'copy' skipped versions 2 to 3 of its upstream: a rewind (RESTORE at version 3) abandoned them",
+    ]);
 
     // The reader has read v5; a rewind of the source to v4 leaves it past the restored version.
     await external.append(rows(8)); // v5

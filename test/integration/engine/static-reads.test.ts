@@ -1,0 +1,86 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { runUpdate } from "../../../shared/engine/update-runner.ts";
+import { EngineHarness, jsonLines } from "./engine-harness.ts";
+
+/** A flow's SQL joins its micro-batch with other datasets' current snapshots; an update can be stopped. */
+describe("static reads and stopping", () => {
+  const harness = new EngineHarness();
+  afterAll(() => harness.close());
+
+  const definition = () => ({
+    name: "static reads",
+    catalog: "main",
+    schema: "static_reads",
+    datasets: [
+      {
+        type: "streaming_table",
+        name: "regions",
+        flows: [
+          {
+            name: "load_regions",
+            source: {
+              type: "auto_loader",
+              path: `${harness.landingUri}regions/`,
+              format: "csv",
+              schema: { code: "VARCHAR", label: "VARCHAR" },
+            },
+            sql: "SELECT * FROM source",
+          },
+        ],
+      },
+      {
+        type: "streaming_table",
+        name: "orders",
+        flows: [
+          {
+            name: "enrich",
+            source: {
+              type: "auto_loader",
+              path: `${harness.landingUri}orders/`,
+              format: "json",
+              schema: { id: "BIGINT", amount: "BIGINT", region: "VARCHAR" },
+            },
+            sql: "SELECT s.id, r.label FROM source s LEFT JOIN main.static_reads.regions r ON r.code = s.region",
+          },
+        ],
+      },
+    ],
+  });
+
+  it("reads the other dataset's snapshot as of the batch", async () => {
+    const pipeline = await harness.validate(definition());
+    expect(pipeline.graph.levels).toEqual([["regions"], ["orders"]]);
+    await harness.land("regions/r.csv", "code,label\neu,Europe\nus,United States\n");
+    await harness.land("orders/1.json", jsonLines(1, 3));
+    expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+    // apac is not a region yet: its order has no label. Later batches see later snapshots.
+    await harness.land("regions/s.csv", "code,label\napac,Asia Pacific\n");
+    await harness.land("orders/2.json", jsonLines(4, 3));
+    expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+    const labels = (await harness.rows(pipeline, "orders", "id")).map((r) => [Number(r["id"]), r["label"]]);
+    expect(labels).toEqual([
+      [1, "United States"],
+      [2, null],
+      [3, "Europe"],
+      [4, "United States"],
+      [5, "Asia Pacific"],
+      [6, "Europe"],
+    ]);
+  });
+
+  it("stops between batches when asked: CANCELED, nothing half-done", async () => {
+    const pipeline = await harness.validate(definition());
+    await harness.land("orders/3.json", jsonLines(7, 2));
+    const result = await runUpdate(harness.services, {
+      pipelineId: harness.pipelineId,
+      pipeline,
+      definitionVersion: 1,
+      shouldStop: async () => true,
+    });
+    expect(result.state).toBe("CANCELED");
+    expect(await harness.services.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
+      state: "CANCELED",
+    });
+    expect((await harness.run(pipeline)).flows["enrich"]).toMatchObject({ batches: 1, rowsOut: 2 });
+  });
+});
