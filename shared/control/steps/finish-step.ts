@@ -16,7 +16,9 @@ export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
   if (moved.outcome === "transitioned") await context.events.updateProgress("COMPLETED");
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE");
-  if (moved.outcome === "transitioned" && context.pipeline.settings.rewindEnabled) {
+  const request = context.update.request;
+  const ran = request["rewind_spec"] === undefined && request["validate_only"] !== true;
+  if (moved.outcome === "transitioned" && ran && context.pipeline.settings.rewindEnabled) {
     await captureRewindPoint(context.env, "update-end", ids.updateId);
   }
   return { state: moved.update.state };

@@ -1,0 +1,241 @@
+import type { RequestAuth } from "./request-signer.ts";
+
+/**
+ * A small typed client of Ebb's HTTP API (api.md), used by the CLI, the demo, the benchmarks and the
+ * tests. Every error answer becomes an `EbbApiError` with the API's `error_code`.
+ */
+
+export class EbbApiError extends Error {
+  override readonly name = "EbbApiError";
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type UpdateState =
+  | "QUEUED"
+  | "CREATED"
+  | "WAITING_FOR_RESOURCES"
+  | "INITIALIZING"
+  | "RESETTING"
+  | "SETTING_UP_TABLES"
+  | "RUNNING"
+  | "STOPPING"
+  | "COMPLETED"
+  | "FAILED"
+  | "CANCELED";
+
+export const TERMINAL_STATES: readonly UpdateState[] = ["COMPLETED", "FAILED", "CANCELED"];
+
+export interface FlowProgress {
+  readonly dataset?: string;
+  readonly batches: number;
+  readonly rows_in: number;
+  readonly rows_out: number;
+  readonly status: string;
+}
+
+export interface UpdateInfo {
+  readonly update_id: string;
+  readonly pipeline_id: string;
+  readonly state: UpdateState;
+  readonly cause: string;
+  readonly creation_time: number;
+  readonly definition_version: number;
+  readonly rewind_spec?: unknown;
+  readonly error?: { readonly error_code: string; readonly message: string };
+  readonly progress?: Readonly<Record<string, FlowProgress>>;
+  readonly [field: string]: unknown;
+}
+
+export interface RewindPointInfo {
+  readonly rewind_point_id: string;
+  readonly timestamp: string;
+  readonly message: string;
+  readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
+  readonly flows: readonly { readonly flow: string; readonly checkpoint_seq: number }[];
+}
+
+export interface EventInfo {
+  readonly id: string;
+  readonly timestamp: string;
+  readonly level: string;
+  readonly event_type: string;
+  readonly message: string;
+  readonly origin: Readonly<Record<string, unknown>>;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+export interface EbbClientOptions {
+  /** `http://127.0.0.1:<port>` locally, the API URL (with its stage) on AWS. */
+  readonly endpoint: string;
+  readonly auth: RequestAuth;
+}
+
+export class EbbClient {
+  readonly #base: string;
+  readonly #auth: RequestAuth;
+
+  constructor(options: EbbClientOptions) {
+    this.#base = options.endpoint.replace(/\/+$/, "");
+    this.#auth = options.auth;
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown } = {},
+  ): Promise<T> {
+    const url = new URL(this.#base + path);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers = {
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      ...(await this.#auth.headers({ method, url, body })),
+    };
+    const response = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? {} : JSON.parse(text);
+    } catch {
+      parsed = { error_code: "MALFORMED_RESPONSE", message: text.slice(0, 200) };
+    }
+    if (!response.ok) {
+      const error = parsed as { error_code?: string; message?: string; Message?: string };
+      throw new EbbApiError(
+        response.status,
+        error.error_code ?? `HTTP_${response.status}`,
+        error.message ?? error.Message ?? text.slice(0, 200),
+      );
+    }
+    return parsed as T;
+  }
+
+  // Pipelines
+  createPipeline(body: unknown) {
+    return this.request<{ pipeline_id: string }>("POST", "/api/2.0/pipelines", { body });
+  }
+  listPipelines() {
+    return this.request<{
+      statuses: { pipeline_id: string; name: string; state: string; definition_version: number }[];
+    }>("GET", "/api/2.0/pipelines");
+  }
+  getPipeline(pipelineId: string) {
+    return this.request<Record<string, unknown>>("GET", `/api/2.0/pipelines/${pipelineId}`);
+  }
+  editPipeline(pipelineId: string, body: unknown) {
+    return this.request<{ definition_version: number }>("PUT", `/api/2.0/pipelines/${pipelineId}`, { body });
+  }
+  deletePipeline(pipelineId: string, purge = false) {
+    return this.request<object>("DELETE", `/api/2.0/pipelines/${pipelineId}`, {
+      query: purge ? { purge } : {},
+    });
+  }
+  stopPipeline(pipelineId: string) {
+    return this.request<object>("POST", `/api/2.0/pipelines/${pipelineId}/stop`, { body: {} });
+  }
+
+  // Updates
+  startUpdate(pipelineId: string, body: unknown = {}) {
+    return this.request<{ update_id: string }>("POST", `/api/2.0/pipelines/${pipelineId}/updates`, { body });
+  }
+  getUpdate(pipelineId: string, updateId: string) {
+    return this.request<{ update: UpdateInfo }>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/updates/${updateId}`,
+    );
+  }
+  listUpdates(pipelineId: string, query: { max_results?: number; page_token?: string } = {}) {
+    return this.request<{ updates: UpdateInfo[]; next_page_token?: string; prev_page_token?: string }>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/updates`,
+      { query },
+    );
+  }
+
+  /** Polls get-update until the update reaches a terminal state. */
+  async waitForUpdate(
+    pipelineId: string,
+    updateId: string,
+    options: { intervalMs?: number; timeoutMs?: number; onPoll?: (update: UpdateInfo) => void } = {},
+  ): Promise<UpdateInfo> {
+    const deadline = Date.now() + (options.timeoutMs ?? 15 * 60_000);
+    for (;;) {
+      const { update } = await this.getUpdate(pipelineId, updateId);
+      options.onPoll?.(update);
+      if (TERMINAL_STATES.includes(update.state)) return update;
+      if (Date.now() > deadline)
+        throw new Error(`update ${updateId} is still ${update.state} after the timeout`);
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
+    }
+  }
+
+  // Event log, datasets, rewind points
+  events(
+    pipelineId: string,
+    query: { filter?: string; order_by?: string; max_results?: number; page_token?: string } = {},
+  ) {
+    return this.request<{ events: EventInfo[]; next_page_token?: string; prev_page_token?: string }>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/events`,
+      { query },
+    );
+  }
+  datasets(pipelineId: string) {
+    return this.request<{ datasets: Record<string, unknown>[] }>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/datasets`,
+    );
+  }
+  rewindPoints(pipelineId: string) {
+    return this.request<{ rewind_points: RewindPointInfo[] }>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/rewind-points`,
+    );
+  }
+  captureRewindPoint(pipelineId: string) {
+    return this.request<RewindPointInfo>("POST", `/api/2.0/pipelines/${pipelineId}/rewind-points`, {
+      body: {},
+    });
+  }
+
+  // Tables
+  history(table: string) {
+    return this.request<{ history: Record<string, unknown>[] }>("GET", `/api/2.0/tables/${table}/history`);
+  }
+  changes(
+    table: string,
+    query: {
+      starting_version?: number;
+      ending_version?: number;
+      max_results?: number;
+      page_token?: string;
+    } = {},
+  ) {
+    return this.request<{ changes: Record<string, unknown>[]; next_page_token?: string }>(
+      "GET",
+      `/api/2.0/tables/${table}/changes`,
+      { query },
+    );
+  }
+  query(table: string, body: { sql?: string; version?: number; timestamp?: string; limit?: number } = {}) {
+    return this.request<{
+      version: number;
+      timestamp: string;
+      rows: Record<string, unknown>[];
+      truncated: boolean;
+    }>("POST", `/api/2.0/tables/${table}/query`, { body });
+  }
+  onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
+    return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/onset`, { body });
+  }
+}

@@ -1,0 +1,56 @@
+import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { defaultProvider } from "@aws-sdk/credential-provider-node";
+import { SignatureV4 } from "@smithy/signature-v4";
+
+/**
+ * How a request proves who sends it: a bearer token (the local runtime, as the Databricks CLI sends
+ * it) or SigV4 with the default AWS credential chain (API Gateway's IAM auth on AWS).
+ */
+export interface RequestAuth {
+  headers(request: { method: string; url: URL; body: string | undefined }): Promise<Record<string, string>>;
+}
+
+export function bearerAuth(token: string): RequestAuth {
+  return { headers: async () => ({ authorization: `Bearer ${token}` }) };
+}
+
+/** SHA-256 and HMAC-SHA-256 from node:crypto, in the shape SignatureV4 takes. */
+class NodeSha256 {
+  #hash: Hash | Hmac;
+  constructor(secret?: string | Uint8Array) {
+    this.#hash = secret === undefined ? createHash("sha256") : createHmac("sha256", secret);
+  }
+  update(data: string | Uint8Array): void {
+    this.#hash.update(data);
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.#hash.digest());
+  }
+  reset(): void {
+    throw new Error("NodeSha256 cannot be reset");
+  }
+}
+
+export function sigV4Auth(region: string): RequestAuth {
+  const signer = new SignatureV4({
+    service: "execute-api",
+    region,
+    credentials: defaultProvider(),
+    sha256: NodeSha256,
+  });
+  return {
+    async headers({ method, url, body }) {
+      const signed = await signer.sign({
+        method,
+        protocol: url.protocol,
+        hostname: url.hostname,
+        ...(url.port ? { port: Number(url.port) } : {}),
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: { host: url.host, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        ...(body !== undefined ? { body } : {}),
+      });
+      return Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== "host"));
+    },
+  };
+}

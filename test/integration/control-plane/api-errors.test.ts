@@ -1,0 +1,198 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * One test per documented error (api.md, semantics.md "Rewind request"), through HTTP on the local
+ * runtime: the status, the error_code, and that nothing was started.
+ */
+
+describe("documented API errors", () => {
+  let cp: TestControlPlane;
+  let pipelineId: string;
+  let point: string;
+
+  const refusal = async (call: Promise<unknown>) => {
+    const error = await call.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EbbApiError);
+    return error as EbbApiError;
+  };
+  const rewind = (rewind_spec: unknown) => cp.client.startUpdate(pipelineId, { rewind_spec });
+  const raw = (method: string, path: string, init: { body?: string; token?: string } = {}) =>
+    fetch(cp.plane.endpoint + path, {
+      method,
+      headers: { authorization: `Bearer ${init.token ?? cp.plane.token}` },
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+    ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "errors",
+      catalog: "errors",
+      schema: "api",
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
+                sql: "SELECT * FROM source",
+              },
+            ],
+          },
+          {
+            type: "streaming_table",
+            name: "copy",
+            flows: [
+              { name: "copy_flow", source: { type: "stream", dataset: "raw" }, sql: "SELECT * FROM source" },
+            ],
+          },
+        ],
+      },
+    }));
+    await cp.land("a.json", [{ id: 1 }]);
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    expect((await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })).state).toBe(
+      "COMPLETED",
+    );
+    point = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
+    await cp.land("b.json", [{ id: 2 }]);
+    const second = await cp.client.startUpdate(pipelineId);
+    await cp.client.waitForUpdate(pipelineId, second.update_id, { intervalMs: 200 });
+  }, 180_000);
+  afterAll(() => cp?.close());
+
+  it.each([
+    ["MULTIPLE_REWIND_TARGETS", () => ({ rewind_point_id: point, rewind_timestamp: "2026-01-01 00:00:00" })],
+    ["MISSING_REWIND_TARGET", () => ({ dry_run: true })],
+    ["REWIND_POINT_NOT_FOUND", () => ({ rewind_point_id: "01ZZZZZZZZZZZZZZZZZZZZZZZZ" })],
+    ["INVALID_TIMESTAMP", () => ({ rewind_timestamp: "29/09/2026 08:36" })],
+    ["INVALID_TIMESTAMP", () => ({ rewind_timestamp: "2999-01-01 00:00:00" })],
+    ["BEYOND_RETENTION", () => ({ rewind_timestamp: "2020-01-01 00:00:00" })],
+    [
+      "DATASET_NOT_FOUND",
+      () => ({ rewind_point_id: point, datasets: [{ identifier: "errors.api.nope", cascade: true }] }),
+    ],
+    [
+      "INVALID_CASCADE_CONFIGURATION",
+      () => ({ rewind_point_id: point, datasets: [{ identifier: "errors.api.raw", cascade: false }] }),
+    ],
+    [
+      "INCONSISTENT_UPSTREAM_CHECKPOINT_RESET",
+      () => ({
+        rewind_point_id: point,
+        datasets: [
+          { identifier: "errors.api.raw", cascade: false, reset_checkpoints: true },
+          { identifier: "errors.api.copy", cascade: false, reset_checkpoints: false },
+        ],
+      }),
+    ],
+    [
+      "RESET_CHECKPOINTS_REQUIRED",
+      () => ({
+        rewind_point_id: point,
+        datasets: [{ identifier: "errors.api.raw", cascade: true, reset_checkpoints: false }],
+      }),
+    ],
+  ])("rewind_spec: INVALID_REWIND_SPECIFICATION.%s (400), nothing started", async (code, spec) => {
+    const before = (await cp.client.listUpdates(pipelineId)).updates.length;
+    const error = await refusal(rewind(spec()));
+    expect(error).toMatchObject({ status: 400, errorCode: `INVALID_REWIND_SPECIFICATION.${code}` });
+    expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(before);
+  });
+
+  it("PIPELINE_BUSY (409) while an update runs", async () => {
+    const first = await cp.client.startUpdate(pipelineId);
+    const error = await refusal(cp.client.startUpdate(pipelineId));
+    expect(error).toMatchObject({ status: 409, errorCode: "PIPELINE_BUSY" });
+    await cp.client.waitForUpdate(pipelineId, first.update_id, { intervalMs: 200 });
+  });
+
+  it("stop cancels the running update and frees the pipeline", async () => {
+    await cp.land("c.json", [{ id: 3 }]);
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    await cp.client.stopPipeline(pipelineId);
+    expect((await cp.client.getUpdate(pipelineId, update_id)).update.state).toBe("CANCELED");
+    const next = await cp.client.startUpdate(pipelineId);
+    expect((await cp.client.waitForUpdate(pipelineId, next.update_id, { intervalMs: 200 })).state).toBe(
+      "COMPLETED",
+    );
+  });
+
+  it("INVALID_PARAMETER_VALUE for an unknown field, naming it, and for reset_mode without FULL or RESET", async () => {
+    const unknown = await refusal(cp.client.startUpdate(pipelineId, { full_refersh: true }));
+    expect(unknown).toMatchObject({ status: 400, errorCode: "INVALID_PARAMETER_VALUE" });
+    expect(unknown.message).toContain('"full_refersh"');
+    const resetMode = await refusal(cp.client.startUpdate(pipelineId, { reset_mode: "TRUNCATE" }));
+    expect(resetMode).toMatchObject({ status: 400, errorCode: "INVALID_PARAMETER_VALUE" });
+  });
+
+  it("MALFORMED_REQUEST for a body that is not JSON, 413 for one over 1 MiB", async () => {
+    const malformed = await raw("POST", `/api/2.0/pipelines/${pipelineId}/updates`, { body: "{nope" });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ error_code: "MALFORMED_REQUEST" });
+    const large = await raw("POST", `/api/2.0/pipelines/${pipelineId}/updates`, {
+      body: JSON.stringify({ cause: "x".repeat(1 << 20) }),
+    });
+    expect(large.status).toBe(413);
+  });
+
+  it("RESOURCE_DOES_NOT_EXIST (404) for an unknown pipeline, update or table", async () => {
+    const missing = "00000000-0000-4000-8000-000000000000";
+    expect(await refusal(cp.client.getPipeline(missing))).toMatchObject({
+      status: 404,
+      errorCode: "RESOURCE_DOES_NOT_EXIST",
+    });
+    expect(await refusal(cp.client.getUpdate(pipelineId, "01ZZZZZZZZZZZZZZZZZZZZZZZZ"))).toMatchObject({
+      status: 404,
+    });
+    expect(await refusal(cp.client.history("errors.api.nope"))).toMatchObject({ status: 404 });
+  });
+
+  it("INVALID_PARAMETER_VALUE for identifiers that could escape their prefix", async () => {
+    for (const path of [
+      "/api/2.0/tables/..%2F..%2Fstate.x.y/history",
+      "/api/2.0/tables/a.b%2Fc.d/history",
+      "/api/2.0/pipelines/..%2Fx",
+    ]) {
+      const response = await raw("GET", path);
+      expect(response.status, path).toBe(400);
+      expect(await response.json()).toMatchObject({ error_code: "INVALID_PARAMETER_VALUE" });
+    }
+  });
+
+  it("INVALID_PARAMETER_VALUE for a filter it does not understand, naming the part", async () => {
+    const error = await refusal(cp.client.events(pipelineId, { filter: "level = 'INFO' OR level = 'WARN'" }));
+    expect(error).toMatchObject({ status: 400, errorCode: "INVALID_PARAMETER_VALUE" });
+    expect(error.message).toContain("OR");
+  });
+
+  it("UNAUTHENTICATED (401) without the bearer token", async () => {
+    const response = await raw("GET", "/api/2.0/pipelines", { token: "wrong" });
+    expect(response.status).toBe(401);
+  });
+
+  it("pages the event log both ways with a page_token that excludes other parameters", async () => {
+    const first = await cp.client.events(pipelineId, {
+      max_results: 2,
+      filter: "level in ('INFO', 'METRICS')",
+    });
+    expect(first.events).toHaveLength(2);
+    const second = await cp.client.events(pipelineId, { max_results: 2, page_token: first.next_page_token! });
+    expect(second.events[0]!.timestamp <= first.events[1]!.timestamp).toBe(true);
+    const back = await cp.client.events(pipelineId, { max_results: 2, page_token: second.prev_page_token! });
+    expect(back.events.map((e) => e.id)).toEqual(first.events.map((e) => e.id));
+    const mixed = await refusal(
+      cp.client.events(pipelineId, { page_token: first.next_page_token!, filter: "level = 'INFO'" }),
+    );
+    expect(mixed.errorCode).toBe("INVALID_PARAMETER_VALUE");
+  });
+});

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * The seed's rewind-and-replay walk-through (shared/seeds/databricks-rewind-and-replay.txt) through
+ * HTTP on the local runtime. The pipeline is named so that the seed's request bodies work verbatim:
+ * its root dataset is `catalog.schema.table`.
+ */
+
+const SEED_REWIND_POINT_BODY = (pointId: string, dryRun = false) => ({
+  cause: "USER_ACTION",
+  rewind_spec: {
+    rewind_point_id: pointId,
+    datasets: [{ identifier: "catalog.schema.table", cascade: true, reset_checkpoints: true }],
+    dry_run: dryRun,
+  },
+});
+
+const SEED_TIMESTAMP_BODY = (timestamp: string) => ({
+  cause: "USER_ACTION",
+  rewind_spec: {
+    rewind_timestamp: timestamp,
+    datasets: [{ identifier: "catalog.schema.table", cascade: true, reset_checkpoints: true }],
+    dry_run: false,
+  },
+});
+
+const definition = (landing: string, cleanSql: string) => ({
+  datasets: [
+    {
+      type: "streaming_table",
+      name: "table",
+      flows: [
+        {
+          name: "ingest",
+          source: {
+            type: "auto_loader",
+            path: landing,
+            format: "json",
+            schema: { id: "BIGINT", amount: "BIGINT" },
+          },
+          sql: "SELECT * FROM source",
+        },
+      ],
+    },
+    {
+      type: "streaming_table",
+      name: "clean",
+      flows: [{ name: "clean_flow", source: { type: "stream", dataset: "table" }, sql: cleanSql }],
+    },
+    {
+      type: "materialized_view",
+      name: "totals",
+      sql: "SELECT count(*) AS orders, sum(amount) AS amount FROM clean",
+    },
+  ],
+});
+
+describe("rewind and replay through the API (the seed's request bodies)", () => {
+  let cp: TestControlPlane;
+  let pipelineId: string;
+  let goodPoint: string;
+
+  const run = async (body?: unknown) => {
+    const { update_id } = await cp.client.startUpdate(pipelineId, body);
+    return cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+  };
+  const totals = async () => (await cp.client.query("catalog.schema.totals")).rows[0];
+
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+    ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "seed walk-through",
+      catalog: "catalog",
+      schema: "schema",
+      configuration: { "pipelines.rewind.betaEnabled": "true" },
+      definition: definition(cp.landing, "SELECT id, amount FROM source"),
+    }));
+    await cp.land(
+      "good.json",
+      [1, 2, 3].map((id) => ({ id, amount: id * 10 })),
+    );
+    expect((await run()).state).toBe("COMPLETED");
+    goodPoint = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
+    // The onset midpoint (to the second) must fall after the last good commit of every table, downstream included.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    await cp.land(
+      "bad.json",
+      [4, 5].map((id) => ({ id, amount: -1000 })),
+    );
+    expect((await run({ cause: "API_CALL" })).state).toBe("COMPLETED");
+  }, 180_000);
+  afterAll(() => cp?.close());
+
+  it("ran the bad batch through (the problem to fix)", async () => {
+    expect(await totals()).toEqual({ orders: 5, amount: 60 - 2000 });
+  });
+
+  it("a dry run validates, changes nothing and records a point that applies exactly that rewind", async () => {
+    const update = await run(SEED_REWIND_POINT_BODY(goodPoint, true));
+    expect(update.state).toBe("COMPLETED");
+    expect(await totals()).toEqual({ orders: 5, amount: -1940 });
+    const { events } = await cp.client.events(pipelineId, {
+      filter: `event_type = 'rewind_summary' AND details.rewind_summary.dry_run = true AND origin.update_id = '${update.update_id}'`,
+    });
+    expect(events).toHaveLength(1);
+    const points = (await cp.client.rewindPoints(pipelineId)).rewind_points.map((p) => p.rewind_point_id);
+    expect(points).toContain(events[0]!.id);
+  });
+
+  it("finds the onset and its midpoint rewind_timestamp, which the seed's timestamp body accepts (dry run)", async () => {
+    const onset = await cp.client.onset("catalog.schema.table", { predicate: "amount < 0" });
+    expect(onset).toMatchObject({ found: true, first_bad_version: 2, last_good_version: 1 });
+    const body = SEED_TIMESTAMP_BODY(onset["rewind_timestamp"] as string);
+    const update = await run({ ...body, rewind_spec: { ...body.rewind_spec, dry_run: true } });
+    expect(update.state).toBe("COMPLETED");
+  });
+
+  it("rewinds to the point (seed body), deploys a fix and replays (an update with no rewind_spec)", async () => {
+    const rewind = await run(SEED_REWIND_POINT_BODY(goodPoint));
+    expect(rewind.state).toBe("COMPLETED");
+    expect(await totals()).toEqual({ orders: 3, amount: 60 });
+    const history = (await cp.client.history("catalog.schema.clean")).history;
+    expect(history[0]).toMatchObject({
+      operation: "RESTORE",
+      operationParameters: { updateId: rewind.update_id },
+    });
+    const { events } = await cp.client.events(pipelineId, {
+      filter: `origin.update_id = '${rewind.update_id}' AND event_type in ('rewind_progress', 'rewind_summary')`,
+      order_by: "timestamp asc",
+    });
+    expect(events.map((e) => e.event_type)).toEqual([
+      "rewind_progress",
+      "rewind_progress",
+      "rewind_progress",
+      "rewind_summary",
+    ]);
+    expect(events.at(-1)!.details).toMatchObject({ rewind_summary: { dry_run: false } });
+
+    await cp.client.editPipeline(pipelineId, {
+      definition: definition(cp.landing, "SELECT id, amount FROM source WHERE amount > 0"),
+    });
+    const replay = await run();
+    expect(replay).toMatchObject({ state: "COMPLETED", definition_version: 2 });
+    expect(await totals()).toEqual({ orders: 3, amount: 60 });
+    const raw = await cp.client.query("catalog.schema.table", { sql: "SELECT count(*) AS n FROM t" });
+    expect(raw.rows).toEqual([{ n: 5 }]); // the bad records were read again, once, and filtered by the fix
+  });
+
+  it("refuses the seed's literal 2026-09-29 timestamp as beyond the 7-day retention, starting nothing", async () => {
+    const before = (await cp.client.listUpdates(pipelineId)).updates.length;
+    const refused = await cp.client
+      .startUpdate(pipelineId, SEED_TIMESTAMP_BODY("2026-09-29 08:36:55"))
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(EbbApiError);
+    expect(refused).toMatchObject({
+      status: 400,
+      errorCode: "INVALID_REWIND_SPECIFICATION.BEYOND_RETENTION",
+    });
+    expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(before);
+  });
+});

@@ -1,0 +1,44 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { loadSynthesizedEbb } from "../../infra/local/ebb-synthesis-cache.ts";
+import { startLocalControlPlane, type LocalControlPlane } from "../../infra/local/local-control-plane.ts";
+import { EbbClient } from "../../shared/client/ebb-client.ts";
+import { bearerAuth } from "../../shared/client/request-signer.ts";
+import { testAws } from "./aws.ts";
+
+/**
+ * The local control plane (API, state machine, functions in process) over the run's stand-ins, with a
+ * client holding its token and a landing folder for auto_loader sources.
+ */
+export interface TestControlPlane {
+  readonly plane: LocalControlPlane;
+  readonly client: EbbClient;
+  /** An absolute folder auto_loader flows can read. */
+  readonly landing: string;
+  /** Writes JSON lines into the landing folder. */
+  land(file: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTestControlPlane(): Promise<TestControlPlane> {
+  const aws = testAws();
+  const plane = await startLocalControlPlane({
+    endpoints: aws.endpoints,
+    storage: aws.storage,
+    ebb: await loadSynthesizedEbb(),
+    schedules: false,
+  });
+  const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-landing-"));
+  return {
+    plane,
+    client: new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) }),
+    landing,
+    land: (file, rows) =>
+      writeFile(path.join(landing, file), rows.map((row) => JSON.stringify(row)).join("\n") + "\n"),
+    close: async () => {
+      await plane.stop();
+      await rm(landing, { recursive: true, force: true });
+    },
+  };
+}
