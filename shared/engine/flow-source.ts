@@ -11,9 +11,9 @@ import {
   listSourceKeys,
   planFileBatch,
 } from "./auto-loader-source.ts";
-import { CheckpointStateError } from "./errors.ts";
+import { CheckpointStateError, SourceUnavailableError } from "./errors.ts";
 import { FileSetState } from "./file-set-state.ts";
-import { readRecords, type LandedFile } from "./record-reader.ts";
+import { BAD_RECORD_COLUMNS, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { FileSetOffset, SourceOffset, TableOffset } from "./source-offsets.ts";
 import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table-stream-source.ts";
@@ -111,19 +111,23 @@ function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: s
         planned && JSON.stringify(planned.end) === JSON.stringify(until)
           ? planned
           : await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
+      if (!plan) {
+        throw new SourceUnavailableError(
+          `flow "${context.flowName}" planned a batch of ${upstream}, which no longer has a table: restore it, or fully refresh this flow's dataset`,
+          { data: { flow: context.flowName, upstream } },
+        );
+      }
       const sandbox = await context.sandbox();
-      const sql = plan ? await loadTableBatch(ref, plan, sandbox) : "SELECT 1 WHERE false";
+      const sql = await loadTableBatch(ref, plan, sandbox);
       await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
-      await sandbox.run(
-        `CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (file VARCHAR, line BIGINT, record VARCHAR, error VARCHAR)`,
-      );
+      await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (${BAD_RECORD_COLUMNS})`);
       return {
-        rowsIn: plan?.rows ?? 0,
+        rowsIn: plan.rows,
         badRecords: 0,
-        ...(plan?.newestCommitTimestamp !== undefined
+        ...(plan.newestCommitTimestamp !== undefined
           ? { newestUpstreamTimestamp: plan.newestCommitTimestamp }
           : {}),
-        skippedRestores: plan?.skippedRestores ?? [],
+        skippedRestores: plan.skippedRestores,
       };
     },
   };

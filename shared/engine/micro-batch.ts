@@ -22,9 +22,10 @@ import { appendBatch, type SinkSession } from "./table-sink.ts";
  *    (a conditional put: write-ahead, before any data is written). Nothing new: caught up.
  * 3. Read the rows between HEAD's offsets and the end offsets into the sandbox as `source`; divert
  *    malformed records (fail, or to `<dataset>_quarantine`); register the snapshots the SQL reads;
- *    run the flow's SQL; write the output's data files.
+ *    run the flow's SQL, its rows streaming straight into the table's new data files.
  * 4. Commit them with `txn {appId: <pipelineId>/<flowId>, version: seq}` stamped at least 1 ms after
- *    the newest upstream commit consumed. A table that already holds that txn is not written again.
+ *    the newest upstream commit consumed. A table that already holds that txn is not written again
+ *    (checked before step 3 writes anything).
  * 5. Mark the checkpoint COMMITTED with the table version and move HEAD (one transaction).
  *
  * A crash anywhere leaves either no PLANNED checkpoint past HEAD (nothing happened) or one that step 1
