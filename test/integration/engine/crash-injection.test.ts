@@ -8,8 +8,9 @@ import { EngineHarness, jsonLines } from "./engine-harness.ts";
  * two-level pipeline; the next update converges and every input row is in each table exactly once.
  */
 describe("crash injection", () => {
-  // Batches 1-4 are the ingest flow's (one file each); 5 and later the clean flow's.
-  const batches = [1, 3, 5, 6];
+  // Batches 1-4 are the ingest flow's (one file each); 5 and later the clean flow's: the first, the last
+  // of the first flow, and one of the second.
+  const batches = [1, 4, 6];
 
   for (const point of CRASH_POINTS) {
     for (const nth of batches) {
