@@ -36,7 +36,7 @@ export function sigV4Auth(region: string): RequestAuth {
     service: "execute-api",
     region,
     credentials: defaultProvider(),
-    sha256: NodeSha256,
+    sha256: NodeSha256 as never,
   });
   return {
     async headers({ method, url, body }) {

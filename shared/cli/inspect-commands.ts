@@ -1,0 +1,147 @@
+import type { Command } from "commander";
+import { api, printObject, type Out } from "./pipeline-commands.ts";
+import { formatJsonLines, formatTable } from "./output-format.ts";
+
+/**
+ * `ebb events`, `ebb rewind-points`, `ebb history`, `ebb changes`, `ebb query`, `ebb onset`: reading
+ * a pipeline's event log and its tables' past through the API.
+ */
+export function addInspectCommands(program: Command, out: Out): void {
+  const print = (rows: readonly Record<string, unknown>[], json?: boolean) =>
+    out(json ? formatJsonLines(rows) : formatTable(rows));
+
+  program
+    .command("events <pipeline-id>")
+    .description("the event log, newest first")
+    .option("--type <types>", "only these event types (comma-separated)")
+    .option("--since <time>", "only events after this time (ISO-8601)")
+    .option("--filter <filter>", "a filter in the API's grammar (ANDed with the above)")
+    .option("--max <n>", "at most this many", Number)
+    .option("--json", "one JSON object per event")
+    .action(
+      async (
+        pipelineId: string,
+        options: { type?: string; since?: string; filter?: string; max?: number; json?: boolean },
+        command: Command,
+      ) => {
+        const types = options.type?.split(",").map((t) => `'${t.trim().replace(/'/g, "''")}'`);
+        const parts = [
+          ...(types ? [`event_type in (${types.join(", ")})`] : []),
+          ...(options.since ? [`timestamp > '${options.since.replace(/'/g, "''")}'`] : []),
+          ...(options.filter ? [options.filter] : []),
+        ];
+        const { events } = await api(command).events(pipelineId, {
+          ...(parts.length > 0 ? { filter: parts.join(" AND ") } : {}),
+          max_results: options.max ?? 50,
+        });
+        if (options.json) return out(formatJsonLines(events as unknown as Record<string, unknown>[]));
+        print(
+          events.map((e) => ({
+            timestamp: e.timestamp,
+            level: e.level,
+            event_type: e.event_type,
+            message: e.message,
+          })),
+        );
+      },
+    );
+
+  program
+    .command("rewind-points <pipeline-id>")
+    .description("the live rewind points, newest first")
+    .option("--capture", "capture one now first")
+    .option("--json", "one JSON object per point")
+    .action(async (pipelineId: string, options: { capture?: boolean; json?: boolean }, command: Command) => {
+      const client = api(command);
+      if (options.capture) await client.captureRewindPoint(pipelineId);
+      const { rewind_points } = await client.rewindPoints(pipelineId);
+      if (options.json) return out(formatJsonLines(rewind_points as unknown as Record<string, unknown>[]));
+      print(
+        rewind_points.map((p) => ({
+          rewind_point_id: p.rewind_point_id,
+          timestamp: p.timestamp,
+          versions: p.datasets.map((d) => `${d.identifier.split(".").at(-1)}@${d.table_version}`).join(" "),
+          message: p.message,
+        })),
+      );
+    });
+
+  program
+    .command("history <table>")
+    .description("DESCRIBE HISTORY of catalog.schema.table")
+    .option("--json", "one JSON object per commit")
+    .action(async (table: string, options: { json?: boolean }, command: Command) => {
+      const { history } = await api(command).history(table);
+      print(
+        options.json
+          ? history
+          : history.map((h) => ({
+              version: h["version"],
+              timestamp: h["timestamp"],
+              operation: h["operation"],
+              metrics: JSON.stringify(h["operationMetrics"]),
+            })),
+        options.json,
+      );
+    });
+
+  program
+    .command("changes <table>")
+    .description("the change data feed of catalog.schema.table")
+    .option("--from <n>", "first version", Number)
+    .option("--to <n>", "last version", Number)
+    .option("--json", "one JSON object per change")
+    .action(
+      async (table: string, options: { from?: number; to?: number; json?: boolean }, command: Command) => {
+        const { changes } = await api(command).changes(table, {
+          ...(options.from !== undefined ? { starting_version: options.from } : {}),
+          ...(options.to !== undefined ? { ending_version: options.to } : {}),
+        });
+        print(changes, options.json);
+      },
+    );
+
+  program
+    .command("query <table> [sql]")
+    .description("read catalog.schema.table (as `t`), now or as of a version or time")
+    .option("--version <n>", "as of this version", Number)
+    .option("--timestamp <time>", "as of this time")
+    .option("--limit <n>", "at most this many rows", Number)
+    .option("--json", "one JSON object per row")
+    .action(
+      async (
+        table: string,
+        sql: string | undefined,
+        options: { version?: number; timestamp?: string; limit?: number; json?: boolean },
+        command: Command,
+      ) => {
+        const { rows } = await api(command).query(table, {
+          ...(sql ? { sql } : {}),
+          ...(options.version !== undefined ? { version: options.version } : {}),
+          ...(options.timestamp ? { timestamp: options.timestamp } : {}),
+          ...(options.limit ? { limit: options.limit } : {}),
+        });
+        print(rows, options.json);
+      },
+    );
+
+  program
+    .command("onset <table> <predicate>")
+    .description("the first version whose changes match the predicate, and the midpoint rewind timestamp")
+    .option("--deletes", "look for an erroneous delete (change type delete)")
+    .option("--json", "print as JSON")
+    .action(
+      async (
+        table: string,
+        predicate: string,
+        options: { deletes?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        const onset = await api(command).onset(table, {
+          predicate,
+          ...(options.deletes ? { change_types: ["delete"] } : {}),
+        });
+        printObject(out, onset, options.json);
+      },
+    );
+}

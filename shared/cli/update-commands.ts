@@ -1,0 +1,208 @@
+import type { Command } from "commander";
+import type { EbbClient, UpdateInfo } from "../client/ebb-client.ts";
+import { api, printObject, type Out } from "./pipeline-commands.ts";
+import { formatJsonLines, formatTable } from "./output-format.ts";
+import { UsageError } from "./usage-error.ts";
+
+/**
+ * `ebb run`, `ebb rewind`, `ebb updates get|list`: start updates and follow them. `run` and `rewind`
+ * wait for the update to end, showing its state and per-flow rows as they change, unless
+ * `--no-wait`; an update that ends FAILED or CANCELED is exit code 4.
+ */
+
+export const EXIT_UPDATE_FAILED = 4;
+
+interface WaitOptions {
+  wait: boolean;
+  json?: boolean;
+}
+
+export interface Confirm {
+  (question: string): Promise<boolean>;
+}
+
+export function addUpdateCommands(program: Command, out: Out, confirm: Confirm): void {
+  program
+    .command("run <pipeline-id>")
+    .description("start an update (replay after a rewind is just this)")
+    .option("--refresh <mode>", "INCREMENTAL, FULL or RESET")
+    .option("--full-refresh", "refresh FULL everything")
+    .option("--select <names>", "datasets or flows the refresh applies to (comma-separated)", list)
+    .option("--reset-mode <mode>", "DROP or TRUNCATE (with --refresh FULL or RESET)")
+    .option("--reset-checkpoints <flows>", "reset these flows' checkpoints only (comma-separated)", list)
+    .option("--validate-only", "plan and validate only")
+    .option("--no-wait", "print the update id and return")
+    .option("--json", "print the final update as JSON")
+    .action(async (pipelineId: string, options: RunOptions, command: Command) => {
+      const body = {
+        cause: "USER_ACTION",
+        ...(options.refresh ? { refresh: options.refresh } : {}),
+        ...(options.fullRefresh ? { full_refresh: true } : {}),
+        ...(options.select ? { selection: options.select } : {}),
+        ...(options.resetMode ? { reset_mode: options.resetMode } : {}),
+        ...(options.resetCheckpoints ? { reset_checkpoint_selection: options.resetCheckpoints } : {}),
+        ...(options.validateOnly ? { validate_only: true } : {}),
+      };
+      await startAndFollow(api(command), pipelineId, body, options, out, command);
+    });
+
+  program
+    .command("rewind <pipeline-id>")
+    .description("rewind the pipeline to a rewind point or a time (then `ebb run` replays)")
+    .option("--point <id>", "a rewind point id (see `ebb rewind-points`)")
+    .option("--latest", "the newest rewind point")
+    .option("--yesterday", "the newest rewind point at least 24 hours old")
+    .option("--timestamp <time>", "UTC 'yyyy-MM-dd HH:mm:ss' or ISO-8601")
+    .option("--datasets <names>", "catalog.schema.table identifiers (comma-separated); default all", list)
+    .option("--no-cascade", "do not also rewind what is downstream of the datasets")
+    .option("--no-reset-checkpoints", "restore table data only; flows keep their position")
+    .option("--dry-run", "validate and record the point, change nothing")
+    .option("--yes", "do not ask for confirmation")
+    .option("--no-wait", "print the update id and return")
+    .option("--json", "print the final update as JSON")
+    .action(async (pipelineId: string, options: RewindOptions, command: Command) => {
+      const client = api(command);
+      const target = await rewindTarget(client, pipelineId, options);
+      const rewind_spec = {
+        ...target,
+        ...(options.datasets
+          ? {
+              datasets: options.datasets.map((identifier) => ({
+                identifier,
+                cascade: options.cascade,
+                reset_checkpoints: options.resetCheckpoints,
+              })),
+            }
+          : {}),
+        dry_run: options.dryRun ?? false,
+      };
+      if (!options.dryRun && !options.yes) {
+        const points = (await client.rewindPoints(pipelineId)).rewind_points;
+        const point =
+          "rewind_point_id" in target
+            ? points.find((p) => p.rewind_point_id === target.rewind_point_id)
+            : undefined;
+        out(
+          `rewind ${pipelineId} to ${point ? `point ${point.rewind_point_id} (${point.timestamp})` : JSON.stringify(target)}\n`,
+        );
+        if (point)
+          out(
+            formatTable(
+              point.datasets.map((d) => ({ dataset: d.identifier, restores_version: d.table_version })),
+            ),
+          );
+        out(
+          `datasets: ${options.datasets?.join(", ") ?? "all"}; cascade ${options.cascade}; reset checkpoints ${options.resetCheckpoints}\n`,
+        );
+        if (!(await confirm("Rewind? [y/N] "))) {
+          out("not rewound\n");
+          return;
+        }
+      }
+      await startAndFollow(client, pipelineId, { cause: "USER_ACTION", rewind_spec }, options, out, command);
+    });
+
+  const updates = program.command("updates").description("read updates");
+  updates
+    .command("get <pipeline-id> <update-id>")
+    .option("--json", "print as JSON")
+    .action(async (pipelineId: string, updateId: string, options: { json?: boolean }, command: Command) => {
+      printObject(out, (await api(command).getUpdate(pipelineId, updateId)).update, options.json);
+    });
+  updates
+    .command("list <pipeline-id>")
+    .option("--max <n>", "at most this many", Number)
+    .option("--json", "one JSON object per update")
+    .action(async (pipelineId: string, options: { max?: number; json?: boolean }, command: Command) => {
+      const { updates: listed } = await api(command).listUpdates(
+        pipelineId,
+        options.max ? { max_results: options.max } : {},
+      );
+      const rows = listed.map((u) => ({
+        update_id: u.update_id,
+        state: u.state,
+        cause: u.cause,
+        created: new Date(u.creation_time).toISOString(),
+        rewind: u.rewind_spec ? "yes" : "",
+        error: u.error?.error_code ?? "",
+      }));
+      out(options.json ? formatJsonLines(listed) : formatTable(rows));
+    });
+}
+
+interface RunOptions extends WaitOptions {
+  refresh?: string;
+  fullRefresh?: boolean;
+  select?: string[];
+  resetMode?: string;
+  resetCheckpoints?: string[];
+  validateOnly?: boolean;
+}
+
+interface RewindOptions extends WaitOptions {
+  point?: string;
+  latest?: boolean;
+  yesterday?: boolean;
+  timestamp?: string;
+  datasets?: string[];
+  cascade: boolean;
+  resetCheckpoints: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
+}
+
+function list(value: string): string[] {
+  return value
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+async function rewindTarget(client: EbbClient, pipelineId: string, options: RewindOptions) {
+  const chosen = [options.point, options.latest, options.yesterday, options.timestamp].filter(
+    (v) => v !== undefined,
+  );
+  if (chosen.length !== 1)
+    throw new UsageError("give exactly one of --point, --latest, --yesterday, --timestamp");
+  if (options.point) return { rewind_point_id: options.point };
+  if (options.timestamp) return { rewind_timestamp: options.timestamp };
+  const points = (await client.rewindPoints(pipelineId)).rewind_points;
+  const cutoff = options.yesterday ? Date.now() - 86_400_000 : Infinity;
+  const point = points.find((p) => Date.parse(p.timestamp) <= cutoff);
+  if (!point)
+    throw new UsageError(
+      `the pipeline has no rewind point${options.yesterday ? " from 24 hours ago or earlier" : ""}`,
+    );
+  return { rewind_point_id: point.rewind_point_id };
+}
+
+async function startAndFollow(
+  client: EbbClient,
+  pipelineId: string,
+  body: unknown,
+  options: WaitOptions,
+  out: Out,
+  command: Command,
+): Promise<void> {
+  const { update_id } = await client.startUpdate(pipelineId, body);
+  if (!options.wait) {
+    out(options.json ? `${JSON.stringify({ update_id })}\n` : `${update_id}\n`);
+    return;
+  }
+  let last = "";
+  const update: UpdateInfo = await client.waitForUpdate(pipelineId, update_id, {
+    intervalMs: 500,
+    onPoll: (polled) => {
+      const flows = Object.entries(polled.progress ?? {})
+        .map(([flow, p]) => `${flow} ${p.rows_out} rows/${p.batches} batches`)
+        .join(", ");
+      const line = `${update_id} ${polled.state}${flows ? `  ${flows}` : ""}`;
+      if (line !== last && !options.json) out(`${line}\n`);
+      last = line;
+    },
+  });
+  if (options.json) out(`${JSON.stringify(update, null, 2)}\n`);
+  else if (update.error) out(`error ${update.error.error_code}: ${update.error.message}\n`);
+  if (update.state !== "COMPLETED")
+    command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT_UPDATE_FAILED });
+}
