@@ -193,12 +193,16 @@ export class RewindBeforeFullRefreshError extends RewindError {
   override readonly name = "RewindBeforeFullRefreshError";
   override readonly errorCode = "REWIND_BEFORE_FULL_REFRESH";
   constructor(
-    readonly refreshes: readonly { readonly dataset: string; readonly refreshedAt: number }[],
+    /** `refreshedAt` is unknown when only the table's new identity shows it was dropped and recreated. */
+    readonly refreshes: readonly { readonly dataset: string; readonly refreshedAt?: number }[],
     readonly targetTime: number,
   ) {
     super(
       `the rewind target (${new Date(targetTime).toISOString()}) is before the last full refresh of ${refreshes
-        .map((r) => `${r.dataset} (${new Date(r.refreshedAt).toISOString()})`)
+        .map(
+          (r) =>
+            `${r.dataset} (${r.refreshedAt === undefined ? "dropped and recreated since" : new Date(r.refreshedAt).toISOString()})`,
+        )
         .join(
           ", ",
         )}: the data it held then was discarded; pick a point after the refresh, or leave the dataset out`,

@@ -1,12 +1,11 @@
 import type { Snapshot } from "../delta/snapshot.ts";
 import { readCommit } from "../delta/commit-reader.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { flowAppId, flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { tableDatasets, writersOf } from "./pipeline-datasets.ts";
 import type { PipelineCut } from "./rewind-point.ts";
+import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
 /**
  * A consistent cut of the pipeline (semantics.md "Rewind points": a capture during a running update
@@ -34,40 +33,39 @@ export interface DatasetCut {
   readonly flows: ReadonlyMap<string, number>;
 }
 
-/** Captures the pipeline's current cut (step 1 over every table). */
+/** Captures the pipeline's current cut (step 1 over every table), reported in run order. */
 export async function captureCut(env: RewindEnvironment): Promise<PipelineCut> {
+  const time = env.clock();
+  const order = tableDatasets(env.pipeline);
+  const read = new Map<string, DatasetCut | undefined>();
+  await withTableSnapshots(env.tableStore, async (snapshots) => {
+    for (const dataset of [...order].reverse()) {
+      read.set(dataset, await cutOfDataset(env, snapshots, dataset, { kind: "latest" }));
+    }
+  });
   const datasets = new Map<string, { version: number; tableId: string }>();
   const flows = new Map<string, number>();
-  const time = env.clock();
-  for (const dataset of [...tableDatasets(env.pipeline)].reverse()) {
-    const at = await cutOfDataset(env, dataset, { kind: "latest" });
+  for (const dataset of order) {
+    const at = read.get(dataset);
+    if (at) datasets.set(dataset, { version: at.version, tableId: at.tableId });
     for (const flow of writersOf(env.pipeline, dataset))
       flows.set(flow.name, at?.flows.get(flow.name) ?? ROOT_SEQ);
-    if (at) datasets.set(dataset, { version: at.version, tableId: at.tableId });
   }
-  return {
-    time,
-    datasets: new Map(
-      tableDatasets(env.pipeline).flatMap((d) => (datasets.has(d) ? [[d, datasets.get(d)!]] : [])),
-    ),
-    flows: new Map([...flows].reverse()),
-  };
+  return { time, datasets, flows };
 }
 
 /** Steps 2–4 for one dataset. */
 export async function cutOfDataset(
   env: RewindEnvironment,
+  snapshots: TableSnapshots,
   dataset: string,
   choice: VersionChoice,
 ): Promise<DatasetCut | undefined> {
   const store = env.tableStore(dataset);
-  let snapshot: Snapshot;
-  try {
-    snapshot = await loadSnapshot(store, choice.kind === "version" ? { version: choice.version } : {});
-  } catch (error) {
-    if (error instanceof TableNotFoundError) return undefined;
-    throw error;
-  }
+  const first =
+    choice.kind === "version" ? await snapshots.at(dataset, choice.version) : await snapshots.latest(dataset);
+  if (!first) return undefined;
+  let snapshot: Snapshot = first;
   const writers = writersOf(env.pipeline, dataset).map((flow) => flow.name);
   for (;;) {
     const flows = new Map(writers.map((flow) => [flow, seqIn(snapshot, env.pipelineId, flow)]));
@@ -87,7 +85,7 @@ export async function cutOfDataset(
       inFlight.seq,
     );
     if (before < 0) return undefined;
-    snapshot = await loadSnapshot(store, { version: before });
+    snapshot = await snapshots.at(dataset, before);
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from "./errors.ts";
 import { writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import type { TableSnapshots } from "./table-snapshots.ts";
 
 /**
  * The checks a rewind (and its dry run) makes against storage before anything changes (semantics.md
@@ -45,15 +46,15 @@ export interface FlowCheck {
 /** Step 1 for one dataset: its restore plan, or the pieces missing. */
 export async function checkTable(
   env: RewindEnvironment,
+  snapshots: TableSnapshots,
   dataset: string,
   targetVersion: number,
   missing: MissingPiece[],
 ): Promise<DatasetCheck | undefined> {
-  const store = env.tableStore(dataset);
-  const current = await loadSnapshot(store);
+  const current = await snapshots.latest(dataset);
   let target;
   try {
-    target = await loadSnapshot(store, { version: targetVersion });
+    target = await snapshots.at(dataset, targetVersion);
   } catch (error) {
     if (error instanceof VersionNotFoundError || error instanceof TableNotFoundError) {
       missing.push({ owner: dataset, what: `table version ${targetVersion} is no longer in the log` });
@@ -61,8 +62,12 @@ export async function checkTable(
     }
     throw error;
   }
+  if (!current) {
+    missing.push({ owner: dataset, what: "the table no longer exists" });
+    return undefined;
+  }
   const restore = planRestore(current, target, env.clock());
-  for (const key of await findMissingFiles(store, restore.filesToRestore, 32)) {
+  for (const key of await findMissingFiles(env.tableStore(dataset), restore.filesToRestore, 32)) {
     missing.push({
       owner: dataset,
       what: `data file ${key} of version ${targetVersion} is gone (vacuumed?)`,

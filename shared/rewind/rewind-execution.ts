@@ -1,11 +1,12 @@
 import { executeRestore, planRestore } from "../delta/restore.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { TableNotFoundError } from "../delta/errors.ts";
 import { ConcurrentRewindChangeError } from "./errors.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
 import { rewindSummaryEvent, type PipelineCut } from "./rewind-point.ts";
 import { recordRewindPoint } from "./rewind-points.ts";
 import type { DatasetRewind, RewindPlan } from "./rewind-plan.ts";
+import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
 /**
  * Doing a planned rewind (semantics.md "Doing the rewind"). Every step is idempotent, so a task retried
@@ -53,7 +54,9 @@ export async function executeRewind(
   }
   await env.pipelines.setRewindBlock(env.pipelineId, { blocked: true, byUpdateId: updateId });
   const done: DatasetRewound[] = [];
-  for (const dataset of plan.datasets) done.push(await rewindDataset(env, dataset, updateId));
+  await withTableSnapshots(env.tableStore, async (snapshots) => {
+    for (const dataset of plan.datasets) done.push(await rewindDataset(env, dataset, updateId, snapshots));
+  });
   await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
   const now = env.clock();
   const summary = await appendEvent(
@@ -76,12 +79,19 @@ export async function rewindDataset(
   env: RewindEnvironment,
   dataset: DatasetRewind,
   updateId: string,
+  snapshots?: TableSnapshots,
 ): Promise<DatasetRewound> {
+  if (!snapshots) {
+    return withTableSnapshots(env.tableStore, (own) => rewindDataset(env, dataset, updateId, own));
+  }
   const store = env.tableStore(dataset.dataset);
+  // The table as it is now (a retried task may find it restored already), and the immutable target.
+  snapshots.forgetLatest(dataset.dataset);
   const [current, target] = await Promise.all([
-    loadSnapshot(store),
-    loadSnapshot(store, { version: dataset.targetVersion }),
+    snapshots.latest(dataset.dataset),
+    snapshots.at(dataset.dataset, dataset.targetVersion),
   ]);
+  if (!current) throw new TableNotFoundError(dataset.identifier);
   const restore = planRestore(current, target, env.clock());
   const needed =
     restore.filesToRestore.length > 0 ||

@@ -1,6 +1,4 @@
 import type { RestorePlan } from "../delta/restore.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
 import { consumedVersion } from "./checkpoint-offsets.ts";
 import { RewindBeforeFullRefreshError, type MissingPiece } from "./errors.ts";
 import { lastResets } from "./full-refresh-record.ts";
@@ -10,6 +8,7 @@ import { checkFlows, checkTable, throwIfMissing, type FlowCheck } from "./rewind
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindSpec } from "./rewind-spec.ts";
 import { resolveTarget, type ResolvedTarget } from "./rewind-target.ts";
+import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
 /**
  * Planning a rewind: every check of semantics.md "Rewind request", in the order that names the most
@@ -44,7 +43,15 @@ export interface RewindPlan {
 }
 
 export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Promise<RewindPlan> {
-  const resolved = await resolveTarget(env, spec.target);
+  return withTableSnapshots(env.tableStore, (snapshots) => planWith(env, snapshots, spec));
+}
+
+async function planWith(
+  env: RewindEnvironment,
+  snapshots: TableSnapshots,
+  spec: RewindSpec,
+): Promise<RewindPlan> {
+  const resolved = await resolveTarget(env, spec.target, snapshots);
   const { cut } = resolved;
 
   const consumed = new Map<string, number>();
@@ -66,14 +73,14 @@ export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Prom
       (consumed.get(flow) ?? -1) > (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
   });
 
-  await checkFullRefreshes(env, resolved, members, resets);
+  await checkFullRefreshes(env, snapshots, resolved, members, resets);
 
   const tables: MissingPiece[] = [];
   const missing = { checkpoints: [] as MissingPiece[], sources: [] as MissingPiece[] };
   const datasets: DatasetRewind[] = [];
   for (const member of members) {
     const targetVersion = cut.datasets.get(member.dataset)!.version;
-    const table = await checkTable(env, member.dataset, targetVersion, tables);
+    const table = await checkTable(env, snapshots, member.dataset, targetVersion, tables);
     const flows = member.resetCheckpoints ? await checkFlows(env, member.dataset, cut.flows, missing) : [];
     if (!table) continue;
     const { restore } = table;
@@ -99,28 +106,21 @@ export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Prom
 
 async function checkFullRefreshes(
   env: RewindEnvironment,
+  snapshots: TableSnapshots,
   resolved: ResolvedTarget,
   members: readonly CascadeMember[],
   resets: ReadonlyMap<string, number>,
 ): Promise<void> {
-  const refused: { dataset: string; refreshedAt: number }[] = [];
+  const refused: { dataset: string; refreshedAt?: number }[] = [];
   for (const { dataset } of members) {
     const at = resets.get(dataset);
     const targetId = resolved.cut.datasets.get(dataset)?.tableId;
-    const currentId = await currentTableId(env, dataset);
+    const currentId = (await snapshots.latest(dataset))?.metadata.id;
     const recreated = targetId !== undefined && targetId !== "" && targetId !== currentId;
     if ((at !== undefined && at > resolved.cut.time) || recreated) {
-      refused.push({ dataset: qualifiedName(env.pipeline, dataset), refreshedAt: at ?? resolved.cut.time });
+      const refreshedAt = at !== undefined && at > resolved.cut.time ? { refreshedAt: at } : {};
+      refused.push({ dataset: qualifiedName(env.pipeline, dataset), ...refreshedAt });
     }
   }
   if (refused.length > 0) throw new RewindBeforeFullRefreshError(refused, resolved.cut.time);
-}
-
-async function currentTableId(env: RewindEnvironment, dataset: string): Promise<string | undefined> {
-  try {
-    return (await loadSnapshot(env.tableStore(dataset))).metadata.id;
-  } catch (error) {
-    if (error instanceof TableNotFoundError) return undefined;
-    throw error;
-  }
 }

@@ -9,6 +9,7 @@ import type { PipelineCut } from "./rewind-point.ts";
 import { findRewindPoint } from "./rewind-points.ts";
 import type { RewindTarget } from "./rewind-spec.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
+import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
 /**
  * Resolving a rewind target to a cut (semantics.md "Rewind request"):
@@ -28,7 +29,11 @@ export interface ResolvedTarget {
   readonly cut: PipelineCut;
 }
 
-export async function resolveTarget(env: RewindEnvironment, target: RewindTarget): Promise<ResolvedTarget> {
+export async function resolveTarget(
+  env: RewindEnvironment,
+  target: RewindTarget,
+  snapshots?: TableSnapshots,
+): Promise<ResolvedTarget> {
   if (target.kind === "point") {
     const point = await findRewindPoint(env, target.rewindPointId);
     return { target, rewindPointId: point.rewindPointId, cut: point.cut };
@@ -41,18 +46,25 @@ export async function resolveTarget(env: RewindEnvironment, target: RewindTarget
       `rewind_timestamp ${target.text} is older than the pipeline's rewind retention of ${describeInterval(retention)}`,
     );
   }
-  return { target, cut: await cutAtTime(env, target.time) };
+  return { target, cut: await cutAtTime(env, target.time, snapshots) };
 }
 
-/** The cut at instant `time`. */
-export async function cutAtTime(env: RewindEnvironment, time: number): Promise<PipelineCut> {
+/** The cut at instant `time` (reading through `snapshots` when given). */
+export async function cutAtTime(
+  env: RewindEnvironment,
+  time: number,
+  snapshots?: TableSnapshots,
+): Promise<PipelineCut> {
+  if (!snapshots) return withTableSnapshots(env.tableStore, (own) => cutAtTime(env, time, own));
   const datasets = new Map<string, { version: number; tableId: string }>();
   const flows = new Map<string, number>();
   const missing: MissingPiece[] = [];
   for (const dataset of tableDatasets(env.pipeline)) {
     const version = await versionAt(env, dataset, time, missing);
     const at =
-      version === undefined ? undefined : await cutOfDataset(env, dataset, { kind: "version", version });
+      version === undefined
+        ? undefined
+        : await cutOfDataset(env, snapshots, dataset, { kind: "version", version });
     if (at) datasets.set(dataset, { version: at.version, tableId: at.tableId });
     for (const flow of writersOf(env.pipeline, dataset))
       flows.set(flow.name, at?.flows.get(flow.name) ?? ROOT_SEQ);

@@ -1,0 +1,76 @@
+import { TableNotFoundError } from "../delta/errors.ts";
+import type { Snapshot } from "../delta/snapshot.ts";
+import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { DuckSession } from "../duck/duck-session.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+
+/**
+ * The table snapshots one rewind step reads, loaded once each and through one DuckDB session (log
+ * checkpoints are Parquet): a plan reads every rewound table's latest and target versions several
+ * times, and a fresh session per load would cost more than the rewind itself. Past versions never
+ * change, so they are cached for the whole step; the latest version is cached until `forgetLatest`.
+ */
+export class TableSnapshots {
+  readonly #versions = new Map<string, Promise<Snapshot>>();
+  readonly #latest = new Map<string, Promise<Snapshot | undefined>>();
+  #duck: Promise<DuckSession> | undefined;
+
+  constructor(private readonly tableStore: (dataset: string) => ObjectStore) {}
+
+  /** The latest snapshot, or undefined when the table does not exist. */
+  latest(dataset: string): Promise<Snapshot | undefined> {
+    let loaded = this.#latest.get(dataset);
+    if (!loaded) {
+      loaded = this.#load(dataset).catch((error: unknown) => {
+        if (error instanceof TableNotFoundError) return undefined;
+        throw error;
+      });
+      this.#latest.set(dataset, loaded);
+    }
+    return loaded;
+  }
+
+  /** The snapshot at `version` (throws the Delta reader's errors when it cannot be loaded). */
+  at(dataset: string, version: number): Promise<Snapshot> {
+    const key = `${dataset}@${version}`;
+    let loaded = this.#versions.get(key);
+    if (!loaded) {
+      loaded = this.#load(dataset, version);
+      this.#versions.set(key, loaded);
+      loaded.catch(() => this.#versions.delete(key));
+    }
+    return loaded;
+  }
+
+  /** The table changed (a commit of this step): its latest snapshot must be read again. */
+  forgetLatest(dataset: string): void {
+    this.#latest.delete(dataset);
+  }
+
+  async close(): Promise<void> {
+    const duck = this.#duck;
+    this.#duck = undefined;
+    if (duck) (await duck).close();
+  }
+
+  async #load(dataset: string, version?: number): Promise<Snapshot> {
+    this.#duck ??= DuckSession.open();
+    return loadSnapshot(this.tableStore(dataset), {
+      duck: await this.#duck,
+      ...(version !== undefined ? { version } : {}),
+    });
+  }
+}
+
+/** Runs `work` with a snapshot cache over the environment's tables, closing it afterwards. */
+export async function withTableSnapshots<T>(
+  tableStore: (dataset: string) => ObjectStore,
+  work: (snapshots: TableSnapshots) => Promise<T>,
+): Promise<T> {
+  const snapshots = new TableSnapshots(tableStore);
+  try {
+    return await work(snapshots);
+  } finally {
+    await snapshots.close();
+  }
+}
