@@ -3,7 +3,7 @@ import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
-/** One streaming table written by two flows, each from its own landing folder and owning its rows. */
+/** One streaming table (partitioned) written by two flows, each from its own landing folder and owning its rows. */
 describe("a shared streaming table", () => {
   const harness = new EngineHarness();
   afterAll(() => harness.close());
@@ -17,6 +17,7 @@ describe("a shared streaming table", () => {
         {
           type: "streaming_table",
           name: "events",
+          partition_by: ["origin"],
           flows: ["eu", "us"].map((region) => ({
             name: `from_${region}`,
             source: {
@@ -50,6 +51,8 @@ describe("a shared streaming table", () => {
 
     const table = await DeltaTable.open(new DatasetCatalog(pipeline, harness.store).tableStore("events"));
     const txns = Object.fromEntries([...table.snapshot.txns].map(([appId, txn]) => [appId, txn.version]));
+    const partitions = [...table.snapshot.files.values()].map((file) => file.partitionValues["origin"]);
+    expect(new Set(partitions)).toEqual(new Set(["eu", "us"]));
     await table.close();
     expect(txns).toEqual({ [`${harness.pipelineId}/from_eu`]: 2, [`${harness.pipelineId}/from_us`]: 2 });
   });
