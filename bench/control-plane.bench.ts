@@ -1,0 +1,152 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { EnvironmentControlPlane } from "../functions/runtime/control-plane-from-env.ts";
+import { loadSynthesizedEbb } from "../infra/local/ebb-synthesis-cache.ts";
+import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
+import { startLocalControlPlane } from "../infra/local/local-control-plane.ts";
+import { EbbClient } from "../shared/client/ebb-client.ts";
+import { bearerAuth } from "../shared/client/request-signer.ts";
+import { loadPipeline, rewindEnvironment } from "../shared/control/control-plane.ts";
+import { executeRewind } from "../shared/rewind/rewind-execution.ts";
+import { planRewind } from "../shared/rewind/rewind-plan.ts";
+import { parseRewindSpec } from "../shared/rewind/rewind-spec.ts";
+
+/**
+ * Control-plane figures (issue 6 "Benchmarks"), on the embedded local runtime (API over loopback
+ * HTTP, handlers and state machine in process, DynamoDB Local and the embedded S3):
+ *
+ * 1. start-update and get-update latency, p50 and p99 over `EBB_BENCH_CALLS` calls (default 1,000).
+ *    Each start is a `validate_only` update of a one-dataset pipeline, awaited before the next start
+ *    (one update runs at a time); only the start-update call itself is timed.
+ * 2. A 10-dataset pipeline's rewind end to end through the API (start-update until COMPLETED, polled
+ *    every 20 ms), and the same rewind called in process (plan + execute), on the same tables in the
+ *    same state: their ratio is the control plane's overhead.
+ */
+
+const CALLS = Number(process.env["EBB_BENCH_CALLS"] ?? 1000);
+const CHAIN = 10;
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+function summary(label: string, samples: number[]): string {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return `${label}: p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms (n=${samples.length})`;
+}
+
+function chainDefinition(landing: string) {
+  const datasets: unknown[] = [
+    {
+      type: "streaming_table",
+      name: "d0",
+      flows: [
+        {
+          name: "f0",
+          source: {
+            type: "auto_loader",
+            path: landing,
+            format: "json",
+            schema: { id: "BIGINT", v: "BIGINT" },
+          },
+          sql: "SELECT * FROM source",
+        },
+      ],
+    },
+  ];
+  for (let i = 1; i < CHAIN; i++) {
+    datasets.push({
+      type: "streaming_table",
+      name: `d${i}`,
+      flows: [
+        {
+          name: `f${i}`,
+          source: { type: "stream", dataset: `d${i - 1}` },
+          sql: "SELECT id, v + 1 AS v FROM source",
+        },
+      ],
+    });
+  }
+  return {
+    name: "bench chain",
+    catalog: "bench",
+    schema: "chain",
+    configuration: { "pipelines.rewind.enabled": "true" },
+    definition: { datasets },
+  };
+}
+
+export async function run(): Promise<void> {
+  const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-bench-landing-"));
+  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
+  const plane = await startLocalControlPlane({
+    endpoints: aws.endpoints,
+    storage,
+    ebb: await loadSynthesizedEbb(),
+    schedules: false,
+  });
+  const client = new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) });
+  const land = (file: string, ids: number[]) =>
+    writeFile(path.join(landing, file), ids.map((id) => JSON.stringify({ id, v: id })).join("\n") + "\n");
+  const runToEnd = async (pipelineId: string, body?: unknown, intervalMs = 100) => {
+    const { update_id } = await client.startUpdate(pipelineId, body);
+    const update = await client.waitForUpdate(pipelineId, update_id, { intervalMs });
+    if (update.state !== "COMPLETED")
+      throw new Error(`bench update ${update.state}: ${update.error?.message ?? ""}`);
+  };
+  try {
+    // 1. Latency.
+    const small = await client.createPipeline({
+      ...chainDefinition(landing),
+      name: "bench small",
+      schema: "small",
+      definition: { datasets: [chainDefinition(landing).definition.datasets[0]] },
+    });
+    const starts: number[] = [];
+    let lastUpdate = "";
+    for (let i = 0; i < CALLS; i++) {
+      const started = performance.now();
+      lastUpdate = (await client.startUpdate(small.pipeline_id, { validate_only: true })).update_id;
+      starts.push(performance.now() - started);
+      await plane.stepFunctions.settled();
+    }
+    const gets: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const started = performance.now();
+      await client.getUpdate(small.pipeline_id, lastUpdate);
+      gets.push(performance.now() - started);
+    }
+    console.log(summary("start-update (validate_only)", starts));
+    console.log(summary("get-update", gets));
+
+    // 2. Rewind of a 10-dataset pipeline: through the API vs in process.
+    const { pipeline_id: chain } = await client.createPipeline(chainDefinition(landing));
+    await land("1.json", [1, 2, 3]);
+    await runToEnd(chain);
+    const point = (await client.rewindPoints(chain)).rewind_points[0]!.rewind_point_id;
+    await land("2.json", [4, 5, 6]);
+    await runToEnd(chain);
+
+    const viaApi = performance.now();
+    await runToEnd(chain, { rewind_spec: { rewind_point_id: point } }, 20);
+    const apiMs = performance.now() - viaApi;
+
+    await runToEnd(chain); // replay: every table moves forward again
+    const control = new EnvironmentControlPlane();
+    const { pipeline } = await loadPipeline(control, chain);
+    const env = rewindEnvironment(control, chain, pipeline);
+    const inProcess = performance.now();
+    const plan = await planRewind(env, parseRewindSpec({ rewind_point_id: point }, Date.now()));
+    await executeRewind(env, plan, "bench-in-process");
+    const inProcessMs = performance.now() - inProcess;
+    console.log(
+      `rewind of ${CHAIN} datasets: through the API ${apiMs.toFixed(0)} ms, in process ${inProcessMs.toFixed(0)} ms, ratio ${(apiMs / inProcessMs).toFixed(2)}`,
+    );
+  } finally {
+    await plane.stop();
+    await aws.stop();
+    await rm(landing, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,113 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXIT, runCli } from "../../../shared/cli/main.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/** The rewind scenario driven only through the `ebb` CLI against the local runtime's API. */
+describe("ebb CLI over the API", () => {
+  let cp: TestControlPlane;
+  const ebb = async (...args: string[]) => {
+    let out = "";
+    let err = "";
+    const code = await runCli([...args, "--endpoint", cp.plane.endpoint, "--token", cp.plane.token], {
+      out: (text) => (out += text),
+      err: (text) => (err += text),
+      confirm: async () => true,
+    });
+    return { code, out, err };
+  };
+  const definitionFile = async (name: string, sql: string) => {
+    const file = path.join(cp.landing, "..", `${path.basename(cp.landing)}-${name}.yaml`);
+    await writeFile(
+      file,
+      [
+        "name: cli demo",
+        "catalog: cli",
+        "schema: demo",
+        "configuration: { pipelines.rewind.enabled: 'true' }",
+        "datasets:",
+        "  - type: streaming_table",
+        "    name: raw",
+        "    flows:",
+        "      - name: ingest",
+        `        source: { type: auto_loader, path: ${cp.landing}, format: json, schema: { id: BIGINT, v: BIGINT } }`,
+        "        sql: SELECT * FROM source",
+        "  - type: streaming_table",
+        "    name: good",
+        "    flows:",
+        "      - name: keep",
+        "        source: { type: stream, dataset: raw }",
+        `        sql: ${sql}`,
+      ].join("\n"),
+    );
+    return file;
+  };
+
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+  });
+  afterAll(() => cp?.close());
+
+  it("creates, runs, rewinds with confirmation, deploys a fix and replays; exit codes mean something", async () => {
+    const created = await ebb("pipelines", "create", await definitionFile("v1", "SELECT id, v FROM source"));
+    expect(created.code, created.err).toBe(EXIT.ok);
+    const pipelineId = created.out.trim();
+
+    await cp.land("1.json", [{ id: 1, v: 1 }]);
+    const first = await ebb("run", pipelineId);
+    expect(first.code, first.err).toBe(EXIT.ok);
+    expect(first.out).toContain("COMPLETED");
+
+    const points = await ebb("rewind-points", pipelineId, "--json");
+    const point = JSON.parse(points.out.trim().split("\n")[0]!) as { rewind_point_id: string };
+
+    await cp.land("2.json", [{ id: 2, v: -1 }]);
+    expect((await ebb("run", pipelineId)).code).toBe(EXIT.ok);
+    expect(
+      JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
+    ).toEqual({ n: 2 });
+
+    const dry = await ebb("rewind", pipelineId, "--latest", "--dry-run");
+    expect(dry.code, dry.err).toBe(EXIT.ok);
+    const rewound = await ebb(
+      "rewind",
+      pipelineId,
+      "--point",
+      point.rewind_point_id,
+      "--datasets",
+      "cli.demo.raw",
+    );
+    expect(rewound.code, rewound.err).toBe(EXIT.ok);
+    expect(rewound.out).toContain("restores_version");
+    expect(
+      JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
+    ).toEqual({ n: 1 });
+
+    expect(
+      (
+        await ebb(
+          "pipelines",
+          "update",
+          pipelineId,
+          await definitionFile("v2", "SELECT id, v FROM source WHERE v > 0"),
+        )
+      ).code,
+    ).toBe(EXIT.ok);
+    expect((await ebb("run", pipelineId)).code).toBe(EXIT.ok);
+    expect(
+      JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
+    ).toEqual({ n: 1 });
+
+    const history = await ebb("history", "cli.demo.good");
+    expect(history.out).toContain("RESTORE");
+    const events = await ebb("events", pipelineId, "--type", "rewind_summary", "--json");
+    expect(events.out.trim().split("\n").length).toBeGreaterThanOrEqual(3);
+
+    const refused = await ebb("rewind", pipelineId, "--point", "nope", "--yes");
+    expect(refused.code).toBe(EXIT.refused);
+    expect(refused.err).toContain("INVALID_REWIND_SPECIFICATION.REWIND_POINT_NOT_FOUND");
+    expect((await ebb("rewind", pipelineId)).code).toBe(EXIT.usage);
+    expect((await ebb("updates", "list", pipelineId)).out).toContain("COMPLETED");
+  }, 240_000);
+});
