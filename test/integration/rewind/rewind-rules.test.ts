@@ -11,6 +11,7 @@ import {
 } from "../../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../../shared/rewind/rewind-points.ts";
 import { cutAtTime } from "../../../shared/rewind/rewind-target.ts";
+import type { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { ROOT_SEQ } from "../../../shared/store/checkpoints-repository.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
 import { scenarioPipeline } from "./pipeline-definitions.ts";
@@ -156,7 +157,10 @@ describe("rewind rules against storage", () => {
       CheckpointBeyondRetentionError,
       /ingest: state file state\//,
     );
-    h.checkpoints.forget({ pipelineId: h.pipelineId, flowId: "clean" }, point.cut.flows.get("clean")!);
+    (h.checkpoints as MemoryCheckpointsRepository).forget(
+      { pipelineId: h.pipelineId, flowId: "clean" },
+      point.cut.flows.get("clean")!,
+    );
     await expectRefused(
       h,
       { rewind_point_id: point.rewindPointId },

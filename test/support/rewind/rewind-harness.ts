@@ -15,12 +15,14 @@ import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts"
 import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
-import type { PipelineEvent } from "../../../shared/store/event-log-repository.ts";
+import type { EventLogRepository, PipelineEvent } from "../../../shared/store/event-log-repository.ts";
+import type { CheckpointsRepository } from "../../../shared/store/checkpoints-repository.ts";
+import type { UpdatesRepository } from "../../../shared/store/updates-repository.ts";
 import { eventsOfType } from "../../../shared/rewind/rewind-events.ts";
 import type { ObjectStore } from "../../../shared/store/object-store.ts";
 import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
-import type { RewindBlock } from "../../../shared/store/pipelines-repository.ts";
-import { MemoryUpdates } from "./memory-updates.ts";
+import type { PipelinesRepository, RewindBlock } from "../../../shared/store/pipelines-repository.ts";
+import { MemoryUpdatesRepository } from "../../../shared/store/memory-updates-repository.ts";
 
 /** A clock that only moves forward: each reading is at least 1 ms after the last. */
 export class TestClock {
@@ -48,22 +50,61 @@ function sqlParser(): Promise<SqlReferenceParser> {
   return (parser ??= SqlReferenceParser.open());
 }
 
+/** The stores a harness runs on. */
+export interface HarnessPorts {
+  /** The pipeline's bucket (tables and state). */
+  readonly store: ObjectStore;
+  /** Where source files land. */
+  readonly landing: ObjectStore;
+  readonly checkpoints: CheckpointsRepository;
+  readonly events: EventLogRepository;
+  readonly updates: UpdatesRepository;
+  readonly pipelines: PipelinesRepository;
+}
+
+/** In-memory stores: fast enough for property tests. */
+export function memoryPorts(clock: TestClock): HarnessPorts {
+  const store = new MemoryObjectStore(clock.now);
+  return {
+    store,
+    landing: withPrefix(store, "landing/"),
+    checkpoints: new MemoryCheckpointsRepository(clock.now),
+    events: new MemoryEventLogRepository(clock.now),
+    updates: new MemoryUpdatesRepository(clock.now),
+    pipelines: new MemoryPipelinesRepository(clock.now),
+  };
+}
+
 /**
- * The engine and the rewind domain on in-memory stores for one pipeline: the real update runner, the
- * real Delta tables and state files, memory checkpoints / events / updates, and a test clock. Fast
- * enough for property tests.
+ * The engine and the rewind domain for one pipeline: the real update runner, the real Delta tables and
+ * state files, on in-memory stores by default (or the ports given, e.g. the AWS stand-ins), with a
+ * test clock.
  */
 export class RewindHarness {
   /** Set by the first `deploy` (the Pipelines repository hands out ids). */
   pipelineId = "";
-  readonly clock = new TestClock();
-  readonly store = new MemoryObjectStore(this.clock.now);
-  readonly landing = withPrefix(this.store, "landing/");
+  readonly clock: TestClock;
+  readonly store: ObjectStore;
+  readonly landing: ObjectStore;
   readonly landingUri = "s3://landing-bucket/raw/";
-  readonly checkpoints = new MemoryCheckpointsRepository(this.clock.now);
-  readonly events = new MemoryEventLogRepository(this.clock.now);
-  readonly updates = new MemoryUpdates(this.clock.now);
-  readonly pipelines = new MemoryPipelinesRepository(this.clock.now);
+  readonly checkpoints: CheckpointsRepository;
+  readonly events: EventLogRepository;
+  readonly updates: UpdatesRepository;
+  readonly pipelines: PipelinesRepository;
+
+  constructor(
+    options: { readonly clock?: TestClock; readonly ports?: (clock: TestClock) => HarnessPorts } = {},
+  ) {
+    this.clock = options.clock ?? new TestClock();
+    const ports = (options.ports ?? memoryPorts)(this.clock);
+    this.store = ports.store;
+    this.landing = ports.landing;
+    this.checkpoints = ports.checkpoints;
+    this.events = ports.events;
+    this.updates = ports.updates;
+    this.pipelines = ports.pipelines;
+  }
+
   private definitionVersion = 0;
   pipeline!: ValidatedPipeline;
 
