@@ -1,26 +1,30 @@
 import { captureRewindPoint } from "../../rewind/rewind-points.ts";
-import type { UpdateError } from "../../store/updates-repository.ts";
+import { isTerminal, type UpdateError } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
  * The end of an execution. Success: the update COMPLETED, the pipeline released, and (rewind on) a
  * rewind point captured — the cheap, metadata-only capture semantics.md asks for after every
- * successful update. Failure (the Catch path): the update FAILED with its error and an event, the
+ * successful run (not after a rewind, a dry run or a validation). Failure (the Catch path): the update FAILED with its error and an event, the
  * pipeline released as FAILED; a rewind that failed part-way leaves its block in place.
  * Both are idempotent: a terminal update stays as it is.
  */
 
 export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise<{ state: string }> {
   const context = await openUpdate(plane, ids);
-  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
-  if (moved.outcome === "transitioned") await context.events.updateProgress("COMPLETED");
-  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE");
-  const request = context.update.request;
-  const ran = request["rewind_spec"] === undefined && request["validate_only"] !== true;
-  if (moved.outcome === "transitioned" && ran && context.pipeline.settings.rewindEnabled) {
-    await captureRewindPoint(context.env, "update-end", ids.updateId);
+  const { update } = context;
+  // Everything is written before the update shows COMPLETED, so a client that sees COMPLETED finds
+  // the pipeline free and the point listed.
+  if (!isTerminal(update.state)) {
+    const ran = update.request["rewind_spec"] === undefined && update.request["validate_only"] !== true;
+    if (ran && context.pipeline.settings.rewindEnabled) {
+      await captureRewindPoint(context.env, "update-end", ids.updateId);
+    }
+    await context.events.updateProgress("COMPLETED");
   }
+  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE");
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
   return { state: moved.update.state };
 }
 
@@ -36,15 +40,13 @@ export async function failUpdate(
   caught: CaughtError,
 ): Promise<{ state: string }> {
   const error = describeCaught(caught);
-  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
-  if (moved.outcome === "transitioned") {
-    const context = await openUpdate(plane, ids);
-    await context.events.updateProgress(
-      "FAILED",
-      Object.assign(new Error(error.message), { name: caught.Error ?? "Error" }),
-    );
+  const context = await openUpdate(plane, ids);
+  if (!isTerminal(context.update.state)) {
+    const failure = Object.assign(new Error(error.message), { name: caught.Error ?? "Error" });
+    await context.events.updateProgress("FAILED", failure);
   }
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
   return { state: moved.update.state };
 }
 

@@ -21,9 +21,8 @@ interface AslState {
 
 /** The state machine's definition, tokens replaced by their logical ids. */
 function definition(): { States: Record<string, AslState> } {
-  const [[, machine]] = ofType("AWS::StepFunctions::StateMachine") as [
-    [string, { Properties: Record<string, unknown> }],
-  ];
+  const [machine] = ofType("AWS::StepFunctions::StateMachine").map(([, resource]) => resource);
+  if (!machine) throw new Error("the stack has no state machine");
   const join = (machine.Properties["DefinitionString"] as { "Fn::Join": [string, unknown[]] })["Fn::Join"][1];
   const text = join
     .map((part) => (typeof part === "string" ? part : JSON.stringify(part).replace(/"/g, "'")))
