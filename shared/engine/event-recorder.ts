@@ -11,12 +11,15 @@ import type { BatchOutcome } from "./micro-batch.ts";
  * The events an update writes, in the Databricks event-log shape (api.md "Event log"): the origin
  * of the update filled in once, one method per event type.
  *
- * Writes are queued and sent in order behind the update's work rather than in its way (a DynamoDB
- * round trip per event would dominate a small incremental update); `flush()` waits for all of them
- * and reports the first that failed. Other bookkeeping writes can join the queue with `enqueue`.
+ * Writes go out behind the update's work rather than in its way (a DynamoDB round trip per event
+ * would dominate a small incremental update); `flush()` waits for all of them and reports the first
+ * that failed. Events are written concurrently: each has its own, strictly increasing timestamp, so
+ * the log orders them as they happened whatever order the writes land in. Writes whose order matters
+ * (update state transitions) go one after another through `enqueue`.
  */
 export class EventRecorder {
   #queue: Promise<void> = Promise.resolve();
+  readonly #inFlight = new Set<Promise<void>>();
   /** The last event's timestamp: each event gets a later one, so the log orders them as they happened. */
   #lastTimestamp = Number.NEGATIVE_INFINITY;
   #firstError: { error: unknown } | undefined;
@@ -103,19 +106,14 @@ export class EventRecorder {
 
   /** Queues `write` after every write queued before it. */
   enqueue(write: () => Promise<unknown>): Promise<void> {
-    this.#queue = this.#queue.then(async () => {
-      try {
-        await write();
-      } catch (error) {
-        this.#firstError ??= { error };
-      }
-    });
+    this.#queue = this.#queue.then(() => this.#settle(write));
     return Promise.resolve();
   }
 
-  /** Waits for every queued write; throws the first failure. */
+  /** Waits for every write; throws the first failure. */
   async flush(): Promise<void> {
     await this.#queue;
+    await Promise.all(this.#inFlight);
     const failed = this.#firstError;
     this.#firstError = undefined;
     if (failed) throw failed.error;
@@ -131,7 +129,7 @@ export class EventRecorder {
   ): Promise<void> {
     const timestamp = Math.max(this.clock(), this.#lastTimestamp + 1);
     this.#lastTimestamp = timestamp;
-    return this.enqueue(() =>
+    const write = this.#settle(() =>
       this.events.append({
         origin: { ...this.origin, ...origin },
         message,
@@ -142,6 +140,18 @@ export class EventRecorder {
         ...(error ? { error } : {}),
       }),
     );
+    this.#inFlight.add(write);
+    void write.then(() => this.#inFlight.delete(write));
+    return Promise.resolve();
+  }
+
+  /** Runs a write, keeping its failure (the first one) for `flush()` instead of throwing. */
+  async #settle(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      this.#firstError ??= { error };
+    }
   }
 }
 

@@ -75,8 +75,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const { pending, maxSeq } = await scanAfter(run.checkpoints, ref, head.seq);
 
   // Opened on first use: a flow that has caught up never needs one.
-  let opened: Sandbox | undefined;
-  const openSandbox = async () => (opened ??= await Sandbox.open({ namespace: run.catalog.namespace }));
+  let opening: Promise<Sandbox> | undefined;
+  const openSandbox = () => (opening ??= Sandbox.open({ namespace: run.catalog.namespace }));
   try {
     const source = createFlowSource({
       pipelineId: run.pipelineId,
@@ -99,6 +99,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     } else {
       const planned = await source.plan(startOffset, maxSeq + 1);
       if (!planned) return undefined;
+      // There is a batch: start the sandbox while the checkpoint is written.
+      void openSandbox().catch(() => undefined);
       const result = await run.checkpoints.plan(ref, {
         parent: head.seq,
         offsets: planned.end,
@@ -189,6 +191,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       caughtUp,
     };
   } finally {
+    const opened = await opening?.catch(() => undefined);
     await opened?.close();
   }
 }
