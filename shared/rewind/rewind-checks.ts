@@ -25,7 +25,8 @@ import type { TableSnapshots } from "./table-snapshots.ts";
  *    its state files exist.
  * 3. Source data: an auto_loader flow must find again every file it processed after the target (they
  *    are replayed); a delta-path flow needs its source's log from its target offset on.
- * 4. Compatibility: the restored offset must be of the kind the flow's current source reads.
+ * 4. Compatibility: the restored offset must be of the kind the flow's current source reads, and a
+ *    `stream` offset must name the table its upstream will hold after the rewind.
  */
 
 export interface DatasetCheck {
@@ -82,6 +83,8 @@ export async function checkFlows(
   dataset: string,
   targetSeqs: ReadonlyMap<string, number>,
   missing: { checkpoints: MissingPiece[]; sources: MissingPiece[] },
+  /** The id of the table a `stream` source will read after the rewind (undefined: none yet). */
+  upstreamTableId: (dataset: string) => Promise<string | undefined> = async () => undefined,
 ): Promise<FlowCheck[]> {
   const checks: FlowCheck[] = [];
   for (const flow of writersOf(env.pipeline, dataset)) {
@@ -107,6 +110,16 @@ export async function checkFlows(
       }
     }
     checkCompatibility(flow.name, flow.source.type, checkpoint);
+    if (flow.source.type === "stream") {
+      const offset = tableOffsetOf(checkpoint);
+      const upstreamId = await upstreamTableId(flow.source.dataset);
+      if (offset && upstreamId !== undefined && offset.tableId !== upstreamId) {
+        throw new IncompatibleRestoredStateError(
+          flow.name,
+          `its checkpoint ${checkpoint.seq} read a table ${flow.source.dataset} that has been dropped and recreated since (a full refresh); rewind ${flow.source.dataset} too`,
+        );
+      }
+    }
     if (flow.source.type === "auto_loader") {
       await checkReplayedFiles(
         env,

@@ -75,13 +75,20 @@ async function planWith(
 
   await checkFullRefreshes(env, snapshots, resolved, members, resets);
 
+  const rewound = new Set(members.map((m) => m.dataset));
   const tables: MissingPiece[] = [];
   const missing = { checkpoints: [] as MissingPiece[], sources: [] as MissingPiece[] };
   const datasets: DatasetRewind[] = [];
   for (const member of members) {
     const targetVersion = cut.datasets.get(member.dataset)!.version;
     const table = await checkTable(env, snapshots, member.dataset, targetVersion, tables);
-    const flows = member.resetCheckpoints ? await checkFlows(env, member.dataset, cut.flows, missing) : [];
+    const flows = member.resetCheckpoints
+      ? await checkFlows(env, member.dataset, cut.flows, missing, async (upstream) =>
+          rewound.has(upstream)
+            ? cut.datasets.get(upstream)?.tableId || undefined
+            : (await snapshots.latest(upstream))?.metadata.id,
+        )
+      : [];
     if (!table) continue;
     const { restore } = table;
     datasets.push({

@@ -236,6 +236,21 @@ describe("rewind rules against storage", () => {
     );
   });
 
+  it("refuses to rewind a reader whose restored offset names an upstream table dropped since", async () => {
+    const { h, point } = await pipelineWithPoint();
+    await h.refresh({ refresh: "RESET", selection: ["raw"], reset_mode: "DROP" });
+    await h.run(["raw"]);
+    await expectRefused(
+      h,
+      {
+        rewind_point_id: point.rewindPointId,
+        datasets: [{ identifier: "main.shop.cleaned", cascade: true }],
+      },
+      IncompatibleRestoredStateError,
+      /flow clean could not replay.*raw that has been dropped and recreated since/,
+    );
+  });
+
   it("a dry run checks everything, changes nothing, and records a point that applies exactly that rewind", async () => {
     const { h } = await pipelineWithPoint();
     // The end of the first update: the materialized view's first commit.

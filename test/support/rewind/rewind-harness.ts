@@ -6,6 +6,7 @@ import { runUpdate, type EngineServices, type UpdateResult } from "../../../shar
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import type { RewindEnvironment } from "../../../shared/rewind/rewind-environment.ts";
+import { rewindEnvironment } from "../../../shared/rewind/engine-environment.ts";
 import { executeRefreshPlan } from "../../../shared/rewind/refresh-execution.ts";
 import { planRefresh } from "../../../shared/rewind/refresh-plan.ts";
 import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
@@ -125,18 +126,7 @@ export class RewindHarness {
   };
 
   env(pipeline: ValidatedPipeline = this.pipeline): RewindEnvironment {
-    const catalog = new DatasetCatalog(pipeline, this.store);
-    return {
-      pipelineId: this.pipelineId,
-      pipeline,
-      checkpoints: this.checkpoints,
-      events: this.events,
-      pipelines: this.pipelines,
-      tableStore: (dataset) => catalog.tableStore(dataset),
-      stateStore: this.store,
-      sourceStore: this.locate,
-      clock: this.clock.now,
-    };
+    return rewindEnvironment(this.services, this.pipelines, this.pipelineId, pipeline);
   }
 
   /** Validates and makes `definition` the current one ("deploy"). */
