@@ -44,12 +44,6 @@ export class EngineHarness {
     };
   }
 
-  withServices(overrides: Partial<EngineServices>): EngineHarness {
-    const copy = Object.create(EngineHarness.prototype) as EngineHarness;
-    Object.assign(copy, this, { services: { ...this.services, ...overrides } });
-    return copy;
-  }
-
   async validate(definition: unknown): Promise<ValidatedPipeline> {
     this.parser ??= await SqlReferenceParser.open();
     return validatePipeline(definition, this.parser);
