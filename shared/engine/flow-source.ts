@@ -21,7 +21,8 @@ import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table
 /**
  * A flow's source behind one interface for the micro-batch protocol: `plan` chooses the next batch's
  * end offset (writing any source state it needs first), `load` puts the rows between two offsets into
- * the sandbox as the temp table `source` (malformed records into `bad`).
+ * the sandbox as `source` (a temp table, or for JSON a view read in one pass with the query) and
+ * malformed records into `__ebb_bad_records`.
  */
 
 /** The micro-batch, as user SQL sees it. */

@@ -8,9 +8,12 @@ import type { Sandbox } from "./sandbox.ts";
  * a CSV row with the wrong number of columns, a value that does not fit the declared schema. Nothing
  * is dropped: every malformed record lands in the `bad` table with its file, line and error.
  *
- * JSON takes a fast path first (DuckDB's `read_json`, which stops at the first bad line); only when it
- * fails does a slower pass find every bad line with its exact line number (DuckDB's own messages skip
- * blank lines). CSV uses DuckDB's reject tables, which report the file line of each rejected row.
+ * JSON takes a fast path first: DuckDB's `read_json`, which stops at the first bad line, either as a
+ * view the flow's query reads in the same pass (`lazy`) or into a temp table. Only when it fails does
+ * a slower pass find every bad line with its exact line number (DuckDB's own messages skip blank
+ * lines). A lazy read checks only what the query reads: a value in a column it never selects, or a
+ * line past where a LIMIT stopped it, is not checked (nor used). CSV uses DuckDB's reject tables,
+ * which report the file line of each rejected row.
  */
 
 export type RecordFormat = "json" | "csv" | "parquet";
