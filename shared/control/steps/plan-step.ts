@@ -4,6 +4,7 @@ import { planRewind } from "../../rewind/rewind-plan.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { intentOf } from "../update-request.ts";
+import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
@@ -60,6 +61,7 @@ export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promis
       await executeRewind(env, plan, ids.updateId);
       return done;
     }
+    await recordRewindPlan(plane.bucket, ids, plan);
     await plane.updates.transition(ids.pipelineId, ids.updateId, "RESETTING");
     await plane.pipelines.setRewindBlock(ids.pipelineId, { blocked: true, byUpdateId: ids.updateId });
     const waves: DatasetItem[][] = [];

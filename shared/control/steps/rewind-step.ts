@@ -1,28 +1,20 @@
 import { rewindDataset } from "../../rewind/rewind-execution.ts";
 import { appendEvent } from "../../rewind/rewind-events.ts";
-import { planRewind } from "../../rewind/rewind-plan.ts";
 import { rewindSummaryEvent } from "../../rewind/rewind-point.ts";
 import type { ControlPlane } from "../control-plane.ts";
-import { intentOf } from "../update-request.ts";
+import { readRewindPlan } from "./rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
- * The rewind branch's steps. Each re-plans the rewind from the recorded `rewind_spec` (a plan is a
- * pure function of storage, and RESTOREs already done show as datasets at their target), so a retried
- * or repeated step converges on the same end state.
+ * The rewind branch's steps, working from the plan the Plan step recorded (rewind-plan-record.ts).
+ * `rewindDataset` re-plans each RESTORE against the table as it is, so a retried step converges.
  */
-
-async function replan(plane: ControlPlane, ids: UpdateIds) {
-  const context = await openUpdate(plane, ids);
-  const intent = intentOf(context.update, plane.clock());
-  if (intent.kind !== "rewind") throw new TypeError(`update ${ids.updateId} is not a rewind`);
-  return { context, plan: await planRewind(context.env, intent.spec) };
-}
 
 /** One dataset: its RESTORE and its flows' HEAD moves (rewind_progress event). */
 export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
-  const { context, plan } = await replan(plane, item);
+  const context = await openUpdate(plane, item);
+  const plan = await readRewindPlan(plane.bucket, item);
   const dataset = plan.datasets.find((d) => d.dataset === item.dataset);
   if (!dataset)
     throw new TypeError(`dataset ${item.dataset} is not in the rewind of update ${item.updateId}`);
@@ -35,11 +27,10 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
  * datasets and flows at their targets — what `executeRewind` does after its own loop over datasets.
  */
 export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
-  const { context, plan } = await replan(plane, ids);
-  const { env } = context;
+  const { env } = await openUpdate(plane, ids);
+  const plan = await readRewindPlan(plane.bucket, ids);
   await plane.pipelines.setRewindBlock(ids.pipelineId, { blocked: false });
   const now = plane.clock();
-  const { cut } = plan.resolved;
   const summary = await appendEvent(
     env,
     rewindSummaryEvent({
@@ -50,7 +41,7 @@ export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
         time: now,
         datasets: new Map(
           plan.datasets.flatMap((d) => {
-            const at = cut.datasets.get(d.dataset);
+            const at = plan.cut.get(d.dataset);
             return at ? [[d.dataset, at] as const] : [];
           }),
         ),
