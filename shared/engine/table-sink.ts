@@ -14,6 +14,7 @@ import { loadSnapshot } from "../delta/snapshot-loader.ts";
 import { DeltaTable } from "../delta/delta-table.ts";
 import { LocalFileCache } from "../delta/table-file-rows.ts";
 import { prepareWrite } from "../delta/write-operation.ts";
+import { assertWritable } from "../delta/writer-features.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { EngineError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";
@@ -115,6 +116,8 @@ export async function appendBatch(
   const snapshot = await openOrCreateTable(target, session, rowsSql, rowsSession);
   const done = await findTxnCommit(target.store, snapshot, txn);
   if (done) return done;
+  // An external or Spark-created target may use features this writer cannot honour.
+  assertWritable(snapshot.protocol, snapshot.metadata);
   const context: OperationContext = {
     store: target.store,
     duck: rowsSession.duck,
