@@ -147,10 +147,24 @@ export class DatasetNotInRewindPointError extends RewindError {
 export class InvalidCascadeConfigurationError extends RewindError {
   override readonly name = "InvalidCascadeConfigurationError";
   override readonly errorCode = `${SPEC}.INVALID_CASCADE_CONFIGURATION`;
-  constructor(readonly conflicts: readonly { readonly reader: string; readonly upstream: string }[]) {
-    const list = conflicts.map((c) => `${c.reader} (reads ${c.upstream})`).join(", ");
+  constructor(
+    readonly conflicts: readonly {
+      readonly reader: string;
+      readonly upstream: string;
+      /** The reader is rewound, but with reset_checkpoints: false. */
+      readonly keepsCheckpoint?: boolean;
+    }[],
+  ) {
+    const left = conflicts.filter((c) => !c.keepsCheckpoint);
+    const kept = conflicts.filter((c) => c.keepsCheckpoint);
+    const list = (items: typeof conflicts) =>
+      items.map((c) => `${c.reader} (reads ${c.upstream})`).join(", ");
+    const parts = [
+      ...(left.length > 0 ? [`the rewind leaves out ${list(left)}`] : []),
+      ...(kept.length > 0 ? [`the rewind keeps the checkpoints of ${list(kept)}`] : []),
+    ];
     super(
-      `the rewind leaves out ${list}, which already consumed data past the rewind target: set cascade: true on the upstream, or add the reader to rewind_spec.datasets`,
+      `${parts.join(", and ")}, which already consumed data past the rewind target and would fail on replay: set cascade: true on the upstream, or add the reader to rewind_spec.datasets with reset_checkpoints: true`,
       { data: { conflicts } },
     );
   }

@@ -25,9 +25,10 @@ import type { RewindDatasetSpec } from "./rewind-spec.ts";
  *    else `INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`.
  * 6. `reset_checkpoints: false` on a dataset written from an external source:
  *    `RESET_CHECKPOINTS_REQUIRED`.
- * 7. A streaming reader of a rewound dataset that is left out and has consumed past the dataset's
- *    target version would fail on replay: `INVALID_CASCADE_CONFIGURATION`, naming it. (A
- *    materialized view left out is not an error: it recomputes from scratch on its next update.)
+ * 7. A streaming reader of a rewound dataset that is left out (or keeps its checkpoint,
+ *    reset_checkpoints: false) and has consumed past the dataset's target version would fail on
+ *    replay: `INVALID_CASCADE_CONFIGURATION`, naming it. (A materialized view left out is not an
+ *    error: it recomputes from scratch on its next update.)
  */
 
 export interface CascadeInput {
@@ -86,7 +87,7 @@ export function planCascade(input: CascadeInput): CascadeMember[] {
 
   checkResetAgreement(pipeline, members);
   checkExternalSources(pipeline, members);
-  checkLeftOutReaders(input, new Set(members.map((m) => m.dataset)));
+  checkLeftOutReaders(input, members);
   return members;
 }
 
@@ -154,12 +155,15 @@ function checkExternalSources(pipeline: ValidatedPipeline, members: readonly Cas
   if (refused.length > 0) throw new ResetCheckpointsRequiredError(refused);
 }
 
-function checkLeftOutReaders(input: CascadeInput, rewound: ReadonlySet<string>): void {
+function checkLeftOutReaders(input: CascadeInput, members: readonly CascadeMember[]): void {
   const { pipeline } = input;
-  const conflicts: { reader: string; upstream: string }[] = [];
-  for (const upstream of rewound) {
+  const reset = new Map(members.map((m) => [m.dataset, m.resetCheckpoints]));
+  const conflicts: { reader: string; upstream: string; keepsCheckpoint?: true }[] = [];
+  for (const upstream of reset.keys()) {
     for (const reader of downstreamOf(pipeline.graph, upstream)) {
-      if (rewound.has(reader)) continue;
+      // A reader rewound with its checkpoints goes back with its upstream; one left out, or rewound
+      // with reset_checkpoints: false, keeps an offset that may be past the upstream's target.
+      if (reset.get(reader) === true) continue;
       for (const flow of writersOf(pipeline, reader)) {
         const source = flow.source;
         if (
@@ -170,6 +174,7 @@ function checkLeftOutReaders(input: CascadeInput, rewound: ReadonlySet<string>):
           conflicts.push({
             reader: qualifiedName(pipeline, reader),
             upstream: qualifiedName(pipeline, upstream),
+            ...(reset.has(reader) ? { keepsCheckpoint: true as const } : {}),
           });
         }
       }

@@ -97,8 +97,18 @@ describe("planCascade", () => {
   });
 
   it("lets cascaded datasets inherit reset_checkpoints: false, which then agrees", () => {
-    const members = cascade({ datasets: [spec("main.sales.clean", true, false)] });
+    const members = cascade({ datasets: [spec("main.sales.clean", true, false)], consumedPast: () => false });
     expect(members.every((m) => !m.resetCheckpoints)).toBe(true);
+  });
+
+  it("refuses a reader rewound with reset_checkpoints: false that consumed past its upstream's target", () => {
+    const run = () =>
+      cascade({
+        datasets: [spec("main.sales.clean", true, false)],
+        consumedPast: (flow) => flow === "enrich",
+      });
+    expect(run).toThrow(InvalidCascadeConfigurationError);
+    expect(run).toThrow(/keeps the checkpoints of main\.sales\.enriched \(reads main\.sales\.clean\)/);
   });
 
   it("refuses reset_checkpoints: false on a dataset read from an external source with RESET_CHECKPOINTS_REQUIRED", () => {
