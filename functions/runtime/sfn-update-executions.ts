@@ -5,7 +5,11 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from "@aws-sdk/client-sfn";
-import type { UpdateExecutionInput, UpdateExecutions } from "../../shared/control/update-executions.ts";
+import type {
+  ContinuedExecution,
+  UpdateExecutionInput,
+  UpdateExecutions,
+} from "../../shared/control/update-executions.ts";
 
 /**
  * The update-executions port on Step Functions: StartExecution named after the update id (a retried
@@ -17,15 +21,16 @@ export class SfnUpdateExecutions implements UpdateExecutions {
     private readonly stateMachineArn: () => string,
   ) {}
 
-  async start(input: UpdateExecutionInput): Promise<string> {
-    const stateMachineArn = this.stateMachineArn();
+  async start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string> {
+    const stateMachineArn = continued?.stateMachineArn ?? this.stateMachineArn();
+    const name = continued?.name ?? input.updateId;
     try {
       const started = await this.client.send(
-        new StartExecutionCommand({ stateMachineArn, name: input.updateId, input: JSON.stringify(input) }),
+        new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }),
       );
       return started.executionArn as string;
     } catch (error) {
-      if (error instanceof ExecutionAlreadyExists) return executionArnOf(stateMachineArn, input.updateId);
+      if (error instanceof ExecutionAlreadyExists) return executionArnOf(stateMachineArn, name);
       throw error;
     }
   }

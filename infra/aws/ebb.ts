@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as apigw from "aws-cdk-lib/aws-apigateway";
 import * as events from "aws-cdk-lib/aws-events";
+import * as iam from "aws-cdk-lib/aws-iam";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -63,8 +64,22 @@ export class Ebb extends Construct {
       runFlow: task("run-flow.ts"),
       finishUpdate: task("finish-update.ts"),
       failUpdate: task("fail-update.ts"),
+      nextCycle: task("next-cycle.ts"),
+      continueUpdate: task("continue-update.ts"),
     };
     this.stateMachine = new UpdateStateMachine(this, "Updates", { functions: taskFunctions }).stateMachine;
+    // ContinueUpdate starts the next execution of this very state machine, whose ARN it takes from
+    // the context object. The grant is a policy of its own: the function does not wait for it, so
+    // function → state machine → function is no dependency cycle.
+    new iam.Policy(this, "ContinueUpdatePolicy", {
+      roles: [(taskFunctions.continueUpdate as lambda.Function).role as iam.IRole],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ["states:StartExecution"],
+          resources: [this.stateMachine.stateMachineArn],
+        }),
+      ],
+    });
     const withMachine = { ...resources, stateMachine: this.stateMachine };
 
     this.api = new apigw.RestApi(this, "Api", {

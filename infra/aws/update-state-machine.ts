@@ -13,6 +13,8 @@ import { Construct } from "constructs";
  *                         │            ─► FinishRewind ─► FinishUpdate
  *                         ├─ run ────► NeedsResets? ─► ResetDatasets ─► RunLevels (Map, one DAG level at a time)
  *                         │              └─ RunLevel (Map over the level's flows) ─► RunFlow ⟲ until caught up
+ *                         │            ─► continuous? ─► WaitForTrigger ─► NextCycle ─► RunLevels again,
+ *                         │                              or ContinueUpdate (a new execution) every N cycles
  *                         │            ─► FinishUpdate
  *                         └─ done ───► FinishUpdate
  *
@@ -28,6 +30,8 @@ export interface UpdateTaskFunctions {
   readonly runFlow: lambda.IFunction;
   readonly finishUpdate: lambda.IFunction;
   readonly failUpdate: lambda.IFunction;
+  readonly nextCycle: lambda.IFunction;
+  readonly continueUpdate: lambda.IFunction;
 }
 
 /** Transient failures: storage unavailable, a lost commit race, Lambda's own hiccups. */
@@ -114,7 +118,30 @@ export class UpdateStateMachine extends Construct {
     })
       .itemProcessor(runLevel)
       .addCatch(outerFail, { resultPath: "$.error" });
-    runLevels.next(finishUpdate);
+    // Continuous: wait for the trigger, count the cycle, run the levels again (or hand over).
+    const continueUpdate = catching(
+      this.task("ContinueUpdate", fns.continueUpdate, sfn.JsonPath.DISCARD, {
+        "pipelineId.$": "$.pipelineId",
+        "updateId.$": "$.updateId",
+        "cycle.$": "$.cycle.number",
+        "stateMachineArn.$": "$$.StateMachine.Id",
+      }),
+      outerFail,
+    ).next(new sfn.Succeed(this, "HandedOver"));
+    const nextCycle = catching(this.task("NextCycle", fns.nextCycle, "$.cycle"), outerFail).next(
+      new sfn.Choice(this, "ContinueHere")
+        .when(sfn.Condition.booleanEquals("$.cycle.stopped", true), new sfn.Succeed(this, "Stopped"))
+        .when(sfn.Condition.booleanEquals("$.cycle.continueAsNew", true), continueUpdate)
+        .otherwise(runLevels),
+    );
+    const waitForTrigger = new sfn.Wait(this, "WaitForTrigger", {
+      time: sfn.WaitTime.secondsPath("$.plan.triggerSeconds"),
+    }).next(nextCycle);
+    runLevels.next(
+      new sfn.Choice(this, "Continuous")
+        .when(sfn.Condition.booleanEquals("$.plan.continuous", true), waitForTrigger)
+        .otherwise(finishUpdate),
+    );
     const resetDatasets = catching(
       this.task("ResetDatasets", fns.resetDatasets, sfn.JsonPath.DISCARD),
       outerFail,
@@ -138,12 +165,18 @@ export class UpdateStateMachine extends Construct {
   }
 
   /** A Lambda task whose state is the function's own answer; retried on transient errors. */
-  private task(id: string, fn: lambda.IFunction, resultPath: string): tasks.LambdaInvoke {
+  private task(
+    id: string,
+    fn: lambda.IFunction,
+    resultPath: string,
+    payload?: Record<string, unknown>,
+  ): tasks.LambdaInvoke {
     const task = new tasks.LambdaInvoke(this, id, {
       lambdaFunction: fn,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
       resultPath,
+      ...(payload ? { payload: sfn.TaskInput.fromObject(payload) } : {}),
     });
     task.addRetry({
       errors: [...RETRYABLE_ERRORS],

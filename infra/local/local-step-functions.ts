@@ -68,6 +68,11 @@ export class LocalStepFunctions {
     const run = this.#machine.run(input as never, {
       overrides: { taskResourceLocalHandlers: this.#handlers as never },
       noThrowOnAbort: true,
+      // What `$$` holds on AWS, as far as the definition reads it.
+      context: {
+        StateMachine: { Id: this.stateMachineArn, Name: this.stateMachineArn.split(":").at(-1) },
+        Execution: { Id: executionArn, Name: name, StartTime: new Date().toISOString(), Input: input },
+      } as never,
     });
     const execution: LocalExecution = {
       executionArn,

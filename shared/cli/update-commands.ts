@@ -58,10 +58,12 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
     .option("--no-reset-checkpoints", "restore table data only; flows keep their position")
     .option("--dry-run", "validate and record the point, change nothing")
     .option("--yes", "do not ask for confirmation")
+    .option("--stop", "stop the running update first (a continuous pipeline runs until stopped)")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
     .action(async (pipelineId: string, options: RewindOptions, command: Command) => {
       const client = api(command);
+      if (options.stop) await client.stopPipeline(pipelineId);
       const target = await rewindTarget(client, pipelineId, options);
       const rewind_spec = {
         ...target,
@@ -149,6 +151,7 @@ interface RewindOptions extends WaitOptions {
   resetCheckpoints: boolean;
   dryRun?: boolean;
   yes?: boolean;
+  stop?: boolean;
 }
 
 function list(value: string): string[] {

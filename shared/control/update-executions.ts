@@ -11,9 +11,15 @@ export interface UpdateExecutionInput {
   readonly updateId: string;
 }
 
+/** A continuous update's next execution: its own name, on the state machine running the update now. */
+export interface ContinuedExecution {
+  readonly name: string;
+  readonly stateMachineArn: string;
+}
+
 export interface UpdateExecutions {
-  /** Starts the execution named `input.updateId`; answers its ARN. */
-  start(input: UpdateExecutionInput): Promise<string>;
+  /** Starts the execution named `input.updateId` (or as `continued` says); answers its ARN. */
+  start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string>;
   /** Stops a running execution; a finished one is left as it is. */
   stop(executionArn: string, cause: string): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { planRewind } from "../../rewind/rewind-plan.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { intentOf } from "../update-request.ts";
+import { triggerSeconds } from "./continuous-step.ts";
 import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
@@ -32,13 +33,23 @@ export interface RunItem extends UpdateIds {
 
 export interface ExecutionPlan {
   readonly branch: "rewind" | "run" | "done";
+  /** A continuous pipeline's run: after the levels, wait `triggerSeconds` and run them again. */
+  readonly continuous: boolean;
+  readonly triggerSeconds: number;
   readonly waves: readonly { readonly items: readonly DatasetItem[] }[];
   readonly resets: boolean;
   readonly levels: readonly { readonly items: readonly RunItem[] }[];
 }
 
 export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promise<ExecutionPlan> {
-  const done: ExecutionPlan = { branch: "done", waves: [], resets: false, levels: [] };
+  const done: ExecutionPlan = {
+    branch: "done",
+    continuous: false,
+    triggerSeconds: 0,
+    waves: [],
+    resets: false,
+    levels: [],
+  };
   const context = await openUpdate(plane, ids);
   const { update, pipeline, env } = context;
   if (isTerminal(update.state)) return done;
@@ -96,6 +107,8 @@ export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promis
   }
   return {
     branch: "run",
+    continuous: update.request["mode"] === "CONTINUOUS",
+    triggerSeconds: triggerSeconds(pipeline),
     waves: [],
     resets: plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0,
     levels: levels.filter((items) => items && items.length > 0).map((items) => ({ items })),

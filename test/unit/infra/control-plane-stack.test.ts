@@ -46,7 +46,7 @@ describe("control plane stack", () => {
 
   it("runs every function on nodejs22.x with its own log group that expires", () => {
     const functions = ofType("AWS::Lambda::Function");
-    expect(functions.length).toBe(API_ROUTES.length + 1 + 7);
+    expect(functions.length).toBe(API_ROUTES.length + 1 + 9);
     for (const [, fn] of functions) {
       expect(fn.Properties["Runtime"]).toBe("nodejs22.x");
       expect(fn.Properties["LoggingConfig"]).toMatchObject({ LogGroup: { Ref: expect.any(String) } });
@@ -91,11 +91,13 @@ describe("control plane stack", () => {
   it("retries transient errors and catches everything on every task of the state machine", () => {
     const tasks = allStates(definition().States).filter(([, state]) => state.Type === "Task");
     expect(tasks.map(([name]) => name).sort()).toEqual([
+      "ContinueUpdate",
       "FailUpdate",
       "FailUpdateInRewind",
       "FailUpdateInRun",
       "FinishRewind",
       "FinishUpdate",
+      "NextCycle",
       "PlanUpdate",
       "ResetDatasets",
       "RewindDataset",

@@ -30,7 +30,7 @@ describe("the local runtime's view of the synthesized stack", () => {
 
   it("finds every function's handler module and resolves its environment to local names", () => {
     const functions = templateFunctions(ebb.template, resolve);
-    expect(functions.length).toBe(API_ROUTES.length + 8);
+    expect(functions.length).toBe(API_ROUTES.length + 10);
     for (const fn of functions) {
       expect(existsSync(path.join(PROJECT_ROOT, fn.entry)), fn.entry).toBe(true);
       for (const value of Object.values(fn.environment)) expect(value).toMatch(/^(local-|arn:aws:states:)/);
