@@ -2,13 +2,15 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RewindBeforeFullRefreshError } from "../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
+import { vacuumDataset } from "../../shared/rewind/rewind-vacuum.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
  * No duplicates, no gaps (semantics.md "Replay"): random sequences of file arrivals, definition
  * changes, updates, point captures, rewinds to random points (by id or by timestamp, including points
  * captured on timelines a later rewind abandoned, and dry runs whose summaries are rewound to later),
- * checkpoint resets and full refreshes, run through the real engine and the rewind domain on memory
+ * checkpoint resets, full refreshes and zero-retention VACUUMs (which must keep every live point
+ * restorable), run through the real engine and the rewind domain on memory
  * stores, against a reference model. After every step each streaming table holds exactly the model's
  * rows: the rows of the files processed on the live timeline, each transformed by the definition that
  * was current when its batch ran — no full refresh is needed between rewind cycles.
@@ -50,7 +52,9 @@ type Step =
       readonly dryRun: boolean;
     }
   | { readonly kind: "checkpointReset" }
-  | { readonly kind: "fullRefresh" };
+  | { readonly kind: "fullRefresh" }
+  /** VACUUM every table with zero retention: only the files of the latest version and of live points stay. */
+  | { readonly kind: "vacuum" };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -81,6 +85,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ kind: "checkpointReset" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "fullRefresh" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "vacuum" as const }) },
 );
 
 function definition(landingUri: string, factor: number) {
@@ -129,6 +134,10 @@ function runModel(
     ...raw.slice(state.cleanedConsumed).map((id) => ({ id, val: id * factor })),
   ];
   return { processedFiles: [...state.processedFiles, ...fresh], raw, cleanedConsumed: raw.length, cleaned };
+}
+
+async function tableExists(h: RewindHarness, dataset: string): Promise<boolean> {
+  return (await h.tableStore(dataset).list("_delta_log/", { pageSize: 1 })).objects.length > 0;
 }
 
 const EMPTY: ModelState = { processedFiles: [], raw: [], cleanedConsumed: 0, cleaned: [] };
@@ -201,6 +210,12 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
         await h.refresh({ reset_checkpoint_selection: ["cleanse"] });
         model = runModel({ ...model, cleanedConsumed: 0 }, files, factor);
         break;
+      case "vacuum":
+        for (const dataset of ["raw", "cleaned"]) {
+          if (!(await tableExists(h, dataset))) continue;
+          await vacuumDataset(h.env(), dataset, { retentionHours: 0, allowShortRetention: true });
+        }
+        break;
       case "fullRefresh":
         await h.refresh({ full_refresh: true });
         for (const point of points) point.stale = true;
@@ -227,6 +242,17 @@ describe("rewind and replay against a reference model", () => {
               { kind: "update", files: [1], capture: false },
               { kind: "rewind", pick: 1, byTimestamp: true, dryRun: false },
               { kind: "update", files: [], capture: false },
+            ],
+          ],
+          // VACUUM after a rewind must keep the abandoned timeline's point restorable.
+          [
+            [
+              { kind: "update", files: [2], capture: true },
+              { kind: "update", files: [1], capture: true },
+              { kind: "rewind", pick: 0, byTimestamp: false, dryRun: false },
+              { kind: "vacuum" },
+              { kind: "rewind", pick: 1, byTimestamp: false, dryRun: false },
+              { kind: "update", files: [1], capture: false },
             ],
           ],
         ],
