@@ -1,6 +1,7 @@
 import { findMissingFiles, planRestore, type RestorePlan } from "../delta/restore.ts";
 import { loadSnapshot } from "../delta/snapshot-loader.ts";
 import { TableNotFoundError, VersionNotFoundError } from "../delta/errors.ts";
+import { CheckpointStateError } from "../engine/errors.ts";
 import { FileSetState } from "../engine/file-set-state.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
 import { fileSetOffsetOf, stateFilesOf, tableOffsetOf } from "./checkpoint-offsets.ts";
@@ -173,8 +174,9 @@ async function checkReplayedFiles(
   let now: Set<string>;
   try {
     [before, now] = await Promise.all([state.load(fileSetOffsetOf(target)), state.load(headOffset)]);
-  } catch {
-    return; // a missing state file is reported by the checkpoint check
+  } catch (error) {
+    if (error instanceof CheckpointStateError) return; // a missing state file: reported by the checkpoint check
+    throw error;
   }
   const source = env.sourceStore(path);
   for (const key of [...now].filter((key) => !before.has(key)).sort()) {
