@@ -107,6 +107,22 @@ describe("rewind rules against storage", () => {
     );
   });
 
+  it("resolves a timestamp after a rewind to the rewound state, not to the abandoned timeline's newer checkpoints", async () => {
+    const { h, point } = await pipelineWithPoint();
+    await h.rewind({ rewind_point_id: point.rewindPointId });
+    h.clock.advance(60_000);
+    const after = h.clock.now();
+    const cut = await cutAtTime(h.env(), after);
+    expect(cut.flows).toEqual(point.cut.flows);
+    // The checkpoint repository's own time lookup would name the abandoned batch.
+    const abandoned = await h.checkpoints.latestCommittedAtOrBefore(
+      { pipelineId: h.pipelineId, flowId: "clean" },
+      after,
+    );
+    expect(abandoned!.seq).toBe(2);
+    expect(cut.flows.get("clean")).toBe(1);
+  });
+
   it("BEYOND_RETENTION: a timestamp older than the rewind retention", async () => {
     const { h } = await pipelineWithPoint();
     h.clock.advance(8 * 86_400_000);
