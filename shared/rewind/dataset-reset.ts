@@ -48,8 +48,8 @@ export async function resetTable(
 
 async function dropTable(store: ObjectStore): Promise<TableResetResult> {
   const keys = (await listAllKeys(store, "")).map((info) => info.key);
-  // Data first, the log last: a crash part-way leaves a readable (if emptier) table, never a log
-  // pointing at deleted files with no way to tell.
+  // The log first: a crash part-way leaves no readable table (a retry deletes the rest), never a log
+  // that still describes data files already deleted.
   const log = keys.filter((key) => key.startsWith("_delta_log/"));
   const data = keys.filter((key) => !key.startsWith("_delta_log/"));
   for (let i = 0; i < log.length; i += 1000) await store.deleteMany(log.slice(i, i + 1000));
