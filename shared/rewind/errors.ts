@@ -291,3 +291,14 @@ export class ConcurrentRewindChangeError extends RewindError {
     );
   }
 }
+
+/** A rewind of a pipeline that does not have rewind turned on. */
+export class RewindNotEnabledError extends RewindError {
+  override readonly name = "RewindNotEnabledError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor() {
+    super(
+      'rewind is not enabled on this pipeline: set the configuration pipelines.rewind.enabled = "true" and run the pipeline once, so that rewind points are captured',
+    );
+  }
+}

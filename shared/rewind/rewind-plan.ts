@@ -1,6 +1,6 @@
 import type { RestorePlan } from "../delta/restore.ts";
 import { consumedVersion } from "./checkpoint-offsets.ts";
-import { RewindBeforeFullRefreshError, type MissingPiece } from "./errors.ts";
+import { RewindBeforeFullRefreshError, RewindNotEnabledError, type MissingPiece } from "./errors.ts";
 import { lastResets } from "./full-refresh-record.ts";
 import { allFlows, qualifiedName } from "./pipeline-datasets.ts";
 import { planCascade, type CascadeMember } from "./rewind-cascade.ts";
@@ -14,6 +14,7 @@ import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
  * Planning a rewind: every check of semantics.md "Rewind request", in the order that names the most
  * useful error first, and nothing written. A dry run is exactly this plan (plus its summary event).
  *
+ * 0. Rewind must be enabled on the pipeline (`pipelines.rewind.enabled`).
  * 1. Resolve the target to a cut (`rewind-target.ts`).
  * 2. Read every streaming reader's HEAD, to know who has consumed past the target.
  * 3. The rewound set and its rules (`rewind-cascade.ts`).
@@ -43,6 +44,7 @@ export interface RewindPlan {
 }
 
 export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Promise<RewindPlan> {
+  if (!env.pipeline.settings.rewindEnabled) throw new RewindNotEnabledError();
   return withTableSnapshots(env.tableStore, (snapshots) => planWith(env, snapshots, spec));
 }
 

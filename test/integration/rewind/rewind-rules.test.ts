@@ -7,6 +7,7 @@ import {
   IncompatibleRestoredStateError,
   InvalidCascadeConfigurationError,
   RewindBeforeFullRefreshError,
+  RewindNotEnabledError,
   RewindPointNotFoundError,
 } from "../../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../../shared/rewind/rewind-points.ts";
@@ -75,6 +76,20 @@ describe("rewind rules against storage", () => {
     );
     const { result } = await h.rewind({ rewind_point_id: point.rewindPointId });
     await expectRefused(h, { rewind_point_id: result.summaryEventId }, RewindPointNotFoundError);
+  });
+
+  it("refuses a rewind of a pipeline that does not have rewind enabled", async () => {
+    const h = new RewindHarness();
+    await h.deploy(scenarioPipeline(h.landingUri, undefined, { "pipelines.rewind.enabled": "false" }));
+    await h.land("a.json", jsonLines(1, 3));
+    await h.run();
+    const point = (await captureRewindPoint(h.env()))!;
+    await expectRefused(
+      h,
+      { rewind_point_id: point.rewindPointId },
+      RewindNotEnabledError,
+      /pipelines\.rewind\.enabled/,
+    );
   });
 
   it("resolves a timestamp per dataset to the latest version at or before it, a commit exactly at T included", async () => {

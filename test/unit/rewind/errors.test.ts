@@ -23,6 +23,7 @@ const EXPECTED: Record<string, [string, 400 | 409]> = {
   InvalidParameterValueError: ["INVALID_PARAMETER_VALUE", 400],
   IncompatibleRestoredStateError: ["INVALID_PARAMETER_VALUE", 400],
   ConcurrentRewindChangeError: ["RESOURCE_CONFLICT", 409],
+  RewindNotEnabledError: ["INVALID_PARAMETER_VALUE", 400],
 };
 
 const SAMPLES: Record<string, () => errors.RewindError> = {
@@ -53,6 +54,7 @@ const SAMPLES: Record<string, () => errors.RewindError> = {
     ),
   IncompatibleRestoredStateError: () => new errors.IncompatibleRestoredStateError("f", "its state changed"),
   ConcurrentRewindChangeError: () => new errors.ConcurrentRewindChangeError("f", 3, "head-moved"),
+  RewindNotEnabledError: () => new errors.RewindNotEnabledError(),
 };
 
 describe("rewind errors", () => {
