@@ -195,4 +195,43 @@ describe("documented API errors", () => {
     );
     expect(mixed.errorCode).toBe("INVALID_PARAMETER_VALUE");
   });
+
+  // These two change the pipeline, so they run last.
+  it("INVALID_REWIND_SPECIFICATION.DATASET_NOT_IN_REWIND_POINT for a dataset added after the point", async () => {
+    const { spec } = (await cp.client.getPipeline(pipelineId)) as {
+      spec: { definition: { datasets: unknown[] } };
+    };
+    const extra = {
+      type: "streaming_table",
+      name: "extra",
+      flows: [
+        { name: "extra_flow", source: { type: "stream", dataset: "raw" }, sql: "SELECT * FROM source" },
+      ],
+    };
+    await cp.client.editPipeline(pipelineId, {
+      definition: { datasets: [...spec.definition.datasets, extra] },
+    });
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    expect((await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })).state).toBe(
+      "COMPLETED",
+    );
+    const error = await refusal(
+      rewind({ rewind_point_id: point, datasets: [{ identifier: "errors.api.extra", cascade: false }] }),
+    );
+    expect(error).toMatchObject({
+      status: 400,
+      errorCode: "INVALID_REWIND_SPECIFICATION.DATASET_NOT_IN_REWIND_POINT",
+    });
+  });
+
+  it("REWIND_BEFORE_FULL_REFRESH for a point before a full refresh", async () => {
+    const { update_id } = await cp.client.startUpdate(pipelineId, { full_refresh: true });
+    expect((await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })).state).toBe(
+      "COMPLETED",
+    );
+    const error = await refusal(
+      rewind({ rewind_point_id: point, datasets: [{ identifier: "errors.api.raw", cascade: false }] }),
+    );
+    expect(error).toMatchObject({ status: 400, errorCode: "REWIND_BEFORE_FULL_REFRESH" });
+  });
 });
