@@ -12,6 +12,9 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Everything the synthesized stack is built from: the CDK app's sources and every dependency's version. */
 const INPUTS = [
   "infra/aws",
+  // The functions' environment variable names, which the stack writes into the template.
+  "functions/runtime/environment.ts",
+  "shared/store/repository-tables.ts",
   "infra/local/ebb-synthesis.ts",
   "infra/local/ebb-synthesis-main.ts",
   "package-lock.json",
