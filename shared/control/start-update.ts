@@ -1,6 +1,5 @@
 import { InvalidParameterError } from "../api/errors.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
-import { EventRecorder } from "../engine/event-recorder.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
 import { planRefresh } from "../rewind/refresh-plan.ts";
 import { planRewind } from "../rewind/rewind-plan.ts";
@@ -8,6 +7,7 @@ import { parseRewindSpec } from "../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
 import { refreshFieldsOf } from "./update-request.ts";
+import { recorder } from "./update-events.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 
 /**
@@ -86,16 +86,4 @@ async function launch(plane: ControlPlane, update: UpdateRecord): Promise<void> 
     await plane.pipelines.endUpdate(pipelineId, updateId, "FAILED");
     throw error;
   }
-}
-
-export function recorder(
-  plane: ControlPlane,
-  update: Pick<UpdateRecord, "pipelineId" | "updateId">,
-  pipelineName: string,
-) {
-  return new EventRecorder(
-    plane.events,
-    { pipeline_id: update.pipelineId, pipeline_name: pipelineName, update_id: update.updateId },
-    plane.clock,
-  );
 }

@@ -1,6 +1,6 @@
 import { isTerminal } from "../store/updates-repository.ts";
 import { requirePipeline, type ControlPlane } from "./control-plane.ts";
-import { recorder } from "./start-update.ts";
+import { recorder } from "./update-events.ts";
 
 /**
  * `POST /pipelines/{id}/stop` (api.md): the running update's execution is stopped, the update is

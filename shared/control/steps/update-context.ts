@@ -4,7 +4,7 @@ import type { RewindEnvironment } from "../../rewind/rewind-environment.ts";
 import type { ValidatedPipeline } from "../../pipeline/validate-pipeline.ts";
 import type { EventRecorder } from "../../engine/event-recorder.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../control-plane.ts";
-import { recorder } from "../start-update.ts";
+import { recorder } from "../update-events.ts";
 
 /** What every step of an update's execution receives: ids only (architecture.md "The shape"). */
 export interface UpdateIds {
