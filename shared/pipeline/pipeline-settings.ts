@@ -9,8 +9,10 @@ export const CONFIGURATION_KEYS = {
   rewindEnabled: "pipelines.rewind.enabled",
   /** The seed's name for the same switch, accepted as an alias. */
   rewindEnabledAlias: "pipelines.rewind.betaEnabled",
-  /** How long rewind points are kept (`interval 7 days`). */
-  rewindRetention: "pipelines.rewind.retentionDuration",
+  /** How long rewind points are kept (`7 days`, `interval 7 days`). */
+  rewindRetention: "pipelines.rewind.retention",
+  /** Accepted as an alias, in the style of Delta's `*RetentionDuration` table properties. */
+  rewindRetentionAlias: "pipelines.rewind.retentionDuration",
   allowUpdateAfterIncompleteRewind: "pipelines.allowUpdateAfterIncompleteRewind",
 } as const;
 
@@ -53,13 +55,28 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
   const allowAfterIncomplete = flag(CONFIGURATION_KEYS.allowUpdateAfterIncompleteRewind);
 
   let retention = DEFAULT_REWIND_RETENTION_MS;
-  const retentionText = configuration[CONFIGURATION_KEYS.rewindRetention];
+  const retentionKey =
+    configuration[CONFIGURATION_KEYS.rewindRetention] !== undefined
+      ? CONFIGURATION_KEYS.rewindRetention
+      : CONFIGURATION_KEYS.rewindRetentionAlias;
+  const retentionText = configuration[retentionKey];
+  const aliasText = configuration[CONFIGURATION_KEYS.rewindRetentionAlias];
+  if (
+    retentionKey === CONFIGURATION_KEYS.rewindRetention &&
+    aliasText !== undefined &&
+    aliasText !== retentionText
+  ) {
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.rewindRetentionAlias),
+      message: `contradicts ${CONFIGURATION_KEYS.rewindRetention}: set only one of the two (${CONFIGURATION_KEYS.rewindRetentionAlias} is an alias)`,
+    });
+  }
   if (retentionText !== undefined) {
     const parsed = parseInterval(retentionText);
     if (parsed === undefined || parsed <= 0) {
       issues.push({
-        path: configPath(CONFIGURATION_KEYS.rewindRetention),
-        message: `must be a duration such as "interval 7 days" (units: seconds, minutes, hours, days, weeks), not ${JSON.stringify(retentionText)}; default ${describeInterval(DEFAULT_REWIND_RETENTION_MS)}`,
+        path: configPath(retentionKey),
+        message: `must be a duration such as "7 days" or "interval 7 days" (units: seconds, minutes, hours, days, weeks), not ${JSON.stringify(retentionText)}; default ${describeInterval(DEFAULT_REWIND_RETENTION_MS)}`,
       });
     } else {
       retention = parsed;

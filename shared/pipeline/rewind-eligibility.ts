@@ -52,7 +52,7 @@ export function rewindIssues(definition: PipelineDefinition, settings: PipelineS
       } else if (kept < settings.rewindRetentionMs) {
         reject(
           property,
-          `the table keeps history for ${describeInterval(kept)}, less than the ${describeInterval(settings.rewindRetentionMs)} rewind points live; raise it to at least that, or shorten pipelines.rewind.retentionDuration`,
+          `the table keeps history for ${describeInterval(kept)}, less than the ${describeInterval(settings.rewindRetentionMs)} rewind points live; raise it to at least that, or shorten pipelines.rewind.retention`,
         );
       }
     }

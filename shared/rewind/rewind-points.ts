@@ -6,7 +6,7 @@ import { readRewindPoint, rewindSummaryEvent, type PipelineCut, type RewindPoint
 
 /**
  * Capturing and finding rewind points (semantics.md "Rewind points"). A point lives as long as the
- * pipeline's rewind retention (`pipelines.rewind.retentionDuration`, 7 days by default) through the
+ * pipeline's rewind retention (`pipelines.rewind.retention`, 7 days by default) through the
  * event's TTL. Every read also drops points older than the retention in force now, so a point is
  * invisible everywhere once it has expired, whether or not the TTL has deleted it yet, and a
  * retention shortened later applies to points captured before.

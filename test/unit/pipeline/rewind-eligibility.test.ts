@@ -60,7 +60,7 @@ describe("rewindIssues", () => {
       {
         path: 'datasets[3].properties["delta.logRetentionDuration"]',
         message:
-          'materialized view "daily_totals" cannot be rewound while rewind is enabled: the table keeps history for 2 days, less than the 1 week rewind points live; raise it to at least that, or shorten pipelines.rewind.retentionDuration',
+          'materialized view "daily_totals" cannot be rewound while rewind is enabled: the table keeps history for 2 days, less than the 1 week rewind points live; raise it to at least that, or shorten pipelines.rewind.retention',
       },
     ]);
   });
@@ -99,7 +99,7 @@ describe("readSettings", () => {
   it("accepts the alias, any letter case, and a retention interval", () => {
     const result = readSettings({
       "pipelines.rewind.betaEnabled": "True",
-      "pipelines.rewind.retentionDuration": "interval 36 hours",
+      "pipelines.rewind.retention": "interval 36 hours",
       "pipelines.allowUpdateAfterIncompleteRewind": "TRUE",
     });
     expect(result).toEqual({

@@ -1,3 +1,4 @@
+import { readSettings } from "../../../shared/pipeline/pipeline-settings.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
@@ -190,15 +191,28 @@ describe("validatePipeline", () => {
     const issues = await issuesOf((d) => {
       d["configuration"] = {
         "pipelines.rewind.enabled": "yes",
-        "pipelines.rewind.retentionDuration": "a week",
+        "pipelines.rewind.retention": "a week",
       };
     });
     expect(issues).toEqual([
       { path: 'configuration["pipelines.rewind.enabled"]', message: 'must be "true" or "false", not "yes"' },
       {
-        path: 'configuration["pipelines.rewind.retentionDuration"]',
-        message: expect.stringMatching(/^must be a duration such as "interval 7 days"/),
+        path: 'configuration["pipelines.rewind.retention"]',
+        message: expect.stringMatching(/^must be a duration such as "7 days"/),
       },
     ]);
+  });
+
+  it("reads the rewind retention from pipelines.rewind.retention or its alias, not both at odds", () => {
+    const days = (configuration: Record<string, string>) => {
+      const result = readSettings(configuration);
+      return result.ok ? result.settings.rewindRetentionMs / 86_400_000 : result.issues.map((i) => i.path);
+    };
+    expect(days({})).toBe(7);
+    expect(days({ "pipelines.rewind.retention": "3 days" })).toBe(3);
+    expect(days({ "pipelines.rewind.retentionDuration": "interval 2 days" })).toBe(2);
+    expect(
+      days({ "pipelines.rewind.retention": "3 days", "pipelines.rewind.retentionDuration": "2 days" }),
+    ).toEqual(['configuration["pipelines.rewind.retentionDuration"]']);
   });
 });
