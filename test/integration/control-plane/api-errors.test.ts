@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { pipelinesRepository } from "../repositories/repositories.ts";
 
 /**
  * One test per documented error (api.md, semantics.md "Rewind request"), through HTTP on the local
@@ -194,6 +195,24 @@ describe("documented API errors", () => {
       cp.client.events(pipelineId, { page_token: first.next_page_token!, filter: "level = 'INFO'" }),
     );
     expect(mixed.errorCode).toBe("INVALID_PARAMETER_VALUE");
+  });
+
+  it("PIPELINE_REWIND_INCOMPLETE (409) for a run while a rewind is incomplete; a rewind is still accepted", async () => {
+    // The state a rewind that failed part-way leaves behind, set through the real repository.
+    const pipelines = pipelinesRepository();
+    await pipelines.setRewindBlock(pipelineId, { blocked: true, byUpdateId: "01ZZZZZZZZZZZZZZZZZZZZZZZZ" });
+    try {
+      const error = await refusal(cp.client.startUpdate(pipelineId));
+      expect(error).toMatchObject({ status: 409, errorCode: "PIPELINE_REWIND_INCOMPLETE" });
+      const { update_id } = await cp.client.startUpdate(pipelineId, {
+        rewind_spec: { rewind_point_id: point, dry_run: true },
+      });
+      expect((await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })).state).toBe(
+        "COMPLETED",
+      );
+    } finally {
+      await pipelines.setRewindBlock(pipelineId, { blocked: false });
+    }
   });
 
   // These two change the pipeline, so they run last.
