@@ -57,21 +57,12 @@ export async function executeRewind(
   await withTableSnapshots(env.tableStore, async (snapshots) => {
     for (const dataset of plan.datasets) done.push(await rewindDataset(env, dataset, updateId, snapshots));
   });
-  await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
-  const now = env.clock();
-  const summary = await appendEvent(
+  const summaryEventId = await completeRewind(
     env,
-    rewindSummaryEvent({
-      catalog: env.pipeline.definition.catalog,
-      schema: env.pipeline.definition.schema,
-      kind: "rewind",
-      cut: rewoundCut(plan, now),
-      now,
-      retentionMs: env.pipeline.settings.rewindRetentionMs,
-      updateId,
-    }),
+    { datasets: plan.datasets, cut: plan.resolved.cut.datasets },
+    updateId,
   );
-  return { dryRun: false, summaryEventId: summary.id, datasets: done };
+  return { dryRun: false, summaryEventId, datasets: done };
 }
 
 /** Steps 3a–3d for one dataset (a Step Functions Map iteration calls this on its own). */
@@ -146,12 +137,43 @@ export async function rewindDataset(
   return result;
 }
 
-/** The rewound datasets and flows at their targets: what the final summary reports. */
-function rewoundCut(plan: RewindPlan, now: number): PipelineCut {
-  const { cut } = plan.resolved;
-  return {
+/**
+ * Step 4, also run on its own by the state machine after the last wave: clear the block and record
+ * the final `rewind_summary` (dry_run false) with the rewound datasets and flows at their targets.
+ * Returns the summary event's id.
+ */
+export async function completeRewind(
+  env: RewindEnvironment,
+  rewound: {
+    readonly datasets: readonly DatasetRewind[];
+    /** The target cut's table version per dataset. */
+    readonly cut: PipelineCut["datasets"];
+  },
+  updateId: string,
+): Promise<string> {
+  await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
+  const now = env.clock();
+  const cut: PipelineCut = {
     time: now,
-    datasets: new Map(plan.datasets.map((d) => [d.dataset, cut.datasets.get(d.dataset)!])),
-    flows: new Map(plan.datasets.flatMap((d) => d.flows.map((f) => [f.flow, f.targetSeq] as const))),
+    datasets: new Map(
+      rewound.datasets.flatMap((d) => {
+        const at = rewound.cut.get(d.dataset);
+        return at ? [[d.dataset, at] as const] : [];
+      }),
+    ),
+    flows: new Map(rewound.datasets.flatMap((d) => d.flows.map((f) => [f.flow, f.targetSeq] as const))),
   };
+  const summary = await appendEvent(
+    env,
+    rewindSummaryEvent({
+      catalog: env.pipeline.definition.catalog,
+      schema: env.pipeline.definition.schema,
+      kind: "rewind",
+      cut,
+      now,
+      retentionMs: env.pipeline.settings.rewindRetentionMs,
+      updateId,
+    }),
+  );
+  return summary.id;
 }

@@ -1,6 +1,4 @@
-import { rewindDataset } from "../../rewind/rewind-execution.ts";
-import { appendEvent } from "../../rewind/rewind-events.ts";
-import { rewindSummaryEvent } from "../../rewind/rewind-point.ts";
+import { completeRewind, rewindDataset } from "../../rewind/rewind-execution.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { readRewindPlan } from "./rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
@@ -22,35 +20,9 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
   return { dataset: done.dataset, restoreVersion: done.restoreVersion ?? null };
 }
 
-/**
- * After every wave: the block cleared and the final `rewind_summary` (dry_run false) recording the
- * datasets and flows at their targets — what `executeRewind` does after its own loop over datasets.
- */
+/** After every wave: the block cleared and the final `rewind_summary` (rewind-execution.ts step 4). */
 export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
   const { env } = await openUpdate(plane, ids);
   const plan = await readRewindPlan(plane.bucket, ids);
-  await plane.pipelines.setRewindBlock(ids.pipelineId, { blocked: false });
-  const now = plane.clock();
-  const summary = await appendEvent(
-    env,
-    rewindSummaryEvent({
-      catalog: env.pipeline.definition.catalog,
-      schema: env.pipeline.definition.schema,
-      kind: "rewind",
-      cut: {
-        time: now,
-        datasets: new Map(
-          plan.datasets.flatMap((d) => {
-            const at = plan.cut.get(d.dataset);
-            return at ? [[d.dataset, at] as const] : [];
-          }),
-        ),
-        flows: new Map(plan.datasets.flatMap((d) => d.flows.map((f) => [f.flow, f.targetSeq] as const))),
-      },
-      now,
-      retentionMs: env.pipeline.settings.rewindRetentionMs,
-      updateId: ids.updateId,
-    }),
-  );
-  return { summaryEventId: summary.id };
+  return { summaryEventId: await completeRewind(env, plan, ids.updateId) };
 }
