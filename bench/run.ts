@@ -7,6 +7,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
  * one of the arguments (`npm run bench -- delta`). A bench file exports `run(): Promise<void>` and
  * prints its own figures.
  */
+// Lambda runs nodejs22.x; the SDK's Node 20 end-of-support warning would only interleave with the figures.
+process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);
 const files = (await readdir(here))
