@@ -51,6 +51,8 @@ export interface WriteOptions {
   readonly txn?: TxnMarker;
   /** Lowest acceptable commit timestamp (e.g. the newest upstream commit consumed + 1 ms). */
   readonly timestampFloor?: number;
+  /** Extra `operationParameters` (e.g. the input versions a materialized view was computed from). */
+  readonly extraParameters?: Readonly<Record<string, unknown>>;
 }
 
 export type WriteResult =
@@ -330,7 +332,15 @@ export class DeltaTable {
         {
           readSnapshot: snapshot,
           actions: txn ? [{ txn: txnFor(txn, this.context.clock()) }, ...prepared.actions] : prepared.actions,
-          operation: prepared.operation,
+          operation: options.extraParameters
+            ? {
+                ...prepared.operation,
+                operationParameters: {
+                  ...prepared.operation.operationParameters,
+                  ...options.extraParameters,
+                },
+              }
+            : prepared.operation,
           requirements,
           ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
         },

@@ -3,19 +3,42 @@ import { TableNotFoundError } from "../delta/errors.ts";
 import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
 import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
 import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import type { Snapshot } from "../delta/snapshot.ts";
 import type { SnapshotRead } from "./dataset-catalog.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 
+/** The current snapshot of each table `reads` names, by name (loaded at once). */
+export async function loadReadSnapshots(reads: readonly SnapshotRead[]): Promise<Map<string, Snapshot>> {
+  const tables = reads.filter((read) => read.kind === "table");
+  const snapshots = await Promise.all(tables.map((read) => loadReadSnapshot(read)));
+  return new Map(tables.map((read, i) => [read.name, snapshots[i]!]));
+}
+
+async function loadReadSnapshot(read: Extract<SnapshotRead, { kind: "table" }>): Promise<Snapshot> {
+  try {
+    // Not the sandbox session: reading a log checkpoint needs a scratch folder the sandbox may not see.
+    return await loadSnapshot(read.store);
+  } catch (error) {
+    if (!(error instanceof TableNotFoundError)) throw error;
+    throw new SourceUnavailableError(
+      `dataset ${read.name} has no table yet, so it cannot be read: run an update that includes it first`,
+      { cause: error, data: { dataset: read.name } },
+    );
+  }
+}
+
 /**
  * Registers what a query reads besides `source` in the sandbox: each table as a read-only view of
  * its current snapshot (its data files copied into the sandbox folder first, since the sandbox can
- * read nothing else), each view as its SQL. Returns the newest commit timestamp read (for the
- * causal timestamp of what the query writes).
+ * read nothing else), each view as its SQL. `snapshots` are the tables' snapshots when already
+ * loaded (`loadReadSnapshots`). Returns the newest commit timestamp read (for the causal timestamp
+ * of what the query writes).
  */
 export async function registerSnapshotViews(
   sandbox: Sandbox,
   reads: readonly SnapshotRead[],
+  snapshots?: ReadonlyMap<string, Snapshot>,
 ): Promise<number | undefined> {
   let newest: number | undefined;
   for (const read of reads) {
@@ -27,17 +50,7 @@ export async function registerSnapshotViews(
       );
       continue;
     }
-    let snapshot;
-    try {
-      // Not the sandbox session: reading a log checkpoint needs a scratch folder the sandbox may not see.
-      snapshot = await loadSnapshot(read.store);
-    } catch (error) {
-      if (!(error instanceof TableNotFoundError)) throw error;
-      throw new SourceUnavailableError(
-        `dataset ${read.name} has no table yet, so it cannot be read: run an update that includes it first`,
-        { cause: error, data: { dataset: read.name } },
-      );
-    }
+    const snapshot = snapshots?.get(read.name) ?? (await loadReadSnapshot(read));
     const { schema, columns } = tableColumns(snapshot);
     const sources: FileSource[] = [];
     for (const file of snapshot.files.values()) {

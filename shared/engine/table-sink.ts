@@ -11,7 +11,7 @@ import type { OperationContext } from "../delta/operation-context.ts";
 import type { StructType } from "../delta/schema.ts";
 import type { Snapshot } from "../delta/snapshot.ts";
 import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { DeltaTable } from "../delta/delta-table.ts";
+import { DeltaTable, type WriteOptions } from "../delta/delta-table.ts";
 import { LocalFileCache } from "../delta/table-file-rows.ts";
 import { prepareWrite } from "../delta/write-operation.ts";
 import { assertWritable } from "../delta/writer-features.ts";
@@ -192,15 +192,12 @@ export async function overwriteTable(
   target: SinkTarget,
   session: SinkSession,
   rowsSql: string,
-  timestampFloor?: number,
+  options: Pick<WriteOptions, "timestampFloor" | "extraParameters"> = {},
 ): Promise<{ version: number; timestamp: number }> {
   await openOrCreateTable(target, session, rowsSql);
   const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck });
   try {
-    const result = await table.overwrite(
-      { sql: rowsSql },
-      timestampFloor !== undefined ? { timestampFloor } : {},
-    );
+    const result = await table.overwrite({ sql: rowsSql }, options);
     if (result.status !== "committed")
       throw new EngineError(`overwrite of ${target.name} was skipped unexpectedly`);
     return { version: result.version, timestamp: result.timestamp };
