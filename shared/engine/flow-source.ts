@@ -152,9 +152,10 @@ function fileSource(
   return {
     async plan(start, seq) {
       const previous = asFiles(start);
-      const processed = await state.load(previous);
+      // The processed set and the listing are independent reads: both at once.
+      const [processed, listed] = await Promise.all([state.load(previous), listSourceKeys(files)]);
       const maxFiles = context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH;
-      const fresh = planFileBatch(await listSourceKeys(files), processed, Number.MAX_SAFE_INTEGER);
+      const fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
       let chosen = fresh.slice(0, maxFiles);
       if (chosen.length === 0) return undefined;
       const maxRows = context.options.max_rows_per_batch;

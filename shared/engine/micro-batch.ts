@@ -1,6 +1,6 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
-import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
+import type { Checkpoint, CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
@@ -70,9 +70,9 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const crash = async (point: CrashPoint, seq: number) => run.crash?.(point, seq);
 
   // 1. HEAD, and an unfinished batch planned on top of it.
-  const head = await run.checkpoints.head(ref);
+  const { head, after } = await run.checkpoints.resume(ref);
   const startOffset = head.checkpoint ? parseOffset(head.checkpoint.offsets) : undefined;
-  const { pending, maxSeq } = await scanAfter(run.checkpoints, ref, head.seq);
+  const { pending, maxSeq } = scanAfter(head.seq, after);
 
   // Opened on first use: a flow that has caught up never needs one.
   let opening: Promise<Sandbox> | undefined;
@@ -197,17 +197,12 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
 }
 
 /** The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any. */
-async function scanAfter(checkpoints: CheckpointsRepository, ref: FlowRef, headSeq: number) {
+function scanAfter(headSeq: number, after: readonly Checkpoint[]) {
   let maxSeq = headSeq;
-  let pending: { seq: number; offsets: unknown } | undefined;
-  let afterSeq: number | undefined = headSeq;
-  while (afterSeq !== undefined) {
-    const page = await checkpoints.list(ref, { afterSeq });
-    for (const checkpoint of page.checkpoints) {
-      maxSeq = Math.max(maxSeq, checkpoint.seq);
-      if (checkpoint.status === "PLANNED" && checkpoint.parent === headSeq) pending = checkpoint;
-    }
-    afterSeq = page.nextAfterSeq;
+  let pending: Checkpoint | undefined;
+  for (const checkpoint of after) {
+    maxSeq = Math.max(maxSeq, checkpoint.seq);
+    if (checkpoint.status === "PLANNED" && checkpoint.parent === headSeq) pending = checkpoint;
   }
   return { maxSeq, pending };
 }

@@ -104,8 +104,20 @@ export interface CheckpointPage {
   readonly nextAfterSeq?: number;
 }
 
+/** HEAD and the checkpoints planned after it: where a micro-batch starts from. */
+export interface FlowResume {
+  readonly head: FlowHead;
+  /** Every checkpoint with a seq above HEAD's, every branch, by seq. */
+  readonly after: readonly Checkpoint[];
+}
+
 export interface CheckpointsRepository {
   head(flow: FlowRef): Promise<FlowHead>;
+  /**
+   * `head(flow)` and every checkpoint `list(flow, {afterSeq: head.seq})` pages through, as of one read
+   * of HEAD: a micro-batch's first step in two round trips (HEAD, then one scan from its checkpoint).
+   */
+  resume(flow: FlowRef): Promise<FlowResume>;
   plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult>;
   /** Throws `CheckpointNotFoundError` if the seq was never planned. */
   commit(flow: FlowRef, seq: number, request: CommitRequest): Promise<CommitResult>;

@@ -20,6 +20,7 @@ import {
   type CommitRequest,
   type CommitResult,
   type FlowHead,
+  type FlowResume,
   type FlowRef,
   type MoveHeadResult,
   type PlanRequest,
@@ -81,6 +82,23 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     if (seq === ROOT_SEQ) return { seq };
     const checkpoint = await this.get(flow, seq);
     return checkpoint ? { seq, checkpoint } : { seq };
+  }
+
+  async resume(flow: FlowRef): Promise<FlowResume> {
+    const seq = await this.headSeq(flow);
+    // One scan from HEAD's own checkpoint (seq 0, the HEAD item, is never a checkpoint).
+    const scanned: Checkpoint[] = [];
+    let afterSeq: number | undefined = seq === ROOT_SEQ ? ROOT_SEQ : seq - 1;
+    while (afterSeq !== undefined) {
+      const page = await this.list(flow, { afterSeq });
+      scanned.push(...page.checkpoints);
+      afterSeq = page.nextAfterSeq;
+    }
+    const checkpoint = seq === ROOT_SEQ ? undefined : scanned.find((c) => c.seq === seq);
+    return {
+      head: checkpoint ? { seq, checkpoint } : { seq },
+      after: scanned.filter((c) => c.seq > seq),
+    };
   }
 
   async plan(flow: FlowRef, planned: PlanRequest): Promise<PlanResult> {

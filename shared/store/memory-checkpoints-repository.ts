@@ -8,6 +8,7 @@ import {
   type CommitRequest,
   type CommitResult,
   type FlowHead,
+  type FlowResume,
   type FlowRef,
   type MoveHeadResult,
   type PlanRequest,
@@ -38,6 +39,15 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
     const entry = this.entry(flow);
     const checkpoint = entry.bySeq.get(entry.head);
     return checkpoint ? { seq: entry.head, checkpoint: copy(checkpoint) } : { seq: entry.head };
+  }
+
+  async resume(flow: FlowRef): Promise<FlowResume> {
+    const head = await this.head(flow);
+    const after = [...this.entry(flow).bySeq.values()]
+      .filter((c) => c.seq > head.seq)
+      .sort((a, b) => a.seq - b.seq)
+      .map(copy);
+    return { head, after };
   }
 
   async plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult> {

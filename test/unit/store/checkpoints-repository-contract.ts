@@ -161,6 +161,27 @@ export function checkpointsRepositoryContract(
       expect((await repository.latestCommittedAtOrBefore(flow, 10_000))?.seq).toBe(3);
     });
 
+    it("resumes from HEAD with the checkpoints after it, as head and list give them", async () => {
+      const repository = create();
+      const flow = newFlow();
+      expect(await repository.resume(flow)).toEqual({ head: { seq: ROOT_SEQ }, after: [] });
+      for (let version = 1; version <= 3; version++) await runBatch(repository, flow, version, version * 10);
+      await repository.moveHead(flow, 2, { expectedHead: 3 });
+      await repository.plan(flow, { parent: 2, offsets: { version: 4 } });
+      const resumed = await repository.resume(flow);
+      expect(resumed.head).toEqual(await repository.head(flow));
+      expect(resumed.head.seq).toBe(2);
+      expect(resumed.after).toEqual((await repository.list(flow, { afterSeq: 2 })).checkpoints);
+      expect(resumed.after.map((c) => [c.seq, c.parent, c.status])).toEqual([
+        [3, 2, "COMMITTED"],
+        [4, 2, "PLANNED"],
+      ]);
+      await repository.moveHead(flow, ROOT_SEQ, { expectedHead: 2 });
+      const fromRoot = await repository.resume(flow);
+      expect(fromRoot.head).toEqual({ seq: ROOT_SEQ });
+      expect(fromRoot.after.map((c) => c.seq)).toEqual([1, 2, 3, 4]);
+    });
+
     it("lists checkpoints page by page", async () => {
       const repository = create();
       const flow = newFlow();
