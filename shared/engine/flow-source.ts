@@ -1,3 +1,4 @@
+import type { DuckSession } from "../duck/duck-session.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
@@ -69,6 +70,8 @@ export interface FlowSourceContext {
   readonly datasetTable: (dataset: string) => ObjectStore;
   /** The store rooted at an external location (`delta` and `auto_loader` paths). */
   readonly locate: (location: string) => ObjectStore;
+  /** The engine's session (never for user SQL): decodes source tables' log checkpoints. */
+  readonly duck?: DuckSession;
   /** The batch's sandbox, opened on first use. */
   readonly sandbox: () => Promise<Sandbox>;
 }
@@ -82,7 +85,7 @@ export function createFlowSource(context: FlowSourceContext): FlowSource {
 }
 
 function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: string): FlowSource {
-  const ref = { store, flow: context.flowName, upstream };
+  const ref = { store, flow: context.flowName, upstream, ...(context.duck ? { duck: context.duck } : {}) };
   const bounds = {
     maxFiles: context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH,
     ...(context.options.max_rows_per_batch !== undefined

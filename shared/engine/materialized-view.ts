@@ -3,6 +3,7 @@ import { TableNotFoundError } from "../delta/errors.ts";
 import type { Snapshot } from "../delta/snapshot.ts";
 import { loadSnapshot } from "../delta/snapshot-loader.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
+import type { ObjectStore } from "../store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
@@ -13,7 +14,7 @@ import { overwriteTable, type SinkSession } from "./table-sink.ts";
  * reads, and the result replaces the table's contents in one commit (an overwrite), stamped at least
  * 1 ms after the newest input commit so the view's history lines up causally with its inputs.
  *
- * 1. Load the current snapshot of every input table and of the view's own table, at once.
+ * 1. Load the current snapshot of every input table and of the view's own table.
  * 2. The refresh's inputs: the view's definition, the SQL of each view it reads and the exact
  *    `metaData.id` and version of each table it reads.
  * 3. When the view's latest commit is a refresh from those same inputs, its contents are already what
@@ -44,7 +45,9 @@ export async function refreshMaterializedView(
   const started = session.clock();
   const store = catalog.tableStore(view.name);
   const reads = catalog.snapshotReads(view.name);
-  const [snapshots, current] = await Promise.all([loadReadSnapshots(reads), latestSnapshot(store)]);
+  // In the engine's session, one after the other: it decodes any log checkpoint, one query at a time.
+  const snapshots = await loadReadSnapshots(reads, session.duck);
+  const current = await latestSnapshot(store, session);
   const inputs = viewInputs(view, reads, snapshots);
   const recorded = current?.commitInfo?.operationParameters?.[VIEW_INPUTS_PARAMETER];
   if (current && recorded === inputs) {
@@ -86,9 +89,9 @@ export async function refreshMaterializedView(
   }
 }
 
-async function latestSnapshot(store: Parameters<typeof loadSnapshot>[0]): Promise<Snapshot | undefined> {
+async function latestSnapshot(store: ObjectStore, session: SinkSession): Promise<Snapshot | undefined> {
   try {
-    return await loadSnapshot(store);
+    return await loadSnapshot(store, { duck: session.duck });
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;

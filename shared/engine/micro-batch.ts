@@ -8,7 +8,7 @@ import { EngineError, MalformedRecordsError } from "./errors.ts";
 import { BAD_RECORDS_TABLE, createFlowSource } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
-import { registerSnapshotViews } from "./snapshot-views.ts";
+import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
 import { appendBatch, type SinkSession } from "./table-sink.ts";
 
@@ -86,6 +86,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       store: run.catalog.store,
       datasetTable: (name) => run.catalog.tableStore(name),
       locate: run.locate,
+      duck: run.session.duck,
       sandbox: openSandbox,
     });
 
@@ -122,9 +123,11 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     // 3. Read, quarantine, transform.
     const sandbox = await openSandbox();
     const txn = { appId: `${run.pipelineId}/${run.flow.name}`, version: seq };
+    const reads = run.catalog.snapshotReads(run.dataset.name, run.flow.name);
     const staticNewest = await registerSnapshotViews(
       sandbox,
-      run.catalog.snapshotReads(run.dataset.name, run.flow.name),
+      reads,
+      await loadReadSnapshots(reads, run.session.duck),
     );
     const what = `flow "${run.flow.name}"`;
     let loaded = await source.load(startOffset, endOffset);

@@ -1,3 +1,4 @@
+import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import { TableNotFoundError } from "../delta/errors.ts";
 import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
@@ -8,17 +9,27 @@ import type { SnapshotRead } from "./dataset-catalog.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 
-/** The current snapshot of each table `reads` names, by name (loaded at once). */
-export async function loadReadSnapshots(reads: readonly SnapshotRead[]): Promise<Map<string, Snapshot>> {
-  const tables = reads.filter((read) => read.kind === "table");
-  const snapshots = await Promise.all(tables.map((read) => loadReadSnapshot(read)));
-  return new Map(tables.map((read, i) => [read.name, snapshots[i]!]));
+/**
+ * The current snapshot of each table `reads` names, by name. `duck` (the engine's session, never the
+ * sandbox's: reading a log checkpoint needs a scratch folder the sandbox may not see) decodes log
+ * checkpoints; one is opened per read otherwise. One at a time: the session runs one query at once.
+ */
+export async function loadReadSnapshots(
+  reads: readonly SnapshotRead[],
+  duck?: DuckSession,
+): Promise<Map<string, Snapshot>> {
+  const snapshots = new Map<string, Snapshot>();
+  for (const read of reads)
+    if (read.kind === "table") snapshots.set(read.name, await loadReadSnapshot(read, duck));
+  return snapshots;
 }
 
-async function loadReadSnapshot(read: Extract<SnapshotRead, { kind: "table" }>): Promise<Snapshot> {
+async function loadReadSnapshot(
+  read: Extract<SnapshotRead, { kind: "table" }>,
+  duck?: DuckSession,
+): Promise<Snapshot> {
   try {
-    // Not the sandbox session: reading a log checkpoint needs a scratch folder the sandbox may not see.
-    return await loadSnapshot(read.store);
+    return await loadSnapshot(read.store, duck ? { duck } : {});
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
     throw new SourceUnavailableError(

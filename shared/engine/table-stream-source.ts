@@ -1,3 +1,4 @@
+import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { AddFile } from "../delta/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../delta/commit-file.ts";
@@ -30,6 +31,8 @@ export interface TableSourceRef {
   readonly flow: string;
   /** How users name it, for messages (dataset name or path). */
   readonly upstream: string;
+  /** The engine's session, to decode log checkpoints in (one is opened per read otherwise). */
+  readonly duck?: DuckSession;
 }
 
 export type PlannedTableBatch = TableBatchPlan & {
@@ -51,7 +54,7 @@ export async function planTableSource(
 ): Promise<PlannedTableBatch | undefined> {
   let snapshot: Snapshot;
   try {
-    snapshot = await loadSnapshot(source.store);
+    snapshot = await loadSnapshot(source.store, source.duck ? { duck: source.duck } : {});
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;
