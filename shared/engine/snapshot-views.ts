@@ -71,7 +71,8 @@ export async function registerSnapshotViews(
       });
     }
     const sql = await fileRelationSql(sandbox.duck, sources, columns);
-    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${name} AS ${sql}`);
+    // A view over the copied files (immutable while the sandbox lives): no second copy in memory.
+    await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${name} AS ${sql}`);
     newest = Math.max(newest ?? Number.NEGATIVE_INFINITY, snapshot.timestamp);
   }
   return newest;
