@@ -22,8 +22,8 @@ import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table
 /**
  * A flow's source behind one interface for the micro-batch protocol: `plan` chooses the next batch's
  * end offset (writing any source state it needs first), `load` puts the rows between two offsets into
- * the sandbox as `source` (a temp table, or for JSON a view read in one pass with the query) and
- * malformed records into `__ebb_bad_records`.
+ * the sandbox as `source` (a view over a table's batch files; for JSON a view read in one pass with
+ * the query; otherwise a temp table of checked records) and malformed records into `__ebb_bad_records`.
  */
 
 /** The micro-batch, as user SQL sees it. */
@@ -123,7 +123,8 @@ function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: s
       }
       const sandbox = await context.sandbox();
       const sql = await loadTableBatch(ref, plan, sandbox);
-      await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
+      // A view over the batch's files, copied into the sandbox: the query reads them in one pass.
+      await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${SOURCE_TABLE} AS ${sql}`);
       await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (${BAD_RECORD_COLUMNS})`);
       return {
         rowsIn: plan.rows,
