@@ -44,6 +44,11 @@ export interface DeltaTableOptions {
   readonly duck?: DuckSession;
   /** Size at which a write starts a new data file. @default 128 MiB */
   readonly targetFileSizeBytes?: number;
+  /**
+   * A snapshot of this table the caller already loaded, so `open` need not load it again. It may be
+   * stale: every operation refreshes to the latest version first.
+   */
+  readonly snapshot?: Snapshot;
 }
 
 export interface WriteOptions {
@@ -155,7 +160,7 @@ export class DeltaTable {
   static async open(store: ObjectStore, options: DeltaTableOptions = {}): Promise<DeltaTable> {
     const duck = options.duck ?? (await DuckSession.open());
     try {
-      const latest = await loadSnapshot(store, { duck });
+      const latest = options.snapshot ?? (await loadSnapshot(store, { duck }));
       return await DeltaTable.#withContext(store, latest, { ...options, duck }, options.duck === undefined);
     } catch (error) {
       if (!options.duck) duck.close();

@@ -194,8 +194,8 @@ export async function overwriteTable(
   rowsSql: string,
   options: Pick<WriteOptions, "timestampFloor" | "extraParameters"> = {},
 ): Promise<{ version: number; timestamp: number }> {
-  await openOrCreateTable(target, session, rowsSql);
-  const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck });
+  const snapshot = await openOrCreateTable(target, session, rowsSql);
+  const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck, snapshot });
   try {
     const result = await table.overwrite({ sql: rowsSql }, options);
     if (result.status !== "committed")
