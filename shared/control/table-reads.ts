@@ -102,12 +102,11 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
   const store = tableStore(bucket, name);
   return readingTable(name, async () => {
     const version = time === undefined ? body.version : await versionAtTimestamp(store, time);
+    // Not in the sandbox's session: a log checkpoint is decoded from a scratch folder outside the
+    // sandbox's own, which its lock-down refuses to read.
+    const snapshot = await loadSnapshot(store, version !== undefined ? { version } : {});
     const sandbox = await Sandbox.open();
     try {
-      const snapshot = await loadSnapshot(store, {
-        duck: sandbox.duck,
-        ...(version !== undefined ? { version } : {}),
-      });
       const { schema, columns } = tableColumns(snapshot);
       const sources: FileSource[] = [];
       for (const file of snapshot.files.values()) {
