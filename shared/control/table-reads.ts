@@ -1,12 +1,17 @@
 import { InvalidParameterError } from "../api/errors.ts";
 import type { TableName } from "../api/resource-names.ts";
 import type { QueryTableBody, TableChangesQuery } from "../api/request-schemas.ts";
-import { versionAtTimestamp } from "../delta/commit-history.ts";
-import { DeltaTable } from "../delta/delta-table.ts";
-import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
-import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { readHistory } from "../delta/table-history.ts";
+import {
+  dataFileKey,
+  DeltaTable,
+  fileRelationSql,
+  type FileSource,
+  loadSnapshot,
+  partitionConstants,
+  readHistory,
+  tableColumns,
+  versionAtTimestamp,
+} from "../delta/index.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
