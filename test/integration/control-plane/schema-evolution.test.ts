@@ -4,7 +4,7 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
 /**
  * A deploy that changes a flow's output schema, through the API: an added column evolves the table
  * (older rows read NULL, a reader downstream gets it too, a rewind before the change restores the
- * old schema and the replay evolves it again); a dropped column or a type that loses data is refused
+ * old schema, GET pipeline shows the pending replay, and the replay evolves it again); a dropped column or a type that loses data is refused
  * before anything runs — at a validate_only start and at a start — and a full refresh applies it.
  */
 
@@ -83,9 +83,21 @@ describe("schema changes through the API", () => {
     expect(history[0]).toMatchObject({ operation: "WRITE" });
 
     // A rewind to before the change restores the old schema; the replay evolves it again.
-    expect((await run({ rewind_spec: { rewind_point_id: before } })).state).toBe("COMPLETED");
+    const rewind = await run({ rewind_spec: { rewind_point_id: before } });
+    expect(rewind.state).toBe("COMPLETED");
     expect(await rows("raw")).toEqual([{ id: 1, v: "a" }]);
+    // GET pipeline says so until the next update has run.
+    expect((await cp.client.getPipeline(pipelineId))["rewind"]).toMatchObject({
+      rewound: true,
+      replay_pending: true,
+      rewound_by_update_id: rewind.update_id,
+      rewind_point_id: before,
+      rewound_at: expect.stringMatching(/^\d{4}-/),
+    });
+    expect((await run({ validate_only: true })).state).toBe("COMPLETED");
+    expect((await cp.client.getPipeline(pipelineId))["rewind"]).toMatchObject({ replay_pending: true });
     expect((await run()).state).toBe("COMPLETED");
+    expect((await cp.client.getPipeline(pipelineId))["rewind"]).toMatchObject({ rewound: false });
     expect(await rows("clean")).toEqual([
       { id: 1, v: "a", v_up: null },
       { id: 2, v: "b", v_up: "B" },
