@@ -7,7 +7,7 @@ import globals from "globals";
 const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**"] },
+  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**", "ui/dist/**", ".scratch/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,6 +16,10 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
     },
+  },
+  {
+    files: ["ui/src/**"],
+    languageOptions: { globals: { ...globals.browser } },
   },
   {
     files: PURE_CORE,
