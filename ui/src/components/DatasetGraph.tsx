@@ -50,13 +50,13 @@ function DatasetNode({ data }: NodeProps<Node<DatasetNodeData>>) {
       data-dataset={dataset.name}
     >
       <Handle type="target" position={Position.Left} isConnectable={false} />
+      <div className="graph-node-name">{dataset.name}</div>
       <div className="graph-node-title">
-        <span className="graph-node-name">{dataset.name}</span>
+        <span className="graph-node-type">{TYPE_WORDS[dataset.type] ?? dataset.type}</span>
         {mark && MARK_WORDS[mark] && (
           <span className={`graph-mark graph-mark-${mark}`}>{MARK_WORDS[mark]}</span>
         )}
       </div>
-      <div className="graph-node-type">{TYPE_WORDS[dataset.type] ?? dataset.type}</div>
       <div className="graph-node-stats">
         <span>v{dataset.version ?? "—"}</span>
         <span>{formatCount(dataset.row_count)} rows</span>
