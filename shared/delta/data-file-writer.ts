@@ -8,7 +8,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { AddCdcFile, AddFile } from "./actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "./data-file-paths.ts";
 import { SchemaMismatchError } from "./errors.ts";
-import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
+import { encodeFileStats, parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
 import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
 import type { DeltaType, StructType } from "./schema.ts";
 
@@ -58,7 +58,7 @@ export async function writeDataFiles(
     size,
     modificationTime: context.clock(),
     dataChange: true,
-    stats: JSON.stringify(stats),
+    stats: encodeFileStats(stats),
   }));
 }
 

@@ -1,6 +1,14 @@
 import type { JS } from "@duckdb/node-api";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FileStats } from "./actions.ts";
+import {
+  JsonNumber,
+  parseExact,
+  stringifyExact,
+  toPlainJson,
+  type ExactJson,
+  type ExactJsonInput,
+} from "./exact-json.ts";
 import { duckType, type DeltaType, type StructType } from "./schema.ts";
 
 /**
@@ -12,7 +20,10 @@ import { duckType, type DeltaType, type StructType } from "./schema.ts";
  * - Strings: the minimum is cut to a 32-character prefix (still a lower bound); a maximum longer than
  *   32 characters is left out rather than cut, since a cut maximum is not an upper bound.
  * - Timestamps are written as ISO-8601 in UTC, truncated to milliseconds (the protocol's footnote);
- *   dates as `yyyy-MM-dd`; decimals as JSON numbers; booleans and binaries get only a null count.
+ *   dates as `yyyy-MM-dd`; booleans and binaries get only a null count.
+ * - Longs and decimals are exact JSON numbers in the type's own range (`exact-json.ts`): through a
+ *   double, a long above 2^53 or a decimal of more than 15 digits would get a bound on the wrong side
+ *   of the value, and engines that skip files by stats would skip the file holding the row.
  */
 
 export const INDEXED_COLUMN_LIMIT = 32;
@@ -69,7 +80,7 @@ export function parquetStatsQuery(localPath: string, columns: readonly StatsColu
 }
 
 function statValue(type: DeltaType, expr: string, bound: "min" | "max"): string {
-  if (typeof type !== "string") return `CAST(${expr} AS DOUBLE)`; // decimal
+  if (typeof type !== "string") return `CAST(${expr} AS VARCHAR)`; // decimal: its exact digits
   switch (type) {
     case "string":
       return bound === "min"
@@ -98,17 +109,60 @@ export function toFileStats(row: Readonly<Record<string, JS>>, columns: readonly
     const nulls = row[`nulls_${i}`];
     if (nulls !== null && nulls !== undefined) nullCount[column.name] = Number(nulls);
     if (!column.minMax) return;
-    const min = jsonValue(row[`min_${i}`]);
-    const max = jsonValue(row[`max_${i}`]);
+    const min = jsonValue(row[`min_${i}`], column.type);
+    const max = jsonValue(row[`max_${i}`], column.type);
     if (min !== null) minValues[column.name] = min;
     if (max !== null) maxValues[column.name] = max;
   });
   return { numRecords: Number(row.n ?? 0), minValues, maxValues, nullCount };
 }
 
-function jsonValue(value: JS | undefined): string | number | null {
+function jsonValue(value: JS | undefined, type: DeltaType): string | number | JsonNumber | null {
   if (value === null || value === undefined) return null;
-  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "bigint") return new JsonNumber(value.toString());
+  if (typeof type !== "string") return new JsonNumber(decimalNumberText(String(value)));
   if (typeof value === "number" || typeof value === "string") return value;
   return String(value);
+}
+
+/** DuckDB's text of a decimal as a JSON number: `-.9` (a decimal(1,1)) has no leading digit. */
+function decimalNumberText(text: string): string {
+  return text.replace(/^(-?)\./, "$10.");
+}
+
+/** The `add.stats` text of `stats`, its numbers digit for digit. */
+export function encodeFileStats(stats: FileStats): string {
+  return stringifyExact(stats as unknown as ExactJsonInput);
+}
+
+/** Stats as read back for data skipping: bounds keep their exact JSON (numbers as `JsonNumber`). */
+export interface ExactFileStats {
+  readonly numRecords?: number;
+  readonly minValues: Readonly<Record<string, ExactJson>>;
+  readonly maxValues: Readonly<Record<string, ExactJson>>;
+  readonly nullCount: Readonly<Record<string, unknown>>;
+}
+
+/** Parses an `add.stats` string without rounding its bounds; undefined when absent or malformed. */
+export function parseFileStats(text: string | null | undefined): ExactFileStats | undefined {
+  if (!text) return undefined;
+  let parsed: ExactJson;
+  try {
+    parsed = parseExact(text);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined;
+  const record = parsed as Readonly<Record<string, ExactJson>>;
+  const bounds = (value: ExactJson | undefined) =>
+    value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof JsonNumber)
+      ? (value as Readonly<Record<string, ExactJson>>)
+      : {};
+  const numRecords = record.numRecords instanceof JsonNumber ? record.numRecords.toNumber() : undefined;
+  return {
+    ...(numRecords === undefined ? {} : { numRecords }),
+    minValues: bounds(record.minValues),
+    maxValues: bounds(record.maxValues),
+    nullCount: toPlainJson(bounds(record.nullCount)) as Record<string, unknown>,
+  };
 }
