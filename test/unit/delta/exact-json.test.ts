@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { JsonNumber } from "../../../shared/delta/exact-json.ts";
-import { parseExact, stringifyExact, toPlainJson } from "../../../shared/delta/exact-json.ts";
+import type { JsonNumber } from "../../../shared/delta/log/exact-json.ts";
+import { parseExact, stringifyExact, toPlainJson } from "../../../shared/delta/log/exact-json.ts";
 
 describe("JSON with exact numbers", () => {
   it("reads what JSON.parse reads, and writes it back to the same value", () => {
