@@ -49,7 +49,8 @@ describe("the web UI's pages in a browser", () => {
     ]);
   });
   afterEach(async (context) => {
-    if (context.task.result?.state === "fail" && page) await screenshot(page, `failed-${context.task.name.slice(0, 40)}`);
+    if (context.task.result?.state === "fail" && page)
+      await screenshot(page, `failed-${context.task.name.slice(0, 40)}`);
   });
   afterAll(async () => {
     await browser?.close();
@@ -87,7 +88,11 @@ describe("the web UI's pages in a browser", () => {
     const seen = new Set<string>();
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline) {
-      const state = (await details.locator(".update-details-header .badge").textContent().catch(() => null)) ?? "";
+      const state =
+        (await details
+          .locator(".update-details-header .badge")
+          .textContent()
+          .catch(() => null)) ?? "";
       if (state) seen.add(state);
       if (state === "completed" || state === "failed") break;
       await page.waitForTimeout(200);
@@ -106,7 +111,10 @@ describe("the web UI's pages in a browser", () => {
     await page.getByRole("combobox", { name: "Type" }).selectOption("flow_progress");
     await page.getByText("filter: event_type = 'flow_progress'").waitFor();
     await expect
-      .poll(async () => new Set(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-event-type")))))
+      .poll(
+        async () =>
+          new Set(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-event-type")))),
+      )
       .toEqual(new Set(["flow_progress"]));
     await rows.first().getByRole("button").click();
     await page.locator(".event-details dt", { hasText: "rowsOut" }).waitFor();
@@ -128,7 +136,9 @@ describe("the web UI's pages in a browser", () => {
     await expect.poll(() => page.getByRole("table", { name: "Rows" }).locator("tbody tr").count()).toBe(3);
     await page.getByLabel("From version").fill("1");
     await page.getByRole("button", { name: "Show changes" }).click();
-    await expect.poll(() => page.getByRole("table", { name: "Changes" }).locator("td.change-insert").count()).toBe(3);
+    await expect
+      .poll(() => page.getByRole("table", { name: "Changes" }).locator("td.change-insert").count())
+      .toBe(3);
     await screenshot(page, "table");
     await expectAccessible();
   });

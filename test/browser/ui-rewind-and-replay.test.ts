@@ -90,7 +90,8 @@ describe("the web UI: rewind and replay in a browser", () => {
   }, 180_000);
 
   afterEach(async (context) => {
-    if (context.task.result?.state === "fail" && page) await screenshot(page, `failed-${context.task.name.slice(0, 40)}`);
+    if (context.task.result?.state === "fail" && page)
+      await screenshot(page, `failed-${context.task.name.slice(0, 40)}`);
   });
   afterAll(async () => {
     await browser?.close();
