@@ -107,7 +107,10 @@ export class EnvironmentControlPlane implements ControlPlane {
     return this.#once("sql", () => {
       // DuckDB starts on the first definition to validate, not at cold start.
       const opening = SqlReferenceParser.open();
-      return { analyze: async (sql: string) => (await opening).analyze(sql) };
+      return {
+        analyze: async (sql: string) => (await opening).analyze(sql),
+        analyzeCondition: async (condition: string) => (await opening).analyzeCondition(condition),
+      };
     });
   }
 }

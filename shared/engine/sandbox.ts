@@ -1,6 +1,7 @@
 import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { conditionShapeProblem } from "../pipeline/sql-references.ts";
 import { QueryError, SandboxViolationError } from "./errors.ts";
 
 /**
@@ -117,6 +118,26 @@ export class Sandbox {
    */
   async checkedQuery(sql: string, what: string): Promise<string> {
     return `SELECT * FROM (\n${await this.parseUserQuery(sql, what)}\n)`;
+  }
+
+  /**
+   * Checks that user text is exactly one SQL expression (a predicate spliced into engine SQL, such as
+   * the onset finder's) and returns it parenthesized: text that would close the parenthesis and add a
+   * clause, a UNION or a second statement is refused before anything runs.
+   */
+  async checkedCondition(condition: string, what: string): Promise<string> {
+    const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [
+      `SELECT (\n${condition}\n)`,
+    ]);
+    const tree = JSON.parse(String(row?.["tree"])) as {
+      error?: boolean;
+      error_message?: string;
+      statements?: unknown[];
+    };
+    if (tree.error) throw new QueryError(`${what} does not parse: ${tree.error_message}`);
+    const problem = conditionShapeProblem(tree.statements, { subqueries: true });
+    if (problem !== undefined) throw new QueryError(`${what} ${problem}`);
+    return `(\n${condition}\n)`;
   }
 
   /**
