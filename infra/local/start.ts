@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
@@ -27,6 +28,7 @@ if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
   process.exit(2);
 }
 const started = Date.now();
+await removeLeftoverScratchFolders();
 
 const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
 let plane: LocalControlPlane;

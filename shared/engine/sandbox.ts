@@ -1,3 +1,4 @@
+import path from "node:path";
 import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
@@ -52,7 +53,13 @@ export class Sandbox {
     const folder = await ScratchFolder.create("ebb-sandbox-");
     let session: DuckSession | undefined;
     try {
-      session = await DuckSession.open({ config: { threads: String(options.threads ?? 2) } });
+      session = await DuckSession.open({
+        config: {
+          threads: String(options.threads ?? 2),
+          // Spill files stay inside the sandbox's own folder: no other sandbox can glob them.
+          temp_directory: path.join(folder.dir, "spill"),
+        },
+      });
       for (const statement of LOCK_DOWN(folder.dir)) await session.run(statement);
       return new Sandbox(session, folder, options.namespace);
     } catch (error) {
