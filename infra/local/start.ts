@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
+import { interruptAllSandboxes } from "../../shared/engine/sandbox.ts";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
@@ -51,6 +52,8 @@ const stop = (exitCode: number): void => {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping…");
+  // Statements still running (a runaway query) would keep the process alive past Ctrl-C.
+  interruptAllSandboxes();
   void plane
     .stop()
     .then(() => aws.stop())
