@@ -337,4 +337,64 @@ describe("delta-rs reads the tables Ebb writes", () => {
       );
     });
   }
+
+  it("Ebb reads the tables delta-rs writes at every version", async () => {
+    const uri = path.join(folder, "written-by-delta-rs");
+    const steps = [
+      {
+        mode: "append",
+        rows: [
+          { id: 1, name: "a" },
+          { id: 2, name: null },
+        ],
+      },
+      { mode: "append", rows: [{ id: 3, name: "b" }] },
+      {
+        mode: "overwrite",
+        rows: [
+          { id: 4, name: "a" },
+          { id: 5, name: "c" },
+        ],
+      },
+    ];
+    const written: StructType = {
+      type: "struct",
+      fields: [
+        { name: "id", type: "long", nullable: true, metadata: {} },
+        { name: "name", type: "string", nullable: true, metadata: {} },
+      ],
+    };
+    for (const partitionBy of [[], ["name"]]) {
+      const table = `${uri}-${partitionBy.length}`;
+      await deltaRs({
+        write: [
+          {
+            uri: table,
+            steps,
+            partition_by: partitionBy,
+            schema: [
+              ["id", "int64"],
+              ["name", "string"],
+            ],
+          },
+        ],
+      });
+      const seen = await deltaRs({
+        tables: [{ name: "t", uri: table, versions: [0, 1, 2], select: canonicalSelect(written) }],
+      });
+      expect(seen.t!.errors).toEqual({});
+      const store = new LocalObjectStore(table);
+      for (const version of [0, 1, 2]) {
+        const snapshot = await loadSnapshot(store, { version, duck });
+        const view = await openTableScan(store, snapshot, { duck, viewName: `theirs_${version}` });
+        try {
+          expect(sortRows(await rowsOf(canonicalSelect(written), `theirs_${version}`))).toEqual(
+            sortRows(seen.t!.versions[String(version)]!),
+          );
+        } finally {
+          await view.close();
+        }
+      }
+    }
+  });
 });
