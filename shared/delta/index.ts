@@ -16,6 +16,7 @@ export {
   CommitConflictError,
   CorruptLogError,
   DeltaError,
+  TableAlreadyExistsError,
   TableNotFoundError,
   TimestampOutOfRangeError,
   UnsupportedFeatureError,
@@ -38,13 +39,10 @@ export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";
 export type { DeltaType, StructField, StructType } from "./table/schema.ts";
 
-// Writing
-export { standardRequirements } from "./commit/commit-requirements.ts";
-export { commit } from "./commit/commit.ts";
-export { recordCount, removeFor, txnFor, type TxnMarker } from "./commit/file-actions.ts";
+// Writing: every commit takes the one path of commit/transaction.ts
+export type { TxnMarker } from "./commit/file-actions.ts";
 export type { OperationContext } from "./commit/operation-context.ts";
-export { isCheckpointDue, writeCheckpoint } from "./log/checkpoint-writer.ts";
+export { beginTransaction, commitTransaction, type TransactionOutcome } from "./commit/transaction.ts";
 export { prepareWrite } from "./operations/write-operation.ts";
 export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
 export type { VacuumPlan } from "./operations/vacuum.ts";
-export { assertWritable } from "./table/writer-features.ts";

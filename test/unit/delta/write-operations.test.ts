@@ -203,14 +203,13 @@ describe("writing data files", () => {
       version: 1,
     });
     expect(await table.append({ rows: [{ id: 1 }] }, { txn })).toEqual({
-      status: "skipped",
-      reason: "txn-already-committed",
+      status: "txn-skipped",
       appId: "pipe/flow",
       requestedVersion: 5,
       tableVersion: 5,
     });
     expect(await table.append({ rows: [{ id: 1 }] }, { txn: { ...txn, version: 4 } })).toMatchObject({
-      status: "skipped",
+      status: "txn-skipped",
     });
     expect((await table.scan()).length).toBe(1);
     expect((await actionsOf(store, 1)).find((a) => "txn" in a)).toMatchObject({
