@@ -45,8 +45,3 @@ export function tableNameParam(value: string | undefined): TableName {
   const [catalog, schema, table] = parts as [string, string, string];
   return { catalog, schema, table };
 }
-
-/** The key prefix of a table's Delta folder (architecture.md "Storage"). */
-export function tablePrefix(name: TableName): string {
-  return `tables/${name.catalog}/${name.schema}/${name.table}/`;
-}

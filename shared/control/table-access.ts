@@ -1,5 +1,6 @@
 import { InvalidParameterError, ResourceNotFoundError } from "../api/errors.ts";
-import { tablePrefix, type TableName } from "../api/resource-names.ts";
+import type { TableName } from "../api/resource-names.ts";
+import { tablePrefix } from "../store/bucket-layout.ts";
 import { TableNotFoundError, TimestampOutOfRangeError, VersionNotFoundError } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { withPrefix } from "../store/prefixed-object-store.ts";

@@ -5,7 +5,7 @@ import type { CheckpointSession } from "../commit/post-commit.ts";
 import { commitTransaction, committedOrThrow, type Committed } from "../commit/transaction.ts";
 import { RestoreFilesMissingError } from "../errors.ts";
 import { removeFor } from "../commit/file-actions.ts";
-import { decodeLogPath } from "../log/log-replay.ts";
+import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AddFile } from "../../../shared/delta/log/actions.ts";
 import { parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
-import { escapePathName } from "../../../shared/delta/write/data-file-paths.ts";
+import { escapePathName } from "../../../shared/delta/log/data-file-paths.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import {
   AppendOnlyTableError,
