@@ -1,6 +1,6 @@
 import { isIdentifier } from "../pipeline/identifier.ts";
 import { isTimeOrderedId } from "../store/time-ordered-id.ts";
-import { InvalidParameterError } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Path parameters, checked before they reach a storage key (architecture.md "Storage"): a pipeline id

@@ -1,4 +1,3 @@
-import { InvalidParameterError } from "../api/errors.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
 import { planRefresh } from "../rewind/refresh-plan.ts";
@@ -9,6 +8,7 @@ import type { UpdateRecord } from "../store/updates-repository.ts";
 import { refreshFieldsOf } from "./update-request.ts";
 import { recorder } from "./update-events.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Starting an update (api.md "Updates"; semantics.md "Rewind request": every check runs here,
