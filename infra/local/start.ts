@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
+import { interruptAllSandboxes } from "../../shared/engine/sandbox.ts";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
@@ -13,8 +16,10 @@ import type { StorageNames } from "./provision-ebb.ts";
  * machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. The port comes from `--port`, else `EBB_PORT`, else any free one; the token is kept in the
- * data folder so it survives restarts.
+ * data folder so it survives restarts. The web UI (`ui/dist`, built by `npm run build:ui` before this
+ * starts) is served at `/`; the printed one-time link carries the token in its fragment.
  */
+const UI_ASSETS = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 const { values } = parseArgs({
   options: {
     "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
@@ -27,6 +32,7 @@ if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
   process.exit(2);
 }
 const started = Date.now();
+await removeLeftoverScratchFolders();
 
 const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
 let plane: LocalControlPlane;
@@ -36,6 +42,7 @@ try {
     storage,
     ebb: await loadSynthesizedEbb(),
     token: await apiToken(aws.dataDir),
+    uiAssets: UI_ASSETS,
     ...(port !== undefined ? { port } : {}),
   });
 } catch (error) {
@@ -49,6 +56,8 @@ const stop = (exitCode: number): void => {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping…");
+  // Statements still running (a runaway query) would keep the process alive past Ctrl-C.
+  interruptAllSandboxes();
   void plane
     .stop()
     .then(() => aws.stop())
@@ -84,6 +93,7 @@ function describe(
   const { endpoints } = aws;
   return [
     `Ebb is up (${(elapsedMs / 1000).toFixed(1)} s)`,
+    `  UI          ${plane.endpoint}/#token=${plane.token}`,
     `  API         ${plane.endpoint}   (Authorization: Bearer $EBB_TOKEN)`,
     `  S3          ${endpoints.s3Endpoint}`,
     `  DynamoDB    ${endpoints.dynamoDbEndpoint}`,

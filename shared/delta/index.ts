@@ -38,7 +38,8 @@ export { loadSnapshot } from "./read/snapshot-loader.ts";
 export type { Snapshot } from "./read/snapshot.ts";
 export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";
-export type { DeltaType, StructField, StructType } from "./table/schema.ts";
+export { duckType, parseSchema, type DeltaType, type StructField, type StructType } from "./table/schema.ts";
+export { serializeSchema } from "./table/schema-serialization.ts";
 
 // Writing: every commit takes the one path of commit/transaction.ts
 export type { TxnMarker } from "./commit/file-actions.ts";

@@ -9,6 +9,8 @@ import {
   findCommitInfo,
   loadSnapshot,
   LocalFileCache,
+  parseSchema,
+  serializeSchema,
   type OperationContext,
   prepareWrite,
   readCommit,
@@ -20,8 +22,9 @@ import {
   type WriteOptions,
 } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { EngineError } from "./errors.ts";
+import { EngineError, IncompatibleSchemaChangeError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";
+import { planSchemaEvolution } from "./schema-evolution.ts";
 
 /**
  * The idempotent sink of the micro-batch protocol (architecture.md "Streaming", steps 3 and 4): the
@@ -45,6 +48,8 @@ export interface SinkSession {
   readonly duck: DuckSession;
   readonly scratch: ScratchFolder;
   readonly clock: () => number;
+  /** Aborted when the update is stopped: user SQL running in a sandbox is interrupted. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface BatchCommit {
@@ -74,11 +79,7 @@ export async function openOrCreateTable(
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
-  const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
-  const schema: StructType = schemaOfColumns(
-    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
-    `table ${target.name}`,
-  );
+  const schema = await rowsSchema(target, rowsSession, rowsSql);
   const table = await DeltaTable.create(
     target.store,
     {
@@ -99,6 +100,39 @@ export async function openOrCreateTable(
     return snapshot;
   }
   return loadSnapshot(target.store, { duck: session.duck });
+}
+
+async function rowsSchema(
+  target: SinkTarget,
+  rowsSession: RowsSession,
+  rowsSql: string,
+): Promise<StructType> {
+  const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
+  return schemaOfColumns(
+    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+    `table ${target.name}`,
+  );
+}
+
+/**
+ * The snapshot to write the rows against, and the metadata change to commit with them: a query that
+ * adds columns evolves the table (schema-evolution.ts); one that drops or narrows a column is refused.
+ */
+async function evolveFor(
+  target: SinkTarget,
+  snapshot: Snapshot,
+  rowsSession: RowsSession,
+  rowsSql: string,
+): Promise<{ snapshot: Snapshot; metaData?: Snapshot["metadata"] }> {
+  const evolution = planSchemaEvolution(
+    parseSchema(snapshot.metadata.schemaString),
+    await rowsSchema(target, rowsSession, rowsSql),
+  );
+  if (evolution.kind === "unchanged") return { snapshot };
+  if (evolution.kind === "incompatible")
+    throw new IncompatibleSchemaChangeError(target.name, evolution.problems);
+  const metaData = { ...snapshot.metadata, schemaString: serializeSchema(evolution.schema) };
+  return { snapshot: { ...snapshot, metadata: metaData }, metaData };
 }
 
 /**
@@ -129,13 +163,16 @@ export async function appendBatch(
     clock: session.clock,
     files: new LocalFileCache(target.store, rowsSession.scratch),
   };
-  const prepared = await prepareWrite(context, snapshot, { sql: rowsSql }, "append");
+  const evolved = await evolveFor(target, snapshot, rowsSession, rowsSql);
+  const prepared = await prepareWrite(context, evolved.snapshot, { sql: rowsSql }, "append");
   await options.afterDataFiles?.();
   const outcome = await commitTransaction(
     target.store,
     {
       readSnapshot: snapshot,
-      prepared,
+      prepared: evolved.metaData
+        ? { ...prepared, actions: [{ metaData: evolved.metaData }, ...prepared.actions] }
+        : prepared,
       txn,
       ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
     },

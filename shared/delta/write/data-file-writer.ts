@@ -8,6 +8,7 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import type { AddCdcFile, AddFile } from "../log/actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "../log/data-file-paths.ts";
 import { SchemaMismatchError } from "../errors.ts";
+import { encodeFileStats } from "../log/stats-json.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
 import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
 import type { DeltaType, StructType } from "../table/schema.ts";
@@ -58,7 +59,7 @@ export async function writeDataFiles(
     size,
     modificationTime: context.clock(),
     dataChange: true,
-    stats: JSON.stringify(stats),
+    stats: encodeFileStats(stats),
   }));
 }
 
@@ -199,6 +200,13 @@ function serializedPartitionValue(type: DeltaType, column: string): string {
       return `strftime(${column}, '%Y-%m-%d %H:%M:%S.%f')`;
     case "binary":
       throw new SchemaMismatchError(`a binary column cannot be a partition column in Ebb`);
+    case "float":
+    case "double":
+      // Java's spelling (Double.toString), which Spark and Ebb's reader parse; DuckDB writes nan, inf.
+      return (
+        `CASE WHEN isnan(${column}) THEN 'NaN' WHEN ${column} = 'infinity'::DOUBLE THEN 'Infinity' ` +
+        `WHEN ${column} = '-infinity'::DOUBLE THEN '-Infinity' ELSE CAST(${column} AS VARCHAR) END`
+      );
     default:
       return `CAST(${column} AS VARCHAR)`;
   }

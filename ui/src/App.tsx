@@ -1,0 +1,116 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { isUnauthenticated, signIn, signOut } from "./api/client.ts";
+import { usePipelines } from "./api/queries.ts";
+import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
+import { LoginPage } from "./pages/LoginPage.tsx";
+import { PipelinePage } from "./pages/PipelinePage.tsx";
+import { PipelinesPage } from "./pages/PipelinesPage.tsx";
+import { RewindPage } from "./pages/RewindPage.tsx";
+import { TablePage } from "./pages/TablePage.tsx";
+import { navigate, paths, useRoute } from "./routing.ts";
+
+/**
+ * The shell: signs in from a one-time link (`/#token=…`, the fragment is removed at once), shows the
+ * login page while the API answers 401, and otherwise the page the route names.
+ */
+export function App() {
+  const route = useRoute();
+  const queryClient = useQueryClient();
+  const [auth, setAuth] = useState<"link" | "unknown" | "in" | "out">(() =>
+    window.location.hash.startsWith("#token=") ? "link" : "unknown",
+  );
+  const [problem, setProblem] = useState<string>();
+
+  useEffect(() => {
+    if (auth !== "link") return;
+    const token = decodeURIComponent(window.location.hash.slice("#token=".length));
+    window.history.replaceState(null, "", window.location.pathname + window.location.search);
+    signIn(token).then(
+      () => setAuth("in"),
+      (error: Error) => {
+        setProblem(error.message);
+        setAuth("out");
+      },
+    );
+  }, [auth]);
+
+  // Any 401 (an expired session after a restart, a sign-out elsewhere) shows the sign-in page.
+  const probe = usePipelines(auth === "unknown" || auth === "in");
+  const unauthenticated = isUnauthenticated(probe.error);
+  useEffect(() => {
+    if (unauthenticated) setAuth("out");
+  }, [unauthenticated]);
+
+  if (auth === "link") return <div className="splash">Signing in…</div>;
+  if (auth === "out") {
+    return (
+      <LoginPage
+        problem={problem}
+        signIn={signIn}
+        onSignedIn={() => {
+          setProblem(undefined);
+          queryClient.clear();
+          setAuth("in");
+        }}
+      />
+    );
+  }
+  if (probe.isPending) return <div className="splash">Loading…</div>;
+
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <a
+          className="brand"
+          href={paths.pipelines()}
+          onClick={(e) => {
+            e.preventDefault();
+            navigate(paths.pipelines());
+          }}
+        >
+          <span className="brand-mark" aria-hidden="true">
+            ≈
+          </span>
+          Ebb
+        </a>
+        <nav aria-label="Main">
+          <a
+            href={paths.pipelines()}
+            aria-current={route.page === "pipelines" ? "page" : undefined}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(paths.pipelines());
+            }}
+          >
+            Pipelines
+          </a>
+        </nav>
+        <span className="topbar-spacer" />
+        <span className="topbar-note">local runtime</span>
+        <button
+          type="button"
+          className="button button-quiet"
+          onClick={() => {
+            void signOut().then(() => {
+              queryClient.clear();
+              setAuth("out");
+            });
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main className="content">
+        <ErrorBoundary key={JSON.stringify(route)}>
+          {route.page === "pipelines" && <PipelinesPage />}
+          {route.page === "pipeline" && <PipelinePage key={route.id} id={route.id} tab={route.tab} />}
+          {route.page === "rewind" && <RewindPage key={route.id} id={route.id} />}
+          {route.page === "table" && (
+            <TablePage key={route.table} table={route.table} pipelineId={route.pipelineId} />
+          )}
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
+}
