@@ -7,7 +7,7 @@ import globals from "globals";
 const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**"] },
+  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**", ".clients/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

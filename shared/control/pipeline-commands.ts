@@ -4,7 +4,7 @@ import type { CreatePipelineBody, EditPipelineBody } from "../api/request-schema
 import { listRewindPoints } from "../rewind/rewind-points.ts";
 import { PipelineBusyError } from "../rewind/errors.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
-import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineSummary } from "./pipeline-views.ts";
+import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } from "./pipeline-views.ts";
 import { purgeTables } from "./purge-tables.ts";
 
 /**
@@ -26,7 +26,10 @@ export async function createPipeline(
 export async function listPipelines(plane: ControlPlane, maxResults?: number) {
   const records = await plane.pipelines.list();
   const shown = records.filter((r) => r.state !== "DELETED").slice(0, maxResults ?? records.length);
-  return { statuses: shown.map(pipelineSummary) };
+  const latest = await Promise.all(
+    shown.map((r) => plane.updates.list(r.pipelineId, { limit: LATEST_UPDATES_SHOWN })),
+  );
+  return { statuses: shown.map((record, i) => pipelineStatus(record, latest[i]!.items)) };
 }
 
 export async function getPipeline(plane: ControlPlane, pipelineId: string) {
