@@ -11,7 +11,7 @@ import {
   type GetCommandOutput,
   type ScanCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { PIPELINES_TABLE } from "../../infra/aws/table-schemas.ts";
+import { PIPELINES_TABLE } from "./table-schemas.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import {
   DefinitionTooLargeError,

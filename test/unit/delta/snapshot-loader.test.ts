@@ -1,7 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commitTimestampAt, listCommits, versionAtTimestamp } from "../../../shared/delta/commit-history.ts";
-import { readCommit } from "../../../shared/delta/commit-reader.ts";
+import {
+  commitTimestampAt,
+  listCommits,
+  versionAtTimestamp,
+} from "../../../shared/delta/read/commit-history.ts";
+import { readCommit } from "../../../shared/delta/log/commit-reader.ts";
 import {
   InvalidLogFileError,
   TableNotFoundError,
@@ -9,8 +13,12 @@ import {
   UnsupportedFeatureError,
   VersionNotFoundError,
 } from "../../../shared/delta/errors.ts";
-import { commitKey, LAST_CHECKPOINT_KEY, multiPartCheckpointKey } from "../../../shared/delta/log-paths.ts";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import {
+  commitKey,
+  LAST_CHECKPOINT_KEY,
+  multiPartCheckpointKey,
+} from "../../../shared/delta/log/log-paths.ts";
+import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
