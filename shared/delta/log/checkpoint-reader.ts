@@ -4,6 +4,7 @@ import { stringList } from "../../duck/sql-text.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { Action } from "./actions.ts";
 import { CorruptLogError } from "../errors.ts";
+import { JsonNumber, parseExact, stringifyExact, type ExactJson } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
 
 /** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
@@ -36,11 +37,12 @@ export async function readCheckpointActions(
   }
   const actions: Action[] = [];
   for (const row of rows) {
-    const record = JSON.parse(String(row.j)) as Record<string, unknown>;
+    const text = String(row.j);
+    const record = JSON.parse(text) as Record<string, unknown>;
     for (const kind of CHECKPOINT_ACTIONS) {
       const body = record[kind];
       if (body && typeof body === "object")
-        actions.push(checkpointAction(kind, body as Record<string, unknown>));
+        actions.push(checkpointAction(kind, body as Record<string, unknown>, text));
     }
   }
   return actions;
@@ -52,12 +54,16 @@ export async function readCheckpointActions(
  * `stats_parsed` serialized into `stats` when the writer only wrote the struct form
  * (`delta.checkpoint.writeStatsAsJson = false`, PROTOCOL.md "Checkpoint Schema").
  */
-function checkpointAction(kind: (typeof CHECKPOINT_ACTIONS)[number], body: Record<string, unknown>): Action {
+function checkpointAction(
+  kind: (typeof CHECKPOINT_ACTIONS)[number],
+  body: Record<string, unknown>,
+  rowText: string,
+): Action {
   const fields = withoutNulls(body);
   if (kind === "add") {
     const { stats_parsed: statsParsed, partitionValues_parsed: _parsedPartitions, ...add } = fields;
     if (add.stats === undefined && statsParsed && typeof statsParsed === "object") {
-      add.stats = JSON.stringify(withoutNulls(statsParsed as Record<string, unknown>));
+      add.stats = exactStatsParsed(rowText);
     }
     add.partitionValues ??= {};
     return { add } as unknown as Action;
@@ -73,6 +79,23 @@ function checkpointAction(kind: (typeof CHECKPOINT_ACTIONS)[number], body: Recor
     fields.partitionColumns ??= [];
   }
   return { [kind]: fields } as unknown as Action;
+}
+
+/** `add.stats_parsed` of a checkpoint row as stats JSON, re-read so its bounds keep every digit. */
+function exactStatsParsed(rowText: string): string {
+  const row = parseExact(rowText) as { readonly add: { readonly stats_parsed: ExactJson } };
+  return stringifyExact(withoutNullsDeep(row.add.stats_parsed));
+}
+
+function withoutNullsDeep(value: ExactJson): ExactJson {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || value instanceof JsonNumber) {
+    return value;
+  }
+  return Object.fromEntries(
+    Object.entries(value as Record<string, ExactJson>)
+      .filter(([, item]) => item !== null)
+      .map(([key, item]) => [key, withoutNullsDeep(item)]),
+  );
 }
 
 function withoutNulls(record: Record<string, unknown>): Record<string, unknown> {

@@ -1,6 +1,8 @@
 import type { DuckSession } from "../../duck/duck-session.ts";
 import { quoteIdentifier, quoteLiteral } from "../../duck/sql-text.ts";
-import type { AddFile, FileStats } from "../log/actions.ts";
+import type { AddFile } from "../log/actions.ts";
+import { JsonNumber, type ExactJson } from "../log/exact-json.ts";
+import { parseFileStats } from "../log/stats-json.ts";
 import { partitionValueSql } from "../table/partition-values.ts";
 import { duckType, type DeltaType, type ScalarType, type StructType } from "../table/schema.ts";
 import type { Snapshot } from "./snapshot.ts";
@@ -12,6 +14,9 @@ import type { Snapshot } from "./snapshot.ts";
  *
  * - integer, date, string and timestamp keys; float and decimal keys are never pruned on (their JSON
  *   bounds may be rounded);
+ * - bounds are read without passing through a double (`parseFileStats`); a `long` bound at or past
+ *   2^53 is still widened by 2048 and clamped to the type's range, since writers that did pass it
+ *   through a double (Ebb before exact stats, some others) may have rounded it by up to one ulp;
  * - a string maximum of 32 characters or more may be a truncated prefix (other writers cut at 32),
  *   so it bounds nothing;
  * - timestamp bounds are truncated to milliseconds (the protocol's footnote), so the maximum is
@@ -46,7 +51,7 @@ export async function filesMatchingKeys(
   if (files.length === 0 || prunable.length === 0) return files;
   const partitionColumns = snapshot.metadata.partitionColumns;
   const rows = files.map((file, index) => {
-    const stats = parseStats(file.stats);
+    const stats = parseFileStats(file.stats);
     const bounds = prunable.flatMap((key) => {
       const type = keyTypes[keys.indexOf(key)] as ScalarType;
       if (partitionColumns.includes(key)) {
@@ -70,28 +75,58 @@ export async function filesMatchingKeys(
   return candidates.map((row) => files[Number(row.i)]!);
 }
 
-function parseStats(stats: string | null | undefined): FileStats | undefined {
-  if (!stats) return undefined;
-  try {
-    return JSON.parse(stats) as FileStats;
-  } catch {
-    return undefined;
-  }
-}
-
 function typedNull(type: DeltaType): string {
   return `CAST(NULL AS ${duckType(type)})`;
 }
 
-function lowerBound(type: DeltaType, value: unknown): string {
+function lowerBound(type: DeltaType, value: ExactJson | undefined): string {
   if (value === undefined || value === null) return typedNull(type);
-  return `CAST(${quoteLiteral(String(value))} AS ${duckType(type)})`;
+  if (type === "long") return longBound(value, -1n);
+  return `CAST(${quoteLiteral(boundText(value))} AS ${duckType(type)})`;
 }
 
-function upperBound(type: DeltaType, value: unknown): string {
+function upperBound(type: DeltaType, value: ExactJson | undefined): string {
   if (value === undefined || value === null) return typedNull(type);
-  if (type === "string" && String(value).length >= TRUNCATED_STRING_LENGTH) return typedNull(type);
-  const bound = `CAST(${quoteLiteral(String(value))} AS ${duckType(type)})`;
+  if (type === "long") return longBound(value, 1n);
+  if (type === "string" && boundText(value).length >= TRUNCATED_STRING_LENGTH) return typedNull(type);
+  const bound = `CAST(${quoteLiteral(boundText(value))} AS ${duckType(type)})`;
   if (type === "timestamp" || type === "timestamp_ntz") return `(${bound} + INTERVAL 1 millisecond)`;
   return bound;
+}
+
+function boundText(value: ExactJson): string {
+  return value instanceof JsonNumber ? value.text : String(value);
+}
+
+const EXACT_IN_DOUBLE = 2n ** 53n;
+/** More than one ulp of a double below 2^63 (1024), plus the shortest-print error. */
+const DOUBLE_ROUNDING_SLACK = 2048n;
+const LONG_MIN = -(2n ** 63n);
+const LONG_MAX = 2n ** 63n - 1n;
+
+/** A `long` bound as a BIGINT literal, widened in `direction` when it may have been rounded. */
+function longBound(value: ExactJson, direction: -1n | 1n): string {
+  const exact = integerOf(boundText(value));
+  if (exact === undefined) return typedNull("long");
+  const magnitude = exact < 0n ? -exact : exact;
+  const widened = magnitude >= EXACT_IN_DOUBLE ? exact + direction * DOUBLE_ROUNDING_SLACK : exact;
+  const clamped = widened < LONG_MIN ? LONG_MIN : widened > LONG_MAX ? LONG_MAX : widened;
+  return `CAST(${quoteLiteral(clamped.toString())} AS BIGINT)`;
+}
+
+/** The integer a JSON number denotes (`9.2e18` included); undefined when it is not one. */
+function integerOf(text: string): bigint | undefined {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
+  if (!match) return undefined;
+  const [, sign, whole, fraction = "", exponentText = "0"] = match;
+  const exponent = Number(exponentText) - fraction.length;
+  if (Math.abs(exponent) > 400) return undefined;
+  let digits = BigInt(whole! + fraction);
+  if (exponent >= 0) digits *= 10n ** BigInt(exponent);
+  else {
+    const divisor = 10n ** BigInt(-exponent);
+    if (digits % divisor !== 0n) return undefined;
+    digits /= divisor;
+  }
+  return sign === "-" ? -digits : digits;
 }

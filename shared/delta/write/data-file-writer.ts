@@ -8,6 +8,7 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import type { AddCdcFile, AddFile } from "../log/actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "./data-file-paths.ts";
 import { SchemaMismatchError } from "../errors.ts";
+import { encodeFileStats } from "../log/stats-json.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
 import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
 import type { DeltaType, StructType } from "../table/schema.ts";
@@ -58,7 +59,7 @@ export async function writeDataFiles(
     size,
     modificationTime: context.clock(),
     dataChange: true,
-    stats: JSON.stringify(stats),
+    stats: encodeFileStats(stats),
   }));
 }
 

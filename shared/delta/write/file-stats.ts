@@ -1,6 +1,7 @@
 import type { JS } from "@duckdb/node-api";
 import { quoteLiteral } from "../../duck/sql-text.ts";
 import type { FileStats } from "../log/actions.ts";
+import { JsonNumber } from "../log/exact-json.ts";
 import { duckType, type DeltaType, type StructType } from "../table/schema.ts";
 
 /**
@@ -12,7 +13,10 @@ import { duckType, type DeltaType, type StructType } from "../table/schema.ts";
  * - Strings: the minimum is cut to a 32-character prefix (still a lower bound); a maximum longer than
  *   32 characters is left out rather than cut, since a cut maximum is not an upper bound.
  * - Timestamps are written as ISO-8601 in UTC, truncated to milliseconds (the protocol's footnote);
- *   dates as `yyyy-MM-dd`; decimals as JSON numbers; booleans and binaries get only a null count.
+ *   dates as `yyyy-MM-dd`; booleans and binaries get only a null count.
+ * - Longs and decimals are exact JSON numbers in the type's own range (`exact-json.ts`): through a
+ *   double, a long above 2^53 or a decimal of more than 15 digits would get a bound on the wrong side
+ *   of the value, and engines that skip files by stats would skip the file holding the row.
  */
 
 export const INDEXED_COLUMN_LIMIT = 32;
@@ -69,7 +73,7 @@ export function parquetStatsQuery(localPath: string, columns: readonly StatsColu
 }
 
 function statValue(type: DeltaType, expr: string, bound: "min" | "max"): string {
-  if (typeof type !== "string") return `CAST(${expr} AS DOUBLE)`; // decimal
+  if (typeof type !== "string") return `CAST(${expr} AS VARCHAR)`; // decimal: its exact digits
   switch (type) {
     case "string":
       return bound === "min"
@@ -98,17 +102,23 @@ export function toFileStats(row: Readonly<Record<string, JS>>, columns: readonly
     const nulls = row[`nulls_${i}`];
     if (nulls !== null && nulls !== undefined) nullCount[column.name] = Number(nulls);
     if (!column.minMax) return;
-    const min = jsonValue(row[`min_${i}`]);
-    const max = jsonValue(row[`max_${i}`]);
+    const min = jsonValue(row[`min_${i}`], column.type);
+    const max = jsonValue(row[`max_${i}`], column.type);
     if (min !== null) minValues[column.name] = min;
     if (max !== null) maxValues[column.name] = max;
   });
   return { numRecords: Number(row.n ?? 0), minValues, maxValues, nullCount };
 }
 
-function jsonValue(value: JS | undefined): string | number | null {
+function jsonValue(value: JS | undefined, type: DeltaType): string | number | JsonNumber | null {
   if (value === null || value === undefined) return null;
-  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "bigint") return new JsonNumber(value.toString());
+  if (typeof type !== "string") return new JsonNumber(decimalNumberText(String(value)));
   if (typeof value === "number" || typeof value === "string") return value;
   return String(value);
+}
+
+/** DuckDB's text of a decimal as a JSON number: `-.9` (a decimal(1,1)) has no leading digit. */
+function decimalNumberText(text: string): string {
+  return text.replace(/^(-?)\./, "$10.");
 }
