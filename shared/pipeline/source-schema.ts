@@ -1,10 +1,15 @@
 import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
 import { columnNameSchema, identifierSchema } from "./identifier.ts";
+import { kafkaSourceSchema, kinesisSourceSchema } from "./event-stream-sources.ts";
+
+export { kinesisStreamName, kinesisStreamRegion } from "./event-stream-sources.ts";
+export type { KafkaSource, KinesisSource } from "./event-stream-sources.ts";
 
 /**
  * Where a flow reads from (semantics.md "Pipeline, datasets, flows"): another dataset of this pipeline
- * as a stream, an external Delta table by path, or files landing under a prefix.
+ * as a stream, an external Delta table by path, files landing under a prefix, or an event stream
+ * (Kafka, Kinesis: `event-stream-sources.ts`).
  */
 
 /** `s3://bucket[/prefix]`: bucket names as S3 allows them (3–63 of a-z, 0-9, `.`, `-`). */
@@ -48,6 +53,8 @@ export const sourceSchema = z.discriminatedUnion("type", [
   streamSourceSchema,
   deltaSourceSchema,
   autoLoaderSourceSchema,
+  kafkaSourceSchema,
+  kinesisSourceSchema,
 ]);
 
 export type StreamSource = z.infer<typeof streamSourceSchema>;
