@@ -2,12 +2,13 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
+import { layering } from "./eslint-rules/layering.js";
 
 /** Folders of the pure core: protocol and domain logic only, never an AWS SDK. */
 const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**"] },
+  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**", "ui/dist/**", ".scratch/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,6 +17,16 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
     },
+  },
+  {
+    plugins: { layering },
+    rules: { "layering/delta-front-door": "error", "layering/core-imports-no-apps": "error" },
+  },
+  // The Delta layer's own unit tests exercise its internals directly.
+  { files: ["test/unit/delta/**"], rules: { "layering/delta-front-door": "off" } },
+  {
+    files: ["ui/src/**"],
+    languageOptions: { globals: { ...globals.browser } },
   },
   {
     files: PURE_CORE,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { loadSnapshot } from "../../../shared/delta/index.ts";
 import { RewindIncompleteError } from "../../../shared/rewind/errors.ts";
 import { captureRewindPoint, listRewindPoints } from "../../../shared/rewind/rewind-points.ts";
 import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";

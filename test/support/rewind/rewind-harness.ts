@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { DeltaTable } from "../../../shared/delta/index.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { runUpdate, type EngineServices, type UpdateResult } from "../../../shared/engine/update-runner.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
