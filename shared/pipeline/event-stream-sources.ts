@@ -36,7 +36,9 @@ const patternSchema = z.string().refine(
 
 const HOST_PORT = /^[A-Za-z0-9.-]+:\d{1,5}$/;
 const bootstrapSchema = z
-  .union([z.string(), z.array(z.string()).min(1)])
+  .union([z.string(), z.array(z.string()).min(1)], {
+    error: 'bootstrap_servers is required: "host:port,host:port" or a list of host:port',
+  })
   .transform((value) => (typeof value === "string" ? value.split(",").map((s) => s.trim()) : value))
   .pipe(
     z.array(
