@@ -136,6 +136,49 @@ export class UpdateCanceledError extends EngineError {
   override readonly errorCode = "CANCELED";
 }
 
+/** Which of a statement's limits it went over (see `sql-limits.ts`). */
+export type SqlLimitKind = "time" | "memory" | "temp";
+
+const LIMIT_CODES: Readonly<Record<SqlLimitKind, string>> = {
+  time: "SQL_TIME_LIMIT_EXCEEDED",
+  memory: "SQL_MEMORY_LIMIT_EXCEEDED",
+  temp: "SQL_TEMP_SPACE_LIMIT_EXCEEDED",
+};
+
+/** A user statement ran over its time, memory or spill-space limit and was stopped. */
+export class SqlLimitExceededError extends EngineError {
+  override readonly name = "SqlLimitExceededError";
+  override readonly errorCode: string;
+
+  constructor(
+    readonly limit: SqlLimitKind,
+    what: string,
+    detail: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`the SQL of ${what} was stopped: ${detail}`, { ...options, data: { limit } });
+    this.errorCode = LIMIT_CODES[limit];
+  }
+}
+
+/**
+ * A flow's query no longer fits its table (a dropped or renamed column, a type that would lose
+ * data): only a full refresh of the dataset, which recreates the table from the new query, applies it.
+ */
+export class IncompatibleSchemaChangeError extends EngineError {
+  override readonly name = "IncompatibleSchemaChangeError";
+  override readonly errorCode = "INCOMPATIBLE_SCHEMA_CHANGE";
+  constructor(
+    readonly dataset: string,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      `the new definition of ${dataset} is incompatible with its table: ${problems.join("; ")}; fully refresh the dataset to recreate the table ({"refresh": "FULL", "selection": ["${dataset}"], "reset_mode": "DROP"}), or give the query its columns back`,
+      { data: { dataset, problems } },
+    );
+  }
+}
+
 /**
  * Records the flow must read next are no longer in its event stream: retention (or a deletion) moved
  * the start of a Kafka partition or Kinesis shard past the flow's position.

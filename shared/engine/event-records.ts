@@ -1,5 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { columnTypeSql } from "../pipeline/column-type.ts";
 import { BAD_RECORD_COLUMNS } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 
@@ -101,7 +102,8 @@ function decodePayload(layout: EventBatchLayout): { value: string; json: string;
   const json = "TRY_CAST(__ebb_payload AS JSON)";
   const invalid = "WHEN __ebb_payload IS NOT NULL AND __ebb_json IS NULL THEN 'not valid JSON'";
   if (!layout.schema) return { value: "__ebb_json", json, error: `(CASE ${invalid} ELSE NULL END)` };
-  const fields = Object.entries(layout.schema);
+  // Declared types are rendered from their parse, never pasted as written.
+  const fields = Object.entries(layout.schema).map(([name, type]) => [name, columnTypeSql(type)] as const);
   const misfits = fields
     .filter(([, type]) => type.toUpperCase() !== "VARCHAR")
     .map(([name, type]) => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
+import { columnTypeSchema } from "./column-type-schema.ts";
 import { columnNameSchema } from "./identifier.ts";
 import { parseTimestamp } from "./timestamp.ts";
 
@@ -14,7 +15,7 @@ export const VALUE_FORMATS = ["json", "string", "bytes"] as const;
 
 const valueFormatSchema = caseInsensitiveEnum(VALUE_FORMATS, (v) => v.toLowerCase()).default("string");
 /** Declared fields of a JSON value and their DuckDB types (`{id: BIGINT, name: VARCHAR}`). */
-const valueSchemaSchema = z.record(columnNameSchema(), z.string().min(1));
+const valueSchemaSchema = z.record(columnNameSchema(), columnTypeSchema);
 
 /** Kafka's own rule for topic names. */
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
 import { columnNameSchema, identifierSchema } from "./identifier.ts";
+import { columnTypeSchema } from "./column-type-schema.ts";
 import { kafkaSourceSchema, kinesisSourceSchema } from "./event-stream-sources.ts";
 
 export { kinesisStreamName, kinesisStreamRegion } from "./event-stream-sources.ts";
@@ -46,7 +47,7 @@ export const autoLoaderSourceSchema = strictObject({
   path: locationSchema,
   format: caseInsensitiveEnum(AUTO_LOADER_FORMATS, (v) => v.toLowerCase()),
   /** Declared columns and their DuckDB types, in file order (`{id: BIGINT, name: VARCHAR}`). */
-  schema: z.record(columnNameSchema(), z.string().min(1)).optional(),
+  schema: z.record(columnNameSchema(), columnTypeSchema).optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion("type", [

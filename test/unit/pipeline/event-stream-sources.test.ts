@@ -74,6 +74,11 @@ describe("the kafka source", () => {
       'unknown field "ca"',
     ],
     [{ ...kafka, starting_offsets: { orders: { zero: 1 } } }, "starting_offsets", ""],
+    [
+      { ...kafka, value_format: "json", schema: { id: "BIGINT); COPY t TO '/x'; --" } },
+      "schema.id",
+      "is not a column type",
+    ],
   ])("refuses %j at %s", (source, path, message) => {
     const issues = issuesOf(pipeline(source));
     expect(issues.some((i) => i.path.includes(path) && i.message.includes(message))).toBe(true);
