@@ -36,10 +36,10 @@ const definition = (bootstrap: string, sql: string) => ({
 });
 
 const GOOD_SQL =
-  'SELECT value.id AS id, value.cents / 100.0 AS euros, key, partition, "offset", headers[1].value AS origin FROM source';
+  'SELECT value.id AS id, CAST(value.cents / 100.0 AS DOUBLE) AS euros, key, partition, "offset", headers[1].value AS origin FROM source';
 /** The bad deploy: reports cents as euros. */
 const BAD_SQL =
-  'SELECT value.id AS id, value.cents * 1.0 AS euros, key, partition, "offset", headers[1].value AS origin FROM source';
+  'SELECT value.id AS id, CAST(value.cents AS DOUBLE) AS euros, key, partition, "offset", headers[1].value AS origin FROM source';
 
 describe("the kafka source through the API", () => {
   let cp: TestControlPlane;
@@ -57,7 +57,10 @@ describe("the kafka source through the API", () => {
     const { events } = await cp.client.events(pipelineId, {
       filter: `level = 'ERROR' AND origin.update_id = '${update.update_id}'`,
     });
-    console.error(`update ${update.update_id} failed:`, JSON.stringify(events.map((e) => e.details)));
+    console.error(
+      `update ${update.update_id} failed:`,
+      JSON.stringify(events.map((e) => (e as { error?: unknown }).error ?? e.details)),
+    );
     return update;
   };
   const produce = async (count: number, partition?: number) => {
