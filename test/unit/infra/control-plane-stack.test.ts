@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { API_ROUTES } from "../../../infra/aws/api-routes.ts";
 import { buildStack } from "../../../infra/aws/synthesize.ts";
-import { RETRYABLE_ERRORS } from "../../../infra/aws/update-state-machine.ts";
+import { RETRYABLE_ERRORS } from "../../../shared/control/update-tasks.ts";
 
 // One synthesis for the file; the invariants that matter, not a serialized template.
 const template = Template.fromStack(buildStack().stack);
