@@ -10,7 +10,13 @@ import { resetDatasets } from "./steps/reset-step.ts";
 import { finishRewind, rewindOneDataset } from "./steps/rewind-step.ts";
 import { runItem, type RunOutcome } from "./steps/run-step.ts";
 import type { UpdateIds } from "./steps/update-context.ts";
-import { MAX_PARALLEL_ITEMS, RETRYABLE_ERRORS, TASK_RETRY, UPDATE_FAILED, type UpdateTask } from "./update-tasks.ts";
+import {
+  MAX_PARALLEL_ITEMS,
+  RETRYABLE_ERRORS,
+  TASK_RETRY,
+  UPDATE_FAILED,
+  type UpdateTask,
+} from "./update-tasks.ts";
 
 /**
  * The update state machine walked in process (tests, benchmarks): the same steps, in the same order,
@@ -90,7 +96,11 @@ export async function driveUpdate(
       ),
     );
   // An inline Map: its items side by side; a failed item takes its own Catch, then fails the Map.
-  const map = async <Item>(items: readonly Item[], failState: UpdateTask, work: (item: Item) => Promise<void>) => {
+  const map = async <Item>(
+    items: readonly Item[],
+    failState: UpdateTask,
+    work: (item: Item) => Promise<void>,
+  ) => {
     let next = 0;
     let failure: { error: unknown } | undefined;
     const worker = async () => {
@@ -111,7 +121,7 @@ export async function driveUpdate(
     if (failure) throw failure.error;
   };
   const runUntilCaughtUp = async (item: ExecutionPlan["levels"][number]["items"][number]) => {
-    for (let outcome: RunOutcome | undefined; !outcome?.caughtUp; ) {
+    for (let outcome: RunOutcome | undefined; !outcome?.caughtUp;) {
       outcome = await task("RunFlow", () =>
         runItem(plane, item, options.budgetMs ?? 600_000, options.crash ? { crash: options.crash } : {}),
       );
@@ -141,7 +151,9 @@ export async function driveUpdate(
         if (next.stopped) return ended((await plane.updates.get(ids.pipelineId, ids.updateId))!.state);
         if (next.continueAsNew) {
           const stateMachineArn = options.stateMachineArn ?? "in-process";
-          await task("ContinueUpdate", () => continueAsNew(plane, { ...ids, cycle: next.number, stateMachineArn }));
+          await task("ContinueUpdate", () =>
+            continueAsNew(plane, { ...ids, cycle: next.number, stateMachineArn }),
+          );
           return ended("RUNNING");
         }
         cycle = { number: next.number };

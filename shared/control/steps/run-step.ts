@@ -84,8 +84,7 @@ export async function runItem(
       await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
       return { caughtUp: true, ...progress };
     } catch (error) {
-      if (error instanceof UpdateCanceledError && outOfTime)
-        return { caughtUp: false, ...NOTHING };
+      if (error instanceof UpdateCanceledError && outOfTime) return { caughtUp: false, ...NOTHING };
       if (!(error instanceof UpdateCanceledError)) {
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
       }

@@ -91,7 +91,11 @@ export class EngineHarness {
       this.deployed = { definition, version: 1 };
       return;
     }
-    const edited = await this.plane.pipelines.edit(this.pipelineId, pipeline.definition, this.deployed.version);
+    const edited = await this.plane.pipelines.edit(
+      this.pipelineId,
+      pipeline.definition,
+      this.deployed.version,
+    );
     if (edited.outcome !== "edited") throw new Error(`deploy lost a race: ${edited.outcome}`);
     this.deployed = { definition, version: edited.version };
   }

@@ -82,7 +82,7 @@ describe("static reads and stopping", () => {
     expect(await harness.plane.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
       state: "CANCELED",
     });
-    expect(result.flows).toEqual({});
+    expect(Object.values(result.flows).map((flow) => flow.batches)).not.toContain(1);
     expect((await harness.run(pipeline)).flows["enrich"]).toMatchObject({ batches: 1, rowsOut: 2 });
   });
 });
