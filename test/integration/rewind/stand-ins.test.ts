@@ -30,7 +30,7 @@ describe("rewind on the AWS stand-ins", () => {
 
     const dry = await h.rewind({ rewind_point_id: point.rewindPointId, dry_run: true });
     expect((await h.rows("cleaned")).length).toBe(8);
-    expect((await listRewindPoints(h.env()))[0]!.rewindPointId).toBe(dry.summaryEventId);
+    expect((await listRewindPoints(h.env())).map((p) => p.rewindPointId)).toContain(dry.summaryEventId);
 
     h.faults = (key) => (key.includes("/totals/_delta_log/") ? new Error("injected") : undefined);
     await expect(h.rewind({ rewind_point_id: dry.summaryEventId })).rejects.toThrow(/injected/);
