@@ -2,6 +2,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
+import { layering } from "./eslint-rules/layering.js";
 
 /** Folders of the pure core: protocol and domain logic only, never an AWS SDK. */
 const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
@@ -17,6 +18,12 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
+  {
+    plugins: { layering },
+    rules: { "layering/delta-front-door": "error", "layering/core-imports-no-apps": "error" },
+  },
+  // The Delta layer's own unit tests exercise its internals directly.
+  { files: ["test/unit/delta/**"], rules: { "layering/delta-front-door": "off" } },
   {
     files: PURE_CORE,
     rules: {

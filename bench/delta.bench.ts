@@ -1,9 +1,7 @@
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { DeltaTable } from "../shared/delta/delta-table.ts";
-import type { StructType } from "../shared/delta/schema.ts";
-import { loadSnapshot } from "../shared/delta/snapshot-loader.ts";
+import { DeltaTable, loadSnapshot, type StructType } from "../shared/delta/index.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../shared/store/memory-object-store.ts";

@@ -2,7 +2,12 @@ import { Construct } from "constructs";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import { bucketProps, tableProps } from "./storage-defaults.ts";
-import { CHECKPOINTS_TABLE, EVENT_LOG_TABLE, PIPELINES_TABLE, UPDATES_TABLE } from "./table-schemas.ts";
+import {
+  CHECKPOINTS_TABLE,
+  EVENT_LOG_TABLE,
+  PIPELINES_TABLE,
+  UPDATES_TABLE,
+} from "../../shared/store/table-schemas.ts";
 
 const S = dynamodb.AttributeType.STRING;
 const N = dynamodb.AttributeType.NUMBER;

@@ -15,6 +15,7 @@ const INPUTS = [
   // The functions' environment variable names, which the stack writes into the template.
   "functions/runtime/environment.ts",
   "shared/store/repository-tables.ts",
+  "shared/store/table-schemas.ts",
   "infra/local/ebb-synthesis.ts",
   "infra/local/ebb-synthesis-main.ts",
   "package-lock.json",

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { DeltaError } from "../delta/errors.ts";
+import { DeltaError } from "../delta/index.ts";
 import { StoreError } from "../store/errors.ts";
 import { EbbApiError } from "../client/ebb-client.ts";
 import { addInspectCommands } from "./inspect-commands.ts";

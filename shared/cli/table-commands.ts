@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { DeltaTable, type TimeTravel } from "../delta/delta-table.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
+import { DeltaTable, TableNotFoundError, type TimeTravel } from "../delta/index.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
 import { formatJsonLines, formatTable, type Row } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";

@@ -1,7 +1,6 @@
 import type { TableName } from "../api/resource-names.ts";
 import type { OnsetBody } from "../api/request-schemas.ts";
-import { openChangeFeed } from "../delta/change-data-feed.ts";
-import { readHistory, type HistoryEntry } from "../delta/table-history.ts";
+import { type HistoryEntry, openChangeFeed, readHistory } from "../delta/index.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { readingTable, tableStore } from "./table-access.ts";

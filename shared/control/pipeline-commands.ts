@@ -6,12 +6,29 @@ import { PipelineBusyError } from "../rewind/errors.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineSummary } from "./pipeline-views.ts";
 import { purgeTables } from "./purge-tables.ts";
+import { TableOwnedError } from "../store/errors.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
  * in full before it is stored (every problem named at once); an edit stores a new definition version,
- * which is how a fix is deployed.
+ * which is how a fix is deployed. Each table belongs to one pipeline: a create or edit that declares a
+ * table another pipeline owns is refused (`TABLE_OWNED_BY_ANOTHER_PIPELINE`, 409, naming the owner).
  */
+
+/** Claims left by a pipeline deleted part-way (before it released them) are freed, then retried. */
+const ORPHAN_CLAIM_RETRIES = 3;
+
+async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof TableOwnedError) || attempt >= ORPHAN_CLAIM_RETRIES) throw error;
+      if (await plane.pipelines.get(error.ownerPipelineId)) throw error;
+      await plane.pipelines.releaseTables(error.ownerPipelineId, [error.table]);
+    }
+  }
+}
 
 export async function createPipeline(
   plane: ControlPlane,
@@ -19,7 +36,7 @@ export async function createPipeline(
 ): Promise<{ pipeline_id: string }> {
   const { definition, ...settings } = body;
   const validated = await validatePipeline({ ...settings, datasets: definition.datasets }, plane.sql);
-  const record = await plane.pipelines.create(validated.definition);
+  const record = await claiming(plane, () => plane.pipelines.create(validated.definition));
   return { pipeline_id: record.pipelineId };
 }
 
@@ -70,7 +87,9 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
     datasets: (definition ?? current.definition).datasets,
   };
   const validated = await validatePipeline(merged, plane.sql);
-  const edited = await plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion);
+  const edited = await claiming(plane, () =>
+    plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
+  );
   if (edited.outcome === "version-conflict") {
     throw new ResourceConflictError(
       `the pipeline was edited concurrently (now at definition version ${edited.currentVersion}): read it again and re-apply your edit`,
@@ -85,9 +104,12 @@ export async function deletePipeline(
   purge: boolean,
 ): Promise<Record<string, never>> {
   await requirePipeline(plane, pipelineId);
-  const { pipeline } = await loadPipeline(plane, pipelineId);
-  const deleted = await plane.pipelines.delete(pipelineId);
+  // A purged table stays claimed until its files are gone, so no other pipeline starts writing it.
+  const deleted = await plane.pipelines.delete(pipelineId, { keepTables: purge });
   if (deleted.outcome === "pipeline-busy") throw new PipelineBusyError(deleted.activeUpdateId);
-  if (purge) await purgeTables(plane.bucket, pipeline.definition);
+  if (purge) {
+    await purgeTables(plane.bucket, deleted.tables);
+    await plane.pipelines.releaseTables(pipelineId, deleted.tables);
+  }
   return {};
 }

@@ -1,5 +1,4 @@
-import { TableNotFoundError } from "../delta/errors.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { loadSnapshot, TableNotFoundError } from "../delta/index.ts";
 import { upstreamOf } from "../pipeline/pipeline-graph.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 

@@ -1,6 +1,6 @@
 import { InvalidParameterError, ResourceNotFoundError } from "../api/errors.ts";
 import { tablePrefix, type TableName } from "../api/resource-names.ts";
-import { TableNotFoundError, TimestampOutOfRangeError, VersionNotFoundError } from "../delta/errors.ts";
+import { TableNotFoundError, TimestampOutOfRangeError, VersionNotFoundError } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { withPrefix } from "../store/prefixed-object-store.ts";
 

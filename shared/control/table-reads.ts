@@ -1,12 +1,17 @@
 import { InvalidParameterError } from "../api/errors.ts";
 import type { TableName } from "../api/resource-names.ts";
 import type { QueryTableBody, TableChangesQuery } from "../api/request-schemas.ts";
-import { versionAtTimestamp } from "../delta/commit-history.ts";
-import { DeltaTable } from "../delta/delta-table.ts";
-import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
-import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { readHistory } from "../delta/table-history.ts";
+import {
+  dataFileKey,
+  DeltaTable,
+  fileRelationSql,
+  type FileSource,
+  loadSnapshot,
+  partitionConstants,
+  readHistory,
+  tableColumns,
+  versionAtTimestamp,
+} from "../delta/index.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
@@ -97,12 +102,11 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
   const store = tableStore(bucket, name);
   return readingTable(name, async () => {
     const version = time === undefined ? body.version : await versionAtTimestamp(store, time);
+    // Not in the sandbox's session: a log checkpoint is decoded from a scratch folder outside the
+    // sandbox's own, which its lock-down refuses to read.
+    const snapshot = await loadSnapshot(store, version !== undefined ? { version } : {});
     const sandbox = await Sandbox.open();
     try {
-      const snapshot = await loadSnapshot(store, {
-        duck: sandbox.duck,
-        ...(version !== undefined ? { version } : {}),
-      });
       const { schema, columns } = tableColumns(snapshot);
       const sources: FileSource[] = [];
       for (const file of snapshot.files.values()) {

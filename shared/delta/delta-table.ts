@@ -1,36 +1,36 @@
 import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { isCheckpointDue, writeCheckpoint, type LastCheckpoint } from "./checkpoint-writer.ts";
-import { commit } from "./commit.ts";
-import type { CommitRequirement } from "./commit-requirements.ts";
-import { prepareDelete } from "./delete-operation.ts";
+import { isCheckpointDue, writeCheckpoint, type LastCheckpoint } from "./log/checkpoint-writer.ts";
+import { commit } from "./commit/commit.ts";
+import type { CommitRequirement } from "./commit/commit-requirements.ts";
+import { prepareDelete } from "./operations/delete-operation.ts";
 import { CommitConflictError } from "./errors.ts";
-import { txnFor, type TxnMarker } from "./file-actions.ts";
-import { prepareMerge, type MergeSpec } from "./merge-operation.ts";
-import { tempTableName, type OperationContext, type PreparedCommit } from "./operation-context.ts";
-import { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./restore.ts";
-import type { RowSource } from "./row-source.ts";
-import { openTableScan } from "./scan.ts";
-import { openChangeFeed } from "./change-data-feed.ts";
-import type { Snapshot } from "./snapshot.ts";
-import { loadSnapshot } from "./snapshot-loader.ts";
-import { cleanUpExpiredLogs, type LogCleanupPlan } from "./log-cleanup.ts";
-import { tableProperties } from "./table-properties.ts";
-import { refreshSnapshot } from "./snapshot-refresh.ts";
+import { txnFor, type TxnMarker } from "./commit/file-actions.ts";
+import { prepareMerge, type MergeSpec } from "./operations/merge-operation.ts";
+import { tempTableName, type OperationContext, type PreparedCommit } from "./commit/operation-context.ts";
+import { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
+import type { RowSource } from "./write/row-source.ts";
+import { openTableScan } from "./read/scan.ts";
+import { openChangeFeed } from "./read/change-data-feed.ts";
+import type { Snapshot } from "./read/snapshot.ts";
+import { loadSnapshot } from "./read/snapshot-loader.ts";
+import { cleanUpExpiredLogs, type LogCleanupPlan } from "./log/log-cleanup.ts";
+import { tableProperties } from "./table/table-properties.ts";
+import { refreshSnapshot } from "./read/snapshot-refresh.ts";
 import {
   createTableOperation,
   creationActions,
   draftSnapshot,
   planTableCreation,
   type TableDefinition,
-} from "./table-creation.ts";
-import { LocalFileCache } from "./table-file-rows.ts";
-import { readHistory, type HistoryEntry } from "./table-history.ts";
-import { prepareUpdate } from "./update-operation.ts";
-import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./vacuum.ts";
-import { assertWritable } from "./writer-features.ts";
-import { prepareWrite } from "./write-operation.ts";
+} from "./table/table-creation.ts";
+import { LocalFileCache } from "./read/table-file-rows.ts";
+import { readHistory, type HistoryEntry } from "./read/table-history.ts";
+import { prepareUpdate } from "./operations/update-operation.ts";
+import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./operations/vacuum.ts";
+import { assertWritable } from "./table/writer-features.ts";
+import { prepareWrite } from "./operations/write-operation.ts";
 
 /**
  * One Delta table, read and written through the object-store view of its root folder: the entry

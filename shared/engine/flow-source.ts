@@ -3,7 +3,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
-import { versionAtTimestamp } from "../delta/commit-history.ts";
+import { versionAtTimestamp } from "../delta/index.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   DEFAULT_MAX_FILES_PER_BATCH,

@@ -1,7 +1,5 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
-import type { Snapshot } from "../delta/snapshot.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { loadSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";

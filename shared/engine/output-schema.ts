@@ -1,4 +1,4 @@
-import type { DeltaType, StructField, StructType } from "../delta/schema.ts";
+import type { DeltaType, StructField, StructType } from "../delta/index.ts";
 import { QueryError } from "./errors.ts";
 
 /**

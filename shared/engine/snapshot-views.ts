@@ -1,10 +1,15 @@
 import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
-import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
-import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import type { Snapshot } from "../delta/snapshot.ts";
+import {
+  dataFileKey,
+  fileRelationSql,
+  type FileSource,
+  loadSnapshot,
+  partitionConstants,
+  type Snapshot,
+  tableColumns,
+  TableNotFoundError,
+} from "../delta/index.ts";
 import type { SnapshotRead } from "./dataset-catalog.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";

@@ -1,20 +1,27 @@
 import type { DuckSession } from "../duck/duck-session.ts";
 import type { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
-import { isCheckpointDue, writeCheckpoint } from "../delta/checkpoint-writer.ts";
-import { commit } from "../delta/commit.ts";
-import { commitTimestamp, findCommitInfo } from "../delta/commit-file.ts";
-import { readCommit } from "../delta/commit-reader.ts";
-import { CommitConflictError, TableNotFoundError } from "../delta/errors.ts";
-import { txnFor, type TxnMarker } from "../delta/file-actions.ts";
-import type { OperationContext } from "../delta/operation-context.ts";
-import type { StructType } from "../delta/schema.ts";
-import type { Snapshot } from "../delta/snapshot.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { DeltaTable, type WriteOptions } from "../delta/delta-table.ts";
-import { LocalFileCache } from "../delta/table-file-rows.ts";
-import { prepareWrite } from "../delta/write-operation.ts";
-import { assertWritable } from "../delta/writer-features.ts";
+import {
+  assertWritable,
+  commit,
+  CommitConflictError,
+  commitTimestamp,
+  DeltaTable,
+  findCommitInfo,
+  isCheckpointDue,
+  loadSnapshot,
+  LocalFileCache,
+  type OperationContext,
+  prepareWrite,
+  readCommit,
+  type Snapshot,
+  type StructType,
+  TableNotFoundError,
+  txnFor,
+  type TxnMarker,
+  writeCheckpoint,
+  type WriteOptions,
+} from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { EngineError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";

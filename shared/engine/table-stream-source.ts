@@ -1,14 +1,20 @@
 import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
-import type { AddFile } from "../delta/actions.ts";
-import { commitTimestamp, findCommitInfo } from "../delta/commit-file.ts";
-import { readCommits } from "../delta/commit-reader.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
-import { fileRelationSql, type FileSource } from "../delta/file-relation.ts";
-import { listLog } from "../delta/log-listing.ts";
-import { dataFileKey, partitionConstants, tableColumns } from "../delta/scan.ts";
-import type { Snapshot } from "../delta/snapshot.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import {
+  type AddFile,
+  commitTimestamp,
+  dataFileKey,
+  fileRelationSql,
+  type FileSource,
+  findCommitInfo,
+  listLog,
+  loadSnapshot,
+  partitionConstants,
+  readCommits,
+  type Snapshot,
+  tableColumns,
+  TableNotFoundError,
+} from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";

@@ -1,9 +1,12 @@
-import { commit } from "../delta/commit.ts";
-import { standardRequirements } from "../delta/commit-requirements.ts";
-import { DeltaTable } from "../delta/delta-table.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
-import { recordCount, removeFor } from "../delta/file-actions.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import {
+  commit,
+  DeltaTable,
+  loadSnapshot,
+  recordCount,
+  removeFor,
+  standardRequirements,
+  TableNotFoundError,
+} from "../delta/index.ts";
 import { listAllKeys, type ObjectStore } from "../store/object-store.ts";
 import type { TableReset } from "./refresh-plan.ts";
 

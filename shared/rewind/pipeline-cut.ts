@@ -1,5 +1,4 @@
-import type { Snapshot } from "../delta/snapshot.ts";
-import { readCommit } from "../delta/commit-reader.ts";
+import { readCommit, type Snapshot } from "../delta/index.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { flowAppId, flowRef, type RewindEnvironment } from "./rewind-environment.ts";

@@ -1,6 +1,11 @@
-import { findMissingFiles, planRestore, type RestorePlan } from "../delta/restore.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
-import { TableNotFoundError, VersionNotFoundError } from "../delta/errors.ts";
+import {
+  findMissingFiles,
+  loadSnapshot,
+  planRestore,
+  type RestorePlan,
+  TableNotFoundError,
+  VersionNotFoundError,
+} from "../delta/index.ts";
 import { CheckpointStateError } from "../engine/errors.ts";
 import { FileSetState } from "../engine/file-set-state.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";

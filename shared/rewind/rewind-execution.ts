@@ -1,5 +1,4 @@
-import { executeRestore, planRestore } from "../delta/restore.ts";
-import { TableNotFoundError } from "../delta/errors.ts";
+import { executeRestore, planRestore, TableNotFoundError } from "../delta/index.ts";
 import { ConcurrentRewindChangeError } from "./errors.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";

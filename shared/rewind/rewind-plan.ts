@@ -1,4 +1,4 @@
-import type { RestorePlan } from "../delta/restore.ts";
+import type { RestorePlan } from "../delta/index.ts";
 import { consumedVersion } from "./checkpoint-offsets.ts";
 import { RewindBeforeFullRefreshError, RewindNotEnabledError, type MissingPiece } from "./errors.ts";
 import { lastResets } from "./full-refresh-record.ts";

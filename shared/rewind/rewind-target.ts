@@ -1,5 +1,4 @@
-import { versionAtTimestamp } from "../delta/commit-history.ts";
-import { TableNotFoundError, TimestampOutOfRangeError } from "../delta/errors.ts";
+import { TableNotFoundError, TimestampOutOfRangeError, versionAtTimestamp } from "../delta/index.ts";
 import { describeInterval } from "../pipeline/duration.ts";
 import { BeyondRetentionError, type MissingPiece } from "./errors.ts";
 import { cutOfDataset } from "./pipeline-cut.ts";

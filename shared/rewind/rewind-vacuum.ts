@@ -1,5 +1,4 @@
-import { DeltaTable, type VacuumRequest } from "../delta/delta-table.ts";
-import type { VacuumPlan } from "../delta/vacuum.ts";
+import { DeltaTable, type VacuumPlan, type VacuumRequest } from "../delta/index.ts";
 import type { RewindEnvironment } from "./rewind-environment.ts";
 import { listRewindPoints } from "./rewind-points.ts";
 

@@ -1,6 +1,4 @@
-import { TableNotFoundError } from "../delta/errors.ts";
-import type { Snapshot } from "../delta/snapshot.ts";
-import { loadSnapshot } from "../delta/snapshot-loader.ts";
+import { loadSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
 import { DuckSession } from "../duck/duck-session.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 

@@ -7,7 +7,7 @@ import {
   type GetCommandOutput,
   type QueryCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { CHECKPOINTS_TABLE } from "../../infra/aws/table-schemas.ts";
+import { CHECKPOINTS_TABLE } from "./table-schemas.ts";
 import { CheckpointNotFoundError } from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {

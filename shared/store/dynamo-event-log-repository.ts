@@ -4,7 +4,7 @@ import {
   type DynamoDBDocumentClient,
   type GetCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { EVENT_LOG_TABLE } from "../../infra/aws/table-schemas.ts";
+import { EVENT_LOG_TABLE } from "./table-schemas.ts";
 import { InvalidPageTokenError } from "./errors.ts";
 import { request } from "./dynamo-requests.ts";
 import { queryPage, type Page, type PagedQuery } from "./query-pages.ts";

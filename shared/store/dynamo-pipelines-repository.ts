@@ -11,14 +11,16 @@ import {
   type GetCommandOutput,
   type ScanCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { PIPELINES_TABLE } from "../../infra/aws/table-schemas.ts";
+import { PIPELINES_TABLE } from "./table-schemas.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import { pipelineTables } from "../pipeline/pipeline-tables.ts";
 import {
   DefinitionTooLargeError,
   DefinitionVersionNotFoundError,
   PipelineNotFoundError,
   StoreError,
   StoreUnavailableError,
+  TableOwnedError,
 } from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {
@@ -26,6 +28,7 @@ import {
   type ActiveUpdateResult,
   type BeginUpdateResult,
   type DefinitionVersion,
+  type DeleteOptions,
   type DeleteResult,
   type EditResult,
   type PipelineRecord,
@@ -39,14 +42,19 @@ import {
  *
  * - `<pipelineId>`: the pipeline (state, active update, current definition version);
  * - `<pipelineId>#v<version, 8 digits>`: one per definition version, the definition as JSON text
- *   (text, not a map, so the order of declared columns survives).
+ *   (text, not a map, so the order of declared columns survives);
+ * - `table#<catalog>.<schema>.<table>`: the claim of a table by the pipeline that owns it.
  *
- * An edit writes the new version item and moves the pipeline's version in one transaction.
+ * A create writes the pipeline, its first version and its claims in one transaction; an edit writes
+ * the new version, moves the pipeline's version and claims or releases the tables that changed in
+ * one transaction, conditioned on the version it read — so of concurrent claims of one table exactly
+ * one wins. The pipeline item lists the tables it holds (`ownedTables`).
  */
 
 const KEY = PIPELINES_TABLE.partitionKey;
 const PIPELINE_ITEM = "pipeline";
 const DEFINITION_ITEM = "definition";
+const CLAIM_ITEM = "table-claim";
 /** Attempts to begin an update when the previous one ends during the attempt. */
 const FREED_RETRIES = 3;
 /** BatchWriteItem's limit. */
@@ -60,6 +68,8 @@ interface PipelineItem {
   readonly pipelineState: PipelineState;
   readonly activeUpdateId?: string;
   readonly rewindBlockedBy?: string;
+  /** Absent on pipelines created before tables had owners. */
+  readonly ownedTables?: readonly string[];
   readonly createdAt: number;
   readonly lastModified: number;
 }
@@ -84,12 +94,14 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
 
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
     const now = this.now();
+    const tables = pipelineTables(definition);
     const item: PipelineItem = {
       pipelineId: randomUUID(),
       itemType: PIPELINE_ITEM,
       name: definition.name,
       definitionVersion: 1,
       pipelineState: "IDLE",
+      ownedTables: tables,
       createdAt: now,
       lastModified: now,
     };
@@ -107,12 +119,16 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
                 ConditionExpression: `attribute_not_exists(${KEY})`,
               },
             },
+            ...tables.map((table) => this.claim(table, item.pipelineId, now)),
           ],
         }),
       ),
     );
-    // A random UUID that is already taken is not a race anyone can act on.
-    if (!result.ok) throw new StoreError(`pipeline id ${item.pipelineId} is already taken`);
+    if (!result.ok) {
+      await this.throwIfClaimed(tables, result.failedConditions, 2);
+      // A random UUID that is already taken is not a race anyone can act on.
+      throw new StoreError(`pipeline id ${item.pipelineId} is already taken`);
+    }
     return toRecord(item);
   }
 
@@ -168,6 +184,10 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
   ): Promise<EditResult> {
     const now = this.now();
     const version = expectedVersion + 1;
+    const held = (await this.requireItem(pipelineId)).ownedTables ?? [];
+    const tables = pipelineTables(definition);
+    const claimed = tables.filter((table) => !held.includes(table));
+    const released = held.filter((table) => !tables.includes(table));
     const result = await transactWrite(() =>
       this.client.send(
         new TransactWriteCommand({
@@ -176,12 +196,14 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
               Update: {
                 TableName: this.table,
                 Key: { [KEY]: pipelineId },
-                UpdateExpression: "SET definitionVersion = :version, #name = :name, lastModified = :now",
+                UpdateExpression:
+                  "SET definitionVersion = :version, #name = :name, ownedTables = :tables, lastModified = :now",
                 ConditionExpression: "itemType = :pipeline AND definitionVersion = :expected",
                 ExpressionAttributeNames: { "#name": "name" },
                 ExpressionAttributeValues: {
                   ":version": version,
                   ":name": definition.name,
+                  ":tables": tables,
                   ":now": now,
                   ":pipeline": PIPELINE_ITEM,
                   ":expected": expectedVersion,
@@ -195,17 +217,82 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
                 ConditionExpression: `attribute_not_exists(${KEY})`,
               },
             },
+            ...claimed.map((table) => this.claim(table, pipelineId, now)),
+            ...released.map((table) => ({
+              Delete: {
+                TableName: this.table,
+                Key: { [KEY]: claimKey(table) },
+                ConditionExpression: "attribute_not_exists(ownerPipelineId) OR ownerPipelineId = :owner",
+                ExpressionAttributeValues: { ":owner": pipelineId },
+              },
+            })),
           ],
         }),
       ),
     );
     if (result.ok) return { outcome: "edited", version };
+    await this.throwIfClaimed(claimed, result.failedConditions, 2);
     const current = await this.requireItem(pipelineId);
     return { outcome: "version-conflict", currentVersion: current.definitionVersion };
   }
 
-  async delete(pipelineId: string): Promise<DeleteResult> {
-    return this.deleteAttempt(pipelineId, 1);
+  async delete(pipelineId: string, options: DeleteOptions = {}): Promise<DeleteResult> {
+    const deleted = await this.deleteAttempt(pipelineId, 1);
+    if (deleted.outcome === "deleted" && !options.keepTables)
+      await this.releaseTables(pipelineId, deleted.tables);
+    return deleted;
+  }
+
+  async tableOwner(table: string): Promise<string | undefined> {
+    const output: GetCommandOutput = await request(() =>
+      this.client.send(
+        new GetCommand({ TableName: this.table, Key: { [KEY]: claimKey(table) }, ConsistentRead: true }),
+      ),
+    );
+    const owner = output.Item?.["ownerPipelineId"];
+    return typeof owner === "string" ? owner : undefined;
+  }
+
+  /** Each claim goes on its own condition: one released elsewhere meanwhile is simply gone. */
+  async releaseTables(pipelineId: string, tables: readonly string[]): Promise<void> {
+    for (const table of tables) {
+      await conditionalWrite(() =>
+        this.client.send(
+          new DeleteCommand({
+            TableName: this.table,
+            Key: { [KEY]: claimKey(table) },
+            ConditionExpression: "ownerPipelineId = :owner",
+            ExpressionAttributeValues: { ":owner": pipelineId },
+          }),
+        ),
+      );
+    }
+  }
+
+  private claim(table: string, pipelineId: string, now: number) {
+    return {
+      Put: {
+        TableName: this.table,
+        Item: { [KEY]: claimKey(table), itemType: CLAIM_ITEM, ownerPipelineId: pipelineId, claimedAt: now },
+        ConditionExpression: `attribute_not_exists(${KEY}) OR ownerPipelineId = :owner`,
+        ExpressionAttributeValues: { ":owner": pipelineId },
+      },
+    };
+  }
+
+  /** A failed claim (transaction items from `first` on are `tables`' claims) names the owner. */
+  private async throwIfClaimed(
+    tables: readonly string[],
+    failedConditions: readonly number[],
+    first: number,
+  ): Promise<void> {
+    for (const index of failedConditions) {
+      const table = tables[index - first];
+      if (table === undefined) continue;
+      const owner = await this.tableOwner(table);
+      // Released between the transaction and the read: the caller's retry will find it free.
+      throw owner ? new TableOwnedError(table, owner) : unsettledClaim(table);
+    }
   }
 
   private async deleteAttempt(pipelineId: string, attempt: number): Promise<DeleteResult> {
@@ -247,7 +334,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
         pending = output.UnprocessedItems?.[this.table] ?? [];
       }
     }
-    return { outcome: "deleted" };
+    return { outcome: "deleted", tables: deleted.ownedTables ?? [] };
   }
 
   async beginUpdate(
@@ -384,6 +471,14 @@ function unsettled(pipelineId: string): StoreUnavailableError {
   return new StoreUnavailableError(
     `pipeline ${pipelineId}: its active update kept changing during the request; try again`,
   );
+}
+
+function unsettledClaim(table: string): StoreUnavailableError {
+  return new StoreUnavailableError(`table ${table}: its owner changed during the request; try again`);
+}
+
+function claimKey(table: string): string {
+  return `table#${table}`;
 }
 
 function versionKey(pipelineId: string, version: number): string {

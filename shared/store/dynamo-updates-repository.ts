@@ -6,7 +6,7 @@ import {
   type GetCommandOutput,
   type UpdateCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { UPDATES_TABLE } from "../../infra/aws/table-schemas.ts";
+import { UPDATES_TABLE } from "./table-schemas.ts";
 import { StoreError, UpdateNotFoundError } from "./errors.ts";
 import { conditionalWrite, request } from "./dynamo-requests.ts";
 import { queryPage, type Page, type PageRequest } from "./query-pages.ts";

@@ -112,3 +112,21 @@ export class DefinitionTooLargeError extends StoreError {
     );
   }
 }
+
+/**
+ * A dataset's table belongs to another pipeline (a table has one owner). An expected outcome of a
+ * create or edit, raised as an error because the API answers it directly (409).
+ */
+export class TableOwnedError extends StoreError {
+  override readonly name = "TableOwnedError";
+  readonly errorCode = "TABLE_OWNED_BY_ANOTHER_PIPELINE";
+  readonly httpStatus = 409;
+  constructor(
+    readonly table: string,
+    readonly ownerPipelineId: string,
+  ) {
+    super(
+      `table ${table} belongs to pipeline ${ownerPipelineId}: a table has one owner; give the dataset another name (or the pipeline another catalog or schema), or delete pipeline ${ownerPipelineId}, which releases its tables`,
+    );
+  }
+}

@@ -1,11 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
-import { DefinitionTooLargeError, DefinitionVersionNotFoundError, PipelineNotFoundError } from "./errors.ts";
+import { pipelineTables } from "../pipeline/pipeline-tables.ts";
+import {
+  DefinitionTooLargeError,
+  DefinitionVersionNotFoundError,
+  PipelineNotFoundError,
+  TableOwnedError,
+} from "./errors.ts";
 import {
   MAX_DEFINITION_BYTES,
   type ActiveUpdateResult,
   type BeginUpdateResult,
   type DefinitionVersion,
+  type DeleteOptions,
   type DeleteResult,
   type EditResult,
   type PipelineRecord,
@@ -18,6 +25,8 @@ interface StoredPipeline {
   record: PipelineRecord;
   /** Definition JSON by version (index 0 is version 1), as the DynamoDB adapter keeps it. */
   readonly versions: { readonly json: string; readonly createdAt: number }[];
+  /** The tables its current definition claims. */
+  tables: readonly string[];
 }
 
 /**
@@ -27,11 +36,15 @@ interface StoredPipeline {
  */
 export class MemoryPipelinesRepository implements PipelinesRepository {
   private readonly pipelines = new Map<string, StoredPipeline>();
+  /** Table → owning pipeline id. */
+  private readonly owners = new Map<string, string>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
     const json = definitionJson(definition);
+    const tables = pipelineTables(definition);
+    this.assertClaimable(tables, undefined);
     const now = this.now();
     const record: PipelineRecord = {
       pipelineId: randomUUID(),
@@ -42,7 +55,8 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
       createdAt: now,
       lastModified: now,
     };
-    this.pipelines.set(record.pipelineId, { record, versions: [{ json, createdAt: now }] });
+    this.pipelines.set(record.pipelineId, { record, versions: [{ json, createdAt: now }], tables });
+    for (const table of tables) this.owners.set(table, record.pipelineId);
     return { ...record };
   }
 
@@ -89,6 +103,11 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     if (stored.record.definitionVersion !== expectedVersion) {
       return { outcome: "version-conflict", currentVersion: stored.record.definitionVersion };
     }
+    const tables = pipelineTables(definition);
+    this.assertClaimable(tables, pipelineId);
+    for (const table of stored.tables) this.owners.delete(table);
+    for (const table of tables) this.owners.set(table, pipelineId);
+    stored.tables = tables;
     const now = this.now();
     stored.versions.push({ json, createdAt: now });
     stored.record = {
@@ -100,12 +119,32 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     return { outcome: "edited", version: expectedVersion + 1 };
   }
 
-  async delete(pipelineId: string): Promise<DeleteResult> {
+  async delete(pipelineId: string, options: DeleteOptions = {}): Promise<DeleteResult> {
     const stored = this.require(pipelineId);
     if (stored.record.activeUpdateId)
       return { outcome: "pipeline-busy", activeUpdateId: stored.record.activeUpdateId };
     this.pipelines.delete(pipelineId);
-    return { outcome: "deleted" };
+    if (!options.keepTables) this.release(pipelineId, stored.tables);
+    return { outcome: "deleted", tables: stored.tables };
+  }
+
+  async tableOwner(table: string): Promise<string | undefined> {
+    return this.owners.get(table);
+  }
+
+  async releaseTables(pipelineId: string, tables: readonly string[]): Promise<void> {
+    this.release(pipelineId, tables);
+  }
+
+  private release(pipelineId: string, tables: readonly string[]): void {
+    for (const table of tables) if (this.owners.get(table) === pipelineId) this.owners.delete(table);
+  }
+
+  private assertClaimable(tables: readonly string[], pipelineId: string | undefined): void {
+    for (const table of tables) {
+      const owner = this.owners.get(table);
+      if (owner !== undefined && owner !== pipelineId) throw new TableOwnedError(table, owner);
+    }
   }
 
   async beginUpdate(

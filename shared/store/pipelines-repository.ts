@@ -4,6 +4,11 @@ import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
  * The Pipelines repository port (architecture.md "Storage": settings, definition versions, state,
  * active update). Every edit makes a new definition version and keeps the old ones; only one update
  * is active per pipeline at a time, and a second start is a `PipelineBusy` result, not an exception.
+ *
+ * The repository is also the registry of table owners: every table of a pipeline's current
+ * definition (`pipelineTables`) is claimed for it in the same transaction as the create or edit that
+ * declares it, and released when an edit drops it or the pipeline is deleted. A table another
+ * pipeline has claimed makes the create or edit fail with `TableOwnedError`, changing nothing.
  */
 
 /**
@@ -75,13 +80,22 @@ export interface VersionConflict {
 
 export type EditResult = { readonly outcome: "edited"; readonly version: number } | VersionConflict;
 
-export type DeleteResult = { readonly outcome: "deleted" } | PipelineBusy;
+/** The pipeline is gone; `tables` are the tables it owned (released unless the delete kept them). */
+export type DeleteResult = { readonly outcome: "deleted"; readonly tables: readonly string[] } | PipelineBusy;
+
+export interface DeleteOptions {
+  /**
+   * Keep the deleted pipeline's table claims, so nobody can claim a table before it is purged; the
+   * caller releases them with `releaseTables` afterwards. @default false
+   */
+  readonly keepTables?: boolean;
+}
 
 export type RewindBlock =
   { readonly blocked: true; readonly byUpdateId: string } | { readonly blocked: false };
 
 export interface PipelinesRepository {
-  /** Creates the pipeline with definition version 1, state IDLE. */
+  /** Creates the pipeline with definition version 1, state IDLE, and claims its tables. */
   create(definition: PipelineDefinition): Promise<PipelineRecord>;
   /** The pipeline, or undefined if there is none with this id. */
   get(pipelineId: string): Promise<PipelineRecord | undefined>;
@@ -91,10 +105,17 @@ export interface PipelinesRepository {
   getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion>;
   /** Every definition version, oldest first. */
   listDefinitions(pipelineId: string): Promise<DefinitionVersion[]>;
-  /** Stores `definition` as version `expectedVersion + 1` if the current version is still `expectedVersion`. */
+  /**
+   * Stores `definition` as version `expectedVersion + 1` if the current version is still
+   * `expectedVersion`, claiming the tables it adds and releasing those it drops.
+   */
   edit(pipelineId: string, definition: PipelineDefinition, expectedVersion: number): Promise<EditResult>;
-  /** Deletes the pipeline and its definition versions, unless an update is active. */
-  delete(pipelineId: string): Promise<DeleteResult>;
+  /** Deletes the pipeline and its definition versions, unless an update is active; releases its tables. */
+  delete(pipelineId: string, options?: DeleteOptions): Promise<DeleteResult>;
+  /** The pipeline that owns `table` (`catalog.schema.table`), if any. */
+  tableOwner(table: string): Promise<string | undefined>;
+  /** Releases those of `tables` that `pipelineId` still owns (a deleted pipeline's kept claims). */
+  releaseTables(pipelineId: string, tables: readonly string[]): Promise<void>;
   /** Makes `updateId` the active update and sets `state`, unless another update is active. */
   beginUpdate(pipelineId: string, updateId: string, state?: PipelineState): Promise<BeginUpdateResult>;
   /** Sets the state while `updateId` is the active update. */

@@ -1,17 +1,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listCommits, versionAtTimestamp } from "../../shared/delta/commit-history.ts";
-import { openChangeFeed } from "../../shared/delta/change-data-feed.ts";
 import {
   CorruptLogError,
+  type DeltaError,
+  listCommits,
+  loadSnapshot,
+  openChangeFeed,
+  openTableScan,
+  scanRows,
   TableNotFoundError,
   UnsupportedFeatureError,
+  versionAtTimestamp,
   VersionNotFoundError,
-  type DeltaError,
-} from "../../shared/delta/errors.ts";
-import { openTableScan, scanRows } from "../../shared/delta/scan.ts";
-import { loadSnapshot } from "../../shared/delta/snapshot-loader.ts";
+} from "../../shared/delta/index.ts";
 import { DuckSession, type DuckRow } from "../../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
 import {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { HeadBucketCommand } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
-import { CHECKPOINTS_TABLE, EVENT_LOG_TABLE } from "../../infra/aws/table-schemas.ts";
+import { CHECKPOINTS_TABLE, EVENT_LOG_TABLE } from "../../shared/store/table-schemas.ts";
 import type { CfnTemplate } from "../../infra/aws/synthesize.ts";
 import { ProvisioningError } from "../../infra/local/errors.ts";
 import { provisionTemplate } from "../../infra/local/provision-template.ts";

@@ -1,10 +1,12 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeltaTable } from "../../shared/delta/delta-table.ts";
-import { LAST_CHECKPOINT_KEY } from "../../shared/delta/log-paths.ts";
-import type { StructType } from "../../shared/delta/schema.ts";
-import type { Snapshot } from "../../shared/delta/snapshot.ts";
-import { loadSnapshot } from "../../shared/delta/snapshot-loader.ts";
+import {
+  DeltaTable,
+  LAST_CHECKPOINT_KEY,
+  loadSnapshot,
+  type Snapshot,
+  type StructType,
+} from "../../shared/delta/index.ts";
 import { DuckSession, type DuckRow } from "../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
 import type { ObjectStore } from "../../shared/store/object-store.ts";

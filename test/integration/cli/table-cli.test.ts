@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../shared/cli/main.ts";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
-import type { StructType } from "../../../shared/delta/schema.ts";
+import { DeltaTable, type StructType } from "../../../shared/delta/index.ts";
 import { LocalObjectStore } from "../../../shared/store/local-object-store.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../../support/aws.ts";
 

@@ -74,7 +74,7 @@ describe("file arrival across update boundaries", () => {
       expect((await harness.run(pipeline)).state).toBe("COMPLETED");
       reference = await finalTables(harness, pipeline);
     } finally {
-      harness.close();
+      await harness.close();
     }
   });
 
@@ -103,7 +103,7 @@ describe("file arrival across update boundaries", () => {
             }
             expect(await finalTables(harness, pipeline)).toEqual(reference);
           } finally {
-            harness.close();
+            await harness.close();
           }
         },
       ),

@@ -1,5 +1,5 @@
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { DeltaTable } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
 import type { ControlPlane } from "../../../shared/control/control-plane.ts";
@@ -119,8 +119,10 @@ export class EngineHarness {
     }
   }
 
-  close(): void {
-    void this.parser?.then((parser) => parser.close());
+  /** Deletes the pipeline (its tables are claimed in the shared Pipelines table) and closes DuckDB. */
+  async close(): Promise<void> {
+    if (this.pipelineId !== "") await this.plane.pipelines.delete(this.pipelineId);
+    (await this.parser)?.close();
   }
 }
 

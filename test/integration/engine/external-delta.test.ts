@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
-import type { StructType } from "../../../shared/delta/schema.ts";
+import { DeltaTable, type StructType } from "../../../shared/delta/index.ts";
 import {
   UpstreamChangedError,
   UpstreamRefreshedError,

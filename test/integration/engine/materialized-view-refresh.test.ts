@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { DeltaTable, loadSnapshot } from "../../../shared/delta/index.ts";
 import { RewindHarness, jsonLines } from "../../support/rewind/rewind-harness.ts";
 
 /** A materialized view recomputes only when what it was computed from changed. */

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { DeltaTable } from "../../../shared/delta/index.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import type { ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";

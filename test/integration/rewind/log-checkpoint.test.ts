@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/log-paths.ts";
+import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/index.ts";
 import { captureRewindPoint } from "../../../shared/rewind/rewind-points.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
 import { scenarioPipeline } from "./pipeline-definitions.ts";

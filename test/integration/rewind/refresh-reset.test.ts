@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
-import { readHistory } from "../../../shared/delta/table-history.ts";
+import { loadSnapshot, readHistory } from "../../../shared/delta/index.ts";
 import { UpstreamRefreshedError } from "../../../shared/engine/errors.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
 import { scenarioPipeline } from "./pipeline-definitions.ts";

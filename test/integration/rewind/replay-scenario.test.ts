@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { loadSnapshot } from "../../../shared/delta/index.ts";
 import { captureRewindPoint, listRewindPoints } from "../../../shared/rewind/rewind-points.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
 import { BAD_SQL, GOOD_SQL, scenarioPipeline } from "./pipeline-definitions.ts";

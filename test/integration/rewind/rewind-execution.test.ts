@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readHistory } from "../../../shared/delta/table-history.ts";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { loadSnapshot, readHistory } from "../../../shared/delta/index.ts";
 import { RewindIncompleteError } from "../../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../../shared/rewind/rewind-points.ts";
 import { protectedVersions, vacuumDataset } from "../../../shared/rewind/rewind-vacuum.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { loadSnapshot } from "../../../shared/delta/index.ts";
 import { RewindPointNotFoundError } from "../../../shared/rewind/errors.ts";
 import { PERIODIC_MESSAGE } from "../../../shared/rewind/rewind-point.ts";
 import {
@@ -107,7 +107,7 @@ describe("rewind points", () => {
     const { h } = await twoUpdates();
     // The engine's step 4 done, step 5 not: plan checkpoint 3 of `ingest`, commit its rows with the
     // txn, and leave the checkpoint PLANNED.
-    const { DeltaTable } = await import("../../../shared/delta/delta-table.ts");
+    const { DeltaTable } = await import("../../../shared/delta/index.ts");
     const head = await h.checkpoints.head({ pipelineId: h.pipelineId, flowId: "ingest" });
     const planned = await h.checkpoints.plan(
       { pipelineId: h.pipelineId, flowId: "ingest" },

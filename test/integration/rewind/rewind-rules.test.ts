@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { loadSnapshot } from "../../../shared/delta/index.ts";
 import {
   BeyondRetentionError,
   CheckpointBeyondRetentionError,

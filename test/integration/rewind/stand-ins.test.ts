@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import { loadSnapshot } from "../../../shared/delta/index.ts";
 import { RewindIncompleteError } from "../../../shared/rewind/errors.ts";
 import { listRewindPoints } from "../../../shared/rewind/rewind-points.ts";
 import { awsPorts } from "../../support/rewind/aws-ports.ts";

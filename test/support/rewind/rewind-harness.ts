@@ -1,5 +1,5 @@
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { DeltaTable } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
 import { rewindEnvironment, type ControlPlane } from "../../../shared/control/control-plane.ts";

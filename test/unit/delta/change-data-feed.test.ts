@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planCommitChanges, tableChanges } from "../../../shared/delta/change-data-feed.ts";
+import { planCommitChanges, tableChanges } from "../../../shared/delta/read/change-data-feed.ts";
 import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
 import { add, commitInfo, remove, tableWithCommits } from "./table-fixture.ts";
 

@@ -1,11 +1,11 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Snapshot } from "../../../shared/delta/snapshot.ts";
+import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
-import { checkpointKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log-paths.ts";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
-import { planLogCleanup } from "../../../shared/delta/log-cleanup.ts";
+import { checkpointKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
+import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
+import { planLogCleanup } from "../../../shared/delta/log/log-cleanup.ts";
 import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";

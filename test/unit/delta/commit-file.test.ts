@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { commitTimestamp, findCommitInfo, parseCommitFile } from "../../../shared/delta/commit-file.ts";
+import { commitTimestamp, findCommitInfo, parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
 import { InvalidLogFileError } from "../../../shared/delta/errors.ts";
 
 describe("commit files", () => {

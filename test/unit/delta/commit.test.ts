@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Action } from "../../../shared/delta/actions.ts";
-import { parseCommitFile } from "../../../shared/delta/commit-file.ts";
-import { nextCommitTimestamp } from "../../../shared/delta/commit-info.ts";
-import { findConflict, standardRequirements } from "../../../shared/delta/commit-requirements.ts";
-import { commit } from "../../../shared/delta/commit.ts";
+import type { Action } from "../../../shared/delta/log/actions.ts";
+import { parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
+import { nextCommitTimestamp } from "../../../shared/delta/commit/commit-info.ts";
+import { findConflict, standardRequirements } from "../../../shared/delta/commit/commit-requirements.ts";
+import { commit } from "../../../shared/delta/commit/commit.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { CommitConflictError, TableAlreadyExistsError } from "../../../shared/delta/errors.ts";
-import { commitKey } from "../../../shared/delta/log-paths.ts";
+import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { byId, field, ManualClock, schemaOf, steppingClock, T0 } from "./delta-test-kit.ts";

@@ -1,5 +1,5 @@
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
-import type { StructField, StructType } from "../../../shared/delta/schema.ts";
+import type { StructField, StructType } from "../../../shared/delta/table/schema.ts";
 import type { ObjectStore } from "../../../shared/store/object-store.ts";
 
 /** Shared fixtures for the Delta writer tests. */

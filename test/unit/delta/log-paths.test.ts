@@ -7,7 +7,7 @@ import {
   multiPartCheckpointKey,
   padVersion,
   parseLogKey,
-} from "../../../shared/delta/log-paths.ts";
+} from "../../../shared/delta/log/log-paths.ts";
 
 describe("log paths", () => {
   it("names commits and checkpoints with 20-digit versions", () => {

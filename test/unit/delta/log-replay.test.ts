@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Action } from "../../../shared/delta/actions.ts";
+import type { Action } from "../../../shared/delta/log/actions.ts";
 import { CorruptLogError } from "../../../shared/delta/errors.ts";
 import {
   applyActions,
@@ -8,7 +8,7 @@ import {
   emptyTableState,
   replayActions,
   toSnapshot,
-} from "../../../shared/delta/log-replay.ts";
+} from "../../../shared/delta/log/log-replay.ts";
 import { add, metaData, protocol, remove } from "./table-fixture.ts";
 
 describe("log replay (PROTOCOL.md Action Reconciliation)", () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { CorruptLogError, VersionNotFoundError } from "../../../shared/delta/errors.ts";
-import { checkpointKey, commitKey, multiPartCheckpointKey } from "../../../shared/delta/log-paths.ts";
+import { checkpointKey, commitKey, multiPartCheckpointKey } from "../../../shared/delta/log/log-paths.ts";
 import {
   earliestReadableVersion,
   indexLogListing,
   latestListedVersion,
   planLogSegment,
-} from "../../../shared/delta/log-segment.ts";
+} from "../../../shared/delta/log/log-segment.ts";
 import type { ObjectInfo } from "../../../shared/store/object-store.ts";
 
 const object = (key: string): ObjectInfo => ({ key, size: 1, lastModified: 1, etag: '"x"' });

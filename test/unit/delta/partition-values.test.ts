@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SchemaError } from "../../../shared/delta/errors.ts";
-import { isNullPartitionValue, partitionValueSql } from "../../../shared/delta/partition-values.ts";
-import type { ScalarType } from "../../../shared/delta/schema.ts";
+import { isNullPartitionValue, partitionValueSql } from "../../../shared/delta/table/partition-values.ts";
+import type { ScalarType } from "../../../shared/delta/table/schema.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 
 let duck: DuckSession;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UnsupportedFeatureError } from "../../../shared/delta/errors.ts";
-import { assertReadable } from "../../../shared/delta/reader-features.ts";
+import { assertReadable } from "../../../shared/delta/table/reader-features.ts";
 import { metaData } from "./table-fixture.ts";
 
 const metadata = (configuration: Record<string, string>) => {

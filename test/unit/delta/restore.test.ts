@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AddFile, Metadata } from "../../../shared/delta/actions.ts";
+import type { AddFile, Metadata } from "../../../shared/delta/log/actions.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { RestoreFilesMissingError } from "../../../shared/delta/errors.ts";
-import { commitKey } from "../../../shared/delta/log-paths.ts";
-import { planRestore, restoreActions } from "../../../shared/delta/restore.ts";
-import type { Snapshot } from "../../../shared/delta/snapshot.ts";
+import { commitKey } from "../../../shared/delta/log/log-paths.ts";
+import { planRestore, restoreActions } from "../../../shared/delta/operations/restore.ts";
+import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { byId, countingStore, field, ManualClock, schemaOf, T0 } from "./delta-test-kit.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SchemaError, UnsupportedFeatureError } from "../../../shared/delta/errors.ts";
-import { duckType, isScalarType, parseSchema, parseType } from "../../../shared/delta/schema.ts";
+import { duckType, isScalarType, parseSchema, parseType } from "../../../shared/delta/table/schema.ts";
 
 const field = (name: string, type: unknown) => ({ name, type, nullable: true, metadata: {} });
 

@@ -1,7 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commitTimestampAt, listCommits, versionAtTimestamp } from "../../../shared/delta/commit-history.ts";
-import { readCommit } from "../../../shared/delta/commit-reader.ts";
+import {
+  commitTimestampAt,
+  listCommits,
+  versionAtTimestamp,
+} from "../../../shared/delta/read/commit-history.ts";
+import { readCommit } from "../../../shared/delta/log/commit-reader.ts";
 import {
   InvalidLogFileError,
   TableNotFoundError,
@@ -9,8 +13,12 @@ import {
   UnsupportedFeatureError,
   VersionNotFoundError,
 } from "../../../shared/delta/errors.ts";
-import { commitKey, LAST_CHECKPOINT_KEY, multiPartCheckpointKey } from "../../../shared/delta/log-paths.ts";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
+import {
+  commitKey,
+  LAST_CHECKPOINT_KEY,
+  multiPartCheckpointKey,
+} from "../../../shared/delta/log/log-paths.ts";
+import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
@@ -56,14 +64,14 @@ async function writeTwoPartCheckpoint(store: MemoryObjectStore): Promise<void> {
     `SELECT {'minReaderVersion': 1, 'minWriterVersion': 2}::${PROTOCOL_TYPE} AS protocol, NULL::${METADATA_TYPE} AS metaData
      UNION ALL SELECT NULL, ${metadata}::${METADATA_TYPE}`,
   );
-  const addRow = (path: string) =>
-    `{'path': '${path}', 'partitionValues': MAP {}, 'size': 10, 'modificationTime': 5, 'dataChange': false, 'stats': NULL, 'stats_parsed': {'numRecords': 3, 'minValues': {'id': 1}, 'maxValues': {'id': 3}, 'nullCount': {'id': 0}}}::${ADD_TYPE}`;
+  const addRow = (path: string, min = "1", max = "3") =>
+    `{'path': '${path}', 'partitionValues': MAP {}, 'size': 10, 'modificationTime': 5, 'dataChange': false, 'stats': NULL, 'stats_parsed': {'numRecords': 3, 'minValues': {'id': ${min}}, 'maxValues': {'id': ${max}}, 'nullCount': {'id': 0}}}::${ADD_TYPE}`;
   await putParquet(
     store,
     multiPartCheckpointKey(2, 2, 2),
     `SELECT ${addRow("f0")} AS add, NULL::STRUCT(appId VARCHAR, version BIGINT) AS txn
      UNION ALL SELECT ${addRow("f%201")}, NULL
-     UNION ALL SELECT ${addRow("f2")}, NULL
+     UNION ALL SELECT ${addRow("f2", "1717171717123456789", "9223372036854775807")}, NULL
      UNION ALL SELECT NULL, {'appId': 'app', 'version': 7}`,
   );
 }
@@ -164,6 +172,10 @@ describe("loadSnapshot with checkpoints", () => {
       maxValues: { id: 3 },
       nullCount: { id: 0 },
     });
+    // Bounds past 2^53 keep every digit (a double would round them outside the file's range).
+    expect(snapshot.files.get("f2")!.stats).toBe(
+      '{"numRecords":3,"minValues":{"id":1717171717123456789},"maxValues":{"id":9223372036854775807},"nullCount":{"id":0}}',
+    );
   });
 
   it("needs no commit before the checkpoint, and refuses versions before it", async () => {

@@ -1,12 +1,12 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Metadata, Protocol } from "../../../shared/delta/actions.ts";
+import type { Metadata, Protocol } from "../../../shared/delta/log/actions.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { UnsupportedFeatureError } from "../../../shared/delta/errors.ts";
-import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/log-paths.ts";
-import { loadSnapshot } from "../../../shared/delta/snapshot-loader.ts";
-import { assertWritable } from "../../../shared/delta/writer-features.ts";
+import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
+import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
+import { assertWritable } from "../../../shared/delta/table/writer-features.ts";
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { ManualClock } from "./delta-test-kit.ts";

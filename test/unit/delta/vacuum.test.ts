@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { RetentionTooShortError } from "../../../shared/delta/errors.ts";
-import { parseIntervalMs } from "../../../shared/delta/table-properties.ts";
-import { isVacuumable } from "../../../shared/delta/vacuum.ts";
+import { parseIntervalMs } from "../../../shared/delta/table/table-properties.ts";
+import { isVacuumable } from "../../../shared/delta/operations/vacuum.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { listAllKeys } from "../../../shared/store/object-store.ts";

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AddFile } from "../../../shared/delta/actions.ts";
-import { parseCommitFile } from "../../../shared/delta/commit-file.ts";
-import { escapePathName } from "../../../shared/delta/data-file-paths.ts";
+import type { AddFile } from "../../../shared/delta/log/actions.ts";
+import { parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
+import { escapePathName } from "../../../shared/delta/write/data-file-paths.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import {
   AppendOnlyTableError,
   MergeDuplicateSourceError,
   SchemaMismatchError,
 } from "../../../shared/delta/errors.ts";
-import { commitKey } from "../../../shared/delta/log-paths.ts";
+import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { byId, countingStore, field, ManualClock, schemaOf } from "./delta-test-kit.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { buildStack } from "../../../infra/aws/synthesize.ts";
-import { EVENT_LOG_TABLE } from "../../../infra/aws/table-schemas.ts";
+import { EVENT_LOG_TABLE } from "../../../shared/store/table-schemas.ts";
 
 // The invariants that matter, not a serialized template.
 const template = Template.fromStack(buildStack().stack);

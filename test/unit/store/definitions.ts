@@ -1,15 +1,26 @@
 import { parseDefinition } from "../../../shared/pipeline/parse-definition.ts";
 import type { PipelineDefinition } from "../../../shared/pipeline/definition-schema.ts";
 
-/** A small valid definition; `name` tells the versions of one pipeline apart. */
+let schemas = 0;
+
+/** A schema name no other test uses. */
+export function uniqueSchema(): string {
+  return `sales_${process.pid}_${Date.now().toString(36)}_${schemas++}`;
+}
+
+/**
+ * A small valid definition; `name` tells the versions of one pipeline apart. Its table is in a
+ * schema of its own unless `schema` is given (a table has one owner, and tests share the store).
+ */
 export function definitionNamed(
   name: string,
   columns: readonly string[] = ["id", "amount"],
+  schema = uniqueSchema(),
 ): PipelineDefinition {
   return parseDefinition({
     name,
     catalog: "main",
-    schema: "sales",
+    schema,
     configuration: { "pipelines.rewind.enabled": "true" },
     datasets: [
       {

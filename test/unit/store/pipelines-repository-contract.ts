@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { definitionNamed } from "./definitions.ts";
+import { definitionNamed, uniqueSchema } from "./definitions.ts";
 import {
   DefinitionTooLargeError,
   DefinitionVersionNotFoundError,
   PipelineNotFoundError,
+  TableOwnedError,
 } from "../../../shared/store/errors.ts";
 import type { PipelinesRepository } from "../../../shared/store/pipelines-repository.ts";
 
@@ -35,21 +36,24 @@ export function pipelinesRepositoryContract(
 
     it("keeps every definition version, each retrievable, with column order intact", async () => {
       const repository = create();
-      const { pipelineId } = await repository.create(definitionNamed("v1", ["zeta", "alpha"]));
-      expect(await repository.edit(pipelineId, definitionNamed("v2", ["b", "a", "c"]), 1)).toEqual({
+      const schema = uniqueSchema();
+      const { pipelineId } = await repository.create(definitionNamed("v1", ["zeta", "alpha"], schema));
+      expect(await repository.edit(pipelineId, definitionNamed("v2", ["b", "a", "c"], schema), 1)).toEqual({
         outcome: "edited",
         version: 2,
       });
-      expect(await repository.edit(pipelineId, definitionNamed("v3"), 2)).toEqual({
+      expect(await repository.edit(pipelineId, definitionNamed("v3", undefined, schema), 2)).toEqual({
         outcome: "edited",
         version: 3,
       });
 
       expect((await repository.get(pipelineId))?.definitionVersion).toBe(3);
       expect((await repository.get(pipelineId))?.name).toBe("v3");
-      expect((await repository.getDefinition(pipelineId)).definition).toEqual(definitionNamed("v3"));
+      expect((await repository.getDefinition(pipelineId)).definition).toEqual(
+        definitionNamed("v3", undefined, schema),
+      );
       const v2 = await repository.getDefinition(pipelineId, 2);
-      expect(v2.definition).toEqual(definitionNamed("v2", ["b", "a", "c"]));
+      expect(v2.definition).toEqual(definitionNamed("v2", ["b", "a", "c"], schema));
       const firstFlow =
         v2.definition.datasets[0]?.type === "streaming_table"
           ? v2.definition.datasets[0].flows[0]
@@ -140,11 +144,15 @@ export function pipelinesRepositoryContract(
     it("deletes a pipeline and its versions, but not while an update holds it", async () => {
       const repository = create();
       const { pipelineId } = await repository.create(definitionNamed("Doomed"));
-      await repository.edit(pipelineId, definitionNamed("Doomed v2"), 1);
+      const v2 = definitionNamed("Doomed v2");
+      await repository.edit(pipelineId, v2, 1);
       await repository.beginUpdate(pipelineId, "u1");
       expect(await repository.delete(pipelineId)).toEqual({ outcome: "pipeline-busy", activeUpdateId: "u1" });
       await repository.endUpdate(pipelineId, "u1", "IDLE");
-      expect(await repository.delete(pipelineId)).toEqual({ outcome: "deleted" });
+      expect(await repository.delete(pipelineId)).toEqual({
+        outcome: "deleted",
+        tables: [`main.${v2.schema}.orders`],
+      });
       expect(await repository.get(pipelineId)).toBeUndefined();
       await expect(repository.getDefinition(pipelineId, 1)).rejects.toBeInstanceOf(
         DefinitionVersionNotFoundError,
@@ -175,6 +183,62 @@ export function pipelinesRepositoryContract(
       await expect(repository.create(huge)).rejects.toBeInstanceOf(DefinitionTooLargeError);
       await expect(repository.edit(pipelineId, huge, 1)).rejects.toBeInstanceOf(DefinitionTooLargeError);
       expect((await repository.get(pipelineId))?.definitionVersion).toBe(1);
+    });
+
+    it("claims a pipeline's tables: one owner each, taken atomically, moved by edits, released by delete", async () => {
+      const repository = create();
+      const schema = uniqueSchema();
+      const table = `main.${schema}.orders`;
+      const first = await repository.create(definitionNamed("First", undefined, schema));
+      expect(await repository.tableOwner(table)).toBe(first.pipelineId);
+      const refused = await repository.create(definitionNamed("Second", undefined, schema)).catch((e) => e);
+      expect(refused).toBeInstanceOf(TableOwnedError);
+      expect(refused).toMatchObject({ table, ownerPipelineId: first.pipelineId });
+
+      const other = await repository.create(definitionNamed("Other"));
+      await expect(
+        repository.edit(other.pipelineId, definitionNamed("Other v2", undefined, schema), 1),
+      ).rejects.toMatchObject({
+        name: "TableOwnedError",
+        ownerPipelineId: first.pipelineId,
+      });
+      expect((await repository.get(other.pipelineId))?.definitionVersion).toBe(1);
+
+      // An edit that drops the table releases it; another pipeline may then claim it.
+      await repository.edit(first.pipelineId, definitionNamed("First v2"), 1);
+      expect(await repository.tableOwner(table)).toBeUndefined();
+      await repository.edit(other.pipelineId, definitionNamed("Other v2", undefined, schema), 1);
+      expect(await repository.tableOwner(table)).toBe(other.pipelineId);
+
+      // Kept claims survive the delete until released.
+      expect(await repository.delete(other.pipelineId, { keepTables: true })).toEqual({
+        outcome: "deleted",
+        tables: [table],
+      });
+      expect(await repository.tableOwner(table)).toBe(other.pipelineId);
+      await repository.releaseTables(first.pipelineId, [table]);
+      expect(await repository.tableOwner(table)).toBe(other.pipelineId);
+      await repository.releaseTables(other.pipelineId, [table]);
+      expect(await repository.tableOwner(table)).toBeUndefined();
+    });
+
+    it("of 20 concurrent creates claiming one table, exactly one wins", async () => {
+      const repository = create();
+      const schema = uniqueSchema();
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) =>
+          repository.create(definitionNamed(`Racer ${i}`, undefined, schema)),
+        ),
+      );
+      const won = results.filter((r) => r.status === "fulfilled");
+      expect(won).toHaveLength(1);
+      const owner = (won[0] as PromiseFulfilledResult<{ pipelineId: string }>).value.pipelineId;
+      for (const lost of results.filter((r) => r.status === "rejected")) {
+        expect(lost.reason).toMatchObject({ name: "TableOwnedError", ownerPipelineId: owner });
+      }
+      expect(await repository.tableOwner(`main.${schema}.orders`)).toBe(owner);
+      const listed = (await repository.list()).filter((p) => p.name.startsWith("Racer "));
+      expect(listed.map((p) => p.pipelineId)).toEqual([owner]);
     });
   });
 }

@@ -1,0 +1,50 @@
+/**
+ * The Delta layer's front door: the names the rest of Ebb uses to open, read, write, restore and
+ * vacuum Delta tables. Everything else in `shared/delta` is internal; a lint rule keeps callers out.
+ *
+ * Layout (one folder per part of the protocol):
+ * - `log/`: the `_delta_log` format — actions, file names, commit files, checkpoints, replay.
+ * - `table/`: table metadata — schema, properties, reader/writer features, creation.
+ * - `read/`: snapshots, scans, history and the change data feed.
+ * - `write/`: data files — rows in, parquet and statistics out, copy-on-write plumbing.
+ * - `commit/`: turning a prepared operation into a version — requirements, conflicts, commit info.
+ * - `operations/`: WRITE, DELETE, UPDATE, MERGE, RESTORE, VACUUM, each planned then executed.
+ * - `delta-table.ts`: one table, the entry point that runs an operation end to end.
+ */
+export { DeltaTable, type TimeTravel, type VacuumRequest, type WriteOptions } from "./delta-table.ts";
+export {
+  CommitConflictError,
+  CorruptLogError,
+  DeltaError,
+  TableNotFoundError,
+  TimestampOutOfRangeError,
+  UnsupportedFeatureError,
+  VersionNotFoundError,
+} from "./errors.ts";
+
+// Reading
+export type { AddFile } from "./log/actions.ts";
+export { commitTimestamp, findCommitInfo } from "./log/commit-file.ts";
+export { readCommit, readCommits } from "./log/commit-reader.ts";
+export { listLog } from "./log/log-listing.ts";
+export { LAST_CHECKPOINT_KEY } from "./log/log-paths.ts";
+export { openChangeFeed } from "./read/change-data-feed.ts";
+export { listCommits, versionAtTimestamp } from "./read/commit-history.ts";
+export { fileRelationSql, type FileSource } from "./read/file-relation.ts";
+export { dataFileKey, openTableScan, partitionConstants, scanRows, tableColumns } from "./read/scan.ts";
+export { loadSnapshot } from "./read/snapshot-loader.ts";
+export type { Snapshot } from "./read/snapshot.ts";
+export { LocalFileCache } from "./read/table-file-rows.ts";
+export { readHistory, type HistoryEntry } from "./read/table-history.ts";
+export type { DeltaType, StructField, StructType } from "./table/schema.ts";
+
+// Writing
+export { standardRequirements } from "./commit/commit-requirements.ts";
+export { commit } from "./commit/commit.ts";
+export { recordCount, removeFor, txnFor, type TxnMarker } from "./commit/file-actions.ts";
+export type { OperationContext } from "./commit/operation-context.ts";
+export { isCheckpointDue, writeCheckpoint } from "./log/checkpoint-writer.ts";
+export { prepareWrite } from "./operations/write-operation.ts";
+export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
+export type { VacuumPlan } from "./operations/vacuum.ts";
+export { assertWritable } from "./table/writer-features.ts";

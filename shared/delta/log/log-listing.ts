@@ -1,0 +1,45 @@
+import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
+import { ObjectNotFoundError } from "../../store/errors.ts";
+import { LAST_CHECKPOINT_KEY, LOG_DIR, padVersion } from "./log-paths.ts";
+import { indexLogListing, type LogListing } from "./log-segment.ts";
+
+/** The pointer in `_delta_log/_last_checkpoint` (PROTOCOL.md "Last Checkpoint File Schema"). */
+export interface LastCheckpointHint {
+  readonly version: number;
+  readonly size?: number;
+  readonly parts?: number;
+}
+
+/**
+ * Reads `_delta_log/_last_checkpoint`. It is only a hint: missing or unreadable gives `undefined`,
+ * and the caller lists the log instead.
+ */
+export async function readLastCheckpointHint(store: ObjectStore): Promise<LastCheckpointHint | undefined> {
+  let text: string;
+  try {
+    text = new TextDecoder().decode(await store.get(LAST_CHECKPOINT_KEY));
+  } catch (error) {
+    if (error instanceof ObjectNotFoundError) return undefined;
+    throw error;
+  }
+  try {
+    const hint = JSON.parse(text) as Partial<LastCheckpointHint>;
+    if (typeof hint.version !== "number" || !Number.isSafeInteger(hint.version) || hint.version < 0) {
+      return undefined;
+    }
+    return hint as LastCheckpointHint;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lists `_delta_log/` (from `fromVersion` on, using the zero-padded names' byte order: every file of
+ * version v sorts after the bare `<v>`) and indexes it.
+ */
+export async function listLog(store: ObjectStore, fromVersion?: number): Promise<LogListing> {
+  const objects: ObjectInfo[] = [];
+  const options = fromVersion === undefined ? {} : { startAfter: `${LOG_DIR}${padVersion(fromVersion)}` };
+  for await (const info of listAll(store, LOG_DIR, options)) objects.push(info);
+  return indexLogListing(objects);
+}

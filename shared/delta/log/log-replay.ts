@@ -1,0 +1,121 @@
+import type {
+  Action,
+  AddFile,
+  CommitInfo,
+  DomainMetadata,
+  Metadata,
+  Protocol,
+  RemoveFile,
+  Txn,
+} from "./actions.ts";
+import { CorruptLogError } from "../errors.ts";
+import type { Snapshot } from "../read/snapshot.ts";
+
+/**
+ * Action reconciliation (PROTOCOL.md "Action Reconciliation"), pure: actions in log order
+ * (checkpoint first, then commits by ascending version, each commit's lines in file order) fold into
+ * the table state. I/O lives in `snapshot-loader.ts`.
+ *
+ * - the latest `protocol` and `metaData` win;
+ * - `txn`: the latest action per `appId` wins (the protocol does not assume versions only grow);
+ * - `domainMetadata`: the latest per `domain` wins, `removed: true` drops it;
+ * - `add`/`remove`: keyed by the decoded `path` (no deletion vectors: the dvId is always NULL), the
+ *   newest reference wins; an `add` clears a tombstone and a `remove` replaces a live file;
+ * - `commitInfo` belongs to its commit only and is not part of the state (see `toSnapshot`).
+ */
+export interface TableState {
+  protocol: Protocol | undefined;
+  metadata: Metadata | undefined;
+  readonly files: Map<string, AddFile>;
+  readonly tombstones: Map<string, RemoveFile>;
+  readonly txns: Map<string, Txn>;
+  readonly domains: Map<string, DomainMetadata>;
+}
+
+export function emptyTableState(): TableState {
+  return {
+    protocol: undefined,
+    metadata: undefined,
+    files: new Map(),
+    tombstones: new Map(),
+    txns: new Map(),
+    domains: new Map(),
+  };
+}
+
+/** Applies `actions` to `state` in place, in order. */
+export function applyActions(state: TableState, actions: Iterable<Action>): TableState {
+  for (const action of actions) {
+    if ("add" in action) {
+      const key = decodeLogPath(action.add.path);
+      state.tombstones.delete(key);
+      state.files.set(key, action.add);
+    } else if ("remove" in action) {
+      const key = decodeLogPath(action.remove.path);
+      state.files.delete(key);
+      state.tombstones.set(key, action.remove);
+    } else if ("protocol" in action) {
+      state.protocol = action.protocol;
+    } else if ("metaData" in action) {
+      state.metadata = action.metaData;
+    } else if ("txn" in action) {
+      state.txns.set(action.txn.appId, action.txn);
+    } else if ("domainMetadata" in action) {
+      const domain = action.domainMetadata;
+      if (domain.removed) state.domains.delete(domain.domain);
+      else state.domains.set(domain.domain, domain);
+    }
+    // `cdc` only matters to the change data feed; `commitInfo` only to its own commit.
+  }
+  return state;
+}
+
+/** Reconciles `actions` from an empty state. */
+export function replayActions(actions: Iterable<Action>): TableState {
+  return applyActions(emptyTableState(), actions);
+}
+
+/**
+ * Freezes a reconciled state into the `Snapshot` of `version`. A state without `protocol` or
+ * `metaData` is not a table (PROTOCOL.md "Action Reconciliation": a snapshot has a single one of
+ * each).
+ */
+export function toSnapshot(
+  state: TableState,
+  at: { readonly version: number; readonly timestamp: number; readonly commitInfo?: CommitInfo },
+): Snapshot {
+  if (!state.protocol) {
+    throw new CorruptLogError(`no protocol action in the log up to version ${at.version}`, {
+      data: { version: at.version, missing: "protocol" },
+    });
+  }
+  if (!state.metadata) {
+    throw new CorruptLogError(`no metaData action in the log up to version ${at.version}`, {
+      data: { version: at.version, missing: "metaData" },
+    });
+  }
+  return {
+    version: at.version,
+    protocol: state.protocol,
+    metadata: state.metadata,
+    files: new Map(state.files),
+    tombstones: new Map(state.tombstones),
+    txns: new Map(state.txns),
+    domains: new Map(state.domains),
+    timestamp: at.timestamp,
+    ...(at.commitInfo ? { commitInfo: at.commitInfo } : {}),
+  };
+}
+
+/**
+ * The storage path of a log `path`, which is a URI-encoded relative path (PROTOCOL.md "Add File and
+ * Remove File"): `test%25file%25prefix-1.parquet` names the file `test%file%prefix-1.parquet`.
+ * A path that is not valid percent-encoding (some old writers did not encode) is taken as is.
+ */
+export function decodeLogPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}

@@ -1,0 +1,122 @@
+import { RetentionTooShortError } from "../errors.ts";
+import { LOG_DIR } from "../log/log-paths.ts";
+import type { Snapshot } from "../read/snapshot.ts";
+import { CHANGE_DATA_DIR } from "../write/data-file-paths.ts";
+import { tableProperties } from "../table/table-properties.ts";
+import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
+
+/**
+ * VACUUM: delete files the table no longer needs.
+ *
+ * 1. Retention: the caller's, else the table's `delta.deletedFileRetentionDuration` (default
+ *    7 days = 168 h). A retention shorter than the table's needs `allowShortRetention`, since readers
+ *    of versions inside the table's window could lose files.
+ * 2. List every object under the table root, except `_delta_log/` (never touched) and hidden paths
+ *    (a segment starting with `_` or `.`, like Delta), but including `_change_data/`.
+ * 3. Keep every file the latest snapshot references, and every file a protected version (a rewind
+ *    point) references. Every other file is a candidate. Change data files belong to commits, not
+ *    to any version's state, so, as in Delta, they go by age alone: reading the change feed across
+ *    versions older than the retention is not promised.
+ * 4. Delete a candidate only when it is older than the retention: a tombstoned file by its
+ *    `deletionTimestamp` (PROTOCOL.md "Add File and Remove File": a tombstone expires when now exceeds
+ *    its timestamp plus the threshold), an untracked file (orphan of a failed commit, a CDC file) by
+ *    its last-modified time.
+ * 5. A dry run returns the plan; execution deletes its files in batches. No log entry is written.
+ */
+
+export interface VacuumPlan {
+  readonly version: number;
+  readonly retentionMs: number;
+  /** Files last needed before this instant may go. */
+  readonly cutoff: number;
+  readonly filesToDelete: readonly { readonly key: string; readonly size: number }[];
+  /** Unreferenced files kept because they are inside the retention window. */
+  readonly filesWithinRetention: number;
+  /** Files kept only because a protected version references them. */
+  readonly filesProtected: number;
+}
+
+export interface VacuumOptions {
+  readonly now: number;
+  /** Retention to apply; default the table's `delta.deletedFileRetentionDuration`. */
+  readonly retentionMs?: number;
+  /** Allow a retention shorter than the table's setting. */
+  readonly allowShortRetention?: boolean;
+}
+
+/** Checks the retention against the table setting and returns the one to apply. */
+export function effectiveRetentionMs(latest: Snapshot, options: Omit<VacuumOptions, "now">): number {
+  const tableRetention = tableProperties(latest.metadata).deletedFileRetentionMs;
+  const retention = options.retentionMs ?? tableRetention;
+  if (retention < tableRetention && !options.allowShortRetention) {
+    throw new RetentionTooShortError(retention, tableRetention);
+  }
+  return retention;
+}
+
+/** Plans a vacuum of `listing` (every object under the root) against the latest and protected snapshots. */
+export function planVacuum(
+  latest: Snapshot,
+  protectedSnapshots: readonly Snapshot[],
+  listing: Iterable<ObjectInfo>,
+  options: VacuumOptions,
+): VacuumPlan {
+  const retentionMs = effectiveRetentionMs(latest, options);
+  const cutoff = options.now - retentionMs;
+  const protectedKeys = new Set(protectedSnapshots.flatMap((snapshot) => [...snapshot.files.keys()]));
+  const filesToDelete: { key: string; size: number }[] = [];
+  let filesWithinRetention = 0;
+  let filesProtected = 0;
+  for (const object of listing) {
+    if (!isVacuumable(object.key) || latest.files.has(object.key)) continue;
+    if (protectedKeys.has(object.key)) {
+      filesProtected += 1;
+      continue;
+    }
+    const lastNeeded = latest.tombstones.get(object.key)?.deletionTimestamp ?? object.lastModified;
+    if (lastNeeded < cutoff) filesToDelete.push({ key: object.key, size: object.size });
+    else filesWithinRetention += 1;
+  }
+  return {
+    version: latest.version,
+    retentionMs,
+    cutoff,
+    filesToDelete,
+    filesWithinRetention,
+    filesProtected,
+  };
+}
+
+/** Whether VACUUM may consider `key`: data and change-data files, never the log or hidden files. */
+export function isVacuumable(key: string): boolean {
+  if (key.startsWith(LOG_DIR)) return false;
+  const segments = key.startsWith(CHANGE_DATA_DIR)
+    ? key.slice(CHANGE_DATA_DIR.length).split("/")
+    : key.split("/");
+  // A partition folder may start with `_` (`_col=value`); other `_`/`.` segments are hidden.
+  return segments.every((segment, i) => {
+    const hidden = segment.startsWith("_") || segment.startsWith(".");
+    return !hidden || (i < segments.length - 1 && segment.includes("="));
+  });
+}
+
+/** Lists the table and plans (the dry run). */
+export async function dryRunVacuum(
+  store: ObjectStore,
+  latest: Snapshot,
+  protectedSnapshots: readonly Snapshot[],
+  options: VacuumOptions,
+): Promise<VacuumPlan> {
+  effectiveRetentionMs(latest, options); // fail before listing
+  const listing: ObjectInfo[] = [];
+  for await (const object of listAll(store, "")) listing.push(object);
+  return planVacuum(latest, protectedSnapshots, listing, options);
+}
+
+const DELETE_BATCH = 1000;
+
+/** Deletes the plan's files. */
+export async function executeVacuum(store: ObjectStore, plan: VacuumPlan): Promise<void> {
+  const keys = plan.filesToDelete.map((file) => file.key);
+  for (let i = 0; i < keys.length; i += DELETE_BATCH) await store.deleteMany(keys.slice(i, i + DELETE_BATCH));
+}

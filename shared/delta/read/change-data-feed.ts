@@ -1,0 +1,159 @@
+import type { DuckRow, DuckSession } from "../../duck/duck-session.ts";
+import { copyToScratch } from "../../duck/scratch-copies.ts";
+import type { ScratchFolder } from "../../duck/scratch-folder.ts";
+import { readScratchView, ScratchView } from "../../duck/scratch-view.ts";
+import { quoteLiteral } from "../../duck/sql-text.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
+import type { Action } from "../log/actions.ts";
+import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
+import { readCommits } from "../log/commit-reader.ts";
+import { VersionNotFoundError } from "../errors.ts";
+import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
+import { listLog } from "../log/log-listing.ts";
+import { latestListedVersion } from "../log/log-segment.ts";
+import { dataFileKey, partitionConstants, tableColumns } from "./scan.ts";
+import { loadSnapshot } from "./snapshot-loader.ts";
+
+/** `_change_type` values (PROTOCOL.md "Change Data Files"). */
+export const CHANGE_TYPES = ["insert", "update_preimage", "update_postimage", "delete"] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/** One file to read for the feed, and where its `_change_type` comes from. */
+export interface ChangeFile {
+  readonly version: number;
+  readonly timestamp: number;
+  /** Log path (URI-encoded) of the data or change file. */
+  readonly path: string;
+  readonly partitionValues: Readonly<Record<string, string | null>>;
+  /** A fixed change type for rows of an `add` / `remove`; `undefined` for a `cdc` file, which carries its own. */
+  readonly changeType: ChangeType | undefined;
+}
+
+/**
+ * The files that hold one commit's row changes (PROTOCOL.md "Reader Requirements for AddCDCFile"):
+ * its `cdc` files when it has any, and nothing else; otherwise the rows of every `add` with
+ * `dataChange` as inserts and of every `remove` with `dataChange` as deletes.
+ */
+export function planCommitChanges(
+  version: number,
+  timestamp: number,
+  actions: readonly Action[],
+): ChangeFile[] {
+  const at = { version, timestamp };
+  const cdc = actions.flatMap((a) => ("cdc" in a ? [a.cdc] : []));
+  if (cdc.length > 0) {
+    return cdc.map((c) => ({
+      ...at,
+      path: c.path,
+      partitionValues: c.partitionValues,
+      changeType: undefined,
+    }));
+  }
+  return actions.flatMap((a): ChangeFile[] => {
+    if ("add" in a && a.add.dataChange) {
+      return [{ ...at, path: a.add.path, partitionValues: a.add.partitionValues, changeType: "insert" }];
+    }
+    if ("remove" in a && a.remove.dataChange) {
+      return [
+        { ...at, path: a.remove.path, partitionValues: a.remove.partitionValues ?? {}, changeType: "delete" },
+      ];
+    }
+    return [];
+  });
+}
+
+export interface ChangeFeedOptions {
+  readonly duck?: DuckSession;
+  /** Name of the DuckDB view (default `table_changes`). */
+  readonly viewName?: string;
+  /** Zone of timestamp partition values written without an offset (see `PartitionValueOptions`). */
+  readonly partitionTimeZone?: string;
+}
+
+/**
+ * The change data feed of commits `fromVersion` to `toVersion` (default: the latest) as a DuckDB
+ * view: the table's columns (schema of `toVersion`) plus `_change_type`, `_commit_version` and
+ * `_commit_timestamp`.
+ */
+export async function openChangeFeed(
+  store: ObjectStore,
+  fromVersion: number,
+  toVersion?: number,
+  options: ChangeFeedOptions = {},
+): Promise<ScratchView> {
+  return ScratchView.create(
+    options.viewName ?? "table_changes",
+    (duck, scratch) => changeFeedSql(store, fromVersion, toVersion, duck, scratch, options),
+    options.duck,
+  );
+}
+
+/** `table_changes(table, from, to)` as rows. */
+export async function tableChanges(
+  store: ObjectStore,
+  fromVersion: number,
+  toVersion?: number,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone"> = {},
+): Promise<DuckRow[]> {
+  return readScratchView("table_changes", (duck, scratch) =>
+    changeFeedSql(store, fromVersion, toVersion, duck, scratch, options),
+  );
+}
+
+async function changeFeedSql(
+  store: ObjectStore,
+  fromVersion: number,
+  toVersion: number | undefined,
+  duck: DuckSession,
+  scratch: ScratchFolder,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone">,
+): Promise<string> {
+  const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
+  const listing = await listLog(store);
+  const latest = latestListedVersion(listing);
+  const to = toVersion ?? latest ?? 0;
+  const commitVersions = [...listing.commits.keys()];
+  const available =
+    commitVersions.length > 0
+      ? { earliest: Math.min(...commitVersions), latest: Math.max(...commitVersions) }
+      : undefined;
+  if (fromVersion > to) throw new VersionNotFoundError(fromVersion, available);
+  for (let v = fromVersion; v <= to; v++) {
+    if (!listing.commits.has(v)) throw new VersionNotFoundError(v, available);
+  }
+  // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
+  const snapshot = await loadSnapshot(store, { version: to, duck });
+  const { schema, columns } = tableColumns(snapshot);
+  const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
+  const files = (await readCommits(store, refs)).flatMap(({ ref, actions }) =>
+    planCommitChanges(ref.version, commitTimestamp(findCommitInfo(actions), ref.lastModified), actions),
+  );
+  const localPaths = await copyToScratch(
+    store,
+    files.map((f) => dataFileKey(f.path)),
+    scratch,
+  );
+  const sources = files.map((file, i) => ({
+    file,
+    source: {
+      localPath: localPaths[i]!,
+      constants: {
+        ...partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues, timeZone),
+        _commit_version: String(file.version),
+        _commit_timestamp: `epoch_ms(${file.timestamp}::BIGINT)`,
+        ...(file.changeType ? { _change_type: quoteLiteral(file.changeType) } : {}),
+      },
+    } satisfies FileSource,
+  }));
+  const feedColumns = (changeTypeSource: RelationColumn["source"]): RelationColumn[] => [
+    ...columns,
+    { name: "_change_type", sqlType: "VARCHAR", source: changeTypeSource },
+    { name: "_commit_version", sqlType: "BIGINT", source: "constant" },
+    { name: "_commit_timestamp", sqlType: "TIMESTAMPTZ", source: "constant" },
+  ];
+  const fromCdc = sources.filter((s) => s.file.changeType === undefined).map((s) => s.source);
+  const fromData = sources.filter((s) => s.file.changeType !== undefined).map((s) => s.source);
+  const parts = [await fileRelationSql(duck, fromData, feedColumns("constant"))];
+  if (fromCdc.length > 0) parts.push(await fileRelationSql(duck, fromCdc, feedColumns("physical")));
+  return parts.map((sql) => `(${sql})`).join(" UNION ALL ");
+}

@@ -1,0 +1,137 @@
+import { DuckSession } from "../../duck/duck-session.ts";
+import { withScratchFolder } from "../../duck/scratch-folder.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
+import type { CommitInfo } from "../log/actions.ts";
+import { readCheckpointActions } from "../log/checkpoint-reader.ts";
+import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
+import { versionAtTimestamp } from "./commit-history.ts";
+import { readCommits } from "../log/commit-reader.ts";
+import { TableNotFoundError } from "../errors.ts";
+import { listLog, readLastCheckpointHint } from "../log/log-listing.ts";
+import { applyActions, emptyTableState, toSnapshot } from "../log/log-replay.ts";
+import { latestListedVersion, planLogSegment, type LogListing, type LogSegment } from "../log/log-segment.ts";
+import { assertReadable } from "../table/reader-features.ts";
+import type { Snapshot } from "./snapshot.ts";
+
+export interface LoadSnapshotOptions {
+  /** Time travel to this version. */
+  readonly version?: number;
+  /** Time travel to the latest commit at or before this instant (epoch ms). Ignored with `version`. */
+  readonly timestamp?: number;
+  /** Where the table is (e.g. `s3://bucket/tables/orders/`), for error messages. */
+  readonly location?: string;
+  /** A DuckDB session to decode checkpoints with; one is opened (and closed) when needed otherwise. */
+  readonly duck?: DuckSession;
+  /**
+   * Refuse tables whose reader protocol this reader does not implement (default true). A writer that
+   * checks writer features itself may turn it off to read the state it is about to replace.
+   */
+  readonly checkReadable?: boolean;
+}
+
+/**
+ * The snapshot of the table in `store` (a view rooted at the table folder), at the latest version or
+ * at the version / timestamp asked for:
+ *
+ * 1. resolve a timestamp to the latest commit at or before it (`versionAtTimestamp`);
+ * 2. list `_delta_log/` from the `_last_checkpoint` hint when it is usable, else from the start;
+ * 3. plan the segment: newest complete checkpoint at or before the version, then the commits after;
+ * 4. replay checkpoint actions, then each commit in order (PROTOCOL.md "Action Reconciliation");
+ * 5. check the table's reader protocol.
+ */
+export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+  const version =
+    options.version ??
+    (options.timestamp === undefined ? undefined : await versionAtTimestamp(store, options.timestamp));
+  const { listing, segment } = await planFromListing(store, version, options.location);
+  const state = emptyTableState();
+  if (segment.checkpoint) {
+    const checkpoint = segment.checkpoint;
+    const actions = await withDuck(options.duck, (duck) =>
+      withScratchFolder((scratch) => readCheckpointActions(store, checkpoint, duck, scratch)),
+    );
+    applyActions(state, actions);
+  }
+  let last: { commitInfo: CommitInfo | undefined; timestamp: number } | undefined;
+  for (const { ref, actions } of await readCommits(store, segment.commits)) {
+    applyActions(state, actions);
+    if (ref.version === segment.version) {
+      const commitInfo = findCommitInfo(actions);
+      last = { commitInfo, timestamp: commitTimestamp(commitInfo, ref.lastModified) };
+    }
+  }
+  last ??= await checkpointVersionCommit(store, listing, segment);
+  const snapshot = toSnapshot(state, {
+    version: segment.version,
+    timestamp: last.timestamp,
+    ...(last.commitInfo ? { commitInfo: last.commitInfo } : {}),
+  });
+  if (options.checkReadable ?? true) assertReadable(snapshot.protocol, snapshot.metadata);
+  return snapshot;
+}
+
+/**
+ * Lists and plans. A plan from the tail listing that fails is redone from a full listing, so that
+ * errors name every version that can be read, not just those after the checkpoint hint.
+ */
+async function planFromListing(
+  store: ObjectStore,
+  version: number | undefined,
+  location: string | undefined,
+): Promise<{ listing: LogListing; segment: LogSegment }> {
+  const tail = await listForVersion(store, version);
+  if (tail) {
+    try {
+      return { listing: tail, segment: planLogSegment(tail, version) };
+    } catch {
+      // fall through to the full listing
+    }
+  }
+  const listing = await listLog(store);
+  if (latestListedVersion(listing) === undefined) throw new TableNotFoundError(location ?? "");
+  return { listing, segment: planLogSegment(listing, version) };
+}
+
+/**
+ * The tail of the log to plan from, or `undefined` to list it all. The `_last_checkpoint` hint lets us list only its tail; it is ignored
+ * when missing, unreadable, newer than the version asked for, or pointing at a checkpoint that is not
+ * there (a stale hint pointing at an older checkpoint is fine: newer ones show up in the tail).
+ */
+async function listForVersion(
+  store: ObjectStore,
+  version: number | undefined,
+): Promise<LogListing | undefined> {
+  const hint = await readLastCheckpointHint(store);
+  if (!hint || (version !== undefined && hint.version > version)) return undefined;
+  const tail = await listLog(store, hint.version);
+  return [...tail.checkpoints.keys()].some((v) => v >= hint.version) ? tail : undefined;
+}
+
+/** The commit info and timestamp of a snapshot that ends exactly at its checkpoint. */
+async function checkpointVersionCommit(
+  store: ObjectStore,
+  listing: LogListing,
+  segment: LogSegment,
+): Promise<{ commitInfo: CommitInfo | undefined; timestamp: number }> {
+  const ref = listing.commits.get(segment.version);
+  if (ref) {
+    const [read] = await readCommits(store, [ref]);
+    const commitInfo = findCommitInfo(read!.actions);
+    return { commitInfo, timestamp: commitTimestamp(commitInfo, ref.lastModified) };
+  }
+  // The commit was cleaned up; the checkpoint's own write time is the best record left.
+  return { commitInfo: undefined, timestamp: segment.checkpoint?.lastModified ?? 0 };
+}
+
+async function withDuck<T>(
+  given: DuckSession | undefined,
+  work: (duck: DuckSession) => Promise<T>,
+): Promise<T> {
+  if (given) return work(given);
+  const duck = await DuckSession.open();
+  try {
+    return await work(duck);
+  } finally {
+    duck.close();
+  }
+}

@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import type { Action, Metadata, Protocol } from "../log/actions.ts";
+import type { OperationDescription } from "../commit/commit-info.ts";
+import { SchemaMismatchError } from "../errors.ts";
+import { isScalarType, parseSchema, type StructType } from "./schema.ts";
+import { serializeSchema } from "./schema-serialization.ts";
+import type { Snapshot } from "../read/snapshot.ts";
+import { tableProperties, validateTableProperties } from "./table-properties.ts";
+
+/**
+ * Creating a table: version 0 holds the `protocol` and the `metaData` (PROTOCOL.md "Change
+ * Metadata", "Protocol Evolution"). Ebb asks for the least a reader and writer must support: reader 1,
+ * writer 2 (append-only tables and column invariants), or writer 4 when the change data feed is on
+ * (PROTOCOL.md "Writer Version Requirements"). No table features, no column mapping, no deletion vectors.
+ */
+export interface TableDefinition {
+  /** The schema (`schema.ts` types; serialized per PROTOCOL.md "Schema Serialization Format"). */
+  readonly schema: StructType;
+  readonly partitionColumns?: readonly string[];
+  /** `metaData.configuration`, e.g. `delta.enableChangeDataFeed`, `delta.checkpointInterval`. */
+  readonly properties?: Readonly<Record<string, string>>;
+  readonly name?: string;
+  readonly description?: string;
+}
+
+/** The protocol a table with `configuration` needs. */
+export function minimalProtocol(configuration: Readonly<Record<string, string>>): Protocol {
+  return { minReaderVersion: 1, minWriterVersion: tableProperties({ configuration }).changeDataFeed ? 4 : 2 };
+}
+
+/** Validates the definition and returns the `protocol` and `metaData` of version 0. */
+export function planTableCreation(
+  definition: TableDefinition,
+  now: number,
+  id: string = randomUUID(),
+): { protocol: Protocol; metadata: Metadata } {
+  const schemaString = serializeSchema(definition.schema);
+  const schema = parseSchema(schemaString);
+  const names = schema.fields.map((f) => f.name.toLowerCase());
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate)
+    throw new SchemaMismatchError(`column ${duplicate} appears twice (names are case-insensitive)`);
+  const partitionColumns = [...(definition.partitionColumns ?? [])];
+  for (const column of partitionColumns) {
+    const field = schema.fields.find((f) => f.name === column);
+    if (!field || !isScalarType(field.type)) {
+      throw new SchemaMismatchError(`partition column ${column} must be a primitive column of the schema`);
+    }
+  }
+  if (partitionColumns.length === schema.fields.length && partitionColumns.length > 0) {
+    throw new SchemaMismatchError("a table needs at least one column that is not a partition column");
+  }
+  const configuration = { ...(definition.properties ?? {}) };
+  validateTableProperties(configuration);
+  return {
+    protocol: minimalProtocol(configuration),
+    metadata: {
+      id,
+      ...(definition.name !== undefined ? { name: definition.name } : {}),
+      ...(definition.description !== undefined ? { description: definition.description } : {}),
+      format: { provider: "parquet", options: {} },
+      schemaString,
+      partitionColumns,
+      createdTime: now,
+      configuration,
+    },
+  };
+}
+
+/** `CREATE TABLE` as Delta records it in `commitInfo`. */
+export function createTableOperation(definition: TableDefinition, metadata: Metadata): OperationDescription {
+  return {
+    operation: "CREATE TABLE",
+    operationParameters: {
+      isManaged: "false",
+      description: definition.description ?? null,
+      partitionBy: JSON.stringify(metadata.partitionColumns),
+      properties: JSON.stringify(metadata.configuration),
+    },
+    isBlindAppend: true,
+  };
+}
+
+/** The `protocol` + `metaData` actions of version 0. */
+export function creationActions(created: { protocol: Protocol; metadata: Metadata }): Action[] {
+  return [{ protocol: created.protocol }, { metaData: created.metadata }];
+}
+
+/**
+ * A snapshot of the table about to be created (version -1, no files), so that the first write can
+ * be planned like any other before version 0 exists.
+ */
+export function draftSnapshot(created: { protocol: Protocol; metadata: Metadata }): Snapshot {
+  return {
+    version: -1,
+    protocol: created.protocol,
+    metadata: created.metadata,
+    files: new Map(),
+    tombstones: new Map(),
+    txns: new Map(),
+    timestamp: Number.NEGATIVE_INFINITY,
+  };
+}

@@ -1,0 +1,125 @@
+import type { Metadata } from "../log/actions.ts";
+import { InvalidTablePropertyError } from "../errors.ts";
+
+/**
+ * The table properties the writer obeys (`metaData.configuration`, PROTOCOL.md "Table Properties"
+ * and Delta's documented `delta.*` settings), parsed once with Delta's defaults.
+ */
+export const TABLE_PROPERTY = {
+  enableChangeDataFeed: "delta.enableChangeDataFeed",
+  checkpointInterval: "delta.checkpointInterval",
+  logRetentionDuration: "delta.logRetentionDuration",
+  deletedFileRetentionDuration: "delta.deletedFileRetentionDuration",
+  appendOnly: "delta.appendOnly",
+  enableExpiredLogCleanup: "delta.enableExpiredLogCleanup",
+} as const;
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+export const DEFAULT_CHECKPOINT_INTERVAL = 10;
+/** Delta's default `delta.logRetentionDuration`: `interval 30 days`. */
+export const DEFAULT_LOG_RETENTION_MS = 30 * DAY_MS;
+/** Delta's default `delta.deletedFileRetentionDuration`: `interval 1 week` (VACUUM's 168 hours). */
+export const DEFAULT_DELETED_FILE_RETENTION_MS = 7 * DAY_MS;
+
+export interface TableProperties {
+  readonly changeDataFeed: boolean;
+  readonly checkpointInterval: number;
+  readonly logRetentionMs: number;
+  readonly deletedFileRetentionMs: number;
+  readonly appendOnly: boolean;
+  /** Metadata cleanup after checkpoints (Delta's default: on). */
+  readonly expiredLogCleanup: boolean;
+}
+
+/** The writer-relevant properties of a table, with Delta's defaults for those not set. */
+export function tableProperties(metadata: Pick<Metadata, "configuration">): TableProperties {
+  const config = metadata.configuration;
+  const get = (key: string): string | undefined => config[key];
+  return {
+    changeDataFeed: parseBoolean(
+      TABLE_PROPERTY.enableChangeDataFeed,
+      get(TABLE_PROPERTY.enableChangeDataFeed),
+    ),
+    checkpointInterval: parseCheckpointInterval(get(TABLE_PROPERTY.checkpointInterval)),
+    logRetentionMs: parseOptionalInterval(
+      TABLE_PROPERTY.logRetentionDuration,
+      get(TABLE_PROPERTY.logRetentionDuration),
+      DEFAULT_LOG_RETENTION_MS,
+    ),
+    deletedFileRetentionMs: parseOptionalInterval(
+      TABLE_PROPERTY.deletedFileRetentionDuration,
+      get(TABLE_PROPERTY.deletedFileRetentionDuration),
+      DEFAULT_DELETED_FILE_RETENTION_MS,
+    ),
+    appendOnly: parseBoolean(TABLE_PROPERTY.appendOnly, get(TABLE_PROPERTY.appendOnly)),
+    expiredLogCleanup: parseBoolean(
+      TABLE_PROPERTY.enableExpiredLogCleanup,
+      get(TABLE_PROPERTY.enableExpiredLogCleanup) ?? "true",
+    ),
+  };
+}
+
+/** Checks every known property of a configuration, so a bad value fails at create time. */
+export function validateTableProperties(configuration: Readonly<Record<string, string>>): void {
+  tableProperties({ configuration });
+}
+
+const INTERVAL_UNIT_MS: Readonly<Record<string, number>> = {
+  week: 7 * DAY_MS,
+  day: DAY_MS,
+  hour: HOUR_MS,
+  minute: 60_000,
+  second: 1000,
+  millisecond: 1,
+};
+
+/**
+ * Milliseconds in a Spark calendar interval as Delta writes its durations: `interval 7 days`,
+ * `interval 1 week`, `interval 168 hours`, `interval 1 day 12 hours` (the leading `interval` is
+ * optional; units singular or plural, any case). Months and years are refused, as in Delta, because
+ * they have no fixed length.
+ */
+export function parseIntervalMs(text: string): number {
+  const words = text.trim().toLowerCase().split(/\s+/);
+  if (words[0] === "interval") words.shift();
+  if (words.length === 0 || words.length % 2 !== 0) throw new Error(`not an interval: "${text}"`);
+  let total = 0;
+  for (let i = 0; i < words.length; i += 2) {
+    const amount = Number(words[i]);
+    const unit = words[i + 1]!.replace(/s$/, "");
+    const unitMs = INTERVAL_UNIT_MS[unit];
+    if (!Number.isFinite(amount) || amount < 0 || unitMs === undefined) {
+      throw new Error(`not an interval: "${text}" (use e.g. "interval 7 days")`);
+    }
+    total += amount * unitMs;
+  }
+  return total;
+}
+
+function parseOptionalInterval(key: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  try {
+    return parseIntervalMs(value);
+  } catch (cause) {
+    throw new InvalidTablePropertyError(key, value, 'an interval such as "interval 7 days"', { cause });
+  }
+}
+
+function parseBoolean(key: string, value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const lower = value.trim().toLowerCase();
+  if (lower === "true") return true;
+  if (lower === "false") return false;
+  throw new InvalidTablePropertyError(key, value, '"true" or "false"');
+}
+
+function parseCheckpointInterval(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_CHECKPOINT_INTERVAL;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new InvalidTablePropertyError(TABLE_PROPERTY.checkpointInterval, value, "a positive integer");
+  }
+  return n;
+}

@@ -1,0 +1,206 @@
+import { randomUUID } from "node:crypto";
+import { readdir, readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import type { DuckSession } from "../../duck/duck-session.ts";
+import type { ScratchFolder } from "../../duck/scratch-folder.ts";
+import { quoteIdentifier, quoteLiteral } from "../../duck/sql-text.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
+import type { AddCdcFile, AddFile } from "../log/actions.ts";
+import { newChangeDataFileKey, newDataFileKey, toLogPath } from "./data-file-paths.ts";
+import { SchemaMismatchError } from "../errors.ts";
+import { encodeFileStats } from "../log/stats-json.ts";
+import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
+import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
+import type { DeltaType, StructType } from "../table/schema.ts";
+
+/**
+ * Writes rows, given as DuckDB SQL over the session, into a table's parquet files: one file per
+ * partition value combination (more when it passes the target file size), `COPY ... (FORMAT parquet, COMPRESSION snappy)` into the scratch
+ * folder, then `put` through the object store. Partition columns are not stored in the files; their
+ * values go to `partitionValues`, serialized as PROTOCOL.md "Partition Value Serialization" says
+ * (timestamps as ISO-8601 UTC, its recommended form).
+ */
+
+export interface FileWriteContext {
+  readonly store: ObjectStore;
+  readonly duck: DuckSession;
+  readonly scratch: ScratchFolder;
+  readonly clock: () => number;
+  /** Size at which a write starts a new file. @default 128 MiB */
+  readonly targetFileSizeBytes?: number;
+}
+
+/** Files of about this size keep uploads whole and scans parallel. */
+export const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * 1024 * 1024;
+
+export interface TableLayout {
+  readonly schema: StructType;
+  readonly partitionColumns: readonly string[];
+}
+
+/** The column of change data files that says what a row is (PROTOCOL.md "Change Data Files"). */
+export const CHANGE_TYPE_COLUMN = "_change_type";
+
+/** Writes the rows of `rowsSql` (all schema columns) as data files; their `add` actions. */
+export async function writeDataFiles(
+  context: FileWriteContext,
+  layout: TableLayout,
+  rowsSql: string,
+): Promise<AddFile[]> {
+  const columns = statsColumns(layout.schema, layout.partitionColumns);
+  const unchecked = requiredColumnsNeedingScan(layout.schema, layout.partitionColumns, columns);
+  await assertNoNullsByScan(context.duck, rowsSql, unchecked);
+  const written = await writeFiles(context, layout, rowsSql, false);
+  // The files stay orphans (VACUUM collects them) if this fails: nothing is committed.
+  assertNoNullsInFiles(layout.schema, written);
+  return written.map(({ key, size, partitionValues, stats }) => ({
+    path: toLogPath(key),
+    partitionValues,
+    size,
+    modificationTime: context.clock(),
+    dataChange: true,
+    stats: encodeFileStats(stats),
+  }));
+}
+
+/** Writes change rows (schema columns plus `_change_type`) as `_change_data/` files; their `cdc` actions. */
+export async function writeChangeDataFiles(
+  context: FileWriteContext,
+  layout: TableLayout,
+  changesSql: string,
+): Promise<AddCdcFile[]> {
+  const written = await writeFiles(context, layout, changesSql, true);
+  return written.map(({ key, size, partitionValues }) => ({
+    path: toLogPath(key),
+    partitionValues,
+    size,
+    dataChange: false,
+  }));
+}
+
+interface WrittenFile {
+  readonly key: string;
+  readonly size: number;
+  readonly partitionValues: Record<string, string | null>;
+  readonly stats: ReturnType<typeof toFileStats>;
+}
+
+let tempCounter = 0;
+
+async function writeFiles(
+  context: FileWriteContext,
+  layout: TableLayout,
+  rowsSql: string,
+  changeData: boolean,
+): Promise<WrittenFile[]> {
+  const { partitionColumns, schema } = layout;
+  const dataColumns = schema.fields.filter((f) => !partitionColumns.includes(f.name)).map((f) => f.name);
+  const fileColumns = [...dataColumns, ...(changeData ? [CHANGE_TYPE_COLUMN] : [])]
+    .map(quoteIdentifier)
+    .join(", ");
+  if (partitionColumns.length === 0) {
+    return writePartitionFiles(context, layout, `SELECT ${fileColumns} FROM (${rowsSql})`, {}, changeData);
+  }
+  // Materialize once, then one COPY per partition value combination.
+  const staged = `__ebb_partitioned_${process.pid}_${tempCounter++}`;
+  await context.duck.run(`CREATE TEMP TABLE ${staged} AS ${rowsSql}`);
+  try {
+    const serialized = partitionColumns.map((name) =>
+      serializePartitionValueSql(typeOf(schema, name), quoteIdentifier(name)),
+    );
+    const groups = await context.duck.rows(
+      `SELECT DISTINCT ${serialized.map((expr, i) => `${expr} AS p${i}`).join(", ")} FROM ${staged}`,
+    );
+    const files: WrittenFile[] = [];
+    for (const group of groups) {
+      const values = partitionColumns.map((_, i) =>
+        group[`p${i}`] === null ? null : String(group[`p${i}`]),
+      );
+      const where = serialized
+        .map(
+          (expr, i) =>
+            `${expr} IS NOT DISTINCT FROM ${values[i] === null ? "NULL" : quoteLiteral(values[i]!)}`,
+        )
+        .join(" AND ");
+      const partitionValues = Object.fromEntries(partitionColumns.map((name, i) => [name, values[i]!]));
+      const fileSql = `SELECT ${fileColumns} FROM ${staged} WHERE ${where}`;
+      files.push(...(await writePartitionFiles(context, layout, fileSql, partitionValues, changeData)));
+    }
+    return files;
+  } finally {
+    await context.duck.run(`DROP TABLE IF EXISTS ${staged}`);
+  }
+}
+
+/**
+ * One COPY of `fileSql` into a fresh scratch folder: DuckDB starts a new file whenever one passes
+ * the target size (checked at row-group boundaries), so each file can be uploaded whole. Each
+ * non-empty file gets its stats from its footer and is `put` under a new key.
+ */
+async function writePartitionFiles(
+  context: FileWriteContext,
+  layout: TableLayout,
+  fileSql: string,
+  partitionValues: Record<string, string | null>,
+  changeData: boolean,
+): Promise<WrittenFile[]> {
+  const folder = path.join(context.scratch.dir, `write-${randomUUID()}`);
+  const targetSize = context.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
+  try {
+    await context.duck.run(
+      `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
+        `(FORMAT parquet, COMPRESSION snappy, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
+    );
+    const columns = statsColumns(layout.schema, layout.partitionColumns);
+    const written: WrittenFile[] = [];
+    for (const name of (await readdir(folder)).sort()) {
+      const local = path.join(folder, name);
+      const [row] = await context.duck.rows(parquetStatsQuery(local, columns));
+      const stats = toFileStats(row!, columns);
+      if (stats.numRecords === 0) continue;
+      const key = changeData
+        ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
+        : newDataFileKey(layout.partitionColumns, partitionValues);
+      const bytes = await readFile(local);
+      await context.store.put(key, bytes);
+      written.push({ key, size: bytes.byteLength, partitionValues, stats });
+    }
+    return written;
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+function typeOf(schema: StructType, column: string): DeltaType {
+  const field = schema.fields.find((f) => f.name === column);
+  if (!field) throw new SchemaMismatchError(`partition column ${column} is not in the schema`);
+  return field.type;
+}
+
+/**
+ * SQL turning a column value into its partition string (PROTOCOL.md "Partition Value
+ * Serialization"); NULL stays NULL.
+ */
+export function serializePartitionValueSql(type: DeltaType, column: string): string {
+  // An empty string reads back as null (PROTOCOL.md), so it is written as null.
+  return `NULLIF(${serializedPartitionValue(type, column)}, '')`;
+}
+
+function serializedPartitionValue(type: DeltaType, column: string): string {
+  if (typeof type !== "string") {
+    if (type.type === "decimal") return `CAST(${column} AS VARCHAR)`;
+    throw new SchemaMismatchError(`a ${type.type} column cannot be a partition column`);
+  }
+  switch (type) {
+    case "date":
+      return `strftime(${column}, '%Y-%m-%d')`;
+    case "timestamp":
+      return `strftime(timezone('UTC', ${column}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
+    case "timestamp_ntz":
+      return `strftime(${column}, '%Y-%m-%d %H:%M:%S.%f')`;
+    case "binary":
+      throw new SchemaMismatchError(`a binary column cannot be a partition column in Ebb`);
+    default:
+      return `CAST(${column} AS VARCHAR)`;
+  }
+}
