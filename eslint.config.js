@@ -8,7 +8,7 @@ import { layering } from "./eslint-rules/layering.js";
 const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**"] },
+  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**", "ui/dist/**", ".scratch/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -24,6 +24,10 @@ export default tseslint.config(
   },
   // The Delta layer's own unit tests exercise its internals directly.
   { files: ["test/unit/delta/**"], rules: { "layering/delta-front-door": "off" } },
+  {
+    files: ["ui/src/**"],
+    languageOptions: { globals: { ...globals.browser } },
+  },
   {
     files: PURE_CORE,
     rules: {

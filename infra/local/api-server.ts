@@ -1,4 +1,4 @@
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
@@ -7,12 +7,18 @@ import { toErrorResponse } from "../../shared/api/error-response.ts";
 import type { FunctionHost } from "./function-host.ts";
 import { LOOPBACK } from "./loopback-port.ts";
 import type { LocalRoute } from "./template-functions.ts";
+import { readUiAsset } from "./ui-assets.ts";
+import { UI_HEADER, UiSessions, expiredSessionCookie, sessionCookie } from "./ui-sessions.ts";
 
 /**
  * API Gateway, locally: the stack's routes served on 127.0.0.1, each request checked for the bearer
  * token (`Authorization: Bearer <token>`, as the Databricks CLI and SDK send it) and turned into the
- * proxy event API Gateway would send the same handler.
+ * proxy event API Gateway would send the same handler. Outside `/api/` it serves the web UI's files
+ * (no token needed) and `/auth/session`, which trades the token for a browser session.
  */
+
+const API_PREFIX = "/api/";
+const SESSION_PATH = "/auth/session";
 
 /** API Gateway refuses larger payloads (10 MB) before any handler sees them. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -23,25 +29,73 @@ export interface ApiServerOptions {
   readonly token: string;
   /** @default a free port */
   readonly port?: number;
+  /** The web UI's built files (`ui/dist`). @default no UI */
+  readonly uiAssets?: string;
 }
 
 export async function serveApi(
   options: ApiServerOptions,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   const routes = options.routes.map((route) => ({ ...route, pattern: routePattern(route.path) }));
+  const sessions = new UiSessions(options.token);
   const server = http.createServer((request, response) => {
-    void handle(request).then((result) => {
+    const url = new URL(request.url ?? "/", "http://local");
+    const answer = url.pathname.startsWith(API_PREFIX)
+      ? handle(request, url)
+      : url.pathname === SESSION_PATH
+        ? session(request)
+        : ui(request, url);
+    void answer.then((result) => {
       response.writeHead(result.statusCode, result.headers as http.OutgoingHttpHeaders);
       response.end(result.body);
     });
   });
 
-  async function handle(request: http.IncomingMessage): Promise<APIGatewayProxyResult> {
+  async function ui(request: http.IncomingMessage, url: URL): Promise<APIGatewayProxyResult> {
+    if (request.method !== "GET" && request.method !== "HEAD") return handle(request, url); // a route-not-found answer, as before
+    if (options.uiAssets === undefined) return handle(request, url);
+    const asset = await readUiAsset(options.uiAssets, url.pathname);
+    return { statusCode: asset.status, headers: { ...asset.headers }, body: asset.body as string };
+  }
+
+  /** POST `{token}` opens a browser session (HttpOnly cookie); DELETE closes it. */
+  async function session(request: http.IncomingMessage): Promise<APIGatewayProxyResult> {
+    if (request.method === "DELETE") {
+      sessions.close(request.headers.cookie);
+      return { statusCode: 204, headers: { "set-cookie": expiredSessionCookie() }, body: "" };
+    }
+    if (request.method !== "POST")
+      return reply(405, { error_code: "METHOD_NOT_ALLOWED", message: "POST or DELETE" });
+    const body = await readBody(request);
+    let token: unknown;
     try {
-      if (!authorized(request.headers.authorization, options.token)) {
+      token = (JSON.parse(body ?? "{}") as { token?: unknown }).token;
+    } catch {
+      return reply(400, { error_code: "MALFORMED_REQUEST", message: 'send {"token": "…"} as JSON' });
+    }
+    const id = sessions.open(token);
+    if (id === undefined) {
+      return reply(401, {
+        error_code: "UNAUTHENTICATED",
+        message: "that is not this runtime's token: use the one npm start printed (EBB_TOKEN)",
+      });
+    }
+    return { statusCode: 204, headers: { "set-cookie": sessionCookie(id) }, body: "" };
+  }
+
+  async function handle(request: http.IncomingMessage, url: URL): Promise<APIGatewayProxyResult> {
+    try {
+      const ui = request.headers[UI_HEADER];
+      const headers = {
+        ...(request.headers.authorization !== undefined
+          ? { authorization: request.headers.authorization }
+          : {}),
+        ...(request.headers.cookie !== undefined ? { cookie: request.headers.cookie } : {}),
+        ...(typeof ui === "string" ? { ui } : {}),
+      };
+      if (!sessions.authorized(headers)) {
         throw new UnauthenticatedError("send Authorization: Bearer $EBB_TOKEN (printed by npm start)");
       }
-      const url = new URL(request.url ?? "/", "http://local");
       const method = request.method ?? "GET";
       const matches = routes
         .map((route) => ({ route, params: route.pattern.exec(url.pathname) }))
@@ -85,11 +139,6 @@ function routePattern(path: string): RegExp {
     })
     .join("/");
   return new RegExp(`^${source}/?$`);
-}
-
-function authorized(header: string | undefined, token: string): boolean {
-  const given = /^Bearer (.+)$/i.exec(header ?? "")?.[1] ?? "";
-  return given.length === token.length && timingSafeEqual(Buffer.from(given), Buffer.from(token));
 }
 
 async function readBody(request: http.IncomingMessage): Promise<string | null | undefined> {

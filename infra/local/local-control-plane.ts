@@ -33,6 +33,8 @@ export interface LocalControlPlaneOptions {
   readonly token?: string;
   /** Fire the schedules (the hourly capture). @default true */
   readonly schedules?: boolean;
+  /** The web UI's built files, served at `/`. @default no UI */
+  readonly uiAssets?: string;
 }
 
 export interface LocalControlPlane {
@@ -81,6 +83,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     host,
     token,
     ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.uiAssets !== undefined ? { uiAssets: options.uiAssets } : {}),
   });
 
   const timers =

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
@@ -13,8 +14,10 @@ import type { StorageNames } from "./provision-ebb.ts";
  * machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. The port comes from `--port`, else `EBB_PORT`, else any free one; the token is kept in the
- * data folder so it survives restarts.
+ * data folder so it survives restarts. The web UI (`ui/dist`, built by `npm run build:ui` before this
+ * starts) is served at `/`; the printed one-time link carries the token in its fragment.
  */
+const UI_ASSETS = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 const { values } = parseArgs({
   options: {
     "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
@@ -36,6 +39,7 @@ try {
     storage,
     ebb: await loadSynthesizedEbb(),
     token: await apiToken(aws.dataDir),
+    uiAssets: UI_ASSETS,
     ...(port !== undefined ? { port } : {}),
   });
 } catch (error) {
@@ -84,6 +88,7 @@ function describe(
   const { endpoints } = aws;
   return [
     `Ebb is up (${(elapsedMs / 1000).toFixed(1)} s)`,
+    `  UI          ${plane.endpoint}/#token=${plane.token}`,
     `  API         ${plane.endpoint}   (Authorization: Bearer $EBB_TOKEN)`,
     `  S3          ${endpoints.s3Endpoint}`,
     `  DynamoDB    ${endpoints.dynamoDbEndpoint}`,

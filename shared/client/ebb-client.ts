@@ -1,4 +1,4 @@
-import type { RequestAuth } from "./request-signer.ts";
+import type { RequestAuth } from "./request-auth.ts";
 
 /**
  * A small typed client of Ebb's HTTP API (api.md), used by the CLI, the demo, the benchmarks and the

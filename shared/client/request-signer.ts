@@ -1,14 +1,13 @@
 import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { SignatureV4 } from "@smithy/signature-v4";
+import type { RequestAuth } from "./request-auth.ts";
 
 /**
- * How a request proves who sends it: a bearer token (the local runtime, as the Databricks CLI sends
- * it) or SigV4 with the default AWS credential chain (API Gateway's IAM auth on AWS).
+ * How the CLI, the demo and the tests prove who they are: a bearer token (the local runtime, as the
+ * Databricks CLI sends it) or SigV4 with the default AWS credential chain (API Gateway's IAM auth on AWS).
  */
-export interface RequestAuth {
-  headers(request: { method: string; url: URL; body: string | undefined }): Promise<Record<string, string>>;
-}
+export type { RequestAuth };
 
 export function bearerAuth(token: string): RequestAuth {
   return { headers: async () => ({ authorization: `Bearer ${token}` }) };

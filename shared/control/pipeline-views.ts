@@ -61,6 +61,32 @@ export function pipelineDetails(
             },
           }
         : {}),
+      ...rewoundState(latest),
     },
+  };
+}
+
+/**
+ * A pipeline rewound and not run since: the newest completed update (validations and dry runs aside)
+ * is a rewind. Until a run completes, the replay is pending: the tables hold the restored versions
+ * and the flows continue from the point on the next update.
+ */
+export function rewoundState(latest: readonly UpdateRecord[]) {
+  const last = latest.find((update) => {
+    const spec = update.request["rewind_spec"] as { dry_run?: unknown } | undefined;
+    return update.state === "COMPLETED" && update.request["validate_only"] !== true && spec?.dry_run !== true;
+  });
+  const spec = last?.request["rewind_spec"] as
+    { rewind_point_id?: string; rewind_timestamp?: string; datasets?: unknown } | undefined;
+  if (!last || !spec) return { rewound: false };
+  return {
+    rewound: true,
+    replay_pending: true,
+    rewound_by_update_id: last.updateId,
+    rewound_at: new Date(last.endedAt ?? last.lastModified).toISOString(),
+    ...(spec.rewind_point_id !== undefined ? { rewind_point_id: spec.rewind_point_id } : {}),
+    ...(spec.rewind_timestamp !== undefined ? { rewind_timestamp: spec.rewind_timestamp } : {}),
+    ...(spec.datasets !== undefined ? { datasets: spec.datasets } : {}),
+    message: "the pipeline was rewound; the next update replays from the rewind point",
   };
 }

@@ -1,4 +1,5 @@
 import { InvalidParameterError } from "../api/errors.ts";
+import { checkSchemaChanges } from "../engine/schema-check.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
 import { planRefresh } from "../rewind/refresh-plan.ts";
@@ -18,6 +19,8 @@ import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } f
  * 2. The request: a `rewind_spec` (parsed, then planned against storage: target, cascade, retention,
  *    files, checkpoints — the same checks as a dry run) or refresh fields (parsed and planned:
  *    selections must name datasets or flows of the pipeline). Both at once is refused.
+ *    A run whose definition changed since the tables were last written has its flows' output schemas
+ *    checked against their tables: an incompatible change is refused here (`INCOMPATIBLE_SCHEMA_CHANGE`).
  * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
  *    (`PIPELINE_REWIND_INCOMPLETE`).
  * 4. Record the update QUEUED, take the pipeline (a lost race is `PIPELINE_BUSY`, and the update is
@@ -45,8 +48,14 @@ export async function startUpdate(
     checkUpdateAllowed(record, pipeline.settings, kind);
     await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
   } else {
-    planRefresh(pipeline, parseRefreshRequest(refreshFields));
+    const plan = planRefresh(pipeline, parseRefreshRequest(refreshFields));
     checkUpdateAllowed(record, pipeline.settings, kind);
+    if (await definitionChangedSinceLastRun(plane, pipelineId, version)) {
+      await checkSchemaChanges(pipeline, plane.bucket, {
+        run: plan.run,
+        reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
+      });
+    }
   }
 
   const update = await plane.updates.create({
@@ -70,6 +79,20 @@ export async function startUpdate(
   });
   await launch(plane, update);
   return { update_id: update.updateId };
+}
+
+/**
+ * Whether the tables may have been written by another definition than `version`: unless the newest
+ * completed update (validations aside) ran this very version, a deploy or a rewind came in between.
+ */
+async function definitionChangedSinceLastRun(
+  plane: ControlPlane,
+  pipelineId: string,
+  version: number,
+): Promise<boolean> {
+  const { items } = await plane.updates.list(pipelineId, { limit: 10 });
+  const last = items.find((u) => u.state === "COMPLETED" && u.request["validate_only"] !== true);
+  return !last || last.request["rewind_spec"] !== undefined || last.definitionVersion !== version;
 }
 
 /** Starts the execution; if that fails the update is FAILED and the pipeline released. */

@@ -36,7 +36,8 @@ export { loadSnapshot } from "./read/snapshot-loader.ts";
 export type { Snapshot } from "./read/snapshot.ts";
 export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";
-export type { DeltaType, StructField, StructType } from "./table/schema.ts";
+export { duckType, parseSchema, type DeltaType, type StructField, type StructType } from "./table/schema.ts";
+export { serializeSchema } from "./table/schema-serialization.ts";
 
 // Writing
 export { standardRequirements } from "./commit/commit-requirements.ts";

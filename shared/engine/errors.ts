@@ -135,3 +135,21 @@ export class UpdateCanceledError extends EngineError {
   override readonly name = "UpdateCanceledError";
   override readonly errorCode = "CANCELED";
 }
+
+/**
+ * A flow's query no longer fits its table (a dropped or renamed column, a type that would lose
+ * data): only a full refresh of the dataset, which recreates the table from the new query, applies it.
+ */
+export class IncompatibleSchemaChangeError extends EngineError {
+  override readonly name = "IncompatibleSchemaChangeError";
+  override readonly errorCode = "INCOMPATIBLE_SCHEMA_CHANGE";
+  constructor(
+    readonly dataset: string,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      `the new definition of ${dataset} is incompatible with its table: ${problems.join("; ")}; fully refresh the dataset to recreate the table ({"refresh": "FULL", "selection": ["${dataset}"], "reset_mode": "DROP"}), or give the query its columns back`,
+      { data: { dataset, problems } },
+    );
+  }
+}

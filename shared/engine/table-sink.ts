@@ -11,6 +11,8 @@ import {
   isCheckpointDue,
   loadSnapshot,
   LocalFileCache,
+  parseSchema,
+  serializeSchema,
   type OperationContext,
   prepareWrite,
   readCommit,
@@ -23,8 +25,9 @@ import {
   type WriteOptions,
 } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { EngineError } from "./errors.ts";
+import { EngineError, IncompatibleSchemaChangeError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";
+import { planSchemaEvolution } from "./schema-evolution.ts";
 
 /**
  * The idempotent sink of the micro-batch protocol (architecture.md "Streaming", steps 3 and 4): the
@@ -76,11 +79,7 @@ export async function openOrCreateTable(
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
-  const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
-  const schema: StructType = schemaOfColumns(
-    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
-    `table ${target.name}`,
-  );
+  const schema = await rowsSchema(target, rowsSession, rowsSql);
   const table = await DeltaTable.create(
     target.store,
     {
@@ -101,6 +100,39 @@ export async function openOrCreateTable(
     return snapshot;
   }
   return loadSnapshot(target.store, { duck: session.duck });
+}
+
+async function rowsSchema(
+  target: SinkTarget,
+  rowsSession: RowsSession,
+  rowsSql: string,
+): Promise<StructType> {
+  const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
+  return schemaOfColumns(
+    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+    `table ${target.name}`,
+  );
+}
+
+/**
+ * The snapshot to write the rows against, and the metadata change to commit with them: a query that
+ * adds columns evolves the table (schema-evolution.ts); one that drops or narrows a column is refused.
+ */
+async function evolveFor(
+  target: SinkTarget,
+  snapshot: Snapshot,
+  rowsSession: RowsSession,
+  rowsSql: string,
+): Promise<{ snapshot: Snapshot; metaData?: Snapshot["metadata"] }> {
+  const evolution = planSchemaEvolution(
+    parseSchema(snapshot.metadata.schemaString),
+    await rowsSchema(target, rowsSession, rowsSql),
+  );
+  if (evolution.kind === "unchanged") return { snapshot };
+  if (evolution.kind === "incompatible")
+    throw new IncompatibleSchemaChangeError(target.name, evolution.problems);
+  const metaData = { ...snapshot.metadata, schemaString: serializeSchema(evolution.schema) };
+  return { snapshot: { ...snapshot, metadata: metaData }, metaData };
 }
 
 /**
@@ -132,14 +164,19 @@ export async function appendBatch(
     clock: session.clock,
     files: new LocalFileCache(target.store, rowsSession.scratch),
   };
-  const prepared = await prepareWrite(context, snapshot, { sql: rowsSql }, "append");
+  const evolved = await evolveFor(target, snapshot, rowsSession, rowsSql);
+  const prepared = await prepareWrite(context, evolved.snapshot, { sql: rowsSql }, "append");
   await options.afterDataFiles?.();
   try {
     const committed = await commit(
       target.store,
       {
         readSnapshot: snapshot,
-        actions: [{ txn: txnFor(txn, session.clock()) }, ...prepared.actions],
+        actions: [
+          { txn: txnFor(txn, session.clock()) },
+          ...(evolved.metaData ? [{ metaData: evolved.metaData }] : []),
+          ...prepared.actions,
+        ],
         operation: prepared.operation,
         requirements: [...prepared.requirements, { kind: "txn-unchanged", appId: txn.appId }],
         ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),

@@ -21,13 +21,14 @@ export interface TestControlPlane {
   close(): Promise<void>;
 }
 
-export async function startTestControlPlane(): Promise<TestControlPlane> {
+export async function startTestControlPlane(options: { uiAssets?: string } = {}): Promise<TestControlPlane> {
   const aws = testAws();
   const plane = await startLocalControlPlane({
     endpoints: aws.endpoints,
     storage: aws.storage,
     ebb: await loadSynthesizedEbb(),
     schedules: false,
+    ...options,
   });
   const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-landing-"));
   return {

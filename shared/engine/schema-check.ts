@@ -1,0 +1,120 @@
+import { duckType, loadSnapshot, parseSchema, TableNotFoundError, type StructType } from "../delta/index.ts";
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
+import { DatasetCatalog } from "./dataset-catalog.ts";
+import { IncompatibleSchemaChangeError } from "./errors.ts";
+import { schemaOfColumns } from "./output-schema.ts";
+import { Sandbox } from "./sandbox.ts";
+import { planSchemaEvolution } from "./schema-evolution.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+
+/**
+ * The up-front half of schema evolution (schema-evolution.ts): before an update starts, each flow
+ * that will append to an existing table has its query described over empty relations shaped like
+ * what it reads (`source`: the auto_loader's declared columns or the upstream table's schema; other
+ * datasets: their tables' schemas), upstream first, so an upstream's added columns reach its
+ * readers. A query that no longer fits its table is refused here, before anything runs, with the
+ * same error a batch would meet. What cannot be described this way (an inferred file schema, a view
+ * in the way, an external Delta source) is left to the batch's own check.
+ *
+ * 1. Skip datasets the update resets (their tables are recreated from the new query).
+ * 2. For each streaming flow, upstream first: its source's shape, its query's output, the plan.
+ * 3. Refuse on the first incompatible flow.
+ */
+
+export interface SchemaCheckScope {
+  /** Datasets whose flows run in the update. */
+  readonly run: readonly string[];
+  /** Datasets the update resets before running (their current schema does not matter). */
+  readonly reset: readonly string[];
+}
+
+export async function checkSchemaChanges(
+  pipeline: ValidatedPipeline,
+  bucket: ObjectStore,
+  scope: SchemaCheckScope,
+): Promise<void> {
+  const catalog = new DatasetCatalog(pipeline, bucket);
+  const schemas = new Map<string, StructType | undefined>();
+  const tableSchema = async (name: string): Promise<StructType | undefined> => {
+    if (!schemas.has(name)) {
+      const dataset = pipeline.definition.datasets.find((d) => d.name === name);
+      let schema: StructType | undefined;
+      if (dataset && dataset.type !== "view" && !scope.reset.includes(name)) {
+        try {
+          schema = parseSchema((await loadSnapshot(catalog.tableStore(name))).metadata.schemaString);
+        } catch (error) {
+          if (!(error instanceof TableNotFoundError)) throw error;
+        }
+      }
+      schemas.set(name, schema);
+    }
+    return schemas.get(name);
+  };
+  const runs = new Set(scope.run);
+  let sandbox: Sandbox | undefined;
+  try {
+    for (const name of pipeline.graph.levels.flat()) {
+      const dataset = pipeline.definition.datasets.find((d) => d.name === name);
+      if (dataset?.type !== "streaming_table" || !runs.has(name)) continue;
+      const table = await tableSchema(name);
+      if (!table) continue;
+      for (const flow of dataset.flows) {
+        const source =
+          flow.source.type === "auto_loader"
+            ? flow.source.schema && Object.entries(flow.source.schema)
+            : flow.source.type === "stream"
+              ? columnsOf(await tableSchema(flow.source.dataset))
+              : undefined;
+        if (!source) continue;
+        const reads = catalog.snapshotReads(name, flow.name);
+        if (reads.some((read) => read.kind === "view")) continue;
+        const readColumns: [string, [string, string][]][] = [];
+        for (const read of reads) {
+          const columns = columnsOf(await tableSchema(read.name));
+          if (!columns) break;
+          readColumns.push([read.name, columns]);
+        }
+        if (readColumns.length < reads.length) continue;
+        sandbox ??= await Sandbox.open({ namespace: pipeline.definition });
+        const output = await describeFlow(sandbox, flow.sql, source, readColumns);
+        if (!output) continue;
+        const evolution = planSchemaEvolution(table, output);
+        if (evolution.kind === "incompatible")
+          throw new IncompatibleSchemaChangeError(name, evolution.problems);
+        // Readers downstream see the evolved table.
+        if (evolution.kind === "additive") schemas.set(name, evolution.schema);
+      }
+    }
+  } finally {
+    await sandbox?.close();
+  }
+}
+
+function columnsOf(schema: StructType | undefined): [string, string][] | undefined {
+  return schema?.fields.map((field) => [field.name, duckType(field.type)]);
+}
+
+/** The query's output over empty relations of these shapes; undefined when DuckDB cannot say. */
+async function describeFlow(
+  sandbox: Sandbox,
+  sql: string,
+  source: readonly [string, string][],
+  reads: readonly [string, readonly [string, string][]][],
+): Promise<StructType | undefined> {
+  const empty = (name: string, columns: readonly [string, string][]) =>
+    sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${columns.map(([c, t]) => `${quoteIdentifier(c)} ${t}`).join(", ")})`,
+    );
+  try {
+    await empty("source", source);
+    for (const [name, columns] of reads) await empty(name, columns);
+    const described = await sandbox.rows(`DESCRIBE (${await sandbox.checkedQuery(sql, "the flow")})`);
+    return schemaOfColumns(
+      described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+      "the flow",
+    );
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,82 @@
+import { useQuery } from "@tanstack/react-query";
+import { TERMINAL_STATES, type UpdateState } from "../../../shared/client/ebb-client.ts";
+import { ebb } from "./client.ts";
+import type { DatasetInfo, PipelineDetail, PipelineStatus, Update } from "./types.ts";
+
+/**
+ * Every read the UI makes, as TanStack Query hooks keyed by resource. What can change while someone
+ * watches (states, a running update's progress) polls; polling slows down once nothing runs.
+ */
+
+export const keys = {
+  pipelines: ["pipelines"] as const,
+  pipeline: (id: string) => ["pipeline", id] as const,
+  datasets: (id: string) => ["pipeline", id, "datasets"] as const,
+  updates: (id: string) => ["pipeline", id, "updates"] as const,
+  update: (id: string, updateId: string) => ["pipeline", id, "update", updateId] as const,
+  points: (id: string) => ["pipeline", id, "rewind-points"] as const,
+  events: (id: string, query: object) => ["pipeline", id, "events", query] as const,
+  history: (table: string) => ["table", table, "history"] as const,
+};
+
+const ACTIVE_MS = 1000;
+const IDLE_MS = 5000;
+
+export function isTerminal(state: string): boolean {
+  return TERMINAL_STATES.includes(state as UpdateState);
+}
+
+export function usePipelines() {
+  return useQuery({
+    queryKey: keys.pipelines,
+    queryFn: async () => (await ebb.listPipelines()).statuses as PipelineStatus[],
+    refetchInterval: IDLE_MS,
+  });
+}
+
+export function usePipeline(id: string) {
+  return useQuery({
+    queryKey: keys.pipeline(id),
+    queryFn: async () => (await ebb.getPipeline(id)) as unknown as PipelineDetail,
+    refetchInterval: (query) => (query.state.data?.state === "IDLE" ? IDLE_MS : ACTIVE_MS),
+  });
+}
+
+export function useDatasets(id: string, running: boolean) {
+  return useQuery({
+    queryKey: keys.datasets(id),
+    queryFn: async () => (await ebb.datasets(id)).datasets as unknown as DatasetInfo[],
+    refetchInterval: running ? ACTIVE_MS * 2 : IDLE_MS * 2,
+  });
+}
+
+export function useUpdates(id: string, running: boolean) {
+  return useQuery({
+    queryKey: keys.updates(id),
+    queryFn: async () => (await ebb.listUpdates(id, { max_results: 100 })).updates as Update[],
+    refetchInterval: running ? ACTIVE_MS : IDLE_MS,
+  });
+}
+
+export function useUpdate(id: string, updateId: string | undefined) {
+  return useQuery({
+    queryKey: keys.update(id, updateId ?? ""),
+    queryFn: async () => (await ebb.getUpdate(id, updateId!)).update as Update,
+    enabled: updateId !== undefined,
+    refetchInterval: (query) => (query.state.data && isTerminal(query.state.data.state) ? false : ACTIVE_MS),
+  });
+}
+
+export function useRewindPoints(id: string) {
+  return useQuery({
+    queryKey: keys.points(id),
+    queryFn: async () => (await ebb.rewindPoints(id)).rewind_points,
+  });
+}
+
+export function useTableHistory(table: string) {
+  return useQuery({
+    queryKey: keys.history(table),
+    queryFn: async () => (await ebb.history(table)).history,
+  });
+}

@@ -1,0 +1,203 @@
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import { ebb } from "../api/client.ts";
+import { useTableHistory } from "../api/queries.ts";
+import { ErrorNote } from "../components/ErrorNote.tsx";
+import { formatTime } from "../format.ts";
+import { formatValue } from "../rewind/ReviewStep.tsx";
+import { navigate, paths } from "../routing.ts";
+
+/** A table: its history (DESCRIBE HISTORY), its rows as of a version or time, its change feed. */
+export function TablePage({ table, pipelineId }: { table: string; pipelineId?: string | undefined }) {
+  const history = useTableHistory(table);
+  const [asOf, setAsOf] = useState("");
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
+  const browse = useMutation({
+    mutationFn: () => {
+      const at = asOf.trim();
+      const version = /^\d+$/.test(at) ? { version: Number(at) } : at ? { timestamp: at } : {};
+      return ebb.query(table, { ...version, limit: 200 });
+    },
+  });
+  const changes = useMutation({
+    mutationFn: () =>
+      ebb.changes(table, {
+        ...(from ? { starting_version: Number(from) } : {}),
+        ...(to ? { ending_version: Number(to) } : {}),
+        max_results: 200,
+      }),
+  });
+  return (
+    <section>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <a
+          href={paths.pipelines()}
+          onClick={(e) => {
+            e.preventDefault();
+            navigate(paths.pipelines());
+          }}
+        >
+          Pipelines
+        </a>
+        {pipelineId && (
+          <>
+            {" / "}
+            <a
+              href={paths.pipeline(pipelineId)}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(paths.pipeline(pipelineId));
+              }}
+            >
+              pipeline
+            </a>
+          </>
+        )}{" "}
+        / <span aria-current="page">{table}</span>
+      </nav>
+      <h1 className="mono-title">{table}</h1>
+      <div className="split-panes">
+        <div className="pane">
+          <h2>History</h2>
+          <ErrorNote error={history.error} />
+          <table className="grid grid-compact" aria-label="History">
+            <thead>
+              <tr>
+                <th className="num">Version</th>
+                <th>Time</th>
+                <th>Operation</th>
+                <th>Parameters</th>
+                <th>Metrics</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(history.data ?? []).map((h) => (
+                <tr key={String(h["version"])}>
+                  <td className="num">
+                    <button
+                      type="button"
+                      className="link-button"
+                      onClick={() => setAsOf(String(h["version"]))}
+                    >
+                      {String(h["version"])}
+                    </button>
+                  </td>
+                  <td className="nowrap">{formatTime(h["timestamp"] as string)}</td>
+                  <td>{String(h["operation"])}</td>
+                  <td className="mono small">{keyValues(h["operationParameters"])}</td>
+                  <td className="mono small">{keyValues(h["operationMetrics"])}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <div className="pane">
+          <h2>Browse</h2>
+          <form
+            className="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              browse.mutate();
+            }}
+          >
+            <label className="field field-inline grow">
+              <span>As of version or timestamp</span>
+              <input
+                className="mono"
+                placeholder="latest"
+                value={asOf}
+                onChange={(e) => setAsOf(e.target.value)}
+              />
+            </label>
+            <button type="submit" className="button">
+              Show rows
+            </button>
+          </form>
+          <ErrorNote error={browse.error} />
+          {browse.data && (
+            <>
+              <p className="subtle">
+                Version {browse.data.version} ({formatTime(browse.data.timestamp)}), {browse.data.rows.length}{" "}
+                rows
+                {browse.data.truncated && " (first rows only)"}
+              </p>
+              <Rows rows={browse.data.rows} label="Rows" />
+            </>
+          )}
+          <h2>Change feed</h2>
+          <form
+            className="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              changes.mutate();
+            }}
+          >
+            <label className="field field-inline">
+              <span>From version</span>
+              <input
+                className="mono"
+                size={6}
+                inputMode="numeric"
+                value={from}
+                onChange={(e) => setFrom(e.target.value)}
+              />
+            </label>
+            <label className="field field-inline">
+              <span>To version</span>
+              <input
+                className="mono"
+                size={6}
+                inputMode="numeric"
+                value={to}
+                onChange={(e) => setTo(e.target.value)}
+              />
+            </label>
+            <button type="submit" className="button">
+              Show changes
+            </button>
+          </form>
+          <ErrorNote error={changes.error} />
+          {changes.data && <Rows rows={changes.data.changes} label="Changes" />}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function keyValues(value: unknown): string {
+  if (!value || typeof value !== "object") return "";
+  return Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== null && v !== "" && v !== "[]" && v !== "{}")
+    .map(([k, v]) => `${k}=${formatValue(v)}`)
+    .join(" ");
+}
+
+function Rows({ rows, label }: { rows: readonly Record<string, unknown>[]; label: string }) {
+  if (rows.length === 0) return <p className="muted">No rows.</p>;
+  const columns = Object.keys(rows[0]!);
+  return (
+    <div className="scroll">
+      <table className="grid grid-compact" aria-label={label}>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c}>{c}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row, i) => (
+            <tr key={i}>
+              {columns.map((c) => (
+                <td key={c} className={c === "_change_type" ? `change change-${String(row[c])}` : "mono"}>
+                  {formatValue(row[c])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,25 @@
+import type { Update } from "../api/types.ts";
+
+/** What an update did, in a few words, from the fields its request set (api.md "Updates"). */
+export function updateKind(update: Update): string {
+  if (update.rewind_spec) return update.rewind_spec.dry_run ? "Rewind dry run" : "Rewind";
+  if (update.validate_only) return "Validate";
+  if (update.full_refresh) return "Full refresh";
+  if (update.full_refresh_selection?.length)
+    return `Full refresh of ${update.full_refresh_selection.join(", ")}`;
+  if (update.refresh_selection?.length) return `Refresh of ${update.refresh_selection.join(", ")}`;
+  if (update.refresh) return `Refresh ${update.refresh.toLowerCase()}`;
+  return "Run";
+}
+
+/** The update that left the pipeline rewound with replay pending: the newest finished one is a rewind. */
+export function pendingReplay(updates: readonly Update[]): Update | undefined {
+  const last = updates.find((u) => !(u.rewind_spec?.dry_run ?? false) && u.state !== "CANCELED");
+  return last?.rewind_spec && last.state === "COMPLETED" ? last : undefined;
+}
+
+export function duration(update: Update, now: number): number | undefined {
+  const end =
+    update.end_time ?? (["COMPLETED", "FAILED", "CANCELED"].includes(update.state) ? undefined : now);
+  return end === undefined ? undefined : end - update.creation_time;
+}

@@ -1,0 +1,208 @@
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import { ebb } from "../api/client.ts";
+import type { DatasetInfo, OnsetResult, RewindPointInfo } from "../api/types.ts";
+import { ErrorNote } from "../components/ErrorNote.tsx";
+import { formatAgo, formatTime } from "../format.ts";
+import { pointBefore, pointEffect, pointKind, yesterdayPoint, type RewindTarget } from "./wizard-state.ts";
+
+/** Step 1: a rewind point from the list, a shortcut, or a timestamp (with the onset finder at hand). */
+export function PointStep(props: {
+  points: readonly RewindPointInfo[];
+  datasets: readonly DatasetInfo[];
+  target: RewindTarget | undefined;
+  onTarget: (target: RewindTarget) => void;
+}) {
+  const latest = props.points[0];
+  const yesterday = yesterdayPoint(props.points, Date.now());
+  const [timestamp, setTimestamp] = useState(
+    props.target?.kind === "timestamp" ? props.target.timestamp : "",
+  );
+  const pick = (point: RewindPointInfo) => props.onTarget({ kind: "point", pointId: point.rewind_point_id });
+  return (
+    <div className="step">
+      <div className="shortcuts">
+        <button type="button" className="button" disabled={!latest} onClick={() => latest && pick(latest)}>
+          Rewind to the latest point
+        </button>
+        <button
+          type="button"
+          className="button"
+          disabled={!yesterday}
+          title={yesterday ? undefined : "No rewind point is a day old yet"}
+          onClick={() => yesterday && pick(yesterday)}
+        >
+          Rewind to yesterday
+        </button>
+      </div>
+      {props.points.length === 0 && (
+        <p className="muted">
+          No rewind points yet: one is captured at the end of each update and every hour (with{" "}
+          <code>pipelines.rewind.enabled</code>). You can still rewind to a timestamp.
+        </p>
+      )}
+      <fieldset className="points">
+        <legend>Rewind points (newest first)</legend>
+        {props.points.map((point) => {
+          const effect = pointEffect(point, props.datasets);
+          const changed = effect.filter((e) => e.changed);
+          const checked = props.target?.kind === "point" && props.target.pointId === point.rewind_point_id;
+          return (
+            <label key={point.rewind_point_id} className={`point ${checked ? "point-selected" : ""}`}>
+              <input type="radio" name="point" checked={checked} onChange={() => pick(point)} />
+              <span className="point-main">
+                <span className="point-time">
+                  {formatTime(point.timestamp)} <span className="subtle">({formatAgo(point.timestamp)})</span>
+                </span>
+                <span className="point-kind">{pointKind(point)}</span>
+                <span className="subtle">{point.message}</span>
+                <span className="point-effect">
+                  {changed.length === 0 ? (
+                    <span className="subtle">No dataset has changed since this point.</span>
+                  ) : (
+                    changed.map((e) => (
+                      <span key={e.name} className="chip chip-affected">
+                        {e.name} v{e.now} → v{e.at}
+                      </span>
+                    ))
+                  )}
+                </span>
+              </span>
+              <span className="subtle mono point-id">{point.rewind_point_id}</span>
+            </label>
+          );
+        })}
+      </fieldset>
+      <fieldset className="timestamp-choice">
+        <legend>Or a timestamp</legend>
+        <div className="row">
+          <label className="field field-inline">
+            <span>Rewind timestamp</span>
+            <input
+              className="mono"
+              size={26}
+              placeholder="2026-12-01 08:21:53"
+              value={timestamp}
+              onChange={(e) => setTimestamp(e.target.value)}
+            />
+          </label>
+          <button
+            type="button"
+            className="button"
+            disabled={timestamp.trim() === ""}
+            onClick={() => props.onTarget({ kind: "timestamp", timestamp: timestamp.trim() })}
+          >
+            Use this timestamp
+          </button>
+          {props.target?.kind === "timestamp" && (
+            <span className="chip chip-on">using {props.target.timestamp}</span>
+          )}
+        </div>
+        <OnsetFinder
+          datasets={props.datasets}
+          points={props.points}
+          onTimestamp={(t) => {
+            setTimestamp(t);
+            props.onTarget({ kind: "timestamp", timestamp: t });
+          }}
+          onPoint={pick}
+        />
+      </fieldset>
+    </div>
+  );
+}
+
+/** Where did it go wrong: a predicate on a table → the first bad commit and the midpoint timestamp. */
+function OnsetFinder(props: {
+  datasets: readonly DatasetInfo[];
+  points: readonly RewindPointInfo[];
+  onTimestamp: (timestamp: string) => void;
+  onPoint: (point: RewindPointInfo) => void;
+}) {
+  const tables = props.datasets.filter((d) => d.type !== "view");
+  const [table, setTable] = useState(tables[0]?.identifier ?? "");
+  const [predicate, setPredicate] = useState("");
+  const find = useMutation({
+    mutationFn: async () => (await ebb.onset(table, { predicate })) as OnsetResult,
+  });
+  const onset = find.data;
+  const before = onset?.first_bad_commit_time
+    ? pointBefore(props.points, onset.first_bad_commit_time)
+    : undefined;
+  return (
+    <div className="onset">
+      <h3>Find the onset</h3>
+      <p className="subtle">
+        A SQL predicate that is true of bad rows; Ebb finds the first commit that added one.
+      </p>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          find.mutate();
+        }}
+      >
+        <label className="field field-inline">
+          <span>Table</span>
+          <select aria-label="Table" value={table} onChange={(e) => setTable(e.target.value)}>
+            {tables.map((d) => (
+              <option key={d.identifier} value={d.identifier}>
+                {d.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field field-inline grow">
+          <span>Bad rows where</span>
+          <input
+            className="mono"
+            placeholder="amount >= 100"
+            value={predicate}
+            onChange={(e) => setPredicate(e.target.value)}
+          />
+        </label>
+        <button
+          type="submit"
+          className="button"
+          disabled={!table || predicate.trim() === "" || find.isPending}
+        >
+          Find onset
+        </button>
+      </form>
+      <ErrorNote error={find.error} />
+      {onset && !onset.found && (
+        <p className="muted">No version of {table} has a row matching that predicate.</p>
+      )}
+      {onset?.found && (
+        <div className="onset-result" role="status">
+          <dl className="facts">
+            <dt>First bad version</dt>
+            <dd>
+              v{onset.first_bad_version} at {formatTime(onset.first_bad_commit_time)}
+            </dd>
+            <dt>Last good version</dt>
+            <dd>
+              v{onset.last_good_version} at {formatTime(onset.last_good_commit_time)}
+            </dd>
+            <dt>Midpoint</dt>
+            <dd className="mono">{onset.rewind_timestamp}</dd>
+          </dl>
+          <div className="row">
+            <button
+              type="button"
+              className="button"
+              onClick={() => props.onTimestamp(onset.rewind_timestamp!)}
+            >
+              Rewind to the midpoint
+            </button>
+            {before && (
+              <button type="button" className="button" onClick={() => props.onPoint(before)}>
+                Use the newest point before the onset ({formatTime(before.timestamp)})
+              </button>
+            )}
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,130 @@
+import type { RewindPointInfo } from "../api/types.ts";
+import { ErrorNote } from "../components/ErrorNote.tsx";
+import { formatCount, formatTime } from "../format.ts";
+import type { RewindPreview } from "./rewind-preview.ts";
+import type { RewindTarget } from "./wizard-state.ts";
+
+/**
+ * Step 3: the point, the checkpoint setting, every dataset the API's dry run says the rewind restores
+ * (version now → after) and, per table, the rows it takes back (the change feed since the target).
+ * A refusal the rewind would meet is shown here, with the API's message.
+ */
+export function ReviewStep(props: {
+  target: RewindTarget;
+  point: RewindPointInfo | undefined;
+  resetCheckpoints: boolean;
+  preview: RewindPreview | undefined;
+  checking: boolean;
+  refusal: unknown;
+}) {
+  return (
+    <div className="step">
+      <dl className="facts facts-wide">
+        <dt>Rewind to</dt>
+        <dd>
+          {props.target.kind === "point" ? (
+            <>
+              {props.point ? formatTime(props.point.timestamp) : "point"}{" "}
+              <span className="subtle mono">{props.target.pointId}</span>
+            </>
+          ) : (
+            <span className="mono">{props.target.timestamp}</span>
+          )}
+        </dd>
+        <dt>Checkpoints</dt>
+        <dd>
+          {props.resetCheckpoints
+            ? "Reset: sources and state go back too; the next run reprocesses from the point"
+            : "Kept: only table data is restored; nothing is reprocessed"}
+        </dd>
+      </dl>
+      {props.checking && (
+        <p className="muted" role="status">
+          Rehearsing the rewind (dry run)…
+        </p>
+      )}
+      <ErrorNote error={props.refusal} title="Ebb would refuse this rewind:" />
+      {props.preview && (
+        <>
+          <h3>Affected datasets</h3>
+          <table className="grid grid-compact preview" aria-label="Affected datasets">
+            <thead>
+              <tr>
+                <th>Dataset</th>
+                <th className="num">Version now</th>
+                <th className="num">After rewind</th>
+                <th className="num">Rows added</th>
+                <th className="num">Rows updated</th>
+                <th className="num">Rows deleted</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.preview.datasets.map((d) => (
+                <tr key={d.identifier} data-dataset={d.name}>
+                  <td>{d.identifier}</td>
+                  <td className="num">{d.versionNow ?? "—"}</td>
+                  <td className="num">{d.targetVersion}</td>
+                  <td className="num" data-count="inserted">
+                    {formatCount(d.undo.inserted)}
+                  </td>
+                  <td className="num" data-count="updated">
+                    {formatCount(d.undo.updated)}
+                  </td>
+                  <td className="num" data-count="deleted">
+                    {formatCount(d.undo.deleted)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="subtle">
+            Counts are the change feed from each table&apos;s target version to now: what the rewind takes
+            back.
+          </p>
+          {props.preview.datasets
+            .filter((d) => d.undo.sample.length > 0)
+            .map((d) => (
+              <details key={d.identifier} className="sample">
+                <summary>
+                  Rows the rewind takes back from {d.name}
+                  {d.undo.partial && " (first pages)"}
+                </summary>
+                <SampleTable rows={d.undo.sample} />
+              </details>
+            ))}
+        </>
+      )}
+    </div>
+  );
+}
+
+function SampleTable({ rows }: { rows: readonly Record<string, unknown>[] }) {
+  const columns = Object.keys(rows[0] ?? {}).filter((c) => c !== "_commit_timestamp");
+  return (
+    <table className="grid grid-compact">
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th key={c}>{c === "_change_type" ? "change" : c === "_commit_version" ? "version" : c}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row, i) => (
+          <tr key={i}>
+            {columns.map((c) => (
+              <td key={c} className={c === "_change_type" ? `change change-${String(row[c])}` : "mono"}>
+                {formatValue(row[c])}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}

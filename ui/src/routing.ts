@@ -1,0 +1,59 @@
+import { useSyncExternalStore } from "react";
+
+/**
+ * The app's few routes over the History API (the local runtime answers every non-file path with the
+ * app, so a reload or a pasted link opens the same page).
+ *   /                          pipelines
+ *   /pipelines/:id             a pipeline (graph, updates, live update, events)
+ *   /pipelines/:id/rewind      the rewind wizard
+ *   /tables/:name              a table (history, browse, change feed)
+ */
+
+export type Route =
+  | { readonly page: "pipelines" }
+  | { readonly page: "pipeline"; readonly id: string; readonly tab: string }
+  | { readonly page: "rewind"; readonly id: string }
+  | { readonly page: "table"; readonly table: string; readonly pipelineId?: string };
+
+export function parseRoute(pathname: string, search: string): Route {
+  const params = new URLSearchParams(search);
+  const parts = pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "pipelines" && parts[1] && parts[2] === "rewind") return { page: "rewind", id: parts[1] };
+  if (parts[0] === "pipelines" && parts[1])
+    return { page: "pipeline", id: parts[1], tab: params.get("tab") ?? "graph" };
+  if (parts[0] === "tables" && parts[1]) {
+    const pipelineId = params.get("pipeline");
+    return { page: "table", table: parts[1], ...(pipelineId ? { pipelineId } : {}) };
+  }
+  return { page: "pipelines" };
+}
+
+const listeners = new Set<() => void>();
+window.addEventListener("popstate", () => listeners.forEach((l) => l()));
+
+export function navigate(to: string): void {
+  window.history.pushState(null, "", to);
+  listeners.forEach((l) => l());
+  window.scrollTo(0, 0);
+}
+
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+const snapshot = () => window.location.pathname + window.location.search;
+
+export function useRoute(): Route {
+  const location = useSyncExternalStore(subscribe, snapshot);
+  const url = new URL(location, window.location.origin);
+  return parseRoute(url.pathname, url.search);
+}
+
+export const paths = {
+  pipelines: () => "/",
+  pipeline: (id: string, tab?: string) => `/pipelines/${encodeURIComponent(id)}${tab ? `?tab=${tab}` : ""}`,
+  rewind: (id: string) => `/pipelines/${encodeURIComponent(id)}/rewind`,
+  table: (table: string, pipelineId?: string) =>
+    `/tables/${encodeURIComponent(table)}${pipelineId ? `?pipeline=${encodeURIComponent(pipelineId)}` : ""}`,
+};
