@@ -2,6 +2,7 @@ import { SFNClient } from "@aws-sdk/client-sfn";
 import type { ControlPlane } from "../../shared/control/control-plane.ts";
 import type { UpdateExecutions } from "../../shared/control/update-executions.ts";
 import { InvalidParameterError } from "../../shared/api/errors.ts";
+import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { SqlReferenceParser } from "../../shared/pipeline/sql-references.ts";
 import type { SqlAnalyzer } from "../../shared/pipeline/validate-pipeline.ts";
 import { createDocumentClient, createS3Client, endpointsFromEnv } from "../../shared/store/aws-clients.ts";
@@ -107,15 +108,26 @@ export class EnvironmentControlPlane implements ControlPlane {
     return this.#once("sql", () => {
       // DuckDB starts on the first definition to validate, not at cold start.
       const opening = SqlReferenceParser.open();
-      return { analyze: async (sql: string) => (await opening).analyze(sql) };
+      return {
+        analyze: async (sql: string) => (await opening).analyze(sql),
+        analyzeCondition: async (condition: string) => (await opening).analyzeCondition(condition),
+      };
     });
   }
 }
 
 let shared: ControlPlane | undefined;
 
-/** The process's control plane. */
+/**
+ * The process's control plane. Made at a cold start, which is also when scratch folders a killed
+ * predecessor left in `/tmp` (a timeout ends a Lambda without cleanup) are removed.
+ */
 export function controlPlane(): ControlPlane {
-  shared ??= new EnvironmentControlPlane();
+  if (shared === undefined) {
+    shared = new EnvironmentControlPlane();
+    removeLeftoverScratchFolders().catch((error: unknown) =>
+      console.warn("could not remove leftover scratch folders", error),
+    );
+  }
   return shared;
 }

@@ -45,7 +45,9 @@ export interface EmbeddedAws {
 export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promise<EmbeddedAws> {
   const inMemory = options.dataDir === "memory";
   const dataDir = inMemory ? undefined : path.resolve(options.dataDir ?? DEFAULT_DATA_DIR);
-  const s3Directory = dataDir ? path.join(dataDir, "s3") : await mkdtemp(path.join(os.tmpdir(), "ebb-s3-"));
+  const s3Directory = dataDir
+    ? path.join(dataDir, "s3")
+    : await mkdtemp(path.join(os.tmpdir(), `ebb-s3-${process.pid}-`));
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const unlock = dataDir ? await lockDataDir(dataDir) : async () => undefined;
 

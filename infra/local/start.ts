@@ -3,6 +3,8 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
+import { interruptAllSandboxes } from "../../shared/engine/sandbox.ts";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
@@ -30,6 +32,7 @@ if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
   process.exit(2);
 }
 const started = Date.now();
+await removeLeftoverScratchFolders();
 
 const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
 let plane: LocalControlPlane;
@@ -53,6 +56,8 @@ const stop = (exitCode: number): void => {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping…");
+  // Statements still running (a runaway query) would keep the process alive past Ctrl-C.
+  interruptAllSandboxes();
   void plane
     .stop()
     .then(() => aws.stop())

@@ -83,9 +83,10 @@ async function firstBadChange(
     }
     await sandbox.run(`CREATE TEMP TABLE changes AS SELECT * FROM read_parquet(${quoteLiteral(file)})`);
     const types = body.change_types.map(quoteLiteral).join(", ");
+    const predicate = await sandbox.checkedCondition(body.predicate, "the onset predicate");
     await sandbox.runUserQuery(
       `SELECT min(_commit_version) AS version, epoch_ms(min(_commit_timestamp)) AS time FROM changes ` +
-        `WHERE _change_type IN (${types}) AND (${body.predicate})`,
+        `WHERE _change_type IN (${types}) AND ${predicate}`,
       "__ebb_onset",
       "the onset predicate",
     );

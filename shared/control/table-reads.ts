@@ -118,8 +118,11 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
       await sandbox.run(`CREATE TEMP TABLE t AS ${await fileRelationSql(sandbox.duck, sources, columns)}`);
       if (name.table !== "t")
         await sandbox.run(`CREATE TEMP VIEW ${quoteIdentifier(name.table)} AS SELECT * FROM t`);
-      await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query");
-      const rows = await sandbox.rows(`SELECT * FROM __ebb_result LIMIT ${body.limit + 1}`);
+      // Rows past the limit are never computed: one more tells whether the answer was truncated.
+      await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query", {
+        maxRows: body.limit + 1,
+      });
+      const rows = await sandbox.rows("SELECT * FROM __ebb_result");
       return {
         version: snapshot.version,
         timestamp: new Date(snapshot.timestamp).toISOString(),

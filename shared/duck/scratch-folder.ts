@@ -1,19 +1,21 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 /**
  * A private temporary folder for files DuckDB must read from disk (parquet fetched through an
  * object store). Created with `mkdtemp`, so no other process can predict its name; removed whole on
- * `dispose()`.
+ * `dispose()`. Top-level folders are named `ebb-<label>-<pid>-XXXXXX`, so a process that died before
+ * disposing of its folders can be told apart from a live one (`removeLeftoverScratchFolders`).
  */
 export class ScratchFolder {
   #written = 0;
 
   private constructor(readonly dir: string) {}
 
+  /** `label` is `ebb-<kind>-` (e.g. `ebb-sandbox-`). */
   static async create(label = "ebb-duck-"): Promise<ScratchFolder> {
-    return new ScratchFolder(await mkdtemp(path.join(tmpdir(), label)));
+    return new ScratchFolder(await mkdtemp(path.join(tmpdir(), `${label}${process.pid}-`)));
   }
 
   /** A scratch folder inside `parent` (e.g. inside a sandbox's folder, so the sandbox may use it). */
@@ -43,5 +45,43 @@ export async function withScratchFolder<T>(work: (scratch: ScratchFolder) => Pro
     return await work(scratch);
   } finally {
     await scratch.dispose();
+  }
+}
+
+const SCRATCH_NAME = /^ebb-[a-z]+-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+/** A folder without a process id (written before they carried one) is a leftover once this old. */
+const UNTAGGED_LEFTOVER_AGE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Removes scratch folders under the temp folder that no live process owns: those of a process that
+ * was killed (SIGKILL, a Lambda timeout) before it could dispose of them. Run at start-up; returns
+ * the folders removed. Folders of live processes, this one included, are left alone.
+ */
+export async function removeLeftoverScratchFolders(root = tmpdir(), now = Date.now()): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(root).catch(() => [] as string[])) {
+    const match = SCRATCH_NAME.exec(name);
+    if (!match) continue;
+    const dir = path.join(root, name);
+    const pid = match[1] === undefined ? undefined : Number(match[1]);
+    const leftover =
+      pid === undefined
+        ? now - (await stat(dir).catch(() => ({ mtimeMs: now }))).mtimeMs > UNTAGGED_LEFTOVER_AGE_MS
+        : !isAlive(pid);
+    if (!leftover) continue;
+    await rm(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

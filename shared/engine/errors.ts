@@ -136,6 +136,31 @@ export class UpdateCanceledError extends EngineError {
   override readonly errorCode = "CANCELED";
 }
 
+/** Which of a statement's limits it went over (see `sql-limits.ts`). */
+export type SqlLimitKind = "time" | "memory" | "temp";
+
+const LIMIT_CODES: Readonly<Record<SqlLimitKind, string>> = {
+  time: "SQL_TIME_LIMIT_EXCEEDED",
+  memory: "SQL_MEMORY_LIMIT_EXCEEDED",
+  temp: "SQL_TEMP_SPACE_LIMIT_EXCEEDED",
+};
+
+/** A user statement ran over its time, memory or spill-space limit and was stopped. */
+export class SqlLimitExceededError extends EngineError {
+  override readonly name = "SqlLimitExceededError";
+  override readonly errorCode: string;
+
+  constructor(
+    readonly limit: SqlLimitKind,
+    what: string,
+    detail: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`the SQL of ${what} was stopped: ${detail}`, { ...options, data: { limit } });
+    this.errorCode = LIMIT_CODES[limit];
+  }
+}
+
 /**
  * A flow's query no longer fits its table (a dropped or renamed column, a type that would lose
  * data): only a full refresh of the dataset, which recreates the table from the new query, applies it.

@@ -57,7 +57,7 @@ export async function refreshMaterializedView(
       recomputed: false,
     };
   }
-  const sandbox = await Sandbox.open({ namespace: catalog.namespace });
+  const sandbox = await Sandbox.open({ namespace: catalog.namespace, signal: session.signal });
   try {
     const newestInput = await registerSnapshotViews(sandbox, reads, snapshots);
     const output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);

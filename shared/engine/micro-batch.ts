@@ -76,7 +76,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
 
   // Opened on first use: a flow that has caught up never needs one.
   let opening: Promise<Sandbox> | undefined;
-  const openSandbox = () => (opening ??= Sandbox.open({ namespace: run.catalog.namespace }));
+  const openSandbox = () =>
+    (opening ??= Sandbox.open({ namespace: run.catalog.namespace, signal: run.session.signal }));
   try {
     const source = createFlowSource({
       pipelineId: run.pipelineId,

@@ -1,5 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { quoteIdentifier, quoteLiteral, stringList } from "../duck/sql-text.ts";
+import { columnTypeSql } from "../pipeline/column-type.ts";
 import type { Sandbox } from "./sandbox.ts";
 
 /**
@@ -57,8 +58,9 @@ export const BAD_RECORD_COLUMNS = "file VARCHAR, line BIGINT, record VARCHAR, er
 export async function readRecords(
   sandbox: Sandbox,
   files: readonly LandedFile[],
-  request: RecordReadRequest,
+  given: RecordReadRequest,
 ): Promise<number> {
+  const request = given.schema ? { ...given, schema: renderedSchema(given.schema) } : given;
   const bad = quoteIdentifier(request.badTable);
   await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${bad} (${BAD_RECORD_COLUMNS})`);
   if (request.format === "csv") await readCsv(sandbox, files, request);
@@ -66,6 +68,14 @@ export async function readRecords(
   else await readJson(sandbox, files, request);
   const [row] = await sandbox.rows(`SELECT count(*)::INTEGER AS n FROM ${bad}`);
   return Number(row?.["n"] ?? 0);
+}
+
+/**
+ * The declared types as rendered from their parse, never the definition's text: the SQL below
+ * splices types where DuckDB takes no parameter (`CAST(… AS type)`).
+ */
+function renderedSchema(schema: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(schema).map(([name, type]) => [name, columnTypeSql(type)]));
 }
 
 async function readJson(

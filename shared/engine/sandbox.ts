@@ -1,7 +1,10 @@
+import path from "node:path";
 import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
-import { QueryError, SandboxViolationError } from "./errors.ts";
+import { conditionShapeProblem } from "../pipeline/sql-references.ts";
+import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
+import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
 
 /**
  * A DuckDB instance that runs user SQL with access to nothing but its own private folder
@@ -36,24 +39,63 @@ export interface SandboxOptions {
    * (with DuckDB's parser and `json_deserialize_sql`; `main` cannot be attached as a catalog).
    */
   readonly namespace?: { readonly catalog: string; readonly schema: string };
+  /** What one user statement may take. @default the runtime's (`sqlLimitsFromEnv`) */
+  readonly limits?: SqlLimits;
+  /** Aborted when the work is stopped (the update was canceled): a running statement is interrupted. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The runtime's limits, read from the environment once. */
+let runtimeLimits: SqlLimits | undefined;
+
+/** Every sandbox open in this process, so a shutdown can interrupt what they run. */
+const OPEN_SANDBOXES = new Set<Sandbox>();
+
+let shuttingDown = false;
+
+/**
+ * Interrupts every statement running in this process's sandboxes, and refuses any later one (the
+ * local runtime's shutdown).
+ */
+export function interruptAllSandboxes(): void {
+  shuttingDown = true;
+  for (const sandbox of OPEN_SANDBOXES) sandbox.interrupt("shutdown");
 }
 
 export class Sandbox {
   #writerScratch: ScratchFolder | undefined;
+  /** Why the running statement was interrupted, if it was. */
+  #interrupted: "time" | "canceled" | "shutdown" | undefined;
+  #reinterrupt: NodeJS.Timeout | undefined;
+  readonly #onAbort = () => this.interrupt("canceled");
 
   private constructor(
     private readonly session: DuckSession,
     readonly folder: ScratchFolder,
     private readonly namespace: SandboxOptions["namespace"],
-  ) {}
+    readonly limits: SqlLimits,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    OPEN_SANDBOXES.add(this);
+    signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
 
   static async open(options: SandboxOptions = {}): Promise<Sandbox> {
     const folder = await ScratchFolder.create("ebb-sandbox-");
     let session: DuckSession | undefined;
+    const limits = options.limits ?? (runtimeLimits ??= sqlLimitsFromEnv());
     try {
-      session = await DuckSession.open({ config: { threads: String(options.threads ?? 2) } });
+      session = await DuckSession.open({
+        config: {
+          threads: String(options.threads ?? 2),
+          // Spill files stay inside the sandbox's own folder: no other sandbox can glob them.
+          temp_directory: path.join(folder.dir, "spill"),
+          memory_limit: limits.memoryLimit,
+          max_temp_directory_size: limits.tempLimit,
+        },
+      });
       for (const statement of LOCK_DOWN(folder.dir)) await session.run(statement);
-      return new Sandbox(session, folder, options.namespace);
+      return new Sandbox(session, folder, options.namespace, limits, options.signal);
     } catch (error) {
       session?.close();
       await folder.dispose();
@@ -86,7 +128,7 @@ export class Sandbox {
     try {
       await this.session.run(sql);
     } catch (error) {
-      throw refusalOf(error) ?? error;
+      throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
     }
   }
 
@@ -95,18 +137,44 @@ export class Sandbox {
     try {
       return await this.session.rows(sql);
     } catch (error) {
-      throw refusalOf(error) ?? error;
+      throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
     }
   }
 
   /**
-   * Runs user SQL into a temp table `into`. It must be exactly one SELECT; a refusal by the lock-down
-   * becomes a `SandboxViolationError` naming what was refused, any other failure a `QueryError`.
+   * Stops the user SQL running now; it fails with an error saying why. DuckDB's interrupt reaches only
+   * a statement already executing, so it is repeated until the user SQL's work has ended.
    */
-  async runUserQuery(sql: string, into: string, what: string): Promise<void> {
+  interrupt(why: "time" | "canceled" | "shutdown"): void {
+    this.#interrupted ??= why;
+    this.session.connection.interrupt();
+    this.#reinterrupt ??= setInterval(() => this.session.connection.interrupt(), 50);
+  }
+
+  #endInterrupt(): void {
+    clearInterval(this.#reinterrupt);
+    this.#reinterrupt = undefined;
+    this.#interrupted = undefined;
+  }
+
+  /**
+   * Runs user SQL into a temp table `into` (at most `maxRows` rows of it, when given). It must be exactly
+   * one SELECT; a refusal by the lock-down becomes a `SandboxViolationError` naming what was refused, a
+   * statement over its limits a `SqlLimitExceededError`, any other failure a `QueryError`.
+   */
+  async runUserQuery(
+    sql: string,
+    into: string,
+    what: string,
+    options: { maxRows?: number } = {},
+  ): Promise<void> {
     const query = await this.parseUserQuery(sql, what);
+    const capped =
+      options.maxRows === undefined
+        ? query
+        : `SELECT * FROM (\n${query}\n) LIMIT ${Math.trunc(options.maxRows)}`;
     await this.explainingFailures(what, () =>
-      this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${query}`),
+      this.session.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(into)} AS ${capped}`),
     );
   }
 
@@ -117,6 +185,26 @@ export class Sandbox {
    */
   async checkedQuery(sql: string, what: string): Promise<string> {
     return `SELECT * FROM (\n${await this.parseUserQuery(sql, what)}\n)`;
+  }
+
+  /**
+   * Checks that user text is exactly one SQL expression (a predicate spliced into engine SQL, such as
+   * the onset finder's) and returns it parenthesized: text that would close the parenthesis and add a
+   * clause, a UNION or a second statement is refused before anything runs.
+   */
+  async checkedCondition(condition: string, what: string): Promise<string> {
+    const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [
+      `SELECT (\n${condition}\n)`,
+    ]);
+    const tree = JSON.parse(String(row?.["tree"])) as {
+      error?: boolean;
+      error_message?: string;
+      statements?: unknown[];
+    };
+    if (tree.error) throw new QueryError(`${what} does not parse: ${tree.error_message}`);
+    const problem = conditionShapeProblem(tree.statements, { subqueries: true });
+    if (problem !== undefined) throw new QueryError(`${what} ${problem}`);
+    return `(\n${condition}\n)`;
   }
 
   /**
@@ -134,14 +222,60 @@ export class Sandbox {
    * Ebb's own (any subclass of Error) pass through.
    */
   async explainingFailures<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (shuttingDown) this.#interrupted = "shutdown";
+    else if (this.signal?.aborted) this.#interrupted = "canceled";
+    const timer = setTimeout(() => this.interrupt("time"), this.limits.timeoutMs);
     try {
+      if (this.#interrupted) throw new Error("INTERRUPT Error: interrupted before it started");
       return await work();
     } catch (error) {
+      const stopped = this.stoppedBy(error, what);
+      if (stopped) throw stopped;
       const refusal = refusalOf(error);
       if (refusal) throw refusal;
       if (!isDuckDbError(error)) throw error;
       throw new QueryError(`the SQL of ${what} failed: ${firstLine(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+      this.#endInterrupt();
     }
+  }
+
+  /** The error a statement stopped by an interrupt or a limit becomes, or undefined for other failures. */
+  private stoppedBy(error: unknown, what: string): Error | undefined {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/^INTERRUPT Error/.test(message) || this.#interrupted !== undefined) {
+      const why = this.#interrupted;
+      if (why === "time") {
+        return new SqlLimitExceededError(
+          "time",
+          what,
+          `it ran longer than ${describeTimeout(this.limits)}: make it cheaper (filter early, avoid cross joins), or raise ${SQL_LIMIT_VARIABLES.timeout} in the runtime's environment`,
+          { cause: error },
+        );
+      }
+      if (why === "canceled")
+        return new UpdateCanceledError(`the update was stopped while ${what} ran`, { cause: error });
+      if (why === "shutdown")
+        return new UpdateCanceledError(`Ebb shut down while ${what} ran`, { cause: error });
+    }
+    if (/^Out of Memory Error/.test(message)) {
+      const temp = /max_temp_directory_size|temp(?:orary)? directory/i.test(message);
+      return temp
+        ? new SqlLimitExceededError(
+            "temp",
+            what,
+            `it spilled more than ${this.limits.tempLimit} to disk: make it need less (aggregate earlier, fewer columns), or raise ${SQL_LIMIT_VARIABLES.temp} in the runtime's environment`,
+            { cause: error },
+          )
+        : new SqlLimitExceededError(
+            "memory",
+            what,
+            `it needed more than ${this.limits.memoryLimit} of memory: make it need less (aggregate earlier, fewer columns), or raise ${SQL_LIMIT_VARIABLES.memory} in the runtime's environment`,
+            { cause: error },
+          );
+    }
+    return undefined;
   }
 
   /**
@@ -165,6 +299,9 @@ export class Sandbox {
   }
 
   async close(): Promise<void> {
+    OPEN_SANDBOXES.delete(this);
+    this.signal?.removeEventListener("abort", this.#onAbort);
+    clearInterval(this.#reinterrupt);
     try {
       this.session.close();
     } finally {

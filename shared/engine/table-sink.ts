@@ -50,6 +50,8 @@ export interface SinkSession {
   readonly duck: DuckSession;
   readonly scratch: ScratchFolder;
   readonly clock: () => number;
+  /** Aborted when the update is stopped: user SQL running in a sandbox is interrupted. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface BatchCommit {

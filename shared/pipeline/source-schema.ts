@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
 import { columnNameSchema, identifierSchema } from "./identifier.ts";
+import { columnTypeProblem } from "./column-type.ts";
 
 /**
  * Where a flow reads from (semantics.md "Pipeline, datasets, flows"): another dataset of this pipeline
@@ -19,6 +20,17 @@ export function isSourceLocation(path: string): boolean {
 const locationSchema = z.string().refine(isSourceLocation, {
   error: (issue) =>
     `path ${JSON.stringify(issue.input)} is not a location Ebb can read: use s3://<bucket>/<prefix> (or an absolute local folder when running locally), without ".." segments`,
+});
+
+/** A declared column type: parsed as a DuckDB type here, so no other text reaches the engine's SQL. */
+const columnTypeSchema = z.string().superRefine((value, ctx) => {
+  const problem = columnTypeProblem(value);
+  if (problem !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      message: `${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)} is not a column type: ${problem}`,
+    });
+  }
 });
 
 export const AUTO_LOADER_FORMATS = ["json", "csv", "parquet"] as const;
@@ -41,7 +53,7 @@ export const autoLoaderSourceSchema = strictObject({
   path: locationSchema,
   format: caseInsensitiveEnum(AUTO_LOADER_FORMATS, (v) => v.toLowerCase()),
   /** Declared columns and their DuckDB types, in file order (`{id: BIGINT, name: VARCHAR}`). */
-  schema: z.record(columnNameSchema(), z.string().min(1)).optional(),
+  schema: z.record(columnNameSchema(), columnTypeSchema).optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion("type", [

@@ -11,6 +11,8 @@ import type { SqlAnalysis, TableReference } from "./sql-references.ts";
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
   analyze(sql: string): Promise<SqlAnalysis>;
+  /** Whether `condition` is exactly one boolean expression (no clause, no subquery). */
+  analyzeCondition(condition: string): Promise<SqlAnalysis>;
 }
 
 /** A definition that passed every rule, with its settings and DAG. */
@@ -74,8 +76,8 @@ export async function validatePipelineText(text: string, analyzer: SqlAnalyzer):
 }
 
 /**
- * `owns` is a condition on the table's own rows. It is parsed inside a query that reads no table, so
- * any table it names came from the predicate itself, which is not allowed.
+ * `owns` is a condition on the table's own rows, spliced into the DELETE of an owned-rows reset: it
+ * must parse as exactly one expression, with no subquery (so it reads no table and no file).
  */
 async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer): Promise<DefinitionIssue[]> {
   const issues: DefinitionIssue[] = [];
@@ -83,17 +85,11 @@ async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer)
     if (dataset.type !== "streaming_table") continue;
     for (const [f, flow] of dataset.flows.entries()) {
       if (flow.owns === undefined) continue;
-      const path = `datasets[${d}].flows[${f}].owns`;
-      const analysis = await analyzer.analyze(`SELECT 1 WHERE (${flow.owns})`);
+      const analysis = await analyzer.analyzeCondition(flow.owns);
       if (!analysis.ok) {
         issues.push({
-          path,
-          message: `owns of flow "${flow.name}" is not a SQL condition: ${analysis.message}`,
-        });
-      } else if (analysis.references.length > 0) {
-        issues.push({
-          path,
-          message: `owns of flow "${flow.name}" must be a condition on the table's own columns (e.g. "region = 'eu'"); it cannot read tables`,
+          path: `datasets[${d}].flows[${f}].owns`,
+          message: `owns of flow "${flow.name}" is not a SQL condition on the table's own columns (e.g. "region = 'eu'"): ${analysis.message}`,
         });
       }
     }

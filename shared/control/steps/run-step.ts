@@ -45,7 +45,8 @@ export async function runItem(
   const dataset = catalog.dataset(item.dataset);
   const duck = await DuckSession.open();
   const scratch = await ScratchFolder.create("ebb-task-");
-  const session = { duck, scratch, clock: plane.clock };
+  const stopped = watchForStop(plane, item);
+  const session = { duck, scratch, clock: plane.clock, signal: stopped.signal };
   try {
     if (dataset.type === "materialized_view") {
       const refreshed = await refreshMaterializedView(dataset, catalog, session);
@@ -91,7 +92,29 @@ export async function runItem(
       throw error;
     }
   } finally {
+    stopped.close();
     duck.close();
     await scratch.dispose();
   }
+}
+
+/** How often a running item looks whether its update was stopped. */
+const STOP_POLL_MS = 2_000;
+
+/**
+ * An abort signal that fires once the update is stopped (CANCELED or otherwise terminal), so a long
+ * statement is interrupted rather than running on after `stop`; the item then fails as canceled.
+ */
+function watchForStop(plane: ControlPlane, item: RunItem): { signal: AbortSignal; close: () => void } {
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    plane.updates.get(item.pipelineId, item.updateId).then(
+      (update) => {
+        if (update === undefined || isTerminal(update.state)) controller.abort();
+      },
+      () => undefined,
+    );
+  }, STOP_POLL_MS);
+  timer.unref();
+  return { signal: controller.signal, close: () => clearInterval(timer) };
 }

@@ -25,7 +25,9 @@ import { tableProperties } from "../table/table-properties.ts";
 
 const MAP = "MAP(VARCHAR, VARCHAR)";
 const CHECKPOINT_COLUMNS: Readonly<Record<string, string>> = {
-  protocol: "STRUCT(minReaderVersion INTEGER, minWriterVersion INTEGER)",
+  // The feature lists too: without them a reader-3 / writer-7 table reads as featureless.
+  protocol:
+    "STRUCT(minReaderVersion INTEGER, minWriterVersion INTEGER, readerFeatures VARCHAR[], writerFeatures VARCHAR[])",
   metaData:
     `STRUCT(id VARCHAR, name VARCHAR, description VARCHAR, format STRUCT(provider VARCHAR, options ${MAP}), ` +
     `schemaString VARCHAR, partitionColumns VARCHAR[], configuration ${MAP}, createdTime BIGINT)`,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Action, Metadata, Protocol } from "../log/actions.ts";
 import type { OperationDescription } from "../commit/commit-info.ts";
 import { SchemaMismatchError } from "../errors.ts";
-import { isScalarType, parseSchema, type StructType } from "./schema.ts";
+import { isScalarType, parseSchema, type DeltaType, type StructField, type StructType } from "./schema.ts";
 import { serializeSchema } from "./schema-serialization.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { tableProperties, validateTableProperties } from "./table-properties.ts";
@@ -11,7 +11,8 @@ import { tableProperties, validateTableProperties } from "./table-properties.ts"
  * Creating a table: version 0 holds the `protocol` and the `metaData` (PROTOCOL.md "Change
  * Metadata", "Protocol Evolution"). Ebb asks for the least a reader and writer must support: reader 1,
  * writer 2 (append-only tables and column invariants), or writer 4 when the change data feed is on
- * (PROTOCOL.md "Writer Version Requirements"). No table features, no column mapping, no deletion vectors.
+ * (PROTOCOL.md "Writer Version Requirements"); reader 3 / writer 7 with the `timestampNtz` feature
+ * when a column is a `timestamp_ntz`. No column mapping, no deletion vectors.
  */
 export interface TableDefinition {
   /** The schema (`schema.ts` types; serialized per PROTOCOL.md "Schema Serialization Format"). */
@@ -23,9 +24,36 @@ export interface TableDefinition {
   readonly description?: string;
 }
 
-/** The protocol a table with `configuration` needs. */
-export function minimalProtocol(configuration: Readonly<Record<string, string>>): Protocol {
-  return { minReaderVersion: 1, minWriterVersion: tableProperties({ configuration }).changeDataFeed ? 4 : 2 };
+/**
+ * The protocol a table with `configuration` and `schema` needs. A `timestamp_ntz` column needs the
+ * `timestampNtz` table feature (PROTOCOL.md "Timestamp without timezone"), so reader 3 / writer 7,
+ * whose writer features then list every feature the table uses (writer 7 implies none).
+ */
+export function minimalProtocol(
+  configuration: Readonly<Record<string, string>>,
+  schema: StructType,
+): Protocol {
+  const properties = tableProperties({ configuration });
+  if (!usesTimestampNtz(schema.fields)) {
+    return { minReaderVersion: 1, minWriterVersion: properties.changeDataFeed ? 4 : 2 };
+  }
+  const writerFeatures = [
+    ...(properties.appendOnly ? ["appendOnly"] : []),
+    ...(properties.changeDataFeed ? ["changeDataFeed"] : []),
+    "timestampNtz",
+  ];
+  return { minReaderVersion: 3, minWriterVersion: 7, readerFeatures: ["timestampNtz"], writerFeatures };
+}
+
+function usesTimestampNtz(fields: readonly StructField[]): boolean {
+  const inType = (type: DeltaType): boolean => {
+    if (typeof type === "string") return type === "timestamp_ntz";
+    if (type.type === "struct") return usesTimestampNtz(type.fields);
+    if (type.type === "array") return inType(type.elementType);
+    if (type.type === "map") return inType(type.keyType) || inType(type.valueType);
+    return false;
+  };
+  return fields.some((field) => inType(field.type));
 }
 
 /** Validates the definition and returns the `protocol` and `metaData` of version 0. */
@@ -53,7 +81,7 @@ export function planTableCreation(
   const configuration = { ...(definition.properties ?? {}) };
   validateTableProperties(configuration);
   return {
-    protocol: minimalProtocol(configuration),
+    protocol: minimalProtocol(configuration, schema),
     metadata: {
       id,
       ...(definition.name !== undefined ? { name: definition.name } : {}),

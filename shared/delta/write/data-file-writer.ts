@@ -200,6 +200,13 @@ function serializedPartitionValue(type: DeltaType, column: string): string {
       return `strftime(${column}, '%Y-%m-%d %H:%M:%S.%f')`;
     case "binary":
       throw new SchemaMismatchError(`a binary column cannot be a partition column in Ebb`);
+    case "float":
+    case "double":
+      // Java's spelling (Double.toString), which Spark and Ebb's reader parse; DuckDB writes nan, inf.
+      return (
+        `CASE WHEN isnan(${column}) THEN 'NaN' WHEN ${column} = 'infinity'::DOUBLE THEN 'Infinity' ` +
+        `WHEN ${column} = '-infinity'::DOUBLE THEN '-Infinity' ELSE CAST(${column} AS VARCHAR) END`
+      );
     default:
       return `CAST(${column} AS VARCHAR)`;
   }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
-import { checkpointKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
+import { checkpointKey, commitKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { planLogCleanup } from "../../../shared/delta/log/log-cleanup.ts";
 import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
@@ -211,5 +211,31 @@ describe("metadata cleanup after checkpoints", () => {
     expect((await table.history()).map((h) => h.version)).toEqual([4, 3, 2]);
     expect((await table.scan()).length).toBe(5);
     await table.close();
+  });
+
+  it("keep the table-feature lists of a reader-3 / writer-7 table", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema: schemaOf(field("id", "long", false), field("at", "timestamp_ntz")),
+        properties: { "delta.enableChangeDataFeed": "true" },
+        rows: { rows: [{ id: 1, at: "2026-01-01 10:00:00" }] },
+      },
+      { clock: clock.read, duck },
+    );
+    await table.append({ rows: [{ id: 2, at: null }] });
+    const protocol = {
+      minReaderVersion: 3,
+      minWriterVersion: 7,
+      readerFeatures: ["timestampNtz"],
+      writerFeatures: ["changeDataFeed", "timestampNtz"],
+    };
+    expect(table.snapshot.protocol).toEqual(protocol);
+    await table.checkpoint();
+    await table.close();
+    await store.deleteMany([commitKey(0), commitKey(1)]);
+    expect((await loadSnapshot(store, { duck })).protocol).toEqual(protocol);
   });
 });

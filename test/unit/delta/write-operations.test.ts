@@ -397,3 +397,39 @@ describe("copy-on-write DELETE, UPDATE and MERGE", () => {
     await table.close();
   });
 });
+
+describe("double partition values", () => {
+  let duck: DuckSession;
+  beforeAll(async () => {
+    duck = await DuckSession.open();
+  });
+  afterAll(() => duck.close());
+
+  it("are written NaN, Infinity and -Infinity as Spark writes them, and read back", async () => {
+    const store = new MemoryObjectStore(() => 1_000);
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema: schemaOf(field("id", "long", false), field("d", "double")),
+        partitionColumns: ["d"],
+        rows: {
+          sql: `SELECT * FROM (VALUES (1, 'nan'::DOUBLE), (2, 'inf'::DOUBLE), (3, '-inf'::DOUBLE), (4, 1.5::DOUBLE)) t(id, d)`,
+        },
+      },
+      { clock: () => 1_000, duck },
+    );
+    try {
+      const values = (await addsOf(store, 0)).map((add) => add.partitionValues.d).sort();
+      expect(values).toEqual(["-Infinity", "1.5", "Infinity", "NaN"]);
+      const rows = (await table.scan()).map((r) => [Number(r.id), String(r.d)]).sort();
+      expect(rows).toEqual([
+        [1, "NaN"],
+        [2, "Infinity"],
+        [3, "-Infinity"],
+        [4, "1.5"],
+      ]);
+    } finally {
+      await table.close();
+    }
+  });
+});

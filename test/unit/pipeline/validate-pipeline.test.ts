@@ -157,13 +157,31 @@ describe("validatePipeline", () => {
     expect(issues).toEqual([
       {
         path: "datasets[0].flows[0].owns",
-        message: expect.stringMatching(/^owns of flow "ingest_orders" is not a SQL condition: /),
+        message: expect.stringMatching(
+          /^owns of flow "ingest_orders" is not a SQL condition on the table's own columns/,
+        ),
       },
       {
         path: "datasets[1].flows[0].owns",
-        message:
-          'owns of flow "ingest_customers" must be a condition on the table\'s own columns (e.g. "region = \'eu\'"); it cannot read tables',
+        message: expect.stringContaining("must not contain a subquery"),
       },
+    ]);
+  });
+
+  it.each([
+    "true) OR (SELECT count(*) FROM read_text('/etc/passwd')) > 0 OR (true",
+    "true) FROM t WHERE (true",
+    "true) UNION SELECT (1",
+    "true), (1",
+    "true)) AS x; COPY (SELECT 1) TO '/tmp/x'; SELECT ((1",
+    "length(content) > 0 FROM read_text('/etc/passwd') --",
+    "EXISTS (SELECT 1 FROM read_text('/etc/passwd'))",
+  ])("refuses an owns predicate that is more than one condition: %s", async (owns) => {
+    const issues = await issuesOf((d) => {
+      flowOf(d, 0)["owns"] = owns;
+    });
+    expect(issues).toEqual([
+      { path: "datasets[0].flows[0].owns", message: expect.stringContaining("owns of flow") },
     ]);
   });
 
