@@ -59,7 +59,10 @@ export class EngineHarness {
       bucket: this.store,
       locate,
       executions: this.executions,
-      sql: { analyze: async (sql) => (await this.sqlParser()).analyze(sql) },
+      sql: {
+        analyze: async (sql) => (await this.sqlParser()).analyze(sql),
+        analyzeCondition: async (condition) => (await this.sqlParser()).analyzeCondition(condition),
+      },
       clock: options.clock ?? Date.now,
     };
   }

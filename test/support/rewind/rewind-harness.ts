@@ -135,7 +135,10 @@ export class RewindHarness {
       bucket: faulty(this.store, (key) => this.faults(key)),
       locate: this.locate,
       executions: this.executions,
-      sql: { analyze: async (sql) => (await sqlParser()).analyze(sql) },
+      sql: {
+        analyze: async (sql) => (await sqlParser()).analyze(sql),
+        analyzeCondition: async (condition) => (await sqlParser()).analyzeCondition(condition),
+      },
       clock: this.clock.now,
     };
   }
