@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { accessibilityProblems, launchBrowser, newPage, screenshot, UI_ASSETS } from "../support/browser.ts";
 
@@ -89,6 +89,10 @@ describe("the web UI: rewind and replay in a browser", () => {
     await run();
   }, 180_000);
 
+  afterEach(async (context) => {
+    if (context.task.result?.state === "fail" && page)
+      await screenshot(page, `failed-${context.task.name.slice(0, 40)}`);
+  });
   afterAll(async () => {
     await browser?.close();
     await cp?.close();

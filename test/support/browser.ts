@@ -35,6 +35,8 @@ export async function newPage(browser: Browser): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
+  // An uncaught error in the app is a test failure's likeliest cause: say it where the test output is.
+  page.on("pageerror", (error) => console.error(`browser page error: ${error.stack ?? error.message}`));
   return page;
 }
 

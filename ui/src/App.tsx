@@ -2,6 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { isUnauthenticated, signIn, signOut } from "./api/client.ts";
 import { usePipelines } from "./api/queries.ts";
+import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { LoginPage } from "./pages/LoginPage.tsx";
 import { PipelinePage } from "./pages/PipelinePage.tsx";
 import { PipelinesPage } from "./pages/PipelinesPage.tsx";
@@ -16,37 +17,46 @@ import { navigate, paths, useRoute } from "./routing.ts";
 export function App() {
   const route = useRoute();
   const queryClient = useQueryClient();
-  const [linkSignIn, setLinkSignIn] = useState<"pending" | "done" | string>(() =>
-    window.location.hash.startsWith("#token=") ? "pending" : "done",
+  const [auth, setAuth] = useState<"link" | "unknown" | "in" | "out">(() =>
+    window.location.hash.startsWith("#token=") ? "link" : "unknown",
   );
+  const [problem, setProblem] = useState<string>();
 
   useEffect(() => {
-    if (linkSignIn !== "pending") return;
+    if (auth !== "link") return;
     const token = decodeURIComponent(window.location.hash.slice("#token=".length));
     window.history.replaceState(null, "", window.location.pathname + window.location.search);
     signIn(token).then(
-      () => {
-        void queryClient.invalidateQueries();
-        setLinkSignIn("done");
+      () => setAuth("in"),
+      (error: Error) => {
+        setProblem(error.message);
+        setAuth("out");
       },
-      (error: Error) => setLinkSignIn(error.message),
     );
-  }, [linkSignIn, queryClient]);
+  }, [auth]);
 
-  const probe = usePipelines();
-  if (linkSignIn === "pending") return <div className="splash">Signing in…</div>;
-  if (isUnauthenticated(probe.error) || linkSignIn !== "done") {
+  // Any 401 (an expired session after a restart, a sign-out elsewhere) shows the sign-in page.
+  const probe = usePipelines(auth === "unknown" || auth === "in");
+  const unauthenticated = isUnauthenticated(probe.error);
+  useEffect(() => {
+    if (unauthenticated) setAuth("out");
+  }, [unauthenticated]);
+
+  if (auth === "link") return <div className="splash">Signing in…</div>;
+  if (auth === "out") {
     return (
       <LoginPage
-        problem={linkSignIn !== "done" ? linkSignIn : undefined}
-        onSignedIn={() => {
-          setLinkSignIn("done");
-          void queryClient.resetQueries();
-        }}
+        problem={problem}
         signIn={signIn}
+        onSignedIn={() => {
+          setProblem(undefined);
+          queryClient.clear();
+          setAuth("in");
+        }}
       />
     );
   }
+  if (probe.isPending) return <div className="splash">Loading…</div>;
 
   return (
     <div className="shell">
@@ -82,19 +92,24 @@ export function App() {
           type="button"
           className="button button-quiet"
           onClick={() => {
-            void signOut().then(() => queryClient.resetQueries());
+            void signOut().then(() => {
+              queryClient.clear();
+              setAuth("out");
+            });
           }}
         >
           Sign out
         </button>
       </header>
       <main className="content">
-        {route.page === "pipelines" && <PipelinesPage />}
-        {route.page === "pipeline" && <PipelinePage key={route.id} id={route.id} tab={route.tab} />}
-        {route.page === "rewind" && <RewindPage key={route.id} id={route.id} />}
-        {route.page === "table" && (
-          <TablePage key={route.table} table={route.table} pipelineId={route.pipelineId} />
-        )}
+        <ErrorBoundary key={JSON.stringify(route)}>
+          {route.page === "pipelines" && <PipelinesPage />}
+          {route.page === "pipeline" && <PipelinePage key={route.id} id={route.id} tab={route.tab} />}
+          {route.page === "rewind" && <RewindPage key={route.id} id={route.id} />}
+          {route.page === "table" && (
+            <TablePage key={route.table} table={route.table} pipelineId={route.pipelineId} />
+          )}
+        </ErrorBoundary>
       </main>
     </div>
   );

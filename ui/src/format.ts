@@ -33,8 +33,8 @@ export function formatDuration(ms: number | undefined): string {
   return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-export function formatCount(n: number | undefined): string {
-  return n === undefined ? "—" : n.toLocaleString("en-US");
+export function formatCount(n: number | null | undefined): string {
+  return n === undefined || n === null ? "—" : n.toLocaleString("en-US");
 }
 
 /** `demo.sales.orders` → `orders`. */

@@ -26,9 +26,10 @@ export function isTerminal(state: string): boolean {
   return TERMINAL_STATES.includes(state as UpdateState);
 }
 
-export function usePipelines() {
+export function usePipelines(enabled = true) {
   return useQuery({
     queryKey: keys.pipelines,
+    enabled,
     queryFn: async () => (await ebb.listPipelines()).statuses as PipelineStatus[],
     refetchInterval: IDLE_MS,
   });

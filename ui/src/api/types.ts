@@ -55,9 +55,10 @@ export interface DatasetInfo {
   readonly name: string;
   readonly identifier: string;
   readonly type: string;
-  readonly version?: number;
-  readonly row_count?: number;
-  readonly last_commit_time?: string;
+  /** Null (or absent) before the table's first commit. */
+  readonly version?: number | null;
+  readonly row_count?: number | null;
+  readonly last_commit_time?: string | null;
   readonly flows: readonly string[];
   readonly upstreams: readonly string[];
 }

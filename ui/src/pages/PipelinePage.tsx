@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { ebb, errorText } from "../api/client.ts";
 import { isTerminal, useDatasets, usePipeline, useUpdates } from "../api/queries.ts";
-import type { Update } from "../api/types.ts";
+import type { DatasetInfo, Update } from "../api/types.ts";
 import { DatasetGraph, type DatasetMark } from "../components/DatasetGraph.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { StateBadge } from "../components/StateBadge.tsx";
@@ -198,14 +198,7 @@ function ReplayBanner(props: {
 }
 
 function DatasetTable(props: {
-  datasets: readonly {
-    name: string;
-    identifier: string;
-    type: string;
-    version?: number;
-    row_count?: number;
-    last_commit_time?: string;
-  }[];
+  datasets: readonly DatasetInfo[];
   pipelineId: string;
   marks: Readonly<Record<string, DatasetMark>>;
 }) {
@@ -240,7 +233,7 @@ function DatasetTable(props: {
             <td>{d.type.replaceAll("_", " ")}</td>
             <td className="num">{d.version ?? "—"}</td>
             <td className="num">{d.row_count?.toLocaleString("en-US") ?? "—"}</td>
-            <td>{formatTime(d.last_commit_time)}</td>
+            <td>{formatTime(d.last_commit_time ?? undefined)}</td>
             <td>{props.marks[d.name] ? <StateBadge state={props.marks[d.name]!.toUpperCase()} /> : null}</td>
           </tr>
         ))}

@@ -64,9 +64,9 @@ export async function previewRewind(
         identifier: d.dataset,
         name: info?.name ?? d.dataset,
         type: info?.type ?? "",
-        versionNow: info?.version,
+        versionNow: info?.version ?? undefined,
         targetVersion: d.target_version,
-        undo: await undoPreview(d.dataset, d.target_version, info?.version),
+        undo: await undoPreview(d.dataset, d.target_version, info?.version ?? undefined),
       };
     }),
   );

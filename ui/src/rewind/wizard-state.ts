@@ -36,7 +36,7 @@ export function pointEffect(
   point: RewindPointInfo,
   datasets: readonly DatasetInfo[],
 ): { name: string; at: number; now: number | undefined; changed: boolean }[] {
-  const now = new Map(datasets.map((d) => [d.identifier, d.version]));
+  const now = new Map(datasets.map((d) => [d.identifier, d.version ?? undefined]));
   return point.datasets.map((d) => {
     const current = now.get(d.identifier);
     return {
