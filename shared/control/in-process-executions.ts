@@ -9,7 +9,10 @@ import type { ContinuedExecution, UpdateExecutionInput, UpdateExecutions } from 
  * and wait for the execution with `settled`.
  */
 export class InProcessExecutions implements UpdateExecutions {
-  private readonly running = new Map<string, { stopped: boolean; done: Promise<DrivenUpdate> }>();
+  private readonly running = new Map<
+    string,
+    { stopped: boolean; ended: boolean; done: Promise<DrivenUpdate> }
+  >();
 
   constructor(
     private readonly plane: () => ControlPlane,
@@ -19,9 +22,16 @@ export class InProcessExecutions implements UpdateExecutions {
   start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string> {
     const arn = `in-process:execution:${continued?.name ?? input.updateId}`;
     if (!this.running.has(arn)) {
-      const execution = { stopped: false, done: Promise.resolve() as unknown as Promise<DrivenUpdate> };
+      const execution = {
+        stopped: false,
+        ended: false,
+        done: Promise.resolve() as unknown as Promise<DrivenUpdate>,
+      };
       const ids = { pipelineId: input.pipelineId, updateId: input.updateId };
-      execution.done = driveUpdate(this.plane(), ids, { ...this.options, stopped: () => execution.stopped });
+      execution.done = driveUpdate(this.plane(), ids, {
+        ...this.options,
+        stopped: () => execution.stopped,
+      }).finally(() => (execution.ended = true));
       this.running.set(arn, execution);
     }
     return Promise.resolve(arn);
@@ -31,6 +41,11 @@ export class InProcessExecutions implements UpdateExecutions {
     const execution = this.running.get(executionArn);
     if (execution) execution.stopped = true;
     return Promise.resolve();
+  }
+
+  isRunning(executionArn: string): Promise<boolean> {
+    const execution = this.running.get(executionArn);
+    return Promise.resolve(execution !== undefined && !execution.ended && !execution.stopped);
   }
 
   /** The execution of an update (its first one), once it has ended. */
