@@ -8,10 +8,9 @@ import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 import { startLocalControlPlane } from "../infra/local/local-control-plane.ts";
 import { EbbClient } from "../shared/client/ebb-client.ts";
 import { bearerAuth } from "../shared/client/request-signer.ts";
-import { loadPipeline, rewindEnvironment } from "../shared/control/control-plane.ts";
-import { executeRewind } from "../shared/rewind/rewind-execution.ts";
-import { planRewind } from "../shared/rewind/rewind-plan.ts";
-import { parseRewindSpec } from "../shared/rewind/rewind-spec.ts";
+import type { ControlPlane } from "../shared/control/control-plane.ts";
+import { InProcessExecutions } from "../shared/control/in-process-executions.ts";
+import { startUpdate } from "../shared/control/start-update.ts";
 
 /**
  * Control-plane figures (issue 6 "Benchmarks"), on the embedded local runtime (API over loopback
@@ -21,8 +20,9 @@ import { parseRewindSpec } from "../shared/rewind/rewind-spec.ts";
  *    Each start is a `validate_only` update of a one-dataset pipeline, awaited before the next start
  *    (one update runs at a time); only the start-update call itself is timed.
  * 2. A 10-dataset pipeline's rewind end to end through the API (start-update until COMPLETED, polled
- *    every 20 ms), and the same rewind called in process (plan + execute), on the same tables in the
- *    same state: their ratio is the control plane's overhead.
+ *    every 20 ms), and the same rewind started in process (start-update, then the in-process driver
+ *    over the same steps), on the same tables in the same state: their ratio is the overhead of the
+ *    API, Step Functions and Lambda invocations.
  */
 
 const CALLS = Number(process.env["EBB_BENCH_CALLS"] ?? 1000);
@@ -135,12 +135,28 @@ export async function run(): Promise<void> {
 
     await runToEnd(chain); // replay: every table moves forward again
     const control = new EnvironmentControlPlane();
-    const { pipeline } = await loadPipeline(control, chain);
-    const env = rewindEnvironment(control, chain, pipeline);
+    const executions = new InProcessExecutions(() => driven);
+    const driven: ControlPlane = {
+      pipelines: control.pipelines,
+      updates: control.updates,
+      checkpoints: control.checkpoints,
+      events: control.events,
+      bucket: control.bucket,
+      locate: control.locate,
+      executions,
+      sql: control.sql,
+      clock: control.clock,
+    };
+    await driven.sql.analyze("SELECT 1"); // DuckDB's start-up is not the rewind's
     const inProcess = performance.now();
-    const plan = await planRewind(env, parseRewindSpec({ rewind_point_id: point }, Date.now()));
-    await executeRewind(env, plan, "bench-in-process");
+    const body = {
+      cause: "API_CALL",
+      validate_only: false,
+      rewind_spec: { rewind_point_id: point },
+    } as const;
+    const rewound = await executions.settled((await startUpdate(driven, chain, body)).update_id);
     const inProcessMs = performance.now() - inProcess;
+    if (rewound.state !== "COMPLETED") throw rewound.error;
     console.log(
       `rewind of ${CHAIN} datasets: through the API ${apiMs.toFixed(0)} ms, in process ${inProcessMs.toFixed(0)} ms, ratio ${(apiMs / inProcessMs).toFixed(2)}`,
     );

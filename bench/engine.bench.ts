@@ -4,12 +4,15 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { quoteLiteral, stringList } from "../shared/duck/sql-text.ts";
-import { runUpdate, type EngineServices } from "../shared/engine/update-runner.ts";
+import type { ControlPlane } from "../shared/control/control-plane.ts";
+import { InProcessExecutions } from "../shared/control/in-process-executions.ts";
+import { startUpdate } from "../shared/control/start-update.ts";
 import { SqlReferenceParser } from "../shared/pipeline/sql-references.ts";
-import { validatePipeline } from "../shared/pipeline/validate-pipeline.ts";
+import { parseDefinition } from "../shared/pipeline/parse-definition.ts";
 import { createDocumentClient } from "../shared/store/aws-clients.ts";
 import { DynamoCheckpointsRepository } from "../shared/store/dynamo-checkpoints-repository.ts";
 import { DynamoEventLogRepository } from "../shared/store/dynamo-event-log-repository.ts";
+import { DynamoPipelinesRepository } from "../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../shared/store/dynamo-updates-repository.ts";
 import { LocalObjectStore } from "../shared/store/local-object-store.ts";
 import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
@@ -17,7 +20,8 @@ import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 /**
  * Engine figures, measured in one run. Tables and landing files live in a local-folder object store
  * (S3's stand-in would measure s3rver, not Ebb); checkpoints, updates and events go to the embedded
- * DynamoDB Local, as in the tests, after a small warm-up update of another pipeline.
+ * DynamoDB Local, as in the tests, after a small warm-up update of another pipeline. Each update is
+ * started through start-update and run by the in-process driver over the control-plane steps.
  *
  * 1. Throughput: 1,000,000 JSON rows (100 files) through auto_loader → SQL filter/cast → streaming
  *    table, in rows/s, against DuckDB alone reading the same JSON and writing Parquet (target >= 0.5).
@@ -97,16 +101,27 @@ export async function run(): Promise<void> {
     const client = createDocumentClient(aws.endpoints);
     const store = new LocalObjectStore(path.join(work, "bucket"));
     await mkdir(store.root, { recursive: true });
-    const services: EngineServices = {
-      store,
+    const executions = new InProcessExecutions(() => plane);
+    const plane: ControlPlane = {
+      pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable }),
       checkpoints: new DynamoCheckpointsRepository({ client, tableName: storage.checkpointsTable }),
       updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
+      bucket: store,
       locate: (location) => new LocalObjectStore(location),
+      executions,
+      sql: parser,
+      clock: Date.now,
     };
+    const pipelineIds = new Map<string, string>();
     const update = async (name: string, from: string) => {
-      const pipeline = await validatePipeline(definition(name, from), parser);
-      const result = await runUpdate(services, { pipelineId: name, pipeline, definitionVersion: 1 });
+      let pipelineId = pipelineIds.get(name);
+      if (pipelineId === undefined) {
+        pipelineId = (await plane.pipelines.create(parseDefinition(definition(name, from)))).pipelineId;
+        pipelineIds.set(name, pipelineId);
+      }
+      const { update_id } = await startUpdate(plane, pipelineId, { cause: "API_CALL", validate_only: false });
+      const result = await executions.settled(update_id);
       if (result.state !== "COMPLETED") throw result.error;
       return result;
     };

@@ -3,6 +3,13 @@ import type * as lambda from "aws-cdk-lib/aws-lambda";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import * as tasks from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import {
+  MAX_PARALLEL_ITEMS,
+  RETRYABLE_ERRORS,
+  TASK_RETRY,
+  UPDATE_FAILED,
+  type UpdateTask,
+} from "../../shared/control/update-tasks.ts";
 
 /**
  * The state machine that runs one update (architecture.md "The shape"), in JSONPath with inline Maps
@@ -19,7 +26,9 @@ import { Construct } from "constructs";
  *                         └─ done ───► FinishUpdate
  *
  * Every task retries the errors named in `RETRYABLE_ERRORS` and catches everything else to FailUpdate
- * (the update FAILED with its error and an event), then the Fail state. Payloads are ids only.
+ * (the update FAILED with its error and an event), then the Fail state. Payloads are ids only. The
+ * task names, retries and parallelism come from `update-tasks.ts`, which the in-process driver walks
+ * the same way.
  */
 
 export interface UpdateTaskFunctions {
@@ -34,19 +43,6 @@ export interface UpdateTaskFunctions {
   readonly continueUpdate: lambda.IFunction;
 }
 
-/** Transient failures: storage unavailable, a lost commit race, Lambda's own hiccups. */
-export const RETRYABLE_ERRORS = [
-  "StoreUnavailableError",
-  "CommitRetriesExhaustedError",
-  "Lambda.ServiceException",
-  "Lambda.AWSLambdaException",
-  "Lambda.SdkClientException",
-  "Lambda.TooManyRequestsException",
-] as const;
-
-/** Datasets of one wave, and flows of one level, run side by side up to this many. */
-export const MAX_PARALLEL_ITEMS = 8;
-
 export interface UpdateStateMachineProps {
   readonly functions: UpdateTaskFunctions;
   /** @default 24 hours */
@@ -60,10 +56,10 @@ export class UpdateStateMachine extends Construct {
     super(scope, id);
     const fns = props.functions;
     // Each graph (the top level, each Map's item processor) needs its own FailUpdate and Fail states.
-    const failUpdate = (stateId: string) => {
+    const failUpdate = (stateId: UpdateTask) => {
       const failed = new sfn.Fail(this, `${stateId}Failed`, {
-        error: "UpdateFailed",
-        cause: "see the update's error",
+        error: UPDATE_FAILED.Error,
+        cause: UPDATE_FAILED.Cause,
       });
       return this.task(stateId, fns.failUpdate, sfn.JsonPath.DISCARD).addCatch(failed).next(failed);
     };
@@ -166,7 +162,7 @@ export class UpdateStateMachine extends Construct {
 
   /** A Lambda task whose state is the function's own answer; retried on transient errors. */
   private task(
-    id: string,
+    id: UpdateTask,
     fn: lambda.IFunction,
     resultPath: string,
     payload?: Record<string, unknown>,
@@ -180,9 +176,9 @@ export class UpdateStateMachine extends Construct {
     });
     task.addRetry({
       errors: [...RETRYABLE_ERRORS],
-      interval: Duration.seconds(2),
-      maxAttempts: 4,
-      backoffRate: 2,
+      interval: Duration.seconds(TASK_RETRY.intervalSeconds),
+      maxAttempts: TASK_RETRY.maxAttempts,
+      backoffRate: TASK_RETRY.backoffRate,
     });
     return task;
   }

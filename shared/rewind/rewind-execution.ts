@@ -3,26 +3,24 @@ import { ConcurrentRewindChangeError } from "./errors.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
 import { rewindSummaryEvent, type PipelineCut } from "./rewind-point.ts";
-import { recordRewindPoint } from "./rewind-points.ts";
-import type { DatasetRewind, RewindPlan } from "./rewind-plan.ts";
+import type { DatasetRewind } from "./rewind-plan.ts";
 import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
 /**
- * Doing a planned rewind (semantics.md "Doing the rewind"). Every step is idempotent, so a task retried
- * after a crash, or a second rewind after a failed one, converges on the target.
+ * Doing a planned rewind (semantics.md "Doing the rewind"), as the state machine's steps run it. Every
+ * step is idempotent, so a task retried after a crash, or a second rewind after a failed one,
+ * converges on the target. Before these, the Plan step has recorded a dry run's point (and stopped
+ * there), or marked the pipeline rewind-blocked (write-ahead: a crash at any later step leaves it
+ * blocked, and non-rewind updates fail with PIPELINE_REWIND_INCOMPLETE until a rewind succeeds).
  *
- * 1. A dry run changes nothing: it records the resolved cut as a `rewind_summary` with
- *    `dry_run: true`, whose id applies exactly that rewind later, and returns.
- * 2. Mark the pipeline rewind-blocked (write-ahead: a crash at any later step leaves it blocked, and
- *    non-rewind updates fail with PIPELINE_REWIND_INCOMPLETE until a rewind succeeds).
- * 3. For each dataset, upstream first:
+ * 1. For each dataset, upstream first (one RewindDataset task each, wave by wave):
  *    a. re-plan the RESTORE against the table as it is now; a table that already holds the target's
  *       files, metadata and txns is not restored again (a re-run after a crash);
  *    b. commit the RESTORE (`operationParameters` with the version and the rewinding update's id);
  *    c. with reset_checkpoints, move each writing flow's HEAD to its checkpoint at the target (the
  *       root for a flow that had not run): offsets and operator state together;
  *    d. record a `rewind_progress` event.
- * 4. Clear the block and record the final `rewind_summary` with `dry_run: false`.
+ * 2. FinishRewind: clear the block and record the final `rewind_summary` with `dry_run: false`.
  * Transformations do not run; the next ordinary update is the replay.
  */
 
@@ -35,48 +33,23 @@ export interface DatasetRewound {
   readonly flows: readonly { readonly flow: string; readonly from: number; readonly to: number }[];
 }
 
-export interface RewindResult {
-  readonly dryRun: boolean;
-  /** The `rewind_summary` event written (a point id for a dry run). */
-  readonly summaryEventId: string;
-  readonly datasets: readonly DatasetRewound[];
-}
-
-export async function executeRewind(
-  env: RewindEnvironment,
-  plan: RewindPlan,
-  updateId: string,
-): Promise<RewindResult> {
-  if (plan.dryRun) {
-    const point = await recordRewindPoint(env, plan.resolved.cut, "dry-run", updateId);
-    return { dryRun: true, summaryEventId: point.rewindPointId, datasets: [] };
-  }
-  await env.pipelines.setRewindBlock(env.pipelineId, { blocked: true, byUpdateId: updateId });
-  const done: DatasetRewound[] = [];
-  await withTableSnapshots(env.tableStore, async (snapshots) => {
-    for (const dataset of plan.datasets) done.push(await rewindDataset(env, dataset, updateId, snapshots));
-  });
-  const summaryEventId = await completeRewind(
-    env,
-    { datasets: plan.datasets, cut: plan.resolved.cut.datasets },
-    updateId,
-  );
-  return { dryRun: false, summaryEventId, datasets: done };
-}
-
-/** Steps 3a–3d for one dataset (a Step Functions Map iteration calls this on its own). */
+/** Steps 1a–1d for one dataset. */
 export async function rewindDataset(
   env: RewindEnvironment,
   dataset: DatasetRewind,
   updateId: string,
-  snapshots?: TableSnapshots,
 ): Promise<DatasetRewound> {
-  if (!snapshots) {
-    return withTableSnapshots(env.tableStore, (own) => rewindDataset(env, dataset, updateId, own));
-  }
+  return withTableSnapshots(env.tableStore, (snapshots) => rewindWith(env, dataset, updateId, snapshots));
+}
+
+async function rewindWith(
+  env: RewindEnvironment,
+  dataset: DatasetRewind,
+  updateId: string,
+  snapshots: TableSnapshots,
+): Promise<DatasetRewound> {
   const store = env.tableStore(dataset.dataset);
   // The table as it is now (a retried task may find it restored already), and the immutable target.
-  snapshots.forgetLatest(dataset.dataset);
   const [current, target] = await Promise.all([
     snapshots.latest(dataset.dataset),
     snapshots.at(dataset.dataset, dataset.targetVersion),
@@ -137,9 +110,8 @@ export async function rewindDataset(
 }
 
 /**
- * Step 4, also run on its own by the state machine after the last wave: clear the block and record
- * the final `rewind_summary` (dry_run false) with the rewound datasets and flows at their targets.
- * Returns the summary event's id.
+ * Step 2, after the last wave: clear the block and record the final `rewind_summary` (dry_run false)
+ * with the rewound datasets and flows at their targets. Returns the summary event's id.
  */
 export async function completeRewind(
   env: RewindEnvironment,

@@ -6,7 +6,7 @@ import type { ObjectStore } from "../store/object-store.ts";
  * The table snapshots one rewind step reads, loaded once each and through one DuckDB session (log
  * checkpoints are Parquet): a plan reads every rewound table's latest and target versions several
  * times, and a fresh session per load would cost more than the rewind itself. Past versions never
- * change, so they are cached for the whole step; the latest version is cached until `forgetLatest`.
+ * change; the latest version is cached for the step too, which commits to a table at most once.
  */
 export class TableSnapshots {
   readonly #versions = new Map<string, Promise<Snapshot>>();
@@ -38,11 +38,6 @@ export class TableSnapshots {
       loaded.catch(() => this.#versions.delete(key));
     }
     return loaded;
-  }
-
-  /** The table changed (a commit of this step): its latest snapshot must be read again. */
-  forgetLatest(dataset: string): void {
-    this.#latest.delete(dataset);
   }
 
   async close(): Promise<void> {

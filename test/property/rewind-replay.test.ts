@@ -198,7 +198,7 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
           await expect(h.rewind(spec)).rejects.toThrow(RewindBeforeFullRefreshError);
           break;
         }
-        const { result } = await h.rewind(spec);
+        const result = await h.rewind(spec);
         if (s.dryRun) {
           points.push({ id: result.summaryEventId, time: target.time, state: target.state, stale: false });
         } else {

@@ -1,6 +1,6 @@
 import { planRefresh } from "../../rewind/refresh-plan.ts";
-import { executeRewind } from "../../rewind/rewind-execution.ts";
 import { planRewind } from "../../rewind/rewind-plan.ts";
+import { recordRewindPoint } from "../../rewind/rewind-points.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { intentOf } from "../update-request.ts";
@@ -69,7 +69,7 @@ export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promis
       datasets: plan.datasets.map((d) => ({ dataset: d.identifier, target_version: d.targetVersion })),
     });
     if (plan.dryRun) {
-      await executeRewind(env, plan, ids.updateId);
+      await recordRewindPoint(env, plan.resolved.cut, "dry-run", ids.updateId);
       return done;
     }
     await recordRewindPlan(plane.bucket, ids, plan);

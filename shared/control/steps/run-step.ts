@@ -2,8 +2,9 @@ import { DuckSession } from "../../duck/duck-session.ts";
 import { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { DatasetCatalog } from "../../engine/dataset-catalog.ts";
 import { UpdateCanceledError } from "../../engine/errors.ts";
-import { runFlowUntilCaughtUp } from "../../engine/flow-runner.ts";
-import { refreshMaterializedView } from "../../engine/materialized-view.ts";
+import type { CrashHook } from "../../engine/crash-points.ts";
+import { runFlowUntilCaughtUp, type FlowProgress } from "../../engine/flow-runner.ts";
+import { refreshMaterializedView, type ViewRefresh } from "../../engine/materialized-view.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import type { RunItem } from "./plan-step.ts";
@@ -19,15 +20,23 @@ import { openUpdate } from "./update-context.ts";
  * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
  */
 
-export interface RunOutcome {
+/** This invocation's share of the flow's work (or the view's refresh). */
+export interface RunOutcome extends FlowProgress {
   readonly caughtUp: boolean;
-  readonly batches: number;
-  readonly rowsOut: number;
+  readonly view?: ViewRefresh;
 }
 
-export async function runItem(plane: ControlPlane, item: RunItem, budgetMs: number): Promise<RunOutcome> {
+const NOTHING = { batches: 0, rowsIn: 0, rowsOut: 0, badRecords: 0 } as const;
+
+/** `crash` is the crash-injection test hook, handed to every micro-batch. */
+export async function runItem(
+  plane: ControlPlane,
+  item: RunItem,
+  budgetMs: number,
+  hooks: { readonly crash?: CrashHook } = {},
+): Promise<RunOutcome> {
   const context = await openUpdate(plane, item);
-  if (isTerminal(context.update.state)) return { caughtUp: true, batches: 0, rowsOut: 0 };
+  if (isTerminal(context.update.state)) return { caughtUp: true, ...NOTHING };
   if (context.update.state !== "RUNNING") {
     await plane.updates.transition(item.pipelineId, item.updateId, "RUNNING");
     await context.events.updateProgress("RUNNING");
@@ -41,7 +50,7 @@ export async function runItem(plane: ControlPlane, item: RunItem, budgetMs: numb
   try {
     if (dataset.type === "materialized_view") {
       const refreshed = await refreshMaterializedView(dataset, catalog, session);
-      return { caughtUp: true, batches: 1, rowsOut: refreshed.rows };
+      return { caughtUp: true, ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }
     const flow =
       dataset.type === "streaming_table" ? dataset.flows.find((f) => f.name === item.flow) : undefined;
@@ -68,15 +77,15 @@ export async function runItem(plane: ControlPlane, item: RunItem, budgetMs: numb
           checkpoints: plane.checkpoints,
           session,
           locate: plane.locate,
+          ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
         context.events,
         shouldStop,
       );
       await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
-      return { caughtUp: true, batches: progress.batches, rowsOut: progress.rowsOut };
+      return { caughtUp: true, ...progress };
     } catch (error) {
-      if (error instanceof UpdateCanceledError && outOfTime)
-        return { caughtUp: false, batches: 0, rowsOut: 0 };
+      if (error instanceof UpdateCanceledError && outOfTime) return { caughtUp: false, ...NOTHING };
       if (!(error instanceof UpdateCanceledError)) {
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
       }

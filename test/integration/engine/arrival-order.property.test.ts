@@ -74,7 +74,7 @@ describe("file arrival across update boundaries", () => {
       expect((await harness.run(pipeline)).state).toBe("COMPLETED");
       reference = await finalTables(harness, pipeline);
     } finally {
-      harness.close();
+      await harness.close();
     }
   });
 
@@ -103,11 +103,12 @@ describe("file arrival across update boundaries", () => {
             }
             expect(await finalTables(harness, pipeline)).toEqual(reference);
           } finally {
-            harness.close();
+            await harness.close();
           }
         },
       ),
       { numRuns: 4 },
     );
-  });
+    // Four runs of up to ten updates each, every one through start-update and the steps.
+  }, 300_000);
 });

@@ -66,7 +66,7 @@ describe("crash injection", () => {
             expect(ids, table).toEqual(everyId);
           }
         } finally {
-          harness.close();
+          await harness.close();
         }
       });
     }

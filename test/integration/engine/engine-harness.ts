@@ -1,31 +1,44 @@
-import { randomUUID } from "node:crypto";
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable } from "../../../shared/delta/index.ts";
+import { parseWith } from "../../../shared/api/request-body.ts";
+import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
+import type { ControlPlane } from "../../../shared/control/control-plane.ts";
+import { InProcessExecutions } from "../../../shared/control/in-process-executions.ts";
+import { startUpdate } from "../../../shared/control/start-update.ts";
+import type { DrivenUpdate } from "../../../shared/control/update-driver.ts";
+import type { UpdateTask } from "../../../shared/control/update-tasks.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import type { CrashHook } from "../../../shared/engine/crash-points.ts";
-import { runUpdate, type EngineServices, type UpdateResult } from "../../../shared/engine/update-runner.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { DynamoCheckpointsRepository } from "../../../shared/store/dynamo-checkpoints-repository.ts";
 import { DynamoEventLogRepository } from "../../../shared/store/dynamo-event-log-repository.ts";
+import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-repository.ts";
 import type { ObjectStore } from "../../../shared/store/object-store.ts";
 import { S3ObjectStore } from "../../../shared/store/s3-object-store.ts";
 import { testAws, testDocumentClient, testS3Client, uniquePrefix } from "../../support/aws.ts";
 
 /**
- * The engine wired to the embedded stand-ins for one test: its own prefix in the bucket (tables,
- * state, and a landing folder for auto_loader files), its own pipeline id in the shared tables.
+ * The control plane on the embedded stand-ins for one test: its own prefix in the bucket (tables,
+ * state, and a landing folder for auto_loader files), its own pipeline in the shared tables. Each
+ * `run` deploys the definition (when it changed) and starts an update through `startUpdate`, which
+ * the in-process driver runs through the control-plane steps.
  */
 export class EngineHarness {
-  readonly pipelineId = randomUUID();
+  /** Set by the first `run` (the Pipelines repository hands out ids). */
+  pipelineId = "";
   readonly prefix = uniquePrefix("engine");
   readonly store: S3ObjectStore;
   /** Where test files land, and its `s3://` URI for definitions. */
   readonly landing: ObjectStore;
   readonly landingUri: string;
-  readonly services: EngineServices;
-  private parser: SqlReferenceParser | undefined;
+  readonly plane: ControlPlane;
+  /** Told each task state the driver enters (a test's way in between steps). */
+  onTask: ((state: UpdateTask) => void | Promise<void>) | undefined;
+  private readonly executions: InProcessExecutions;
+  private parser: Promise<SqlReferenceParser> | undefined;
+  private deployed: { definition: string; version: number } | undefined;
 
   constructor(options: { readonly crash?: CrashHook; readonly clock?: () => number } = {}) {
     const { storage } = testAws();
@@ -33,29 +46,61 @@ export class EngineHarness {
     this.store = s3Store(`${this.prefix}pipeline/`);
     this.landingUri = `s3://${storage.bucket}/${this.prefix}landing/`;
     this.landing = s3Store(`${this.prefix}landing/`);
-    this.services = {
-      store: this.store,
-      checkpoints: new DynamoCheckpointsRepository({ client, tableName: storage.checkpointsTable }),
-      updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
-      events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
-      locate,
+    this.executions = new InProcessExecutions(() => this.plane, {
       ...(options.crash ? { crash: options.crash } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
+      onTask: (state) => this.onTask?.(state),
+    });
+    const now = options.clock ? { now: options.clock } : {};
+    this.plane = {
+      pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable, ...now }),
+      updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable, ...now }),
+      checkpoints: new DynamoCheckpointsRepository({ client, tableName: storage.checkpointsTable, ...now }),
+      events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable, ...now }),
+      bucket: this.store,
+      locate,
+      executions: this.executions,
+      sql: {
+        analyze: async (sql) => (await this.sqlParser()).analyze(sql),
+        analyzeCondition: async (condition) => (await this.sqlParser()).analyzeCondition(condition),
+      },
+      clock: options.clock ?? Date.now,
     };
   }
 
-  async validate(definition: unknown): Promise<ValidatedPipeline> {
-    this.parser ??= await SqlReferenceParser.open();
-    return validatePipeline(definition, this.parser);
+  private sqlParser(): Promise<SqlReferenceParser> {
+    return (this.parser ??= SqlReferenceParser.open());
   }
 
-  async run(pipeline: ValidatedPipeline, options: { selection?: string[] } = {}): Promise<UpdateResult> {
-    return runUpdate(this.services, {
-      pipelineId: this.pipelineId,
-      pipeline,
-      definitionVersion: 1,
-      ...(options.selection ? { selection: options.selection } : {}),
-    });
+  async validate(definition: unknown): Promise<ValidatedPipeline> {
+    return validatePipeline(definition, await this.sqlParser());
+  }
+
+  /** Deploys `pipeline` if it is not the current definition, runs an update and waits for its end. */
+  async run(
+    pipeline: ValidatedPipeline,
+    options: { selection?: string[] } = {},
+  ): Promise<DrivenUpdate & { readonly updateId: string }> {
+    await this.deploy(pipeline);
+    const body = parseWith(startUpdateBody, options.selection ? { selection: options.selection } : {});
+    const { update_id } = await startUpdate(this.plane, this.pipelineId, body);
+    return { ...(await this.executions.settled(update_id)), updateId: update_id };
+  }
+
+  private async deploy(pipeline: ValidatedPipeline): Promise<void> {
+    const definition = JSON.stringify(pipeline.definition);
+    if (this.deployed?.definition === definition) return;
+    if (!this.deployed) {
+      this.pipelineId = (await this.plane.pipelines.create(pipeline.definition)).pipelineId;
+      this.deployed = { definition, version: 1 };
+      return;
+    }
+    const edited = await this.plane.pipelines.edit(
+      this.pipelineId,
+      pipeline.definition,
+      this.deployed.version,
+    );
+    if (edited.outcome !== "edited") throw new Error(`deploy lost a race: ${edited.outcome}`);
+    this.deployed = { definition, version: edited.version };
   }
 
   /** Writes a landing file. */
@@ -77,8 +122,10 @@ export class EngineHarness {
     }
   }
 
-  close(): void {
-    this.parser?.close();
+  /** Deletes the pipeline (its tables are claimed in the shared Pipelines table) and closes DuckDB. */
+  async close(): Promise<void> {
+    if (this.pipelineId !== "") await this.plane.pipelines.delete(this.pipelineId);
+    (await this.parser)?.close();
   }
 }
 

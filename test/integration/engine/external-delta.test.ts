@@ -61,7 +61,7 @@ describe("a pipeline reading an external Delta table", () => {
     const third = await harness.run(pipeline);
     expect(third.state).toBe("COMPLETED");
     expect(await ids(pipeline)).toEqual([1, 2, 3, 4, 5, 7]);
-    const warnings = await harness.services.events.query(
+    const warnings = await harness.plane.events.query(
       harness.pipelineId,
       { eventType: "warning", updateId: third.updateId },
       { limit: 10 },

@@ -96,7 +96,7 @@ describe("malformed records", () => {
       );
       expect(quarantined.every((r) => typeof r["error"] === "string" && r["error"] !== "")).toBe(true);
 
-      const events = await harness.services.events.query(
+      const events = await harness.plane.events.query(
         harness.pipelineId,
         { eventType: "flow_progress", updateId: result.updateId },
         { limit: 50 },

@@ -52,7 +52,7 @@ describe("replay after a rewind", () => {
       const table = await DeltaTable.open(catalog.tableStore(dataset));
       await table.restore({ to: { version: to[flow]!.version } });
       await table.close();
-      const moved = await harness.services.checkpoints.moveHead(
+      const moved = await harness.plane.checkpoints.moveHead(
         { pipelineId: harness.pipelineId, flowId: flow },
         to[flow]!.seq,
       );
@@ -63,7 +63,7 @@ describe("replay after a rewind", () => {
   async function heads(): Promise<Record<string, { seq: number; version: number }>> {
     const out: Record<string, { seq: number; version: number }> = {};
     for (const flow of ["ingest", "clean"]) {
-      const head = await harness.services.checkpoints.head({ pipelineId: harness.pipelineId, flowId: flow });
+      const head = await harness.plane.checkpoints.head({ pipelineId: harness.pipelineId, flowId: flow });
       out[flow] = { seq: head.seq, version: head.checkpoint!.tableVersion! };
     }
     return out;

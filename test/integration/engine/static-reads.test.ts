@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { runUpdate } from "../../../shared/engine/update-runner.ts";
+import { stopPipeline } from "../../../shared/control/stop-update.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /** A flow's SQL joins its micro-batch with other datasets' current snapshots; an update can be stopped. */
@@ -71,16 +71,18 @@ describe("static reads and stopping", () => {
   it("stops between batches when asked: CANCELED, nothing half-done", async () => {
     const pipeline = await harness.validate(definition());
     await harness.land("orders/3.json", jsonLines(7, 2));
-    const result = await runUpdate(harness.services, {
-      pipelineId: harness.pipelineId,
-      pipeline,
-      definitionVersion: 1,
-      shouldStop: async () => true,
-    });
+    // Stopped through the API's own path as the first flow is about to run.
+    harness.onTask = async (state) => {
+      if (state !== "RunFlow") return;
+      harness.onTask = undefined;
+      await stopPipeline(harness.plane, harness.pipelineId);
+    };
+    const result = await harness.run(pipeline);
     expect(result.state).toBe("CANCELED");
-    expect(await harness.services.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
+    expect(await harness.plane.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
       state: "CANCELED",
     });
+    expect(Object.values(result.flows).map((flow) => flow.batches)).not.toContain(1);
     expect((await harness.run(pipeline)).flows["enrich"]).toMatchObject({ batches: 1, rowsOut: 2 });
   });
 });

@@ -97,7 +97,7 @@ describe("a three-level pipeline", () => {
     await harness.land("2026/03/e.json", jsonLines(20, 4));
     const result = await harness.run(pipeline);
     expect(result.state).toBe("COMPLETED");
-    const { updates, events } = harness.services;
+    const { updates, events } = harness.plane;
     expect(await updates.get(harness.pipelineId, result.updateId)).toMatchObject({
       state: "COMPLETED",
       definitionVersion: 1,
@@ -114,7 +114,7 @@ describe("a three-level pipeline", () => {
       create_update: { definition_version: 1 },
     });
     expect((await ofType("update_progress")).map((e) => e.details["update_progress"])).toEqual(
-      ["INITIALIZING", "SETTING_UP_TABLES", "RUNNING", "COMPLETED"].map((state) => ({ state })),
+      ["INITIALIZING", "RUNNING", "COMPLETED"].map((state) => ({ state })),
     );
     expect((await ofType("planning_information"))[0]?.details).toMatchObject({
       planning_information: { levels: [["raw_orders"], ["clean_orders"], ["priced_orders"], ["totals"]] },
@@ -146,12 +146,12 @@ describe("a three-level pipeline", () => {
     await harness.land("2026/04/f.json", jsonLines(30, 1));
     const result = await harness.run(await harness.validate(broken));
     expect(result.state).toBe("FAILED");
-    expect(await harness.services.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
+    expect(await harness.plane.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
       state: "FAILED",
       error: { errorCode: "INVALID_PARAMETER_VALUE", message: expect.stringMatching(/no_such_column/) },
     });
     const failed = (
-      await harness.services.events.query(
+      await harness.plane.events.query(
         harness.pipelineId,
         { eventType: "update_progress", updateId: result.updateId, levels: ["ERROR"] },
         { limit: 10 },

@@ -48,7 +48,7 @@ describe("rewind and replay after a bad deploy", () => {
     expect(wrong.map((r) => Number(r["id"]))).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
 
     // Rewind to the last point before the deploy, deploy the fix, land more, replay.
-    const { result } = await h.rewind({ rewind_point_id: pointBeforeDeploy!.rewindPointId });
+    const result = await h.rewind({ rewind_point_id: pointBeforeDeploy!.rewindPointId });
     expect(result.dryRun).toBe(false);
     expect(await h.rows("cleaned")).toEqual(rowsAtPoint);
     await h.deploy(scenarioPipeline(h.landingUri, GOOD_SQL));

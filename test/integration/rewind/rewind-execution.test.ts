@@ -2,11 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadSnapshot, readHistory } from "../../../shared/delta/index.ts";
 import { RewindIncompleteError } from "../../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../../shared/rewind/rewind-points.ts";
-import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";
-import { runRewind } from "../../../shared/rewind/rewind-update.ts";
-import { checkUpdateAllowed } from "../../../shared/rewind/update-guard.ts";
 import { protectedVersions, vacuumDataset } from "../../../shared/rewind/rewind-vacuum.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
 import { scenarioPipeline } from "./pipeline-definitions.ts";
 
@@ -29,13 +25,13 @@ describe("executing a rewind", () => {
   it("commits RESTOREs with the update id, moves HEADs, and records progress and a final summary", async () => {
     const { h, points } = await threeUpdates();
     const target = points[0]!;
-    await h.rewind({ rewind_point_id: target.rewindPointId }, "U-REWIND");
+    const { updateId } = await h.rewind({ rewind_point_id: target.rewindPointId });
 
     const [restore] = await readHistory(h.tableStore("cleaned"), { limit: 1 });
     expect(restore!.operation).toBe("RESTORE");
     expect(restore!.operationParameters).toMatchObject({
       version: String(target.cut.datasets.get("cleaned")!.version),
-      updateId: "U-REWIND",
+      updateId,
     });
     expect(Object.keys(restore!.operationMetrics ?? {}).sort()).toEqual([
       "numOfFilesAfterRestore",
@@ -55,30 +51,29 @@ describe("executing a rewind", () => {
       "totals",
     ]);
     const summary = (await h.eventsOf("rewind_summary")).at(-1)!;
-    expect(summary.origin.update_id).toBe("U-REWIND");
+    expect(summary.origin.update_id).toBe(updateId);
     expect((summary.details["rewind_summary"] as { dry_run: boolean }).dry_run).toBe(false);
     expect(await h.rewindBlock()).toEqual({ blocked: false });
   });
 
   it("a rewind that fails part-way blocks other updates; rewinding again converges without restoring twice", async () => {
     const { h, points } = await threeUpdates();
-    const failing = h.env();
-    const env = {
-      ...failing,
-      tableStore: (dataset: string): ObjectStore => {
-        const store = failing.tableStore(dataset);
-        if (dataset !== "cleaned") return store;
-        return { ...store, putIfAbsent: () => Promise.reject(new Error("S3 is down")) } as ObjectStore;
-      },
-    };
-    const spec = parseRewindSpec({ rewind_point_id: points[0]!.rewindPointId }, h.clock.now());
-    await expect(runRewind(env, spec, "U-FAIL")).rejects.toThrow(/S3 is down/);
-    expect(await h.rewindBlock()).toEqual({ blocked: true, byUpdateId: "U-FAIL" });
-    const record = (await h.pipelines.get(h.pipelineId))!;
-    expect(() => checkUpdateAllowed(record, h.pipeline.settings, "other")).toThrow(RewindIncompleteError);
+    h.faults = (key) => (key.includes("/cleaned/_delta_log/") ? new Error("S3 is down") : undefined);
+    const failed = h.start({ rewind_spec: { rewind_point_id: points[0]!.rewindPointId } });
+    const { updateId, state, error } = await failed;
+    expect(state).toBe("FAILED");
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/S3 is down/);
+    expect(await h.updates.get(h.pipelineId, updateId)).toMatchObject({
+      state: "FAILED",
+      error: { errorCode: "INTERNAL_ERROR", message: "S3 is down" },
+    });
+    h.faults = () => undefined;
+    expect(await h.rewindBlock()).toEqual({ blocked: true, byUpdateId: updateId });
+    await expect(h.run()).rejects.toThrow(RewindIncompleteError);
     const rawVersion = (await loadSnapshot(h.tableStore("raw"))).version;
 
-    await h.rewind({ rewind_point_id: points[0]!.rewindPointId }, "U-AGAIN");
+    await h.rewind({ rewind_point_id: points[0]!.rewindPointId });
     expect((await loadSnapshot(h.tableStore("raw"))).version).toBe(rawVersion);
     expect((await h.eventsOf("rewind_progress")).at(-3)!.message).toMatch(/raw already holds version/);
     expect(await h.rewindBlock()).toEqual({ blocked: false });

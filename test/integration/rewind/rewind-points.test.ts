@@ -34,11 +34,13 @@ async function currentVersions(h: RewindHarness): Promise<number[]> {
   return out;
 }
 
+// Each successful update also captures a point at its end: two updates leave four points.
+const ids = (points: readonly { rewindPointId: string }[]) => points.map((p) => p.rewindPointId);
+
 describe("rewind points", () => {
   it("are rewind_summary events holding every dataset's version and every flow's seq", async () => {
     const { h, first, versionsAtFirst: versions } = await twoUpdates();
-    const [event] = await h.eventsOf("rewind_summary");
-    expect(event!.id).toBe(first.rewindPointId);
+    const event = (await h.eventsOf("rewind_summary")).find((e) => e.id === first.rewindPointId);
     expect(event!.message).toBe(PERIODIC_MESSAGE);
     expect(event!.details).toEqual({
       rewind_summary: {
@@ -60,7 +62,12 @@ describe("rewind points", () => {
   it("list newest first with the versions each restores", async () => {
     const { h, first, second } = await twoUpdates();
     const points = await listRewindPoints(h.env());
-    expect(points.map((p) => p.rewindPointId)).toEqual([second.rewindPointId, first.rewindPointId]);
+    expect(points).toHaveLength(4);
+    expect(ids(points).filter((id) => id === first.rewindPointId || id === second.rewindPointId)).toEqual([
+      second.rewindPointId,
+      first.rewindPointId,
+    ]);
+    expect(points[0]!.rewindPointId).toBe(second.rewindPointId);
     const [raw, cleaned, totals] = await currentVersions(h);
     expect(Object.fromEntries([...points[0]!.cut.datasets].map(([d, at]) => [d, at.version]))).toEqual({
       raw,
@@ -73,9 +80,10 @@ describe("rewind points", () => {
   it("expire after 7 days by default: gone from the list and from rewinds", async () => {
     const { h, first } = await twoUpdates();
     h.clock.advance(7 * DAY - 7_200_000);
-    expect(await listRewindPoints(h.env())).toHaveLength(2);
+    expect(await listRewindPoints(h.env())).toHaveLength(4);
     h.clock.advance(5_400_000);
-    expect(await listRewindPoints(h.env())).toHaveLength(1);
+    expect(ids(await listRewindPoints(h.env()))).not.toContain(first.rewindPointId);
+    expect(await listRewindPoints(h.env())).toHaveLength(2);
     await expect(findRewindPoint(h.env(), first.rewindPointId)).rejects.toThrow(RewindPointNotFoundError);
   });
 
@@ -85,7 +93,7 @@ describe("rewind points", () => {
     expect(await listRewindPoints(h.env())).toEqual([]);
 
     const long = await twoUpdates();
-    expect(await listRewindPoints(long.h.env())).toHaveLength(2);
+    expect(await listRewindPoints(long.h.env())).toHaveLength(4);
     await long.h.deploy(
       scenarioPipeline(long.h.landingUri, undefined, {
         "pipelines.rewind.retentionDuration": "interval 12 hours",

@@ -74,7 +74,7 @@ describe("rewind rules against storage", () => {
     await expect(other.rewind({ rewind_point_id: point.rewindPointId })).rejects.toThrow(
       RewindPointNotFoundError,
     );
-    const { result } = await h.rewind({ rewind_point_id: point.rewindPointId });
+    const result = await h.rewind({ rewind_point_id: point.rewindPointId });
     await expectRefused(h, { rewind_point_id: result.summaryEventId }, RewindPointNotFoundError);
   });
 
@@ -212,7 +212,7 @@ describe("rewind rules against storage", () => {
       DatasetNotInRewindPointError,
       /main\.shop\.eu_totals/,
     );
-    const { plan } = await h.rewind({
+    const plan = await h.rewind({
       rewind_point_id: point.rewindPointId,
       datasets: [
         { identifier: "main.shop.raw", cascade: false },
@@ -231,7 +231,7 @@ describe("rewind rules against storage", () => {
       InvalidCascadeConfigurationError,
       /main\.shop\.cleaned \(reads main\.shop\.raw\)/,
     );
-    const { plan } = await h.rewind({
+    const plan = await h.rewind({
       rewind_point_id: point.rewindPointId,
       datasets: [{ identifier: "main.shop.raw", cascade: true }],
     });
@@ -289,15 +289,15 @@ describe("rewind rules against storage", () => {
     const text = new Date(totalsFirst.timestamp).toISOString();
     const before = await state(h);
     const dry = await h.rewind({ rewind_timestamp: text, dry_run: true });
-    expect(dry.result.dryRun).toBe(true);
+    expect(dry.dryRun).toBe(true);
     expect({ ...(await state(h)), summaries: before.summaries }).toEqual(before);
     const recorded = (await h.eventsOf("rewind_summary")).at(-1)!;
-    expect(recorded.id).toBe(dry.result.summaryEventId);
+    expect(recorded.id).toBe(dry.summaryEventId);
     expect((recorded.details["rewind_summary"] as { dry_run: boolean }).dry_run).toBe(true);
 
-    const { plan } = await h.rewind({ rewind_point_id: dry.result.summaryEventId });
+    const plan = await h.rewind({ rewind_point_id: dry.summaryEventId });
     expect(plan.datasets.map((d) => [d.dataset, d.targetVersion])).toEqual(
-      dry.plan.datasets.map((d) => [d.dataset, d.targetVersion]),
+      dry.datasets.map((d) => [d.dataset, d.targetVersion]),
     );
     const after = await state(h);
     expect(after.heads).toEqual({ ingest: 1, clean: 1 });
@@ -306,7 +306,7 @@ describe("rewind rules against storage", () => {
 
   it("reset_checkpoints: false restores table data only and keeps HEAD", async () => {
     const { h, point } = await pipelineWithPoint();
-    const { plan } = await h.rewind({
+    const plan = await h.rewind({
       rewind_point_id: point.rewindPointId,
       datasets: [{ identifier: "main.shop.totals", cascade: false, reset_checkpoints: false }],
     });

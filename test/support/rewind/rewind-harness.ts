@@ -1,17 +1,15 @@
-import { randomUUID } from "node:crypto";
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable } from "../../../shared/delta/index.ts";
+import { parseWith } from "../../../shared/api/request-body.ts";
+import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
+import { rewindEnvironment, type ControlPlane } from "../../../shared/control/control-plane.ts";
+import { InProcessExecutions } from "../../../shared/control/in-process-executions.ts";
+import { startUpdate } from "../../../shared/control/start-update.ts";
+import type { DrivenUpdate, DriverOptions } from "../../../shared/control/update-driver.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
-import { runUpdate, type EngineServices, type UpdateResult } from "../../../shared/engine/update-runner.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import type { RewindEnvironment } from "../../../shared/rewind/rewind-environment.ts";
-import { rewindEnvironment } from "../../../shared/rewind/engine-environment.ts";
-import { executeRefreshPlan } from "../../../shared/rewind/refresh-execution.ts";
-import { planRefresh } from "../../../shared/rewind/refresh-plan.ts";
-import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
-import { runRewind } from "../../../shared/rewind/rewind-update.ts";
-import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
@@ -76,10 +74,26 @@ export function memoryPorts(clock: TestClock): HarnessPorts {
   };
 }
 
+/** A finished update as a test sees it: the driver's answer and the update's id. */
+export interface FinishedUpdate extends DrivenUpdate {
+  readonly updateId: string;
+}
+
+/** A rewind update as a test sees it, from its events (what a user sees). */
+export interface FinishedRewind {
+  readonly updateId: string;
+  readonly dryRun: boolean;
+  /** Its `rewind_summary` event (a point id for a dry run). */
+  readonly summaryEventId: string;
+  /** The datasets planned, upstream first, with their target versions. */
+  readonly datasets: readonly { readonly dataset: string; readonly targetVersion: number }[];
+}
+
 /**
- * The engine and the rewind domain for one pipeline: the real update runner, the real Delta tables and
- * state files, on in-memory stores by default (or the ports given, e.g. the AWS stand-ins), with a
- * test clock.
+ * One pipeline on the production path: updates start through `startUpdate` and run the control-plane
+ * steps through the in-process driver, on the real Delta tables and state files, on in-memory stores
+ * by default (or the ports given, e.g. the AWS stand-ins), with a test clock. `faults` lets a test
+ * break the bucket the steps see.
  */
 export class RewindHarness {
   /** Set by the first `deploy` (the Pipelines repository hands out ids). */
@@ -92,9 +106,17 @@ export class RewindHarness {
   readonly events: EventLogRepository;
   readonly updates: UpdatesRepository;
   readonly pipelines: PipelinesRepository;
+  readonly plane: ControlPlane;
+  readonly executions: InProcessExecutions;
+  /** A bucket write fails with the error this answers for its key (none by default). */
+  faults: (key: string) => Error | undefined = () => undefined;
 
   constructor(
-    options: { readonly clock?: TestClock; readonly ports?: (clock: TestClock) => HarnessPorts } = {},
+    options: {
+      readonly clock?: TestClock;
+      readonly ports?: (clock: TestClock) => HarnessPorts;
+      readonly driver?: Omit<DriverOptions, "stopped">;
+    } = {},
   ) {
     this.clock = options.clock ?? new TestClock();
     const ports = (options.ports ?? memoryPorts)(this.clock);
@@ -104,21 +126,24 @@ export class RewindHarness {
     this.events = ports.events;
     this.updates = ports.updates;
     this.pipelines = ports.pipelines;
-  }
-
-  private definitionVersion = 0;
-  pipeline!: ValidatedPipeline;
-
-  get services(): EngineServices {
-    return {
-      store: this.store,
-      checkpoints: this.checkpoints,
+    this.executions = new InProcessExecutions(() => this.plane, options.driver);
+    this.plane = {
+      pipelines: this.pipelines,
       updates: this.updates,
+      checkpoints: this.checkpoints,
       events: this.events,
+      bucket: faulty(this.store, (key) => this.faults(key)),
       locate: this.locate,
+      executions: this.executions,
+      sql: {
+        analyze: async (sql) => (await sqlParser()).analyze(sql),
+        analyzeCondition: async (condition) => (await sqlParser()).analyzeCondition(condition),
+      },
       clock: this.clock.now,
     };
   }
+
+  pipeline!: ValidatedPipeline;
 
   readonly locate = (location: string): ObjectStore => {
     if (location !== this.landingUri) throw new Error(`unknown location ${location}`);
@@ -126,7 +151,7 @@ export class RewindHarness {
   };
 
   env(pipeline: ValidatedPipeline = this.pipeline): RewindEnvironment {
-    return rewindEnvironment(this.services, this.pipelines, this.pipelineId, pipeline);
+    return rewindEnvironment(this.plane, this.pipelineId, pipeline);
   }
 
   /** Validates and makes `definition` the current one ("deploy"). */
@@ -134,15 +159,10 @@ export class RewindHarness {
     this.pipeline = await validatePipeline(definition, await sqlParser());
     if (this.pipelineId === "") {
       this.pipelineId = (await this.pipelines.create(this.pipeline.definition)).pipelineId;
-      this.definitionVersion = 1;
     } else {
-      const edited = await this.pipelines.edit(
-        this.pipelineId,
-        this.pipeline.definition,
-        this.definitionVersion,
-      );
+      const current = (await this.pipelines.getDefinition(this.pipelineId)).version;
+      const edited = await this.pipelines.edit(this.pipelineId, this.pipeline.definition, current);
       if (edited.outcome !== "edited") throw new Error(`deploy lost a race: ${edited.outcome}`);
-      this.definitionVersion = edited.version;
     }
     return this.pipeline;
   }
@@ -157,26 +177,42 @@ export class RewindHarness {
     await this.locate(this.landingUri).put(name, new TextEncoder().encode(text));
   }
 
-  async run(selection?: string[]): Promise<UpdateResult> {
-    const result = await runUpdate(this.services, {
-      pipelineId: this.pipelineId,
-      pipeline: this.pipeline,
-      definitionVersion: this.definitionVersion,
-      ...(selection ? { selection } : {}),
-    });
-    if (result.state !== "COMPLETED") throw result.error;
-    return result;
+  /** Starts an update with a start-update body (as the API validates it) and waits for its end. */
+  async start(body: Record<string, unknown> = {}): Promise<FinishedUpdate> {
+    const { update_id } = await startUpdate(this.plane, this.pipelineId, parseWith(startUpdateBody, body));
+    return { ...(await this.executions.settled(update_id)), updateId: update_id };
   }
 
-  async rewind(spec: unknown, updateId = `rewind-${randomUUID()}`) {
-    return runRewind(this.env(), parseRewindSpec(spec, this.clock.now()), updateId);
+  /** A run (of `selection` only, if given); throws its error unless it COMPLETED. */
+  async run(selection?: string[]): Promise<FinishedUpdate> {
+    return completed(await this.start(selection ? { selection } : {}));
+  }
+
+  /** A rewind update; throws its error (a refusal from start-update, or a failure) unless it COMPLETED. */
+  async rewind(spec: unknown): Promise<FinishedRewind> {
+    const { updateId } = completed(await this.start({ rewind_spec: spec }));
+    const ofUpdate = async (type: string) =>
+      (await this.eventsOf(type)).filter((e) => e.origin.update_id === updateId);
+    const [planning] = await ofUpdate("planning_information");
+    const summary = (await ofUpdate("rewind_summary")).at(-1)!;
+    const planned = (planning!.details["planning_information"] as {
+      datasets: { dataset: string; target_version: number }[];
+      dry_run: boolean;
+    })!;
+    return {
+      updateId,
+      dryRun: planned.dry_run,
+      summaryEventId: summary.id,
+      datasets: planned.datasets.map((d) => ({
+        dataset: d.dataset.split(".").at(-1)!,
+        targetVersion: d.target_version,
+      })),
+    };
   }
 
   /** A run request's resets (FULL / RESET / checkpoint resets), then its run unless RESET. */
-  async refresh(request: Record<string, unknown>): Promise<void> {
-    const plan = planRefresh(this.pipeline, parseRefreshRequest(request));
-    await executeRefreshPlan(this.env(), plan, `refresh-${randomUUID()}`);
-    if (plan.mode !== "RESET") await this.run([...(plan.runFlows ?? plan.run)]);
+  async refresh(request: Record<string, unknown>): Promise<FinishedUpdate> {
+    return completed(await this.start(request));
   }
 
   /** The pipeline's live events of a type, oldest first. */
@@ -206,6 +242,30 @@ export class RewindHarness {
       await table.close();
     }
   }
+}
+
+function completed(update: FinishedUpdate): FinishedUpdate {
+  if (update.state === "COMPLETED") return update;
+  throw update.error ?? new Error(`update ${update.updateId} ended ${update.state}`);
+}
+
+/** `store` whose writes fail where `fault` answers an error for the key. */
+function faulty(store: ObjectStore, fault: (key: string) => Error | undefined): ObjectStore {
+  const check = (key: string) => {
+    const error = fault(key);
+    if (error) throw error;
+  };
+  return {
+    get: (key) => store.get(key),
+    getRange: (key, range) => store.getRange(key, range),
+    list: (prefix, options) => store.list(prefix, options),
+    head: (key) => store.head(key),
+    put: async (key, body) => (check(key), store.put(key, body)),
+    putIfAbsent: async (key, body) => (check(key), store.putIfAbsent(key, body)),
+    putIfMatch: async (key, body, etag) => (check(key), store.putIfMatch(key, body, etag)),
+    delete: async (key) => (check(key), store.delete(key)),
+    deleteMany: async (keys) => (keys.forEach(check), store.deleteMany(keys)),
+  };
 }
 
 /** `n` JSON lines `{"id", "amount", "region"}` for ids `from .. from + n - 1`. */

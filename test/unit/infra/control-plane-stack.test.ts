@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { API_ROUTES } from "../../../infra/aws/api-routes.ts";
 import { buildStack } from "../../../infra/aws/synthesize.ts";
-import { RETRYABLE_ERRORS } from "../../../infra/aws/update-state-machine.ts";
+import { ENTRY_METADATA } from "../../../infra/aws/ebb.ts";
+import { RETRYABLE_ERRORS, UPDATE_TASKS } from "../../../shared/control/update-tasks.ts";
 
 // One synthesis for the file; the invariants that matter, not a serialized template.
 const template = Template.fromStack(buildStack().stack);
@@ -14,6 +15,7 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 
 interface AslState {
   Type: string;
+  Resource?: string;
   Retry?: { ErrorEquals: string[] }[];
   Catch?: { ErrorEquals: string[]; Next: string }[];
   ItemProcessor?: { States: Record<string, AslState> };
@@ -113,6 +115,26 @@ describe("control plane stack", () => {
       if (name === "RewindWaves" || name === "RunLevels")
         expect(map.Catch?.[0]?.ErrorEquals).toEqual(["States.ALL"]);
     }
+  });
+
+  it("has the same task states, invoking the same functions, as the in-process driver walks", () => {
+    const entries = Object.fromEntries(
+      Object.entries(template.toJSON()["Resources"] as Record<string, { Metadata?: Record<string, string> }>)
+        .filter(([, resource]) => resource.Metadata?.[ENTRY_METADATA] !== undefined)
+        .map(([id, resource]) => [id, resource.Metadata![ENTRY_METADATA]]),
+    );
+    const tasks = allStates(definition().States).filter(([, state]) => state.Type === "Task");
+    const invoked = Object.fromEntries(
+      tasks.map(([name, task]) => {
+        const functionId = /'Fn::GetAtt':\['([A-Za-z0-9]+)','Arn'\]/.exec(task.Resource ?? "")?.[1];
+        return [name, entries[functionId ?? ""]];
+      }),
+    );
+    expect(invoked).toEqual(
+      Object.fromEntries(
+        Object.entries(UPDATE_TASKS).map(([name, entry]) => [name, `functions/tasks/${entry}.ts`]),
+      ),
+    );
   });
 
   it("captures rewind points hourly and outputs the API URL, bucket and state machine", () => {

@@ -1,0 +1,195 @@
+import type { CrashHook } from "../engine/crash-points.ts";
+import type { FlowProgress } from "../engine/flow-runner.ts";
+import type { ViewRefresh } from "../engine/materialized-view.ts";
+import type { UpdateState } from "../store/updates-repository.ts";
+import type { ControlPlane } from "./control-plane.ts";
+import { continueAsNew, nextCycle, type CycleInput } from "./steps/continuous-step.ts";
+import { codedMessage, failUpdate, finishUpdate } from "./steps/finish-step.ts";
+import { planExecution, type ExecutionPlan } from "./steps/plan-step.ts";
+import { resetDatasets } from "./steps/reset-step.ts";
+import { finishRewind, rewindOneDataset } from "./steps/rewind-step.ts";
+import { runItem, type RunOutcome } from "./steps/run-step.ts";
+import type { UpdateIds } from "./steps/update-context.ts";
+import {
+  MAX_PARALLEL_ITEMS,
+  RETRYABLE_ERRORS,
+  TASK_RETRY,
+  UPDATE_FAILED,
+  type UpdateTask,
+} from "./update-tasks.ts";
+
+/**
+ * The update state machine walked in process (tests, benchmarks): the same steps, in the same order,
+ * as the ASL of `infra/aws/update-state-machine.ts` — PlanUpdate → Branch: rewind waves then
+ * FinishRewind, or ResetDatasets (if needed) then DAG levels of RunFlow looping until caught up
+ * (again each trigger while continuous) — then FinishUpdate; a failure takes the Catch path to
+ * FailUpdate. Each task retries `RETRYABLE_ERRORS` as the ASL does; the items of a wave or level run
+ * side by side up to `MAX_PARALLEL_ITEMS`, and one that fails fails the Map after the others end.
+ */
+
+export interface DriverOptions {
+  /** One RunFlow invocation's budget (Lambda: its remaining time less a margin). @default 10 min */
+  readonly budgetMs?: number;
+  /** Waits for a retry or a continuous trigger. @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Asked before each task: true once the execution was stopped (StopExecution). */
+  readonly stopped?: () => boolean;
+  /** Stands for `$$.StateMachine.Id` when a continuous update hands over. */
+  readonly stateMachineArn?: string;
+  /** Crash-injection test hook, handed to every micro-batch. */
+  readonly crash?: CrashHook;
+  /** Told each task state as it is entered (a trace of the walk). */
+  readonly onTask?: (state: UpdateTask) => void | Promise<void>;
+}
+
+/** How the execution ended, with what its tasks answered (for tests to look at). */
+export interface DrivenUpdate {
+  readonly state: UpdateState;
+  readonly plan?: ExecutionPlan;
+  /** The error the Catch path handled, as thrown. */
+  readonly error?: unknown;
+  readonly flows: Record<string, FlowProgress>;
+  readonly views: Record<string, ViewRefresh>;
+}
+
+class MapFailed extends Error {}
+class Stopped extends Error {}
+
+export async function driveUpdate(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  options: DriverOptions = {},
+): Promise<DrivenUpdate> {
+  const sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const flows: Record<string, FlowProgress> = {};
+  const views: Record<string, ViewRefresh> = {};
+  let plan: ExecutionPlan | undefined;
+  const ended = (state: UpdateState, error?: unknown): DrivenUpdate => ({
+    state,
+    ...(plan ? { plan } : {}),
+    ...(error === undefined ? {} : { error }),
+    flows,
+    views,
+  });
+  const task = async <T>(state: UpdateTask, work: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      if (options.stopped?.()) throw new Stopped();
+      await options.onTask?.(state);
+      try {
+        return await work();
+      } catch (error) {
+        const name = error instanceof Error ? error.name : "";
+        if (attempt >= TASK_RETRY.maxAttempts || !(RETRYABLE_ERRORS as readonly string[]).includes(name))
+          throw error;
+        await sleep(TASK_RETRY.intervalSeconds * 1000 * TASK_RETRY.backoffRate ** attempt);
+      }
+    }
+  };
+  const fail = (state: UpdateTask, error: unknown) =>
+    task(state, () =>
+      failUpdate(
+        plane,
+        ids,
+        error instanceof MapFailed
+          ? UPDATE_FAILED
+          : { Error: error instanceof Error ? error.name : "Error", Cause: caughtCause(error) },
+      ),
+    );
+  // An inline Map: its items side by side; a failed item takes its own Catch, then fails the Map.
+  const map = async <Item>(
+    items: readonly Item[],
+    failState: UpdateTask,
+    work: (item: Item) => Promise<void>,
+  ) => {
+    let next = 0;
+    let failure: { error: unknown } | undefined;
+    const worker = async () => {
+      while (failure === undefined && next < items.length) {
+        const item = items[next++] as Item;
+        try {
+          await work(item);
+        } catch (error) {
+          if (error instanceof Stopped) failure ??= { error };
+          else if (failure === undefined) {
+            failure = { error: new MapFailed("", { cause: error }) };
+            await fail(failState, error).catch(() => undefined);
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_ITEMS, items.length) }, worker));
+    if (failure) throw failure.error;
+  };
+  const runUntilCaughtUp = async (item: ExecutionPlan["levels"][number]["items"][number]) => {
+    for (let outcome: RunOutcome | undefined; !outcome?.caughtUp;) {
+      outcome = await task("RunFlow", () =>
+        runItem(plane, item, options.budgetMs ?? 600_000, options.crash ? { crash: options.crash } : {}),
+      );
+      if (outcome.view) views[item.dataset] = outcome.view;
+      else if (item.flow) flows[item.flow] = sumProgress(flows[item.flow], outcome);
+    }
+  };
+
+  try {
+    const planned = await task("PlanUpdate", () => planExecution(plane, ids));
+    plan = planned;
+    if (planned.branch === "rewind") {
+      for (const wave of planned.waves) {
+        await map(wave.items, "FailUpdateInRewind", async (item) => {
+          await task("RewindDataset", () => rewindOneDataset(plane, item));
+        });
+      }
+      await task("FinishRewind", () => finishRewind(plane, ids));
+    } else if (planned.branch === "run") {
+      if (planned.resets) await task("ResetDatasets", () => resetDatasets(plane, ids));
+      let cycle: CycleInput["cycle"];
+      for (;;) {
+        for (const level of planned.levels) await map(level.items, "FailUpdateInRun", runUntilCaughtUp);
+        if (!planned.continuous) break;
+        await sleep(planned.triggerSeconds * 1000);
+        const next = await task("NextCycle", () => nextCycle(plane, { ...ids, ...(cycle ? { cycle } : {}) }));
+        if (next.stopped) return ended((await plane.updates.get(ids.pipelineId, ids.updateId))!.state);
+        if (next.continueAsNew) {
+          const stateMachineArn = options.stateMachineArn ?? "in-process";
+          await task("ContinueUpdate", () =>
+            continueAsNew(plane, { ...ids, cycle: next.number, stateMachineArn }),
+          );
+          return ended("RUNNING");
+        }
+        cycle = { number: next.number };
+      }
+    }
+    const finished = await task("FinishUpdate", () => finishUpdate(plane, ids));
+    return ended(finished.state as UpdateState);
+  } catch (error) {
+    const original = error instanceof MapFailed ? error.cause : error;
+    if (error instanceof Stopped) {
+      return ended((await plane.updates.get(ids.pipelineId, ids.updateId))?.state ?? "CANCELED");
+    }
+    try {
+      const failed = await fail("FailUpdate", error);
+      return ended(failed.state as UpdateState, original);
+    } catch {
+      return ended("FAILED", original);
+    }
+  }
+}
+
+/** What Lambda hands Step Functions as the cause: the message, with the error's code in front. */
+function caughtCause(error: unknown): string {
+  return error instanceof Error ? codedMessage(error) : String(error);
+}
+
+function sumProgress(before: FlowProgress | undefined, outcome: RunOutcome): FlowProgress {
+  if (!before) {
+    const { caughtUp: _caughtUp, view: _view, ...progress } = outcome;
+    return progress;
+  }
+  return {
+    batches: before.batches + outcome.batches,
+    rowsIn: before.rowsIn + outcome.rowsIn,
+    rowsOut: before.rowsOut + outcome.rowsOut,
+    badRecords: before.badRecords + outcome.badRecords,
+    ...(outcome.lastSeq !== undefined ? { lastSeq: outcome.lastSeq } : {}),
+  };
+}
