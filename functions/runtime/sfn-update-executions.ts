@@ -1,5 +1,6 @@
 import type { SFNClient } from "@aws-sdk/client-sfn";
 import {
+  DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
   StartExecutionCommand,
@@ -13,7 +14,8 @@ import type {
 
 /**
  * The update-executions port on Step Functions: StartExecution named after the update id (a retried
- * start finds the same execution instead of running the update twice), StopExecution.
+ * start finds the same execution instead of running the update twice), StopExecution, and
+ * DescribeExecution to tell a lost execution from a running one.
  */
 export class SfnUpdateExecutions implements UpdateExecutions {
   constructor(
@@ -40,6 +42,16 @@ export class SfnUpdateExecutions implements UpdateExecutions {
       await this.client.send(new StopExecutionCommand({ executionArn, cause }));
     } catch (error) {
       if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    }
+  }
+
+  async isRunning(executionArn: string): Promise<boolean> {
+    try {
+      const described = await this.client.send(new DescribeExecutionCommand({ executionArn }));
+      return described.status === "RUNNING";
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist) return false;
+      throw error;
     }
   }
 }

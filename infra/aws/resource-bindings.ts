@@ -45,7 +45,11 @@ export function bindStateMachine(
   actions: readonly ("start" | "stop")[],
 ): void {
   fn.addEnvironment(ENVIRONMENT.stateMachineArn, stateMachine.stateMachineArn);
-  if (actions.includes("start")) stateMachine.grantStartExecution(fn);
+  if (actions.includes("start")) {
+    stateMachine.grantStartExecution(fn);
+    // Whoever starts updates also frees a pipeline whose update's execution is gone (stale-update.ts).
+    stateMachine.grantExecution(fn, "states:DescribeExecution");
+  }
   if (actions.includes("stop")) stateMachine.grantExecution(fn, "states:StopExecution");
 }
 

@@ -9,13 +9,15 @@ import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
 import { refreshFieldsOf } from "./update-request.ts";
 import { recorder } from "./update-events.ts";
+import { releaseStaleUpdate } from "./stale-update.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 
 /**
  * Starting an update (api.md "Updates"; semantics.md "Rewind request": every check runs here,
  * synchronously, so an invalid request starts nothing and blocks nothing):
  *
- * 1. The pipeline exists; its current definition is the one the update runs.
+ * 1. The pipeline exists; its current definition is the one the update runs. An active update whose
+ *    execution is gone is FAILED and the pipeline released first (stale-update.ts).
  * 2. The request: a `rewind_spec` (parsed, then planned against storage: target, cascade, retention,
  *    files, checkpoints — the same checks as a dry run) or refresh fields (parsed and planned:
  *    selections must name datasets or flows of the pipeline). Both at once is refused.
@@ -32,7 +34,7 @@ export async function startUpdate(
   pipelineId: string,
   body: StartUpdateBody,
 ): Promise<{ update_id: string }> {
-  const record = await requirePipeline(plane, pipelineId);
+  const record = await releaseStaleUpdate(plane, await requirePipeline(plane, pipelineId));
   const { version, pipeline } = await loadPipeline(plane, pipelineId);
   const refreshFields = refreshFieldsOf(body);
 

@@ -22,4 +22,6 @@ export interface UpdateExecutions {
   start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string>;
   /** Stops a running execution; a finished one is left as it is. */
   stop(executionArn: string, cause: string): Promise<void>;
+  /** Whether the execution still runs (false when it ended, was stopped, or is unknown: e.g. lost in a crash). */
+  isRunning(executionArn: string): Promise<boolean>;
 }
