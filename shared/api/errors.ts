@@ -1,19 +1,14 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the HTTP API layer itself (api.md: every error answers `{"error_code", "message"}`): a
  * body that is not JSON, too large, or names a field no route knows; a parameter that is not allowed;
- * a resource that is not there. Domain errors (pipeline, rewind, engine, store) carry their own
- * `errorCode`; `error-response.ts` maps them all to HTTP.
+ * a resource that is not there. A bad parameter is the shared `InvalidParameterError`
+ * (`errors/coded-error.ts`); `error-response.ts` maps every `CodedError` to HTTP.
  */
-export class ApiError extends Error {
+export class ApiError extends CodedError {
   override readonly name: string = "ApiError";
-  readonly errorCode: string = "INTERNAL_ERROR";
-  readonly httpStatus: number = 500;
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
+  override readonly httpStatus: number = 500;
 }
 
 /** The body is not JSON (or not a JSON object). */
@@ -38,13 +33,6 @@ export class RequestTooLargeError extends ApiError {
   }
 }
 
-/** A field, query parameter or path part that is not allowed (unknown, wrong type, a rule between fields). */
-export class InvalidParameterError extends ApiError {
-  override readonly name = "InvalidParameterError";
-  override readonly errorCode = "INVALID_PARAMETER_VALUE";
-  override readonly httpStatus = 400;
-}
-
 /** A pipeline, update, dataset or table that does not exist. */
 export class ResourceNotFoundError extends ApiError {
   override readonly name = "ResourceNotFoundError";
@@ -56,6 +44,13 @@ export class ResourceNotFoundError extends ApiError {
 export class ResourceConflictError extends ApiError {
   override readonly name = "ResourceConflictError";
   override readonly errorCode = "RESOURCE_CONFLICT";
+  override readonly httpStatus = 409;
+}
+
+/** A resource with that name exists and the request asked for none to (`allow_duplicate_names: false`). */
+export class ResourceAlreadyExistsError extends ApiError {
+  override readonly name = "ResourceAlreadyExistsError";
+  override readonly errorCode = "RESOURCE_ALREADY_EXISTS";
   override readonly httpStatus = 409;
 }
 
@@ -82,3 +77,6 @@ export class UnauthenticatedError extends ApiError {
   override readonly errorCode = "UNAUTHENTICATED";
   override readonly httpStatus = 401;
 }
+
+// The shared request-value error, also reachable here where the API's other errors are.
+export { InvalidParameterError } from "../errors/coded-error.ts";

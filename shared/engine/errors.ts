@@ -1,19 +1,12 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the pipeline engine: one base class and a subclass per failure. Each carries a stable
  * `name` (Step Functions Retry/Catch match on it), the `cause` it wraps, structured `data`, and the
  * API `error_code` it maps to. Messages say what happened and what to do.
  */
-export class EngineError extends Error {
+export class EngineError extends CodedError {
   override readonly name: string = "EngineError";
-  /** The `error_code` the HTTP API answers with. */
-  readonly errorCode: string = "INTERNAL_ERROR";
-  /** Structured details for the event log and API responses. */
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
 }
 
 /** User SQL tried something the sandbox does not allow (a file, a URL, ATTACH, INSTALL, a setting). */
@@ -175,6 +168,25 @@ export class IncompatibleSchemaChangeError extends EngineError {
     super(
       `the new definition of ${dataset} is incompatible with its table: ${problems.join("; ")}; fully refresh the dataset to recreate the table ({"refresh": "FULL", "selection": ["${dataset}"], "reset_mode": "DROP"}), or give the query its columns back`,
       { data: { dataset, problems } },
+    );
+  }
+}
+
+/**
+ * Records the flow must read next are no longer in its event stream: retention (or a deletion) moved
+ * the start of a Kafka partition or Kinesis shard past the flow's position.
+ */
+export class SourceRecordsExpiredError extends EngineError {
+  override readonly name = "SourceRecordsExpiredError";
+  override readonly errorCode = "INVALID_STATE";
+  constructor(
+    readonly flow: string,
+    /** `topic <t> partition <p>` or `stream <s> shard <id>`, with what is gone. */
+    readonly gone: readonly string[],
+  ) {
+    super(
+      `flow "${flow}" cannot read on: ${gone.join("; ")}; the records were removed by the stream's retention before the flow read them. Fully refresh the flow's dataset (or reset its checkpoint) to read from what the stream holds now, and raise the retention`,
+      { data: { flow, gone } },
     );
   }
 }
