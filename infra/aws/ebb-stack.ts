@@ -15,5 +15,10 @@ export class EbbStack extends Stack {
     new CfnOutput(this, "BucketName", { value: this.storage.bucket.bucketName });
     new CfnOutput(this, "ApiUrl", { value: this.ebb.api.url });
     new CfnOutput(this, "StateMachineArn", { value: this.ebb.stateMachine.stateMachineArn });
+    if (this.ebb.webUi) {
+      new CfnOutput(this, "WebUiUrl", {
+        value: `https://${this.ebb.webUi.distribution.distributionDomainName}`,
+      });
+    }
   }
 }

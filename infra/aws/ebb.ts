@@ -10,6 +10,7 @@ import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
 import { EbbStorage } from "./ebb-storage.ts";
+import { EbbWebUi } from "./ebb-web-ui.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
 import { bindAccess, type BindableResources } from "./resource-bindings.ts";
@@ -25,6 +26,11 @@ export interface EbbProps {
   readonly logRetention?: logs.RetentionDays;
   /** The API's stage (the first part of its URL path). @default "ebb" */
   readonly apiStageName?: string;
+  /**
+   * The web UI's built files (`ui/dist`), served by CloudFront from a private bucket.
+   * @default no web UI
+   */
+  readonly webUiAssets?: string;
 }
 
 /**
@@ -37,6 +43,7 @@ export class Ebb extends Construct {
   readonly api: apigw.RestApi;
   readonly stateMachine: sfn.StateMachine;
   readonly captureRule: events.Rule;
+  readonly webUi?: EbbWebUi;
   /** Every function, by construct id. */
   readonly functions = new Map<string, lambda.Function>();
   private readonly logRetention: logs.RetentionDays;
@@ -101,6 +108,10 @@ export class Ebb extends Construct {
       schedule: props.captureSchedule ?? events.Schedule.rate(Duration.hours(1)),
       targets: [new targets.LambdaFunction(capture)],
     });
+
+    if (props.webUiAssets !== undefined) {
+      this.webUi = new EbbWebUi(this, "WebUi", { assets: props.webUiAssets, apiUrl: this.api.url });
+    }
   }
 
   private fn(

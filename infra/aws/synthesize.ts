@@ -19,6 +19,8 @@ export interface BuildOptions {
    * @default false
    */
   readonly bundle?: boolean;
+  /** The web UI's built files, to deploy with the stack. @default no web UI */
+  readonly webUiAssets?: string;
 }
 
 /** Builds the Ebb stack in a fresh app. No network, no Docker. */
@@ -28,7 +30,11 @@ export function buildStack(outdir?: string, options: BuildOptions = {}): { app: 
     // The CDK skips asset bundling for stacks not in this list (as `cdk list` does).
     ...(options.bundle ? {} : { context: { "aws:cdk:bundling-stacks": [] } }),
   });
-  const stack = new EbbStack(app, STACK_NAME);
+  const stack = new EbbStack(
+    app,
+    STACK_NAME,
+    options.webUiAssets !== undefined ? { ebb: { webUiAssets: options.webUiAssets } } : {},
+  );
   return { app, stack };
 }
 

@@ -175,7 +175,7 @@ describe("the web UI: rewind and replay in a browser", () => {
     await page.getByRole("dialog", { name: "Rewind now?" }).waitFor();
     await page.getByRole("button", { name: "Rewind 3 datasets" }).click();
     await page.getByText("Rewound.", { exact: false }).first().waitFor({ timeout: 60_000 });
-    await expect(page.locator(".progress-done").count()).resolves.toBe(3);
+    await expect.poll(() => page.locator(".progress-done").count()).toBe(3);
     await screenshot(page, "rewind-4-done");
     const orders = await cp.client.query(table("orders"), { sql: "SELECT count(*) AS n FROM t" });
     expect(orders.rows[0]!["n"]).toBe(3);

@@ -1,4 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { ebb } from "../api/client.ts";
 import { useUpdate } from "../api/queries.ts";
 import { ErrorNote } from "../components/ErrorNote.tsx";
@@ -21,6 +22,11 @@ export function ProgressStep(props: { pipelineId: string; updateId: string; data
       ).events,
     refetchInterval: done ? false : 1000,
   });
+  // The last datasets' events may land after the previous poll: read them once more at the end.
+  const { refetch } = progress;
+  useEffect(() => {
+    if (done) void refetch();
+  }, [done, refetch]);
   const rewound = new Map(
     (progress.data ?? []).map((e) => {
       const d = e.details["rewind_progress"] as { dataset: string; target_version: number };

@@ -1,0 +1,77 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as cloudfront from "aws-cdk-lib/aws-cloudfront";
+import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
+import * as s3 from "aws-cdk-lib/aws-s3";
+import * as s3deploy from "aws-cdk-lib/aws-s3-deployment";
+import { Construct } from "constructs";
+
+export interface EbbWebUiProps {
+  /** The built app (`ui/dist`, from `npm run build:ui`). */
+  readonly assets: string;
+  /** The API's URL, written to `config.json` beside the app. */
+  readonly apiUrl: string;
+}
+
+/**
+ * The web UI on AWS: its built files in a private bucket (no public access, TLS only), served by
+ * CloudFront through origin access control; every path that is no file answers `index.html`, so the
+ * app's own routes load on a reload. `config.json` tells the app where the API is.
+ */
+export class EbbWebUi extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly distribution: cloudfront.Distribution;
+
+  constructor(scope: Construct, id: string, props: EbbWebUiProps) {
+    super(scope, id);
+    this.bucket = new s3.Bucket(this, "Assets", {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      autoDeleteObjects: true,
+    });
+    const headers = new cloudfront.ResponseHeadersPolicy(this, "Headers", {
+      securityHeadersBehavior: {
+        contentSecurityPolicy: {
+          // The API's host is a deploy-time token: allow API Gateway's domain.
+          contentSecurityPolicy:
+            "default-src 'self'; connect-src 'self' https://*.amazonaws.com; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+          override: true,
+        },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
+        strictTransportSecurity: {
+          accessControlMaxAge: Duration.days(365),
+          includeSubdomains: true,
+          override: true,
+        },
+      },
+    });
+    this.distribution = new cloudfront.Distribution(this, "Distribution", {
+      comment: "Ebb web UI",
+      defaultRootObject: "index.html",
+      defaultBehavior: {
+        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        responseHeadersPolicy: headers,
+      },
+      // Without ListBucket a missing key answers 403: both mean "an app route", answered by the app.
+      errorResponses: [403, 404].map((httpStatus) => ({
+        httpStatus,
+        responseHttpStatus: 200,
+        responsePagePath: "/index.html",
+        ttl: Duration.seconds(0),
+      })),
+    });
+    new s3deploy.BucketDeployment(this, "Deploy", {
+      destinationBucket: this.bucket,
+      sources: [
+        s3deploy.Source.asset(props.assets),
+        s3deploy.Source.jsonData("config.json", { apiUrl: props.apiUrl }),
+      ],
+      distribution: this.distribution,
+      distributionPaths: ["/index.html", "/config.json"],
+    });
+  }
+}
