@@ -1,14 +1,15 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { interruptAllSandboxes } from "../../shared/engine/sandbox.ts";
+import { keepApiToken, shellQuote, type ApiToken } from "./api-token.ts";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
 import { startLocalControlPlane, type LocalControlPlane } from "./local-control-plane.ts";
+import { createOwnerOnly, restrictToOwner } from "./owner-only.ts";
 import type { StorageNames } from "./provision-ebb.ts";
 
 /**
@@ -16,8 +17,9 @@ import type { StorageNames } from "./provision-ebb.ts";
  * machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. The port comes from `--port`, else `EBB_PORT`, else any free one; the token is kept in the
- * data folder so it survives restarts. The web UI (`ui/dist`, built by `npm run build:ui` before this
- * starts) is served at `/`; the printed one-time link carries the token in its fragment.
+ * data folder (0600, never printed) so it survives restarts. The web UI (`ui/dist`, built by
+ * `npm run build:ui` before this starts) is served at `/`; its sign-in link, which carries the token
+ * in its fragment, is written next to the token rather than printed.
  */
 const UI_ASSETS = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 const { values } = parseArgs({
@@ -32,16 +34,20 @@ if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
   process.exit(2);
 }
 const started = Date.now();
+createOwnerOnly();
 await removeLeftoverScratchFolders();
+if (values["data-dir"] !== "memory") await restrictToOwner(path.resolve(values["data-dir"]));
 
 const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
 let plane: LocalControlPlane;
+let token: ApiToken;
 try {
+  token = await keepApiToken(aws.dataDir);
   plane = await startLocalControlPlane({
     endpoints: aws.endpoints,
     storage,
     ebb: await loadSynthesizedEbb(),
-    token: await apiToken(aws.dataDir),
+    token: token.token,
     uiAssets: UI_ASSETS,
     ...(port !== undefined ? { port } : {}),
   });
@@ -49,7 +55,9 @@ try {
   await aws.stop();
   throw error;
 }
-console.log(describe(aws, storage, plane, Date.now() - started));
+const signIn = path.join(token.dir, "ui-sign-in");
+await writeFile(signIn, `${plane.endpoint}/#token=${token.token}\n`, { mode: 0o600 });
+console.log(describe(aws, storage, plane, token, Date.now() - started));
 
 let stopping = false;
 const stop = (exitCode: number): void => {
@@ -61,6 +69,7 @@ const stop = (exitCode: number): void => {
   void plane
     .stop()
     .then(() => aws.stop())
+    .then(() => (aws.dataDir === undefined ? rm(token.dir, { recursive: true, force: true }) : undefined))
     .then(() => {
       console.log("stopped");
       process.exit(exitCode);
@@ -72,28 +81,17 @@ void aws.crashed.then((what) => {
   stop(1);
 });
 
-/** The bearer token: kept in the data folder (a fresh one in memory mode). */
-async function apiToken(dataDir: string | undefined): Promise<string> {
-  if (dataDir === undefined) return randomBytes(24).toString("base64url");
-  const file = path.join(dataDir, "api-token");
-  const kept = (await readFile(file, "utf8").catch(() => "")).trim();
-  if (kept) return kept;
-  const token = randomBytes(24).toString("base64url");
-  await mkdir(dataDir, { recursive: true });
-  await writeFile(file, `${token}\n`, { mode: 0o600 });
-  return token;
-}
-
 function describe(
   aws: EmbeddedAws,
   storage: StorageNames,
   plane: LocalControlPlane,
+  token: ApiToken,
   elapsedMs: number,
 ): string {
   const { endpoints } = aws;
   return [
     `Ebb is up (${(elapsedMs / 1000).toFixed(1)} s)`,
-    `  UI          ${plane.endpoint}/#token=${plane.token}`,
+    `  UI          ${plane.endpoint}/   (sign-in link: cat ${shellQuote(path.join(token.dir, "ui-sign-in"))})`,
     `  API         ${plane.endpoint}   (Authorization: Bearer $EBB_TOKEN)`,
     `  S3          ${endpoints.s3Endpoint}`,
     `  DynamoDB    ${endpoints.dynamoDbEndpoint}`,
@@ -106,7 +104,7 @@ function describe(
     "",
     "Paste into another shell (the ebb CLI, the AWS CLI and SDKs read these):",
     `export EBB_ENDPOINT=${plane.endpoint}`,
-    `export EBB_TOKEN=${plane.token}`,
+    `export EBB_TOKEN=$(cat ${shellQuote(token.file)})`,
     `export EBB_BUCKET=${storage.bucket}`,
     `export AWS_ENDPOINT_URL_S3=${endpoints.s3Endpoint}`,
     `export AWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamoDbEndpoint}`,

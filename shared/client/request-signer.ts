@@ -1,6 +1,6 @@
-import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { SignatureV4 } from "@smithy/signature-v4";
+import { NodeSha256 } from "../store/node-sha256.ts";
 import type { RequestAuth } from "./request-auth.ts";
 
 /**
@@ -11,23 +11,6 @@ export type { RequestAuth };
 
 export function bearerAuth(token: string): RequestAuth {
   return { headers: async () => ({ authorization: `Bearer ${token}` }) };
-}
-
-/** SHA-256 and HMAC-SHA-256 from node:crypto, in the shape SignatureV4 takes. */
-class NodeSha256 {
-  #hash: Hash | Hmac;
-  constructor(secret?: string | Uint8Array) {
-    this.#hash = secret === undefined ? createHash("sha256") : createHmac("sha256", secret);
-  }
-  update(data: string | Uint8Array): void {
-    this.#hash.update(data);
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.#hash.digest());
-  }
-  reset(): void {
-    throw new Error("NodeSha256 cannot be reset");
-  }
 }
 
 export function sigV4Auth(region: string): RequestAuth {

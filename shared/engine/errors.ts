@@ -178,3 +178,22 @@ export class IncompatibleSchemaChangeError extends EngineError {
     );
   }
 }
+
+/**
+ * Records the flow must read next are no longer in its event stream: retention (or a deletion) moved
+ * the start of a Kafka partition or Kinesis shard past the flow's position.
+ */
+export class SourceRecordsExpiredError extends EngineError {
+  override readonly name = "SourceRecordsExpiredError";
+  override readonly errorCode = "INVALID_STATE";
+  constructor(
+    readonly flow: string,
+    /** `topic <t> partition <p>` or `stream <s> shard <id>`, with what is gone. */
+    readonly gone: readonly string[],
+  ) {
+    super(
+      `flow "${flow}" cannot read on: ${gone.join("; ")}; the records were removed by the stream's retention before the flow read them. Fully refresh the flow's dataset (or reset its checkpoint) to read from what the stream holds now, and raise the retention`,
+      { data: { flow, gone } },
+    );
+  }
+}

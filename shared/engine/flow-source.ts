@@ -13,10 +13,19 @@ import {
   planFileBatch,
 } from "./auto-loader-source.ts";
 import { CheckpointStateError, SourceUnavailableError } from "./errors.ts";
+import type { EventStreams } from "./event-streams.ts";
+import { kafkaBatchSource } from "./kafka-source.ts";
+import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
 import { BAD_RECORD_COLUMNS, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
-import type { FileSetOffset, SourceOffset, TableOffset } from "./source-offsets.ts";
+import type {
+  FileSetOffset,
+  KafkaOffset,
+  KinesisOffset,
+  SourceOffset,
+  TableOffset,
+} from "./source-offsets.ts";
 import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table-stream-source.ts";
 
 /**
@@ -70,6 +79,8 @@ export interface FlowSourceContext {
   readonly datasetTable: (dataset: string) => ObjectStore;
   /** The store rooted at an external location (`delta` and `auto_loader` paths). */
   readonly locate: (location: string) => ObjectStore;
+  /** Kafka and Kinesis clients. */
+  readonly eventStreams: EventStreams;
   /** The engine's session (never for user SQL): decodes source tables' log checkpoints. */
   readonly duck?: DuckSession;
   /** The batch's sandbox, opened on first use. */
@@ -79,6 +90,22 @@ export interface FlowSourceContext {
 export function createFlowSource(context: FlowSourceContext): FlowSource {
   const source = context.source;
   if (source.type === "auto_loader") return fileSource(context, source.format, source.schema);
+  if (source.type === "kafka") {
+    const topics = () => context.eventStreams.kafka(source);
+    return eventStreamSource<KafkaOffset>(
+      context,
+      "kafka",
+      kafkaBatchSource(context.flowName, source, context.options, topics),
+    );
+  }
+  if (source.type === "kinesis") {
+    const stream = () => context.eventStreams.kinesis(source);
+    return eventStreamSource<KinesisOffset>(
+      context,
+      "kinesis",
+      kinesisBatchSource(context.flowName, source, context.options, stream),
+    );
+  }
   const store = source.type === "stream" ? context.datasetTable(source.dataset) : context.locate(source.path);
   const upstream = source.type === "stream" ? source.dataset : source.path;
   return tableSource(context, store, upstream);
@@ -190,6 +217,52 @@ function fileSource(
       };
       // JSON is read in one pass with the query; other formats are checked record by record first.
       return read(format === "json");
+    },
+  };
+}
+
+/** A Kafka or Kinesis batch source over its own kind of offset. */
+interface EventBatches<Offset extends SourceOffset> {
+  plan(start: Offset | undefined): Promise<{ end: Offset; caughtUp: boolean } | undefined>;
+  load(
+    start: Offset | undefined,
+    end: Offset,
+    sandbox: Sandbox,
+    tables: { good: string; bad: string },
+  ): Promise<{ rows: number; bad: number; newestTimestamp?: number }>;
+}
+
+/** Kafka and Kinesis: a batch is a range of positions, loaded as a temp table of decoded records. */
+function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
+  context: FlowSourceContext,
+  kind: Offset["kind"],
+  batches: EventBatches<Offset>,
+): FlowSource {
+  const offset = (value: SourceOffset | undefined): Offset | undefined => {
+    if (value === undefined) return undefined;
+    if (value.kind !== kind)
+      throw new CheckpointStateError(
+        `expected a ${kind} offset, found ${value.kind}: was the flow's source changed? reset its checkpoint`,
+      );
+    return value as Offset;
+  };
+  return {
+    async plan(start) {
+      const planned = await batches.plan(offset(start));
+      return planned && { end: planned.end, caughtUp: planned.caughtUp };
+    },
+    async load(start, end) {
+      const sandbox = await context.sandbox();
+      const loaded = await batches.load(offset(start), offset(end)!, sandbox, {
+        good: SOURCE_TABLE,
+        bad: BAD_RECORDS_TABLE,
+      });
+      return {
+        rowsIn: loaded.rows,
+        badRecords: loaded.bad,
+        ...(loaded.newestTimestamp !== undefined ? { newestUpstreamTimestamp: loaded.newestTimestamp } : {}),
+        skippedRestores: [],
+      };
     },
   };
 }

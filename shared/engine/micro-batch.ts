@@ -5,6 +5,8 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
 import { EngineError, MalformedRecordsError } from "./errors.ts";
+import { networkEventStreams } from "../store/event-stream-clients.ts";
+import type { EventStreams } from "./event-streams.ts";
 import { BAD_RECORDS_TABLE, createFlowSource } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
@@ -44,6 +46,8 @@ export interface FlowRun {
   /** The store rooted at an external location (`delta` and `auto_loader` paths). */
   readonly locate: (location: string) => ObjectStore;
   readonly crash?: CrashHook;
+  /** Kafka and Kinesis clients. @default over the network, as the source's settings say */
+  readonly eventStreams?: EventStreams;
 }
 
 export interface BatchOutcome {
@@ -87,6 +91,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       store: run.catalog.store,
       datasetTable: (name) => run.catalog.tableStore(name),
       locate: run.locate,
+      eventStreams: run.eventStreams ?? networkEventStreams,
       duck: run.session.duck,
       sandbox: openSandbox,
     });

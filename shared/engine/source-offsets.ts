@@ -35,7 +35,47 @@ export const fileSetOffsetSchema = z.object({
 });
 export type FileSetOffset = z.infer<typeof fileSetOffsetSchema>;
 
-export const sourceOffsetSchema = z.discriminatedUnion("kind", [tableOffsetSchema, fileSetOffsetSchema]);
+/** Per topic, per partition (a decimal string): the offset of the next record to read. */
+const partitionOffsetsSchema = z.record(z.string(), z.record(z.string(), z.number().int().nonnegative()));
+
+/**
+ * A `kafka` source: every record before `next[topic][partition]` is consumed. A partition the
+ * previous offset did not hold (the first batch, or one created since) started at
+ * `started[topic][partition]`, recorded so a retried batch reads exactly the same records.
+ */
+export const kafkaOffsetSchema = z.object({
+  kind: z.literal("kafka"),
+  next: partitionOffsetsSchema,
+  started: partitionOffsetsSchema.optional(),
+});
+export type KafkaOffset = z.infer<typeof kafkaOffsetSchema>;
+
+/**
+ * A `kinesis` source, per shard: the sequence number of the last record consumed; before any, `at`
+ * (epoch ms) when the flow started at LATEST or AT_TIMESTAMP (LATEST is pinned to the time of the
+ * first batch, so records put between two runs are never skipped); neither: from the shard's start.
+ * `drained`: the shard is closed and every record of it read, which lets its children be read (a
+ * child is never read before its parents).
+ */
+export const kinesisOffsetSchema = z.object({
+  kind: z.literal("kinesis"),
+  shards: z.record(
+    z.string(),
+    z.object({
+      after: z.string().optional(),
+      at: z.number().int().nonnegative().optional(),
+      drained: z.boolean().optional(),
+    }),
+  ),
+});
+export type KinesisOffset = z.infer<typeof kinesisOffsetSchema>;
+
+export const sourceOffsetSchema = z.discriminatedUnion("kind", [
+  tableOffsetSchema,
+  fileSetOffsetSchema,
+  kafkaOffsetSchema,
+  kinesisOffsetSchema,
+]);
 export type SourceOffset = z.infer<typeof sourceOffsetSchema>;
 
 /** The last version whose rows the reader has read, fully or in part (-1 before any). */

@@ -31,6 +31,8 @@ export const flowOptionsSchema = strictObject({
   max_files_per_batch: positiveCount.optional(),
   /** At most this many rows per micro-batch (a version may be split across batches). */
   max_rows_per_batch: positiveCount.optional(),
+  /** At most this many records per micro-batch of a kafka or kinesis source (Spark's maxOffsetsPerTrigger). */
+  max_offsets_per_batch: positiveCount.optional(),
   /** Malformed records fail the batch (default) or go to the dataset's `_quarantine` table. */
   bad_records: caseInsensitiveEnum(BAD_RECORDS_MODES, (v) => v.toLowerCase()).default("fail"),
   /** Where a fresh checkpoint starts reading a Delta source (stream or delta). */
@@ -70,6 +72,24 @@ export const flowSchema = strictObject({
         message: `${key} applies to stream and delta sources (table versions and commit times); an auto_loader source reads every file under its path`,
       });
     }
+  }
+  const eventStream = flow.source.type === "kafka" || flow.source.type === "kinesis";
+  if (eventStream) {
+    const where = flow.source.type === "kafka" ? "source.starting_offsets" : "source.starting_position";
+    for (const key of starting) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["options", key],
+        message: `${key} applies to stream and delta sources; a ${flow.source.type} source starts where ${where} says`,
+      });
+    }
+  } else if (options?.max_offsets_per_batch !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["options", "max_offsets_per_batch"],
+      message:
+        "max_offsets_per_batch applies to kafka and kinesis sources: use max_files_per_batch or max_rows_per_batch",
+    });
   }
 });
 

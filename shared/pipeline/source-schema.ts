@@ -1,11 +1,16 @@
 import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
 import { columnNameSchema, identifierSchema } from "./identifier.ts";
-import { columnTypeProblem } from "./column-type.ts";
+import { columnTypeSchema } from "./column-type-schema.ts";
+import { kafkaSourceSchema, kinesisSourceSchema } from "./event-stream-sources.ts";
+
+export { kinesisStreamName, kinesisStreamRegion } from "./event-stream-sources.ts";
+export type { KafkaSource, KinesisSource } from "./event-stream-sources.ts";
 
 /**
  * Where a flow reads from (semantics.md "Pipeline, datasets, flows"): another dataset of this pipeline
- * as a stream, an external Delta table by path, or files landing under a prefix.
+ * as a stream, an external Delta table by path, files landing under a prefix, or an event stream
+ * (Kafka, Kinesis: `event-stream-sources.ts`).
  */
 
 /** `s3://bucket[/prefix]`: bucket names as S3 allows them (3–63 of a-z, 0-9, `.`, `-`). */
@@ -20,17 +25,6 @@ export function isSourceLocation(path: string): boolean {
 const locationSchema = z.string().refine(isSourceLocation, {
   error: (issue) =>
     `path ${JSON.stringify(issue.input)} is not a location Ebb can read: use s3://<bucket>/<prefix> (or an absolute local folder when running locally), without ".." segments`,
-});
-
-/** A declared column type: parsed as a DuckDB type here, so no other text reaches the engine's SQL. */
-const columnTypeSchema = z.string().superRefine((value, ctx) => {
-  const problem = columnTypeProblem(value);
-  if (problem !== undefined) {
-    ctx.addIssue({
-      code: "custom",
-      message: `${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)} is not a column type: ${problem}`,
-    });
-  }
 });
 
 export const AUTO_LOADER_FORMATS = ["json", "csv", "parquet"] as const;
@@ -60,6 +54,8 @@ export const sourceSchema = z.discriminatedUnion("type", [
   streamSourceSchema,
   deltaSourceSchema,
   autoLoaderSourceSchema,
+  kafkaSourceSchema,
+  kinesisSourceSchema,
 ]);
 
 export type StreamSource = z.infer<typeof streamSourceSchema>;

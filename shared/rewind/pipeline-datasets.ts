@@ -37,6 +37,9 @@ export function allFlows(pipeline: ValidatedPipeline): { flow: FlowDefinition; d
 export function externalSource(flow: FlowDefinition): string | undefined {
   const source = flow.source;
   if (source.type === "stream") return undefined;
+  if (source.type === "kafka")
+    return `kafka ${source.topic ?? source.topics?.join(", ") ?? `/${source.pattern}/`}`;
+  if (source.type === "kinesis") return `kinesis ${source.stream}`;
   return `${source.type} ${source.path}`;
 }
 

@@ -9,13 +9,15 @@ import {
 import { CheckpointStateError } from "../engine/errors.ts";
 import { FileSetState } from "../engine/file-set-state.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
-import { fileSetOffsetOf, stateFilesOf, tableOffsetOf } from "./checkpoint-offsets.ts";
+import { networkEventStreams } from "../store/event-stream-clients.ts";
+import { fileSetOffsetOf, sourceOffsetOf, stateFilesOf, tableOffsetOf } from "./checkpoint-offsets.ts";
 import {
   BeyondRetentionError,
   CheckpointBeyondRetentionError,
   IncompatibleRestoredStateError,
   type MissingPiece,
 } from "./errors.ts";
+import { kafkaRetentionGaps, kinesisRetentionGaps } from "./event-stream-retention.ts";
 import { writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { TableSnapshots } from "./table-snapshots.ts";
@@ -30,7 +32,8 @@ import type { TableSnapshots } from "./table-snapshots.ts";
  * 2. Checkpoints (flows with reset_checkpoints): the target checkpoint exists and is COMMITTED, and
  *    its state files exist.
  * 3. Source data: an auto_loader flow must find again every file it processed after the target (they
- *    are replayed); a delta-path flow needs its source's log from its target offset on.
+ *    are replayed); a delta-path flow needs its source's log from its target offset on; a kafka or
+ *    kinesis flow needs its stream to still hold the target's positions (`event-stream-retention.ts`).
  * 4. Compatibility: the restored offset must be of the kind the flow's current source reads, and a
  *    `stream` offset must name the table its upstream will hold after the rewind.
  */
@@ -137,6 +140,17 @@ export async function checkFlows(
       );
     } else if (flow.source.type === "delta") {
       await checkDeltaSource(env, flow.name, flow.source.path, checkpoint, missing.sources);
+    } else if (flow.source.type === "kafka" || flow.source.type === "kinesis") {
+      const streams = env.eventStreams ?? networkEventStreams;
+      const offset = sourceOffsetOf(checkpoint);
+      if (flow.source.type === "kafka" && offset?.kind === "kafka") {
+        missing.sources.push(...(await kafkaRetentionGaps(streams, flow.name, flow.source, offset)));
+      } else if (flow.source.type === "kinesis" && offset?.kind === "kinesis") {
+        const at = checkpoint.committedAt ?? checkpoint.plannedAt;
+        missing.sources.push(
+          ...(await kinesisRetentionGaps(streams, flow.name, flow.source, offset, at, env.clock())),
+        );
+      }
     }
   }
   return checks;
@@ -152,14 +166,32 @@ export function throwIfMissing(
   if (tables.length > 0 || sources.length > 0) throw new BeyondRetentionError([...tables, ...sources]);
 }
 
-function checkCompatibility(flow: string, sourceType: string, checkpoint: Checkpoint): void {
-  const table = tableOffsetOf(checkpoint);
-  const files = fileSetOffsetOf(checkpoint);
-  const wantsFiles = sourceType === "auto_loader";
-  if ((wantsFiles && table) || (!wantsFiles && files)) {
+/** The offset kind each source type keeps. */
+const OFFSET_KIND = {
+  stream: "table",
+  delta: "table",
+  auto_loader: "files",
+  kafka: "kafka",
+  kinesis: "kinesis",
+} as const;
+
+const OFFSET_NAME = {
+  table: "a table version offset",
+  files: "a file-set offset",
+  kafka: "Kafka partition offsets",
+  kinesis: "Kinesis shard positions",
+} as const;
+
+function checkCompatibility(
+  flow: string,
+  sourceType: keyof typeof OFFSET_KIND,
+  checkpoint: Checkpoint,
+): void {
+  const offset = sourceOffsetOf(checkpoint);
+  if (offset && offset.kind !== OFFSET_KIND[sourceType]) {
     throw new IncompatibleRestoredStateError(
       flow,
-      `its checkpoint ${checkpoint.seq} holds ${table ? "a table version offset" : "a file-set offset"}, but the flow now reads a ${sourceType} source`,
+      `its checkpoint ${checkpoint.seq} holds ${OFFSET_NAME[offset.kind]}, but the flow now reads a ${sourceType} source`,
     );
   }
 }

@@ -3,6 +3,7 @@ import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-reposi
 import type { ObjectStore } from "../store/object-store.ts";
 import type { PipelinesRepository } from "../store/pipelines-repository.ts";
 import type { EventLogRepository } from "../store/event-log-repository.ts";
+import type { EventStreams } from "../engine/event-streams.ts";
 
 /**
  * Everything the rewind domain reads and writes, as ports (no AWS types): the same core runs in a
@@ -22,6 +23,8 @@ export interface RewindEnvironment {
   readonly stateStore: ObjectStore;
   /** The object-store view of an external location (an auto_loader prefix, a Delta table path). */
   sourceStore(path: string): ObjectStore;
+  /** Kafka and Kinesis clients, for source retention. @default over the network, as the source's settings say */
+  readonly eventStreams?: EventStreams;
   readonly clock: () => number;
 }
 

@@ -118,7 +118,7 @@ describe("parseDefinition", () => {
           delete d["catalog"];
           d.datasets[0]!["type"] = "table";
           const flow = (d.datasets[2] as { flows: Record<string, unknown>[] }).flows[0]!;
-          flow["source"] = { type: "kafka", topic: "t" };
+          flow["source"] = { type: "pulsar", topic: "t" };
           d.datasets[1]!["flows"] = [];
         }),
       ),
@@ -132,7 +132,7 @@ describe("parseDefinition", () => {
       { path: "datasets[1].flows", message: "a streaming_table needs at least one flow" },
       {
         path: "datasets[2].flows[0].source.type",
-        message: 'must be one of "stream", "delta", "auto_loader", not "kafka"',
+        message: 'must be one of "stream", "delta", "auto_loader", "kafka", "kinesis", not "pulsar"',
       },
     ]);
   });

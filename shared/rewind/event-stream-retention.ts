@@ -1,0 +1,85 @@
+import type { EventStreams } from "../engine/event-streams.ts";
+import type { KafkaOffset, KinesisOffset } from "../engine/source-offsets.ts";
+import { describeInterval } from "../pipeline/duration.ts";
+import { kinesisStreamName, type KafkaSource, type KinesisSource } from "../pipeline/source-schema.ts";
+import type { MissingPiece } from "./errors.ts";
+
+/**
+ * Whether an event stream still holds what a replay from a rewind target reads (semantics.md
+ * "Rewind request": source retention). Each gap is a missing piece naming the topic and partition
+ * (or stream and shard) and how far back the stream keeps data.
+ *
+ * - Kafka: every partition of the target must still hold its target offset (its earliest offset is
+ *   at or before it); a partition the target did not hold yet (created since) must still start at 0.
+ * - Kinesis: every shard the target had not drained must still be listed, and the target must be
+ *   younger than the stream's retention, or the records after its positions may have been trimmed.
+ */
+
+export async function kafkaRetentionGaps(
+  streams: EventStreams,
+  flow: string,
+  source: KafkaSource,
+  target: KafkaOffset,
+): Promise<MissingPiece[]> {
+  const client = streams.kafka(source);
+  try {
+    const gaps: { topic: string; partition: number; earliest: number; needed: number }[] = [];
+    for (const range of await client.partitions()) {
+      const needed = target.next[range.topic]?.[String(range.partition)] ?? 0;
+      if (range.earliest > needed) gaps.push({ ...range, needed });
+    }
+    const kept = new Map<string, number | undefined>();
+    for (const gap of gaps)
+      if (!kept.has(gap.topic)) kept.set(gap.topic, await client.retentionMs(gap.topic));
+    return gaps.map((gap) => {
+      const retention = kept.get(gap.topic);
+      const keeps =
+        retention === undefined
+          ? ""
+          : ` (it keeps data for ${describeInterval(retention)}, retention.ms=${retention})`;
+      return {
+        owner: flow,
+        what: `topic ${gap.topic} partition ${gap.partition} keeps offsets from ${gap.earliest} on${keeps}, but a replay from the target reads from offset ${gap.needed}`,
+      };
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+export async function kinesisRetentionGaps(
+  streams: EventStreams,
+  flow: string,
+  source: KinesisSource,
+  target: KinesisOffset,
+  targetTime: number,
+  now: number,
+): Promise<MissingPiece[]> {
+  const client = streams.kinesis(source);
+  const stream = kinesisStreamName(source.stream);
+  try {
+    const [shards, retention] = await Promise.all([client.shards(), client.retentionMs()]);
+    const keeps = `the stream keeps data for ${describeInterval(retention)}`;
+    const listed = new Set(shards.map((s) => s.shardId));
+    const gaps: MissingPiece[] = [];
+    for (const [shardId, entry] of Object.entries(target.shards)) {
+      if (entry.drained || listed.has(shardId)) continue;
+      gaps.push({
+        owner: flow,
+        what: `stream ${stream} shard ${shardId} is gone (${keeps}), and a replay from the target reads it`,
+      });
+    }
+    if (now - targetTime > retention) {
+      const shardIds = Object.entries(target.shards)
+        .filter(([, entry]) => !entry.drained)
+        .map(([id]) => id);
+      gaps.push({
+        owner: flow,
+        what: `stream ${stream} shard${shardIds.length === 1 ? "" : "s"} ${shardIds.join(", ") || "(all)"}: the target is older than the stream's horizon (${keeps}), so records after its positions may be trimmed`,
+      });
+    }
+    return gaps;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { startTestKafka, type TestKafka } from "../../support/kafka.ts";
+
+/**
+ * The `kafka` source through the HTTP API on the local runtime, against a real Apache Kafka broker:
+ * produce, run, rewind to a point, replay with a fix (exactly once), a partition added mid-stream,
+ * a broker restart while an update runs, and a rewind past the topic's retention refused up front.
+ */
+
+const TOPIC = "orders";
+
+const definition = (bootstrap: string, sql: string) => ({
+  datasets: [
+    {
+      type: "streaming_table",
+      name: "orders",
+      flows: [
+        {
+          name: "ingest",
+          source: {
+            type: "kafka",
+            bootstrap_servers: bootstrap,
+            topic: TOPIC,
+            starting_offsets: "earliest",
+            value_format: "json",
+            schema: { id: "BIGINT", cents: "BIGINT" },
+          },
+          sql,
+          options: { max_offsets_per_batch: 4 },
+        },
+      ],
+    },
+  ],
+});
+
+const GOOD_SQL =
+  'SELECT value.id AS id, CAST(value.cents / 100.0 AS DOUBLE) AS euros, key, partition, "offset", headers[1].value AS origin FROM source';
+/** The bad deploy: reports cents as euros. */
+const BAD_SQL =
+  'SELECT value.id AS id, CAST(value.cents AS DOUBLE) AS euros, key, partition, "offset", headers[1].value AS origin FROM source';
+
+describe("the kafka source through the API", () => {
+  let cp: TestControlPlane;
+  let kafka: TestKafka;
+  let pipelineId: string;
+  let next = 1;
+
+  const run = async (body?: unknown) => {
+    const { update_id } = await cp.client.startUpdate(pipelineId, body);
+    return explained(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }));
+  };
+  /** A failed update says why (its error events' exceptions) in the test output. */
+  const explained = async <U extends { state: string; update_id: string }>(update: U) => {
+    if (update.state !== "FAILED") return update;
+    const { events } = await cp.client.events(pipelineId, {
+      filter: `level = 'ERROR' AND origin.update_id = '${update.update_id}'`,
+    });
+    console.error(
+      `update ${update.update_id} failed:`,
+      JSON.stringify(events.map((e) => (e as { error?: unknown }).error ?? e.details)),
+    );
+    return update;
+  };
+  const produce = async (count: number, partition?: number) => {
+    const records = Array.from({ length: count }, () => {
+      const id = next++;
+      return {
+        key: `k${id}`,
+        value: { id, cents: id * 100 },
+        partition: partition ?? id % 2,
+        headers: { origin: "test" },
+      };
+    });
+    await kafka.produce(TOPIC, records);
+  };
+  const table = async () =>
+    (
+      await cp.client.query("shop.sales.orders", {
+        sql: 'SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS ids, count(DISTINCT (partition, "offset"))::INTEGER AS positions, sum(euros)::DOUBLE AS euros, max(id)::INTEGER AS max_id FROM t',
+      })
+    ).rows[0];
+
+  beforeAll(async () => {
+    [cp, kafka] = await Promise.all([startTestControlPlane(), startTestKafka()]);
+    await kafka.createTopic(TOPIC, 2);
+    ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "kafka orders",
+      catalog: "shop",
+      schema: "sales",
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: definition(kafka.broker.bootstrap, GOOD_SQL),
+    }));
+  }, 180_000);
+  afterAll(async () => {
+    await cp?.close();
+    await kafka?.stop();
+  });
+
+  let goodPoint: string;
+
+  it("reads every record once, in batches of max_offsets_per_batch, with the record's columns", async () => {
+    await produce(10);
+    const update = await run();
+    expect(update).toMatchObject({ state: "COMPLETED" });
+    expect(await table()).toEqual({ n: 10, ids: 10, positions: 10, euros: 55, max_id: 10 });
+    const { events } = await cp.client.events(pipelineId, {
+      filter: `event_type = 'flow_progress' AND origin.update_id = '${update.update_id}'`,
+    });
+    expect(events.length).toBeGreaterThanOrEqual(3); // 10 records, at most 4 a batch
+    const [row] = (
+      await cp.client.query("shop.sales.orders", { sql: "SELECT key, origin FROM t WHERE id = 3" })
+    ).rows;
+    expect(row).toEqual({ key: "k3", origin: "test" });
+    goodPoint = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
+    // Nothing new: the next update reads nothing and writes nothing.
+    expect(await run()).toMatchObject({ state: "COMPLETED" });
+    expect(await table()).toMatchObject({ n: 10 });
+  });
+
+  it("rewinds to a point, then replays the records after it with the fixed definition, exactly once", async () => {
+    await cp.client.editPipeline(pipelineId, { definition: definition(kafka.broker.bootstrap, BAD_SQL) });
+    await produce(4);
+    expect(await run()).toMatchObject({ state: "COMPLETED" });
+    expect(await table()).toMatchObject({ n: 14, euros: 55 + (11 + 12 + 13 + 14) * 100 });
+
+    const rewind = await run({ rewind_spec: { rewind_point_id: goodPoint } });
+    expect(rewind.state).toBe("COMPLETED");
+    expect(await table()).toEqual({ n: 10, ids: 10, positions: 10, euros: 55, max_id: 10 });
+
+    await cp.client.editPipeline(pipelineId, { definition: definition(kafka.broker.bootstrap, GOOD_SQL) });
+    expect(await run()).toMatchObject({ state: "COMPLETED" });
+    expect(await table()).toEqual({ n: 14, ids: 14, positions: 14, euros: 105, max_id: 14 });
+  });
+
+  it("refuses reset_checkpoints: false for a dataset read from Kafka", async () => {
+    const refused = await cp.client
+      .startUpdate(pipelineId, {
+        rewind_spec: {
+          rewind_point_id: goodPoint,
+          datasets: [{ identifier: "shop.sales.orders", cascade: true, reset_checkpoints: false }],
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ errorCode: "INVALID_REWIND_SPECIFICATION.RESET_CHECKPOINTS_REQUIRED" });
+  });
+
+  it("picks up a partition added to the topic", async () => {
+    await kafka.addPartitions(TOPIC, 3);
+    await produce(3, 2);
+    expect(await run()).toMatchObject({ state: "COMPLETED" });
+    expect(await table()).toMatchObject({ n: 17, ids: 17, positions: 17, max_id: 17 });
+    const partitions = (
+      await cp.client.query("shop.sales.orders", { sql: "SELECT DISTINCT partition FROM t ORDER BY 1" })
+    ).rows.map((r) => r["partition"]);
+    expect(partitions).toEqual([0, 1, 2]);
+  });
+
+  it("converges after a broker restart while an update runs", async () => {
+    await produce(8);
+    const { update_id } = await cp.client.startUpdate(pipelineId, {});
+    await kafka.restart();
+    let update = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    // Either the client's retries bridged the restart, or the update failed and the next one resumes
+    // the planned batch with its own offsets.
+    if (update.state !== "COMPLETED") update = await run();
+    expect(update.state).toBe("COMPLETED");
+    expect(await table()).toMatchObject({ n: 25, ids: 25, positions: 25, max_id: 25 });
+  });
+
+  it("refuses, before anything changes, a rewind to a point whose offsets the topic no longer holds", async () => {
+    // A short retention, and small segments so the old ones can go: once a record rolls the segment,
+    // the broker deletes the point's records from partition 0.
+    await kafka.configure(TOPIC, { "retention.ms": "2000", "segment.ms": "200" });
+    const deadline = Date.now() + 30_000;
+    while ((await kafka.earliest(TOPIC, 0)) <= 5) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await kafka.produce(TOPIC, [{ value: "{}", partition: 0 }]);
+    }
+    const before = (await cp.client.listUpdates(pipelineId)).updates.length;
+    const refused = await cp.client
+      .startUpdate(pipelineId, { rewind_spec: { rewind_point_id: goodPoint } })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(EbbApiError);
+    expect(refused).toMatchObject({
+      status: 400,
+      errorCode: "INVALID_REWIND_SPECIFICATION.BEYOND_RETENTION",
+    });
+    expect((refused as Error).message).toMatch(/topic orders partition 0/);
+    expect((refused as Error).message).toMatch(/keeps data for 2 seconds/);
+    expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(before);
+    expect(await table()).toMatchObject({ n: 25 });
+  });
+});
