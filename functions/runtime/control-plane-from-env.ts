@@ -1,7 +1,6 @@
 import { SFNClient } from "@aws-sdk/client-sfn";
 import type { ControlPlane } from "../../shared/control/control-plane.ts";
 import type { UpdateExecutions } from "../../shared/control/update-executions.ts";
-import { InvalidParameterError } from "../../shared/api/errors.ts";
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { SqlReferenceParser } from "../../shared/pipeline/sql-references.ts";
 import type { SqlAnalyzer } from "../../shared/pipeline/validate-pipeline.ts";
@@ -15,6 +14,7 @@ import type { ObjectStore } from "../../shared/store/object-store.ts";
 import { S3ObjectStore } from "../../shared/store/s3-object-store.ts";
 import { ENVIRONMENT, requiredEnv } from "./environment.ts";
 import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
+import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
 
 /**
  * The control plane of a Lambda function (or of the local runtime, which sets the same variables):

@@ -1,3 +1,4 @@
+import { CodedError } from "../../shared/errors/coded-error.ts";
 import { TABLE_ENVIRONMENT } from "../../shared/store/repository-tables.ts";
 
 /**
@@ -13,9 +14,8 @@ export const ENVIRONMENT = {
   stepFunctionsEndpoint: "AWS_ENDPOINT_URL_SFN",
 } as const;
 
-export class MissingEnvironmentError extends Error {
+export class MissingEnvironmentError extends CodedError {
   override readonly name = "MissingEnvironmentError";
-  readonly errorCode = "INTERNAL_ERROR";
   constructor(readonly variable: string) {
     super(
       `the environment variable ${variable} is not set: this function was deployed without the resource it needs`,

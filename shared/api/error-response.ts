@@ -1,7 +1,10 @@
+import { CodedError, httpStatusOf } from "../errors/coded-error.ts";
+import { StoreUnavailableError } from "../store/errors.ts";
+
 /**
- * Any error → the API's answer: an HTTP status and `{"error_code", "message"}` (api.md). Errors of
- * the domain modules carry an `errorCode` (and sometimes an `httpStatus`); the status follows from the
- * code where they do not say. Anything else is a bug or an outage: 500 `INTERNAL_ERROR`, with a
+ * Any error → the API's answer: an HTTP status and `{"error_code", "message"}` (api.md). Every
+ * module's errors are a `CodedError`, whose code and status the API answers with. Anything else, and
+ * a `CodedError` left at `INTERNAL_ERROR`, is a bug or an outage: 500 `INTERNAL_ERROR`, with a
  * message that leaks no internals (the handler logs the error itself).
  */
 
@@ -15,42 +18,11 @@ export interface ErrorResponse {
   readonly body: ErrorBody;
 }
 
-/** Codes whose status is not 400 when the error does not set one. */
-const STATUS_BY_CODE: Readonly<Record<string, number>> = {
-  RESOURCE_DOES_NOT_EXIST: 404,
-  ENDPOINT_NOT_FOUND: 404,
-  PIPELINE_BUSY: 409,
-  PIPELINE_REWIND_INCOMPLETE: 409,
-  RESOURCE_CONFLICT: 409,
-  INVALID_STATE: 409,
-  UNAUTHENTICATED: 401,
-  PERMISSION_DENIED: 403,
-  REQUEST_LIMIT_EXCEEDED: 413,
-  INTERNAL_ERROR: 500,
-  TEMPORARILY_UNAVAILABLE: 503,
-};
-
-interface CodedError {
-  readonly errorCode: string;
-  readonly httpStatus?: number;
-  readonly message: string;
-}
-
-function isCoded(error: unknown): error is CodedError {
-  return (
-    error instanceof Error &&
-    typeof (error as Partial<CodedError>).errorCode === "string" &&
-    (error as unknown as CodedError).errorCode !== "INTERNAL_ERROR"
-  );
-}
-
 export function toErrorResponse(error: unknown): ErrorResponse {
-  if (isCoded(error)) {
-    const status =
-      typeof error.httpStatus === "number" ? error.httpStatus : (STATUS_BY_CODE[error.errorCode] ?? 400);
-    return { status, body: { error_code: error.errorCode, message: error.message } };
+  if (error instanceof CodedError && error.errorCode !== "INTERNAL_ERROR") {
+    return { status: httpStatusOf(error), body: { error_code: error.errorCode, message: error.message } };
   }
-  if (error instanceof Error && error.name === "StoreUnavailableError") {
+  if (error instanceof StoreUnavailableError) {
     return {
       status: 503,
       body: {

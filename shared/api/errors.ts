@@ -1,19 +1,14 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the HTTP API layer itself (api.md: every error answers `{"error_code", "message"}`): a
  * body that is not JSON, too large, or names a field no route knows; a parameter that is not allowed;
- * a resource that is not there. Domain errors (pipeline, rewind, engine, store) carry their own
- * `errorCode`; `error-response.ts` maps them all to HTTP.
+ * a resource that is not there. A bad parameter is the shared `InvalidParameterError`
+ * (`errors/coded-error.ts`); `error-response.ts` maps every `CodedError` to HTTP.
  */
-export class ApiError extends Error {
+export class ApiError extends CodedError {
   override readonly name: string = "ApiError";
-  readonly errorCode: string = "INTERNAL_ERROR";
-  readonly httpStatus: number = 500;
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
+  override readonly httpStatus: number = 500;
 }
 
 /** The body is not JSON (or not a JSON object). */
@@ -36,13 +31,6 @@ export class RequestTooLargeError extends ApiError {
       `the request body is ${size} bytes; at most ${limit} bytes are accepted: send less (e.g. a smaller definition)`,
     );
   }
-}
-
-/** A field, query parameter or path part that is not allowed (unknown, wrong type, a rule between fields). */
-export class InvalidParameterError extends ApiError {
-  override readonly name = "InvalidParameterError";
-  override readonly errorCode = "INVALID_PARAMETER_VALUE";
-  override readonly httpStatus = 400;
 }
 
 /** A pipeline, update, dataset or table that does not exist. */
@@ -89,3 +77,6 @@ export class UnauthenticatedError extends ApiError {
   override readonly errorCode = "UNAUTHENTICATED";
   override readonly httpStatus = 401;
 }
+
+// The shared request-value error, also reachable here where the API's other errors are.
+export { InvalidParameterError } from "../errors/coded-error.ts";

@@ -5,7 +5,7 @@ import {
   type TimeRange,
 } from "../store/event-log-repository.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
-import { InvalidParameterError } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * The event-log `filter` grammar (api.md "Event log"), Databricks' plus Ebb's fields:

@@ -1,4 +1,4 @@
-import { InvalidParameterError } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * The event-log `order_by` (api.md): `timestamp asc` or `timestamp desc` (default desc), also as a

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { definitionErrorMap, toDefinitionIssues } from "../pipeline/definition-messages.ts";
-import { InvalidParameterError, MalformedRequestError, RequestTooLargeError } from "./errors.ts";
+import { MalformedRequestError, RequestTooLargeError } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Reading a request (api.md): a body over 1 MiB is refused with 413, one that is not a JSON object

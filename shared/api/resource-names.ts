@@ -1,6 +1,6 @@
 import { isIdentifier } from "../pipeline/identifier.ts";
 import { isTimeOrderedId } from "../store/time-ordered-id.ts";
-import { InvalidParameterError } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Path parameters, checked before they reach a storage key (architecture.md "Storage"): a pipeline id
@@ -44,9 +44,4 @@ export function tableNameParam(value: string | undefined): TableName {
   }
   const [catalog, schema, table] = parts as [string, string, string];
   return { catalog, schema, table };
-}
-
-/** The key prefix of a table's Delta folder (architecture.md "Storage"). */
-export function tablePrefix(name: TableName): string {
-  return `tables/${name.catalog}/${name.schema}/${name.table}/`;
 }

@@ -5,6 +5,7 @@ import type { CheckpointsRepository } from "../store/checkpoints-repository.ts";
 import { PipelineNotFoundError } from "../store/errors.ts";
 import type { EventLogRepository } from "../store/event-log-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import { tablePrefix } from "../store/bucket-layout.ts";
 import { withPrefix } from "../store/prefixed-object-store.ts";
 import type { PipelineRecord, PipelinesRepository } from "../store/pipelines-repository.ts";
 import type { UpdatesRepository } from "../store/updates-repository.ts";
@@ -62,7 +63,7 @@ export function rewindEnvironment(
     checkpoints: plane.checkpoints,
     events: plane.events,
     pipelines: plane.pipelines,
-    tableStore: (dataset) => withPrefix(plane.bucket, `tables/${catalog}/${schema}/${dataset}/`),
+    tableStore: (dataset) => withPrefix(plane.bucket, tablePrefix({ catalog, schema, table: dataset })),
     stateStore: plane.bucket,
     sourceStore: plane.locate,
     clock: plane.clock,

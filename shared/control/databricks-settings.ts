@@ -1,6 +1,6 @@
 import { readDefinitionText } from "../pipeline/parse-definition.ts";
-import { InvalidParameterError } from "../api/errors.ts";
 import type { PipelineSettingsBody } from "../api/request-schemas.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * The Databricks `CreatePipeline` / `EditPipeline` fields a user's existing script sends, resolved

@@ -1,9 +1,9 @@
-import { InvalidParameterError } from "../api/errors.ts";
 import { matchesEventFilter, parseEventFilter, type EventFilter } from "../api/event-filter.ts";
 import { parseEventOrder, type EventOrder } from "../api/event-order.ts";
 import type { ListEventsQuery } from "../api/request-schemas.ts";
 import type { EventQuery, PipelineEvent } from "../store/event-log-repository.ts";
 import { requirePipeline, type ControlPlane } from "./control-plane.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * `GET /pipelines/{id}/events` (api.md "Event log"). The filter's parts the event log indexes (time

@@ -1,10 +1,5 @@
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
-import {
-  InvalidParameterError,
-  InvalidStateError,
-  ResourceAlreadyExistsError,
-  ResourceConflictError,
-} from "../api/errors.ts";
+import { InvalidStateError, ResourceAlreadyExistsError, ResourceConflictError } from "../api/errors.ts";
 import type { CreatePipelineBody, EditPipelineBody } from "../api/request-schemas.ts";
 import { listRewindPoints } from "../rewind/rewind-points.ts";
 import { PipelineBusyError } from "../rewind/errors.ts";
@@ -13,6 +8,7 @@ import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } f
 import { purgeTables } from "./purge-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
 import { ObjectNotFoundError, TableOwnedError } from "../store/errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated

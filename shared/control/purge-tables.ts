@@ -1,3 +1,4 @@
+import { tablePrefix } from "../store/bucket-layout.ts";
 import { listAllKeys, type ObjectStore } from "../store/object-store.ts";
 
 /**
@@ -9,7 +10,8 @@ import { listAllKeys, type ObjectStore } from "../store/object-store.ts";
 export async function purgeTables(bucket: ObjectStore, tables: readonly string[]): Promise<number> {
   let deleted = 0;
   for (const table of tables) {
-    const prefix = `tables/${table.split(".").join("/")}/`;
+    const [catalog = "", schema = "", name = ""] = table.split(".");
+    const prefix = tablePrefix({ catalog, schema, table: name });
     const keys = (await listAllKeys(bucket, prefix)).map((info) => info.key);
     await bucket.deleteMany(keys);
     deleted += keys.length;

@@ -1,4 +1,3 @@
-import { InvalidParameterError } from "../api/errors.ts";
 import { checkSchemaChanges } from "../engine/schema-check.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
@@ -11,6 +10,7 @@ import { refreshFieldsOf } from "./update-request.ts";
 import { recorder } from "./update-events.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Starting an update (api.md "Updates"; semantics.md "Rewind request": every check runs here,

@@ -1,8 +1,10 @@
-import { InvalidParameterError, ResourceNotFoundError } from "../api/errors.ts";
-import { tablePrefix, type TableName } from "../api/resource-names.ts";
+import { ResourceNotFoundError } from "../api/errors.ts";
+import type { TableName } from "../api/resource-names.ts";
+import { tablePrefix } from "../store/bucket-layout.ts";
 import { TableNotFoundError, TimestampOutOfRangeError, VersionNotFoundError } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { withPrefix } from "../store/prefixed-object-store.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * A table of the bucket by its full name (`/api/2.0/tables/{full_name}/…`), and the Delta errors a

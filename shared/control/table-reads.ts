@@ -1,4 +1,3 @@
-import { InvalidParameterError } from "../api/errors.ts";
 import type { TableName } from "../api/resource-names.ts";
 import type { QueryTableBody, TableChangesQuery } from "../api/request-schemas.ts";
 import {
@@ -18,6 +17,7 @@ import { parseTimestamp } from "../pipeline/timestamp.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Time travel over any table of the bucket (api.md "Tables"): DESCRIBE HISTORY, the change data feed

@@ -1,12 +1,17 @@
 import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { isCheckpointDue, writeCheckpoint, type LastCheckpoint } from "./log/checkpoint-writer.ts";
-import { commit } from "./commit/commit.ts";
-import type { CommitRequirement } from "./commit/commit-requirements.ts";
-import { prepareDelete } from "./operations/delete-operation.ts";
-import { CommitConflictError } from "./errors.ts";
-import { txnFor, type TxnMarker } from "./commit/file-actions.ts";
+import type { LastCheckpoint } from "./log/checkpoint-writer.ts";
+import { prepareDelete, prepareTruncate } from "./operations/delete-operation.ts";
+import type { TxnMarker } from "./commit/file-actions.ts";
+import { checkpointAndCleanUp, type PostCommitResult } from "./commit/post-commit.ts";
+import {
+  beginTransaction,
+  commitTransaction,
+  committedOrThrow,
+  type Committed,
+  type TxnSkipped,
+} from "./commit/transaction.ts";
 import { prepareMerge, type MergeSpec } from "./operations/merge-operation.ts";
 import { tempTableName, type OperationContext, type PreparedCommit } from "./commit/operation-context.ts";
 import { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
@@ -15,8 +20,6 @@ import { openTableScan } from "./read/scan.ts";
 import { openChangeFeed } from "./read/change-data-feed.ts";
 import type { Snapshot } from "./read/snapshot.ts";
 import { loadSnapshot } from "./read/snapshot-loader.ts";
-import { cleanUpExpiredLogs, type LogCleanupPlan } from "./log/log-cleanup.ts";
-import { tableProperties } from "./table/table-properties.ts";
 import { refreshSnapshot } from "./read/snapshot-refresh.ts";
 import {
   createTableOperation,
@@ -29,13 +32,14 @@ import { LocalFileCache } from "./read/table-file-rows.ts";
 import { readHistory, type HistoryEntry } from "./read/table-history.ts";
 import { prepareUpdate } from "./operations/update-operation.ts";
 import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./operations/vacuum.ts";
-import { assertWritable } from "./table/writer-features.ts";
 import { prepareWrite } from "./operations/write-operation.ts";
 
 /**
  * One Delta table, read and written through the object-store view of its root folder: the entry
  * point for callers. Each operation plans against the latest version (read incrementally), writes its
- * files, commits (rebasing over concurrent non-conflicting commits), and checkpoints when due.
+ * files and takes the one commit path (`commit/transaction.ts`: writable check, txn skip, commit with
+ * rebase, checkpoint and log cleanup when due). A commit that conflicts is thrown here as
+ * `CommitConflictError`: a caller of this handle redoes the whole operation.
  */
 export interface DeltaTableOptions {
   /** Time source for commit timestamps and file times. Default `Date.now`. */
@@ -60,26 +64,15 @@ export interface WriteOptions {
   readonly extraParameters?: Readonly<Record<string, unknown>>;
 }
 
-export type WriteResult =
-  | {
-      readonly status: "committed";
-      readonly version: number;
-      readonly timestamp: number;
-      readonly operationMetrics: Readonly<Record<string, number>>;
-      /** The checkpoint written after this commit, when one was due. */
-      readonly checkpoint?: LastCheckpoint;
-      /** A due checkpoint that failed; the commit itself stands. */
-      readonly checkpointError?: unknown;
-      /** Log entries past `delta.logRetentionDuration` removed after the checkpoint. */
-      readonly logCleanup?: LogCleanupPlan;
-    }
-  | {
-      readonly status: "skipped";
-      readonly reason: "txn-already-committed";
-      readonly appId: string;
-      readonly requestedVersion: number;
-      readonly tableVersion: number;
-    };
+/** A write's outcome: committed (with what followed the commit), or skipped by its txn marker. */
+export type WriteResult = CommittedWrite | Omit<TxnSkipped, "snapshot">;
+
+export interface CommittedWrite extends PostCommitResult {
+  readonly status: "committed";
+  readonly version: number;
+  readonly timestamp: number;
+  readonly operationMetrics: Readonly<Record<string, number>>;
+}
 
 export interface UpdateSpec {
   /** Column → DuckDB SQL expression over the row's current values. */
@@ -138,15 +131,20 @@ export class DeltaTable {
             operationParameters: { ...prepared.operation.operationParameters, mode: "ErrorIfExists" },
           }
         : prepared.operation;
-      const committed = await commit(
-        store,
-        {
-          readSnapshot: draft,
-          actions: [...creationActions(created), ...prepared.actions],
-          operation,
-          requirements: [],
-        },
-        { clock },
+      const committed = committedOrThrow(
+        await commitTransaction(
+          store,
+          {
+            readSnapshot: draft,
+            prepared: {
+              ...prepared,
+              actions: [...creationActions(created), ...prepared.actions],
+              operation,
+              requirements: [],
+            },
+          },
+          { clock, session: table.context },
+        ),
       );
       table.#latest = committed.snapshot;
       return table;
@@ -234,13 +232,13 @@ export class DeltaTable {
     const current = await this.refresh();
     const target = await this.snapshotAt(to);
     const plan = planRestore(current, target, this.context.clock());
-    return { plan, missingFiles: await findMissingFiles(this.store, plan.filesToRestore, 32) };
+    return { plan, missingFiles: await findMissingFiles(this.store, plan.filesToRestore) };
   }
 
   /** RESTORE to an earlier version or timestamp: one metadata-only commit. */
-  async restore(request: RestoreRequest): Promise<WriteResult & { readonly plan?: RestorePlan }> {
+  async restore(request: RestoreRequest): Promise<CommittedWrite & { readonly plan: RestorePlan }> {
     const current = await this.refresh();
-    assertWritable(current.protocol, current.metadata);
+    beginTransaction(current, undefined);
     const target = await this.snapshotAt(request.to);
     const plan = planRestore(current, target, this.context.clock());
     const committed = await executeRestore(this.store, current, plan, {
@@ -248,8 +246,9 @@ export class DeltaTable {
       ...(request.extraParameters ? { extraParameters: request.extraParameters } : {}),
       ...("timestamp" in request.to ? { requestedTimestamp: request.to.timestamp } : {}),
       ...(request.timestampFloor !== undefined ? { timestampFloor: request.timestampFloor } : {}),
+      session: this.context,
     });
-    return { ...(await this.#afterCommit(committed.snapshot, { ...plan.metrics })), plan };
+    return { ...this.#committed(committed, { ...plan.metrics }), plan };
   }
 
   /** VACUUM (a dry run returns the plan and deletes nothing). */
@@ -304,9 +303,18 @@ export class DeltaTable {
     }
   }
 
+  /** TRUNCATE: removes every live file in one commit (allowed on an append-only table). */
+  truncate(options: WriteOptions = {}): Promise<WriteResult> {
+    return this.#write(
+      (context, snapshot) => Promise.resolve(prepareTruncate(snapshot, context.clock())),
+      options,
+    );
+  }
+
   /** Writes a checkpoint of the latest version now, whatever the interval (then cleans up expired log entries). */
   async checkpoint(): Promise<LastCheckpoint> {
-    return (await this.#checkpoint(await this.refresh())).checkpoint;
+    const snapshot = await this.refresh();
+    return (await checkpointAndCleanUp(this.store, this.context, snapshot, this.context.clock())).checkpoint;
   }
 
   async close(): Promise<void> {
@@ -322,96 +330,50 @@ export class DeltaTable {
     options: WriteOptions,
   ): Promise<WriteResult> {
     const snapshot = await this.refresh();
-    assertWritable(snapshot.protocol, snapshot.metadata);
-    const txn = options.txn;
-    if (txn) {
-      const skipped = this.#skippedBy(snapshot, txn);
-      if (skipped) return skipped;
-    }
+    const skipped = beginTransaction(snapshot, options.txn);
+    if (skipped) return withoutSnapshot(skipped);
     const prepared = await prepare(this.context, snapshot);
-    const requirements: CommitRequirement[] = [...prepared.requirements];
-    if (txn) requirements.push({ kind: "txn-unchanged", appId: txn.appId });
-    try {
-      const committed = await commit(
-        this.store,
-        {
-          readSnapshot: snapshot,
-          actions: txn ? [{ txn: txnFor(txn, this.context.clock()) }, ...prepared.actions] : prepared.actions,
-          operation: options.extraParameters
-            ? {
-                ...prepared.operation,
-                operationParameters: {
-                  ...prepared.operation.operationParameters,
-                  ...options.extraParameters,
-                },
-              }
-            : prepared.operation,
-          requirements,
-          ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
-        },
-        { clock: this.context.clock },
-      );
-      return await this.#afterCommit(committed.snapshot, prepared.operation.operationMetrics ?? {});
-    } catch (error) {
-      // The same stream committed this batch meanwhile (a retried task racing itself): not an error.
-      if (txn && error instanceof CommitConflictError && error.kind === "concurrent-transaction") {
-        const skipped = this.#skippedBy(await this.refresh(), txn);
-        if (skipped) return skipped;
-      }
-      throw error;
-    }
-  }
-
-  #skippedBy(snapshot: Snapshot, txn: TxnMarker): WriteResult | undefined {
-    const tableVersion = snapshot.txns.get(txn.appId)?.version;
-    if (tableVersion === undefined || tableVersion < txn.version) return undefined;
-    return {
-      status: "skipped",
-      reason: "txn-already-committed",
-      appId: txn.appId,
-      requestedVersion: txn.version,
-      tableVersion,
-    };
-  }
-
-  async #afterCommit(
-    snapshot: Snapshot,
-    operationMetrics: Readonly<Record<string, number>>,
-  ): Promise<WriteResult> {
-    if (snapshot.version > this.#latest.version) this.#latest = snapshot;
-    const committed = {
-      status: "committed" as const,
-      version: snapshot.version,
-      timestamp: snapshot.timestamp,
-      operationMetrics,
-    };
-    if (!isCheckpointDue(snapshot)) return committed;
-    try {
-      const checkpoint = await this.#checkpoint(snapshot);
-      return {
-        ...committed,
-        checkpoint: checkpoint.checkpoint,
-        ...(checkpoint.logCleanup ? { logCleanup: checkpoint.logCleanup } : {}),
-      };
-    } catch (checkpointError) {
-      return { ...committed, checkpointError };
-    }
-  }
-
-  /** Writes the checkpoint of `snapshot`, then cleans up expired log entries (as Delta does). */
-  async #checkpoint(
-    snapshot: Snapshot,
-  ): Promise<{ checkpoint: LastCheckpoint; logCleanup?: LogCleanupPlan }> {
-    const now = this.context.clock();
-    const checkpoint = await writeCheckpoint(
+    const outcome = await commitTransaction(
       this.store,
-      this.context.duck,
-      this.context.scratch,
-      snapshot,
-      now,
+      {
+        readSnapshot: snapshot,
+        prepared,
+        ...(options.txn ? { txn: options.txn } : {}),
+        ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+        ...(options.extraParameters ? { extraParameters: options.extraParameters } : {}),
+      },
+      { clock: this.context.clock, session: this.context },
     );
-    const properties = tableProperties(snapshot.metadata);
-    if (!properties.expiredLogCleanup) return { checkpoint };
-    return { checkpoint, logCleanup: await cleanUpExpiredLogs(this.store, now, properties.logRetentionMs) };
+    switch (outcome.status) {
+      case "committed":
+        return this.#committed(outcome, prepared.operation.operationMetrics ?? {});
+      case "txn-skipped":
+        this.#see(outcome.snapshot);
+        return withoutSnapshot(outcome);
+      case "conflict":
+        throw outcome.error;
+    }
   }
+
+  #committed(committed: Committed, operationMetrics: Readonly<Record<string, number>>): CommittedWrite {
+    this.#see(committed.snapshot);
+    const { checkpoint, checkpointError, logCleanup } = committed;
+    return {
+      status: "committed",
+      version: committed.version,
+      timestamp: committed.timestamp,
+      operationMetrics,
+      ...(checkpoint ? { checkpoint } : {}),
+      ...(checkpointError !== undefined ? { checkpointError } : {}),
+      ...(logCleanup ? { logCleanup } : {}),
+    };
+  }
+
+  #see(snapshot: Snapshot): void {
+    if (snapshot.version > this.#latest.version) this.#latest = snapshot;
+  }
+}
+
+function withoutSnapshot({ snapshot: _snapshot, ...skipped }: TxnSkipped): Omit<TxnSkipped, "snapshot"> {
+  return skipped;
 }

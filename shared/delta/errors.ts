@@ -1,17 +1,12 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the Delta module: one base class and a subclass per failure, each with a stable `name`,
  * the `cause` it wraps, and the data a caller needs to act on it. Expected races (a commit version
  * already taken) are results, not errors; these are for states a caller cannot retry away.
  */
-export class DeltaError extends Error {
+export class DeltaError extends CodedError {
   override readonly name: string = "DeltaError";
-  /** Structured details for logs and API responses. */
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
 }
 
 /** No Delta table at the location: `_delta_log/` holds no commit and no checkpoint. */

@@ -16,6 +16,7 @@ export {
   CommitConflictError,
   CorruptLogError,
   DeltaError,
+  TableAlreadyExistsError,
   TableNotFoundError,
   TimestampOutOfRangeError,
   UnsupportedFeatureError,
@@ -31,7 +32,8 @@ export { LAST_CHECKPOINT_KEY } from "./log/log-paths.ts";
 export { openChangeFeed } from "./read/change-data-feed.ts";
 export { listCommits, versionAtTimestamp } from "./read/commit-history.ts";
 export { fileRelationSql, type FileSource } from "./read/file-relation.ts";
-export { dataFileKey, openTableScan, partitionConstants, scanRows, tableColumns } from "./read/scan.ts";
+export { dataFileKey } from "./log/data-file-paths.ts";
+export { openTableScan, partitionConstants, scanRows, tableColumns } from "./read/scan.ts";
 export { loadSnapshot } from "./read/snapshot-loader.ts";
 export type { Snapshot } from "./read/snapshot.ts";
 export { LocalFileCache } from "./read/table-file-rows.ts";
@@ -39,13 +41,10 @@ export { readHistory, type HistoryEntry } from "./read/table-history.ts";
 export { duckType, parseSchema, type DeltaType, type StructField, type StructType } from "./table/schema.ts";
 export { serializeSchema } from "./table/schema-serialization.ts";
 
-// Writing
-export { standardRequirements } from "./commit/commit-requirements.ts";
-export { commit } from "./commit/commit.ts";
-export { recordCount, removeFor, txnFor, type TxnMarker } from "./commit/file-actions.ts";
+// Writing: every commit takes the one path of commit/transaction.ts
+export type { TxnMarker } from "./commit/file-actions.ts";
 export type { OperationContext } from "./commit/operation-context.ts";
-export { isCheckpointDue, writeCheckpoint } from "./log/checkpoint-writer.ts";
+export { beginTransaction, commitTransaction, type TransactionOutcome } from "./commit/transaction.ts";
 export { prepareWrite } from "./operations/write-operation.ts";
 export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
 export type { VacuumPlan } from "./operations/vacuum.ts";
-export { assertWritable } from "./table/writer-features.ts";

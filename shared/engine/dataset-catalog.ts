@@ -1,6 +1,7 @@
 import type { DatasetDefinition } from "../pipeline/definition-schema.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import { tablePrefix } from "../store/bucket-layout.ts";
 import { withPrefix } from "../store/prefixed-object-store.ts";
 
 /**
@@ -27,7 +28,7 @@ export class DatasetCatalog {
   /** The key prefix of a table of this pipeline's schema. */
   tablePrefix(table: string): string {
     const { catalog, schema } = this.pipeline.definition;
-    return `tables/${catalog}/${schema}/${table}/`;
+    return tablePrefix({ catalog, schema, table });
   }
 
   /** The object-store view of a table's root folder. */

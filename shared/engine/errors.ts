@@ -1,19 +1,12 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the pipeline engine: one base class and a subclass per failure. Each carries a stable
  * `name` (Step Functions Retry/Catch match on it), the `cause` it wraps, structured `data`, and the
  * API `error_code` it maps to. Messages say what happened and what to do.
  */
-export class EngineError extends Error {
+export class EngineError extends CodedError {
   override readonly name: string = "EngineError";
-  /** The `error_code` the HTTP API answers with. */
-  readonly errorCode: string = "INTERNAL_ERROR";
-  /** Structured details for the event log and API responses. */
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
 }
 
 /** User SQL tried something the sandbox does not allow (a file, a URL, ATTACH, INSTALL, a setting). */

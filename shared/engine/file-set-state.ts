@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { flowStatePrefix } from "../store/bucket-layout.ts";
 import { ObjectNotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { CheckpointStateError } from "./errors.ts";
@@ -20,11 +21,6 @@ const stateFileSchema = z.object({
   kind: z.enum(["snapshot", "changelog"]),
   files: z.array(z.string()),
 });
-
-/** The prefix of one flow's state files. */
-export function stateFolder(pipelineId: string, flowId: string): string {
-  return `state/${pipelineId}/${flowId}/`;
-}
 
 export class FileSetState {
   constructor(
@@ -76,7 +72,7 @@ export class FileSetState {
   }
 
   private async write(seq: number, content: z.infer<typeof stateFileSchema>): Promise<string> {
-    const key = `${stateFolder(this.pipelineId, this.flowId)}${String(seq).padStart(10, "0")}-${randomUUID()}.json`;
+    const key = `${flowStatePrefix(this.pipelineId, this.flowId)}${String(seq).padStart(10, "0")}-${randomUUID()}.json`;
     await this.store.put(key, new TextEncoder().encode(JSON.stringify(content)));
     return key;
   }

@@ -1,6 +1,11 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
-import type { Checkpoint, CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
+import {
+  flowAppId,
+  type Checkpoint,
+  type CheckpointsRepository,
+  type FlowRef,
+} from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
@@ -128,7 +133,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
 
     // 3. Read, quarantine, transform.
     const sandbox = await openSandbox();
-    const txn = { appId: `${run.pipelineId}/${run.flow.name}`, version: seq };
+    const txn = { appId: flowAppId(ref), version: seq };
     const reads = run.catalog.snapshotReads(run.dataset.name, run.flow.name);
     const staticNewest = await registerSnapshotViews(
       sandbox,

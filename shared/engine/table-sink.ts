@@ -2,13 +2,11 @@ import type { DuckSession } from "../duck/duck-session.ts";
 import type { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
-  assertWritable,
-  commit,
-  CommitConflictError,
+  beginTransaction,
   commitTimestamp,
+  commitTransaction,
   DeltaTable,
   findCommitInfo,
-  isCheckpointDue,
   loadSnapshot,
   LocalFileCache,
   parseSchema,
@@ -18,10 +16,9 @@ import {
   readCommit,
   type Snapshot,
   type StructType,
+  TableAlreadyExistsError,
   TableNotFoundError,
-  txnFor,
   type TxnMarker,
-  writeCheckpoint,
   type WriteOptions,
 } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -33,7 +30,8 @@ import { planSchemaEvolution } from "./schema-evolution.ts";
  * The idempotent sink of the micro-batch protocol (architecture.md "Streaming", steps 3 and 4): the
  * batch's rows are written as data files, then committed with `txn {appId, version: seq}`. A batch
  * whose seq the table already holds is not written again; its commit is looked up instead. Writing and
- * committing are separate steps (unlike `DeltaTable.append`) so a crash can fall between them.
+ * committing are separate steps (unlike `DeltaTable.append`) so a crash can fall between them; the
+ * commit takes the Delta layer's one commit path (txn skip, rebase, checkpoint, log cleanup).
  */
 
 export interface SinkTarget {
@@ -93,7 +91,7 @@ export async function openOrCreateTable(
     { clock: session.clock, duck: session.duck },
   ).catch(async (error: unknown) => {
     // Another writer created it first (two flows of one table): use theirs.
-    if (error instanceof Error && error.name === "TableAlreadyExistsError") return undefined;
+    if (error instanceof TableAlreadyExistsError) return undefined;
     throw error;
   });
   if (table) {
@@ -155,10 +153,9 @@ export async function appendBatch(
 ): Promise<BatchCommit> {
   const rowsSession = options.rowsSession ?? session;
   const snapshot = await openOrCreateTable(target, session, rowsSql, rowsSession);
-  const done = await findTxnCommit(target.store, snapshot, txn);
-  if (done) return done;
   // An external or Spark-created target may use features this writer cannot honour.
-  assertWritable(snapshot.protocol, snapshot.metadata);
+  const skipped = beginTransaction(snapshot, txn);
+  if (skipped) return findTxnCommit(target.store, skipped.snapshot, txn);
   const context: OperationContext = {
     store: target.store,
     duck: rowsSession.duck,
@@ -169,39 +166,31 @@ export async function appendBatch(
   const evolved = await evolveFor(target, snapshot, rowsSession, rowsSql);
   const prepared = await prepareWrite(context, evolved.snapshot, { sql: rowsSql }, "append");
   await options.afterDataFiles?.();
-  try {
-    const committed = await commit(
-      target.store,
-      {
-        readSnapshot: snapshot,
-        actions: [
-          { txn: txnFor(txn, session.clock()) },
-          ...(evolved.metaData ? [{ metaData: evolved.metaData }] : []),
-          ...prepared.actions,
-        ],
-        operation: prepared.operation,
-        requirements: [...prepared.requirements, { kind: "txn-unchanged", appId: txn.appId }],
-        ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
-      },
-      { clock: session.clock },
-    );
-    if (isCheckpointDue(committed.snapshot)) {
-      await writeCheckpoint(target.store, session.duck, session.scratch, committed.snapshot, session.clock());
-    }
-    return {
-      version: committed.version,
-      timestamp: committed.timestamp,
-      alreadyCommitted: false,
-      rows: Number(prepared.operation.operationMetrics?.["numOutputRows"] ?? 0),
-    };
-  } catch (error) {
-    // The same batch landed meanwhile (a retried task racing itself): not an error.
-    if (error instanceof CommitConflictError && error.kind === "concurrent-transaction") {
-      const latest = await loadSnapshot(target.store, { duck: session.duck });
-      const raced = await findTxnCommit(target.store, latest, txn);
-      if (raced) return raced;
-    }
-    throw error;
+  const outcome = await commitTransaction(
+    target.store,
+    {
+      readSnapshot: snapshot,
+      prepared: evolved.metaData
+        ? { ...prepared, actions: [{ metaData: evolved.metaData }, ...prepared.actions] }
+        : prepared,
+      txn,
+      ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+    },
+    { clock: session.clock, session },
+  );
+  switch (outcome.status) {
+    case "committed":
+      return {
+        version: outcome.version,
+        timestamp: outcome.timestamp,
+        alreadyCommitted: false,
+        rows: Number(prepared.operation.operationMetrics?.["numOutputRows"] ?? 0),
+      };
+    case "txn-skipped":
+      // The same batch landed meanwhile (a retried task racing itself): not an error.
+      return findTxnCommit(target.store, outcome.snapshot, txn);
+    case "conflict":
+      throw outcome.error;
   }
 }
 
@@ -209,13 +198,7 @@ export async function appendBatch(
  * The commit that recorded `txn`, when the table holds it already: found by walking the log back
  * from the latest version (a retried batch is normally among the last few commits).
  */
-async function findTxnCommit(
-  store: ObjectStore,
-  snapshot: Snapshot,
-  txn: TxnMarker,
-): Promise<BatchCommit | undefined> {
-  const held = snapshot.txns.get(txn.appId)?.version;
-  if (held === undefined || held < txn.version) return undefined;
+async function findTxnCommit(store: ObjectStore, snapshot: Snapshot, txn: TxnMarker): Promise<BatchCommit> {
   for (let version = snapshot.version; version >= 0; version--) {
     const actions = await readCommit(store, version);
     const marker = actions.find((a) => "txn" in a && a.txn.appId === txn.appId);

@@ -1,19 +1,12 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the pipeline module: one base class and a subclass per failure. Each carries a stable
  * `name`, the `cause` it wraps, structured `data`, and the API `error_code` it maps to (api.md:
  * every error answers `{"error_code", "message"}`).
  */
-export class PipelineError extends Error {
+export class PipelineError extends CodedError {
   override readonly name: string = "PipelineError";
-  /** The `error_code` the HTTP API answers with. */
-  readonly errorCode: string = "INTERNAL_ERROR";
-  /** Structured details for logs and API responses. */
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
 }
 
 /** One problem in a definition: where it is (`datasets[1].flows[0].source.type`) and what is wrong. */

@@ -1,12 +1,4 @@
-import {
-  commit,
-  DeltaTable,
-  loadSnapshot,
-  recordCount,
-  removeFor,
-  standardRequirements,
-  TableNotFoundError,
-} from "../delta/index.ts";
+import { DeltaTable, TableNotFoundError } from "../delta/index.ts";
 import { listAllKeys, type ObjectStore } from "../store/object-store.ts";
 import type { TableReset } from "./refresh-plan.ts";
 
@@ -61,41 +53,29 @@ async function dropTable(store: ObjectStore): Promise<TableResetResult> {
 }
 
 async function truncateTable(store: ObjectStore, clock: () => number): Promise<TableResetResult> {
-  let snapshot;
-  try {
-    snapshot = await loadSnapshot(store);
-  } catch (error) {
-    if (error instanceof TableNotFoundError) return {};
-    throw error;
-  }
-  const files = [...snapshot.files];
-  if (files.length === 0) return {};
-  const now = clock();
-  const committed = await commit(
-    store,
-    {
-      readSnapshot: snapshot,
-      actions: files.map(([, file]) => ({ remove: removeFor(file, now) })),
-      operation: {
-        operation: "TRUNCATE",
-        operationParameters: {},
-        operationMetrics: {
-          numRemovedFiles: files.length,
-          numDeletedRows: files.reduce((sum, [, file]) => sum + recordCount(file), 0),
-        },
-        isBlindAppend: false,
-      },
-      requirements: standardRequirements({ removedFiles: files.map(([key]) => key) }),
-    },
-    { clock },
-  );
-  return { version: committed.version };
+  return withTable(store, clock, async (table) => {
+    if (table.snapshot.files.size === 0) return {};
+    const result = await table.truncate();
+    return result.status === "committed" ? { version: result.version } : {};
+  });
 }
 
 async function deleteOwnedRows(
   store: ObjectStore,
   predicates: readonly string[],
   clock: () => number,
+): Promise<TableResetResult> {
+  return withTable(store, clock, async (table) => {
+    const result = await table.delete(predicates.join(" OR "));
+    return result.status === "committed" ? { version: result.version } : {};
+  });
+}
+
+/** Runs `work` on the table, or answers `{}` when there is no table (nothing to reset). */
+async function withTable(
+  store: ObjectStore,
+  clock: () => number,
+  work: (table: DeltaTable) => Promise<TableResetResult>,
 ): Promise<TableResetResult> {
   let table: DeltaTable;
   try {
@@ -105,8 +85,7 @@ async function deleteOwnedRows(
     throw error;
   }
   try {
-    const result = await table.delete(predicates.join(" OR "));
-    return result.status === "committed" ? { version: result.version } : {};
+    return await work(table);
   } finally {
     await table.close();
   }

@@ -1,3 +1,5 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors of the rewind module (semantics.md "Rewind request", "Doing the rewind", "Refresh and
  * reset"): one base class, a subclass per API `error_code`. Each sets `name` (Step Functions Catch
@@ -5,23 +7,10 @@
  * message that says what went wrong and what to do. Every one of them is raised before anything is
  * changed, except `RewindIncompleteError`, which reports an earlier failure.
  */
-export class RewindError extends Error {
+export class RewindError extends CodedError {
   override readonly name: string = "RewindError";
-  /** The `error_code` the HTTP API answers with. */
-  readonly errorCode: string = "INTERNAL_ERROR";
   /** 400 for a bad request, 409 where the pipeline's state forbids it. */
-  readonly httpStatus: 400 | 409 = 400;
-  readonly data: Readonly<Record<string, unknown>>;
-
-  constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.data = options.data ?? {};
-  }
-
-  /** The API body: `{"error_code", "message"}`. */
-  toResponse(): { readonly error_code: string; readonly message: string } {
-    return { error_code: this.errorCode, message: this.message };
-  }
+  override readonly httpStatus: 400 | 409 = 400;
 }
 
 const SPEC = "INVALID_REWIND_SPECIFICATION";
@@ -249,12 +238,6 @@ export class RewindIncompleteError extends RewindError {
       { data: { blockedBy } },
     );
   }
-}
-
-/** A request value that is not allowed (unknown field, bad enum, a rule between fields). */
-export class InvalidParameterValueError extends RewindError {
-  override readonly name = "InvalidParameterValueError";
-  override readonly errorCode = "INVALID_PARAMETER_VALUE";
 }
 
 /**

@@ -1,7 +1,8 @@
 import { readCommit, type Snapshot } from "../delta/index.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { flowAppId, flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import { flowAppId } from "../store/checkpoints-repository.ts";
+import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { tableDatasets, writersOf } from "./pipeline-datasets.ts";
 import type { PipelineCut } from "./rewind-point.ts";
 import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
@@ -80,7 +81,7 @@ export async function cutOfDataset(
     const before = await versionBeforeBatch(
       store,
       snapshot.version,
-      flowAppId(env.pipelineId, inFlight.flow),
+      flowAppId(flowRef(env, inFlight.flow)),
       inFlight.seq,
     );
     if (before < 0) return undefined;
@@ -90,7 +91,7 @@ export async function cutOfDataset(
 
 /** The seq of the flow's last batch in `snapshot`: its txn version, or the root. */
 export function seqIn(snapshot: Snapshot, pipelineId: string, flow: string): number {
-  const version = snapshot.txns.get(flowAppId(pipelineId, flow))?.version;
+  const version = snapshot.txns.get(flowAppId({ pipelineId, flowId: flow }))?.version;
   return version === undefined || version < 0 ? ROOT_SEQ : version;
 }
 

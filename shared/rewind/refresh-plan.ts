@@ -2,9 +2,9 @@ import type { ResetMode } from "../pipeline/definition-schema.ts";
 import { downstreamOf, inRunOrder } from "../pipeline/pipeline-graph.ts";
 import { selectByName, type FlowRef } from "../pipeline/selection.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
-import { InvalidParameterValueError } from "./errors.ts";
 import { datasetOf, writersOf } from "./pipeline-datasets.ts";
 import type { RefreshRequest } from "./refresh-request.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * Planning a run's refresh and reset work (semantics.md "Refresh and reset"). Pure: the plan says
@@ -130,7 +130,7 @@ function planResets(
       continue;
     }
     if (override !== undefined && mode === "FULL") {
-      throw new InvalidParameterValueError(
+      throw new InvalidParameterError(
         `reset_mode ${override} with refresh FULL of flow ${flows.join(", ")} would reset all of ${dataset}, which other flows write too: a full refresh never deletes other writers' rows; leave reset_mode out (only the flow's own rows are deleted), or use refresh RESET with the override`,
       );
     }
@@ -141,7 +141,7 @@ function planResets(
     const predicates = flows.map((name) => {
       const owns = writers.find((f) => f.name === name)?.owns;
       if (owns === undefined) {
-        throw new InvalidParameterValueError(
+        throw new InvalidParameterError(
           `flow ${name} shares ${dataset} with other flows but declares no owns predicate, so its rows cannot be told apart: declare owns on the flow, or refresh the whole dataset ${dataset}`,
         );
       }

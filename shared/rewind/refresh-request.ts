@@ -2,7 +2,7 @@ import { z } from "zod";
 import { definitionErrorMap, toDefinitionIssues } from "../pipeline/definition-messages.ts";
 import { RESET_MODES, type ResetMode } from "../pipeline/definition-schema.ts";
 import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
-import { InvalidParameterValueError } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * The refresh and reset fields of a start-update request (semantics.md "Refresh and reset"; api.md
@@ -50,11 +50,11 @@ export function parseRefreshRequest(input: unknown): RefreshRequest {
     const issues = toDefinitionIssues(parsed.error.issues).map((i) =>
       i.path ? `${i.path}: ${i.message}` : i.message,
     );
-    throw new InvalidParameterValueError(issues.join("; "), { data: { issues } });
+    throw new InvalidParameterError(issues.join("; "), { data: { issues } });
   }
   const request = parsed.data;
   const refuse = (message: string): never => {
-    throw new InvalidParameterValueError(message);
+    throw new InvalidParameterError(message);
   };
   const databricksSelection = request.full_refresh_selection ?? request.refresh_selection;
   if (request.selection && databricksSelection) {

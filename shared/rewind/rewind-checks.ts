@@ -77,7 +77,7 @@ export async function checkTable(
     return undefined;
   }
   const restore = planRestore(current, target, env.clock());
-  for (const key of await findMissingFiles(env.tableStore(dataset), restore.filesToRestore, 32)) {
+  for (const key of await findMissingFiles(env.tableStore(dataset), restore.filesToRestore)) {
     missing.push({
       owner: dataset,
       what: `data file ${key} of version ${targetVersion} is gone (vacuumed?)`,

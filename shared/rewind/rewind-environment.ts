@@ -32,8 +32,3 @@ export interface RewindEnvironment {
 export function flowRef(env: Pick<RewindEnvironment, "pipelineId">, flow: string): FlowRef {
   return { pipelineId: env.pipelineId, flowId: flow };
 }
-
-/** The Delta `txn` appId a flow stamps on its commits (architecture.md "Streaming", step 4). */
-export function flowAppId(pipelineId: string, flow: string): string {
-  return `${pipelineId}/${flow}`;
-}

@@ -3,11 +3,11 @@ import { definitionErrorMap, toDefinitionIssues } from "../pipeline/definition-m
 import { strictObject } from "../pipeline/strict-object.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
 import {
-  InvalidParameterValueError,
   InvalidRewindTimestampError,
   MissingRewindTargetError,
   MultipleRewindTargetsError,
 } from "./errors.ts";
+import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
  * The `rewind_spec` of a start-update request (semantics.md "Rewind request"; api.md "Updates"): the
@@ -63,7 +63,7 @@ export function parseRewindSpec(input: unknown, now: number): RewindSpec {
     const issues = toDefinitionIssues(parsed.error.issues).map((issue) =>
       issue.path ? `rewind_spec.${issue.path}: ${issue.message}` : `rewind_spec: ${issue.message}`,
     );
-    throw new InvalidParameterValueError(issues.join("; "), { data: { issues } });
+    throw new InvalidParameterError(issues.join("; "), { data: { issues } });
   }
   const spec = parsed.data;
   const pointId = spec.rewind_point_id;

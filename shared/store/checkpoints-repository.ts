@@ -26,6 +26,14 @@ export interface FlowRef {
   readonly flowId: string;
 }
 
+/**
+ * The Delta `txn` appId a flow stamps on its commits (step 4): the micro-batch writes it, and the
+ * rewind reads a table's txns back through it.
+ */
+export function flowAppId(flow: FlowRef): string {
+  return `${flow.pipelineId}/${flow.flowId}`;
+}
+
 export function flowKey(flow: FlowRef): string {
   return `${flow.pipelineId}#${flow.flowId}`;
 }

@@ -1,13 +1,12 @@
+import { CodedError } from "../errors/coded-error.ts";
+
 /**
  * Errors raised at the storage boundary. SDK errors are translated to these here and nowhere else,
  * so the core never sees an AWS type. Expected races (a key that already exists, a stale ETag) are
  * results of the port's methods, not errors.
  */
-export class StoreError extends Error {
+export class StoreError extends CodedError {
   override readonly name: string = "StoreError";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /** The object asked for does not exist. */
@@ -40,13 +39,13 @@ export class InvalidKeyError extends StoreError {
 /** Configuration the repositories need is missing (read once at start-up, failing loudly). */
 export class StoreConfigurationError extends StoreError {
   override readonly name = "StoreConfigurationError";
-  readonly errorCode = "INTERNAL_ERROR";
+  override readonly errorCode = "INTERNAL_ERROR";
 }
 
 /** No pipeline with this id (or it was deleted). */
 export class PipelineNotFoundError extends StoreError {
   override readonly name = "PipelineNotFoundError";
-  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
   constructor(readonly pipelineId: string) {
     super(`pipeline ${pipelineId} does not exist`);
   }
@@ -55,7 +54,7 @@ export class PipelineNotFoundError extends StoreError {
 /** No definition version with this number for the pipeline. */
 export class DefinitionVersionNotFoundError extends StoreError {
   override readonly name = "DefinitionVersionNotFoundError";
-  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
   constructor(
     readonly pipelineId: string,
     readonly version: number,
@@ -67,7 +66,7 @@ export class DefinitionVersionNotFoundError extends StoreError {
 /** No update with this id in the pipeline. */
 export class UpdateNotFoundError extends StoreError {
   override readonly name = "UpdateNotFoundError";
-  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
   constructor(
     readonly pipelineId: string,
     readonly updateId: string,
@@ -79,7 +78,7 @@ export class UpdateNotFoundError extends StoreError {
 /** No checkpoint with this seq for the flow. */
 export class CheckpointNotFoundError extends StoreError {
   override readonly name = "CheckpointNotFoundError";
-  readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
   constructor(
     readonly flowKey: string,
     readonly seq: number,
@@ -91,7 +90,7 @@ export class CheckpointNotFoundError extends StoreError {
 /** A `page_token` that this store did not issue (or that belongs to another listing). */
 export class InvalidPageTokenError extends StoreError {
   override readonly name = "InvalidPageTokenError";
-  readonly errorCode = "INVALID_PARAMETER_VALUE";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
   constructor(readonly token: string) {
     super(
       `page_token ${JSON.stringify(token.slice(0, 80))} is not valid: pass a token from a previous page unchanged`,
@@ -102,7 +101,7 @@ export class InvalidPageTokenError extends StoreError {
 /** A definition too large to store as one version (DynamoDB items hold at most 400 KB). */
 export class DefinitionTooLargeError extends StoreError {
   override readonly name = "DefinitionTooLargeError";
-  readonly errorCode = "INVALID_PARAMETER_VALUE";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
   constructor(
     readonly bytes: number,
     readonly limit: number,
@@ -119,8 +118,8 @@ export class DefinitionTooLargeError extends StoreError {
  */
 export class TableOwnedError extends StoreError {
   override readonly name = "TableOwnedError";
-  readonly errorCode = "TABLE_OWNED_BY_ANOTHER_PIPELINE";
-  readonly httpStatus = 409;
+  override readonly errorCode = "TABLE_OWNED_BY_ANOTHER_PIPELINE";
+  override readonly httpStatus = 409;
   constructor(
     readonly table: string,
     readonly ownerPipelineId: string,

@@ -1,7 +1,7 @@
 import type { Action } from "../log/actions.ts";
 import { findCommitInfo } from "../log/commit-file.ts";
 import type { ConflictKind } from "../errors.ts";
-import { decodeLogPath } from "../log/log-replay.ts";
+import { decodeLogPath } from "../log/data-file-paths.ts";
 
 /**
  * Optimistic concurrency, iceberg-style: a commit carries the requirements its plan relied on, and a

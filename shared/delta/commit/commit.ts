@@ -19,11 +19,14 @@ import type { ObjectStore } from "../../store/object-store.ts";
  * 2. `putIfAbsent(_delta_log/<version>.json)`: `created` means the version is ours.
  * 3. `exists` means another writer took that version: read its actions and check this commit's
  *    requirements against them (a pure function). A broken requirement ends the attempt with a
- *    `CommitConflictError` carrying the winning version and evidence; otherwise fold the winner into
+ *    `conflict` result carrying the winning version and evidence; otherwise fold the winner into
  *    the state, re-stamp the timestamp after it, and go to 2 with the next version.
  *    Creating a table (no read snapshot) never rebases: version 0 taken means the table exists.
  * 4. The result is the new version and its snapshot (read state + winners + this commit), so the
- *    caller can checkpoint without re-reading the log.
+ *    post-commit step can checkpoint without re-reading the log.
+ *
+ * Expected races are values (`committed | conflict`); only states no retry fixes are thrown.
+ * Writers do not call this directly: `transaction.ts` wraps it with the txn check and post-commit.
  */
 
 export interface CommitRequest {
@@ -44,6 +47,7 @@ export interface CommitOptions {
 }
 
 export interface CommittedVersion {
+  readonly status: "committed";
   readonly version: number;
   readonly timestamp: number;
   /** The table state at `version`. */
@@ -51,6 +55,14 @@ export interface CommittedVersion {
   /** Versions committed by others between the read and this commit. */
   readonly rebasedOver: readonly number[];
 }
+
+/** A concurrent commit broke one of this commit's requirements: nothing of it is in the log. */
+export interface CommitConflict {
+  readonly status: "conflict";
+  readonly error: CommitConflictError;
+}
+
+export type CommitResult = CommittedVersion | CommitConflict;
 
 /** The result of one attempt to write a version: ours, or someone else's actions. */
 export type CommitAttempt =
@@ -64,7 +76,7 @@ export async function commit(
   store: ObjectStore,
   request: CommitRequest,
   options: CommitOptions,
-): Promise<CommittedVersion> {
+): Promise<CommitResult> {
   const read = request.readSnapshot;
   // A draft snapshot (version -1, see `draftSnapshot`) plans the table's creation.
   const creating = read === undefined || read.version < 0;
@@ -83,6 +95,7 @@ export async function commit(
     if (result.outcome === "committed") {
       applyActions(state, request.actions);
       return {
+        status: "committed",
         version,
         timestamp,
         snapshot: toSnapshot(state, { version, timestamp, commitInfo }),
@@ -93,7 +106,10 @@ export async function commit(
     const conflict = findConflict(request.requirements, version, result.winner);
     if (conflict) {
       const { kind, winningVersion, ...detail } = conflict;
-      throw new CommitConflictError(kind, readVersion ?? -1, winningVersion, detail);
+      return {
+        status: "conflict",
+        error: new CommitConflictError(kind, readVersion ?? -1, winningVersion, detail),
+      };
     }
     applyActions(state, result.winner);
     const winnerInfo = findCommitInfo(result.winner);

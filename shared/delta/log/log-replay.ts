@@ -9,6 +9,7 @@ import type {
   Txn,
 } from "./actions.ts";
 import { CorruptLogError } from "../errors.ts";
+import { decodeLogPath } from "./data-file-paths.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 
 /**
@@ -105,17 +106,4 @@ export function toSnapshot(
     timestamp: at.timestamp,
     ...(at.commitInfo ? { commitInfo: at.commitInfo } : {}),
   };
-}
-
-/**
- * The storage path of a log `path`, which is a URI-encoded relative path (PROTOCOL.md "Add File and
- * Remove File"): `test%25file%25prefix-1.parquet` names the file `test%file%prefix-1.parquet`.
- * A path that is not valid percent-encoding (some old writers did not encode) is taken as is.
- */
-export function decodeLogPath(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

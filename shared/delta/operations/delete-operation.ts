@@ -76,3 +76,25 @@ function deleteAll(context: OperationContext, snapshot: Snapshot): PreparedCommi
     requirements: standardRequirements({ removedFiles: files.map(([key]) => key) }),
   };
 }
+
+/**
+ * TRUNCATE (a pipeline's `reset_mode`): every live file removed in one metadata-only commit, as a
+ * DELETE without predicate but under its own operation name, and allowed on an append-only table
+ * (a reset starts the table over; it does not edit rows).
+ */
+export function prepareTruncate(snapshot: Snapshot, now: number): PreparedCommit {
+  const files = [...snapshot.files];
+  return {
+    actions: files.map(([, file]) => ({ remove: removeFor(file, now) })),
+    operation: {
+      operation: "TRUNCATE",
+      operationParameters: {},
+      operationMetrics: {
+        numRemovedFiles: files.length,
+        numDeletedRows: files.reduce((sum, [, file]) => sum + recordCount(file), 0),
+      },
+      isBlindAppend: false,
+    },
+    requirements: standardRequirements({ removedFiles: files.map(([key]) => key) }),
+  };
+}

@@ -1,9 +1,11 @@
 import type { Action, AddFile, Metadata, Protocol, Txn } from "../log/actions.ts";
-import { commit, type CommittedVersion } from "../commit/commit.ts";
 import type { CommitRequirement } from "../commit/commit-requirements.ts";
+import type { PreparedCommit } from "../commit/operation-context.ts";
+import type { CheckpointSession } from "../commit/post-commit.ts";
+import { commitTransaction, committedOrThrow, type Committed } from "../commit/transaction.ts";
 import { RestoreFilesMissingError } from "../errors.ts";
 import { removeFor } from "../commit/file-actions.ts";
-import { decodeLogPath } from "../log/log-replay.ts";
+import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 
@@ -20,8 +22,9 @@ import type { ObjectStore } from "../../store/object-store.ts";
  *    micro-batch look already committed and be skipped (delta-io/delta#1813); Ebb's replay needs it.
  * 2. Check, before writing anything, that every file to re-add still exists (`head`): a target whose
  *    files were vacuumed fails with `RestoreFilesMissingError` naming them.
- * 3. Commit `operation: RESTORE` with Delta's metrics. The commit requires that nothing was added,
- *    removed or re-configured meanwhile, since the plan must see the exact live file set.
+ * 3. Commit `operation: RESTORE` with Delta's metrics through the one commit path (writable check,
+ *    checkpoint at the interval, log cleanup). The commit requires that nothing was added, removed
+ *    or re-configured meanwhile, since the plan must see the exact live file set.
  *
  * The cost is one action and at most one `head` per differing file: it never reads data bytes.
  */
@@ -103,9 +106,12 @@ export interface RestoreOptions {
   /** The timestamp asked for, when the restore was requested by timestamp (recorded as Delta does). */
   readonly requestedTimestamp?: number;
   readonly timestampFloor?: number;
-  /** Parallel `head` requests while checking files. Default 32. */
-  readonly headConcurrency?: number;
+  /** Where a due checkpoint is written; a short-lived session is opened when absent. */
+  readonly session?: CheckpointSession;
 }
+
+/** Parallel `head` requests while checking that a restore's files still exist. */
+export const HEAD_CHECK_CONCURRENCY = 32;
 
 /** Checks the plan's files exist, then commits it. `current` must be the snapshot the plan read. */
 export async function executeRestore(
@@ -113,10 +119,29 @@ export async function executeRestore(
   current: Snapshot,
   plan: RestorePlan,
   options: RestoreOptions,
-): Promise<CommittedVersion> {
-  const missing = await findMissingFiles(store, plan.filesToRestore, options.headConcurrency ?? 32);
+): Promise<Committed> {
+  const missing = await findMissingFiles(store, plan.filesToRestore);
   if (missing.length > 0) throw new RestoreFilesMissingError(plan.targetVersion, missing);
-  const now = options.clock();
+  const outcome = await commitTransaction(
+    store,
+    {
+      readSnapshot: current,
+      prepared: restoreCommit(current, plan, options.clock(), options.requestedTimestamp),
+      ...(options.extraParameters ? { extraParameters: options.extraParameters } : {}),
+      ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+    },
+    { clock: options.clock, ...(options.session ? { session: options.session } : {}) },
+  );
+  return committedOrThrow(outcome);
+}
+
+/** The RESTORE commit of `plan`, which read `current`. */
+function restoreCommit(
+  current: Snapshot,
+  plan: RestorePlan,
+  now: number,
+  requestedTimestamp: number | undefined,
+): PreparedCommit {
   const requirements: CommitRequirement[] = [
     { kind: "metadata-unchanged" },
     { kind: "protocol-unchanged" },
@@ -124,38 +149,28 @@ export async function executeRestore(
     { kind: "no-files-added" },
     { kind: "files-live", paths: new Set(current.files.keys()), removes: true },
   ];
-  return commit(
-    store,
-    {
-      readSnapshot: current,
-      actions: restoreActions(plan, now),
-      operation: {
-        operation: "RESTORE",
-        // Delta records the version or the timestamp asked for; Ebb always records the resolved
-        // version too, since streaming readers skip `version + 1 .. this commit`.
-        operationParameters: {
-          version: plan.targetVersion,
-          timestamp:
-            options.requestedTimestamp === undefined
-              ? null
-              : new Date(options.requestedTimestamp).toISOString(),
-          ...options.extraParameters,
-        },
-        operationMetrics: { ...plan.metrics },
-        isBlindAppend: false,
+  return {
+    actions: restoreActions(plan, now),
+    operation: {
+      operation: "RESTORE",
+      // Delta records the version or the timestamp asked for; Ebb always records the resolved
+      // version too, since streaming readers skip `version + 1 .. this commit`.
+      operationParameters: {
+        version: plan.targetVersion,
+        timestamp: requestedTimestamp === undefined ? null : new Date(requestedTimestamp).toISOString(),
       },
-      requirements,
-      ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+      operationMetrics: { ...plan.metrics },
+      isBlindAppend: false,
     },
-    { clock: options.clock },
-  );
+    requirements,
+  };
 }
 
 /** The decoded keys of `files` that `head` does not find, checked `concurrency` at a time. */
 export async function findMissingFiles(
   store: ObjectStore,
   files: readonly AddFile[],
-  concurrency: number,
+  concurrency = HEAD_CHECK_CONCURRENCY,
 ): Promise<string[]> {
   const keys = files.map((file) => decodeLogPath(file.path));
   const missing: string[] = [];

@@ -1,7 +1,7 @@
 import { RetentionTooShortError } from "../errors.ts";
 import { LOG_DIR } from "../log/log-paths.ts";
 import type { Snapshot } from "../read/snapshot.ts";
-import { CHANGE_DATA_DIR } from "../write/data-file-paths.ts";
+import { CHANGE_DATA_DIR } from "../log/data-file-paths.ts";
 import { tableProperties } from "../table/table-properties.ts";
 import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
 

@@ -11,7 +11,8 @@ import { VersionNotFoundError } from "../errors.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
 import { listLog } from "../log/log-listing.ts";
 import { latestListedVersion } from "../log/log-segment.ts";
-import { dataFileKey, partitionConstants, tableColumns } from "./scan.ts";
+import { dataFileKey } from "../log/data-file-paths.ts";
+import { partitionConstants, tableColumns } from "./scan.ts";
 import { loadSnapshot } from "./snapshot-loader.ts";
 
 /** `_change_type` values (PROTOCOL.md "Change Data Files"). */

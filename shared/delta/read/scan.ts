@@ -5,7 +5,7 @@ import { readScratchView, ScratchView } from "../../duck/scratch-view.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { SchemaError, UnsupportedFeatureError } from "../errors.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
-import { decodeLogPath } from "../log/log-replay.ts";
+import { dataFileKey } from "../log/data-file-paths.ts";
 import { partitionValueSql, type PartitionValueOptions } from "../table/partition-values.ts";
 import { assertReadable } from "../table/reader-features.ts";
 import { duckType, isScalarType, parseSchema, type ScalarType, type StructType } from "../table/schema.ts";
@@ -83,14 +83,6 @@ export function partitionConstants(
     );
   }
   return constants;
-}
-
-/** The storage key of a data file named by a log `path`; absolute URIs are not read. */
-export function dataFileKey(path: string): string {
-  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(path)) {
-    throw new UnsupportedFeatureError("absolutePaths", `data file ${path} is outside the table folder`);
-  }
-  return decodeLogPath(path);
 }
 
 async function snapshotRelationSql(

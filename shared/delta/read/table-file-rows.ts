@@ -4,8 +4,9 @@ import { quoteLiteral } from "../../duck/sql-text.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { AddFile } from "../log/actions.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
-import { decodeLogPath } from "../log/log-replay.ts";
-import { dataFileKey, partitionConstants, tableColumns } from "./scan.ts";
+import { decodeLogPath } from "../log/data-file-paths.ts";
+import { dataFileKey } from "../log/data-file-paths.ts";
+import { partitionConstants, tableColumns } from "./scan.ts";
 import type { Snapshot } from "./snapshot.ts";
 
 /**

@@ -6,7 +6,7 @@ import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../../duck/sql-text.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { AddCdcFile, AddFile } from "../log/actions.ts";
-import { newChangeDataFileKey, newDataFileKey, toLogPath } from "./data-file-paths.ts";
+import { newChangeDataFileKey, newDataFileKey, toLogPath } from "../log/data-file-paths.ts";
 import { SchemaMismatchError } from "../errors.ts";
 import { encodeFileStats } from "../log/stats-json.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";

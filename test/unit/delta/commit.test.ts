@@ -63,7 +63,7 @@ describe("commit", () => {
     const stale = table.snapshot;
     const [file] = [...stale.files.keys()];
     await table.delete(); // version 1 removes the file
-    const error = await commit(
+    const result = await commit(
       store,
       {
         readSnapshot: stale,
@@ -72,7 +72,9 @@ describe("commit", () => {
         requirements: standardRequirements({ readFiles: [file!], removedFiles: [file!] }),
       },
       { clock },
-    ).catch((e: unknown) => e);
+    );
+    expect(result.status).toBe("conflict");
+    const error = result.status === "conflict" ? result.error : undefined;
     expect(error).toBeInstanceOf(CommitConflictError);
     expect(error).toMatchObject({
       kind: "concurrent-delete-delete",
@@ -102,8 +104,13 @@ describe("commit", () => {
       },
       { clock: clock.read },
     );
-    expect(committed).toMatchObject({ version: 2, rebasedOver: [1], timestamp: T0 + 10_001 });
-    expect(committed.snapshot.files.size).toBe(1);
+    expect(committed).toMatchObject({
+      status: "committed",
+      version: 2,
+      rebasedOver: [1],
+      timestamp: T0 + 10_001,
+    });
+    expect(committed.status === "committed" && committed.snapshot.files.size).toBe(1);
     await table.close();
   });
 
@@ -117,7 +124,7 @@ describe("commit", () => {
       first.append({ rows: [{ id: 1, value: "batch 1" }] }, { txn }),
       second.append({ rows: [{ id: 1, value: "batch 1" }] }, { txn }),
     ]);
-    expect(results.map((r) => r.status).sort()).toEqual(["committed", "skipped"]);
+    expect(results.map((r) => r.status).sort()).toEqual(["committed", "txn-skipped"]);
     expect(await first.scan()).toHaveLength(1);
     await Promise.all([first.close(), second.close()]);
   });
@@ -133,7 +140,7 @@ describe("commit", () => {
     await table.append({ rows: [{ id: 2, value: "b" }] });
     const stale = table.snapshot;
     await table.restore({ to: { version: 0 } });
-    const error = await commit(
+    const result = await commit(
       store,
       {
         readSnapshot: stale,
@@ -142,8 +149,9 @@ describe("commit", () => {
         requirements: standardRequirements({}),
       },
       { clock },
-    ).catch((e: unknown) => e);
-    expect(error).toMatchObject({
+    );
+    expect(result).toMatchObject({ status: "conflict" });
+    expect(result.status === "conflict" && result.error).toMatchObject({
       name: "CommitConflictError",
       kind: "concurrent-restore",
       winningVersion: 2,

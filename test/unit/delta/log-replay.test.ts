@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Action } from "../../../shared/delta/log/actions.ts";
 import { CorruptLogError } from "../../../shared/delta/errors.ts";
+import { decodeLogPath } from "../../../shared/delta/log/data-file-paths.ts";
 import {
   applyActions,
-  decodeLogPath,
   emptyTableState,
   replayActions,
   toSnapshot,

@@ -120,7 +120,7 @@ describe("RESTORE", () => {
     expect(
       await table.append({ rows: [{ id: 2, value: "again" }] }, { txn: { appId: app, version: 2 } }),
     ).toMatchObject({
-      status: "skipped",
+      status: "txn-skipped",
       tableVersion: 2,
     });
     await table.restore({ to: { version: 1 } });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AddFile } from "../../../shared/delta/log/actions.ts";
 import { parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
-import { escapePathName } from "../../../shared/delta/write/data-file-paths.ts";
+import { escapePathName } from "../../../shared/delta/log/data-file-paths.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import {
   AppendOnlyTableError,
@@ -203,14 +203,13 @@ describe("writing data files", () => {
       version: 1,
     });
     expect(await table.append({ rows: [{ id: 1 }] }, { txn })).toEqual({
-      status: "skipped",
-      reason: "txn-already-committed",
+      status: "txn-skipped",
       appId: "pipe/flow",
       requestedVersion: 5,
       tableVersion: 5,
     });
     expect(await table.append({ rows: [{ id: 1 }] }, { txn: { ...txn, version: 4 } })).toMatchObject({
-      status: "skipped",
+      status: "txn-skipped",
     });
     expect((await table.scan()).length).toBe(1);
     expect((await actionsOf(store, 1)).find((a) => "txn" in a)).toMatchObject({

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { countNonBlankLines, planFileBatch } from "../../../shared/engine/auto-loader-source.ts";
 import { CheckpointStateError } from "../../../shared/engine/errors.ts";
-import { COMPACTION_INTERVAL, FileSetState, stateFolder } from "../../../shared/engine/file-set-state.ts";
+import { COMPACTION_INTERVAL, FileSetState } from "../../../shared/engine/file-set-state.ts";
+import { flowStatePrefix } from "../../../shared/store/bucket-layout.ts";
 import type { FileSetOffset } from "../../../shared/engine/source-offsets.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { listAllKeys } from "../../../shared/store/object-store.ts";
@@ -46,7 +47,7 @@ describe("the processed-file set", () => {
     expect(offset!.snapshot).toBeDefined();
     expect(offset!.changelogs.length).toBeLessThan(COMPACTION_INTERVAL);
     expect((await state.load(offset)).size).toBe(batches);
-    const keys = (await listAllKeys(store, stateFolder("p1", "ingest"))).map((o) => o.key);
+    const keys = (await listAllKeys(store, flowStatePrefix("p1", "ingest"))).map((o) => o.key);
     // Every file is `<seq>-<uuid>.json`, immutable: older offsets stay readable.
     expect(keys.every((key) => /^state\/p1\/ingest\/\d{10}-[0-9a-f-]{36}\.json$/.test(key))).toBe(true);
   });

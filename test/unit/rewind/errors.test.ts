@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { toErrorResponse } from "../../../shared/api/error-response.ts";
 import * as errors from "../../../shared/rewind/errors.ts";
 
 /** Every error the API can answer with for a rewind, refresh or reset, as semantics.md names them. */
@@ -20,7 +21,6 @@ const EXPECTED: Record<string, [string, 400 | 409]> = {
   RewindBeforeFullRefreshError: ["REWIND_BEFORE_FULL_REFRESH", 400],
   PipelineBusyError: ["PIPELINE_BUSY", 409],
   RewindIncompleteError: ["PIPELINE_REWIND_INCOMPLETE", 409],
-  InvalidParameterValueError: ["INVALID_PARAMETER_VALUE", 400],
   IncompatibleRestoredStateError: ["INVALID_PARAMETER_VALUE", 400],
   ConcurrentRewindChangeError: ["RESOURCE_CONFLICT", 409],
   RewindNotEnabledError: ["INVALID_PARAMETER_VALUE", 400],
@@ -48,10 +48,6 @@ const SAMPLES: Record<string, () => errors.RewindError> = {
     new errors.RewindBeforeFullRefreshError([{ dataset: "a.b.d", refreshedAt: 2 }], 1),
   PipelineBusyError: () => new errors.PipelineBusyError("U1"),
   RewindIncompleteError: () => new errors.RewindIncompleteError("U1"),
-  InvalidParameterValueError: () =>
-    new errors.InvalidParameterValueError(
-      "reset_mode DROP needs refresh FULL or RESET: an incremental run resets nothing",
-    ),
   IncompatibleRestoredStateError: () => new errors.IncompatibleRestoredStateError("f", "its state changed"),
   ConcurrentRewindChangeError: () => new errors.ConcurrentRewindChangeError("f", 3, "head-moved"),
   RewindNotEnabledError: () => new errors.RewindNotEnabledError(),
@@ -74,7 +70,7 @@ describe("rewind errors", () => {
       expect(error.name).toBe(name);
       expect(error.errorCode).toBe(code);
       expect(error.httpStatus).toBe(status);
-      expect(error.toResponse()).toEqual({ error_code: code, message: error.message });
+      expect(toErrorResponse(error)).toEqual({ status, body: { error_code: code, message: error.message } });
       expect(error.message.length).toBeGreaterThan(40);
       expect(error.message).toMatch(/[:;] /); // what went wrong, then what to do
     },

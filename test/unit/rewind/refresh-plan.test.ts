@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { UnknownSelectionError } from "../../../shared/pipeline/errors.ts";
-import { InvalidParameterValueError } from "../../../shared/rewind/errors.ts";
 import { planRefresh } from "../../../shared/rewind/refresh-plan.ts";
 import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
 import { rewindPipeline } from "./fixtures.ts";
+import { InvalidParameterError } from "../../../shared/errors/coded-error.ts";
 
 let pipeline: ValidatedPipeline;
 beforeAll(async () => {
@@ -90,7 +90,7 @@ describe("planRefresh", () => {
 
   it("refuses FULL of one shared-sink writer with an override: a full refresh never deletes other writers' rows", () => {
     const run = () => plan({ refresh: "FULL", selection: ["eu_events"], reset_mode: "DROP" });
-    expect(run).toThrow(InvalidParameterValueError);
+    expect(run).toThrow(InvalidParameterError);
     expect(run).toThrow(/never deletes other writers' rows/);
   });
 

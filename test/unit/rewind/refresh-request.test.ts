@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InvalidParameterValueError } from "../../../shared/rewind/errors.ts";
 import { parseRefreshRequest } from "../../../shared/rewind/refresh-request.ts";
+import { InvalidParameterError } from "../../../shared/errors/coded-error.ts";
 
 describe("parseRefreshRequest", () => {
   it("is an incremental run of everything by default", () => {
@@ -81,8 +81,8 @@ describe("parseRefreshRequest", () => {
     } catch (error) {
       caught = error;
     }
-    expect(caught).toBeInstanceOf(InvalidParameterValueError);
-    expect((caught as InvalidParameterValueError).errorCode).toBe("INVALID_PARAMETER_VALUE");
+    expect(caught).toBeInstanceOf(InvalidParameterError);
+    expect((caught as InvalidParameterError).errorCode).toBe("INVALID_PARAMETER_VALUE");
     expect((caught as Error).message).toMatch(message);
   });
 });

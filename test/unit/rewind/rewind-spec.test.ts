@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
-  InvalidParameterValueError,
   InvalidRewindTimestampError,
   MissingRewindTargetError,
   MultipleRewindTargetsError,
 } from "../../../shared/rewind/errors.ts";
 import { parseRewindSpec } from "../../../shared/rewind/rewind-spec.ts";
+import { InvalidParameterError } from "../../../shared/errors/coded-error.ts";
 
 const NOW = Date.parse("2026-09-30T12:00:00Z");
 
@@ -80,7 +80,7 @@ describe("parseRewindSpec", () => {
 
   it("refuses unknown fields and wrong types with INVALID_PARAMETER_VALUE naming them", () => {
     const unknown = catchError(() => parseRewindSpec({ rewind_point_id: "p", dryrun: true }, NOW));
-    expect(unknown).toBeInstanceOf(InvalidParameterValueError);
+    expect(unknown).toBeInstanceOf(InvalidParameterError);
     expect(unknown.errorCode).toBe("INVALID_PARAMETER_VALUE");
     expect(unknown.message).toContain('"dryrun"');
     const missingCascade = catchError(() =>
@@ -97,13 +97,11 @@ describe("parseRewindSpec", () => {
   });
 });
 
-function catchError(
-  run: () => unknown,
-): InvalidParameterValueError & { errorCode: string; httpStatus: number } {
+function catchError(run: () => unknown): InvalidParameterError & { errorCode: string; httpStatus: number } {
   try {
     run();
   } catch (error) {
-    return error as InvalidParameterValueError;
+    return error as InvalidParameterError;
   }
   throw new Error("expected an error");
 }

@@ -20,7 +20,7 @@ describe("checkUpdateAllowed", () => {
       run();
     } catch (error) {
       expect((error as PipelineBusyError).httpStatus).toBe(409);
-      expect((error as PipelineBusyError).toResponse().error_code).toBe("PIPELINE_BUSY");
+      expect((error as PipelineBusyError).errorCode).toBe("PIPELINE_BUSY");
     }
   });
 

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { UnsupportedFeatureError } from "../errors.ts";
 
 /**
- * Where the writer puts data and change-data files, and how their keys appear in the log.
+ * Where the writer puts data and change-data files, and how their keys appear in the log: the one
+ * place both the writer (key → log `path`) and every reader (log `path` → key) take it from.
  *
  * - Data files: `part-<uuid>.snappy.parquet` at the table root, or under Hive-style partition
  *   folders `<col>=<value>/` (PROTOCOL.md "Data Files": a convention, not a requirement; readers take
@@ -75,4 +77,25 @@ function needsEscape(code: number): boolean {
 /** The log `path` of a key: the key as a URI (`%` → `%25`, spaces and non-ASCII percent-encoded). */
 export function toLogPath(key: string): string {
   return encodeURI(key);
+}
+
+/**
+ * The storage key of a log `path`, which is a URI-encoded relative path (PROTOCOL.md "Add File and
+ * Remove File"): `test%25file%25prefix-1.parquet` names the file `test%file%prefix-1.parquet`.
+ * A path that is not valid percent-encoding (some old writers did not encode) is taken as is.
+ */
+export function decodeLogPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/** The storage key of a data file to read, named by a log `path`; absolute URIs are not read. */
+export function dataFileKey(path: string): string {
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(path)) {
+    throw new UnsupportedFeatureError("absolutePaths", `data file ${path} is outside the table folder`);
+  }
+  return decodeLogPath(path);
 }

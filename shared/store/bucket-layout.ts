@@ -1,0 +1,27 @@
+/**
+ * Where things live in the pipelines' bucket (architecture.md "Storage"): the one place that builds
+ * these keys, so every writer and reader (engine, control plane, API, IAM grants) agree on them.
+ *
+ * - `tables/<catalog>/<schema>/<table>/`: a dataset's Delta table folder.
+ * - `state/<pipelineId>/<flowId>/`: a flow's source and operator state files.
+ */
+
+export const TABLES_PREFIX = "tables/";
+export const STATE_PREFIX = "state/";
+
+/** A table's three-part name. */
+export interface TableLocation {
+  readonly catalog: string;
+  readonly schema: string;
+  readonly table: string;
+}
+
+/** The key prefix of a table's Delta folder. */
+export function tablePrefix(name: TableLocation): string {
+  return `${TABLES_PREFIX}${name.catalog}/${name.schema}/${name.table}/`;
+}
+
+/** The key prefix of one flow's state files. */
+export function flowStatePrefix(pipelineId: string, flowId: string): string {
+  return `${STATE_PREFIX}${pipelineId}/${flowId}/`;
+}
