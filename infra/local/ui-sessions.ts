@@ -53,6 +53,9 @@ function sessionId(cookieHeader: string | undefined): string | undefined {
   return undefined;
 }
 
+/** Compared as bytes: a string of the right length with a non-ASCII character has more of them. */
 function sameSecret(given: string, expected: string): boolean {
-  return given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+  const a = Buffer.from(given, "utf8");
+  const b = Buffer.from(expected, "utf8");
+  return a.length === b.length && timingSafeEqual(a, b);
 }
