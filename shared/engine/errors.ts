@@ -62,7 +62,7 @@ export class UpstreamRefreshedError extends EngineError {
     how: string,
   ) {
     super(
-      `flow "${flow}" cannot continue: its upstream ${upstream} was fully refreshed (${how}) and this flow was not; fully refresh this flow's dataset too`,
+      `flow "${flow}" cannot continue: its upstream ${upstream} was fully refreshed (${how}) and this flow was not; fully refresh this flow's dataset too (with the upstream in the same update, or on its own afterwards: {"refresh": "FULL", "selection": ["<this flow's dataset>"]})`,
       { data: { flow, upstream, how } },
     );
   }

@@ -65,17 +65,24 @@ export async function planTableSource(
     if (error instanceof TableNotFoundError) return undefined;
     throw error;
   }
-  const from: TableOffset = start ?? {
+  let from: TableOffset = start ?? {
     kind: "table",
     tableId: snapshot.metadata.id,
     nextVersion: startingVersion,
     rowsRead: 0,
   };
   const files = new Map<string, AddFile>();
-  const commits =
+  let commits =
     from.tableId === snapshot.metadata.id
       ? await readSourceCommits(source.store, from.nextVersion, snapshot.version, files)
       : [];
+  // A reader starting afresh (its dataset refreshed with the upstream's TRUNCATE, or after it) begins
+  // after the upstream's latest TRUNCATE: that commit removed every row before it.
+  const truncate = start ? undefined : commits.filter((c) => c.operation === "TRUNCATE").at(-1);
+  if (truncate) {
+    from = { ...from, nextVersion: truncate.version + 1 };
+    commits = commits.filter((c) => c.version > truncate.version);
+  }
   const plan = planTableBatch(
     {
       flow: source.flow,
