@@ -8,7 +8,17 @@ import { layering } from "./eslint-rules/layering.js";
 const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "cdk.out/**", ".ebb/**", "coverage/**", "ui/dist/**", ".scratch/**"] },
+  {
+    ignores: [
+      "node_modules/**",
+      "cdk.out/**",
+      ".ebb/**",
+      "coverage/**",
+      "ui/dist/**",
+      ".scratch/**",
+      ".clients/**",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

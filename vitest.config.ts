@@ -1,15 +1,22 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig, type ViteUserConfig } from "vitest/config";
 
 // The SDK warns in every process that its Node 20 support ends in 2027; Lambda runs nodejs22.x, and the
 // warning buries test output here. Set before the global setup and the workers (which inherit it) start.
 process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
 
+/** Settings the main suite and the client-compatibility suite (vitest.clients.config.ts) share. */
+export const sharedTestSettings: NonNullable<ViteUserConfig["test"]> = {
+  globalSetup: ["test/global-setup.ts"],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  pool: "forks",
+};
+
 export default defineConfig({
   test: {
+    ...sharedTestSettings,
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: "forks",
+    // The external clients' suite has its own command (npm run test:clients) and installs.
+    exclude: [...configDefaults.exclude, "test/clients/**"],
   },
 });

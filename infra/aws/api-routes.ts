@@ -25,7 +25,12 @@ const READ_TABLES = { "tables/": R } as const;
 
 export const API_ROUTES: readonly ApiRoute[] = [
   { method: "POST", path: PIPELINES, entry: "create-pipeline.ts", access: { tables: { pipelines: RW } } },
-  { method: "GET", path: PIPELINES, entry: "list-pipelines.ts", access: { tables: { pipelines: R } } },
+  {
+    method: "GET",
+    path: PIPELINES,
+    entry: "list-pipelines.ts",
+    access: { tables: { pipelines: R, updates: R } },
+  },
   {
     method: "GET",
     path: PIPELINE,

@@ -59,6 +59,13 @@ export class ResourceConflictError extends ApiError {
   override readonly httpStatus = 409;
 }
 
+/** A resource with that name exists and the request asked for none to (`allow_duplicate_names: false`). */
+export class ResourceAlreadyExistsError extends ApiError {
+  override readonly name = "ResourceAlreadyExistsError";
+  override readonly errorCode = "RESOURCE_ALREADY_EXISTS";
+  override readonly httpStatus = 409;
+}
+
 /** The request would act on a resource whose state forbids it (e.g. delete while an update runs). */
 export class InvalidStateError extends ApiError {
   override readonly name = "InvalidStateError";

@@ -23,28 +23,78 @@ const queryBoolean = z
 /** `definition`: the datasets (flows, SQL) of the pipeline spec. */
 const definitionBody = strictObject({ datasets: z.array(z.unknown()) });
 
+/** `libraries`: definition files (YAML or JSON) in Ebb's bucket; the other library kinds are not Ebb's. */
+const librariesBody = z
+  .array(strictObject({ file: strictObject({ path: z.string().trim().min(1) }) }))
+  .min(1);
+
+/** Databricks fields Ebb accepts and reports as ignored (databricks-settings.ts says why). */
+const ignoredSettings = Object.fromEntries(
+  [
+    "budget_policy_id",
+    "channel",
+    "clusters",
+    "deployment",
+    "development",
+    "edition",
+    "environment",
+    "event_log",
+    "filters",
+    "notifications",
+    "parameters",
+    "parent_path",
+    "photon",
+    "restart_window",
+    "root_path",
+    "run_as",
+    "serverless",
+    "serverless_compute_id",
+    "storage",
+    "tags",
+    "usage_policy_id",
+  ].map((field) => [field, z.unknown().optional()]),
+);
+
+/**
+ * The pipeline settings: Ebb's own (`definition` inline) and the Databricks `CreatePipeline` /
+ * `EditPipeline` fields a user's script sends (`target`, `libraries`, `trigger`, …). Which are
+ * required is decided once `libraries` files are read (databricks-settings.ts).
+ */
 const pipelineSettings = {
-  name: z.string(),
-  catalog: z.string(),
-  schema: z.string(),
+  name: z.string().optional(),
+  catalog: z.string().optional(),
+  schema: z.string().optional(),
+  /** The legacy name of `schema`. */
+  target: z.string().optional(),
   configuration: z.record(z.string(), z.unknown()).optional(),
   continuous: z.boolean().optional(),
-  definition: definitionBody,
+  definition: definitionBody.optional(),
+  libraries: librariesBody.optional(),
+  trigger: strictObject({ manual: strictObject({}).optional(), cron: z.unknown().optional() }).optional(),
+  /** `false`: refuse a name another pipeline has (Databricks' default); left out, names may repeat. */
+  allow_duplicate_names: z.boolean().optional(),
+  ...ignoredSettings,
 };
 
 /** `POST /api/2.0/pipelines`. */
-export const createPipelineBody = strictObject(pipelineSettings);
+export const createPipelineBody = strictObject({
+  ...pipelineSettings,
+  /** Validate and answer the `effective_settings` without creating anything. */
+  dry_run: z.boolean().optional(),
+  /** Ebb assigns pipeline ids: reported as ignored. */
+  id: z.unknown().optional(),
+});
 
 /** `PUT /api/2.0/pipelines/{id}`: any of the settings; what is left out keeps its current value. */
 export const editPipelineBody = strictObject({
-  name: pipelineSettings.name.optional(),
-  catalog: pipelineSettings.catalog.optional(),
-  schema: pipelineSettings.schema.optional(),
-  configuration: pipelineSettings.configuration,
-  continuous: pipelineSettings.continuous,
-  definition: definitionBody.optional(),
+  ...pipelineSettings,
+  /** The Databricks SDKs repeat the path's id in the body; it must match. */
+  pipeline_id: z.string().optional(),
+  id: z.string().optional(),
   /** Optimistic concurrency: refuse the edit if the current version is no longer this one. */
   expected_definition_version: positiveInt.optional(),
+  /** Databricks' optimistic concurrency: refuse the edit if the pipeline changed since (epoch ms). */
+  expected_last_modified: z.number().int().optional(),
 });
 
 /** `POST /api/2.0/pipelines/{id}/updates`: the refresh fields are the rewind module's own shape. */
@@ -114,6 +164,8 @@ export const noQuery = strictObject({});
 
 export type CreatePipelineBody = z.infer<typeof createPipelineBody>;
 export type EditPipelineBody = z.infer<typeof editPipelineBody>;
+/** The settings both create and edit take. */
+export type PipelineSettingsBody = CreatePipelineBody | EditPipelineBody;
 export type StartUpdateBody = z.infer<typeof startUpdateBody>;
 export type QueryTableBody = z.infer<typeof queryTableBody>;
 export type OnsetBody = z.infer<typeof onsetBody>;

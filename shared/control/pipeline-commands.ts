@@ -1,12 +1,18 @@
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
-import { InvalidStateError, ResourceConflictError } from "../api/errors.ts";
+import {
+  InvalidParameterError,
+  InvalidStateError,
+  ResourceAlreadyExistsError,
+  ResourceConflictError,
+} from "../api/errors.ts";
 import type { CreatePipelineBody, EditPipelineBody } from "../api/request-schemas.ts";
 import { listRewindPoints } from "../rewind/rewind-points.ts";
 import { PipelineBusyError } from "../rewind/errors.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
-import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineSummary } from "./pipeline-views.ts";
+import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } from "./pipeline-views.ts";
 import { purgeTables } from "./purge-tables.ts";
-import { TableOwnedError } from "../store/errors.ts";
+import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
+import { ObjectNotFoundError, TableOwnedError } from "../store/errors.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
@@ -30,20 +36,28 @@ async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promis
   }
 }
 
-export async function createPipeline(
-  plane: ControlPlane,
-  body: CreatePipelineBody,
-): Promise<{ pipeline_id: string }> {
-  const { definition, ...settings } = body;
-  const validated = await validatePipeline({ ...settings, datasets: definition.datasets }, plane.sql);
+/**
+ * → `{pipeline_id}`, or with `dry_run` the `effective_settings` and nothing created; either with the
+ * `ignored_settings` Ebb accepted but does not act on.
+ */
+export async function createPipeline(plane: ControlPlane, body: CreatePipelineBody) {
+  const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
+  const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
+  const validated = await validatePipeline(resolved, plane.sql);
+  if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
+  const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
+  if (dryRun) return { effective_settings: pipelineSpec(validated.definition), ...reported };
   const record = await claiming(plane, () => plane.pipelines.create(validated.definition));
-  return { pipeline_id: record.pipelineId };
+  return { pipeline_id: record.pipelineId, ...reported };
 }
 
 export async function listPipelines(plane: ControlPlane, maxResults?: number) {
   const records = await plane.pipelines.list();
   const shown = records.filter((r) => r.state !== "DELETED").slice(0, maxResults ?? records.length);
-  return { statuses: shown.map(pipelineSummary) };
+  const latest = await Promise.all(
+    shown.map((r) => plane.updates.list(r.pipelineId, { limit: LATEST_UPDATES_SHOWN })),
+  );
+  return { statuses: shown.map((record, i) => pipelineStatus(record, latest[i]!.items)) };
 }
 
 export async function getPipeline(plane: ControlPlane, pipelineId: string) {
@@ -60,16 +74,34 @@ export async function getPipeline(plane: ControlPlane, pipelineId: string) {
 
 export async function editPipeline(plane: ControlPlane, pipelineId: string, body: EditPipelineBody) {
   const record = await requirePipeline(plane, pipelineId);
-  if (
-    body.expected_definition_version !== undefined &&
-    body.expected_definition_version !== record.definitionVersion
-  ) {
+  const {
+    expected_definition_version: expectedVersion,
+    expected_last_modified: expectedLastModified,
+    pipeline_id: bodyPipelineId,
+    id: bodyId,
+    allow_duplicate_names: allowDuplicates,
+    ...rest
+  } = body;
+  for (const [field, value] of [
+    ["pipeline_id", bodyPipelineId],
+    ["id", bodyId],
+  ] as const) {
+    if (value !== undefined && value !== pipelineId) {
+      throw new InvalidParameterError(`${field} "${value}" is not the pipeline edited (${pipelineId})`);
+    }
+  }
+  if (expectedVersion !== undefined && expectedVersion !== record.definitionVersion) {
     throw new ResourceConflictError(
-      `the pipeline is at definition version ${record.definitionVersion}, not ${body.expected_definition_version}: read it again and re-apply your edit`,
+      `the pipeline is at definition version ${record.definitionVersion}, not ${expectedVersion}: read it again and re-apply your edit`,
+    );
+  }
+  if (expectedLastModified !== undefined && expectedLastModified !== record.lastModified) {
+    throw new ResourceConflictError(
+      `the pipeline was last modified at ${record.lastModified}, not ${expectedLastModified}: read it again and re-apply your edit`,
     );
   }
   const current = pipelineSpec((await plane.pipelines.getDefinition(pipelineId)).definition);
-  const { expected_definition_version: _expected, definition, ...settings } = body;
+  const { ignored, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
   if (
     (settings.catalog ?? current.catalog) !== current.catalog ||
     (settings.schema ?? current.schema) !== current.schema
@@ -84,8 +116,10 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
     schema: current.schema,
     configuration: settings.configuration ?? current.configuration,
     continuous: settings.continuous ?? current.continuous,
-    datasets: (definition ?? current.definition).datasets,
+    datasets: settings.datasets ?? current.definition.datasets,
   };
+  if (allowDuplicates === false && merged.name !== current.name)
+    await refuseDuplicateName(plane, merged.name);
   const validated = await validatePipeline(merged, plane.sql);
   const edited = await claiming(plane, () =>
     plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
@@ -95,7 +129,33 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
       `the pipeline was edited concurrently (now at definition version ${edited.currentVersion}): read it again and re-apply your edit`,
     );
   }
-  return { definition_version: edited.version };
+  return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };
+}
+
+/** `allow_duplicate_names: false`: another live pipeline with the name is refused. */
+async function refuseDuplicateName(plane: ControlPlane, name: string): Promise<void> {
+  const same = (await plane.pipelines.list()).find((p) => p.state !== "DELETED" && p.name === name);
+  if (same) {
+    throw new ResourceAlreadyExistsError(
+      `pipeline ${same.pipelineId} is already named "${name}": pick another name, or send allow_duplicate_names: true`,
+    );
+  }
+}
+
+/** `libraries[].file.path` read through the same locator as auto_loader paths. */
+function definitionFileReader(plane: ControlPlane): DefinitionFileReader {
+  return async (path) => {
+    const slash = path.lastIndexOf("/");
+    try {
+      const bytes = await plane.locate(path.slice(0, slash + 1)).get(path.slice(slash + 1));
+      return new TextDecoder().decode(bytes);
+    } catch (error) {
+      if (!(error instanceof ObjectNotFoundError)) throw error;
+      throw new InvalidParameterError(
+        `libraries: the definition file ${path} does not exist; upload it first, or send the datasets inline as definition`,
+      );
+    }
+  };
 }
 
 export async function deletePipeline(

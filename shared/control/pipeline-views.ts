@@ -25,7 +25,7 @@ export function pipelineSpec(definition: PipelineDefinition): PipelineSpec {
 /** How many recent updates `latest_updates` lists. */
 export const LATEST_UPDATES_SHOWN = 5;
 
-export function pipelineSummary(record: PipelineRecord) {
+function pipelineSummary(record: PipelineRecord) {
   return {
     pipeline_id: record.pipelineId,
     name: record.name,
@@ -36,6 +36,18 @@ export function pipelineSummary(record: PipelineRecord) {
   };
 }
 
+/** A listed pipeline: the Databricks `PipelineStateInfo` fields, with its latest updates. */
+export function pipelineStatus(record: PipelineRecord, latest: readonly UpdateRecord[]) {
+  return {
+    ...pipelineSummary(record),
+    latest_updates: latest.map((update) => ({
+      update_id: update.updateId,
+      state: update.state,
+      creation_time: update.createdAt,
+    })),
+  };
+}
+
 export function pipelineDetails(
   record: PipelineRecord,
   definition: PipelineDefinition,
@@ -43,13 +55,8 @@ export function pipelineDetails(
   latestRewindPoint?: { readonly rewindPointId: string; readonly time: number },
 ) {
   return {
-    ...pipelineSummary(record),
+    ...pipelineStatus(record, latest),
     spec: pipelineSpec(definition),
-    latest_updates: latest.map((update) => ({
-      update_id: update.updateId,
-      state: update.state,
-      creation_time: update.createdAt,
-    })),
     rewind: {
       blocked: record.rewindBlocked,
       ...(record.rewindBlockedBy !== undefined ? { blocked_by_update_id: record.rewindBlockedBy } : {}),
