@@ -47,6 +47,25 @@ export async function startTestKafka(): Promise<TestKafka> {
     };
   };
   let { admin, producer } = clients();
+  // Each look-up uses a fresh consumer, so it sees the broker's metadata as it is now.
+  const earliestOffsets = async (topic: string): Promise<readonly bigint[]> => {
+    const { Consumer, ListOffsetTimestamps } = await import("@platformatic/kafka");
+    const consumer = new Consumer({
+      clientId: "ebb-test",
+      groupId: "ebb-test",
+      bootstrapBrokers: [broker.bootstrap],
+    });
+    try {
+      const offsets = await consumer.listOffsets({
+        topics: [topic],
+        timestamp: ListOffsetTimestamps.EARLIEST,
+      });
+      return offsets.get(topic) ?? [];
+    } finally {
+      await consumer.close(true);
+    }
+  };
+  const partitionCount = async (topic: string): Promise<number> => (await earliestOffsets(topic)).length;
   const test: TestKafka = {
     get broker() {
       return broker;
@@ -61,6 +80,13 @@ export async function startTestKafka(): Promise<TestKafka> {
     },
     async addPartitions(topic, count) {
       await admin.createPartitions({ topics: [{ name: topic, count, assignments: null }] });
+      // The broker answers before every listener's metadata has the new partitions: wait until a
+      // fresh client sees them, so the next produce and run cannot race the propagation.
+      const deadline = Date.now() + 15_000;
+      while ((await partitionCount(topic)) < count) {
+        if (Date.now() > deadline) throw new Error(`topic ${topic} did not reach ${count} partitions`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     },
     async produce(topic, records) {
       await producer.send({
@@ -85,21 +111,7 @@ export async function startTestKafka(): Promise<TestKafka> {
       });
     },
     async earliest(topic, partition) {
-      const { Consumer, ListOffsetTimestamps } = await import("@platformatic/kafka");
-      const consumer = new Consumer({
-        clientId: "ebb-test",
-        groupId: "ebb-test",
-        bootstrapBrokers: [broker.bootstrap],
-      });
-      try {
-        const offsets = await consumer.listOffsets({
-          topics: [topic],
-          timestamp: ListOffsetTimestamps.EARLIEST,
-        });
-        return Number(offsets.get(topic)![partition]);
-      } finally {
-        await consumer.close(true);
-      }
+      return Number((await earliestOffsets(topic))[partition]);
     },
     async restart() {
       await Promise.all([admin.close(), producer.close()]);
