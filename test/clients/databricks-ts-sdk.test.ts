@@ -1,13 +1,13 @@
 import { WorkspaceClient } from "@databricks/sdk-experimental";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import {
   ROOT_TABLE,
   runSeedScenario,
   seedPipelineWithBadBatch,
   type SeedClient,
   type SeedPipeline,
-} from "../../support/seed-scenario.ts";
+} from "../support/seed-scenario.ts";
 
 /**
  * The Databricks TypeScript SDK (@databricks/sdk-experimental) against the local runtime, configured
@@ -69,7 +69,11 @@ describe("the Databricks TypeScript SDK", () => {
     w = new WorkspaceClient({ host: cp.plane.endpoint, token: cp.plane.token, authType: "pat" });
     seed = await seedPipelineWithBadBatch(cp);
   }, 180_000);
-  afterAll(() => cp?.close());
+  // The seed's table names are claimed by one pipeline at a time: release them for the next file.
+  afterAll(async () => {
+    if (seed) await cp.client.deletePipeline(seed.pipelineId);
+    await cp?.close();
+  });
 
   it("runs the seed's scenario: find a point, dry run, rewind by point and by timestamp, replay", async () => {
     await runSeedScenario(cp, client, seed);
