@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedDefinition } from "../../support/seed-scenario.ts";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
@@ -26,37 +27,6 @@ const SEED_TIMESTAMP_BODY = (timestamp: string) => ({
   },
 });
 
-const definition = (landing: string, cleanSql: string) => ({
-  datasets: [
-    {
-      type: "streaming_table",
-      name: "table",
-      flows: [
-        {
-          name: "ingest",
-          source: {
-            type: "auto_loader",
-            path: landing,
-            format: "json",
-            schema: { id: "BIGINT", amount: "BIGINT" },
-          },
-          sql: "SELECT * FROM source",
-        },
-      ],
-    },
-    {
-      type: "streaming_table",
-      name: "clean",
-      flows: [{ name: "clean_flow", source: { type: "stream", dataset: "table" }, sql: cleanSql }],
-    },
-    {
-      type: "materialized_view",
-      name: "totals",
-      sql: "SELECT count(*) AS orders, sum(amount) AS amount FROM clean",
-    },
-  ],
-});
-
 describe("rewind and replay through the API (the seed's request bodies)", () => {
   let cp: TestControlPlane;
   let pipelineId: string;
@@ -75,7 +45,7 @@ describe("rewind and replay through the API (the seed's request bodies)", () => 
       catalog: "catalog",
       schema: "schema",
       configuration: { "pipelines.rewind.betaEnabled": "true" },
-      definition: definition(cp.landing, "SELECT id, amount FROM source"),
+      definition: seedDefinition(cp.landing, "SELECT id, amount FROM source"),
     }));
     await cp.land(
       "good.json",
@@ -143,7 +113,7 @@ describe("rewind and replay through the API (the seed's request bodies)", () => 
     expect(events.at(-1)!.details).toMatchObject({ rewind_summary: { dry_run: false } });
 
     await cp.client.editPipeline(pipelineId, {
-      definition: definition(cp.landing, "SELECT id, amount FROM source WHERE amount > 0"),
+      definition: seedDefinition(cp.landing, "SELECT id, amount FROM source WHERE amount > 0"),
     });
     const replay = await run();
     expect(replay).toMatchObject({ state: "COMPLETED", definition_version: 2 });
