@@ -87,6 +87,9 @@ export async function startTestKafka(): Promise<TestKafka> {
         if (Date.now() > deadline) throw new Error(`topic ${topic} did not reach ${count} partitions`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+      // The producer folds a partition it does not know into the ones it does (`partition %= count`),
+      // so it must see the new partitions before the next produce.
+      await producer.metadata({ topics: [topic], forceUpdate: true });
     },
     async produce(topic, records) {
       await producer.send({
