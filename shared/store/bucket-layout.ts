@@ -4,6 +4,7 @@
  *
  * - `tables/<catalog>/<schema>/<table>/`: a dataset's Delta table folder.
  * - `state/<pipelineId>/<flowId>/`: a flow's source and operator state files.
+ * - `state/<pipelineId>/updates/<updateId>/`: what one update's steps hand each other (a rewind plan).
  */
 
 export const TABLES_PREFIX = "tables/";
@@ -24,4 +25,9 @@ export function tablePrefix(name: TableLocation): string {
 /** The key prefix of one flow's state files. */
 export function flowStatePrefix(pipelineId: string, flowId: string): string {
   return `${STATE_PREFIX}${pipelineId}/${flowId}/`;
+}
+
+/** The key of a file one update's steps share (a flow's state files sit directly in its folder). */
+export function updateStateKey(pipelineId: string, updateId: string, file: string): string {
+  return `${STATE_PREFIX}${pipelineId}/updates/${updateId}/${file}`;
 }
