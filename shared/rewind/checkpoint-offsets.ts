@@ -39,7 +39,10 @@ export function consumedVersion(checkpoint: Checkpoint | undefined): number {
   return offset ? consumedUpTo(offset) : -1;
 }
 
-/** The state files a checkpoint references (auto_loader file-set snapshot and changelogs, state ref). */
+/**
+ * The state files a checkpoint references (auto_loader file-set snapshot and changelogs, state ref,
+ * the operator state version's manifest, which lists its own files).
+ */
 export function stateFilesOf(checkpoint: Checkpoint | undefined): string[] {
   if (!checkpoint) return [];
   const files = fileSetOffsetOf(checkpoint);
@@ -47,5 +50,6 @@ export function stateFilesOf(checkpoint: Checkpoint | undefined): string[] {
     ...(files?.snapshot ? [files.snapshot] : []),
     ...(files?.changelogs ?? []),
     ...(checkpoint.stateRef ? [checkpoint.stateRef] : []),
+    ...(checkpoint.stateVersion ? [checkpoint.stateVersion] : []),
   ];
 }

@@ -7,8 +7,8 @@
  *    `seq = max(seq) + 1` and status PLANNED, by conditional put: two planners cannot both take a seq.
  * 3. (the engine reads, transforms and writes data files)
  * 4. (the engine commits the table with `txn {appId: <pipelineId>/<flowId>, version: seq}`)
- * 5. `commit(flow, seq, …)`: the checkpoint becomes COMMITTED with the table version it produced and
- *    HEAD moves to it, in one transaction that holds only if the checkpoint is still PLANNED and HEAD
+ * 5. `commit(flow, seq, …)`: the checkpoint becomes COMMITTED with the table version (and operator
+ *    state version) it produced and HEAD moves to it, in one transaction that holds only if the checkpoint is still PLANNED and HEAD
  *    is still at its parent.
  *
  * `seq` is never reused: after a rewind (`moveHead` back) the next batch gets a fresh seq whose parent
@@ -64,6 +64,11 @@ export interface Checkpoint {
   readonly tableVersion?: number;
   /** The batch's commit timestamp: the same causal time as the table commit (COMMITTED only). */
   readonly committedAt?: number;
+  /**
+   * The operator state version the batch produced (a `shared/state` manifest key; COMMITTED only).
+   * Absent: the flow keeps no operator state. A rewind to this checkpoint restores exactly it.
+   */
+  readonly stateVersion?: string;
 }
 
 export interface FlowHead {
@@ -90,6 +95,8 @@ export interface CommitRequest {
   readonly tableVersion: number;
   /** Epoch milliseconds: the table commit's timestamp. */
   readonly committedAt: number;
+  /** The operator state version the batch wrote (or carried over from its parent). */
+  readonly stateVersion?: string;
 }
 
 export type CommitResult =

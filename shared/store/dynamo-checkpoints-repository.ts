@@ -50,6 +50,7 @@ interface CheckpointItem {
   readonly plannedAt: number;
   readonly tableVersion?: number;
   readonly committedAt?: number;
+  readonly stateVersion?: string;
 }
 
 interface HeadItem {
@@ -144,13 +145,15 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
                 TableName: this.table,
                 Key: { [PARTITION]: flowKey(flow), [SORT]: seq },
                 UpdateExpression:
-                  "SET checkpointStatus = :committed, tableVersion = :version, committedAt = :at",
+                  "SET checkpointStatus = :committed, tableVersion = :version, committedAt = :at" +
+                  (committed.stateVersion !== undefined ? ", stateVersion = :state" : ""),
                 ConditionExpression: "checkpointStatus = :planned",
                 ExpressionAttributeValues: {
                   ":committed": "COMMITTED",
                   ":planned": "PLANNED",
                   ":version": committed.tableVersion,
                   ":at": committed.committedAt,
+                  ...(committed.stateVersion !== undefined ? { ":state": committed.stateVersion } : {}),
                 },
               },
             },
@@ -167,6 +170,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
           status: "COMMITTED",
           tableVersion: committed.tableVersion,
           committedAt: committed.committedAt,
+          ...(committed.stateVersion !== undefined ? { stateVersion: committed.stateVersion } : {}),
         },
       };
     }
@@ -334,5 +338,6 @@ function toCheckpoint(item: CheckpointItem): Checkpoint {
     plannedAt: item.plannedAt,
     ...(item.tableVersion !== undefined ? { tableVersion: item.tableVersion } : {}),
     ...(item.committedAt !== undefined ? { committedAt: item.committedAt } : {}),
+    ...(item.stateVersion !== undefined ? { stateVersion: item.stateVersion } : {}),
   };
 }

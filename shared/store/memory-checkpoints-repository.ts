@@ -78,6 +78,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
       status: "COMMITTED",
       tableVersion: request.tableVersion,
       committedAt: request.committedAt,
+      ...(request.stateVersion !== undefined ? { stateVersion: request.stateVersion } : {}),
     };
     entry.bySeq.set(seq, committed);
     entry.head = seq;

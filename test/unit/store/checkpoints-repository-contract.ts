@@ -34,6 +34,27 @@ export function checkpointsRepositoryContract(
   create: (now?: () => number) => CheckpointsRepository,
 ): void {
   describe(`${name} honours the Checkpoints contract`, () => {
+    it("keeps the operator state version a commit names, on the checkpoint and at HEAD", async () => {
+      const repository = create(() => 1_700_000_000_000);
+      const flow = newFlow();
+      await repository.plan(flow, { parent: ROOT_SEQ, offsets: { v: 1 } });
+      const stateVersion = "state/p/f/0000000001-x.json";
+      const committed = await repository.commit(flow, 1, {
+        tableVersion: 3,
+        committedAt: 1_700_000_000_100,
+        stateVersion,
+      });
+      expect(committed.outcome).toBe("committed");
+      expect((await repository.get(flow, 1))?.stateVersion).toBe(stateVersion);
+      expect((await repository.head(flow)).checkpoint?.stateVersion).toBe(stateVersion);
+      await repository.plan(flow, { parent: 1, offsets: { v: 2 } });
+      await repository.commit(flow, 2, { tableVersion: 4, committedAt: 1_700_000_000_200 });
+      expect((await repository.get(flow, 2))?.stateVersion).toBeUndefined();
+      // A rewind moves HEAD back: the checkpoint there still names its state version.
+      expect(await repository.moveHead(flow, 1)).toEqual({ outcome: "moved" });
+      expect((await repository.head(flow)).checkpoint?.stateVersion).toBe(stateVersion);
+    });
+
     it("plans write-ahead, then commits and moves HEAD together", async () => {
       const repository = create(() => 1_700_000_000_000);
       const flow = newFlow();

@@ -1,0 +1,448 @@
+import { readFile } from "node:fs/promises";
+import type { DuckRow } from "../duck/duck-session.ts";
+import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { ObjectNotFoundError } from "../store/errors.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { IncompatibleStateError, StateFormatError, StateVersionMissingError } from "./errors.ts";
+import { stateDataKey, stateVersionKey, type StateFlow } from "./state-keys.ts";
+import {
+  bucketsOlderThan,
+  DEFAULT_BUCKETS,
+  EMPTY_MANIFEST,
+  manifestMetrics,
+  nextTable,
+  partFiles,
+  snapshotDue,
+  STATE_FORMAT,
+  stateManifestSchema,
+  type BucketWrite,
+  type StateManifest,
+  type StateMetrics,
+  type StateTableManifest,
+  type TableShape,
+} from "./state-manifest.ts";
+import { allColumns, DELETED_COLUMN, describeSchema, sameSchema, type StateSchema } from "./state-schema.ts";
+
+/**
+ * The operator state store's I/O edge: reads a state version (a manifest) from the object store,
+ * loads the rows a batch needs into the batch's DuckDB sandbox, and writes the next version.
+ *
+ * Reading keys: 1. the keys' buckets are computed in DuckDB; 2. only those buckets' files are
+ * downloaded into the sandbox's folder; 3. merged (last row per key, deletions dropped) and filtered
+ * to the keys. Writing: 1. the staged upserts and deletes become one change table (last change per
+ * key wins); 2. per touched bucket, the merged result gives its exact row count and oldest time, and
+ * one file is written (a changelog, or a snapshot when due); 3. the manifest is written last, so a
+ * crash before it leaves only files no checkpoint names.
+ */
+
+/** What the store needs of the batch's sandbox (`shared/engine/sandbox.ts` is one). */
+export interface StateSql {
+  run(sql: string): Promise<void>;
+  rows(sql: string): Promise<DuckRow[]>;
+  /** Writes bytes into the sandbox's folder; returns the absolute path. */
+  writeFile(bytes: Uint8Array, extension?: string): Promise<string>;
+  /** A fresh path in the sandbox's folder to write to. */
+  newPath(extension: string): Promise<string>;
+}
+
+export interface OpenStateRequest {
+  /** The pipelines' bucket (keys `state/<pipelineId>/<flowId>/…`). */
+  readonly store: ObjectStore;
+  readonly flow: StateFlow;
+  /** The parent checkpoint's `stateVersion`; undefined: the empty state (root, checkpoint reset). */
+  readonly version?: string;
+}
+
+export interface TableOptions {
+  /** @default DEFAULT_BUCKETS (fixed when the table is first written) */
+  readonly buckets?: number;
+  /** A TIMESTAMP column whose oldest value per bucket is kept, for `loadOlderThan`. */
+  readonly timeColumn?: string;
+}
+
+const ORDER = "__ebb_order";
+const BUCKET = "__ebb_bucket";
+
+/** Reads the state version the checkpoint names (the empty state for none). */
+export async function openStateVersion(request: OpenStateRequest): Promise<StateVersion> {
+  if (request.version === undefined)
+    return new StateVersion(request.store, request.flow, undefined, EMPTY_MANIFEST);
+  const key = request.version;
+  const bytes = await getOrMissing(request.store, request.flow, key);
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new StateFormatError(request.flow.flowId, key, "not JSON");
+  }
+  const parsed = stateManifestSchema.safeParse(json);
+  if (!parsed.success)
+    throw new StateFormatError(request.flow.flowId, key, `not an ${STATE_FORMAT} manifest`);
+  return new StateVersion(request.store, request.flow, key, parsed.data);
+}
+
+async function getOrMissing(store: ObjectStore, flow: StateFlow, key: string): Promise<Uint8Array> {
+  try {
+    return await store.get(key);
+  } catch (error) {
+    if (error instanceof ObjectNotFoundError)
+      throw new StateVersionMissingError(flow.flowId, key, { cause: error });
+    throw error;
+  }
+}
+
+export class StateVersion {
+  /** Downloaded files, per sandbox: object key → path in its folder. */
+  readonly #local = new WeakMap<StateSql, Map<string, Promise<string>>>();
+
+  constructor(
+    private readonly store: ObjectStore,
+    readonly flow: StateFlow,
+    /** The manifest's key; undefined for the empty state. */
+    readonly key: string | undefined,
+    readonly manifest: StateManifest,
+  ) {}
+
+  get meta(): Readonly<Record<string, unknown>> {
+    return this.manifest.meta;
+  }
+
+  metrics(): StateMetrics {
+    return manifestMetrics(this.manifest);
+  }
+
+  /** Names of the state tables this version holds. */
+  tableNames(): string[] {
+    return Object.keys(this.manifest.tables);
+  }
+
+  /**
+   * A state table of this version with the shape the operator needs. A stored table of another shape
+   * is an `IncompatibleStateError`: reading it as this one would give wrong answers.
+   */
+  table(name: string, schema: StateSchema, options: TableOptions = {}): StateTable {
+    const stored = this.manifest.tables[name];
+    const shape: TableShape = {
+      schema,
+      buckets: stored?.buckets ?? options.buckets ?? DEFAULT_BUCKETS,
+      ...(options.timeColumn !== undefined ? { timeColumn: options.timeColumn } : {}),
+    };
+    if (stored && (!sameSchema(stored.schema, schema) || stored.timeColumn !== options.timeColumn)) {
+      throw new IncompatibleStateError(
+        this.flow.flowId,
+        name,
+        describeSchema(stored.schema),
+        describeSchema(schema),
+      );
+    }
+    return new StateTable(this, name, shape, stored);
+  }
+
+  /** The stored table as it is, whatever its shape (the state reader). */
+  storedTable(name: string): StateTable | undefined {
+    const stored = this.manifest.tables[name];
+    if (!stored) return undefined;
+    return new StateTable(
+      this,
+      name,
+      {
+        schema: stored.schema,
+        buckets: stored.buckets,
+        ...(stored.timeColumn !== undefined ? { timeColumn: stored.timeColumn } : {}),
+      },
+      stored,
+    );
+  }
+
+  writer(): StateWriter {
+    return new StateWriter(this);
+  }
+
+  /** The local path of a state file in the sandbox's folder, downloading it once. */
+  localFile(sql: StateSql, key: string): Promise<string> {
+    let files = this.#local.get(sql);
+    if (!files) this.#local.set(sql, (files = new Map()));
+    let path = files.get(key);
+    if (!path) {
+      path = getOrMissing(this.store, this.flow, key).then((bytes) => sql.writeFile(bytes, ".parquet"));
+      files.set(key, path);
+      path.catch(() => files.delete(key));
+    }
+    return path;
+  }
+
+  /** Writes a file of the sandbox to the store under a fresh key; returns the key and size. */
+  async upload(path: string, key: string): Promise<{ key: string; bytes: number }> {
+    const bytes = new Uint8Array(await readFile(path));
+    await this.store.put(key, bytes);
+    return { key, bytes: bytes.byteLength };
+  }
+
+  async putManifest(manifest: StateManifest): Promise<string> {
+    const key = stateVersionKey(this.flow, manifest.seq);
+    await this.store.put(key, new TextEncoder().encode(JSON.stringify(manifest)));
+    return key;
+  }
+}
+
+export class StateTable {
+  constructor(
+    readonly version: StateVersion,
+    readonly name: string,
+    readonly shape: TableShape,
+    readonly stored: StateTableManifest | undefined,
+  ) {}
+
+  get schema(): StateSchema {
+    return this.shape.schema;
+  }
+
+  /** Live rows in this version (from the manifest). */
+  get rows(): number {
+    return Object.values(this.stored?.parts ?? {}).reduce((sum, part) => sum + part.rows, 0);
+  }
+
+  /** The bucket of a row, as DuckDB SQL over its key columns (stable across DuckDB versions: md5). */
+  bucketSql(alias?: string): string {
+    const prefix = alias ? `${quoteIdentifier(alias)}.` : "";
+    const fields = this.schema.key
+      .map((c) => `${quoteIdentifier(c.name)} := ${prefix}${quoteIdentifier(c.name)}`)
+      .join(", ");
+    return `(md5_number(to_json(struct_pack(${fields}))::VARCHAR) % ${this.shape.buckets})::INTEGER`;
+  }
+
+  /** `col type, …` of every column, for an empty table of the state's shape. */
+  columnsDdl(): string {
+    return allColumns(this.schema)
+      .map((c) => `${quoteIdentifier(c.name)} ${c.type}`)
+      .join(", ");
+  }
+
+  columnList(alias?: string): string {
+    const prefix = alias ? `${quoteIdentifier(alias)}.` : "";
+    return allColumns(this.schema)
+      .map((c) => `${prefix}${quoteIdentifier(c.name)}`)
+      .join(", ");
+  }
+
+  /** Key equality between two aliases, NULL-safe. */
+  keyMatch(left: string, right: string): string {
+    return this.schema.key
+      .map(
+        (c) =>
+          `${quoteIdentifier(left)}.${quoteIdentifier(c.name)} IS NOT DISTINCT FROM ${quoteIdentifier(right)}.${quoteIdentifier(c.name)}`,
+      )
+      .join(" AND ");
+  }
+
+  /**
+   * The raw rows of these buckets' files as one relation (every column, the deleted flag, the read
+   * order and the bucket), or undefined when none of them has a file.
+   */
+  async rawSql(sql: StateSql, buckets: readonly number[]): Promise<string | undefined> {
+    const selects: string[] = [];
+    for (const bucket of buckets) {
+      const files = partFiles(this.stored?.parts[String(bucket)]);
+      for (const [order, file] of files.entries()) {
+        const path = await this.version.localFile(sql, file.key);
+        selects.push(
+          `SELECT ${this.columnList()}, ${quoteIdentifier(DELETED_COLUMN)}, ${order} AS ${ORDER}, ${bucket} AS ${BUCKET} FROM read_parquet(${quoteLiteral(path)})`,
+        );
+      }
+    }
+    return selects.length > 0 ? selects.join("\nUNION ALL\n") : undefined;
+  }
+
+  /** Last row per key of a raw relation (with ORDER), deletions dropped; keeps the bucket column. */
+  mergedSql(raw: string): string {
+    const keys = this.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
+    return (
+      `SELECT * EXCLUDE (${quoteIdentifier(DELETED_COLUMN)}, ${ORDER}) FROM (SELECT * FROM (${raw}) ` +
+      `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY ${ORDER} DESC) = 1) WHERE NOT ${quoteIdentifier(DELETED_COLUMN)}`
+    );
+  }
+
+  /** Creates temp table `into` with the state's columns and the rows of `merged` (if any). */
+  private async materialize(
+    sql: StateSql,
+    into: string,
+    merged: string | undefined,
+    where = "TRUE",
+  ): Promise<void> {
+    const target = quoteIdentifier(into);
+    await sql.run(`CREATE OR REPLACE TEMP TABLE ${target} (${this.columnsDdl()})`);
+    if (merged)
+      await sql.run(`INSERT INTO ${target} SELECT ${this.columnList("m")} FROM (${merged}) m WHERE ${where}`);
+  }
+
+  private storedBuckets(buckets: Iterable<number>): number[] {
+    return [...buckets].filter((b) => this.stored?.parts[String(b)] !== undefined).sort((a, b) => a - b);
+  }
+
+  /**
+   * Temp table `into` with the current rows whose key is among `keysSql`'s rows (a SELECT of exactly
+   * the key columns, by name). Only the buckets of those keys are read.
+   */
+  async loadKeys(sql: StateSql, keysSql: string, into: string): Promise<void> {
+    const keysTable = `${into}__keys`;
+    const keyCols = this.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
+    await sql.run(
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT DISTINCT ${keyCols}, ${this.bucketSql()} AS ${BUCKET} FROM (${keysSql})`,
+    );
+    const rows = await sql.rows(`SELECT DISTINCT ${BUCKET} AS b FROM ${quoteIdentifier(keysTable)}`);
+    const buckets = this.storedBuckets(rows.map((r) => Number(r["b"])));
+    const raw = await this.rawSql(sql, buckets);
+    const merged =
+      raw &&
+      `SELECT m.* FROM (${this.mergedSql(raw)}) m SEMI JOIN ${quoteIdentifier(keysTable)} k ON ${this.keyMatch("m", "k")}`;
+    await this.materialize(sql, into, merged);
+    await sql.run(`DROP TABLE IF EXISTS ${quoteIdentifier(keysTable)}`);
+  }
+
+  /** Temp table `into` with the current rows whose time column is before `boundMicros` (epoch µs). */
+  async loadOlderThan(sql: StateSql, boundMicros: number, into: string): Promise<void> {
+    const column = this.shape.timeColumn;
+    if (column === undefined) throw new Error(`state table ${this.name} has no time column`);
+    const raw = await this.rawSql(sql, bucketsOlderThan(this.stored, boundMicros));
+    await this.materialize(
+      sql,
+      into,
+      raw && this.mergedSql(raw),
+      `epoch_us(m.${quoteIdentifier(column)}) < ${Math.trunc(boundMicros)}`,
+    );
+  }
+
+  /** Temp table `into` with every current row. */
+  async loadAll(sql: StateSql, into: string): Promise<void> {
+    const raw = await this.rawSql(sql, this.storedBuckets(Object.keys(this.stored?.parts ?? {}).map(Number)));
+    await this.materialize(sql, into, raw && this.mergedSql(raw));
+  }
+}
+
+type Change = { readonly kind: "upsert" | "delete"; readonly sql: string };
+
+/**
+ * The changes a batch makes to a state version, applied in the order staged (the last change of a
+ * key wins). `commit` writes the next version. An upsert's rows carry every column of the state's
+ * schema and at most one row per key.
+ */
+export class StateWriter {
+  readonly #changes = new Map<string, { table: StateTable; changes: Change[] }>();
+  #meta: Record<string, unknown>;
+  #metaChanged = false;
+
+  constructor(private readonly parent: StateVersion) {
+    this.#meta = { ...parent.meta };
+  }
+
+  upsert(table: StateTable, rowsSql: string): void {
+    this.staged(table).push({ kind: "upsert", sql: rowsSql });
+  }
+
+  /** Deletes the keys `keysSql` selects (exactly the key columns, by name). */
+  delete(table: StateTable, keysSql: string): void {
+    this.staged(table).push({ kind: "delete", sql: keysSql });
+  }
+
+  /** Sets one entry of the version's meta (undefined removes it). */
+  setMeta(name: string, value: unknown): void {
+    if (JSON.stringify(this.#meta[name]) === JSON.stringify(value)) return;
+    if (value === undefined) delete this.#meta[name];
+    else this.#meta[name] = value;
+    this.#metaChanged = true;
+  }
+
+  private staged(table: StateTable): Change[] {
+    if (table.version !== this.parent)
+      throw new Error(`state table ${table.name} belongs to another version`);
+    let entry = this.#changes.get(table.name);
+    if (!entry) this.#changes.set(table.name, (entry = { table, changes: [] }));
+    return entry.changes;
+  }
+
+  /**
+   * Writes the next version for batch `seq` and returns its key. Nothing staged and the meta unchanged:
+   * the parent's key (no new files; undefined when the parent is the empty state).
+   */
+  async commit(sql: StateSql, seq: number): Promise<{ version: string | undefined; metrics: StateMetrics }> {
+    const tables = { ...this.parent.manifest.tables };
+    let changed = this.#metaChanged;
+    for (const { table, changes } of this.#changes.values()) {
+      if (changes.length === 0) continue;
+      const writes = await writeTableChanges(sql, table, changes, seq);
+      // A table's first version is recorded even when empty: its shape is fixed from then on.
+      if (writes.length > 0 || !table.stored) changed = true;
+      tables[table.name] = nextTable(table.stored, table.shape, writes);
+    }
+    if (!changed) return { version: this.parent.key, metrics: this.parent.metrics() };
+    const manifest: StateManifest = {
+      format: STATE_FORMAT,
+      seq,
+      parent: this.parent.key ?? null,
+      meta: this.#meta,
+      tables,
+    };
+    const version = await this.parent.putManifest(manifest);
+    return { version, metrics: manifestMetrics(manifest) };
+  }
+}
+
+/** One file per touched bucket of a table, with the bucket's figures after the changes. */
+async function writeTableChanges(
+  sql: StateSql,
+  table: StateTable,
+  changes: readonly Change[],
+  seq: number,
+): Promise<BucketWrite[]> {
+  const keys = table.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
+  const nullValues = table.schema.value.map((c) => `NULL::${c.type} AS ${quoteIdentifier(c.name)}`);
+  const parts = changes.map((change, i) => {
+    const columns = change.kind === "upsert" ? table.columnList() : [keys, ...nullValues].join(", ");
+    return `SELECT ${columns}, ${change.kind === "delete"} AS ${quoteIdentifier(DELETED_COLUMN)}, ${i} AS __ebb_change FROM (${change.sql})`;
+  });
+  const changeTable = quoteIdentifier(`__ebb_state_changes_${table.name}`);
+  await sql.run(
+    `CREATE OR REPLACE TEMP TABLE ${changeTable} AS SELECT * EXCLUDE (__ebb_change), ${table.bucketSql()} AS ${BUCKET} FROM (${parts.join("\nUNION ALL\n")}) ` +
+      `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`,
+  );
+  try {
+    const touched = (await sql.rows(`SELECT DISTINCT ${BUCKET} AS b FROM ${changeTable} ORDER BY 1`)).map(
+      (r) => Number(r["b"]),
+    );
+    if (touched.length === 0) return [];
+    // The changes read after every stored file of their bucket.
+    const changeRows = `SELECT * EXCLUDE (${BUCKET}), 1000000 AS ${ORDER}, ${BUCKET} FROM ${changeTable}`;
+    const stored = await table.rawSql(sql, touched);
+    const merged = table.mergedSql(stored ? `${stored}\nUNION ALL\n${changeRows}` : changeRows);
+    const mergedTable = quoteIdentifier(`__ebb_state_merged_${table.name}`);
+    await sql.run(`CREATE OR REPLACE TEMP TABLE ${mergedTable} AS ${merged}`);
+    const time = table.shape.timeColumn;
+    const figures = await sql.rows(
+      `SELECT ${BUCKET} AS b, count(*)::BIGINT AS n${time ? `, min(epoch_us(${quoteIdentifier(time)}))::DOUBLE AS t` : ""} FROM ${mergedTable} GROUP BY 1`,
+    );
+    const byBucket = new Map(figures.map((r) => [Number(r["b"]), r]));
+    const writes: BucketWrite[] = [];
+    for (const bucket of touched) {
+      const figure = byBucket.get(bucket);
+      const rows = Number(figure?.["n"] ?? 0);
+      const minTime = figure?.["t"] === null || figure?.["t"] === undefined ? undefined : Number(figure["t"]);
+      const kind = snapshotDue(table.stored?.parts[String(bucket)]) ? "snapshot" : "changelog";
+      if (rows === 0) {
+        writes.push({ bucket, kind: "snapshot", rows: 0 });
+        continue;
+      }
+      const source =
+        kind === "snapshot"
+          ? `SELECT ${table.columnList()}, false AS ${quoteIdentifier(DELETED_COLUMN)} FROM ${mergedTable} WHERE ${BUCKET} = ${bucket}`
+          : `SELECT ${table.columnList()}, ${quoteIdentifier(DELETED_COLUMN)} FROM ${changeTable} WHERE ${BUCKET} = ${bucket}`;
+      const path = await sql.newPath(".parquet");
+      await sql.run(`COPY (${source}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
+      const file = await table.version.upload(path, stateDataKey(table.version.flow, seq));
+      writes.push({ bucket, kind, file, rows, ...(minTime !== undefined ? { minTime } : {}) });
+    }
+    await sql.run(`DROP TABLE IF EXISTS ${mergedTable}`);
+    return writes;
+  } finally {
+    await sql.run(`DROP TABLE IF EXISTS ${changeTable}`);
+  }
+}

@@ -1,0 +1,306 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Sandbox } from "../../../shared/engine/sandbox.ts";
+import {
+  IncompatibleStateError,
+  manifestFiles,
+  openStateVersion,
+  planStateVacuum,
+  SNAPSHOT_EVERY,
+  StateVersionMissingError,
+  vacuumFlowState,
+  type StateSchema,
+  type StateVersion,
+} from "../../../shared/state/index.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { listAllKeys, type ObjectStore } from "../../../shared/store/object-store.ts";
+
+const flow = { pipelineId: "p1", flowId: "dedup" };
+const schema: StateSchema = {
+  key: [{ name: "id", type: "BIGINT" }],
+  value: [
+    { name: "seen", type: "TIMESTAMP" },
+    { name: "n", type: "BIGINT" },
+  ],
+};
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await Sandbox.open();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+
+/** A store that counts reads by key and can fail the nth put (a crash mid-write). */
+class RecordingStore {
+  readonly gets: string[] = [];
+  failPutAt: number | undefined;
+  puts = 0;
+  constructor(readonly inner: ObjectStore) {}
+  view(): ObjectStore {
+    return new Proxy(this.inner, {
+      get: (target, name, receiver) => {
+        if (name === "get")
+          return (key: string) => {
+            this.gets.push(key);
+            return target.get(key);
+          };
+        if (name === "put")
+          return (key: string, body: Uint8Array) => {
+            this.puts += 1;
+            if (this.failPutAt !== undefined && this.puts >= this.failPutAt)
+              throw new Error("crash: put failed");
+            return target.put(key, body);
+          };
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+  }
+}
+
+/** `{id: n}` rows as SQL. */
+function rowsSql(rows: readonly { id: number; n: number; seen?: string }[]): string {
+  if (rows.length === 0)
+    return `SELECT NULL::BIGINT AS id, NULL::TIMESTAMP AS seen, NULL::BIGINT AS n WHERE false`;
+  return rows
+    .map(
+      (r) =>
+        `SELECT ${r.id}::BIGINT AS id, TIMESTAMP '${r.seen ?? "2026-01-01 00:00:00"}' AS seen, ${r.n}::BIGINT AS n`,
+    )
+    .join(" UNION ALL ");
+}
+
+function keysSql(ids: readonly number[]): string {
+  if (ids.length === 0) return `SELECT NULL::BIGINT AS id WHERE false`;
+  return ids.map((id) => `SELECT ${id}::BIGINT AS id`).join(" UNION ALL ");
+}
+
+async function contents(
+  version: StateVersion,
+  load: "all" | number[] = "all",
+): Promise<Record<number, number>> {
+  const table = version.table("seen", schema, { timeColumn: "seen" });
+  if (load === "all") await table.loadAll(sandbox, "__t");
+  else await table.loadKeys(sandbox, keysSql(load), "__t");
+  const rows = await sandbox.rows(`SELECT id, n FROM __t ORDER BY id`);
+  return Object.fromEntries(rows.map((r) => [Number(r["id"]), Number(r["n"])]));
+}
+
+async function write(
+  store: ObjectStore,
+  parent: StateVersion,
+  seq: number,
+  ops: { upsert?: { id: number; n: number; seen?: string }[]; delete?: number[] },
+): Promise<StateVersion> {
+  const writer = parent.writer();
+  const table = parent.table("seen", schema, { timeColumn: "seen" });
+  if (ops.upsert) writer.upsert(table, rowsSql(ops.upsert));
+  if (ops.delete) writer.delete(table, keysSql(ops.delete));
+  const { version } = await writer.commit(sandbox, seq);
+  return openStateVersion({ store, flow, ...(version !== undefined ? { version } : {}) });
+}
+
+describe("the operator state store", () => {
+  it("starts empty, and keeps each version's rows after later versions are written (immutable)", async () => {
+    const store = new MemoryObjectStore();
+    const empty = await openStateVersion({ store, flow });
+    expect(await contents(empty)).toEqual({});
+    const v1 = await write(store, empty, 1, {
+      upsert: [
+        { id: 1, n: 10 },
+        { id: 2, n: 20 },
+      ],
+    });
+    const v2 = await write(store, v1, 2, {
+      upsert: [
+        { id: 2, n: 21 },
+        { id: 3, n: 30 },
+      ],
+      delete: [1],
+    });
+    expect(await contents(v2)).toEqual({ 2: 21, 3: 30 });
+    expect(v2.metrics().rows).toBe(2);
+    // v1 read again, by its key, after v2: unchanged (a rewind to it gets exactly it).
+    const again = await openStateVersion({ store, flow, version: v1.key! });
+    expect(await contents(again)).toEqual({ 1: 10, 2: 20 });
+    expect(v2.manifest.parent).toBe(v1.key);
+    expect(v2.key).toMatch(/^state\/p1\/dedup\/0000000002-[0-9a-f-]+\.json$/);
+  });
+
+  it("a batch reads only the buckets of the keys it touches", async () => {
+    const inner = new MemoryObjectStore();
+    const recording = new RecordingStore(inner);
+    const store = recording.view();
+    const many = Array.from({ length: 400 }, (_, i) => ({ id: i, n: i }));
+    const v1 = await write(store, await openStateVersion({ store, flow }), 1, { upsert: many });
+    expect(Object.keys(v1.manifest.tables["seen"]!.parts)).toHaveLength(16);
+    const fresh = await openStateVersion({ store, flow, version: v1.key! });
+    recording.gets.length = 0;
+    expect(await contents(fresh, [7, 300])).toEqual({ 7: 7, 300: 300 });
+    const dataReads = recording.gets.filter((k) => k.endsWith(".parquet"));
+    expect(dataReads.length).toBeGreaterThanOrEqual(1);
+    expect(dataReads.length).toBeLessThanOrEqual(2);
+  });
+
+  it("a bucket gets a snapshot once it has SNAPSHOT_EVERY changelogs, with the same rows", async () => {
+    const store = new MemoryObjectStore();
+    let version = await openStateVersion({ store, flow });
+    for (let seq = 1; seq <= SNAPSHOT_EVERY + 1; seq++)
+      version = await write(store, version, seq, { upsert: [{ id: 5, n: seq }] });
+    const part = Object.values(version.manifest.tables["seen"]!.parts)[0]!;
+    expect(part.snapshot).toBeDefined();
+    expect(part.changelogs).toHaveLength(0);
+    expect(await contents(version)).toEqual({ 5: SNAPSHOT_EVERY + 1 });
+  });
+
+  it("loadOlderThan reads only buckets whose oldest row is older than the bound", async () => {
+    const store = new MemoryObjectStore();
+    const recording = new RecordingStore(store);
+    const view = recording.view();
+    const v1 = await write(view, await openStateVersion({ store: view, flow }), 1, {
+      upsert: [
+        { id: 1, n: 1, seen: "2026-01-01 00:00:00" },
+        ...Array.from({ length: 40 }, (_, i) => ({ id: 100 + i, n: i, seen: "2026-06-01 00:00:00" })),
+      ],
+    });
+    recording.gets.length = 0;
+    const table = v1.table("seen", schema, { timeColumn: "seen" });
+    await table.loadOlderThan(sandbox, Date.UTC(2026, 2, 1) * 1000, "__old");
+    expect((await sandbox.rows(`SELECT id FROM __old`)).map((r) => Number(r["id"]))).toEqual([1]);
+    expect(recording.gets.filter((k) => k.endsWith(".parquet"))).toHaveLength(1);
+  });
+
+  it("deleting every row of a bucket drops it from the manifest", async () => {
+    const store = new MemoryObjectStore();
+    const v1 = await write(store, await openStateVersion({ store, flow }), 1, { upsert: [{ id: 1, n: 1 }] });
+    const v2 = await write(store, v1, 2, { delete: [1] });
+    expect(v2.manifest.tables["seen"]!.parts).toEqual({});
+    expect(v2.metrics().rows).toBe(0);
+  });
+
+  it("a writer with nothing to write returns its parent's version and writes no file", async () => {
+    const store = new MemoryObjectStore();
+    const v1 = await write(store, await openStateVersion({ store, flow }), 1, { upsert: [{ id: 1, n: 1 }] });
+    const before = (await listAllKeys(store, "state/")).length;
+    const { version } = await v1.writer().commit(sandbox, 2);
+    expect(version).toBe(v1.key);
+    expect(await listAllKeys(store, "state/")).toHaveLength(before);
+  });
+
+  it("meta entries are versioned with the rows", async () => {
+    const store = new MemoryObjectStore();
+    const empty = await openStateVersion({ store, flow });
+    const w = empty.writer();
+    w.setMeta("watermark", { micros: 5 });
+    const { version } = await w.commit(sandbox, 1);
+    const v1 = await openStateVersion({ store, flow, version: version! });
+    expect(v1.meta).toEqual({ watermark: { micros: 5 } });
+    expect(empty.meta).toEqual({});
+  });
+
+  it("refuses a table opened with another shape, and a version that is gone", async () => {
+    const store = new MemoryObjectStore();
+    const v1 = await write(store, await openStateVersion({ store, flow }), 1, { upsert: [{ id: 1, n: 1 }] });
+    const other: StateSchema = { key: [{ name: "id", type: "VARCHAR" }], value: [] };
+    expect(() => v1.table("seen", other)).toThrow(IncompatibleStateError);
+    expect(() => v1.table("seen", other)).toThrow(/reset the flow's checkpoint/);
+    await store.delete(v1.key!);
+    await expect(openStateVersion({ store, flow, version: v1.key! })).rejects.toThrow(
+      StateVersionMissingError,
+    );
+  });
+
+  it("a crash while writing leaves the parent intact; the retry converges to the same rows", async () => {
+    const inner = new MemoryObjectStore();
+    const v1 = await write(inner, await openStateVersion({ store: inner, flow }), 1, {
+      upsert: Array.from({ length: 50 }, (_, i) => ({ id: i, n: i })),
+    });
+    const changes = {
+      upsert: Array.from({ length: 30 }, (_, i) => ({ id: i * 2, n: 1000 + i })),
+      delete: [1, 3],
+    };
+    for (let failAt = 1; failAt <= 20; failAt++) {
+      const recording = new RecordingStore(inner);
+      recording.failPutAt = failAt;
+      const store = recording.view();
+      const parent = await openStateVersion({ store, flow, version: v1.key! });
+      const attempt = await write(store, parent, 2, changes).then(
+        () => "done" as const,
+        () => "crashed" as const,
+      );
+      // Whatever happened, v1 reads as before and a retry from it gives the right rows.
+      expect(await contents(await openStateVersion({ store: inner, flow, version: v1.key! }))).toMatchObject({
+        1: 1,
+        3: 3,
+      });
+      const retried = await write(
+        inner,
+        await openStateVersion({ store: inner, flow, version: v1.key! }),
+        2,
+        changes,
+      );
+      const rows = await contents(retried);
+      expect(rows[1]).toBeUndefined();
+      expect(rows[4]).toBe(1002);
+      expect(rows[5]).toBe(5);
+      expect(Object.keys(rows)).toHaveLength(53);
+      if (attempt === "done") break;
+    }
+  });
+
+  it("VACUUM keeps every file of the live versions and young orphans, and deletes the rest", async () => {
+    let now = 0;
+    const store = new MemoryObjectStore(() => now);
+    const v1 = await write(store, await openStateVersion({ store, flow }), 1, {
+      upsert: [
+        { id: 1, n: 1 },
+        { id: 2, n: 2 },
+      ],
+    });
+    const v2 = await write(store, v1, 2, { upsert: [{ id: 1, n: 11 }] });
+    now = 10_000;
+    const v3 = await write(store, v2, 3, { upsert: [{ id: 3, n: 3 }] });
+    const plan = await vacuumFlowState({ store, flow, liveKeys: [v1.key!], now: 10_500, retentionMs: 1000 });
+    // v1 and its files kept (a live point), v3 young; v2's own manifest and changelog removed.
+    expect(plan.delete).toContain(v2.key);
+    for (const key of [v1.key!, ...manifestFiles(v1.manifest), v3.key!]) expect(plan.keep).toContain(key);
+    expect(await contents(await openStateVersion({ store, flow, version: v1.key! }))).toEqual({ 1: 1, 2: 2 });
+    expect(planStateVacuum({ listing: [], liveFiles: new Set(), now: 0 })).toEqual({ keep: [], delete: [] });
+  });
+
+  it("equals a map model over random changes on a tree of versions (rewinds to any earlier version)", async () => {
+    const op = fc.record({
+      parent: fc.nat(),
+      upsert: fc.array(
+        fc.record({ id: fc.integer({ min: 0, max: 40 }), n: fc.integer({ min: 0, max: 1000 }) }),
+        {
+          maxLength: 8,
+        },
+      ),
+      delete: fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 4 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        const store = new MemoryObjectStore();
+        const versions: { version: StateVersion; model: Map<number, number> }[] = [
+          { version: await openStateVersion({ store, flow }), model: new Map() },
+        ];
+        for (const [i, step] of ops.entries()) {
+          const from = versions[step.parent % versions.length]!;
+          const upserts = [...new Map(step.upsert.map((r) => [r.id, r])).values()];
+          const model = new Map(from.model);
+          for (const r of upserts) model.set(r.id, r.n);
+          for (const id of step.delete) model.delete(id);
+          const version = await write(store, from.version, i + 1, { upsert: upserts, delete: step.delete });
+          versions.push({ version, model });
+        }
+        for (const { version, model } of versions) {
+          expect(await contents(version)).toEqual(Object.fromEntries(model));
+          expect(version.metrics().rows).toBe(model.size);
+        }
+      }),
+      { numRuns: 15 },
+    );
+  }, 120_000);
+});
