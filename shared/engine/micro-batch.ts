@@ -17,7 +17,16 @@ import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
-import { appendBatch, type SinkSession } from "./table-sink.ts";
+import {
+  appendBatch,
+  mergeBatch,
+  type BatchCommit,
+  type SinkSession,
+  type SinkTarget,
+} from "./table-sink.ts";
+import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-changes.ts";
+import { openCdcState } from "./auto-cdc/cdc-state.ts";
+import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 
 /**
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
@@ -163,25 +172,23 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
     const commitBatch = async () => {
       const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
+      const target: SinkTarget = {
+        store: run.catalog.tableStore(run.dataset.name),
+        name: run.dataset.name,
+        ...tableLayout(run.dataset),
+      };
+      const options = {
+        rowsSession: await sandbox.writer(),
+        ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+        afterDataFiles: async () => {
+          await crash("after-data-files", seq);
+          await fence();
+        },
+      };
       return sandbox.explainingFailures(what, async () =>
-        appendBatch(
-          {
-            store: run.catalog.tableStore(run.dataset.name),
-            name: run.dataset.name,
-            ...tableLayout(run.dataset),
-          },
-          run.session,
-          rowsSql,
-          txn,
-          {
-            rowsSession: await sandbox.writer(),
-            ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
-            afterDataFiles: async () => {
-              await crash("after-data-files", seq);
-              await fence();
-            },
-          },
-        ),
+        run.flow.auto_cdc
+          ? applyChangeBatch(run, sandbox, rowsSql, head.seq, seq, target, txn, options)
+          : appendBatch(target, run.session, rowsSql, txn, options),
       );
     };
     let committed;
@@ -273,6 +280,47 @@ async function divertBadRecords(
     run.session,
     `SELECT * FROM read_parquet(${quoteLiteral(path)})`,
     txn,
+  );
+}
+
+/**
+ * An AUTO CDC batch: its rows are applied as change events by key (auto-cdc/apply-changes.ts) against
+ * the per-key state of the parent checkpoint, and committed as one MERGE. The state version is keyed
+ * by the batch's seq, so HEAD names it: a rewind or reset of HEAD restores it with the offsets.
+ */
+async function applyChangeBatch(
+  run: FlowRun,
+  sandbox: Sandbox,
+  rowsSql: string,
+  parentSeq: number,
+  seq: number,
+  target: SinkTarget,
+  txn: { appId: string; version: number },
+  options: Parameters<typeof mergeBatch>[4],
+): Promise<BatchCommit> {
+  const cdc = run.flow.auto_cdc!;
+  const ref = {
+    store: run.catalog.store,
+    pipelineId: run.pipelineId,
+    flowId: run.flow.name,
+    keys: cdc.keys,
+  };
+  const planned = await applyChanges({
+    flow: run.flow.name,
+    cdc,
+    sandbox,
+    rowsSql,
+    state: await openCdcState(ref, parentSeq),
+    seq,
+    now: run.session.clock(),
+    tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
+  });
+  return mergeBatch(
+    { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
+    run.session,
+    { sourceSql: planned.sourceSql, schemaSql: planned.schemaSql, on: planned.on, deleteMark: DELETE_MARK },
+    txn,
+    options,
   );
 }
 
