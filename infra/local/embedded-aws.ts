@@ -5,10 +5,9 @@ import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
 import { lockDataDir } from "./data-dir-lock.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startS3Server } from "./s3-server.ts";
+import { keepStandInCredentials } from "./stand-in-credentials.ts";
 import type { RunningStandIn } from "./stand-in-process.ts";
 
-/** s3rver knows only this key pair; DynamoDB Local accepts any. Both ignore the signature's secret. */
-export const EMBEDDED_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const;
 export const EMBEDDED_REGION = "us-east-1";
 /** Where `npm start` keeps its data unless told otherwise (git-ignored). */
 export const DEFAULT_DATA_DIR = ".ebb";
@@ -20,11 +19,18 @@ export interface EmbeddedAwsOptions {
    * @default ".ebb" in the current directory
    */
   readonly dataDir?: string;
+  /** Pin the S3 stand-in's port, so pasted exports survive a restart. @default any free port */
+  readonly s3Port?: number;
+  /** Pin DynamoDB Local's port. @default any free port */
+  readonly dynamoDbPort?: number;
 }
 
 /** The running stand-ins. */
 export interface EmbeddedAws {
-  /** Everything a client needs; pass to `createS3Client` / `createDocumentClient`. */
+  /**
+   * Everything a client needs; pass to `createS3Client` / `createDocumentClient`. The credentials are
+   * this data folder's own (stand-in-credentials.ts): the S3 stand-in refuses any other signature.
+   */
   readonly endpoints: Required<AwsEndpoints>;
   /** The data folder, absolute; undefined in memory. */
   readonly dataDir: string | undefined;
@@ -40,7 +46,7 @@ export interface EmbeddedAws {
 
 /**
  * Starts DynamoDB Local and the embedded S3 side by side, each in child processes that die with this
- * one. Creates no bucket or table: see provision-template.ts.
+ * one, both listening on 127.0.0.1 only. Creates no bucket or table: see provision-template.ts.
  */
 export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promise<EmbeddedAws> {
   const inMemory = options.dataDir === "memory";
@@ -50,10 +56,19 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
     : await mkdtemp(path.join(os.tmpdir(), `ebb-s3-${process.pid}-`));
   if (dataDir) await mkdir(dataDir, { recursive: true });
   const unlock = dataDir ? await lockDataDir(dataDir) : async () => undefined;
+  const credentials = await keepStandInCredentials(dataDir);
 
   const started = await Promise.allSettled([
-    startS3Server({ directory: s3Directory, removeOnExit: inMemory }),
-    startDynamoDbLocal(dataDir ? { dbPath: path.join(dataDir, "dynamodb") } : {}),
+    startS3Server({
+      directory: s3Directory,
+      removeOnExit: inMemory,
+      credentials,
+      ...(options.s3Port !== undefined ? { port: options.s3Port } : {}),
+    }),
+    startDynamoDbLocal({
+      ...(dataDir ? { dbPath: path.join(dataDir, "dynamodb") } : {}),
+      ...(options.dynamoDbPort !== undefined ? { port: options.dynamoDbPort } : {}),
+    }),
   ]);
   const running = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const stop = async (): Promise<void> => {
@@ -70,7 +85,7 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
   return {
     endpoints: {
       region: EMBEDDED_REGION,
-      credentials: EMBEDDED_CREDENTIALS,
+      credentials,
       s3Endpoint: s3.endpoint,
       dynamoDbEndpoint: dynamodb.endpoint,
     },

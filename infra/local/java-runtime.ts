@@ -6,7 +6,7 @@ import { JavaNotFoundError } from "./errors.ts";
 /** DynamoDB Local 3.x is built for Java 17. */
 const MIN_JAVA_MAJOR = 17;
 
-const INSTALL_HINT = "install one with `apt-get install openjdk-17-jre-headless` (or set JAVA_HOME)";
+const INSTALL_HINT = "install one with `apt-get install openjdk-17-jdk-headless` (or set JAVA_HOME)";
 
 /** The `java` to run: `$JAVA_HOME/bin/java` when JAVA_HOME is set, else `java` on the PATH. */
 export function javaCommand(env: NodeJS.ProcessEnv = process.env): string {

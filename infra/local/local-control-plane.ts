@@ -65,7 +65,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     machine.definition,
     host,
   );
-  const sfnServer = await serveStepFunctions(stepFunctions);
+  const sfnServer = await serveStepFunctions(stepFunctions, options.endpoints.credentials);
 
   host.applyEnvironment();
   Object.assign(process.env, {

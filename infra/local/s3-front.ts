@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import { finished } from "node:stream/promises";
 import type S3rver from "s3rver";
 import { KeyLocks } from "./key-locks.ts";
+import { verifySigV4, type SigV4Credentials } from "./sigv4-verifier.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -12,6 +13,8 @@ const NOT_OBJECT_WRITE = ["acl", "tagging", "legal-hold", "retention", "partNumb
 /**
  * The request handler in front of s3rver: what S3 does and s3rver does not.
  *
+ * 0. Every request must be signed (Signature Version 4) with the runtime's credentials: 403 otherwise
+ *    (s3rver accepts unsigned requests and never checks a V4 signature).
  * 1. Writes to one key (PutObject, CopyObject, CompleteMultipartUpload, DeleteObject) run one at a
  *    time, in arrival order; reads of the key and listings over it wait for the writes already queued,
  *    so nobody sees a half-written file.
@@ -22,7 +25,7 @@ const NOT_OBJECT_WRITE = ["acl", "tagging", "legal-hold", "retention", "partNumb
  *    `bytes=0-N`.
  * Everything else goes to s3rver unchanged. Path-style URLs only (`/<bucket>/<key>`).
  */
-export function s3Front(s3rver: S3rver): Handler {
+export function s3Front(s3rver: S3rver, credentials: SigV4Credentials): Handler {
   const forward = s3rver.callback();
   const locks = new KeyLocks();
 
@@ -33,6 +36,15 @@ export function s3Front(s3rver: S3rver): Handler {
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const verdict = verifySigV4(
+      { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers },
+      credentials,
+      "s3",
+    );
+    if (!verdict.ok) {
+      req.resume();
+      return sendError(res, 403, verdict.code, verdict.message);
+    }
     const target = parseTarget(req.url ?? "/");
     if (!target) return pass(req, res);
     const { bucket, key, query } = target;

@@ -48,3 +48,12 @@ declare module "s3rver" {
   }
   export default S3rver;
 }
+
+/** s3rver's one account, whose key pairs it accepts. */
+declare module "s3rver/lib/models/account.js" {
+  interface AWSAccount {
+    createKeyPair(accessKeyId: string, secretAccessKey: string): void;
+    revokeAccessKey(accessKeyId: string): void;
+  }
+  export const DUMMY_ACCOUNT: AWSAccount;
+}

@@ -45,8 +45,18 @@ export interface StandInProcess {
  * which happens on `stop()` and when this process dies. It runs in its own process group, so a Ctrl-C
  * in the terminal reaches only us and we stop the stand-ins in order.
  */
-export function spawnStandIn(name: string, command: string, args: readonly string[]): StandInProcess {
-  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
+export function spawnStandIn(
+  name: string,
+  command: string,
+  args: readonly string[],
+  /** Added to this process's environment (secrets go here: other users can read a command line). */
+  env: Readonly<Record<string, string>> = {},
+): StandInProcess {
+  const child = spawn(command, args, {
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, ...env },
+  });
   // Closing stdin is how we stop it; a child that already died must not turn that into a crash here.
   child.stdin.on("error", () => undefined);
   const pids: number[] = child.pid === undefined ? [] : [child.pid];

@@ -10,14 +10,17 @@ import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
 import { startLocalControlPlane, type LocalControlPlane } from "./local-control-plane.ts";
 import { createOwnerOnly, restrictToOwner } from "./owner-only.ts";
+import { SECRET_ACCESS_KEY_FILE, writeStandInCredentials } from "./stand-in-credentials.ts";
 import type { StorageNames } from "./provision-ebb.ts";
 
 /**
- * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>]`: the whole of Ebb on this
- * machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
+ * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>] [--s3-port <n>]
+ * [--dynamodb-port <n>]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
- * Ctrl-C. The port comes from `--port`, else `EBB_PORT`, else any free one; the token is kept in the
- * data folder (0600, never printed) so it survives restarts. The web UI (`ui/dist`, built by
+ * Ctrl-C. Every listener is on 127.0.0.1. The API's port comes from `--port`, else `EBB_PORT`, else any
+ * free one; `--s3-port` / `EBB_S3_PORT` and `--dynamodb-port` / `EBB_DYNAMODB_PORT` pin the stand-ins
+ * the same way, so pasted exports survive a restart. The token and the stand-ins' secret key are kept
+ * in the data folder (0600, never printed) so they survive restarts. The web UI (`ui/dist`, built by
  * `npm run build:ui` before this starts) is served at `/`; its sign-in link, which carries the token
  * in its fragment, is written next to the token rather than printed.
  */
@@ -26,23 +29,29 @@ const { values } = parseArgs({
   options: {
     "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
     port: { type: "string", default: process.env["EBB_PORT"] },
+    "s3-port": { type: "string", default: process.env["EBB_S3_PORT"] },
+    "dynamodb-port": { type: "string", default: process.env["EBB_DYNAMODB_PORT"] },
   },
 });
-const port = values.port === undefined ? undefined : Number(values.port);
-if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
-  console.error(`--port (or EBB_PORT) must be a port number, not ${JSON.stringify(values.port)}`);
-  process.exit(2);
-}
+const port = portFlag("port", "EBB_PORT");
+const s3Port = portFlag("s3-port", "EBB_S3_PORT");
+const dynamoDbPort = portFlag("dynamodb-port", "EBB_DYNAMODB_PORT");
 const started = Date.now();
 createOwnerOnly();
 await removeLeftoverScratchFolders();
 if (values["data-dir"] !== "memory") await restrictToOwner(path.resolve(values["data-dir"]));
 
-const { aws, storage } = await startEmbeddedEbb({ dataDir: values["data-dir"] });
+const { aws, storage } = await startEmbeddedEbb({
+  dataDir: values["data-dir"],
+  ...(s3Port !== undefined ? { s3Port } : {}),
+  ...(dynamoDbPort !== undefined ? { dynamoDbPort } : {}),
+});
 let plane: LocalControlPlane;
 let token: ApiToken;
 try {
   token = await keepApiToken(aws.dataDir);
+  // In memory the stand-ins' key pair has no data folder to live in: beside the token, then.
+  if (aws.dataDir === undefined) await writeStandInCredentials(token.dir, aws.endpoints.credentials);
   plane = await startLocalControlPlane({
     endpoints: aws.endpoints,
     storage,
@@ -81,6 +90,16 @@ void aws.crashed.then((what) => {
   stop(1);
 });
 
+/** A port from `--<flag>`, else the environment variable; exits saying which when it is not one. */
+function portFlag(flag: "port" | "s3-port" | "dynamodb-port", variable: string): number | undefined {
+  const text = values[flag];
+  if (text === undefined) return undefined;
+  const number = Number(text);
+  if (Number.isInteger(number) && number > 0 && number < 65536) return number;
+  console.error(`--${flag} (or ${variable}) must be a port number, not ${JSON.stringify(text)}`);
+  process.exit(2);
+}
+
 function describe(
   aws: EmbeddedAws,
   storage: StorageNames,
@@ -110,7 +129,7 @@ function describe(
     `export AWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamoDbEndpoint}`,
     `export AWS_REGION=${endpoints.region}`,
     `export AWS_ACCESS_KEY_ID=${endpoints.credentials.accessKeyId}`,
-    `export AWS_SECRET_ACCESS_KEY=${endpoints.credentials.secretAccessKey}`,
+    `export AWS_SECRET_ACCESS_KEY=$(cat ${shellQuote(path.join(token.dir, SECRET_ACCESS_KEY_FILE))})`,
     "",
     "Ctrl-C to stop.",
   ].join("\n");

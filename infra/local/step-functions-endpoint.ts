@@ -2,15 +2,18 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { LOOPBACK } from "./loopback-port.ts";
 import type { LocalStepFunctions } from "./local-step-functions.ts";
+import { verifySigV4, type SigV4Credentials } from "./sigv4-verifier.ts";
 
 /**
  * The Step Functions API on loopback (the AWS JSON 1.0 protocol: `POST /` with
  * `X-Amz-Target: AWSStepFunctions.<Operation>`), so the handlers' SDK calls — StartExecution,
  * StopExecution, DescribeExecution — are the same calls they make on AWS, pointed here by
- * `AWS_ENDPOINT_URL_SFN`.
+ * `AWS_ENDPOINT_URL_SFN`. As on AWS, a request not signed (Signature Version 4) with the runtime's
+ * credentials is refused with 403.
  */
 export async function serveStepFunctions(
   machine: LocalStepFunctions,
+  credentials: SigV4Credentials,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -20,9 +23,16 @@ export async function serveStepFunctions(
         response.writeHead(status, { "content-type": "application/x-amz-json-1.0" });
         response.end(JSON.stringify(body));
       };
+      const body = Buffer.concat(chunks);
+      const verdict = verifySigV4(
+        { method: request.method ?? "POST", url: request.url ?? "/", headers: request.headers, body },
+        credentials,
+        "states",
+      );
+      if (!verdict.ok) return answer(403, { __type: verdict.code, message: verdict.message });
       try {
         const operation = String(request.headers["x-amz-target"] ?? "").replace(/^AWSStepFunctions\./, "");
-        const input = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>;
+        const input = JSON.parse(body.toString("utf8") || "{}") as Record<string, unknown>;
         answer(200, operate(machine, operation, input));
       } catch (error) {
         const { name, message } = error as Error;

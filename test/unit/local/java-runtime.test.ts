@@ -38,13 +38,13 @@ describe("findJava", () => {
     const found = findJava(await fakeJava('java version "1.8.0_392"'));
     await expect(found).rejects.toThrow(JavaNotFoundError);
     await expect(found).rejects.toThrow(
-      /is Java 8; install one with `apt-get install openjdk-17-jre-headless`/,
+      /is Java 8; install one with `apt-get install openjdk-17-jdk-headless`/,
     );
   });
 
   it("fails at once when there is no java, saying how to install it", async () => {
     await expect(findJava("/nonexistent/bin/java")).rejects.toThrow(
-      /apt-get install openjdk-17-jre-headless/,
+      /apt-get install openjdk-17-jdk-headless/,
     );
   });
 });
