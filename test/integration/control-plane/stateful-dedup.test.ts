@@ -9,6 +9,11 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  * refused at validate_only and at start (`INCOMPATIBLE_STATE`), and a checkpoint reset is the way out.
  */
 
+interface BatchProgress {
+  readonly state_operators: Record<string, unknown>;
+  readonly event_time: { readonly watermark: string | null };
+}
+
 const ingest = (landing: string, flow: Record<string, unknown>) => ({
   datasets: [
     {
@@ -58,14 +63,11 @@ describe("stateful flows through the API", () => {
   };
   const ids = async (schema: string) =>
     (await cp.client.query(`stateful.${schema}.events`, { sql: "SELECT id, v FROM t ORDER BY id, v" })).rows;
+  /** The `flow_progress` details of the stateful batches, newest first. */
   const progress = async (pipelineId: string) =>
     (await cp.client.events(pipelineId, { max_results: 100 })).events
-      .filter(
-        (e) =>
-          e.event_type === "flow_progress" &&
-          (e.details as Record<string, any>)["flow_progress"]?.["state_operators"],
-      )
-      .map((e) => (e.details as Record<string, any>)["flow_progress"]);
+      .map((e) => (e.details as Record<string, unknown>)["flow_progress"] as BatchProgress | undefined)
+      .filter((p): p is BatchProgress => p?.state_operators !== undefined);
   const refusal = (promise: Promise<unknown>) =>
     promise.then(
       () => undefined,
@@ -99,7 +101,7 @@ describe("stateful flows through the API", () => {
     expect((await run(pipelineId)).state).toBe("COMPLETED");
     expect((await ids("dedup")).map((r) => r["id"])).toEqual([1, 2, 3, 4]);
     const [latest] = (await progress(pipelineId)).slice(0, 1);
-    expect(latest["state_operators"]).toMatchObject({ num_rows_total: 4 });
+    expect(latest?.state_operators).toMatchObject({ num_rows_total: 4 });
 
     // Back to the point: table {1, 2} and the state that had seen {1, 2}. The replay reads the two
     // later files again: 2 is dropped (seen at the point), 3 and 4 are not (seen only after it).
@@ -154,15 +156,15 @@ describe("stateful flows through the API", () => {
       { id: 3, v: "c" },
     ]);
     const batches = (await progress(pipelineId)).reverse();
-    expect(batches.map((b) => b["state_operators"]["num_rows_dropped_by_watermark"])).toEqual([0, 1, 0]);
-    expect(batches.map((b) => b["state_operators"]["num_duplicates_dropped"])).toEqual([0, 1, 0]);
-    expect(batches.map((b) => b["event_time"]["watermark"])).toEqual([
+    expect(batches.map((b) => b.state_operators["num_rows_dropped_by_watermark"])).toEqual([0, 1, 0]);
+    expect(batches.map((b) => b.state_operators["num_duplicates_dropped"])).toEqual([0, 1, 0]);
+    expect(batches.map((b) => b.event_time.watermark)).toEqual([
       "2026-01-01T12:20:00.000Z",
       "2026-01-01T12:50:00.000Z",
       "2026-01-01T12:50:00.000Z",
     ]);
     // State: 3 (13:00) and 2 (12:55), both at or after the watermark.
-    expect(batches.map((b) => b["state_operators"]["num_rows_total"])).toEqual([1, 1, 2]);
+    expect(batches.map((b) => b.state_operators["num_rows_total"])).toEqual([1, 1, 2]);
   });
 
   it("refuses within_watermark without a watermark at create, saying what to add", async () => {
