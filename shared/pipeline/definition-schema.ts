@@ -2,6 +2,7 @@ import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
 import { columnNameSchema, identifierSchema } from "./identifier.ts";
 import { sourceSchema } from "./source-schema.ts";
+import { autoCdcSchema } from "./auto-cdc-schema.ts";
 import { parseTimestamp } from "./timestamp.ts";
 import { parseInterval } from "./duration.ts";
 
@@ -81,6 +82,8 @@ export const flowSchema = strictObject({
   options: flowOptionsSchema.optional(),
   watermark: watermarkSchema.optional(),
   drop_duplicates: dropDuplicatesSchema.optional(),
+  /** Apply the SQL's rows as change events to an SCD type 1 or 2 target (auto-cdc-schema.ts). */
+  auto_cdc: autoCdcSchema.optional(),
 }).superRefine((flow, ctx) => {
   if (flow.drop_duplicates?.within_watermark && !flow.watermark) {
     ctx.addIssue({
@@ -88,6 +91,14 @@ export const flowSchema = strictObject({
       path: ["drop_duplicates", "within_watermark"],
       message:
         'within_watermark needs a watermark: add watermark: {column: "<event time column>", delay: "10 minutes"} to the flow, or drop within_watermark to keep every key',
+    });
+  }
+  if (flow.auto_cdc && flow.owns !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["owns"],
+      message:
+        "owns does not apply to an AUTO CDC flow: its rows are owned by key (a refresh re-applies every change), so remove owns",
     });
   }
   const options = flow.options;
