@@ -1,5 +1,7 @@
 import type { SqlAnalyzer, ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
+import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import { DefinitionCache } from "./definition-cache.ts";
 import type { RewindEnvironment } from "../rewind/rewind-environment.ts";
 import type { CheckpointsRepository } from "../store/checkpoints-repository.ts";
 import { PipelineNotFoundError } from "../store/errors.ts";
@@ -45,14 +47,29 @@ export async function requirePipeline(plane: ControlPlane, pipelineId: string): 
   return pipeline;
 }
 
-/** A stored definition version (the current one by default), validated: settings and DAG. */
+const definitionCaches = new WeakMap<ControlPlane, DefinitionCache>();
+
+/**
+ * A stored definition version (the current one by default), validated: settings and DAG. A version
+ * asked for by number is read and validated once per control plane (definition-cache.ts).
+ */
 export async function loadPipeline(
   plane: ControlPlane,
   pipelineId: string,
   version?: number,
 ): Promise<{ readonly version: number; readonly pipeline: ValidatedPipeline }> {
-  const stored = await plane.pipelines.getDefinition(pipelineId, version);
-  return { version: stored.version, pipeline: await validatePipeline(stored.definition, plane.sql) };
+  let cache = definitionCaches.get(plane);
+  if (!cache) definitionCaches.set(plane, (cache = new DefinitionCache()));
+  const validate = (definition: PipelineDefinition) => validatePipeline(definition, plane.sql);
+  if (version !== undefined) {
+    const pipeline = await cache.get(pipelineId, version, async () =>
+      validate((await plane.pipelines.getDefinition(pipelineId, version)).definition),
+    );
+    return { version, pipeline };
+  }
+  const stored = await plane.pipelines.getDefinition(pipelineId);
+  const pipeline = await cache.get(pipelineId, stored.version, () => validate(stored.definition));
+  return { version: stored.version, pipeline };
 }
 
 /** The rewind domain's view of one pipeline. */

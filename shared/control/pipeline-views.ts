@@ -1,6 +1,7 @@
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import type { PipelineRecord } from "../store/pipelines-repository.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
+import { intentOf, isValidation } from "./update-intent.ts";
 
 /**
  * Pipelines as the API answers them (api.md "Pipelines"): the Databricks `GetPipelineResponse` fields
@@ -80,12 +81,18 @@ export function pipelineDetails(
  */
 export function rewoundState(latest: readonly UpdateRecord[]) {
   const last = latest.find((update) => {
-    const spec = update.request["rewind_spec"] as { dry_run?: unknown } | undefined;
-    return update.state === "COMPLETED" && update.request["validate_only"] !== true && spec?.dry_run !== true;
+    const intent = intentOf(update);
+    return (
+      update.state === "COMPLETED" && !isValidation(intent) && !(intent.kind === "rewind" && intent.dryRun)
+    );
   });
-  const spec = last?.request["rewind_spec"] as
-    { rewind_point_id?: string; rewind_timestamp?: string; datasets?: unknown } | undefined;
-  if (!last || !spec) return { rewound: false };
+  if (!last || intentOf(last).kind !== "rewind") return { rewound: false };
+  // The rewind as the user asked for it (the API echoes the request).
+  const spec = last.request["rewind_spec"] as {
+    rewind_point_id?: string;
+    rewind_timestamp?: string;
+    datasets?: unknown;
+  };
   return {
     rewound: true,
     replay_pending: true,

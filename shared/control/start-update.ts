@@ -2,11 +2,12 @@ import { checkSchemaChanges } from "../engine/schema-check.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
 import { planRefresh } from "../rewind/refresh-plan.ts";
-import { planRewind } from "../rewind/rewind-plan.ts";
+import { planRewind, type RewindPlan } from "../rewind/rewind-plan.ts";
 import { parseRewindSpec } from "../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
-import { refreshFieldsOf } from "./update-request.ts";
+import { intentOf, isValidation, refreshFieldsOf, type UpdateIntent } from "./update-intent.ts";
+import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { recorder } from "./update-events.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
@@ -18,9 +19,11 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  *
  * 1. The pipeline exists; its current definition is the one the update runs. An active update whose
  *    execution is gone is FAILED and the pipeline released first (stale-update.ts).
- * 2. The request: a `rewind_spec` (parsed, then planned against storage: target, cascade, retention,
- *    files, checkpoints — the same checks as a dry run) or refresh fields (parsed and planned:
- *    selections must name datasets or flows of the pipeline). Both at once is refused.
+ * 2. The request, parsed once into the update's intent (update-intent.ts): a `rewind_spec` (parsed,
+ *    then planned against storage: target, cascade, retention, files, checkpoints — the same checks
+ *    as a dry run; the plan is recorded for the steps, rewind-plan-record.ts) or refresh fields
+ *    (parsed and planned: selections must name datasets or flows of the pipeline). Both at once is
+ *    refused.
  *    A run whose definition changed since the tables were last written has its flows' output schemas
  *    checked against their tables: an incompatible change is refused here (`INCOMPATIBLE_SCHEMA_CHANGE`).
  * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
@@ -38,26 +41,34 @@ export async function startUpdate(
   const { version, pipeline } = await loadPipeline(plane, pipelineId);
   const refreshFields = refreshFieldsOf(body);
 
-  let kind: "rewind" | "other" = "other";
+  let intent: UpdateIntent;
+  let rewind: RewindPlan | undefined;
   if (body.rewind_spec !== undefined) {
     if (Object.keys(refreshFields).length > 0) {
       throw new InvalidParameterError(
         `rewind_spec cannot be combined with ${Object.keys(refreshFields).join(", ")}: a rewind runs no transformation; send the rewind, then the run as the next update`,
       );
     }
-    kind = "rewind";
     const spec = parseRewindSpec(body.rewind_spec, plane.clock());
-    checkUpdateAllowed(record, pipeline.settings, kind);
-    await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
+    checkUpdateAllowed(record, pipeline.settings, "rewind");
+    rewind = await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
+    intent = { kind: "rewind", dryRun: spec.dryRun };
   } else {
-    const plan = planRefresh(pipeline, parseRefreshRequest(refreshFields));
-    checkUpdateAllowed(record, pipeline.settings, kind);
+    const refresh = parseRefreshRequest(refreshFields);
+    const plan = planRefresh(pipeline, refresh);
+    checkUpdateAllowed(record, pipeline.settings, "other");
     if (await definitionChangedSinceLastRun(plane, pipelineId, version)) {
       await checkSchemaChanges(pipeline, plane.bucket, {
         run: plan.run,
         reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
       });
     }
+    intent = {
+      kind: "run",
+      refresh,
+      validateOnly: body.validate_only,
+      continuous: pipeline.definition.continuous,
+    };
   }
 
   const update = await plane.updates.create({
@@ -65,8 +76,10 @@ export async function startUpdate(
     cause: body.cause,
     definitionVersion: version,
     request: { ...body, mode: pipeline.definition.continuous ? "CONTINUOUS" : "DEFAULT" },
+    intent,
     state: "QUEUED",
   });
+  if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
   const begun = await plane.pipelines.beginUpdate(pipelineId, update.updateId, "STARTING");
   if (begun.outcome === "pipeline-busy") {
     await plane.updates.transition(pipelineId, update.updateId, "CANCELED", {
@@ -93,8 +106,8 @@ async function definitionChangedSinceLastRun(
   version: number,
 ): Promise<boolean> {
   const { items } = await plane.updates.list(pipelineId, { limit: 10 });
-  const last = items.find((u) => u.state === "COMPLETED" && u.request["validate_only"] !== true);
-  return !last || last.request["rewind_spec"] !== undefined || last.definitionVersion !== version;
+  const last = items.find((u) => u.state === "COMPLETED" && !isValidation(intentOf(u)));
+  return !last || intentOf(last).kind === "rewind" || last.definitionVersion !== version;
 }
 
 /** Starts the execution; if that fails the update is FAILED and the pipeline released. */

@@ -2,7 +2,6 @@ import {
   findMissingFiles,
   loadSnapshot,
   planRestore,
-  type RestorePlan,
   TableNotFoundError,
   VersionNotFoundError,
 } from "../delta/index.ts";
@@ -40,10 +39,8 @@ import type { TableSnapshots } from "./table-snapshots.ts";
 
 export interface DatasetCheck {
   readonly dataset: string;
-  readonly restore: RestorePlan;
   /** The current version when checked. */
   readonly currentVersion: number;
-  readonly currentTableId: string;
 }
 
 export interface FlowCheck {
@@ -53,7 +50,7 @@ export interface FlowCheck {
   readonly currentSeq: number;
 }
 
-/** Step 1 for one dataset: its restore plan, or the pieces missing. */
+/** Step 1 for one dataset: the version it was checked at, or the pieces missing. */
 export async function checkTable(
   env: RewindEnvironment,
   snapshots: TableSnapshots,
@@ -83,7 +80,7 @@ export async function checkTable(
       what: `data file ${key} of version ${targetVersion} is gone (vacuumed?)`,
     });
   }
-  return { dataset, restore, currentVersion: current.version, currentTableId: current.metadata.id };
+  return { dataset, currentVersion: current.version };
 }
 
 /** Steps 2–4 for the flows writing a dataset whose checkpoints are reset. */

@@ -1,4 +1,5 @@
 import { executeRestore, planRestore, TableNotFoundError } from "../delta/index.ts";
+import { fencedOut } from "../engine/errors.ts";
 import { ConcurrentRewindChangeError } from "./errors.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
@@ -9,13 +10,15 @@ import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 /**
  * Doing a planned rewind (semantics.md "Doing the rewind"), as the state machine's steps run it. Every
  * step is idempotent, so a task retried after a crash, or a second rewind after a failed one,
- * converges on the target. Before these, the Plan step has recorded a dry run's point (and stopped
- * there), or marked the pipeline rewind-blocked (write-ahead: a crash at any later step leaves it
- * blocked, and non-rewind updates fail with PIPELINE_REWIND_INCOMPLETE until a rewind succeeds).
+ * converges on the target. Before these, start-update has planned the rewind (rewind-plan.ts, every
+ * check) and the Plan step has recorded a dry run's point (and stopped there), or marked the pipeline
+ * rewind-blocked (write-ahead: a crash at any later step leaves it blocked, and non-rewind updates
+ * fail with PIPELINE_REWIND_INCOMPLETE until a rewind succeeds).
  *
  * 1. For each dataset, upstream first (one RewindDataset task each, wave by wave):
- *    a. re-plan the RESTORE against the table as it is now; a table that already holds the target's
- *       files, metadata and txns is not restored again (a re-run after a crash);
+ *    a. plan the RESTORE against the table as it is now; a table that already holds the target's
+ *       files, metadata and txns is not restored again (a re-run after a crash). Its files are not
+ *       checked again while the table is still at the version the planning checked them at;
  *    b. commit the RESTORE (`operationParameters` with the version and the rewinding update's id);
  *    c. with reset_checkpoints, move each writing flow's HEAD to its checkpoint at the target (the
  *       root for a flow that had not run): offsets and operator state together;
@@ -63,7 +66,11 @@ async function rewindWith(
     restore.metadata !== undefined ||
     restore.protocol !== undefined;
   const committed = needed
-    ? await executeRestore(store, current, restore, { clock: env.clock, extraParameters: { updateId } })
+    ? await executeRestore(store, current, restore, {
+        clock: env.clock,
+        extraParameters: { updateId },
+        filesChecked: current.version === dataset.checkedVersion,
+      })
     : undefined;
 
   const flows: { flow: string; from: number; to: number }[] = [];
@@ -71,7 +78,11 @@ async function rewindWith(
     const ref = flowRef(env, flow.flow);
     const head = await env.checkpoints.head(ref);
     if (head.seq !== flow.targetSeq) {
-      const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, { expectedHead: head.seq });
+      const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, {
+        expectedHead: head.seq,
+        activeUpdateId: updateId,
+      });
+      if (moved.outcome === "fenced") throw fencedOut(updateId, `moving flow ${flow.flow}'s HEAD`, moved);
       if (moved.outcome !== "moved") {
         throw new ConcurrentRewindChangeError(flow.flow, flow.targetSeq, moved.outcome);
       }

@@ -1,4 +1,3 @@
-import type { RestorePlan } from "../delta/index.ts";
 import { consumedVersion } from "./checkpoint-offsets.ts";
 import { RewindBeforeFullRefreshError, RewindNotEnabledError, type MissingPiece } from "./errors.ts";
 import { lastResets } from "./full-refresh-record.ts";
@@ -28,10 +27,8 @@ export interface DatasetRewind {
   readonly identifier: string;
   readonly targetVersion: number;
   readonly resetCheckpoints: boolean;
-  readonly restore: RestorePlan;
-  readonly currentVersion: number;
-  /** The table already holds the target's files, metadata and txns: no RESTORE is needed. */
-  readonly atTarget: boolean;
+  /** The table's version when its target's files were found (the rewind skips checking them again). */
+  readonly checkedVersion: number;
   /** The writing flows whose HEAD moves (empty without reset_checkpoints). */
   readonly flows: readonly FlowCheck[];
 }
@@ -92,20 +89,12 @@ async function planWith(
         )
       : [];
     if (!table) continue;
-    const { restore } = table;
     datasets.push({
       dataset: member.dataset,
       identifier: qualifiedName(env.pipeline, member.dataset),
       targetVersion,
       resetCheckpoints: member.resetCheckpoints,
-      restore,
-      currentVersion: table.currentVersion,
-      atTarget:
-        restore.filesToRestore.length === 0 &&
-        restore.filesToRemove.length === 0 &&
-        restore.txns.length === 0 &&
-        restore.metadata === undefined &&
-        restore.protocol === undefined,
+      checkedVersion: table.currentVersion,
       flows,
     });
   }

@@ -4,6 +4,8 @@
  *
  * - `tables/<catalog>/<schema>/<table>/`: a dataset's Delta table folder.
  * - `state/<pipelineId>/<flowId>/`: a flow's source and operator state files.
+ * - `state/<pipelineId>/update-state/<updateId>/`: what one update's steps hand each other (a rewind
+ *   plan); the hyphen keeps it apart from every flow's folder (flow ids are identifiers).
  */
 
 export const TABLES_PREFIX = "tables/";
@@ -24,4 +26,9 @@ export function tablePrefix(name: TableLocation): string {
 /** The key prefix of one flow's state files. */
 export function flowStatePrefix(pipelineId: string, flowId: string): string {
   return `${STATE_PREFIX}${pipelineId}/${flowId}/`;
+}
+
+/** The key of a file one update's steps share. */
+export function updateStateKey(pipelineId: string, updateId: string, file: string): string {
+  return `${STATE_PREFIX}${pipelineId}/update-state/${updateId}/${file}`;
 }

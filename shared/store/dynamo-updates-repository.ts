@@ -24,7 +24,7 @@ import {
 
 /**
  * Updates on DynamoDB: one item per update, keyed `pipelineId` + time-ordered `updateId`. The request
- * is kept as JSON text so it reads back exactly as it was given.
+ * and the intent are kept as JSON text so they read back exactly as they were given.
  */
 
 const PARTITION = UPDATES_TABLE.partitionKey;
@@ -32,9 +32,10 @@ const SORT = UPDATES_TABLE.sortKey;
 /** Fresh ids to try if one is taken (two updates in one millisecond with the same 80 random bits). */
 const CREATE_ATTEMPTS = 3;
 
-interface UpdateItem extends Omit<UpdateRecord, "request" | "state"> {
+interface UpdateItem extends Omit<UpdateRecord, "request" | "intent" | "state"> {
   readonly updateState: UpdateState;
   readonly requestJson: string;
+  readonly intentJson: string;
 }
 
 export interface DynamoUpdatesRepositoryOptions {
@@ -66,6 +67,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
         cause: update.cause,
         definitionVersion: update.definitionVersion,
         requestJson: JSON.stringify(update.request),
+        intentJson: JSON.stringify(update.intent),
         createdAt: now,
         lastModified: now,
       };
@@ -171,6 +173,11 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
 }
 
 function toRecord(item: UpdateItem): UpdateRecord {
-  const { updateState, requestJson, ...rest } = item;
-  return { ...rest, state: updateState, request: JSON.parse(requestJson) as Record<string, unknown> };
+  const { updateState, requestJson, intentJson, ...rest } = item;
+  return {
+    ...rest,
+    state: updateState,
+    request: JSON.parse(requestJson) as Record<string, unknown>,
+    intent: JSON.parse(intentJson) as Record<string, unknown>,
+  };
 }

@@ -35,6 +35,7 @@ export class MemoryUpdatesRepository implements UpdatesRepository {
       cause: update.cause,
       definitionVersion: update.definitionVersion,
       request: structuredClone(update.request),
+      intent: structuredClone(update.intent),
       createdAt: now,
       lastModified: now,
     };

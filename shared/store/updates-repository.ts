@@ -57,8 +57,10 @@ export interface UpdateRecord {
   readonly cause: UpdateCause;
   /** The definition version this update runs (semantics.md: every update records it). */
   readonly definitionVersion: number;
-  /** The start request as validated (refresh, selections, rewind_spec, …). */
+  /** The start request as validated (refresh, selections, rewind_spec, …), as the API echoes it. */
   readonly request: Readonly<Record<string, unknown>>;
+  /** What the update does, parsed once from the request (the control plane's `update-intent.ts`). */
+  readonly intent: Readonly<Record<string, unknown>>;
   /** Epoch milliseconds. */
   readonly createdAt: number;
   readonly lastModified: number;
@@ -74,6 +76,7 @@ export interface NewUpdate {
   readonly cause: UpdateCause;
   readonly definitionVersion: number;
   readonly request: Readonly<Record<string, unknown>>;
+  readonly intent: Readonly<Record<string, unknown>>;
   /** @default "CREATED" */
   readonly state?: UpdateState;
 }

@@ -1,6 +1,7 @@
 import { captureRewindPoint } from "../../rewind/rewind-points.ts";
 import { isTerminal, type UpdateError } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
+import { intentOf } from "../update-intent.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
@@ -17,8 +18,8 @@ export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise
   // Everything is written before the update shows COMPLETED, so a client that sees COMPLETED finds
   // the pipeline free and the point listed.
   if (!isTerminal(update.state)) {
-    const ran = update.request["rewind_spec"] === undefined && update.request["validate_only"] !== true;
-    if (ran && context.pipeline.settings.rewindEnabled) {
+    const intent = intentOf(update);
+    if (intent.kind === "run" && !intent.validateOnly && context.pipeline.settings.rewindEnabled) {
       await captureRewindPoint(context.env, "update-end", ids.updateId);
     }
     await context.events.updateProgress("COMPLETED");

@@ -1,24 +1,24 @@
 import { planRefresh } from "../../rewind/refresh-plan.ts";
-import { planRewind } from "../../rewind/rewind-plan.ts";
 import { recordRewindPoint } from "../../rewind/rewind-points.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
-import { intentOf } from "../update-request.ts";
+import { readRewindPlan } from "../rewind-plan-record.ts";
+import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
-import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
  * The state machine's first step (architecture.md "The shape": Plan → Choice):
  *
  * 1. The update moves to INITIALIZING (an update stopped before it began ends here: `done`).
- * 2. A rewind is planned again against storage (start-update already checked it; the truth may have
- *    moved since). A dry run is completed right here: its summary event is the whole result. A real
- *    one marks the pipeline rewind-blocked first (write-ahead), then answers the datasets to rewind
- *    in waves: a wave holds datasets of one DAG level, so each runs after all its upstreams.
- * 3. A run plans its refresh: whether resets come first, and the datasets to run, level by level,
- *    as one item per streaming flow and one per materialized view.
- * Items carry ids only; every later step re-reads the update and re-derives what it needs.
+ * 2. A rewind reads the plan start-update made (every check ran there, and no other update has
+ *    written since: the pipeline is this update's). A dry run is completed right here: its summary
+ *    event is the whole result. A real one marks the pipeline rewind-blocked first (write-ahead),
+ *    then answers the datasets to rewind in waves: a wave holds datasets of one DAG level, so each
+ *    runs after all its upstreams.
+ * 3. A run plans its refresh from the recorded intent (pure): whether resets come first, and the
+ *    datasets to run, level by level, as one item per streaming flow and one per materialized view.
+ * Items carry ids only; every later step re-reads the update and its intent.
  */
 
 export interface DatasetItem extends UpdateIds {
@@ -51,28 +51,27 @@ export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promis
     levels: [],
   };
   const context = await openUpdate(plane, ids);
-  const { update, pipeline, env } = context;
+  const { update, pipeline } = context;
   if (isTerminal(update.state)) return done;
   await plane.updates.transition(ids.pipelineId, ids.updateId, "INITIALIZING");
   await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
   await context.events.updateProgress("INITIALIZING");
 
-  const intent = intentOf(update, plane.clock());
+  const intent = intentOf(update);
   const levelOf = new Map(
     pipeline.graph.levels.flatMap((names, level) => names.map((name) => [name, level])),
   );
   if (intent.kind === "rewind") {
-    const plan = await planRewind(env, intent.spec);
+    const plan = await readRewindPlan(plane.bucket, ids);
     await context.events.planningInformation({
       rewind: true,
       dry_run: plan.dryRun,
       datasets: plan.datasets.map((d) => ({ dataset: d.identifier, target_version: d.targetVersion })),
     });
     if (plan.dryRun) {
-      await recordRewindPoint(env, plan.resolved.cut, "dry-run", ids.updateId);
+      await recordRewindPoint(context.env, plan.cut, "dry-run", ids.updateId);
       return done;
     }
-    await recordRewindPlan(plane.bucket, ids, plan);
     await plane.updates.transition(ids.pipelineId, ids.updateId, "RESETTING");
     await plane.pipelines.setRewindBlock(ids.pipelineId, { blocked: true, byUpdateId: ids.updateId });
     const waves: DatasetItem[][] = [];
@@ -107,7 +106,7 @@ export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promis
   }
   return {
     branch: "run",
-    continuous: update.request["mode"] === "CONTINUOUS",
+    continuous: intent.continuous,
     triggerSeconds: triggerSeconds(pipeline),
     waves: [],
     resets: plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0,

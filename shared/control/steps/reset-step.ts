@@ -1,16 +1,16 @@
 import { executeRefreshPlan } from "../../rewind/refresh-execution.ts";
 import { planRefresh } from "../../rewind/refresh-plan.ts";
 import type { ControlPlane } from "../control-plane.ts";
-import { intentOf } from "../update-request.ts";
+import { intentOf } from "../update-intent.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
  * The run branch's resets, before any flow runs (semantics.md "Refresh and reset"): the refresh plan
- * is derived again from the recorded request (pure) and executed; every reset is idempotent.
+ * is derived again from the recorded intent (pure) and executed; every reset is idempotent.
  */
 export async function resetDatasets(plane: ControlPlane, ids: UpdateIds): Promise<{ resets: number }> {
   const context = await openUpdate(plane, ids);
-  const intent = intentOf(context.update, plane.clock());
+  const intent = intentOf(context.update);
   if (intent.kind !== "run") throw new TypeError(`update ${ids.updateId} is not a run`);
   await plane.updates.transition(ids.pipelineId, ids.updateId, "RESETTING");
   await context.events.updateProgress("RESETTING");

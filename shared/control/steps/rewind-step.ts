@@ -1,12 +1,12 @@
 import { completeRewind, rewindDataset } from "../../rewind/rewind-execution.ts";
 import type { ControlPlane } from "../control-plane.ts";
-import { readRewindPlan } from "./rewind-plan-record.ts";
+import { readRewindPlan } from "../rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
- * The rewind branch's steps, working from the plan the Plan step recorded (rewind-plan-record.ts).
- * `rewindDataset` re-plans each RESTORE against the table as it is, so a retried step converges.
+ * The rewind branch's steps, working from the plan start-update recorded (rewind-plan-record.ts).
+ * `rewindDataset` plans each RESTORE against the table as it is, so a retried step converges.
  */
 
 /** One dataset: its RESTORE and its flows' HEAD moves (rewind_progress event). */
@@ -24,5 +24,6 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
 export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
   const { env } = await openUpdate(plane, ids);
   const plan = await readRewindPlan(plane.bucket, ids);
-  return { summaryEventId: await completeRewind(env, plan, ids.updateId) };
+  const rewound = { datasets: plan.datasets, cut: plan.cut.datasets };
+  return { summaryEventId: await completeRewind(env, rewound, ids.updateId) };
 }

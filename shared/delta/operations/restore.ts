@@ -108,19 +108,21 @@ export interface RestoreOptions {
   readonly timestampFloor?: number;
   /** Where a due checkpoint is written; a short-lived session is opened when absent. */
   readonly session?: CheckpointSession;
+  /** The caller found the plan's files already, at this same snapshot: no `head` checks again. */
+  readonly filesChecked?: boolean;
 }
 
 /** Parallel `head` requests while checking that a restore's files still exist. */
 export const HEAD_CHECK_CONCURRENCY = 32;
 
-/** Checks the plan's files exist, then commits it. `current` must be the snapshot the plan read. */
+/** Checks the plan's files exist (unless told they were), then commits it. `current` must be the snapshot the plan read. */
 export async function executeRestore(
   store: ObjectStore,
   current: Snapshot,
   plan: RestorePlan,
   options: RestoreOptions,
 ): Promise<Committed> {
-  const missing = await findMissingFiles(store, plan.filesToRestore);
+  const missing = options.filesChecked ? [] : await findMissingFiles(store, plan.filesToRestore);
   if (missing.length > 0) throw new RestoreFilesMissingError(plan.targetVersion, missing);
   const outcome = await commitTransaction(
     store,

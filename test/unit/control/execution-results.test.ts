@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codedMessage, describeCaught } from "../../../shared/control/steps/finish-step.ts";
-import { refreshFieldsOf } from "../../../shared/control/update-request.ts";
+import { refreshFieldsOf } from "../../../shared/control/update-intent.ts";
 import { flowProgress, updateInfo } from "../../../shared/control/update-views.ts";
 import { PipelineBusyError } from "../../../shared/rewind/errors.ts";
 import type { PipelineEvent } from "../../../shared/store/event-log-repository.ts";
@@ -83,6 +83,7 @@ describe("update views", () => {
       cause: "API_CALL",
       definitionVersion: 3,
       request: { full_refresh: true, mode: "CONTINUOUS", refresh_selection: ["a"] },
+      intent: { kind: "run", refresh: { onlySelected: true }, validateOnly: false, continuous: true },
       createdAt: 1,
       lastModified: 2,
       endedAt: 2,

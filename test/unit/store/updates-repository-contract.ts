@@ -9,6 +9,7 @@ const newUpdate = (pipelineId: string) => ({
   cause: "API_CALL" as const,
   definitionVersion: 3,
   request: { full_refresh_selection: ["orders", "daily"], refresh: "FULL", rewind_spec: { dry_run: true } },
+  intent: { kind: "rewind", dryRun: true },
 });
 
 /**
@@ -32,6 +33,7 @@ export function updatesRepositoryContract(
         cause: "API_CALL",
         definitionVersion: 3,
         request: newUpdate(pipelineId).request,
+        intent: newUpdate(pipelineId).intent,
         createdAt: 1_750_000_000_123,
         lastModified: 1_750_000_000_123,
       });

@@ -1,0 +1,83 @@
+import { z } from "zod";
+import type { DatasetRewind, RewindPlan } from "../rewind/rewind-plan.ts";
+import type { PipelineCut } from "../rewind/rewind-point.ts";
+import { updateStateKey } from "../store/bucket-layout.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { UpdateIds } from "./steps/update-context.ts";
+
+/**
+ * A rewind's plan, made and recorded once by start-update (where every check runs) and read by the
+ * state machine's steps, so no step plans the rewind again. It keeps only what they read: per dataset
+ * the target, the flows whose HEAD moves and the version its files were checked at; and the target
+ * cut (the dry run's point, the final summary). Parsed with its schema on every read.
+ */
+
+const version = z.number().int().nonnegative();
+
+const recordSchema = z.object({
+  dryRun: z.boolean(),
+  cut: z.object({
+    time: z.number(),
+    datasets: z.array(z.tuple([z.string(), z.object({ version, tableId: z.string() })])),
+    flows: z.array(z.tuple([z.string(), z.number().int()])),
+  }),
+  datasets: z.array(
+    z.object({
+      dataset: z.string(),
+      identifier: z.string(),
+      targetVersion: version,
+      resetCheckpoints: z.boolean(),
+      checkedVersion: version,
+      flows: z.array(
+        z.object({
+          flow: z.string(),
+          dataset: z.string(),
+          targetSeq: z.number().int(),
+          currentSeq: z.number().int(),
+        }),
+      ),
+    }),
+  ),
+});
+
+export interface RewindPlanRecord {
+  readonly dryRun: boolean;
+  readonly cut: PipelineCut;
+  /** Upstream first. */
+  readonly datasets: readonly DatasetRewind[];
+}
+
+function planKey(ids: UpdateIds): string {
+  return updateStateKey(ids.pipelineId, ids.updateId, "rewind-plan.json");
+}
+
+export async function recordRewindPlan(bucket: ObjectStore, ids: UpdateIds, plan: RewindPlan): Promise<void> {
+  const { cut } = plan.resolved;
+  const recorded: z.input<typeof recordSchema> = {
+    dryRun: plan.dryRun,
+    cut: { time: cut.time, datasets: [...cut.datasets], flows: [...cut.flows] },
+    datasets: plan.datasets.map((d) => ({
+      dataset: d.dataset,
+      identifier: d.identifier,
+      targetVersion: d.targetVersion,
+      resetCheckpoints: d.resetCheckpoints,
+      checkedVersion: d.checkedVersion,
+      flows: [...d.flows],
+    })),
+  };
+  await bucket.put(planKey(ids), new TextEncoder().encode(JSON.stringify(recorded)));
+}
+
+export async function readRewindPlan(bucket: ObjectStore, ids: UpdateIds): Promise<RewindPlanRecord> {
+  const text = new TextDecoder().decode(await bucket.get(planKey(ids)));
+  const recorded = recordSchema.parse(JSON.parse(text));
+  return {
+    dryRun: recorded.dryRun,
+    cut: {
+      time: recorded.cut.time,
+      datasets: new Map(recorded.cut.datasets),
+      flows: new Map(recorded.cut.flows),
+    },
+    datasets: recorded.datasets,
+  };
+}
