@@ -104,7 +104,11 @@ export async function run(): Promise<void> {
     const executions = new InProcessExecutions(() => plane);
     const plane: ControlPlane = {
       pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable }),
-      checkpoints: new DynamoCheckpointsRepository({ client, tableName: storage.checkpointsTable }),
+      checkpoints: new DynamoCheckpointsRepository({
+        client,
+        tableName: storage.checkpointsTable,
+        pipelinesTableName: storage.pipelinesTable,
+      }),
       updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
       bucket: store,

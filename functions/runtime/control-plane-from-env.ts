@@ -60,7 +60,8 @@ export class EnvironmentControlPlane implements ControlPlane {
   get checkpoints() {
     return this.#once("checkpoints", () => {
       const tableName = requiredEnv(ENVIRONMENT.checkpoints, this.#env);
-      return new DynamoCheckpointsRepository({ client: this.#documents, tableName });
+      const pipelinesTableName = requiredEnv(ENVIRONMENT.pipelines, this.#env);
+      return new DynamoCheckpointsRepository({ client: this.#documents, tableName, pipelinesTableName });
     });
   }
 

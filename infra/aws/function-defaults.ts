@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Duration } from "aws-cdk-lib";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import { TASK_TIMEOUT_SECONDS } from "../../shared/control/update-tasks.ts";
 
 /**
  * Pure prop factories for Ebb's Lambda functions: Node.js 22 on x86_64, bundled by the local esbuild
@@ -23,7 +24,8 @@ export const DUCKDB_PACKAGES = [
 
 /** Light handlers answer API calls; heavy ones run DuckDB over table data. */
 export const LIGHT = { memorySize: 512, timeout: Duration.seconds(29) } as const;
-export const HEAVY = { memorySize: 2048, timeout: Duration.minutes(15) } as const;
+/** The state machine's tasks wait for a heavy function exactly as long as it may run. */
+export const HEAVY = { memorySize: 2048, timeout: Duration.seconds(TASK_TIMEOUT_SECONDS) } as const;
 /** API Gateway stops waiting after 29 s, so an API handler never gets more. */
 export const API_HEAVY = { memorySize: 2048, timeout: Duration.seconds(29) } as const;
 

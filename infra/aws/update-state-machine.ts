@@ -7,6 +7,7 @@ import {
   MAX_PARALLEL_ITEMS,
   RETRYABLE_ERRORS,
   TASK_RETRY,
+  TASK_TIMEOUT_SECONDS,
   UPDATE_FAILED,
   type UpdateTask,
 } from "../../shared/control/update-tasks.ts";
@@ -25,7 +26,7 @@ import {
  *                         │            ─► FinishUpdate
  *                         └─ done ───► FinishUpdate
  *
- * Every task retries the errors named in `RETRYABLE_ERRORS` and catches everything else to FailUpdate
+ * Every task has `TimeoutSeconds` (its Lambda's timeout), retries the errors named in `RETRYABLE_ERRORS`, and catches everything else to FailUpdate
  * (the update FAILED with its error and an event), then the Fail state. Payloads are ids only. The
  * task names, retries and parallelism come from `update-tasks.ts`, which the in-process driver walks
  * the same way.
@@ -171,6 +172,7 @@ export class UpdateStateMachine extends Construct {
       lambdaFunction: fn,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(TASK_TIMEOUT_SECONDS)),
       resultPath,
       ...(payload ? { payload: sfn.TaskInput.fromObject(payload) } : {}),
     });

@@ -16,6 +16,8 @@ const INPUTS = [
   "functions/runtime/environment.ts",
   "shared/store/repository-tables.ts",
   "shared/store/table-schemas.ts",
+  // The task table the state machine is built from (names, retries, timeouts).
+  "shared/control/update-tasks.ts",
   "infra/local/ebb-synthesis.ts",
   "infra/local/ebb-synthesis-main.ts",
   "package-lock.json",

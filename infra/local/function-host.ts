@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Context } from "aws-lambda";
+import { TASK_TIMEOUT_SECONDS } from "../../shared/control/update-tasks.ts";
 import { PROJECT_ROOT } from "../aws/function-defaults.ts";
 import { ProvisioningError } from "./errors.ts";
 import type { LocalFunction } from "./template-functions.ts";
@@ -13,8 +14,8 @@ import type { LocalFunction } from "./template-functions.ts";
  * function) are set on this process once; locally one process plays every function.
  */
 
-/** What a local invocation may take, like a Lambda timeout. */
-export const LOCAL_TIMEOUT_MS = 15 * 60_000;
+/** What a local invocation may take, like a Lambda timeout (the same as the stack's task functions). */
+export const LOCAL_TIMEOUT_MS = TASK_TIMEOUT_SECONDS * 1000;
 
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 

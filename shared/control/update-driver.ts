@@ -171,7 +171,9 @@ export async function driveUpdate(
       const failed = await fail("FailUpdate", error);
       return ended(failed.state as UpdateState, original);
     } catch {
-      return ended("FAILED", original);
+      // Stopped on the Catch path, or FailUpdate failed too: the update is as stored.
+      const stored = await plane.updates.get(ids.pipelineId, ids.updateId).catch(() => undefined);
+      return ended(stored?.state ?? "FAILED", original);
     }
   }
 }

@@ -34,6 +34,14 @@ export const RETRYABLE_ERRORS = [
 /** Every task's Retry: after 2 s, then 4, 8, 16. */
 export const TASK_RETRY = { intervalSeconds: 2, maxAttempts: 4, backoffRate: 2 } as const;
 
+/**
+ * Every task's `TimeoutSeconds`, and its Lambda's timeout (Lambda's longest, 15 minutes): the two
+ * agree, so a task never times out while its function still runs (which would then write behind the
+ * state machine's back), and RunFlow's budget (its remaining time less a margin) ends its batches in
+ * time. The local runner, whose default is 60 s, gets the same value from the ASL.
+ */
+export const TASK_TIMEOUT_SECONDS = 900;
+
 /** Datasets of one wave, and flows of one level, run side by side up to this many. */
 export const MAX_PARALLEL_ITEMS = 8;
 

@@ -46,5 +46,6 @@ export type { TxnMarker } from "./commit/file-actions.ts";
 export type { OperationContext } from "./commit/operation-context.ts";
 export { beginTransaction, commitTransaction, type TransactionOutcome } from "./commit/transaction.ts";
 export { prepareWrite } from "./operations/write-operation.ts";
+export { prepareMerge, type MergeSpec } from "./operations/merge-operation.ts";
 export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
 export type { VacuumPlan } from "./operations/vacuum.ts";

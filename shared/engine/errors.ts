@@ -129,6 +129,23 @@ export class UpdateCanceledError extends EngineError {
   override readonly errorCode = "CANCELED";
 }
 
+/**
+ * A write refused by the fence: the update that tried it is no longer the pipeline's active update
+ * (stopped, timed out, or superseded by a start after its execution was lost), so nothing it does
+ * may land; the pipeline's current update continues from what was committed.
+ */
+export function fencedOut(
+  updateId: string,
+  refused: string,
+  fenced: { readonly activeUpdateId?: string },
+): UpdateCanceledError {
+  const now = fenced.activeUpdateId ? `update ${fenced.activeUpdateId} is` : "no update is";
+  return new UpdateCanceledError(
+    `update ${updateId} is no longer the pipeline's active update (${now}): ${refused} was refused`,
+    { data: { updateId, ...(fenced.activeUpdateId ? { activeUpdateId: fenced.activeUpdateId } : {}) } },
+  );
+}
+
 /** Which of a statement's limits it went over (see `sql-limits.ts`). */
 export type SqlLimitKind = "time" | "memory" | "temp";
 

@@ -9,7 +9,7 @@ import {
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
-import { EngineError, MalformedRecordsError } from "./errors.ts";
+import { EngineError, MalformedRecordsError, fencedOut } from "./errors.ts";
 import { networkEventStreams } from "../store/event-stream-clients.ts";
 import type { EventStreams } from "./event-streams.ts";
 import { BAD_RECORDS_TABLE, createFlowSource } from "./flow-source.ts";
@@ -17,7 +17,16 @@ import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
-import { appendBatch, type SinkSession } from "./table-sink.ts";
+import {
+  appendBatch,
+  mergeBatch,
+  type BatchCommit,
+  type SinkSession,
+  type SinkTarget,
+} from "./table-sink.ts";
+import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-changes.ts";
+import { openCdcState } from "./auto-cdc/cdc-state.ts";
+import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 
 /**
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
@@ -34,6 +43,9 @@ import { appendBatch, type SinkSession } from "./table-sink.ts";
  *    the newest upstream commit consumed. A table that already holds that txn is not written again
  *    (checked before step 3 writes anything).
  * 5. Mark the checkpoint COMMITTED with the table version and move HEAD (one transaction).
+ *
+ * Steps 2 and 5 are fenced on the update (a condition in their transaction), and step 4 asks just
+ * before the commit: an update that was stopped, timed out or superseded lands nothing more.
  *
  * A crash anywhere leaves either no PLANNED checkpoint past HEAD (nothing happened) or one that step 1
  * resumes; orphan data files from step 3 are never committed and VACUUM removes them.
@@ -53,6 +65,11 @@ export interface FlowRun {
   readonly crash?: CrashHook;
   /** Kafka and Kinesis clients. @default over the network, as the source's settings say */
   readonly eventStreams?: EventStreams;
+  /**
+   * Whether `updateId` is still the pipeline's active update: asked right before the table commit,
+   * whose S3 put cannot carry the DynamoDB fence that the checkpoint's plan and commit carry.
+   */
+  readonly isActive: () => Promise<boolean>;
 }
 
 export interface BatchOutcome {
@@ -117,8 +134,11 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         parent: head.seq,
         offsets: planned.end,
         updateId: run.updateId,
+        activeUpdateId: run.updateId,
         ...(planned.stateRef ? { stateRef: planned.stateRef } : {}),
       });
+      if (result.outcome === "fenced")
+        throw fencedOut(run.updateId, `planning flow "${run.flow.name}"'s next batch`, result);
       if (result.outcome === "seq-taken") {
         throw new EngineError(
           `flow "${run.flow.name}" is being run by another task (seq ${result.seq} was taken): only one update runs a pipeline at a time`,
@@ -141,6 +161,10 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       await loadReadSnapshots(reads, run.session.duck),
     );
     const what = `flow "${run.flow.name}"`;
+    const fence = async () => {
+      if (run.session.signal?.aborted || !(await run.isActive()))
+        throw fencedOut(run.updateId, `the commit of ${what}'s batch ${seq}`, {});
+    };
     let loaded = await source.load(startOffset, endOffset);
     if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
 
@@ -148,22 +172,23 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
     const commitBatch = async () => {
       const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
+      const target: SinkTarget = {
+        store: run.catalog.tableStore(run.dataset.name),
+        name: run.dataset.name,
+        ...tableLayout(run.dataset),
+      };
+      const options = {
+        rowsSession: await sandbox.writer(),
+        ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+        afterDataFiles: async () => {
+          await crash("after-data-files", seq);
+          await fence();
+        },
+      };
       return sandbox.explainingFailures(what, async () =>
-        appendBatch(
-          {
-            store: run.catalog.tableStore(run.dataset.name),
-            name: run.dataset.name,
-            ...tableLayout(run.dataset),
-          },
-          run.session,
-          rowsSql,
-          txn,
-          {
-            rowsSession: await sandbox.writer(),
-            ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
-            afterDataFiles: () => crash("after-data-files", seq),
-          },
-        ),
+        run.flow.auto_cdc
+          ? applyChangeBatch(run, sandbox, rowsSql, head.seq, seq, target, txn, options)
+          : appendBatch(target, run.session, rowsSql, txn, options),
       );
     };
     let committed;
@@ -183,7 +208,10 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const marked = await run.checkpoints.commit(ref, seq, {
       tableVersion: committed.version,
       committedAt: committed.timestamp,
+      activeUpdateId: run.updateId,
     });
+    if (marked.outcome === "fenced")
+      throw fencedOut(run.updateId, `moving ${what}'s HEAD to batch ${seq}`, marked);
     if (marked.outcome === "head-moved") {
       throw new EngineError(
         `flow "${run.flow.name}": HEAD moved to ${marked.head} while batch ${seq} ran (a rewind or reset); the batch was not applied to the checkpoint, run the update again`,
@@ -252,6 +280,47 @@ async function divertBadRecords(
     run.session,
     `SELECT * FROM read_parquet(${quoteLiteral(path)})`,
     txn,
+  );
+}
+
+/**
+ * An AUTO CDC batch: its rows are applied as change events by key (auto-cdc/apply-changes.ts) against
+ * the per-key state of the parent checkpoint, and committed as one MERGE. The state version is keyed
+ * by the batch's seq, so HEAD names it: a rewind or reset of HEAD restores it with the offsets.
+ */
+async function applyChangeBatch(
+  run: FlowRun,
+  sandbox: Sandbox,
+  rowsSql: string,
+  parentSeq: number,
+  seq: number,
+  target: SinkTarget,
+  txn: { appId: string; version: number },
+  options: Parameters<typeof mergeBatch>[4],
+): Promise<BatchCommit> {
+  const cdc = run.flow.auto_cdc!;
+  const ref = {
+    store: run.catalog.store,
+    pipelineId: run.pipelineId,
+    flowId: run.flow.name,
+    keys: cdc.keys,
+  };
+  const planned = await applyChanges({
+    flow: run.flow.name,
+    cdc,
+    sandbox,
+    rowsSql,
+    state: await openCdcState(ref, parentSeq),
+    seq,
+    now: run.session.clock(),
+    tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
+  });
+  return mergeBatch(
+    { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
+    run.session,
+    { sourceSql: planned.sourceSql, schemaSql: planned.schemaSql, on: planned.on, deleteMark: DELETE_MARK },
+    txn,
+    options,
   );
 }
 

@@ -12,6 +12,7 @@ import {
   parseSchema,
   serializeSchema,
   type OperationContext,
+  prepareMerge,
   prepareWrite,
   readCommit,
   type Snapshot,
@@ -135,6 +136,14 @@ async function evolveFor(
   return { snapshot: { ...snapshot, metadata: metaData }, metaData };
 }
 
+/** What a batch commit may do besides writing: a stamp floor, a crash hook, where its rows live. */
+export interface BatchOptions {
+  readonly timestampFloor?: number;
+  readonly afterDataFiles?: () => Promise<void>;
+  /** Runs the rows SQL and stages the data files there (e.g. a sandbox); the engine session otherwise. */
+  readonly rowsSession?: RowsSession;
+}
+
 /**
  * Appends `rowsSql` (a SELECT in the engine session) with `txn`, unless the table already holds it.
  * `afterDataFiles` runs between writing the data files and committing them (crash injection).
@@ -144,15 +153,68 @@ export async function appendBatch(
   session: SinkSession,
   rowsSql: string,
   txn: TxnMarker,
-  options: {
-    readonly timestampFloor?: number;
-    readonly afterDataFiles?: () => Promise<void>;
-    /** Runs `rowsSql` and stages the data files there (e.g. a sandbox); the engine session otherwise. */
-    readonly rowsSession?: RowsSession;
-  } = {},
+  options: BatchOptions = {},
+): Promise<BatchCommit> {
+  return commitBatch(target, session, rowsSql, txn, options, {
+    prepare: (context, snapshot) => prepareWrite(context, snapshot, { sql: rowsSql }, "append"),
+    rows: (metrics) => Number(metrics?.["numOutputRows"] ?? 0),
+  });
+}
+
+/** A batch of change events applied by key (AUTO CDC): the MERGE source and what to match on. */
+export interface KeyedChanges {
+  /** The target's columns plus a BOOLEAN column `deleteMark`: true deletes the matched row. */
+  readonly sourceSql: string;
+  /** The target's columns (creates and evolves the table). */
+  readonly schemaSql: string;
+  readonly on: readonly string[];
+  readonly deleteMark: string;
+}
+
+/**
+ * Applies `changes` with one MERGE (update or delete what matches, insert the rest) with `txn`,
+ * unless the table already holds it.
+ */
+export async function mergeBatch(
+  target: SinkTarget,
+  session: SinkSession,
+  changes: KeyedChanges,
+  txn: TxnMarker,
+  options: BatchOptions = {},
+): Promise<BatchCommit> {
+  const mark = `source.${quoteIdentifier(changes.deleteMark)}`;
+  return commitBatch(target, session, changes.schemaSql, txn, options, {
+    prepare: (context, snapshot) =>
+      prepareMerge(context, snapshot, {
+        source: { sql: changes.sourceSql },
+        sourceOnlyColumns: [changes.deleteMark],
+        on: changes.on,
+        whenMatched: { update: "all" },
+        deleteWhen: mark,
+        whenNotMatched: "insert",
+        insertWhen: `NOT ${mark}`,
+      }),
+    rows: (metrics) =>
+      Number(metrics?.["numTargetRowsInserted"] ?? 0) + Number(metrics?.["numTargetRowsUpdated"] ?? 0),
+  });
+}
+
+type PreparedBatch = Awaited<ReturnType<typeof prepareWrite>>;
+
+/** The one commit path of a batch: open or create, txn check, evolve, prepare, commit. */
+async function commitBatch(
+  target: SinkTarget,
+  session: SinkSession,
+  schemaSql: string,
+  txn: TxnMarker,
+  options: BatchOptions,
+  operation: {
+    readonly prepare: (context: OperationContext, snapshot: Snapshot) => Promise<PreparedBatch>;
+    readonly rows: (metrics: PreparedBatch["operation"]["operationMetrics"]) => number;
+  },
 ): Promise<BatchCommit> {
   const rowsSession = options.rowsSession ?? session;
-  const snapshot = await openOrCreateTable(target, session, rowsSql, rowsSession);
+  const snapshot = await openOrCreateTable(target, session, schemaSql, rowsSession);
   // An external or Spark-created target may use features this writer cannot honour.
   const skipped = beginTransaction(snapshot, txn);
   if (skipped) return findTxnCommit(target.store, skipped.snapshot, txn);
@@ -163,8 +225,8 @@ export async function appendBatch(
     clock: session.clock,
     files: new LocalFileCache(target.store, rowsSession.scratch),
   };
-  const evolved = await evolveFor(target, snapshot, rowsSession, rowsSql);
-  const prepared = await prepareWrite(context, evolved.snapshot, { sql: rowsSql }, "append");
+  const evolved = await evolveFor(target, snapshot, rowsSession, schemaSql);
+  const prepared = await operation.prepare(context, evolved.snapshot);
   await options.afterDataFiles?.();
   const outcome = await commitTransaction(
     target.store,
@@ -184,7 +246,7 @@ export async function appendBatch(
         version: outcome.version,
         timestamp: outcome.timestamp,
         alreadyCommitted: false,
-        rows: Number(prepared.operation.operationMetrics?.["numOutputRows"] ?? 0),
+        rows: operation.rows(prepared.operation.operationMetrics),
       };
     case "txn-skipped":
       // The same batch landed meanwhile (a retried task racing itself): not an error.

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
 import { columnNameSchema, identifierSchema } from "./identifier.ts";
 import { sourceSchema } from "./source-schema.ts";
+import { autoCdcSchema } from "./auto-cdc-schema.ts";
 import { parseTimestamp } from "./timestamp.ts";
 
 /**
@@ -52,7 +53,17 @@ export const flowSchema = strictObject({
   /** In a table written by several flows: the SQL predicate selecting the rows this flow owns. */
   owns: sqlSchema.optional(),
   options: flowOptionsSchema.optional(),
+  /** Apply the SQL's rows as change events to an SCD type 1 or 2 target (auto-cdc-schema.ts). */
+  auto_cdc: autoCdcSchema.optional(),
 }).superRefine((flow, ctx) => {
+  if (flow.auto_cdc && flow.owns !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["owns"],
+      message:
+        "owns does not apply to an AUTO CDC flow: its rows are owned by key (a refresh re-applies every change), so remove owns",
+    });
+  }
   const options = flow.options;
   const starting = (["starting_version", "starting_timestamp"] as const).filter(
     (key) => options?.[key] !== undefined,

@@ -6,6 +6,7 @@ import { readSettings, type PipelineSettings } from "./pipeline-settings.ts";
 import { queriesOf, resolveReferences } from "./dataset-references.ts";
 import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
+import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
@@ -29,7 +30,8 @@ export interface ValidatedPipeline {
  * 1. Structure (the zod schema): types, allowed fields and values, identifiers.
  * 2. Names and settings: unique dataset and flow names, reserved names, configuration values.
  * 3. SQL: each query parsed by DuckDB; each table it names (and each stream source) must be a dataset
- *    of this pipeline; `owns` predicates must parse and read no table; rewind eligibility.
+ *    of this pipeline; `owns` predicates (and AUTO CDC conditions) must parse and read no table;
+ *    AUTO CDC targets have one writer; rewind eligibility.
  * 4. The graph: no cycles.
  */
 export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
@@ -49,6 +51,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
       });
   }
   issues.push(...(await ownsIssues(definition, analyzer)));
+  issues.push(...(await autoCdcIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
   const resolved = resolveReferences(definition, referencesByPath);
   issues.push(...resolved.issues);
   if (settingsResult.ok) issues.push(...rewindIssues(definition, settingsResult.settings));

@@ -1,3 +1,4 @@
+import { fencedOut } from "../engine/errors.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
 import { DEFAULT_EVENT_RETENTION_MS } from "../store/event-log-repository.ts";
 import { resetTable } from "./dataset-reset.ts";
@@ -37,7 +38,7 @@ export async function executeRefreshPlan(
   if (plan.mode !== "INCREMENTAL") {
     for (const reset of plan.resets) {
       const result = await resetTable(env.tableStore(reset.dataset), reset.reset, env.clock);
-      for (const flow of reset.flows) await resetHead(env, flow);
+      for (const flow of reset.flows) await resetHead(env, flow, updateId);
       if (reset.reset.how === "NONE") continue;
       await recordDatasetReset(
         env,
@@ -52,12 +53,13 @@ export async function executeRefreshPlan(
       );
     }
   }
-  for (const ref of plan.checkpointResets) await resetHead(env, ref.flow);
+  for (const ref of plan.checkpointResets) await resetHead(env, ref.flow, updateId);
 }
 
-async function resetHead(env: RewindEnvironment, flow: string): Promise<void> {
+async function resetHead(env: RewindEnvironment, flow: string, updateId: string): Promise<void> {
   const ref = flowRef(env, flow);
   const head = await env.checkpoints.head(ref);
   if (head.seq === ROOT_SEQ) return;
-  await env.checkpoints.moveHead(ref, ROOT_SEQ);
+  const moved = await env.checkpoints.moveHead(ref, ROOT_SEQ, { activeUpdateId: updateId });
+  if (moved.outcome === "fenced") throw fencedOut(updateId, `resetting flow ${flow}'s checkpoint`, moved);
 }

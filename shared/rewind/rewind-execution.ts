@@ -1,4 +1,5 @@
 import { executeRestore, planRestore, TableNotFoundError } from "../delta/index.ts";
+import { fencedOut } from "../engine/errors.ts";
 import { ConcurrentRewindChangeError } from "./errors.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
@@ -77,7 +78,11 @@ async function rewindWith(
     const ref = flowRef(env, flow.flow);
     const head = await env.checkpoints.head(ref);
     if (head.seq !== flow.targetSeq) {
-      const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, { expectedHead: head.seq });
+      const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, {
+        expectedHead: head.seq,
+        activeUpdateId: updateId,
+      });
+      if (moved.outcome === "fenced") throw fencedOut(updateId, `moving flow ${flow.flow}'s HEAD`, moved);
       if (moved.outcome !== "moved") {
         throw new ConcurrentRewindChangeError(flow.flow, flow.targetSeq, moved.outcome);
       }

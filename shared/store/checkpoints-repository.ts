@@ -11,6 +11,10 @@
  *    state version) it produced and HEAD moves to it, in one transaction that holds only if the checkpoint is still PLANNED and HEAD
  *    is still at its parent.
  *
+ * Every write an update makes (plan, commit, HEAD move) may be fenced on it: with `activeUpdateId`
+ * it holds only while that update is still the pipeline's active update, in the same transaction, so
+ * an update that was stopped, timed out or superseded cannot move a flow after the pipeline moved on.
+ *
  * `seq` is never reused: after a rewind (`moveHead` back) the next batch gets a fresh seq whose parent
  * is the restored checkpoint, so checkpoints form a tree and HEAD says which branch is live.
  *
@@ -84,12 +88,21 @@ export interface PlanRequest {
   readonly offsets: SourceOffsets;
   readonly stateRef?: string;
   readonly updateId?: string;
+  /** The fence: the plan holds only while this is the pipeline's active update. */
+  readonly activeUpdateId?: string;
+}
+
+/** The fence held not: the pipeline's active update is another one (or none). */
+export interface Fenced {
+  readonly outcome: "fenced";
+  readonly activeUpdateId?: string;
 }
 
 export type PlanResult =
   | { readonly outcome: "planned"; readonly checkpoint: Checkpoint }
   /** Another planner took the next seq first. */
-  | { readonly outcome: "seq-taken"; readonly seq: number };
+  | { readonly outcome: "seq-taken"; readonly seq: number }
+  | Fenced;
 
 export interface CommitRequest {
   readonly tableVersion: number;
@@ -97,6 +110,15 @@ export interface CommitRequest {
   readonly committedAt: number;
   /** The operator state version the batch wrote (or carried over from its parent). */
   readonly stateVersion?: string;
+  /** The fence: the commit holds only while this is the pipeline's active update. */
+  readonly activeUpdateId?: string;
+}
+
+export interface MoveHeadOptions {
+  /** Only if HEAD is still there. */
+  readonly expectedHead?: number;
+  /** The fence: the move holds only while this is the pipeline's active update. */
+  readonly activeUpdateId?: string;
 }
 
 export type CommitResult =
@@ -104,14 +126,16 @@ export type CommitResult =
   /** It was committed before (a retried step 5): nothing changed. */
   | { readonly outcome: "already-committed"; readonly checkpoint: Checkpoint }
   /** HEAD is no longer at the batch's parent (a rewind or reset moved it): the batch must not land. */
-  | { readonly outcome: "head-moved"; readonly head: number };
+  | { readonly outcome: "head-moved"; readonly head: number }
+  | Fenced;
 
 export type MoveHeadResult =
   | { readonly outcome: "moved" }
   /** HEAD was not where the caller expected. */
   | { readonly outcome: "head-moved"; readonly head: number }
   /** The target is not a committed checkpoint of the flow. */
-  | { readonly outcome: "not-committed"; readonly seq: number };
+  | { readonly outcome: "not-committed"; readonly seq: number }
+  | Fenced;
 
 export interface CheckpointPage {
   readonly checkpoints: readonly Checkpoint[];
@@ -143,10 +167,9 @@ export interface CheckpointsRepository {
     page?: { readonly afterSeq?: number; readonly limit?: number },
   ): Promise<CheckpointPage>;
   /**
-   * Points HEAD at a committed checkpoint, or at `ROOT_SEQ` (a checkpoint reset). With `expectedHead`,
-   * only if HEAD is still there. For rewind and reset.
+   * Points HEAD at a committed checkpoint, or at `ROOT_SEQ` (a checkpoint reset). For rewind and reset.
    */
-  moveHead(flow: FlowRef, seq: number, options?: { readonly expectedHead?: number }): Promise<MoveHeadResult>;
+  moveHead(flow: FlowRef, seq: number, options?: MoveHeadOptions): Promise<MoveHeadResult>;
   /**
    * The committed checkpoint with the latest `committedAt` at or before `time` (epoch ms), on any
    * branch. HEAD moves are not commits: between a rewind and the next batch, HEAD sits on an older

@@ -8,8 +8,9 @@ import {
   type QueryCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import { CHECKPOINTS_TABLE } from "./table-schemas.ts";
-import { CheckpointNotFoundError } from "./errors.ts";
+import { CheckpointNotFoundError, StoreConfigurationError } from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
+import { activeUpdateCheck, readActiveUpdate } from "./dynamo-pipelines-repository.ts";
 import {
   ROOT_SEQ,
   flowKey,
@@ -22,6 +23,8 @@ import {
   type FlowHead,
   type FlowResume,
   type FlowRef,
+  type Fenced,
+  type MoveHeadOptions,
   type MoveHeadResult,
   type PlanRequest,
   type PlanResult,
@@ -30,7 +33,8 @@ import {
 /**
  * Checkpoints on DynamoDB, keyed `flowKey` (`<pipelineId>#<flowId>`) + `seq`: one item per batch
  * (seq >= 1) and the flow's HEAD item at seq 0 (`headSeq` names the live checkpoint). Offsets are
- * kept as JSON text so they read back exactly (no number or set conversion).
+ * kept as JSON text so they read back exactly (no number or set conversion). A fenced write adds a
+ * ConditionCheck on the pipeline's item in the Pipelines table to its transaction.
  */
 
 const PARTITION = CHECKPOINTS_TABLE.partitionKey;
@@ -63,6 +67,8 @@ interface HeadItem {
 export interface DynamoCheckpointsRepositoryOptions {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
+  /** The Pipelines table, where a fenced write checks the pipeline's active update. */
+  readonly pipelinesTableName?: string;
   /** Epoch milliseconds. @default Date.now */
   readonly now?: () => number;
 }
@@ -70,11 +76,13 @@ export interface DynamoCheckpointsRepositoryOptions {
 export class DynamoCheckpointsRepository implements CheckpointsRepository {
   private readonly client: DynamoDBDocumentClient;
   private readonly table: string;
+  private readonly pipelinesTable: string | undefined;
   private readonly now: () => number;
 
   constructor(options: DynamoCheckpointsRepositoryOptions) {
     this.client = options.client;
     this.table = options.tableName;
+    this.pipelinesTable = options.pipelinesTableName;
     this.now = options.now ?? Date.now;
   }
 
@@ -117,18 +125,20 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       plannedAt: this.now(),
     };
     // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once.
-    const outcome = await conditionalWrite(() =>
-      this.client.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: item,
-          ConditionExpression: `attribute_not_exists(${SORT})`,
-        }),
-      ),
+    const put = { TableName: this.table, Item: item, ConditionExpression: `attribute_not_exists(${SORT})` };
+    if (planned.activeUpdateId === undefined) {
+      const outcome = await conditionalWrite(() => this.client.send(new PutCommand(put)));
+      return outcome === "written"
+        ? { outcome: "planned", checkpoint: toCheckpoint(item) }
+        : { outcome: "seq-taken", seq };
+    }
+    const fence = this.fence(flow, planned.activeUpdateId);
+    const result = await transactWrite(() =>
+      this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, fence] })),
     );
-    return outcome === "written"
-      ? { outcome: "planned", checkpoint: toCheckpoint(item) }
-      : { outcome: "seq-taken", seq };
+    if (result.ok) return { outcome: "planned", checkpoint: toCheckpoint(item) };
+    if (result.failedConditions.includes(1)) return this.fenced(flow);
+    return { outcome: "seq-taken", seq };
   }
 
   async commit(flow: FlowRef, seq: number, committed: CommitRequest): Promise<CommitResult> {
@@ -158,6 +168,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
               },
             },
             this.headUpdate(flow, seq, planned.parent),
+            ...this.fences(flow, committed.activeUpdateId),
           ],
         }),
       ),
@@ -179,6 +190,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       const now = await this.get(flow, seq);
       if (now?.status === "COMMITTED") return { outcome: "already-committed", checkpoint: now };
     }
+    if (result.failedConditions.includes(2)) return this.fenced(flow);
     return { outcome: "head-moved", head: await this.headSeq(flow) };
   }
 
@@ -213,15 +225,13 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     return { checkpoints, ...(output.LastEvaluatedKey && last ? { nextAfterSeq: last.seq } : {}) };
   }
 
-  async moveHead(
-    flow: FlowRef,
-    seq: number,
-    options: { readonly expectedHead?: number } = {},
-  ): Promise<MoveHeadResult> {
+  async moveHead(flow: FlowRef, seq: number, options: MoveHeadOptions = {}): Promise<MoveHeadResult> {
     const headUpdate = this.headUpdate(flow, seq, options.expectedHead);
-    const items =
-      seq === ROOT_SEQ
-        ? [headUpdate]
+    const items = [
+      headUpdate,
+      ...this.fences(flow, options.activeUpdateId),
+      ...(seq === ROOT_SEQ
+        ? []
         : [
             {
               ConditionCheck: {
@@ -231,15 +241,15 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
                 ExpressionAttributeValues: { ":committed": "COMMITTED" },
               },
             },
-            headUpdate,
-          ];
+          ]),
+    ];
     const result = await transactWrite(() =>
       this.client.send(new TransactWriteCommand({ TransactItems: items })),
     );
     if (result.ok) return { outcome: "moved" };
-    const headIndex = items.length - 1;
-    if (result.failedConditions.includes(headIndex))
-      return { outcome: "head-moved", head: await this.headSeq(flow) };
+    const fenced = options.activeUpdateId !== undefined;
+    if (fenced && result.failedConditions.includes(1)) return this.fenced(flow);
+    if (result.failedConditions.includes(0)) return { outcome: "head-moved", head: await this.headSeq(flow) };
     return { outcome: "not-committed", seq };
   }
 
@@ -272,6 +282,25 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       startKey = output.LastEvaluatedKey;
     } while (startKey);
     return latest;
+  }
+
+  /** The ConditionCheck that `activeUpdateId` is the flow's pipeline's active update. */
+  private fence(flow: FlowRef, activeUpdateId: string) {
+    if (this.pipelinesTable === undefined) {
+      throw new StoreConfigurationError(
+        "the Checkpoints repository was built without the Pipelines table: it cannot fence a write on the active update",
+      );
+    }
+    return activeUpdateCheck(this.pipelinesTable, flow.pipelineId, activeUpdateId);
+  }
+
+  private fences(flow: FlowRef, activeUpdateId: string | undefined) {
+    return activeUpdateId === undefined ? [] : [this.fence(flow, activeUpdateId)];
+  }
+
+  private async fenced(flow: FlowRef): Promise<Fenced> {
+    const active = await readActiveUpdate(this.client, this.pipelinesTable as string, flow.pipelineId);
+    return { outcome: "fenced", ...(active ? { activeUpdateId: active } : {}) };
   }
 
   /** Sets HEAD to `seq`; with `expected`, only if HEAD is there now (an absent HEAD is at the root). */

@@ -357,6 +357,41 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
   }
 }
 
+/**
+ * The fence of a write another repository makes for an update (a checkpoint's plan, commit or HEAD
+ * move): a `TransactWriteItems` ConditionCheck that holds only while `updateId` is the pipeline's
+ * active update.
+ */
+export function activeUpdateCheck(tableName: string, pipelineId: string, updateId: string) {
+  return {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: { [KEY]: pipelineId },
+      ConditionExpression: "itemType = :pipeline AND activeUpdateId = :update",
+      ExpressionAttributeValues: { ":pipeline": PIPELINE_ITEM, ":update": updateId },
+    },
+  };
+}
+
+/** The pipeline's active update as stored now (a consistent read), for a fence that did not hold. */
+export async function readActiveUpdate(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  pipelineId: string,
+): Promise<string | undefined> {
+  const output: GetCommandOutput = await request(() =>
+    client.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: { [KEY]: pipelineId },
+        ConsistentRead: true,
+        ProjectionExpression: "activeUpdateId",
+      }),
+    ),
+  );
+  return output.Item?.["activeUpdateId"] as string | undefined;
+}
+
 /** Runs `attempt` until it settles (undefined: the active update changed under it), a few times. */
 async function untilSettled<T>(pipelineId: string, attempt: () => Promise<T | undefined>): Promise<T> {
   for (let n = 1; n <= FREED_RETRIES; n++) {

@@ -1,4 +1,4 @@
-import { CheckpointNotFoundError } from "./errors.ts";
+import { CheckpointNotFoundError, StoreConfigurationError } from "./errors.ts";
 import {
   ROOT_SEQ,
   flowKey,
@@ -10,6 +10,8 @@ import {
   type FlowHead,
   type FlowResume,
   type FlowRef,
+  type Fenced,
+  type MoveHeadOptions,
   type MoveHeadResult,
   type PlanRequest,
   type PlanResult,
@@ -28,12 +30,17 @@ interface FlowCheckpoints {
  * The Checkpoints port in memory, for fast tests of the engine and rewind (crash-injection loops,
  * property tests). Same contract as the DynamoDB adapter, checked by the same contract tests. Each
  * method runs without awaiting in between, so concurrent calls see each other's writes as DynamoDB's
- * conditions would. Offsets are copied in and out, as a store would.
+ * conditions would (a fenced write looks up the active update first). Offsets are copied in and out,
+ * as a store would.
  */
 export class MemoryCheckpointsRepository implements CheckpointsRepository {
   private readonly flows = new Map<string, FlowCheckpoints>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `activeUpdate` answers a pipeline's active update, for fenced writes (the Pipelines port's `get`). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly activeUpdate?: (pipelineId: string) => Promise<string | undefined>,
+  ) {}
 
   async head(flow: FlowRef): Promise<FlowHead> {
     const entry = this.entry(flow);
@@ -51,6 +58,8 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
   }
 
   async plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult> {
+    const fenced = await this.fenced(flow, request.activeUpdateId);
+    if (fenced) return fenced;
     const entry = this.entry(flow);
     const seq = ++entry.maxSeq;
     const checkpoint: Checkpoint = {
@@ -68,10 +77,12 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
   }
 
   async commit(flow: FlowRef, seq: number, request: CommitRequest): Promise<CommitResult> {
+    const fenced = await this.fenced(flow, request.activeUpdateId);
     const entry = this.entry(flow);
     const planned = entry.bySeq.get(seq);
     if (!planned) throw new CheckpointNotFoundError(flowKey(flow), seq);
     if (planned.status === "COMMITTED") return { outcome: "already-committed", checkpoint: copy(planned) };
+    if (fenced) return fenced;
     if (entry.head !== planned.parent) return { outcome: "head-moved", head: entry.head };
     const committed: Checkpoint = {
       ...planned,
@@ -104,11 +115,9 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
     return { checkpoints, ...(all.length > limit && last ? { nextAfterSeq: last.seq } : {}) };
   }
 
-  async moveHead(
-    flow: FlowRef,
-    seq: number,
-    options: { readonly expectedHead?: number } = {},
-  ): Promise<MoveHeadResult> {
+  async moveHead(flow: FlowRef, seq: number, options: MoveHeadOptions = {}): Promise<MoveHeadResult> {
+    const fenced = await this.fenced(flow, options.activeUpdateId);
+    if (fenced) return fenced;
     const entry = this.entry(flow);
     if (options.expectedHead !== undefined && entry.head !== options.expectedHead) {
       return { outcome: "head-moved", head: entry.head };
@@ -133,6 +142,19 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
   /** Removes a checkpoint, as retention clean-up would; its seq is still never handed out again. */
   forget(flow: FlowRef, seq: number): void {
     this.entry(flow).bySeq.delete(seq);
+  }
+
+  /** The refusal of a write fenced on an update that is not the pipeline's active one; else nothing. */
+  private async fenced(flow: FlowRef, activeUpdateId: string | undefined): Promise<Fenced | undefined> {
+    if (activeUpdateId === undefined) return undefined;
+    if (!this.activeUpdate) {
+      throw new StoreConfigurationError(
+        "the Checkpoints repository was built without the Pipelines port: it cannot fence a write on the active update",
+      );
+    }
+    const active = await this.activeUpdate(flow.pipelineId);
+    if (active === activeUpdateId) return undefined;
+    return { outcome: "fenced", ...(active ? { activeUpdateId: active } : {}) };
   }
 
   private entry(flow: FlowRef): FlowCheckpoints {

@@ -69,9 +69,9 @@ describe("the Databricks TypeScript SDK", () => {
     w = new WorkspaceClient({ host: cp.plane.endpoint, token: cp.plane.token, authType: "pat" });
     seed = await seedPipelineWithBadBatch(cp);
   }, 180_000);
-  // The seed's table names are claimed by one pipeline at a time: release them for the next file.
+  // The seed's tables are claimed by one pipeline at a time: purge them (claims and data) for the next file.
   afterAll(async () => {
-    if (seed) await cp.client.deletePipeline(seed.pipelineId);
+    if (seed) await cp.client.deletePipeline(seed.pipelineId, true);
     await cp?.close();
   });
 

@@ -88,7 +88,7 @@ describe("the Databricks Python SDK", () => {
     seed = await seedPipelineWithBadBatch(cp);
   }, 180_000);
   afterAll(async () => {
-    if (seed) await cp.client.deletePipeline(seed.pipelineId);
+    if (seed) await cp.client.deletePipeline(seed.pipelineId, true);
     await cp?.close();
     if (configDir) await rm(configDir, { recursive: true, force: true });
   });

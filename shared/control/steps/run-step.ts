@@ -77,6 +77,8 @@ export async function runItem(
           checkpoints: plane.checkpoints,
           session,
           locate: plane.locate,
+          isActive: async () =>
+            (await plane.pipelines.get(item.pipelineId))?.activeUpdateId === item.updateId,
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
         context.events,

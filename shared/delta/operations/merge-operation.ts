@@ -20,13 +20,19 @@ import { tableProperties } from "../table/table-properties.ts";
  * - `whenMatched`: `{ update: "all" }` copies every source column, `{ update: { col: expr } }` sets
  *   columns from DuckDB SQL over `target.<col>` and `source.<col>`, `"delete"` drops the row; absent,
  *   matched rows stay as they are. Several source rows matching one target row is an error.
- * - `whenNotMatched: "insert"` inserts source rows that match no target row.
+ * - `deleteWhen` (with an update): matched rows for which it holds are deleted instead of updated.
+ * - `whenNotMatched: "insert"` inserts source rows that match no target row (where `insertWhen` holds).
  * - Only files whose key statistics admit a source key are read (`key-range-pruning.ts`), and only
  *   files holding a matched target row are rewritten; inserted rows go to new files. With the
  *   change data feed on, `_change_data/` gets update pre/post images, deletes and inserts.
  */
 export interface MergeSpec extends MergeClauses {
   readonly source: RowSource;
+  /**
+   * Columns of a SQL source that are not the table's: kept beside the staged row so `deleteWhen`,
+   * `insertWhen` and update expressions can read them (`source.<col>`), never written.
+   */
+  readonly sourceOnlyColumns?: readonly string[];
 }
 
 const SOURCE_ROW = "__ebb_source_row";
@@ -51,7 +57,7 @@ export async function prepareMerge(
   const duck = context.duck;
   const source = tempTableName("merge_source");
   const target = tempTableName("merge_target");
-  const staged = await stageRows(duck, context.scratch, schema, spec.source);
+  const staged = await stageRows(duck, context.scratch, schema, spec.source, spec.sourceOnlyColumns);
   try {
     await duck.run(
       `CREATE TEMP TABLE ${source} AS SELECT *, row_number() OVER () AS ${SOURCE_ROW} FROM (${staged.sql})`,
@@ -69,7 +75,7 @@ export async function prepareMerge(
       targetRow: TARGET_ROW,
     });
     const rewriting = spec.whenMatched !== undefined;
-    const deleting = spec.whenMatched === "delete";
+    const updating = rewriting && spec.whenMatched !== "delete";
     if (rewriting) {
       const [duplicates] = await duck.rows(sql.duplicatesSql);
       if (Number(duplicates!.n) > 0) throw new MergeDuplicateSourceError(spec.on);
@@ -92,18 +98,30 @@ export async function prepareMerge(
       sql.changesSql,
       candidates.map(fileKey),
     );
-    const updatedRows = rewriting && !deleting ? matchedRows : 0;
-    const deletedRows = deleting ? matchedRows : 0;
+    const deletedRows = rewriting ? Number(counts!.deleted_rows) : 0;
+    const updatedRows = updating ? matchedRows - deletedRows : 0;
     return {
       actions: rewrite.actions,
       operation: {
         operation: "MERGE",
         operationParameters: {
           predicate: JSON.stringify([spec.on.map((k) => `target.${k} = source.${k}`).join(" AND ")]),
-          matchedPredicates: JSON.stringify(
-            rewriting ? [{ actionType: deleting ? "delete" : "update" }] : [],
+          matchedPredicates: JSON.stringify([
+            ...(spec.whenMatched === "delete" || (updating && spec.deleteWhen !== undefined)
+              ? [{ actionType: "delete", ...(updating ? { predicate: spec.deleteWhen } : {}) }]
+              : []),
+            ...(updating ? [{ actionType: "update" }] : []),
+          ]),
+          notMatchedPredicates: JSON.stringify(
+            spec.whenNotMatched
+              ? [
+                  {
+                    actionType: "insert",
+                    ...(spec.insertWhen !== undefined ? { predicate: spec.insertWhen } : {}),
+                  },
+                ]
+              : [],
           ),
-          notMatchedPredicates: JSON.stringify(spec.whenNotMatched ? [{ actionType: "insert" }] : []),
         },
         operationMetrics: {
           numSourceRows: Number(counts!.source_rows),

@@ -13,7 +13,15 @@ export interface MergeClauses {
   /** Key columns: a target row matches a source row when all are equal (NULL matches nothing). */
   readonly on: readonly string[];
   readonly whenMatched?: { readonly update: "all" | Readonly<Record<string, string>> } | "delete";
+  /**
+   * With an update clause: matched rows for which this SQL condition (over `source.<col>` and
+   * `target.<col>`) holds are deleted instead (Delta's `WHEN MATCHED AND <cond> THEN DELETE` before
+   * `WHEN MATCHED THEN UPDATE`). NULL counts as false.
+   */
+  readonly deleteWhen?: string;
   readonly whenNotMatched?: "insert";
+  /** Source rows that match nothing are inserted only where this condition (over `source.<col>`) holds. */
+  readonly insertWhen?: string;
 }
 
 export interface MergeTables {
@@ -32,7 +40,7 @@ export interface MergeStatements {
   readonly rewrittenSql: string | undefined;
   /** Change rows (schema columns and `_change_type`) for the change data feed. */
   readonly changesSql: string | undefined;
-  /** One row: source_rows, matched_rows, copied_rows, inserted_rows. */
+  /** One row: source_rows, matched_rows, deleted_rows, copied_rows, inserted_rows. */
   readonly countsSql: string;
 }
 
@@ -48,7 +56,15 @@ export function mergeStatements(
   const joined = `${target} AS target LEFT JOIN ${source} AS source ON ${on}`;
   const matched = `source.${sourceRow} IS NOT NULL`;
   const rewriting = clauses.whenMatched !== undefined;
-  const deleting = clauses.whenMatched === "delete";
+  const updating = rewriting && clauses.whenMatched !== "delete";
+  const deleteCondition =
+    clauses.whenMatched === "delete"
+      ? "true"
+      : updating && clauses.deleteWhen !== undefined
+        ? `coalesce((${clauses.deleteWhen}), false)`
+        : undefined;
+  const deletes = deleteCondition ? `(${matched} AND ${deleteCondition})` : "false";
+  const updates = updating ? `(${matched} AND NOT ${deletes})` : "false";
   const inserting = clauses.whenNotMatched === "insert";
 
   const updated = schema.fields
@@ -61,19 +77,21 @@ export function mergeStatements(
     .join(", ");
   const touchedFiles = `SELECT DISTINCT target.${FILE_TAG_COLUMN} AS file FROM ${joined} WHERE ${matched}`;
   const inTouched = `target.${FILE_TAG_COLUMN} IN (SELECT file FROM (${touchedFiles}))`;
-  const keptOrUpdated = `SELECT ${updated} FROM ${joined} WHERE ${inTouched}${deleting ? ` AND NOT (${matched})` : ""}`;
-  const unmatchedSource = `FROM ${source} AS source WHERE NOT EXISTS (SELECT 1 FROM ${target} AS target WHERE ${on})`;
+  const keptOrUpdated = `SELECT ${updated} FROM ${joined} WHERE ${inTouched}${deleteCondition ? ` AND NOT ${deletes}` : ""}`;
+  const insertFilter =
+    clauses.insertWhen !== undefined ? ` AND coalesce((${clauses.insertWhen}), false)` : "";
+  const unmatchedSource = `FROM ${source} AS source WHERE NOT EXISTS (SELECT 1 FROM ${target} AS target WHERE ${on})${insertFilter}`;
   const inserted = `SELECT ${columns("source")} ${unmatchedSource}`;
 
   const rewritten = [...(rewriting ? [keptOrUpdated] : []), ...(inserting ? [inserted] : [])];
   const changes = [
-    ...(deleting
-      ? [`SELECT ${columns("target")}, ${changeType("delete")} FROM ${joined} WHERE ${matched}`]
+    ...(deleteCondition
+      ? [`SELECT ${columns("target")}, ${changeType("delete")} FROM ${joined} WHERE ${deletes}`]
       : []),
-    ...(rewriting && !deleting
+    ...(updating
       ? [
-          `SELECT ${columns("target")}, ${changeType("update_preimage")} FROM ${joined} WHERE ${matched}`,
-          `SELECT ${updated}, ${changeType("update_postimage")} FROM ${joined} WHERE ${matched}`,
+          `SELECT ${columns("target")}, ${changeType("update_preimage")} FROM ${joined} WHERE ${updates}`,
+          `SELECT ${updated}, ${changeType("update_postimage")} FROM ${joined} WHERE ${updates}`,
         ]
       : []),
     ...(inserting ? [`SELECT ${columns("source")}, ${changeType("insert")} ${unmatchedSource}`] : []),
@@ -86,6 +104,7 @@ export function mergeStatements(
     countsSql:
       `SELECT (SELECT count(*) FROM ${source}) AS source_rows, ` +
       `(SELECT count(*) FROM ${joined} WHERE ${matched}) AS matched_rows, ` +
+      `(SELECT count(*) FROM ${joined} WHERE ${deletes}) AS deleted_rows, ` +
       `(SELECT count(*) FROM ${joined} WHERE ${inTouched} AND NOT (${matched})) AS copied_rows, ` +
       `(SELECT count(*) ${unmatchedSource}) AS inserted_rows`,
   };

@@ -34,21 +34,35 @@ export async function stageRows(
   scratch: ScratchFolder,
   schema: StructType,
   source: RowSource,
+  /** Columns of a SQL source that are not the table's, passed through after the table's (MERGE conditions). */
+  passThrough: readonly string[] = [],
 ): Promise<StagedRows> {
-  return "sql" in source ? stageSql(duck, schema, source.sql) : stageJsRows(scratch, schema, source.rows);
+  if ("sql" in source) return stageSql(duck, schema, source.sql, passThrough);
+  if (passThrough.length > 0)
+    throw new SchemaMismatchError(`pass-through columns need a SQL row source: ${passThrough.join(", ")}`);
+  return stageJsRows(scratch, schema, source.rows);
 }
 
-async function stageSql(duck: DuckSession, schema: StructType, sql: string): Promise<StagedRows> {
+async function stageSql(
+  duck: DuckSession,
+  schema: StructType,
+  sql: string,
+  passThrough: readonly string[],
+): Promise<StagedRows> {
   const described = await duck.rows(`DESCRIBE (${sql})`);
   const present = new Set(described.map((row) => String(row.column_name)));
-  assertKnownColumns(schema, present);
+  const missingPassThrough = passThrough.filter((name) => !present.has(name));
+  if (missingPassThrough.length > 0)
+    throw new SchemaMismatchError(`the rows lack column ${missingPassThrough.join(", ")}`);
+  assertKnownColumns(schema, new Set([...present].filter((name) => !passThrough.includes(name))));
   const select = schema.fields.map((field) => {
     const value = present.has(field.name)
       ? quoteIdentifier(field.name)
       : missingColumn(field.name, field.nullable);
     return `CAST(${value} AS ${duckType(field.type)}) AS ${quoteIdentifier(field.name)}`;
   });
-  return { sql: `SELECT ${select.join(", ")} FROM (${sql})`, dispose: async () => {} };
+  const extra = passThrough.map(quoteIdentifier);
+  return { sql: `SELECT ${[...select, ...extra].join(", ")} FROM (${sql})`, dispose: async () => {} };
 }
 
 async function stageJsRows(

@@ -61,9 +61,9 @@ describe("rewind and replay through the API (the seed's request bodies)", () => 
     );
     expect((await run({ cause: "API_CALL" })).state).toBe("COMPLETED");
   }, 180_000);
-  // The seed's table names are claimed by one pipeline at a time: release them for the next file.
+  // The seed's tables are claimed by one pipeline at a time: purge them (claims and data) for the next file.
   afterAll(async () => {
-    if (pipelineId) await cp.client.deletePipeline(pipelineId);
+    if (pipelineId) await cp.client.deletePipeline(pipelineId, true);
     await cp?.close();
   });
 

@@ -54,7 +54,12 @@ export class EngineHarness {
     this.plane = {
       pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable, ...now }),
       updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable, ...now }),
-      checkpoints: new DynamoCheckpointsRepository({ client, tableName: storage.checkpointsTable, ...now }),
+      checkpoints: new DynamoCheckpointsRepository({
+        client,
+        tableName: storage.checkpointsTable,
+        pipelinesTableName: storage.pipelinesTable,
+        ...now,
+      }),
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable, ...now }),
       bucket: this.store,
       locate,
@@ -80,10 +85,25 @@ export class EngineHarness {
     pipeline: ValidatedPipeline,
     options: { selection?: string[] } = {},
   ): Promise<DrivenUpdate & { readonly updateId: string }> {
+    const updateId = await this.start(pipeline, options);
+    return { ...(await this.settled(updateId)), updateId };
+  }
+
+  /** Deploys `pipeline` if it is not the current definition and starts an update; answers its id. */
+  async start(pipeline: ValidatedPipeline, request: Record<string, unknown> = {}): Promise<string> {
     await this.deploy(pipeline);
-    const body = parseWith(startUpdateBody, options.selection ? { selection: options.selection } : {});
-    const { update_id } = await startUpdate(this.plane, this.pipelineId, body);
-    return { ...(await this.executions.settled(update_id)), updateId: update_id };
+    const body = parseWith(startUpdateBody, request);
+    return (await startUpdate(this.plane, this.pipelineId, body)).update_id;
+  }
+
+  /** The update's execution, once it has ended. */
+  settled(updateId: string): Promise<DrivenUpdate> {
+    return this.executions.settled(updateId);
+  }
+
+  /** The in-process executions: `stop` ends one behind Ebb's back, as a lost Lambda would. */
+  get stateMachine(): InProcessExecutions {
+    return this.executions;
   }
 
   private async deploy(pipeline: ValidatedPipeline): Promise<void> {
@@ -119,6 +139,17 @@ export class EngineHarness {
       );
     } finally {
       await table.close();
+    }
+  }
+
+  /** The version of a dataset's table (-1 before its first commit). */
+  async tableVersion(pipeline: ValidatedPipeline, dataset: string): Promise<number> {
+    const store = new DatasetCatalog(pipeline, this.store).tableStore(dataset);
+    const table = await DeltaTable.open(store).catch(() => undefined);
+    try {
+      return table?.snapshot.version ?? -1;
+    } finally {
+      await table?.close();
     }
   }
 

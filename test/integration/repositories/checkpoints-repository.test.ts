@@ -1,4 +1,7 @@
-import { checkpointsRepository } from "./repositories.ts";
+import { checkpointsRepository, pipelinesRepository } from "./repositories.ts";
 import { checkpointsRepositoryContract } from "../../unit/store/checkpoints-repository-contract.ts";
 
-checkpointsRepositoryContract("DynamoCheckpointsRepository", checkpointsRepository);
+checkpointsRepositoryContract("DynamoCheckpointsRepository", checkpointsRepository, () => ({
+  checkpoints: checkpointsRepository(),
+  pipelines: pipelinesRepository(),
+}));

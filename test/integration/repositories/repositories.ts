@@ -28,6 +28,7 @@ export function checkpointsRepository(now?: () => number): DynamoCheckpointsRepo
   return new DynamoCheckpointsRepository({
     client: testDocumentClient(),
     tableName: testAws().storage.checkpointsTable,
+    pipelinesTableName: testAws().storage.pipelinesTable,
     ...(now ? { now } : {}),
   });
 }

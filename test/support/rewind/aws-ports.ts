@@ -18,7 +18,12 @@ export function awsPorts(clock: TestClock): HarnessPorts {
   return {
     store: testObjectStore(`${prefix}pipeline/`),
     landing: testObjectStore(`${prefix}landing/`),
-    checkpoints: new DynamoCheckpointsRepository({ client, tableName: storage.checkpointsTable, now }),
+    checkpoints: new DynamoCheckpointsRepository({
+      client,
+      tableName: storage.checkpointsTable,
+      pipelinesTableName: storage.pipelinesTable,
+      now,
+    }),
     events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable, now }),
     updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable, now }),
     pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable, now }),

@@ -64,13 +64,17 @@ export interface HarnessPorts {
 /** In-memory stores: fast enough for property tests. */
 export function memoryPorts(clock: TestClock): HarnessPorts {
   const store = new MemoryObjectStore(clock.now);
+  const pipelines = new MemoryPipelinesRepository(clock.now);
   return {
     store,
     landing: withPrefix(store, "landing/"),
-    checkpoints: new MemoryCheckpointsRepository(clock.now),
+    checkpoints: new MemoryCheckpointsRepository(
+      clock.now,
+      async (pipelineId) => (await pipelines.get(pipelineId))?.activeUpdateId,
+    ),
     events: new MemoryEventLogRepository(clock.now),
     updates: new MemoryUpdatesRepository(clock.now),
-    pipelines: new MemoryPipelinesRepository(clock.now),
+    pipelines,
   };
 }
 

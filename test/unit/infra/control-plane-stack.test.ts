@@ -3,7 +3,11 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { API_ROUTES } from "../../../infra/aws/api-routes.ts";
 import { buildStack } from "../../../infra/aws/synthesize.ts";
 import { ENTRY_METADATA } from "../../../infra/aws/ebb.ts";
-import { RETRYABLE_ERRORS, UPDATE_TASKS } from "../../../shared/control/update-tasks.ts";
+import {
+  RETRYABLE_ERRORS,
+  TASK_TIMEOUT_SECONDS,
+  UPDATE_TASKS,
+} from "../../../shared/control/update-tasks.ts";
 
 // One synthesis for the file; the invariants that matter, not a serialized template.
 const template = Template.fromStack(buildStack().stack);
@@ -16,6 +20,7 @@ const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.T
 interface AslState {
   Type: string;
   Resource?: string;
+  TimeoutSeconds?: number;
   Retry?: { ErrorEquals: string[] }[];
   Catch?: { ErrorEquals: string[]; Next: string }[];
   ItemProcessor?: { States: Record<string, AslState> };
@@ -106,6 +111,7 @@ describe("control plane stack", () => {
       "RunFlow",
     ]);
     for (const [name, task] of tasks) {
+      expect(task.TimeoutSeconds, name).toBe(TASK_TIMEOUT_SECONDS);
       expect(task.Retry?.[0]?.ErrorEquals, name).toEqual([...RETRYABLE_ERRORS]);
       expect(task.Catch?.[0]?.ErrorEquals, name).toEqual(["States.ALL"]);
     }
@@ -127,6 +133,8 @@ describe("control plane stack", () => {
     const invoked = Object.fromEntries(
       tasks.map(([name, task]) => {
         const functionId = /'Fn::GetAtt':\['([A-Za-z0-9]+)','Arn'\]/.exec(task.Resource ?? "")?.[1];
+        // The task waits as long as its function may run, no less.
+        expect(resources[functionId ?? ""]?.Properties["Timeout"], name).toBe(TASK_TIMEOUT_SECONDS);
         return [name, entries[functionId ?? ""]];
       }),
     );

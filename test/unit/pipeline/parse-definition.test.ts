@@ -80,7 +80,7 @@ describe("parseDefinition", () => {
     expect(issues).toEqual([
       {
         path: "datasets[0].flows[0]",
-        message: 'unknown field "sq"; allowed here: name, source, sql, owns, options',
+        message: 'unknown field "sq"; allowed here: name, source, sql, owns, options, auto_cdc',
       },
       {
         path: "",

@@ -6,6 +6,8 @@ import {
   type CheckpointsRepository,
   type FlowRef,
 } from "../../../shared/store/checkpoints-repository.ts";
+import type { PipelinesRepository } from "../../../shared/store/pipelines-repository.ts";
+import { definitionNamed } from "./definitions.ts";
 
 const newFlow = (): FlowRef => ({ pipelineId: randomUUID(), flowId: "clean_orders" });
 
@@ -32,6 +34,8 @@ async function runBatch(
 export function checkpointsRepositoryContract(
   name: string,
   create: (now?: () => number) => CheckpointsRepository,
+  /** A repository that fences writes on the active updates `pipelines` holds. */
+  createFenced: () => { checkpoints: CheckpointsRepository; pipelines: PipelinesRepository },
 ): void {
   describe(`${name} honours the Checkpoints contract`, () => {
     it("keeps the operator state version a commit names, on the checkpoint and at HEAD", async () => {
@@ -214,6 +218,54 @@ export function checkpointsRepositoryContract(
       const third = await repository.list(flow, { afterSeq: second.nextAfterSeq as number, limit: 2 });
       expect(third.checkpoints.map((c) => c.seq)).toEqual([5]);
       expect(third.nextAfterSeq).toBeUndefined();
+    });
+
+    it("fences plan, commit and HEAD moves on the pipeline's active update", async () => {
+      const { checkpoints, pipelines } = createFenced();
+      const { pipelineId } = await pipelines.create(definitionNamed("fenced"));
+      const flow: FlowRef = { pipelineId, flowId: "ingest" };
+      await pipelines.beginUpdate(pipelineId, "u1");
+
+      const planned = await checkpoints.plan(flow, { parent: ROOT_SEQ, offsets: {}, activeUpdateId: "u1" });
+      expect(planned.outcome).toBe("planned");
+      expect(await checkpoints.plan(flow, { parent: ROOT_SEQ, offsets: {}, activeUpdateId: "u0" })).toEqual({
+        outcome: "fenced",
+        activeUpdateId: "u1",
+      });
+      const commit = { tableVersion: 0, committedAt: 1, activeUpdateId: "u0" };
+      expect(await checkpoints.commit(flow, 1, commit)).toEqual({ outcome: "fenced", activeUpdateId: "u1" });
+      expect((await checkpoints.get(flow, 1))?.status).toBe("PLANNED");
+
+      // Stopped: the pipeline has no active update, and u1 lands nothing more.
+      await pipelines.endUpdate(pipelineId, "u1", "IDLE");
+      expect(await checkpoints.commit(flow, 1, { ...commit, activeUpdateId: "u1" })).toEqual({
+        outcome: "fenced",
+      });
+      expect(await checkpoints.head(flow)).toEqual({ seq: ROOT_SEQ });
+
+      // The next update commits the batch; HEAD moves only for it.
+      await pipelines.beginUpdate(pipelineId, "u2");
+      expect((await checkpoints.commit(flow, 1, { ...commit, activeUpdateId: "u2" })).outcome).toBe(
+        "committed",
+      );
+      expect(await checkpoints.moveHead(flow, ROOT_SEQ, { activeUpdateId: "u1" })).toEqual({
+        outcome: "fenced",
+        activeUpdateId: "u2",
+      });
+      expect((await checkpoints.head(flow)).seq).toBe(1);
+      expect(await checkpoints.moveHead(flow, ROOT_SEQ, { expectedHead: 1, activeUpdateId: "u2" })).toEqual({
+        outcome: "moved",
+      });
+      expect(await checkpoints.moveHead(flow, 1, { expectedHead: 5, activeUpdateId: "u2" })).toEqual({
+        outcome: "head-moved",
+        head: ROOT_SEQ,
+      });
+      expect(await checkpoints.moveHead(flow, 7, { activeUpdateId: "u2" })).toEqual({
+        outcome: "not-committed",
+        seq: 7,
+      });
+      await pipelines.endUpdate(pipelineId, "u2", "IDLE");
+      await pipelines.delete(pipelineId);
     });
   });
 }

@@ -1,9 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
+import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { ROOT_SEQ } from "../../../shared/store/checkpoints-repository.ts";
 import { checkpointsRepositoryContract } from "./checkpoints-repository-contract.ts";
 
-checkpointsRepositoryContract("MemoryCheckpointsRepository", (now) => new MemoryCheckpointsRepository(now));
+checkpointsRepositoryContract(
+  "MemoryCheckpointsRepository",
+  (now) => new MemoryCheckpointsRepository(now),
+  () => {
+    const pipelines = new MemoryPipelinesRepository();
+    const checkpoints = new MemoryCheckpointsRepository(
+      Date.now,
+      async (pipelineId) => (await pipelines.get(pipelineId))?.activeUpdateId,
+    );
+    return { checkpoints, pipelines };
+  },
+);
 
 describe("MemoryCheckpointsRepository", () => {
   it("never reuses a seq, even after the highest checkpoint is forgotten", async () => {

@@ -1,0 +1,76 @@
+import { sequenceColumns, type AutoCdcDefinition } from "../../pipeline/auto-cdc-schema.ts";
+import { AutoCdcColumnError } from "./errors.ts";
+
+/**
+ * Which column of an AUTO CDC flow's output plays which part (pure): the keys, the sequence, the data
+ * columns written to the target (Databricks: every column, or `column_list`, minus
+ * `except_column_list`; keys always) and, for SCD type 2, the tracked ones.
+ */
+
+/** The SCD type 2 validity columns, with Databricks' names. */
+export const START_AT = "__START_AT";
+export const END_AT = "__END_AT";
+
+export interface CdcLayout {
+  readonly scdType: 1 | 2;
+  readonly keys: readonly string[];
+  /** The columns whose values (in order) sequence the events. */
+  readonly sequence: readonly string[];
+  /** Non-key columns written to the target, in output order. */
+  readonly values: readonly string[];
+  /** SCD type 2: the value columns whose change starts a new version. */
+  readonly tracked: readonly string[];
+  readonly ignoreNullUpdates: boolean;
+  readonly deletes?: string;
+  readonly truncates?: string;
+}
+
+/** Resolves `cdc` against the flow's output columns; every problem at once. */
+export function cdcLayout(flow: string, cdc: AutoCdcDefinition, output: readonly string[]): CdcLayout {
+  const problems: string[] = [];
+  const missing = (what: string, names: readonly string[] | undefined) => {
+    const absent = (names ?? []).filter((name) => !output.includes(name));
+    if (absent.length > 0)
+      problems.push(`${what} names ${absent.map((n) => `"${n}"`).join(", ")}, not in the output`);
+  };
+  const sequence = sequenceColumns(cdc);
+  missing("keys", cdc.keys);
+  missing("sequence_by", sequence);
+  missing("column_list", cdc.column_list);
+  missing("except_column_list", cdc.except_column_list);
+  missing("track_history_column_list", cdc.track_history_column_list);
+  missing("track_history_except_column_list", cdc.track_history_except_column_list);
+  const reserved = output.filter((name) => name === START_AT || name === END_AT || name.startsWith("__cdc_"));
+  if (reserved.length > 0)
+    problems.push(
+      `${reserved.join(", ")} ${reserved.length === 1 ? "is" : "are"} reserved (rename it in the SQL)`,
+    );
+
+  const written = (cdc.column_list ?? output).filter(
+    (name) => !(cdc.except_column_list ?? []).includes(name),
+  );
+  const values = written.filter((name) => !cdc.keys.includes(name));
+  const notWritten = [
+    ...(cdc.track_history_column_list ?? []),
+    ...(cdc.track_history_except_column_list ?? []),
+  ].filter((name) => output.includes(name) && !values.includes(name));
+  if (notWritten.length > 0)
+    problems.push(
+      `track_history lists ${notWritten.map((n) => `"${n}"`).join(", ")}, which the target does not hold`,
+    );
+  if (problems.length > 0) throw new AutoCdcColumnError(flow, problems, output);
+
+  const tracked = cdc.track_history_column_list
+    ? values.filter((name) => cdc.track_history_column_list!.includes(name))
+    : values.filter((name) => !(cdc.track_history_except_column_list ?? []).includes(name));
+  return {
+    scdType: cdc.stored_as_scd_type,
+    keys: cdc.keys,
+    sequence,
+    values,
+    tracked,
+    ignoreNullUpdates: cdc.ignore_null_updates,
+    ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
+    ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+  };
+}
