@@ -2,6 +2,8 @@ import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { controlPlane } from "../../functions/runtime/control-plane-from-env.ts";
+import { releaseStaleUpdates } from "../../shared/control/stale-update.ts";
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { interruptAllSandboxes } from "../../shared/engine/sandbox.ts";
 import { keepApiToken, shellQuote, type ApiToken } from "./api-token.ts";
@@ -64,6 +66,12 @@ try {
   await aws.stop();
   throw error;
 }
+// The updates the previous run left RUNNING died with it: fail them now, not at the next start.
+const lost = await releaseStaleUpdates(controlPlane());
+if (lost.length > 0)
+  console.log(
+    `marked ${lost.length} update(s) the previous run left unfinished FAILED (EXECUTION_LOST): ${lost.join(", ")}`,
+  );
 const signIn = path.join(token.dir, "ui-sign-in");
 await writeFile(signIn, `${plane.endpoint}/#token=${token.token}\n`, { mode: 0o600 });
 console.log(describe(aws, storage, plane, token, Date.now() - started));

@@ -48,3 +48,17 @@ export async function releaseStaleUpdate(
   await plane.pipelines.endUpdate(record.pipelineId, updateId, "FAILED");
   return (await plane.pipelines.get(record.pipelineId)) ?? record;
 }
+
+/**
+ * Every pipeline freed of a stale update, as the local runtime does when it starts again on its data
+ * folder (its executions died with the previous process); answers the updates it failed.
+ */
+export async function releaseStaleUpdates(plane: ControlPlane): Promise<string[]> {
+  const failed: string[] = [];
+  for (const record of await plane.pipelines.list()) {
+    if (record.activeUpdateId === undefined) continue;
+    const released = await releaseStaleUpdate(plane, record);
+    if (released.activeUpdateId !== record.activeUpdateId) failed.push(record.activeUpdateId);
+  }
+  return failed;
+}

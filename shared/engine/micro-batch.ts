@@ -1,5 +1,6 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
+import { TABLE_PROPERTY } from "../delta/index.ts";
 import {
   flowAppId,
   type Checkpoint,
@@ -324,10 +325,18 @@ async function applyChangeBatch(
   );
 }
 
+/**
+ * A streaming table gains a small file per batch and every reader pays a request per file, so
+ * pipeline tables compact themselves unless the definition says otherwise.
+ */
+const STREAMING_TABLE_DEFAULTS: Readonly<Record<string, string>> = {
+  [TABLE_PROPERTY.autoCompact]: "true",
+};
+
 function tableLayout(dataset: StreamingTableDefinition) {
   return {
     ...(dataset.partition_by ? { partitionBy: dataset.partition_by } : {}),
-    ...(dataset.properties ? { properties: dataset.properties } : {}),
+    properties: { ...STREAMING_TABLE_DEFAULTS, ...dataset.properties },
   };
 }
 

@@ -1,14 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import net from "node:net";
 import os from "node:os";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeScript } from "../../../infra/local/stand-in-process.ts";
 import { isLoopback, listeningSockets, processTree } from "../../support/listening-sockets.ts";
+import { startRuntime, stopRuntime, type Banner } from "../../support/npm-start.ts";
 
 /**
  * `npm start` as a user runs it (in memory): nothing it starts listens beyond loopback, a connection
@@ -16,28 +13,14 @@ import { isLoopback, listeningSockets, processTree } from "../../support/listeni
  * endpoint refuse requests not signed with the credentials its banner exports.
  */
 
-const START = fileURLToPath(new URL("../../../infra/local/start.ts", import.meta.url));
-
-interface Banner {
-  readonly exports: Record<string, string>;
-  readonly credentials: { accessKeyId: string; secretAccessKey: string };
-}
-
 let child: ChildProcess;
 let banner: Banner;
 
 beforeAll(async () => {
-  const [command, args] = nodeScript(START, ["--data-dir", "memory"]);
-  child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
-  banner = await readBanner(child);
+  ({ child, banner } = await startRuntime(["--data-dir", "memory"]));
 }, 120_000);
 
-afterAll(async () => {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGINT");
-  await exited;
-}, 60_000);
+afterAll(() => stopRuntime(child), 60_000);
 
 describe("npm start on the network", () => {
   it("listens on loopback only, in every process it starts", () => {
@@ -111,34 +94,6 @@ describe("npm start on the network", () => {
     });
   });
 });
-
-/** Reads the start banner up to "Ctrl-C to stop.", and the secret key from the file it names. */
-async function readBanner(started: ChildProcess): Promise<Banner> {
-  const exports: Record<string, string> = {};
-  const lines = createInterface({ input: started.stdout! });
-  const exited = new Promise<never>((_, reject) =>
-    started.once("exit", (code) => reject(new Error(`npm start exited with ${code} before its banner`))),
-  );
-  const read = (async () => {
-    for await (const line of lines) {
-      const match = /^export (\w+)=(.*)$/.exec(line);
-      if (match) exports[match[1]!] = match[2]!;
-      if (line === "Ctrl-C to stop.") return;
-    }
-  })();
-  await Promise.race([read, exited]);
-  lines.close();
-  started.stdout!.resume();
-  const secretFile = /^\$\(cat '(.+)'\)$/.exec(exports["AWS_SECRET_ACCESS_KEY"] ?? "")?.[1];
-  if (!secretFile) throw new Error(`the banner exports no secret file: ${JSON.stringify(exports)}`);
-  return {
-    exports,
-    credentials: {
-      accessKeyId: exports["AWS_ACCESS_KEY_ID"]!,
-      secretAccessKey: readFileSync(secretFile, "utf8").trim(),
-    },
-  };
-}
 
 function connect(host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
