@@ -28,6 +28,7 @@ import {
 import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-changes.ts";
 import { openCdcState } from "./auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
+import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
 
 /**
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
@@ -39,11 +40,13 @@ import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
  *    (a conditional put: write-ahead, before any data is written). Nothing new: caught up.
  * 3. Read the rows between HEAD's offsets and the end offsets into the sandbox as `source`; divert
  *    malformed records (fail, or to `<dataset>_quarantine`); register the snapshots the SQL reads;
- *    run the flow's SQL, its rows streaming straight into the table's new data files.
+ *    run the stateful operators (watermark, deduplication) from HEAD's state version, writing the
+ *    next one; run the flow's SQL, its rows streaming straight into the table's new data files.
  * 4. Commit them with `txn {appId: <pipelineId>/<flowId>, version: seq}` stamped at least 1 ms after
  *    the newest upstream commit consumed. A table that already holds that txn is not written again
  *    (checked before step 3 writes anything).
- * 5. Mark the checkpoint COMMITTED with the table version and move HEAD (one transaction).
+ * 5. Mark the checkpoint COMMITTED with the table version and the state version, and move HEAD (one
+ *    transaction).
  *
  * Steps 2 and 5 are fenced on the update (a condition in their transaction), and step 4 asks just
  * before the commit: an update that was stopped, timed out or superseded lands nothing more.
@@ -88,6 +91,8 @@ export interface BatchOutcome {
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
   /** The batch took everything its source held when planned (no need to plan another to know). */
   readonly caughtUp: boolean;
+  /** What the flow's stateful operators did, for a flow that has them. */
+  readonly state?: StateProgress;
 }
 
 /** Runs one micro-batch; undefined when the flow has caught up with its source. */
@@ -168,10 +173,32 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     };
     let loaded = await source.load(startOffset, endOffset);
     if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+    let state: StateProgress | undefined;
+    if (isStatefulFlow(run.flow)) {
+      const operate = () =>
+        runStatefulOperators({
+          sandbox,
+          store: run.catalog.store,
+          flow: ref,
+          definition: run.flow,
+          ...(head.checkpoint?.stateVersion ? { parentVersion: head.checkpoint.stateVersion } : {}),
+          seq,
+        });
+      try {
+        state = await sandbox.explainingFailures(what, operate);
+      } catch (error) {
+        // The one-pass read met a malformed record: read again, checking each one.
+        if (!loaded.strict || !isMalformedInputError(error)) throw error;
+        loaded = await loaded.strict();
+        if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+        state = await sandbox.explainingFailures(what, operate);
+      }
+      await crash("after-state-write", seq);
+    }
 
     // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
     const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
-    const commitBatch = async () => {
+    const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
       const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
       const target: SinkTarget = {
         store: run.catalog.tableStore(run.dataset.name),
@@ -188,7 +215,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       };
       return sandbox.explainingFailures(what, async () =>
         run.flow.auto_cdc
-          ? applyChangeBatch(run, sandbox, rowsSql, head.seq, seq, target, txn, options)
+          ? applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, options)
           : appendBatch(target, run.session, rowsSql, txn, options),
       );
     };
@@ -209,7 +236,9 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const marked = await run.checkpoints.commit(ref, seq, {
       tableVersion: committed.version,
       committedAt: committed.timestamp,
+      ...(committed.stateVersion !== undefined ? { stateVersion: committed.stateVersion } : {}),
       activeUpdateId: run.updateId,
+      ...(state?.version !== undefined ? { stateVersion: state.version } : {}),
     });
     if (marked.outcome === "fenced")
       throw fencedOut(run.updateId, `moving ${what}'s HEAD to batch ${seq}`, marked);
@@ -232,6 +261,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       durationMs: run.session.clock() - started,
       skippedRestores: loaded.skippedRestores,
       caughtUp,
+      ...(state ? { state } : {}),
     };
   } finally {
     const opened = await opening?.catch(() => undefined);
@@ -286,43 +316,39 @@ async function divertBadRecords(
 
 /**
  * An AUTO CDC batch: its rows are applied as change events by key (auto-cdc/apply-changes.ts) against
- * the per-key state of the parent checkpoint, and committed as one MERGE. The state version is keyed
- * by the batch's seq, so HEAD names it: a rewind or reset of HEAD restores it with the offsets.
+ * the per-key state the parent checkpoint names, and committed as one MERGE. The state version it
+ * writes is named by its checkpoint (step 5): a rewind or reset of HEAD restores it with the offsets.
  */
 async function applyChangeBatch(
   run: FlowRun,
   sandbox: Sandbox,
   rowsSql: string,
-  parentSeq: number,
+  parentState: string | undefined,
   seq: number,
   target: SinkTarget,
   txn: { appId: string; version: number },
   options: Parameters<typeof mergeBatch>[4],
-): Promise<BatchCommit> {
+): Promise<BatchCommit & { readonly stateVersion: string | undefined }> {
   const cdc = run.flow.auto_cdc!;
-  const ref = {
-    store: run.catalog.store,
-    pipelineId: run.pipelineId,
-    flowId: run.flow.name,
-    keys: cdc.keys,
-  };
+  const ref = { store: run.catalog.store, pipelineId: run.pipelineId, flowId: run.flow.name };
   const planned = await applyChanges({
     flow: run.flow.name,
     cdc,
     sandbox,
     rowsSql,
-    state: await openCdcState(ref, parentSeq),
+    state: await openCdcState(ref, parentState),
     seq,
     now: run.session.clock(),
     tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
   });
-  return mergeBatch(
+  const committed = await mergeBatch(
     { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
     run.session,
     { sourceSql: planned.sourceSql, schemaSql: planned.schemaSql, on: planned.on, deleteMark: DELETE_MARK },
     txn,
     options,
   );
+  return { ...committed, stateVersion: planned.stateVersion };
 }
 
 /**
