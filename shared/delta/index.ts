@@ -16,6 +16,7 @@ export {
   CommitConflictError,
   CorruptLogError,
   DeltaError,
+  RetentionTooShortError,
   TableAlreadyExistsError,
   TableNotFoundError,
   TimestampOutOfRangeError,
