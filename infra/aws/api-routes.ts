@@ -123,6 +123,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
     entry: "find-onset.ts",
     access: { bucket: READ_TABLES, heavy: true },
   },
+  {
+    method: "POST",
+    path: `${TABLE}/optimize`,
+    entry: "optimize-table.ts",
+    access: { bucket: { "tables/": RW }, heavy: true },
+  },
 ];
 
 /** The scheduled capture (EventBridge): every rewind-enabled pipeline. */

@@ -139,6 +139,14 @@ export const onsetBody = strictObject({
   starting_version: z.number().int().nonnegative().optional(),
 });
 
+/** `POST /api/2.0/tables/{full_name}/optimize` (an empty body compacts to the table's target size). */
+export const optimizeTableBody = strictObject({
+  /** Size of the files written, and below which a file is compacted; default the table's `delta.targetFileSize`. */
+  target_file_size_bytes: z.number().int().positive().optional(),
+  /** Return the plan, write nothing. */
+  dry_run: z.boolean().default(false),
+});
+
 /** `GET /api/2.0/pipelines`. */
 export const listPipelinesQuery = strictObject({ max_results: positiveInt.max(1000).optional() });
 
@@ -178,5 +186,6 @@ export type StartUpdateBody = z.infer<typeof startUpdateBody>;
 export type QueryTableBody = z.infer<typeof queryTableBody>;
 export type OnsetBody = z.infer<typeof onsetBody>;
 export type VacuumTableBody = z.infer<typeof vacuumTableBody>;
+export type OptimizeTableBody = z.infer<typeof optimizeTableBody>;
 export type ListEventsQuery = z.infer<typeof listEventsQuery>;
 export type TableChangesQuery = z.infer<typeof tableChangesQuery>;

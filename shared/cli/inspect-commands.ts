@@ -4,7 +4,7 @@ import { formatJsonLines, formatTable } from "./output-format.ts";
 
 /**
  * `ebb events`, `ebb rewind-points`, `ebb history`, `ebb changes`, `ebb query`, `ebb onset`: reading
- * a pipeline's event log and its tables' past through the API.
+ * a pipeline's event log and its tables' past through the API; and `ebb optimize`, their upkeep.
  */
 export function addInspectCommands(program: Command, out: Out): void {
   const print = (rows: readonly Record<string, unknown>[], json?: boolean) =>
@@ -142,6 +142,30 @@ export function addInspectCommands(program: Command, out: Out): void {
           ...(options.deletes ? { change_types: ["delete"] } : {}),
         });
         printObject(out, onset, options.json);
+      },
+    );
+
+  program
+    .command("optimize <table>")
+    .description("compact the table's small files (OPTIMIZE: one dataChange=false commit)")
+    .option(
+      "--target-size <bytes>",
+      "size of the files written (default: the table's delta.targetFileSize)",
+      Number,
+    )
+    .option("--dry-run", "print the plan, write nothing")
+    .option("--json", "print as JSON")
+    .action(
+      async (
+        table: string,
+        options: { targetSize?: number; dryRun?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        const result = await api(command).optimize(table, {
+          ...(options.targetSize !== undefined ? { target_file_size_bytes: options.targetSize } : {}),
+          ...(options.dryRun ? { dry_run: true } : {}),
+        });
+        printObject(out, result, options.json);
       },
     );
 }

@@ -9,7 +9,7 @@ import { pipelineTableName, resolveTableLocation } from "./table-location.ts";
 /**
  * `ebb table …`: read and maintain one Delta table directly (a local folder or `s3://bucket/prefix`),
  * without a running Ebb — the Delta counterparts of Spark's `SELECT … VERSION AS OF`, `DESCRIBE
- * HISTORY`, `table_changes`, `RESTORE` and `VACUUM`.
+ * HISTORY`, `table_changes`, `RESTORE`, `VACUUM` and `OPTIMIZE`.
  */
 export function addTableCommands(program: Command, out: (text: string) => void): void {
   const table = program.command("table").description("read and maintain a Delta table directly");
@@ -112,6 +112,35 @@ export function addTableCommands(program: Command, out: (text: string) => void):
         const result = await delta.vacuum(request);
         print(
           result.filesToDelete.map((file) => ({ path: file.key, size: file.size, status })),
+          options.json,
+        );
+      });
+    });
+
+  table
+    .command("optimize <location>")
+    .description("compact small files into files of the target size (one dataChange=false commit)")
+    .option(
+      "--target-size <bytes>",
+      "size of the files written (default: the table's, 128 MiB unless set)",
+      parseCount,
+    )
+    .option("--dry-run", "list the bins, write nothing")
+    .option("--json", "one JSON object per bin")
+    .action(async (location: string, options: { targetSize?: number; dryRun?: boolean; json?: boolean }) => {
+      await withTable(location, async (delta) => {
+        const { plan, committed } = await delta.optimize({
+          ...(options.targetSize !== undefined ? { targetFileSizeBytes: options.targetSize } : {}),
+          dryRun: options.dryRun === true,
+        });
+        const status = committed ? `compacted in version ${committed.version}` : "would compact";
+        print(
+          plan.bins.map((bin) => ({
+            partition: JSON.stringify(bin.partitionValues),
+            files: bin.files.length,
+            bytes: bin.files.reduce((sum, file) => sum + file.size, 0),
+            status,
+          })),
           options.json,
         );
       });

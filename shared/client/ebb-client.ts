@@ -253,4 +253,9 @@ export class EbbClient {
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
     return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/onset`, { body });
   }
+
+  /** OPTIMIZE: bin-packing compaction of the table's small files. */
+  optimize(table: string, body: { target_file_size_bytes?: number; dry_run?: boolean } = {}) {
+    return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/optimize`, { body });
+  }
 }

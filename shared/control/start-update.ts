@@ -1,7 +1,10 @@
 import { checkSchemaChanges } from "../engine/schema-check.ts";
+import { checkHeadStates } from "../engine/stateful/state-compatibility.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
-import { planRefresh } from "../rewind/refresh-plan.ts";
+import { planRefresh, type RefreshPlan } from "../rewind/refresh-plan.ts";
+import type { FlowDefinition } from "../pipeline/definition-schema.ts";
+import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { planRewind, type RewindPlan } from "../rewind/rewind-plan.ts";
 import { parseRewindSpec } from "../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
@@ -25,7 +28,9 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  *    (parsed and planned: selections must name datasets or flows of the pipeline). Both at once is
  *    refused.
  *    A run whose definition changed since the tables were last written has its flows' output schemas
- *    checked against their tables: an incompatible change is refused here (`INCOMPATIBLE_SCHEMA_CHANGE`).
+ *    checked against their tables: an incompatible change is refused here (`INCOMPATIBLE_SCHEMA_CHANGE`),
+ *    and so is a stateful flow whose operators no longer match the state it continues from
+ *    (`INCOMPATIBLE_STATE`).
  * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
  *    (`PIPELINE_REWIND_INCOMPLETE`).
  * 4. Record the update QUEUED, take the pipeline (a lost race is `PIPELINE_BUSY`, and the update is
@@ -62,6 +67,7 @@ export async function startUpdate(
         run: plan.run,
         reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
       });
+      await checkHeadStates(plane.bucket, plane.checkpoints, pipelineId, continuingFlows(pipeline, plan));
     }
     intent = {
       kind: "run",
@@ -108,6 +114,23 @@ async function definitionChangedSinceLastRun(
   const { items } = await plane.updates.list(pipelineId, { limit: 10 });
   const last = items.find((u) => u.state === "COMPLETED" && !isValidation(intentOf(u)));
   return !last || intentOf(last).kind === "rewind" || last.definitionVersion !== version;
+}
+
+/** The flows that run and continue from their HEAD (their checkpoints are not reset by the update). */
+function continuingFlows(pipeline: ValidatedPipeline, plan: RefreshPlan): FlowDefinition[] {
+  const reset = new Set(plan.checkpointResets.map((ref) => ref.flow));
+  const resetDatasets = new Set(plan.resets.filter((r) => r.reset.how !== "NONE").map((r) => r.dataset));
+  const flows: FlowDefinition[] = [];
+  for (const dataset of pipeline.definition.datasets) {
+    if (
+      dataset.type !== "streaming_table" ||
+      !plan.run.includes(dataset.name) ||
+      resetDatasets.has(dataset.name)
+    )
+      continue;
+    for (const flow of dataset.flows) if (!reset.has(flow.name)) flows.push(flow);
+  }
+  return flows;
 }
 
 /** Starts the execution; if that fails the update is FAILED and the pipeline released. */

@@ -8,6 +8,7 @@ import { checkpointAndCleanUp, type PostCommitResult } from "./commit/post-commi
 import {
   beginTransaction,
   commitTransaction,
+  compact,
   committedOrThrow,
   type Committed,
   type TxnSkipped,
@@ -33,6 +34,8 @@ import { readHistory, type HistoryEntry } from "./read/table-history.ts";
 import { prepareUpdate } from "./operations/update-operation.ts";
 import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./operations/vacuum.ts";
 import { prepareWrite } from "./operations/write-operation.ts";
+import { planOptimize, type OptimizePlan } from "./operations/optimize.ts";
+import { tableProperties } from "./table/table-properties.ts";
 
 /**
  * One Delta table, read and written through the object-store view of its root folder: the entry
@@ -72,6 +75,8 @@ export interface CommittedWrite extends PostCommitResult {
   readonly version: number;
   readonly timestamp: number;
   readonly operationMetrics: Readonly<Record<string, number>>;
+  /** The version of the OPTIMIZE that auto-compaction committed right after this write. */
+  readonly autoCompactedVersion?: number;
 }
 
 export interface UpdateSpec {
@@ -97,6 +102,18 @@ export interface VacuumRequest {
   /** Versions whose files must be kept whatever their age (live rewind points). */
   readonly protectedVersions?: readonly number[];
   readonly dryRun?: boolean;
+}
+
+export interface OptimizeRequest {
+  /** Default: the table's `delta.targetFileSize` (128 MiB unless set). */
+  readonly targetFileSizeBytes?: number;
+  readonly dryRun?: boolean;
+}
+
+/** An OPTIMIZE's plan, and its commit when it wrote one (nothing to compact writes nothing). */
+export interface OptimizeResult {
+  readonly plan: OptimizePlan;
+  readonly committed?: CommittedWrite;
 }
 
 export class DeltaTable {
@@ -269,6 +286,24 @@ export class DeltaTable {
     return { ...plan, deleted: true };
   }
 
+  /**
+   * OPTIMIZE: bin-packs the small files of each partition into files of the target size, in one
+   * `dataChange: false` commit (streaming readers skip it). A conflict is thrown, like any write.
+   */
+  async optimize(request: OptimizeRequest = {}): Promise<OptimizeResult> {
+    const snapshot = await this.refresh();
+    beginTransaction(snapshot, undefined);
+    const plan = planOptimize(snapshot, {
+      targetFileSizeBytes:
+        request.targetFileSizeBytes ?? tableProperties(snapshot.metadata).targetFileSizeBytes,
+    });
+    if (request.dryRun || plan.bins.length === 0) return { plan };
+    const outcome = committedOrThrow(
+      await compact(this.store, snapshot, plan, { clock: this.context.clock, session: this.context }),
+    );
+    return { plan, committed: this.#committed(outcome, readMetrics(outcome)) };
+  }
+
   history(options: { readonly limit?: number } = {}): Promise<HistoryEntry[]> {
     return readHistory(this.store, options);
   }
@@ -356,7 +391,7 @@ export class DeltaTable {
   }
 
   #committed(committed: Committed, operationMetrics: Readonly<Record<string, number>>): CommittedWrite {
-    this.#see(committed.snapshot);
+    this.#see(committed.autoCompaction?.snapshot ?? committed.snapshot);
     const { checkpoint, checkpointError, logCleanup } = committed;
     return {
       status: "committed",
@@ -366,12 +401,18 @@ export class DeltaTable {
       ...(checkpoint ? { checkpoint } : {}),
       ...(checkpointError !== undefined ? { checkpointError } : {}),
       ...(logCleanup ? { logCleanup } : {}),
+      ...(committed.autoCompaction ? { autoCompactedVersion: committed.autoCompaction.version } : {}),
     };
   }
 
   #see(snapshot: Snapshot): void {
     if (snapshot.version > this.#latest.version) this.#latest = snapshot;
   }
+}
+
+function readMetrics(committed: Committed): Record<string, number> {
+  const metrics = committed.snapshot.commitInfo?.operationMetrics ?? {};
+  return Object.fromEntries(Object.entries(metrics).map(([key, value]) => [key, Number(value)]));
 }
 
 function withoutSnapshot({ snapshot: _snapshot, ...skipped }: TxnSkipped): Omit<TxnSkipped, "snapshot"> {

@@ -8,10 +8,17 @@
  * - `read/`: snapshots, scans, history and the change data feed.
  * - `write/`: data files — rows in, parquet and statistics out, copy-on-write plumbing.
  * - `commit/`: turning a prepared operation into a version — requirements, conflicts, commit info.
- * - `operations/`: WRITE, DELETE, UPDATE, MERGE, RESTORE, VACUUM, each planned then executed.
+ * - `operations/`: WRITE, DELETE, UPDATE, MERGE, RESTORE, VACUUM, OPTIMIZE, each planned then executed.
  * - `delta-table.ts`: one table, the entry point that runs an operation end to end.
  */
-export { DeltaTable, type TimeTravel, type VacuumRequest, type WriteOptions } from "./delta-table.ts";
+export {
+  DeltaTable,
+  type OptimizeRequest,
+  type OptimizeResult,
+  type TimeTravel,
+  type VacuumRequest,
+  type WriteOptions,
+} from "./delta-table.ts";
 export {
   CommitConflictError,
   CorruptLogError,
@@ -50,3 +57,5 @@ export { prepareWrite } from "./operations/write-operation.ts";
 export { prepareMerge, type MergeSpec } from "./operations/merge-operation.ts";
 export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
 export type { VacuumPlan } from "./operations/vacuum.ts";
+export type { OptimizePlan } from "./operations/optimize.ts";
+export { TABLE_PROPERTY } from "./table/table-properties.ts";

@@ -7,6 +7,8 @@ import { InjectedCrashError } from "./errors.ts";
 export const CRASH_POINTS = [
   /** The checkpoint is PLANNED; nothing else is written. */
   "after-plan",
+  /** The batch's operator state version is written (a stateful flow), nothing else of step 3 on. */
+  "after-state-write",
   /** The batch's data files are in the table folder but not committed. */
   "after-data-files",
   /** The table commit (with the batch's txn) landed. */

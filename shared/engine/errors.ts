@@ -207,3 +207,20 @@ export class SourceRecordsExpiredError extends EngineError {
     );
   }
 }
+
+/** A stateful setting of a flow (watermark, drop_duplicates) names a column its source does not have. */
+export class StatefulColumnError extends EngineError {
+  override readonly name = "StatefulColumnError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  constructor(
+    readonly flow: string,
+    readonly setting: string,
+    readonly column: string,
+    readonly columns: readonly string[],
+  ) {
+    super(
+      `flow "${flow}": ${setting} names the column "${column}", which its source does not have (its columns: ${columns.filter((c) => !c.startsWith("__ebb_")).join(", ")}); name one of those`,
+      { data: { flow, setting, column } },
+    );
+  }
+}

@@ -5,6 +5,7 @@ import type {
   EventOrigin,
 } from "../store/event-log-repository.ts";
 import type { UpdateState } from "../store/updates-repository.ts";
+import type { StateProgress } from "./stateful/stateful-batch.ts";
 import type { BatchOutcome } from "./micro-batch.ts";
 
 /**
@@ -64,6 +65,7 @@ export class EventRecorder {
           status: "RUNNING",
           metrics: { num_input_rows: batch.rowsIn, num_output_rows: batch.rowsOut },
           data_quality: { quarantined_records: batch.badRecords },
+          ...(batch.state ? stateDetails(batch.state) : {}),
           batch: {
             seq: batch.seq,
             resumed: batch.resumed,
@@ -172,4 +174,18 @@ export function eventError(error: unknown, fatal: boolean): EventError {
     }
   }
   return { exceptions, fatal };
+}
+
+/** Spark's `stateOperators` and `eventTime.watermark`, as a Spark user reads them in progress. */
+function stateDetails(state: StateProgress): Record<string, unknown> {
+  return {
+    state_operators: {
+      num_rows_total: state.numRowsTotal,
+      state_bytes: state.stateBytes,
+      num_rows_dropped_by_watermark: state.numRowsDroppedByWatermark,
+      num_duplicates_dropped: state.numDuplicatesDropped,
+      state_version: state.version ?? null,
+    },
+    event_time: { watermark: state.watermark ?? null },
+  };
 }

@@ -1,5 +1,6 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
+import { TABLE_PROPERTY } from "../delta/index.ts";
 import {
   flowAppId,
   type Checkpoint,
@@ -27,6 +28,7 @@ import {
 import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-changes.ts";
 import { openCdcState } from "./auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
+import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
 
 /**
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
@@ -38,11 +40,13 @@ import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
  *    (a conditional put: write-ahead, before any data is written). Nothing new: caught up.
  * 3. Read the rows between HEAD's offsets and the end offsets into the sandbox as `source`; divert
  *    malformed records (fail, or to `<dataset>_quarantine`); register the snapshots the SQL reads;
- *    run the flow's SQL, its rows streaming straight into the table's new data files.
+ *    run the stateful operators (watermark, deduplication) from HEAD's state version, writing the
+ *    next one; run the flow's SQL, its rows streaming straight into the table's new data files.
  * 4. Commit them with `txn {appId: <pipelineId>/<flowId>, version: seq}` stamped at least 1 ms after
  *    the newest upstream commit consumed. A table that already holds that txn is not written again
  *    (checked before step 3 writes anything).
- * 5. Mark the checkpoint COMMITTED with the table version and move HEAD (one transaction).
+ * 5. Mark the checkpoint COMMITTED with the table version and the state version, and move HEAD (one
+ *    transaction).
  *
  * Steps 2 and 5 are fenced on the update (a condition in their transaction), and step 4 asks just
  * before the commit: an update that was stopped, timed out or superseded lands nothing more.
@@ -87,6 +91,8 @@ export interface BatchOutcome {
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
   /** The batch took everything its source held when planned (no need to plan another to know). */
   readonly caughtUp: boolean;
+  /** What the flow's stateful operators did, for a flow that has them. */
+  readonly state?: StateProgress;
 }
 
 /** Runs one micro-batch; undefined when the flow has caught up with its source. */
@@ -167,6 +173,28 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     };
     let loaded = await source.load(startOffset, endOffset);
     if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+    let state: StateProgress | undefined;
+    if (isStatefulFlow(run.flow)) {
+      const operate = () =>
+        runStatefulOperators({
+          sandbox,
+          store: run.catalog.store,
+          flow: ref,
+          definition: run.flow,
+          ...(head.checkpoint?.stateVersion ? { parentVersion: head.checkpoint.stateVersion } : {}),
+          seq,
+        });
+      try {
+        state = await sandbox.explainingFailures(what, operate);
+      } catch (error) {
+        // The one-pass read met a malformed record: read again, checking each one.
+        if (!loaded.strict || !isMalformedInputError(error)) throw error;
+        loaded = await loaded.strict();
+        if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+        state = await sandbox.explainingFailures(what, operate);
+      }
+      await crash("after-state-write", seq);
+    }
 
     // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
     const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
@@ -209,6 +237,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       tableVersion: committed.version,
       committedAt: committed.timestamp,
       activeUpdateId: run.updateId,
+      ...(state?.version !== undefined ? { stateVersion: state.version } : {}),
     });
     if (marked.outcome === "fenced")
       throw fencedOut(run.updateId, `moving ${what}'s HEAD to batch ${seq}`, marked);
@@ -231,6 +260,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       durationMs: run.session.clock() - started,
       skippedRestores: loaded.skippedRestores,
       caughtUp,
+      ...(state ? { state } : {}),
     };
   } finally {
     const opened = await opening?.catch(() => undefined);
@@ -324,10 +354,18 @@ async function applyChangeBatch(
   );
 }
 
+/**
+ * A streaming table gains a small file per batch and every reader pays a request per file, so
+ * pipeline tables compact themselves unless the definition says otherwise.
+ */
+const STREAMING_TABLE_DEFAULTS: Readonly<Record<string, string>> = {
+  [TABLE_PROPERTY.autoCompact]: "true",
+};
+
 function tableLayout(dataset: StreamingTableDefinition) {
   return {
     ...(dataset.partition_by ? { partitionBy: dataset.partition_by } : {}),
-    ...(dataset.properties ? { properties: dataset.properties } : {}),
+    properties: { ...STREAMING_TABLE_DEFAULTS, ...dataset.properties },
   };
 }
 

@@ -4,6 +4,7 @@ import { columnNameSchema, identifierSchema } from "./identifier.ts";
 import { sourceSchema } from "./source-schema.ts";
 import { autoCdcSchema } from "./auto-cdc-schema.ts";
 import { parseTimestamp } from "./timestamp.ts";
+import { parseInterval } from "./duration.ts";
 
 /**
  * The pipeline definition (semantics.md "Pipeline, datasets, flows"; api.md `definition`): the single
@@ -45,6 +46,32 @@ export const flowOptionsSchema = strictObject({
   starting_timestamp: timestampSchema.optional(),
 });
 
+/** `10 minutes`, `interval 1 hour`: a positive duration (units millisecond to week). */
+const delaySchema = z.string().refine((v) => (parseInterval(v) ?? 0) > 0, {
+  error: (issue) =>
+    `${JSON.stringify(issue.input)} is not a delay: write a number and a unit, e.g. "10 minutes" or "1 hour"`,
+});
+
+/**
+ * The event-time watermark of the flow's source (Databricks SQL `WATERMARK <column> DELAY OF
+ * INTERVAL …`): the newest event time seen minus `delay`, advanced per batch. Rows older than it are
+ * dropped (and counted), and state older than it is let go.
+ */
+export const watermarkSchema = strictObject({
+  column: columnNameSchema(),
+  delay: delaySchema,
+});
+
+/**
+ * Deduplication across batches (Spark's `dropDuplicates(keys)`): a row whose key was seen in this or
+ * any earlier batch is dropped. `within_watermark` keeps a key only until the watermark passes its
+ * event time (Spark's `dropDuplicatesWithinWatermark`), so the state stays bounded.
+ */
+export const dropDuplicatesSchema = strictObject({
+  keys: z.array(columnNameSchema()).min(1, { error: "drop_duplicates needs at least one key column" }),
+  within_watermark: z.boolean().default(false),
+});
+
 export const flowSchema = strictObject({
   name: identifierSchema("flow name"),
   source: sourceSchema,
@@ -53,9 +80,19 @@ export const flowSchema = strictObject({
   /** In a table written by several flows: the SQL predicate selecting the rows this flow owns. */
   owns: sqlSchema.optional(),
   options: flowOptionsSchema.optional(),
+  watermark: watermarkSchema.optional(),
+  drop_duplicates: dropDuplicatesSchema.optional(),
   /** Apply the SQL's rows as change events to an SCD type 1 or 2 target (auto-cdc-schema.ts). */
   auto_cdc: autoCdcSchema.optional(),
 }).superRefine((flow, ctx) => {
+  if (flow.drop_duplicates?.within_watermark && !flow.watermark) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["drop_duplicates", "within_watermark"],
+      message:
+        'within_watermark needs a watermark: add watermark: {column: "<event time column>", delay: "10 minutes"} to the flow, or drop within_watermark to keep every key',
+    });
+  }
   if (flow.auto_cdc && flow.owns !== undefined) {
     ctx.addIssue({
       code: "custom",
@@ -164,6 +201,8 @@ export const pipelineDefinitionSchema = strictObject({
 
 export type FlowOptions = z.infer<typeof flowOptionsSchema>;
 export type FlowDefinition = z.infer<typeof flowSchema>;
+export type WatermarkDefinition = z.infer<typeof watermarkSchema>;
+export type DropDuplicatesDefinition = z.infer<typeof dropDuplicatesSchema>;
 export type StreamingTableDefinition = z.infer<typeof streamingTableSchema>;
 export type MaterializedViewDefinition = z.infer<typeof materializedViewSchema>;
 export type ViewDefinition = z.infer<typeof viewSchema>;

@@ -7,6 +7,7 @@ import {
 } from "../delta/index.ts";
 import { CheckpointStateError } from "../engine/errors.ts";
 import { FileSetState } from "../engine/file-set-state.ts";
+import { checkStateOf } from "../engine/stateful/state-compatibility.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
 import { networkEventStreams } from "../store/event-stream-clients.ts";
 import { fileSetOffsetOf, sourceOffsetOf, stateFilesOf, tableOffsetOf } from "./checkpoint-offsets.ts";
@@ -116,6 +117,7 @@ export async function checkFlows(
       }
     }
     checkCompatibility(flow.name, flow.source.type, checkpoint);
+    if (missing.checkpoints.length === 0) await checkStateOf(env.stateStore, ref, flow, checkpoint);
     if (flow.source.type === "stream") {
       const offset = tableOffsetOf(checkpoint);
       const upstreamId = await upstreamTableId(flow.source.dataset);

@@ -1,4 +1,9 @@
+import { withDuckSession } from "../../duck/duck-session.ts";
+import { withScratchFolder } from "../../duck/scratch-folder.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
+import { prepareOptimize, type OptimizePlan } from "../operations/optimize.ts";
+import { LocalFileCache } from "../read/table-file-rows.ts";
+import { dueAutoCompaction } from "./auto-compaction.ts";
 import type { OperationDescription } from "./commit-info.ts";
 import { commit, type CommitConflict, type CommittedVersion } from "./commit.ts";
 import { txnFor, type TxnMarker } from "./file-actions.ts";
@@ -21,9 +26,17 @@ import { assertWritable } from "../table/writer-features.ts";
  *    txn is the same batch landing twice (a retried task racing itself): `txn-skipped`, not a
  *    conflict. Any other conflict is the `conflict` value; nothing of the commit is in the log.
  * 3. Post-commit (`post-commit.ts`): a checkpoint at the interval, then expired-log cleanup.
+ * 4. Auto-compaction (`auto-compaction.ts`), when the table asks for it and small files are due: an
+ *    OPTIMIZE commit of its own through steps 2 and 3. The write stands whatever it does; a
+ *    compaction that loses a race or fails is reported, and the next write tries again.
  */
 
-export interface Committed extends CommittedVersion, PostCommitResult {}
+export interface Committed extends CommittedVersion, PostCommitResult {
+  /** The OPTIMIZE commit that followed this one (auto-compaction). */
+  readonly autoCompaction?: Committed;
+  /** An auto-compaction that conflicted or failed; this commit stands. */
+  readonly autoCompactionError?: unknown;
+}
 
 /** The table already holds the txn marker: the batch was committed before, nothing was written. */
 export interface TxnSkipped {
@@ -100,7 +113,41 @@ export async function commitTransaction(
     }
     return result;
   }
-  return { ...result, ...(await postCommit(store, result.snapshot, options.clock(), options.session)) };
+  const committed = {
+    ...result,
+    ...(await postCommit(store, result.snapshot, options.clock(), options.session)),
+  };
+  const due = dueAutoCompaction(result.snapshot, prepared.operation);
+  if (!due) return committed;
+  try {
+    const compaction = await compact(store, result.snapshot, due, options);
+    if (compaction.status === "conflict") return { ...committed, autoCompactionError: compaction.error };
+    return { ...committed, autoCompaction: compaction };
+  } catch (autoCompactionError) {
+    return { ...committed, autoCompactionError };
+  }
+}
+
+/** Writes and commits an OPTIMIZE of `snapshot` (step 4, and the OPTIMIZE operation itself). */
+export async function compact(
+  store: ObjectStore,
+  snapshot: Snapshot,
+  plan: OptimizePlan,
+  options: TransactionOptions,
+): Promise<Committed | CommitConflict> {
+  const run = async (session: CheckpointSession) => {
+    const context = {
+      store,
+      ...session,
+      clock: options.clock,
+      files: new LocalFileCache(store, session.scratch),
+    };
+    const prepared = await prepareOptimize(context, snapshot, plan);
+    return commitTransaction(store, { readSnapshot: snapshot, prepared }, { clock: options.clock, session });
+  };
+  return options.session
+    ? run(options.session)
+    : withDuckSession((duck) => withScratchFolder((scratch) => run({ duck, scratch })));
 }
 
 /** The committed outcome, or the conflict thrown (for writers whose callers retry the whole operation). */

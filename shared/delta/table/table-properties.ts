@@ -1,5 +1,6 @@
 import type { Metadata } from "../log/actions.ts";
 import { InvalidTablePropertyError } from "../errors.ts";
+import { DEFAULT_TARGET_FILE_SIZE_BYTES } from "../write/data-file-writer.ts";
 
 /**
  * The table properties the writer obeys (`metaData.configuration`, PROTOCOL.md "Table Properties"
@@ -12,6 +13,10 @@ export const TABLE_PROPERTY = {
   deletedFileRetentionDuration: "delta.deletedFileRetentionDuration",
   appendOnly: "delta.appendOnly",
   enableExpiredLogCleanup: "delta.enableExpiredLogCleanup",
+  autoCompact: "delta.autoOptimize.autoCompact",
+  targetFileSize: "delta.targetFileSize",
+  /** Ebb's own: small files in a partition that trigger auto-compaction (Databricks' `minNumFiles` conf). */
+  autoCompactMinNumFiles: "ebb.autoCompact.minNumFiles",
 } as const;
 
 const HOUR_MS = 3_600_000;
@@ -23,6 +28,12 @@ export const DEFAULT_LOG_RETENTION_MS = 30 * DAY_MS;
 /** Delta's default `delta.deletedFileRetentionDuration`: `interval 1 week` (VACUUM's 168 hours). */
 export const DEFAULT_DELETED_FILE_RETENTION_MS = 7 * DAY_MS;
 
+/**
+ * Small files in one partition before auto-compaction runs. Lower than Databricks' 50: a pipeline
+ * table gains a file per update, and every read of the table pays a request per file.
+ */
+export const DEFAULT_AUTO_COMPACT_MIN_FILES = 10;
+
 export interface TableProperties {
   readonly changeDataFeed: boolean;
   readonly checkpointInterval: number;
@@ -31,6 +42,10 @@ export interface TableProperties {
   readonly appendOnly: boolean;
   /** Metadata cleanup after checkpoints (Delta's default: on). */
   readonly expiredLogCleanup: boolean;
+  /** Compact small files after a write (`delta.autoOptimize.autoCompact`; Delta's default: off). */
+  readonly autoCompact: boolean;
+  readonly targetFileSizeBytes: number;
+  readonly autoCompactMinFiles: number;
 }
 
 /** The writer-relevant properties of a table, with Delta's defaults for those not set. */
@@ -57,6 +72,17 @@ export function tableProperties(metadata: Pick<Metadata, "configuration">): Tabl
     expiredLogCleanup: parseBoolean(
       TABLE_PROPERTY.enableExpiredLogCleanup,
       get(TABLE_PROPERTY.enableExpiredLogCleanup) ?? "true",
+    ),
+    autoCompact: parseAutoCompact(get(TABLE_PROPERTY.autoCompact)),
+    targetFileSizeBytes: parseByteSize(
+      TABLE_PROPERTY.targetFileSize,
+      get(TABLE_PROPERTY.targetFileSize),
+      DEFAULT_TARGET_FILE_SIZE_BYTES,
+    ),
+    autoCompactMinFiles: parsePositiveInteger(
+      TABLE_PROPERTY.autoCompactMinNumFiles,
+      get(TABLE_PROPERTY.autoCompactMinNumFiles),
+      DEFAULT_AUTO_COMPACT_MIN_FILES,
     ),
   };
 }
@@ -116,10 +142,33 @@ function parseBoolean(key: string, value: string | undefined): boolean {
 }
 
 function parseCheckpointInterval(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_CHECKPOINT_INTERVAL;
+  return parsePositiveInteger(TABLE_PROPERTY.checkpointInterval, value, DEFAULT_CHECKPOINT_INTERVAL);
+}
+
+function parsePositiveInteger(key: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new InvalidTablePropertyError(TABLE_PROPERTY.checkpointInterval, value, "a positive integer");
-  }
+  if (!Number.isInteger(n) || n < 1) throw new InvalidTablePropertyError(key, value, "a positive integer");
   return n;
+}
+
+/** Databricks also accepts `auto` (its own heuristics) and `legacy`; both mean on here. */
+function parseAutoCompact(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const lower = value.trim().toLowerCase();
+  if (lower === "auto" || lower === "legacy") return true;
+  return parseBoolean(TABLE_PROPERTY.autoCompact, value);
+}
+
+const BYTE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+
+/** Bytes as Databricks writes `delta.targetFileSize`: `134217728`, `128mb`, `1gb`. */
+function parseByteSize(key: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const match = /^(\d+)\s*([a-z]*)$/.exec(value.trim().toLowerCase());
+  const unit = match ? BYTE_UNITS[match[2]!] : undefined;
+  if (!match || unit === undefined || Number(match[1]) < 1) {
+    throw new InvalidTablePropertyError(key, value, 'a size in bytes such as "134217728" or "128mb"');
+  }
+  return Number(match[1]) * unit;
 }

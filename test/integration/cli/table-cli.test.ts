@@ -166,6 +166,21 @@ describe("ebb table (local folder)", () => {
         .sort(),
     ).toEqual([1, 2, 3]);
   });
+
+  it("optimizes: a dry run lists the bin, the run compacts it, the rows stay", async () => {
+    await ebb("table", "restore", folder, "--version", "2"); // v4: the files of ids 1, 3 and 4
+    const dry = await ebb("table", "optimize", folder, "--dry-run", "--json");
+    expect(dry.code, dry.err).toBe(0);
+    expect(jsonLines(dry.out)).toEqual([expect.objectContaining({ files: 2, status: "would compact" })]);
+    const done = await ebb("table", "optimize", folder, "--json");
+    expect(jsonLines(done.out)).toEqual([
+      expect.objectContaining({ files: 2, status: "compacted in version 5" }),
+    ]);
+    const history = await ebb("table", "history", folder, "--limit", "1", "--json");
+    expect(jsonLines(history.out)[0]).toMatchObject({ version: 5, operation: "OPTIMIZE" });
+    const again = await ebb("table", "optimize", folder, "--json");
+    expect(again.out.trim()).toBe("");
+  });
 });
 
 describe("ebb table (s3:// on the embedded S3)", () => {

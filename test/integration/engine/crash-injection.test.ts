@@ -5,12 +5,13 @@ import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /**
  * Crash injection (issue 4): a batch aborted after each protocol step, at several batches of a
- * two-level pipeline; the next update converges and every input row is in each table exactly once.
+ * two-level pipeline whose flows deduplicate by key (operator state); the next update converges and
+ * every input row is in each table exactly once, a redelivered one included.
  */
 describe("crash injection", () => {
-  // Batches 1-4 are the ingest flow's (one file each); 5 and later the clean flow's: the first, the last
+  // Batches 1-5 are the ingest flow's (one file each); 6 and later the clean flow's: the first, the last
   // of the first flow, and one of the second.
-  const batches = [1, 4, 6];
+  const batches = [1, 5, 7];
 
   for (const point of CRASH_POINTS) {
     for (const nth of batches) {
@@ -31,6 +32,7 @@ describe("crash injection", () => {
                     source: { type: "auto_loader", path: harness.landingUri, format: "json" },
                     sql: "SELECT * FROM source",
                     options: { max_files_per_batch: 1 },
+                    drop_duplicates: { keys: ["id"] },
                   },
                 ],
               },
@@ -43,6 +45,7 @@ describe("crash injection", () => {
                     source: { type: "stream", dataset: "raw" },
                     sql: "SELECT id, amount FROM source",
                     options: { max_rows_per_batch: 5 },
+                    drop_duplicates: { keys: ["id"] },
                   },
                 ],
               },
@@ -50,6 +53,8 @@ describe("crash injection", () => {
           });
           for (let file = 0; file < 4; file++)
             await harness.land(`f${file}.json`, jsonLines(file * 3 + 1, 3));
+          // At-least-once delivery: ids 2-4 again.
+          await harness.land(`f4.json`, jsonLines(2, 3));
 
           const crashed = await harness.run(pipeline);
           expect(crashed.state).toBe("FAILED");

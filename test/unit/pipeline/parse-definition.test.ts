@@ -80,7 +80,8 @@ describe("parseDefinition", () => {
     expect(issues).toEqual([
       {
         path: "datasets[0].flows[0]",
-        message: 'unknown field "sq"; allowed here: name, source, sql, owns, options, auto_cdc',
+        message:
+          'unknown field "sq"; allowed here: name, source, sql, owns, options, watermark, drop_duplicates, auto_cdc',
       },
       {
         path: "",

@@ -1,0 +1,27 @@
+import type { Snapshot } from "../read/snapshot.ts";
+import { planOptimize, type OptimizePlan } from "../operations/optimize.ts";
+import { tableProperties } from "../table/table-properties.ts";
+import type { OperationDescription } from "./commit-info.ts";
+
+/**
+ * Auto-compaction (Databricks' `delta.autoOptimize.autoCompact`): after a commit that added files to
+ * a table with the property on, the partitions holding at least `ebb.autoCompact.minNumFiles` small
+ * files are compacted by an OPTIMIZE commit of their own. The trigger is pure: it decides from the
+ * committed snapshot alone, so the common case (nothing due) costs no request.
+ *
+ * A compaction never triggers another, and a RESTORE does not trigger one either: a rewind's
+ * RESTORE puts back the files of an earlier version and the next write compacts them if due.
+ */
+export function dueAutoCompaction(
+  snapshot: Snapshot,
+  operation: OperationDescription,
+): OptimizePlan | undefined {
+  if (operation.operation === "OPTIMIZE" || operation.operation === "RESTORE") return undefined;
+  const properties = tableProperties(snapshot.metadata);
+  if (!properties.autoCompact || snapshot.files.size < properties.autoCompactMinFiles) return undefined;
+  const plan = planOptimize(snapshot, {
+    targetFileSizeBytes: properties.targetFileSizeBytes,
+    minFilesPerPartition: properties.autoCompactMinFiles,
+  });
+  return plan.bins.length > 0 ? plan : undefined;
+}

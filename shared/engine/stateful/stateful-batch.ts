@@ -1,0 +1,197 @@
+import { quoteIdentifier } from "../../duck/sql-text.ts";
+import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
+import { parseInterval } from "../../pipeline/duration.ts";
+import {
+  IncompatibleStateError,
+  openStateVersion,
+  type StateFlow,
+  type StateVersion,
+  type StateWriter,
+} from "../../state/index.ts";
+import type { ObjectStore } from "../../store/object-store.ts";
+import { StatefulColumnError } from "../errors.ts";
+import { SOURCE_TABLE } from "../flow-source.ts";
+import type { Sandbox } from "../sandbox.ts";
+import { deduplicate } from "./deduplicate.ts";
+import {
+  operatorSignature,
+  sameSignature,
+  signatureSchema,
+  describeSignature,
+} from "./operator-signature.ts";
+import {
+  advanceWatermark,
+  describeWatermark,
+  eventTimeSql,
+  lateSql,
+  watermarkMetaSchema,
+} from "./watermark.ts";
+
+/**
+ * The stateful operators of one micro-batch, between reading `source` and running the flow's SQL:
+ *
+ * 1. Open the state version the parent checkpoint names (empty at the root or after a reset) and
+ *    check that it was written by the same operators (keys, watermark column).
+ * 2. Number the batch's rows in arrival order, so every choice below is the same on a retry.
+ * 3. Watermark: drop (and count) the rows older than the parent's watermark; advance it from the rest.
+ * 4. Deduplicate: keep the first row of each key not seen in the state; remember the new keys; let go
+ *    of keys older than the advanced watermark (within_watermark).
+ * 5. `source` becomes the surviving rows, in arrival order, for the flow's SQL.
+ * 6. Write the next state version (files, then its manifest); the batch's checkpoint names it when
+ *    it commits, so a rewind to that checkpoint restores exactly this state.
+ */
+
+export interface StatefulBatchContext {
+  readonly sandbox: Sandbox;
+  readonly store: ObjectStore;
+  readonly flow: StateFlow;
+  readonly definition: FlowDefinition;
+  /** The parent checkpoint's state version. */
+  readonly parentVersion?: string;
+  readonly seq: number;
+}
+
+/** What a batch's operators did: the `stateOperators` a Spark user reads in progress. */
+export interface StateProgress {
+  /** The state version the batch's checkpoint names. */
+  readonly version: string | undefined;
+  readonly numRowsTotal: number;
+  readonly stateBytes: number;
+  readonly numRowsDroppedByWatermark: number;
+  readonly numDuplicatesDropped: number;
+  /** Epoch µs after the batch; undefined when the flow has no watermark or has seen no event yet. */
+  readonly watermarkMicros?: number;
+  readonly watermark?: string;
+}
+
+const ROW = "__ebb_row";
+const INPUT = "__ebb_stateful_in";
+const KEPT = "__ebb_stateful_kept";
+
+/** Whether the flow keeps operator state (and so runs `runStatefulOperators`). */
+export function isStatefulFlow(flow: FlowDefinition): boolean {
+  return flow.watermark !== undefined || flow.drop_duplicates !== undefined;
+}
+
+/** The state version a batch starts from, checked against the flow's operators. */
+export async function openFlowState(
+  store: ObjectStore,
+  flow: StateFlow,
+  definition: FlowDefinition,
+  parentVersion: string | undefined,
+): Promise<StateVersion> {
+  const version = await openStateVersion({
+    store,
+    flow,
+    ...(parentVersion ? { version: parentVersion } : {}),
+  });
+  checkCompatible(version, definition);
+  return version;
+}
+
+/** Refuses a state written by other operators (semantics.md "Replay": changed dedup keys, …). */
+export function checkCompatible(version: StateVersion, definition: FlowDefinition): void {
+  const stored = signatureSchema.safeParse(version.meta["operators"]);
+  if (!stored.success) return;
+  const wanted = operatorSignature(definition);
+  if (!sameSignature(stored.data, wanted)) {
+    throw new IncompatibleStateError(
+      definition.name,
+      "operator",
+      describeSignature(stored.data),
+      describeSignature(wanted),
+    );
+  }
+}
+
+export async function runStatefulOperators(context: StatefulBatchContext): Promise<StateProgress> {
+  const { sandbox, definition } = context;
+  // 1.
+  const version = await openFlowState(context.store, context.flow, definition, context.parentVersion);
+  const writer: StateWriter = version.writer();
+  writer.setMeta("operators", operatorSignature(definition));
+
+  // 2. Arrival order: the order the source loaded the rows in (DuckDB keeps insertion order).
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${INPUT} AS SELECT *, row_number() OVER () AS ${ROW} FROM ${SOURCE_TABLE}`,
+  );
+  const columns = await columnTypes(sandbox, INPUT);
+  const requireColumn = (column: string, setting: string) => {
+    if (!columns.has(column))
+      throw new StatefulColumnError(definition.name, setting, column, [...columns.keys()]);
+  };
+
+  // 3.
+  let dropped = 0;
+  let watermark: number | undefined;
+  const mark = definition.watermark;
+  if (mark) {
+    requireColumn(mark.column, "watermark.column");
+    const stored = watermarkMetaSchema.safeParse(version.meta["watermark"]);
+    const previous = stored.success ? stored.data.micros : undefined;
+    const late = lateSql(mark.column, previous);
+    const [figures] = await sandbox.rows(
+      `SELECT count(*) FILTER (WHERE ${late})::BIGINT AS late, max(epoch_us(${eventTimeSql(mark.column)})) FILTER (WHERE NOT ${late})::DOUBLE AS newest FROM ${INPUT}`,
+    );
+    dropped = Number(figures?.["late"] ?? 0);
+    const newest =
+      figures?.["newest"] === null || figures?.["newest"] === undefined
+        ? undefined
+        : Number(figures["newest"]);
+    watermark = advanceWatermark(previous, newest, parseInterval(mark.delay) ?? 0);
+    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${KEPT} AS SELECT * FROM ${INPUT} WHERE NOT ${late}`);
+    if (watermark !== undefined) writer.setMeta("watermark", { column: mark.column, micros: watermark });
+  } else {
+    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${KEPT} AS SELECT * FROM ${INPUT}`);
+  }
+
+  // 4.
+  let output = KEPT;
+  let duplicates = 0;
+  const dedup = definition.drop_duplicates;
+  if (dedup) {
+    for (const key of dedup.keys) requireColumn(key, "drop_duplicates.keys");
+    const result = await deduplicate({
+      sandbox,
+      version,
+      writer,
+      input: KEPT,
+      rowColumn: ROW,
+      keys: dedup.keys.map((name) => ({ name, type: columns.get(name)! })),
+      ...(dedup.within_watermark && mark ? { eventTime: { column: mark.column, watermark } } : {}),
+    });
+    output = result.table;
+    duplicates = result.duplicates;
+  }
+
+  // 5.
+  await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM ${output} ORDER BY ${ROW}`);
+
+  // 6.
+  const written = await writer.commit(sandbox, context.seq);
+  return {
+    version: written.version,
+    numRowsTotal: written.metrics.rows,
+    stateBytes: written.metrics.bytes,
+    numRowsDroppedByWatermark: dropped,
+    numDuplicatesDropped: duplicates,
+    ...(watermark !== undefined
+      ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
+      : {}),
+  };
+}
+
+async function columnTypes(sandbox: Sandbox, table: string): Promise<Map<string, string>> {
+  const rows = await sandbox.rows(`DESCRIBE ${quoteIdentifier(table)}`);
+  return new Map(rows.map((r) => [String(r["column_name"]), String(r["column_type"])]));
+}
+
+/** Points `source` (a view or a temp table, as the source loaded it) at `sql`. */
+async function replaceSource(sandbox: Sandbox, sql: string): Promise<void> {
+  const [kind] = await sandbox.rows(
+    `SELECT 'VIEW' AS k FROM duckdb_views() WHERE view_name = '${SOURCE_TABLE}' AND NOT internal ` +
+      `UNION ALL SELECT 'TABLE' FROM duckdb_tables() WHERE table_name = '${SOURCE_TABLE}'`,
+  );
+  if (kind) await sandbox.run(`DROP ${String(kind["k"])} ${SOURCE_TABLE}`);
+  await sandbox.run(`CREATE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
+}
