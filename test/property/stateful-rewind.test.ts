@@ -15,7 +15,7 @@ import { RewindHarness } from "../support/rewind/rewind-harness.ts";
  * The model keeps its own "seen" set and watermark and restores them on rewind; an engine that did not
  * restore the state with the checkpoint drops keys on replay that the model keeps, and fails.
  *
- * RUNS sets the number of runs (default 40).
+ * RUNS sets the number of runs (default 20; 40 took 2.5 min on a loaded 2-core machine).
  */
 
 const DELAY_MINUTES = 10;
@@ -182,7 +182,7 @@ async function runSequence(config: Config, steps: readonly Step[]): Promise<void
           );
         }
         const update = await h.run();
-        expect(update.state, update.error?.message).toBe("COMPLETED");
+        expect(update.state).toBe("COMPLETED");
         model = runModel(model, files, config);
         if (s.capture) {
           const point = await captureRewindPoint(h.env());
@@ -229,7 +229,7 @@ describe("operator state against a reference model", () => {
         (config, steps) => runSequence(config, steps),
       ),
       {
-        numRuns: Number(process.env["RUNS"] ?? 40),
+        numRuns: Number(process.env["RUNS"] ?? 20),
         examples: [
           // Rewind behind a batch that saw new keys, replay: the keys seen after the point come back.
           [
