@@ -86,6 +86,7 @@ export async function run(): Promise<void> {
     storage,
     ebb: await loadSynthesizedEbb(),
     schedules: false,
+    localRoots: [landing],
   });
   const client = new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) });
   const land = (file: string, ids: number[]) =>
@@ -143,6 +144,7 @@ export async function run(): Promise<void> {
       events: control.events,
       bucket: control.bucket,
       locate: control.locate,
+      localRoots: control.localRoots,
       executions,
       sql: control.sql,
       clock: control.clock,

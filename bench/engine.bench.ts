@@ -113,6 +113,7 @@ export async function run(): Promise<void> {
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
       bucket: store,
       locate: (location) => new LocalObjectStore(location),
+      localRoots: [tmpdir()],
       executions,
       sql: parser,
       clock: Date.now,

@@ -42,6 +42,7 @@ const plane = await startLocalControlPlane({
   storage,
   ebb: await loadSynthesizedEbb(),
   schedules: false,
+  localRoots: [landing],
 });
 const ebb = new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) });
 

@@ -1,4 +1,7 @@
+import { realpathSync } from "node:fs";
 import { SFNClient } from "@aws-sdk/client-sfn";
+import { z } from "zod";
+import { checkSourceLocation } from "../../shared/pipeline/source-location-policy.ts";
 import type { ControlPlane } from "../../shared/control/control-plane.ts";
 import type { UpdateExecutions } from "../../shared/control/update-executions.ts";
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
@@ -79,9 +82,16 @@ export class EnvironmentControlPlane implements ControlPlane {
     });
   }
 
-  /** `s3://bucket/prefix`, or (the local runtime) an absolute folder of this machine. */
+  get localRoots(): readonly string[] {
+    return this.#once("localRoots", () => localRootsFrom(this.#env[ENVIRONMENT.localRoots]));
+  }
+
+  /** `s3://bucket/prefix`, or (the local runtime) a folder of this machine under one of its roots. */
   readonly locate = (location: string): ObjectStore => {
-    if (location.startsWith("/")) return new LocalObjectStore(location);
+    // A symbolic link under a root must not lead out of it: judge the folder it resolves to.
+    const real = location.startsWith("/") ? realFolder(location) : location;
+    checkSourceLocation(real, this.localRoots);
+    if (location.startsWith("/")) return new LocalObjectStore(real);
     const match = /^s3a?:\/\/([^/]+)\/?(.*)$/.exec(location);
     if (!match) {
       throw new InvalidParameterError(
@@ -114,6 +124,22 @@ export class EnvironmentControlPlane implements ControlPlane {
         analyzeCondition: async (condition: string) => (await opening).analyzeCondition(condition),
       };
     });
+  }
+}
+
+function localRootsFrom(text: string | undefined): readonly string[] {
+  if (text === undefined || text === "") return [];
+  const roots = z.array(z.string().startsWith("/")).safeParse(JSON.parse(text));
+  if (!roots.success)
+    throw new Error(`${ENVIRONMENT.localRoots} must be a JSON array of absolute folders, not ${text}`);
+  return roots.data.map(realFolder);
+}
+
+function realFolder(folder: string): string {
+  try {
+    return realpathSync.native(folder);
+  } catch {
+    return folder; // not there (yet): judged as written
   }
 }
 

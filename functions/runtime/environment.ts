@@ -12,6 +12,8 @@ export const ENVIRONMENT = {
   stateMachineArn: "EBB_STATE_MACHINE_ARN",
   /** Where the local runtime serves the Step Functions API (unset on AWS). */
   stepFunctionsEndpoint: "AWS_ENDPOINT_URL_SFN",
+  /** The local runtime's folders sources may read, as a JSON array of absolute paths (unset on AWS). */
+  localRoots: "EBB_LOCAL_ROOTS",
 } as const;
 
 export class MissingEnvironmentError extends CodedError {

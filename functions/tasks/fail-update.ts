@@ -1,4 +1,5 @@
-import { failUpdate, type CaughtError } from "../../shared/control/steps/finish-step.ts";
+import { failUpdate } from "../../shared/control/steps/finish-step.ts";
+import type { CaughtError } from "../../shared/control/steps/task-errors.ts";
 import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 

@@ -1,7 +1,7 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { ControlPlane } from "../../shared/control/control-plane.ts";
-import { codedMessage } from "../../shared/control/steps/finish-step.ts";
+import { codedTaskError } from "../../shared/control/steps/task-errors.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 
 /**
@@ -17,8 +17,7 @@ export function taskHandler<Input, Output>(
     try {
       return await step(plane(), input, context);
     } catch (error) {
-      if (error instanceof Error) error.message = codedMessage(error);
-      throw error;
+      throw error instanceof Error ? codedTaskError(error) : error;
     }
   });
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
 import { ENVIRONMENT } from "../../functions/runtime/environment.ts";
 import { serveApi } from "./api-server.ts";
@@ -35,6 +36,12 @@ export interface LocalControlPlaneOptions {
   readonly schedules?: boolean;
   /** The web UI's built files, served at `/`. @default no UI */
   readonly uiAssets?: string;
+  /**
+   * The folders of this machine that sources (and definition files) may be read from; any other local
+   * path is refused with LOCAL_PATH_NOT_ALLOWED. `npm start` passes its landing folder and each
+   * `--allow-local-path`.
+   */
+  readonly localRoots: readonly string[];
 }
 
 export interface LocalControlPlane {
@@ -75,6 +82,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     AWS_ENDPOINT_URL_S3: options.endpoints.s3Endpoint,
     AWS_ENDPOINT_URL_DYNAMODB: options.endpoints.dynamoDbEndpoint,
     [ENVIRONMENT.stepFunctionsEndpoint]: sfnServer.endpoint,
+    [ENVIRONMENT.localRoots]: JSON.stringify(options.localRoots.map((root) => path.resolve(root))),
   });
 
   const token = options.token ?? randomBytes(24).toString("base64url");

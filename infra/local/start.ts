@@ -1,4 +1,5 @@
-import { rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -17,12 +18,13 @@ import type { StorageNames } from "./provision-ebb.ts";
 
 /**
  * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>] [--s3-port <n>]
- * [--dynamodb-port <n>]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
+ * [--dynamodb-port <n>] [--allow-local-path <folder>]…`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. Every listener is on 127.0.0.1. The API's port comes from `--port`, else `EBB_PORT`, else any
  * free one; `--s3-port` / `EBB_S3_PORT` and `--dynamodb-port` / `EBB_DYNAMODB_PORT` pin the stand-ins
  * the same way, so pasted exports survive a restart. The token and the stand-ins' secret key are kept
- * in the data folder (0600, never printed) so they survive restarts. The web UI (`ui/dist`, built by
+ * in the data folder (0600, never printed) so they survive restarts. Sources may read local folders
+ * only under `<data>/landing` (made on start) and each `--allow-local-path`. The web UI (`ui/dist`, built by
  * `npm run build:ui` before this starts) is served at `/`; its sign-in link, which carries the token
  * in its fragment, is written next to the token rather than printed.
  */
@@ -33,8 +35,15 @@ const { values } = parseArgs({
     port: { type: "string", default: process.env["EBB_PORT"] },
     "s3-port": { type: "string", default: process.env["EBB_S3_PORT"] },
     "dynamodb-port": { type: "string", default: process.env["EBB_DYNAMODB_PORT"] },
+    "allow-local-path": { type: "string", multiple: true, default: [] },
   },
 });
+for (const folder of values["allow-local-path"]) {
+  if (!path.isAbsolute(folder) || !existsSync(folder)) {
+    console.error(`--allow-local-path ${JSON.stringify(folder)} must be an existing absolute folder`);
+    process.exit(2);
+  }
+}
 const port = portFlag("port", "EBB_PORT");
 const s3Port = portFlag("s3-port", "EBB_S3_PORT");
 const dynamoDbPort = portFlag("dynamodb-port", "EBB_DYNAMODB_PORT");
@@ -50,8 +59,11 @@ const { aws, storage } = await startEmbeddedEbb({
 });
 let plane: LocalControlPlane;
 let token: ApiToken;
+let landing: string;
 try {
   token = await keepApiToken(aws.dataDir);
+  landing = path.join(token.dir, "landing");
+  await mkdir(landing, { recursive: true });
   // In memory the stand-ins' key pair has no data folder to live in: beside the token, then.
   if (aws.dataDir === undefined) await writeStandInCredentials(token.dir, aws.endpoints.credentials);
   plane = await startLocalControlPlane({
@@ -60,6 +72,7 @@ try {
     ebb: await loadSynthesizedEbb(),
     token: token.token,
     uiAssets: UI_ASSETS,
+    localRoots: [landing, ...values["allow-local-path"]],
     ...(port !== undefined ? { port } : {}),
   });
 } catch (error) {
@@ -74,7 +87,9 @@ if (lost.length > 0)
   );
 const signIn = path.join(token.dir, "ui-sign-in");
 await writeFile(signIn, `${plane.endpoint}/#token=${token.token}\n`, { mode: 0o600 });
-console.log(describe(aws, storage, plane, token, Date.now() - started));
+console.log(
+  describe(aws, storage, plane, token, [landing, ...values["allow-local-path"]], Date.now() - started),
+);
 
 let stopping = false;
 const stop = (exitCode: number): void => {
@@ -113,6 +128,7 @@ function describe(
   storage: StorageNames,
   plane: LocalControlPlane,
   token: ApiToken,
+  localRoots: readonly string[],
   elapsedMs: number,
 ): string {
   const { endpoints } = aws;
@@ -128,6 +144,7 @@ function describe(
     `              Checkpoints ${storage.checkpointsTable}`,
     `              EventLog    ${storage.eventLogTable}`,
     `  data        ${aws.dataDir ?? "in memory: gone on stop"}`,
+    `  local paths ${localRoots.join(", ")}   (sources may read these folders; more with --allow-local-path)`,
     "",
     "Paste into another shell (the ebb CLI, the AWS CLI and SDKs read these):",
     `export EBB_ENDPOINT=${plane.endpoint}`,

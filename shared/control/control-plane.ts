@@ -25,8 +25,13 @@ export interface ControlPlane {
   readonly events: EventLogRepository;
   /** The pipelines' bucket (root view): `tables/…` and `state/…`. */
   readonly bucket: ObjectStore;
-  /** The store rooted at an external location (`s3://bucket/prefix`): auto_loader and delta sources. */
+  /**
+   * The store rooted at an external location (`s3://bucket/prefix`, or a folder under `localRoots`):
+   * auto_loader and delta sources, definition files. Refuses what `checkSourceLocation` refuses.
+   */
   readonly locate: (location: string) => ObjectStore;
+  /** The folders of this machine sources may read: none on AWS (S3 only); the local runtime's roots. */
+  readonly localRoots: readonly string[];
   /** Starts and stops the state-machine execution of an update. */
   readonly executions: UpdateExecutions;
   /** Parses SQL for definition validation. */

@@ -1,4 +1,5 @@
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
+import { checkDefinitionLocations, checkSourceLocation } from "../pipeline/source-location-policy.ts";
 import { InvalidStateError, ResourceAlreadyExistsError, ResourceConflictError } from "../api/errors.ts";
 import type { CreatePipelineBody, EditPipelineBody } from "../api/request-schemas.ts";
 import { listRewindPoints } from "../rewind/rewind-points.ts";
@@ -40,6 +41,7 @@ export async function createPipeline(plane: ControlPlane, body: CreatePipelineBo
   const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
   const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
   const validated = await validatePipeline(resolved, plane.sql);
+  checkDefinitionLocations(validated.definition, plane.localRoots);
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
   if (dryRun) return { effective_settings: pipelineSpec(validated.definition), ...reported };
@@ -117,6 +119,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
   if (allowDuplicates === false && merged.name !== current.name)
     await refuseDuplicateName(plane, merged.name);
   const validated = await validatePipeline(merged, plane.sql);
+  checkDefinitionLocations(validated.definition, plane.localRoots);
   const edited = await claiming(plane, () =>
     plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
   );
@@ -141,6 +144,7 @@ async function refuseDuplicateName(plane: ControlPlane, name: string): Promise<v
 /** `libraries[].file.path` read through the same locator as auto_loader paths. */
 function definitionFileReader(plane: ControlPlane): DefinitionFileReader {
   return async (path) => {
+    checkSourceLocation(path, plane.localRoots, "libraries[].file.path");
     const slash = path.lastIndexOf("/");
     try {
       const bytes = await plane.locate(path.slice(0, slash + 1)).get(path.slice(slash + 1));

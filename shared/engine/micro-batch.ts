@@ -198,7 +198,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
 
     // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
     const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
-    const commitBatch = async () => {
+    const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
       const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
       const target: SinkTarget = {
         store: run.catalog.tableStore(run.dataset.name),
@@ -215,7 +215,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       };
       return sandbox.explainingFailures(what, async () =>
         run.flow.auto_cdc
-          ? applyChangeBatch(run, sandbox, rowsSql, head.seq, seq, target, txn, options)
+          ? applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, options)
           : appendBatch(target, run.session, rowsSql, txn, options),
       );
     };
@@ -236,6 +236,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const marked = await run.checkpoints.commit(ref, seq, {
       tableVersion: committed.version,
       committedAt: committed.timestamp,
+      ...(committed.stateVersion !== undefined ? { stateVersion: committed.stateVersion } : {}),
       activeUpdateId: run.updateId,
       ...(state?.version !== undefined ? { stateVersion: state.version } : {}),
     });
@@ -315,43 +316,39 @@ async function divertBadRecords(
 
 /**
  * An AUTO CDC batch: its rows are applied as change events by key (auto-cdc/apply-changes.ts) against
- * the per-key state of the parent checkpoint, and committed as one MERGE. The state version is keyed
- * by the batch's seq, so HEAD names it: a rewind or reset of HEAD restores it with the offsets.
+ * the per-key state the parent checkpoint names, and committed as one MERGE. The state version it
+ * writes is named by its checkpoint (step 5): a rewind or reset of HEAD restores it with the offsets.
  */
 async function applyChangeBatch(
   run: FlowRun,
   sandbox: Sandbox,
   rowsSql: string,
-  parentSeq: number,
+  parentState: string | undefined,
   seq: number,
   target: SinkTarget,
   txn: { appId: string; version: number },
   options: Parameters<typeof mergeBatch>[4],
-): Promise<BatchCommit> {
+): Promise<BatchCommit & { readonly stateVersion: string | undefined }> {
   const cdc = run.flow.auto_cdc!;
-  const ref = {
-    store: run.catalog.store,
-    pipelineId: run.pipelineId,
-    flowId: run.flow.name,
-    keys: cdc.keys,
-  };
+  const ref = { store: run.catalog.store, pipelineId: run.pipelineId, flowId: run.flow.name };
   const planned = await applyChanges({
     flow: run.flow.name,
     cdc,
     sandbox,
     rowsSql,
-    state: await openCdcState(ref, parentSeq),
+    state: await openCdcState(ref, parentState),
     seq,
     now: run.session.clock(),
     tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
   });
-  return mergeBatch(
+  const committed = await mergeBatch(
     { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
     run.session,
     { sourceSql: planned.sourceSql, schemaSql: planned.schemaSql, on: planned.on, deleteMark: DELETE_MARK },
     txn,
     options,
   );
+  return { ...committed, stateVersion: planned.stateVersion };
 }
 
 /**

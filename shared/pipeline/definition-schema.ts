@@ -93,6 +93,16 @@ export const flowSchema = strictObject({
         'within_watermark needs a watermark: add watermark: {column: "<event time column>", delay: "10 minutes"} to the flow, or drop within_watermark to keep every key',
     });
   }
+  if (flow.auto_cdc) {
+    for (const key of ["watermark", "drop_duplicates"] as const) {
+      if (flow[key] !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `${key} does not apply to an AUTO CDC flow (its events are ordered by sequence_by, and a duplicate event is applied once): remove it, or put it on the flow that writes the change feed upstream`,
+        });
+    }
+  }
   if (flow.auto_cdc && flow.owns !== undefined) {
     ctx.addIssue({
       code: "custom",

@@ -60,3 +60,43 @@ function describeIssues(issues: readonly DefinitionIssue[]): string {
       : `invalid pipeline definition (${issues.length} problems)`;
   return `${head}:\n  ${lines.join("\n  ")}`;
 }
+
+/** A source path (or definition file) names a local folder outside the roots the local runtime may read. */
+export class LocalPathNotAllowedError extends PipelineError {
+  override readonly name = "LocalPathNotAllowedError";
+  override readonly errorCode = "LOCAL_PATH_NOT_ALLOWED";
+  override readonly httpStatus = 400;
+  constructor(field: string, location: string, roots: readonly string[]) {
+    super(
+      `${field} ${JSON.stringify(location)} is outside the folders this local runtime may read (${roots.join(", ")}): land the files under one of them, or start it with --allow-local-path <folder>`,
+      { data: { field, location, roots } },
+    );
+  }
+}
+
+/** A local path where only S3 can be read: Ebb on AWS. */
+export class S3LocationRequiredError extends PipelineError {
+  override readonly name = "S3LocationRequiredError";
+  override readonly errorCode = "S3_LOCATION_REQUIRED";
+  override readonly httpStatus = 400;
+  constructor(field: string, location: string) {
+    super(
+      `${field} ${JSON.stringify(location)} is a local folder, but this Ebb runs on AWS and reads sources from S3 only: upload the files and use s3://<bucket>/<prefix>`,
+      { data: { field, location } },
+    );
+  }
+}
+
+/** NUL, a newline or another control character in a path. */
+export class PathControlCharacterError extends PipelineError {
+  override readonly name = "PathControlCharacterError";
+  override readonly errorCode = "PATH_CONTROL_CHARACTER";
+  override readonly httpStatus = 400;
+  constructor(field: string, location: string, index: number) {
+    const code = location.charCodeAt(index).toString(16).toUpperCase().padStart(4, "0");
+    super(
+      `${field} has a control character (U+${code} at position ${index}): paths may not hold NUL, newlines or other control characters; remove it`,
+      { data: { field, index } },
+    );
+  }
+}

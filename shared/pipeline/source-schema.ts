@@ -14,7 +14,9 @@ export type { KafkaSource, KinesisSource } from "./event-stream-sources.ts";
  */
 
 /** `s3://bucket[/prefix]`: bucket names as S3 allows them (3–63 of a-z, 0-9, `.`, `-`). */
-const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/;
+// Any key after the bucket: control characters in it are refused with their own code
+// (source-location-policy.ts).
+const S3_URI = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/[\s\S]*)?$/;
 
 /** A location outside the pipeline: an S3 URI, or an absolute folder when Ebb runs locally. */
 export function isSourceLocation(path: string): boolean {

@@ -1,30 +1,30 @@
 import { randomUUID } from "node:crypto";
 import {
-  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
-  type BatchWriteCommandOutput,
   type DynamoDBDocumentClient,
   type GetCommandOutput,
   type ScanCommandOutput,
+  type UpdateCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { PIPELINES_TABLE } from "./table-schemas.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { pipelineTables } from "../pipeline/pipeline-tables.ts";
 import {
-  DefinitionTooLargeError,
-  DefinitionVersionNotFoundError,
-  PipelineNotFoundError,
-  StoreError,
-  StoreUnavailableError,
-  TableOwnedError,
-} from "./errors.ts";
+  KEY,
+  PIPELINE_ITEM,
+  parsePipelineItem,
+  pipelineItemSchema,
+  toRecord,
+  type PipelineItem,
+} from "./dynamo-pipeline-items.ts";
+import { DynamoDefinitionVersions } from "./dynamo-definition-versions.ts";
+import { DynamoTableClaims } from "./dynamo-table-claims.ts";
+import { PipelineNotFoundError, StoreError, StoreUnavailableError } from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {
-  MAX_DEFINITION_BYTES,
   type ActiveUpdateResult,
   type BeginUpdateResult,
   type DefinitionVersion,
@@ -38,41 +38,18 @@ import {
 } from "./pipelines-repository.ts";
 
 /**
- * Pipelines on DynamoDB. The table has only a partition key, so each pipeline is several items:
- *
- * - `<pipelineId>`: the pipeline (state, active update, current definition version);
- * - `<pipelineId>#v<version, 8 digits>`: one per definition version, the definition as JSON text
- *   (text, not a map, so the order of declared columns survives);
- * - `table#<catalog>.<schema>.<table>`: the claim of a table by the pipeline that owns it.
+ * Pipelines on DynamoDB: one item per pipeline (dynamo-pipeline-items.ts), with its definition
+ * versions (dynamo-definition-versions.ts) and the table owners (dynamo-table-claims.ts) beside it.
  *
  * A create writes the pipeline, its first version and its claims in one transaction; an edit writes
  * the new version, moves the pipeline's version and claims or releases the tables that changed in
  * one transaction, conditioned on the version it read — so of concurrent claims of one table exactly
- * one wins. The pipeline item lists the tables it holds (`ownedTables`).
+ * one wins. The pipeline item lists the tables it holds (`ownedTables`). A write answers with the item
+ * it wrote (`ReturnValues`); only a failed condition reads the pipeline again, to say why.
  */
 
-const KEY = PIPELINES_TABLE.partitionKey;
-const PIPELINE_ITEM = "pipeline";
-const DEFINITION_ITEM = "definition";
-const CLAIM_ITEM = "table-claim";
-/** Attempts to begin an update when the previous one ends during the attempt. */
+/** Attempts at a write whose condition failed because the active update ended meanwhile. */
 const FREED_RETRIES = 3;
-/** BatchWriteItem's limit. */
-const BATCH_SIZE = 25;
-
-interface PipelineItem {
-  readonly pipelineId: string;
-  readonly itemType: typeof PIPELINE_ITEM;
-  readonly name: string;
-  readonly definitionVersion: number;
-  readonly pipelineState: PipelineState;
-  readonly activeUpdateId?: string;
-  readonly rewindBlockedBy?: string;
-  /** Absent on pipelines created before tables had owners. */
-  readonly ownedTables?: readonly string[];
-  readonly createdAt: number;
-  readonly lastModified: number;
-}
 
 export interface DynamoPipelinesRepositoryOptions {
   readonly client: DynamoDBDocumentClient;
@@ -85,11 +62,15 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
   private readonly client: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly now: () => number;
+  private readonly claims: DynamoTableClaims;
+  private readonly versions: DynamoDefinitionVersions;
 
   constructor(options: DynamoPipelinesRepositoryOptions) {
     this.client = options.client;
     this.table = options.tableName;
     this.now = options.now ?? Date.now;
+    this.claims = new DynamoTableClaims(options.client, options.tableName);
+    this.versions = new DynamoDefinitionVersions(options.client, options.tableName);
   }
 
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
@@ -115,17 +96,17 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
             {
               Put: {
                 TableName: this.table,
-                Item: this.versionItem(item.pipelineId, 1, definition, now),
+                Item: this.versions.item(item.pipelineId, 1, definition, now),
                 ConditionExpression: `attribute_not_exists(${KEY})`,
               },
             },
-            ...tables.map((table) => this.claim(table, item.pipelineId, now)),
+            ...tables.map((table) => this.claims.claim(table, item.pipelineId, now)),
           ],
         }),
       ),
     );
     if (!result.ok) {
-      await this.throwIfClaimed(tables, result.failedConditions, 2);
+      await this.claims.throwIfClaimed(tables, result.failedConditions, 2);
       // A random UUID that is already taken is not a race anyone can act on.
       throw new StoreError(`pipeline id ${item.pipelineId} is already taken`);
     }
@@ -148,33 +129,18 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       };
       const page: ScanCommandOutput = await request(() => this.client.send(new ScanCommand(input)));
-      records.push(...(page.Items ?? []).map((item) => toRecord(item as PipelineItem)));
+      records.push(...(page.Items ?? []).map((item) => toRecord(pipelineItemSchema.parse(item))));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return records.sort((a, b) => b.createdAt - a.createdAt || a.pipelineId.localeCompare(b.pipelineId));
   }
 
   async getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion> {
-    const wanted = version ?? (await this.requireItem(pipelineId)).definitionVersion;
-    const output: GetCommandOutput = await request(() =>
-      this.client.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: { [KEY]: versionKey(pipelineId, wanted) },
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    if (!output.Item) throw new DefinitionVersionNotFoundError(pipelineId, wanted);
-    return toDefinitionVersion(pipelineId, output.Item);
+    return this.versions.get(pipelineId, version ?? (await this.requireItem(pipelineId)).definitionVersion);
   }
 
   async listDefinitions(pipelineId: string): Promise<DefinitionVersion[]> {
-    const current = (await this.requireItem(pipelineId)).definitionVersion;
-    const versions: DefinitionVersion[] = [];
-    for (let version = 1; version <= current; version++)
-      versions.push(await this.getDefinition(pipelineId, version));
-    return versions;
+    return this.versions.list(pipelineId, (await this.requireItem(pipelineId)).definitionVersion);
   }
 
   async edit(
@@ -213,89 +179,39 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
             {
               Put: {
                 TableName: this.table,
-                Item: this.versionItem(pipelineId, version, definition, now),
+                Item: this.versions.item(pipelineId, version, definition, now),
                 ConditionExpression: `attribute_not_exists(${KEY})`,
               },
             },
-            ...claimed.map((table) => this.claim(table, pipelineId, now)),
-            ...released.map((table) => ({
-              Delete: {
-                TableName: this.table,
-                Key: { [KEY]: claimKey(table) },
-                ConditionExpression: "attribute_not_exists(ownerPipelineId) OR ownerPipelineId = :owner",
-                ExpressionAttributeValues: { ":owner": pipelineId },
-              },
-            })),
+            ...claimed.map((table) => this.claims.claim(table, pipelineId, now)),
+            ...released.map((table) => this.claims.release(table, pipelineId)),
           ],
         }),
       ),
     );
     if (result.ok) return { outcome: "edited", version };
-    await this.throwIfClaimed(claimed, result.failedConditions, 2);
+    await this.claims.throwIfClaimed(claimed, result.failedConditions, 2);
     const current = await this.requireItem(pipelineId);
     return { outcome: "version-conflict", currentVersion: current.definitionVersion };
   }
 
   async delete(pipelineId: string, options: DeleteOptions = {}): Promise<DeleteResult> {
-    const deleted = await this.deleteAttempt(pipelineId, 1);
+    const deleted = await untilSettled(pipelineId, () => this.deleteAttempt(pipelineId));
     if (deleted.outcome === "deleted" && !options.keepTables)
       await this.releaseTables(pipelineId, deleted.tables);
     return deleted;
   }
 
-  async tableOwner(table: string): Promise<string | undefined> {
-    const output: GetCommandOutput = await request(() =>
-      this.client.send(
-        new GetCommand({ TableName: this.table, Key: { [KEY]: claimKey(table) }, ConsistentRead: true }),
-      ),
-    );
-    const owner = output.Item?.["ownerPipelineId"];
-    return typeof owner === "string" ? owner : undefined;
+  tableOwner(table: string): Promise<string | undefined> {
+    return this.claims.owner(table);
   }
 
-  /** Each claim goes on its own condition: one released elsewhere meanwhile is simply gone. */
-  async releaseTables(pipelineId: string, tables: readonly string[]): Promise<void> {
-    for (const table of tables) {
-      await conditionalWrite(() =>
-        this.client.send(
-          new DeleteCommand({
-            TableName: this.table,
-            Key: { [KEY]: claimKey(table) },
-            ConditionExpression: "ownerPipelineId = :owner",
-            ExpressionAttributeValues: { ":owner": pipelineId },
-          }),
-        ),
-      );
-    }
+  releaseTables(pipelineId: string, tables: readonly string[]): Promise<void> {
+    return this.claims.releaseAll(pipelineId, tables);
   }
 
-  private claim(table: string, pipelineId: string, now: number) {
-    return {
-      Put: {
-        TableName: this.table,
-        Item: { [KEY]: claimKey(table), itemType: CLAIM_ITEM, ownerPipelineId: pipelineId, claimedAt: now },
-        ConditionExpression: `attribute_not_exists(${KEY}) OR ownerPipelineId = :owner`,
-        ExpressionAttributeValues: { ":owner": pipelineId },
-      },
-    };
-  }
-
-  /** A failed claim (transaction items from `first` on are `tables`' claims) names the owner. */
-  private async throwIfClaimed(
-    tables: readonly string[],
-    failedConditions: readonly number[],
-    first: number,
-  ): Promise<void> {
-    for (const index of failedConditions) {
-      const table = tables[index - first];
-      if (table === undefined) continue;
-      const owner = await this.tableOwner(table);
-      // Released between the transaction and the read: the caller's retry will find it free.
-      throw owner ? new TableOwnedError(table, owner) : unsettledClaim(table);
-    }
-  }
-
-  private async deleteAttempt(pipelineId: string, attempt: number): Promise<DeleteResult> {
+  /** Undefined when the pipeline's active update ended between the delete and the read. */
+  private async deleteAttempt(pipelineId: string): Promise<DeleteResult | undefined> {
     let deleted: PipelineItem | undefined;
     const outcome = await conditionalWrite(async () => {
       const output = await this.client.send(
@@ -307,33 +223,17 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
           ReturnValues: "ALL_OLD",
         }),
       );
-      deleted = output.Attributes as PipelineItem | undefined;
+      deleted = parsePipelineItem(output.Attributes);
     });
     if (outcome === "condition-failed") {
       const current = await this.requireItem(pipelineId);
-      if (current.activeUpdateId) return { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId };
-      // The active update ended between the delete and the read: try again.
-      if (attempt >= FREED_RETRIES) throw unsettled(pipelineId);
-      return this.deleteAttempt(pipelineId, attempt + 1);
+      return current.activeUpdateId
+        ? { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId }
+        : undefined;
     }
     if (!deleted) throw new PipelineNotFoundError(pipelineId);
     // Version items go after the pipeline item: a crash in between leaves only unreachable versions.
-    const keys = Array.from({ length: deleted.definitionVersion }, (_, i) => ({
-      DeleteRequest: { Key: { [KEY]: versionKey(pipelineId, i + 1) } },
-    }));
-    for (let start = 0; start < keys.length; start += BATCH_SIZE) {
-      let pending: NonNullable<BatchWriteCommandOutput["UnprocessedItems"]>[string] = keys.slice(
-        start,
-        start + BATCH_SIZE,
-      );
-      while (pending.length > 0) {
-        const batch = pending;
-        const output: BatchWriteCommandOutput = await request(() =>
-          this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: batch } })),
-        );
-        pending = output.UnprocessedItems?.[this.table] ?? [];
-      }
-    }
+    await this.versions.deleteAll(pipelineId, deleted.definitionVersion);
     return { outcome: "deleted", tables: deleted.ownedTables ?? [] };
   }
 
@@ -342,9 +242,10 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     updateId: string,
     state: PipelineState = "RUNNING",
   ): Promise<BeginUpdateResult> {
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await conditionalWrite(() =>
-        this.client.send(
+    return untilSettled(pipelineId, async (): Promise<BeginUpdateResult | undefined> => {
+      let begun: PipelineItem | undefined;
+      const outcome = await conditionalWrite(async () => {
+        const output: UpdateCommandOutput = await this.client.send(
           new UpdateCommand({
             TableName: this.table,
             Key: { [KEY]: pipelineId },
@@ -356,15 +257,18 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
               ":now": this.now(),
               ":pipeline": PIPELINE_ITEM,
             },
+            ReturnValues: "ALL_NEW",
           }),
-        ),
-      );
+        );
+        begun = parsePipelineItem(output.Attributes);
+      });
+      if (outcome === "written" && begun) return { outcome: "begun", pipeline: toRecord(begun) };
       const current = await this.requireItem(pipelineId);
-      if (outcome === "written") return { outcome: "begun", pipeline: toRecord(current) };
-      if (current.activeUpdateId) return { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId };
-      // The active update ended between the write and the read: the pipeline is free again.
-      if (attempt >= FREED_RETRIES) throw unsettled(pipelineId);
-    }
+      // No active update: it ended between the write and the read, so the pipeline is free again.
+      return current.activeUpdateId
+        ? { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId }
+        : undefined;
+    });
   }
 
   async setState(pipelineId: string, updateId: string, state: PipelineState): Promise<ActiveUpdateResult> {
@@ -437,27 +341,13 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     };
   }
 
-  private versionItem(pipelineId: string, version: number, definition: PipelineDefinition, now: number) {
-    const definitionJson = JSON.stringify(definition);
-    const bytes = Buffer.byteLength(definitionJson);
-    if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
-    return {
-      [KEY]: versionKey(pipelineId, version),
-      itemType: DEFINITION_ITEM,
-      version,
-      definitionJson,
-      createdAt: now,
-    };
-  }
-
   private async readItem(pipelineId: string): Promise<PipelineItem | undefined> {
     const output: GetCommandOutput = await request(() =>
       this.client.send(
         new GetCommand({ TableName: this.table, Key: { [KEY]: pipelineId }, ConsistentRead: true }),
       ),
     );
-    const item = output.Item as PipelineItem | undefined;
-    return item?.itemType === PIPELINE_ITEM ? item : undefined;
+    return parsePipelineItem(output.Item);
   }
 
   private async requireItem(pipelineId: string): Promise<PipelineItem> {
@@ -502,43 +392,13 @@ export async function readActiveUpdate(
   return output.Item?.["activeUpdateId"] as string | undefined;
 }
 
-function unsettled(pipelineId: string): StoreUnavailableError {
-  return new StoreUnavailableError(
+/** Runs `attempt` until it settles (undefined: the active update changed under it), a few times. */
+async function untilSettled<T>(pipelineId: string, attempt: () => Promise<T | undefined>): Promise<T> {
+  for (let n = 1; n <= FREED_RETRIES; n++) {
+    const settled = await attempt();
+    if (settled !== undefined) return settled;
+  }
+  throw new StoreUnavailableError(
     `pipeline ${pipelineId}: its active update kept changing during the request; try again`,
   );
-}
-
-function unsettledClaim(table: string): StoreUnavailableError {
-  return new StoreUnavailableError(`table ${table}: its owner changed during the request; try again`);
-}
-
-function claimKey(table: string): string {
-  return `table#${table}`;
-}
-
-function versionKey(pipelineId: string, version: number): string {
-  return `${pipelineId}#v${String(version).padStart(8, "0")}`;
-}
-
-function toRecord(item: PipelineItem): PipelineRecord {
-  return {
-    pipelineId: item.pipelineId,
-    name: item.name,
-    definitionVersion: item.definitionVersion,
-    state: item.pipelineState,
-    ...(item.activeUpdateId ? { activeUpdateId: item.activeUpdateId } : {}),
-    rewindBlocked: item.rewindBlockedBy !== undefined,
-    ...(item.rewindBlockedBy ? { rewindBlockedBy: item.rewindBlockedBy } : {}),
-    createdAt: item.createdAt,
-    lastModified: item.lastModified,
-  };
-}
-
-function toDefinitionVersion(pipelineId: string, item: Record<string, unknown>): DefinitionVersion {
-  return {
-    pipelineId,
-    version: item["version"] as number,
-    definition: JSON.parse(item["definitionJson"] as string) as PipelineDefinition,
-    createdAt: item["createdAt"] as number,
-  };
 }

@@ -28,6 +28,8 @@ export async function startTestControlPlane(options: { uiAssets?: string } = {})
     storage: aws.storage,
     ebb: await loadSynthesizedEbb(),
     schedules: false,
+    // Tests land files in fresh temporary folders (and write definition files beside them).
+    localRoots: [os.tmpdir()],
     ...options,
   });
   const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-landing-"));

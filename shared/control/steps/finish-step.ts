@@ -1,7 +1,8 @@
 import { captureRewindPoint } from "../../rewind/rewind-points.ts";
-import { isTerminal, type UpdateError } from "../../store/updates-repository.ts";
+import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { intentOf } from "../update-intent.ts";
+import { describeCaught, type CaughtError } from "./task-errors.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
@@ -29,12 +30,6 @@ export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise
   return { state: moved.update.state };
 }
 
-/** The error a Catch hands over (`States.*` or a task's error name, and its cause). */
-export interface CaughtError {
-  readonly Error?: string;
-  readonly Cause?: string;
-}
-
 export async function failUpdate(
   plane: ControlPlane,
   ids: UpdateIds,
@@ -49,34 +44,4 @@ export async function failUpdate(
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
   return { state: moved.update.state };
-}
-
-/**
- * A task's error as Step Functions hands it over. On Lambda the cause is
- * `{"errorType","errorMessage","trace"}` as JSON; locally it is the message. Task handlers put a
- * domain error's code in front of its message (`[PIPELINE_BUSY] …`, see `codedMessage`) because
- * Lambda keeps no other field of an error.
- */
-export function describeCaught(caught: CaughtError): UpdateError {
-  let text = caught.Cause ?? caught.Error ?? "the update failed";
-  try {
-    const cause = JSON.parse(text) as { errorMessage?: unknown };
-    if (typeof cause.errorMessage === "string") text = cause.errorMessage;
-  } catch {
-    // not JSON: the message itself
-  }
-  const coded = CODED.exec(text);
-  return coded
-    ? { errorCode: coded[1] as string, message: coded[2] as string }
-    : { errorCode: "INTERNAL_ERROR", message: text };
-}
-
-const CODED = /^\[([A-Z][A-Z0-9_.]*)\] ([\s\S]*)$/;
-
-/** `[ERROR_CODE] message` for an error that carries an `errorCode`, else the message. */
-export function codedMessage(error: Error): string {
-  const code = (error as { errorCode?: unknown }).errorCode;
-  return typeof code === "string" && !error.message.startsWith("[")
-    ? `[${code}] ${error.message}`
-    : error.message;
 }

@@ -66,6 +66,8 @@ export interface PlannedChanges {
   readonly schemaSql: string;
   /** The columns a target row is matched on. */
   readonly on: readonly string[];
+  /** The state version the batch wrote (for its checkpoint). */
+  readonly stateVersion: string | undefined;
 }
 
 const BATCH = "__cdc_batch";
@@ -144,7 +146,7 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
       ? scd1RetainedSql(layout, `SELECT * FROM ${ALL}`, truncatedAfter, expiredBefore)
       : `SELECT * FROM ${ALL}`;
   await table("__cdc_retained", retained);
-  await batch.state.write(sandbox, batch.seq, {
+  const stateVersion = await batch.state.write(sandbox, batch.seq, {
     upsertSql: stateRowsSql(layout, `SELECT * FROM __cdc_retained`),
     deleteKeysSql: `SELECT ${keys} FROM ${TOUCHED} EXCEPT SELECT ${keys} FROM __cdc_retained`,
     meta,
@@ -155,5 +157,6 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
     sourceSql: `SELECT * FROM ${MERGE}`,
     schemaSql: `SELECT * EXCLUDE (${DELETE_MARK}) FROM ${MERGE} LIMIT 0`,
     on: identityColumns(layout),
+    stateVersion,
   };
 }

@@ -63,6 +63,8 @@ export class EngineHarness {
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable, ...now }),
       bucket: this.store,
       locate,
+      // Its sources are s3:// locations.
+      localRoots: [],
       executions: this.executions,
       sql: {
         analyze: async (sql) => (await this.sqlParser()).analyze(sql),

@@ -138,6 +138,7 @@ export class RewindHarness {
       events: this.events,
       bucket: faulty(this.store, (key) => this.faults(key)),
       locate: this.locate,
+      localRoots: [],
       executions: this.executions,
       sql: {
         analyze: async (sql) => (await sqlParser()).analyze(sql),

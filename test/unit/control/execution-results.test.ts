@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { codedMessage, describeCaught } from "../../../shared/control/steps/finish-step.ts";
+import { codedMessage, describeCaught } from "../../../shared/control/steps/task-errors.ts";
 import { refreshFieldsOf } from "../../../shared/control/update-intent.ts";
 import { flowProgress, updateInfo } from "../../../shared/control/update-views.ts";
 import { PipelineBusyError } from "../../../shared/rewind/errors.ts";
