@@ -112,6 +112,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: "POST",
+    path: `${TABLE}/vacuum`,
+    entry: "vacuum-table.ts",
+    // Reads the owner's live rewind points (the event log) to keep their files.
+    access: { tables: { pipelines: R, eventLog: R }, bucket: { "tables/": RW }, heavy: true },
+  },
+  {
+    method: "POST",
     path: `${TABLE}/onset`,
     entry: "find-onset.ts",
     access: { bucket: READ_TABLES, heavy: true },

@@ -121,6 +121,14 @@ export const queryTableBody = strictObject({
 
 export const CHANGE_TYPES = ["insert", "update_preimage", "update_postimage", "delete"] as const;
 
+/** `POST /api/2.0/tables/{full_name}/vacuum`. */
+export const vacuumTableBody = strictObject({
+  /** Default: the table's `delta.deletedFileRetentionDuration` (168 hours unless set). */
+  retain_hours: z.number().nonnegative().optional(),
+  allow_short_retention: z.boolean().default(false),
+  dry_run: z.boolean().default(false),
+});
+
 /** `POST /api/2.0/tables/{full_name}/onset`. */
 export const onsetBody = strictObject({
   /** A SQL condition on the table's columns selecting the bad rows. */
@@ -177,6 +185,7 @@ export type PipelineSettingsBody = CreatePipelineBody | EditPipelineBody;
 export type StartUpdateBody = z.infer<typeof startUpdateBody>;
 export type QueryTableBody = z.infer<typeof queryTableBody>;
 export type OnsetBody = z.infer<typeof onsetBody>;
+export type VacuumTableBody = z.infer<typeof vacuumTableBody>;
 export type OptimizeTableBody = z.infer<typeof optimizeTableBody>;
 export type ListEventsQuery = z.infer<typeof listEventsQuery>;
 export type TableChangesQuery = z.infer<typeof tableChangesQuery>;

@@ -3,7 +3,8 @@ import { DeltaTable, TableNotFoundError, type TimeTravel } from "../delta/index.
 import { parseTimestamp } from "../pipeline/timestamp.ts";
 import { formatJsonLines, formatTable, type Row } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";
-import { resolveTableLocation } from "./table-location.ts";
+import { api } from "./pipeline-commands.ts";
+import { pipelineTableName, resolveTableLocation } from "./table-location.ts";
 
 /**
  * `ebb table …`: read and maintain one Delta table directly (a local folder or `s3://bucket/prefix`),
@@ -74,19 +75,41 @@ export function addTableCommands(program: Command, out: (text: string) => void):
 
   table
     .command("vacuum <location>")
-    .description("delete files no longer referenced and older than the retention")
+    .description(
+      "delete files no longer referenced and older than the retention; a pipeline's table (by its name " +
+        "catalog.schema.table, or its folder in $EBB_BUCKET) goes through the API, which keeps the files of its live rewind points",
+    )
     .option("--retain-hours <h>", "retention in hours (default: the table's, 168 unless set)", parseCount)
     .option("--allow-short-retention", "allow a retention shorter than the table's setting")
     .option("--dry-run", "list what would be deleted, delete nothing")
     .option("--json", "one JSON object per file")
-    .action(async (location: string, options: VacuumOptions) => {
-      await withTable(location, async (delta) => {
-        const result = await delta.vacuum({
-          ...(options.retainHours !== undefined ? { retentionHours: options.retainHours } : {}),
-          allowShortRetention: options.allowShortRetention === true,
-          dryRun: options.dryRun === true,
+    .action(async (location: string, options: VacuumOptions, command: Command) => {
+      const request = {
+        ...(options.retainHours !== undefined ? { retentionHours: options.retainHours } : {}),
+        allowShortRetention: options.allowShortRetention === true,
+        dryRun: options.dryRun === true,
+      };
+      const status = request.dryRun ? "would delete" : "deleted";
+      const name = pipelineTableName(location);
+      if (name !== undefined) {
+        const result = await api(command).vacuum(name, {
+          ...(request.retentionHours !== undefined ? { retain_hours: request.retentionHours } : {}),
+          allow_short_retention: request.allowShortRetention,
+          dry_run: request.dryRun,
         });
-        const status = result.deleted ? "deleted" : "would delete";
+        print(
+          result.files.map((file) => ({ ...file, status })),
+          options.json,
+        );
+        if (!options.json && result.protected_versions.length > 0) {
+          out(
+            `kept ${result.files_protected} file(s) that live rewind points need (versions ${result.protected_versions.join(", ")})\n`,
+          );
+        }
+        return;
+      }
+      await withTable(location, async (delta) => {
+        const result = await delta.vacuum(request);
         print(
           result.filesToDelete.map((file) => ({ path: file.key, size: file.size, status })),
           options.json,

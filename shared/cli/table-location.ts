@@ -27,3 +27,20 @@ export function resolveTableLocation(location: string, env: NodeJS.ProcessEnv = 
   const folder = path.resolve(location.startsWith("file://") ? location.slice("file://".length) : location);
   return { store: new LocalObjectStore(folder), display: folder };
 }
+
+const TABLE_NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
+ * The `catalog.schema.table` name of a pipeline's table, when `location` names one: the name itself,
+ * or its folder in Ebb's bucket (`s3://$EBB_BUCKET/tables/<catalog>/<schema>/<table>/`).
+ */
+export function pipelineTableName(
+  location: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (TABLE_NAME.test(location)) return location;
+  const s3 = S3_URI.exec(location);
+  if (!s3 || env["EBB_BUCKET"] === undefined || s3[1] !== env["EBB_BUCKET"]) return undefined;
+  const parts = /^tables\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(s3[2] ?? "");
+  return parts ? `${parts[1]}.${parts[2]}.${parts[3]}` : undefined;
+}

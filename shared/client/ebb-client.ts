@@ -235,6 +235,21 @@ export class EbbClient {
       truncated: boolean;
     }>("POST", `/api/2.0/tables/${table}/query`, { body });
   }
+  vacuum(
+    table: string,
+    body: { retain_hours?: number; allow_short_retention?: boolean; dry_run?: boolean } = {},
+  ) {
+    return this.request<{
+      table: string;
+      pipeline_id?: string;
+      dry_run: boolean;
+      retention_hours: number;
+      protected_versions: number[];
+      files_protected: number;
+      files_within_retention: number;
+      files: { path: string; size: number }[];
+    }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
+  }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
     return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/onset`, { body });
   }

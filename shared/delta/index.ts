@@ -23,6 +23,7 @@ export {
   CommitConflictError,
   CorruptLogError,
   DeltaError,
+  RetentionTooShortError,
   TableAlreadyExistsError,
   TableNotFoundError,
   TimestampOutOfRangeError,
