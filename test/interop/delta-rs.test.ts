@@ -159,6 +159,15 @@ const SHAPES: readonly Shape[] = [
     },
   },
   {
+    name: "OPTIMIZE and auto-compaction",
+    properties: { ...CDF, "delta.autoOptimize.autoCompact": "true", "ebb.autoCompact.minNumFiles": "3" },
+    build: async (t) => {
+      for (let i = 0; i < 4; i++) await t.append({ sql: rowsSql(200 + i, 201 + i) }); // compacts at the 3rd file
+      await t.optimize();
+      await t.delete("id = 201");
+    },
+  },
+  {
     name: "checkpoints, then log cleanup",
     properties: {
       ...CDF,
