@@ -77,6 +77,3 @@ export class UnauthenticatedError extends ApiError {
   override readonly errorCode = "UNAUTHENTICATED";
   override readonly httpStatus = 401;
 }
-
-// The shared request-value error, also reachable here where the API's other errors are.
-export { InvalidParameterError } from "../errors/coded-error.ts";

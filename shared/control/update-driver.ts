@@ -1,5 +1,5 @@
 import type { CrashHook } from "../engine/crash-points.ts";
-import type { FlowProgress } from "../engine/flow-runner.ts";
+import type { FlowRunProgress } from "../engine/flow-runner.ts";
 import type { ViewRefresh } from "../engine/materialized-view.ts";
 import type { UpdateState } from "../store/updates-repository.ts";
 import type { ControlPlane } from "./control-plane.ts";
@@ -49,7 +49,7 @@ export interface DrivenUpdate {
   readonly plan?: ExecutionPlan;
   /** The error the Catch path handled, as thrown. */
   readonly error?: unknown;
-  readonly flows: Record<string, FlowProgress>;
+  readonly flows: Record<string, FlowRunProgress>;
   readonly views: Record<string, ViewRefresh>;
 }
 
@@ -62,7 +62,7 @@ export async function driveUpdate(
   options: DriverOptions = {},
 ): Promise<DrivenUpdate> {
   const sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const flows: Record<string, FlowProgress> = {};
+  const flows: Record<string, FlowRunProgress> = {};
   const views: Record<string, ViewRefresh> = {};
   let plan: ExecutionPlan | undefined;
   const ended = (state: UpdateState, error?: unknown): DrivenUpdate => ({
@@ -183,7 +183,7 @@ function caughtCause(error: unknown): string {
   return error instanceof Error ? codedMessage(error) : String(error);
 }
 
-function sumProgress(before: FlowProgress | undefined, outcome: RunOutcome): FlowProgress {
+function sumProgress(before: FlowRunProgress | undefined, outcome: RunOutcome): FlowRunProgress {
   if (!before) {
     const { caughtUp: _caughtUp, view: _view, ...progress } = outcome;
     return progress;

@@ -10,7 +10,7 @@ import { UpdateCanceledError } from "./errors.ts";
  * to stop; a batch in progress always finishes its protocol or fails, never stops half-way on request.
  */
 
-export interface FlowProgress {
+export interface FlowRunProgress {
   readonly batches: number;
   readonly rowsIn: number;
   readonly rowsOut: number;
@@ -26,8 +26,8 @@ export async function runFlowUntilCaughtUp(
   run: FlowRun,
   events: EventRecorder,
   shouldStop: () => Promise<boolean> = async () => false,
-): Promise<FlowProgress> {
-  let progress: FlowProgress = { batches: 0, rowsIn: 0, rowsOut: 0, badRecords: 0 };
+): Promise<FlowRunProgress> {
+  let progress: FlowRunProgress = { batches: 0, rowsIn: 0, rowsOut: 0, badRecords: 0 };
   for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
     if (await shouldStop())
       throw new UpdateCanceledError(`the update was stopped during flow "${run.flow.name}"`);

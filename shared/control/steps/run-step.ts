@@ -3,7 +3,7 @@ import { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { DatasetCatalog } from "../../engine/dataset-catalog.ts";
 import { UpdateCanceledError } from "../../engine/errors.ts";
 import type { CrashHook } from "../../engine/crash-points.ts";
-import { runFlowUntilCaughtUp, type FlowProgress } from "../../engine/flow-runner.ts";
+import { runFlowUntilCaughtUp, type FlowRunProgress } from "../../engine/flow-runner.ts";
 import { refreshMaterializedView, type ViewRefresh } from "../../engine/materialized-view.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
@@ -21,7 +21,7 @@ import { openUpdate } from "./update-context.ts";
  */
 
 /** This invocation's share of the flow's work (or the view's refresh). */
-export interface RunOutcome extends FlowProgress {
+export interface RunOutcome extends FlowRunProgress {
   readonly caughtUp: boolean;
   readonly view?: ViewRefresh;
 }
