@@ -89,7 +89,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: "GET",
     path: `${PIPELINE}/rewind-points`,
     entry: "list-rewind-points.ts",
-    access: { tables: { pipelines: R, eventLog: R } },
+    // Each point's table versions are checked whole (restorable).
+    access: { tables: { pipelines: R, eventLog: R }, bucket: READ_TABLES },
   },
   {
     method: "POST",

@@ -58,6 +58,9 @@ export interface RewindPointInfo {
   readonly message: string;
   readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
   readonly flows: readonly { readonly flow: string; readonly checkpoint_seq: number }[];
+  /** False once the point's table data is gone (a VACUUM outside Ebb); the reason says what. */
+  readonly restorable?: boolean;
+  readonly not_restorable_reason?: string;
 }
 
 export interface EventInfo {

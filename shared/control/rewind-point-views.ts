@@ -1,4 +1,8 @@
 import { captureRewindPoint, listRewindPoints } from "../rewind/rewind-points.ts";
+import type { MissingPiece } from "../rewind/errors.ts";
+import { checkTable } from "../rewind/rewind-checks.ts";
+import type { RewindEnvironment } from "../rewind/rewind-environment.ts";
+import { withTableSnapshots } from "../rewind/table-snapshots.ts";
 import type { RewindPoint } from "../rewind/rewind-point.ts";
 import { InvalidStateError } from "../api/errors.ts";
 import { CONFIGURATION_KEYS } from "../pipeline/pipeline-settings.ts";
@@ -9,7 +13,16 @@ import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } f
  * restores, and a capture on demand (the same capture the hourly schedule makes).
  */
 
-export function rewindPointView(point: RewindPoint, catalog: string, schema: string) {
+/** Why a point can no longer be applied (its table data is gone), or nothing when it can. */
+export type Restorability =
+  { readonly restorable: true } | { readonly restorable: false; readonly reason: string };
+
+export function rewindPointView(
+  point: RewindPoint,
+  catalog: string,
+  schema: string,
+  restorability?: Restorability,
+) {
   return {
     rewind_point_id: point.rewindPointId,
     timestamp: new Date(point.time).toISOString(),
@@ -20,15 +33,40 @@ export function rewindPointView(point: RewindPoint, catalog: string, schema: str
       table_version: at.version,
     })),
     flows: [...point.cut.flows].map(([flow, seq]) => ({ flow, checkpoint_seq: seq })),
+    ...(restorability
+      ? {
+          restorable: restorability.restorable,
+          ...(restorability.restorable ? {} : { not_restorable_reason: restorability.reason }),
+        }
+      : {}),
   };
+}
+
+/**
+ * Whether each table version a point restores is still whole: in the log, with every data file the
+ * RESTORE would bring back (a VACUUM outside Ebb, or log clean-up, can take them).
+ */
+async function restorabilityOf(env: RewindEnvironment, point: RewindPoint, catalog: string, schema: string) {
+  const missing: MissingPiece[] = [];
+  await withTableSnapshots(env.tableStore, async (snapshots) => {
+    for (const [dataset, at] of point.cut.datasets)
+      await checkTable(env, snapshots, dataset, at.version, missing);
+  });
+  if (missing.length === 0) return { restorable: true } as const;
+  const reason = missing.map((piece) => `${catalog}.${schema}.${piece.owner}: ${piece.what}`).join("; ");
+  return { restorable: false, reason } as const;
 }
 
 export async function listPoints(plane: ControlPlane, pipelineId: string) {
   await requirePipeline(plane, pipelineId);
   const { pipeline } = await loadPipeline(plane, pipelineId);
-  const points = await listRewindPoints(rewindEnvironment(plane, pipelineId, pipeline));
+  const env = rewindEnvironment(plane, pipelineId, pipeline);
+  const points = await listRewindPoints(env);
   const { catalog, schema } = pipeline.definition;
-  return { rewind_points: points.map((point) => rewindPointView(point, catalog, schema)) };
+  const views = [];
+  for (const point of points)
+    views.push(rewindPointView(point, catalog, schema, await restorabilityOf(env, point, catalog, schema)));
+  return { rewind_points: views };
 }
 
 export async function capturePoint(plane: ControlPlane, pipelineId: string) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT, runCli } from "../../../shared/cli/main.ts";
+import { DeltaTable } from "../../../shared/delta/index.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
@@ -134,4 +135,59 @@ describe("VACUUM by table name", () => {
       errorCode: "INVALID_PARAMETER_VALUE",
     });
   }, 60_000);
+
+  it("marks a point whose files a VACUUM outside Ebb deleted restorable: false, with the reason", async () => {
+    const { pipeline_id: other } = await cp.client.createPipeline({
+      name: "vacuumed outside",
+      catalog: "vac",
+      schema: "outside",
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
+                sql: "SELECT id FROM source",
+              },
+            ],
+          },
+          { type: "materialized_view", name: "ones", sql: "SELECT count(*) AS n FROM raw" },
+        ],
+      },
+    });
+    try {
+      for (let i = 0; i < 2; i++) {
+        await cp.land(`outside-${i}.json`, [{ id: 100 + i }]);
+        const { update_id } = await cp.client.startUpdate(other);
+        expect((await cp.client.waitForUpdate(other, update_id, { intervalMs: 200 })).state).toBe(
+          "COMPLETED",
+        );
+      }
+      // As delta-rs or Spark would: no rewind points known, no retention.
+      const table = await DeltaTable.open(testObjectStore("tables/vac/outside/ones/"));
+      try {
+        await table.vacuum({ retentionHours: 0, allowShortRetention: true });
+      } finally {
+        await table.close();
+      }
+      const { rewind_points: points } = await cp.client.rewindPoints(other);
+      const version = (point: (typeof points)[number]) =>
+        point.datasets.find((d) => d.identifier === "vac.outside.ones")!.table_version;
+      const latest = Math.max(...points.map(version));
+      for (const point of points) {
+        if (version(point) === latest) expect(point.restorable).toBe(true);
+        else {
+          expect(point.restorable).toBe(false);
+          expect(point.not_restorable_reason).toMatch(/^vac\.outside\.ones: data file .* is gone/);
+        }
+      }
+      expect(points.some((point) => point.restorable === false)).toBe(true);
+    } finally {
+      await cp.client.deletePipeline(other).catch(() => undefined);
+    }
+  }, 120_000);
 });

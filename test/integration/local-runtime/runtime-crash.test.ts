@@ -31,7 +31,7 @@ describe("the local runtime killed mid-update", () => {
     for (let i = 1; i <= FILES; i++)
       await writeFile(path.join(landing, `f${String(i).padStart(3, "0")}.json`), `{"id": ${i}}\n`);
 
-    runtime = await startRuntime(["--data-dir", dataDir]);
+    runtime = await startRuntime(["--data-dir", dataDir, "--allow-local-path", landing]);
     const client = (started: StartedRuntime) =>
       new EbbClient({
         endpoint: started.banner.exports["EBB_ENDPOINT"]!,
@@ -76,7 +76,7 @@ describe("the local runtime killed mid-update", () => {
     while (tree.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 200));
 
-    runtime = await startRuntime(["--data-dir", dataDir]);
+    runtime = await startRuntime(["--data-dir", dataDir, "--allow-local-path", landing]);
     expect(runtime.banner.lines.join("\n")).toContain(`(EXECUTION_LOST): ${lost}`);
     expect((await client(runtime).getUpdate(pipelineId, lost)).update).toMatchObject({
       state: "FAILED",

@@ -56,6 +56,15 @@ describe("executing a rewind", () => {
     expect(await h.rewindBlock()).toEqual({ blocked: false });
   });
 
+  it("plans the rewind once: each data file of the target is checked with one HEAD", async () => {
+    const { h, points } = await threeUpdates();
+    h.headed.length = 0;
+    await h.rewind({ rewind_point_id: points[0]!.rewindPointId });
+    const dataFiles = h.headed.filter((key) => key.startsWith("tables/") && !key.includes("/_delta_log/"));
+    expect(dataFiles.length).toBeGreaterThan(0);
+    expect(dataFiles.length).toBe(new Set(dataFiles).size);
+  });
+
   it("a rewind that fails part-way blocks other updates; rewinding again converges without restoring twice", async () => {
     const { h, points } = await threeUpdates();
     h.faults = (key) => (key.includes("/cleaned/_delta_log/") ? new Error("S3 is down") : undefined);

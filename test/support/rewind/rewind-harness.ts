@@ -114,6 +114,8 @@ export class RewindHarness {
   readonly executions: InProcessExecutions;
   /** A bucket write fails with the error this answers for its key (none by default). */
   faults: (key: string) => Error | undefined = () => undefined;
+  /** Every key the control plane asked `head` of, in order (how often files were checked). */
+  readonly headed: string[] = [];
 
   constructor(
     options: {
@@ -136,7 +138,11 @@ export class RewindHarness {
       updates: this.updates,
       checkpoints: this.checkpoints,
       events: this.events,
-      bucket: faulty(this.store, (key) => this.faults(key)),
+      bucket: faulty(
+        this.store,
+        (key) => this.faults(key),
+        (key) => this.headed.push(key),
+      ),
       locate: this.locate,
       localRoots: [],
       executions: this.executions,
@@ -254,8 +260,12 @@ function completed(update: FinishedUpdate): FinishedUpdate {
   throw update.error ?? new Error(`update ${update.updateId} ended ${update.state}`);
 }
 
-/** `store` whose writes fail where `fault` answers an error for the key. */
-function faulty(store: ObjectStore, fault: (key: string) => Error | undefined): ObjectStore {
+/** `store` whose writes fail where `fault` answers an error for the key; `headed` hears each `head`. */
+function faulty(
+  store: ObjectStore,
+  fault: (key: string) => Error | undefined,
+  headed: (key: string) => void,
+): ObjectStore {
   const check = (key: string) => {
     const error = fault(key);
     if (error) throw error;
@@ -264,7 +274,7 @@ function faulty(store: ObjectStore, fault: (key: string) => Error | undefined): 
     get: (key) => store.get(key),
     getRange: (key, range) => store.getRange(key, range),
     list: (prefix, options) => store.list(prefix, options),
-    head: (key) => store.head(key),
+    head: (key) => (headed(key), store.head(key)),
     put: async (key, body) => (check(key), store.put(key, body)),
     putIfAbsent: async (key, body) => (check(key), store.putIfAbsent(key, body)),
     putIfMatch: async (key, body, etag) => (check(key), store.putIfMatch(key, body, etag)),

@@ -1,7 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DefinitionError } from "../../../shared/pipeline/errors.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
-import { validatePipeline } from "../../../shared/pipeline/validate-pipeline.ts";
+import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
 
 let parser: SqlReferenceParser;
 beforeAll(async () => {
@@ -111,5 +112,13 @@ describe("AUTO CDC flow definitions", () => {
   it("checks the tombstone retention property", async () => {
     const bad = pipeline(base, { properties: { "pipelines.cdc.tombstoneGCThresholdInSeconds": "2 days" } });
     expect(await problems(bad)).toEqual([expect.stringContaining("is not a whole number of seconds")]);
+  });
+});
+
+describe("the AUTO CDC example", () => {
+  it("validates", async () => {
+    const text = await readFile("examples/auto-cdc/users.yaml", "utf8");
+    const validated = await validatePipelineText(text.replaceAll("${LANDING}", "/tmp/landing"), parser);
+    expect(validated.graph.levels).toEqual([["users_current", "users_history"]]);
   });
 });
