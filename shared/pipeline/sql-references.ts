@@ -16,7 +16,12 @@ export interface TableReference {
 
 /** What the parser made of a query. `message` is DuckDB's, for the user. */
 export type SqlAnalysis =
-  | { readonly ok: true; readonly references: readonly TableReference[] }
+  | {
+      readonly ok: true;
+      readonly references: readonly TableReference[];
+      /** The query's outermost SELECT has a GROUP BY (over a stream: one aggregate per batch). */
+      readonly groups?: boolean;
+    }
   | { readonly ok: false; readonly message: string };
 
 export class SqlReferenceParser {
@@ -62,7 +67,9 @@ export class SqlReferenceParser {
         message: "must be exactly one SELECT statement (remove the extra statements after ';')",
       };
     }
-    return { ok: true, references: tableReferencesIn(tree.statements[0]) };
+    const node = (tree.statements[0] as { node?: { group_expressions?: unknown[] } }).node;
+    const groups = (node?.group_expressions?.length ?? 0) > 0;
+    return { ok: true, references: tableReferencesIn(tree.statements[0]), ...(groups ? { groups } : {}) };
   }
 
   /**

@@ -43,6 +43,11 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
   const referencesByPath = new Map<string, readonly TableReference[]>();
   for (const query of queriesOf(definition)) {
     const analysis = await analyzer.analyze(query.sql);
+    if (analysis.ok && analysis.groups && query.isFlowQuery)
+      issues.push({
+        path: query.path,
+        message: `flow "${query.flow}" aggregates with GROUP BY over its stream, which Ebb cannot keep incrementally yet: each micro-batch would be aggregated alone; write the rows to the streaming table and aggregate them in a materialized view over it`,
+      });
     if (analysis.ok) referencesByPath.set(query.path, analysis.references);
     else
       issues.push({

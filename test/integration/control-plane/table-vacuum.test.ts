@@ -18,30 +18,33 @@ describe("VACUUM by table name", () => {
   };
   const total = async () => (await cp.client.query("vac.points.totals")).rows[0]?.["n"];
 
+  /** A rewind-enabled pipeline of `vac.<schema>`: the landing folder's ids, and a view counting them. */
+  const countingPipeline = (schema: string, view: string) => ({
+    name: `vacuum ${schema}`,
+    catalog: "vac",
+    schema,
+    configuration: { "pipelines.rewind.enabled": "true" },
+    definition: {
+      datasets: [
+        {
+          type: "streaming_table",
+          name: "raw",
+          flows: [
+            {
+              name: "ingest",
+              source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
+              sql: "SELECT id FROM source",
+            },
+          ],
+        },
+        { type: "materialized_view", name: view, sql: "SELECT count(*) AS n FROM raw" },
+      ],
+    },
+  });
+
   beforeAll(async () => {
     cp = await startTestControlPlane();
-    ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
-      name: "vacuum keeps points",
-      catalog: "vac",
-      schema: "points",
-      configuration: { "pipelines.rewind.enabled": "true" },
-      definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
-                sql: "SELECT id FROM source",
-              },
-            ],
-          },
-          { type: "materialized_view", name: "totals", sql: "SELECT count(*) AS n FROM raw" },
-        ],
-      },
-    }));
+    ({ pipeline_id: pipelineId } = await cp.client.createPipeline(countingPipeline("points", "totals")));
   });
   afterAll(async () => {
     if (pipelineId) await cp.client.deletePipeline(pipelineId).catch(() => undefined);
@@ -137,28 +140,7 @@ describe("VACUUM by table name", () => {
   }, 60_000);
 
   it("marks a point whose files a VACUUM outside Ebb deleted restorable: false, with the reason", async () => {
-    const { pipeline_id: other } = await cp.client.createPipeline({
-      name: "vacuumed outside",
-      catalog: "vac",
-      schema: "outside",
-      configuration: { "pipelines.rewind.enabled": "true" },
-      definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
-                sql: "SELECT id FROM source",
-              },
-            ],
-          },
-          { type: "materialized_view", name: "ones", sql: "SELECT count(*) AS n FROM raw" },
-        ],
-      },
-    });
+    const { pipeline_id: other } = await cp.client.createPipeline(countingPipeline("outside", "ones"));
     try {
       for (let i = 0; i < 2; i++) {
         await cp.land(`outside-${i}.json`, [{ id: 100 + i }]);

@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { DefinitionError } from "../../../shared/pipeline/errors.ts";
 import { parseDefinition, parseDefinitionText } from "../../../shared/pipeline/parse-definition.ts";
+import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
+import { validatePipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { advanceWatermark, lateSql } from "../../../shared/engine/stateful/watermark.ts";
 import { operatorSignature, sameSignature } from "../../../shared/engine/stateful/operator-signature.ts";
 
@@ -75,5 +77,45 @@ describe("stateful flow settings", () => {
         }),
       ),
     ).toBe(false);
+  });
+
+  it("refuses a GROUP BY in a streaming flow at create, pointing at a materialized view; allows it in one", async () => {
+    const parser = await SqlReferenceParser.open();
+    try {
+      const grouped = {
+        name: "p",
+        catalog: "c",
+        schema: "s",
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: "/tmp/x", format: "json" },
+                sql: "SELECT id, count(*) AS n FROM source GROUP BY id",
+              },
+            ],
+          },
+        ],
+      };
+      await expect(validatePipeline(grouped, parser)).rejects.toThrow(
+        /flow "ingest" aggregates with GROUP BY over its stream.*materialized view/,
+      );
+      const view = {
+        ...grouped,
+        datasets: [
+          {
+            ...grouped.datasets[0]!,
+            flows: [{ ...grouped.datasets[0]!.flows[0]!, sql: "SELECT id FROM source" }],
+          },
+          { type: "materialized_view", name: "counts", sql: "SELECT id, count(*) AS n FROM raw GROUP BY id" },
+        ],
+      };
+      await expect(validatePipeline(view, parser)).resolves.toBeDefined();
+    } finally {
+      parser.close();
+    }
   });
 });
