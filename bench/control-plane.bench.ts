@@ -13,7 +13,7 @@ import { InProcessExecutions } from "../shared/control/in-process-executions.ts"
 import { startUpdate } from "../shared/control/start-update.ts";
 
 /**
- * Control-plane figures (issue 6 "Benchmarks"), on the embedded local runtime (API over loopback
+ * Control-plane figures, on the embedded local runtime (API over loopback
  * HTTP, handlers and state machine in process, DynamoDB Local and the embedded S3):
  *
  * 1. start-update and get-update latency, p50 and p99 over `EBB_BENCH_CALLS` calls (default 1,000).

@@ -4,7 +4,7 @@ import { captureRewindPoint } from "../shared/rewind/rewind-points.ts";
 import type { RewindPoint } from "../shared/rewind/rewind-point.ts";
 
 /**
- * Rewind and replay figures (issue 5 "Benchmarks"), measured on the engine over in-memory stores (no
+ * Rewind and replay figures, measured on the engine over in-memory stores (no
  * network: what is measured is Ebb's own work and DuckDB's). The pipeline has three datasets:
  * files → `raw` (auto_loader) → `cleaned` (stream) → `totals` (aggregate materialized view); its
  * history is 10 updates of one file each, with a rewind point after every update.

@@ -2,7 +2,7 @@ import { InjectedCrashError } from "./errors.ts";
 
 /**
  * Test hook for crash injection: the micro-batch protocol calls the hook at each step boundary, and a
- * hook that throws stops the batch there, as a crashed Lambda would (issue 4 "Crash injection").
+ * hook that throws stops the batch there, as a crashed Lambda would.
  */
 export const CRASH_POINTS = [
   /** The checkpoint is PLANNED; nothing else is written. */

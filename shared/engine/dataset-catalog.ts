@@ -31,9 +31,20 @@ export class DatasetCatalog {
     return tablePrefix({ catalog, schema, table });
   }
 
-  /** The object-store view of a table's root folder. */
+  readonly #tableStores = new Map<string, ObjectStore>();
+
+  /**
+   * The object-store view of a table's root folder, one per table for the catalog's life (a task):
+   * the Delta layer holds the table's latest snapshot per view, so the writer, readers and views of
+   * one task share it (`currentSnapshot`).
+   */
   tableStore(table: string): ObjectStore {
-    return withPrefix(this.store, this.tablePrefix(table));
+    let store = this.#tableStores.get(table);
+    if (!store) {
+      store = withPrefix(this.store, this.tablePrefix(table));
+      this.#tableStores.set(table, store);
+    }
+    return store;
   }
 
   /** The pipeline's catalog and schema: where its datasets are named. */

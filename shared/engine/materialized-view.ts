@@ -1,5 +1,5 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
-import { loadSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
+import { currentSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
@@ -89,7 +89,7 @@ export async function refreshMaterializedView(
 
 async function latestSnapshot(store: ObjectStore, session: SinkSession): Promise<Snapshot | undefined> {
   try {
-    return await loadSnapshot(store, { duck: session.duck });
+    return await currentSnapshot(store, { duck: session.duck });
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;

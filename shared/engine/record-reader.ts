@@ -5,7 +5,7 @@ import type { Sandbox } from "./sandbox.ts";
 
 /**
  * Reading landed files (json lines, csv, parquet) into the sandbox, separating malformed records from
- * good ones (issue 4 "Malformed source records"): a JSON line that does not parse or is not an object,
+ * good ones: a JSON line that does not parse or is not an object,
  * a CSV row with the wrong number of columns, a value that does not fit the declared schema. Nothing
  * is dropped: every malformed record lands in the `bad` table with its file, line and error.
  *

@@ -4,7 +4,7 @@ import {
   dataFileKey,
   fileRelationSql,
   type FileSource,
-  loadSnapshot,
+  currentSnapshot,
   partitionConstants,
   type Snapshot,
   tableColumns,
@@ -34,7 +34,7 @@ async function loadReadSnapshot(
   duck?: DuckSession,
 ): Promise<Snapshot> {
   try {
-    return await loadSnapshot(read.store, duck ? { duck } : {});
+    return await currentSnapshot(read.store, duck ? { duck } : {});
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
     throw new SourceUnavailableError(

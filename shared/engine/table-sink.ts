@@ -7,7 +7,7 @@ import {
   commitTransaction,
   DeltaTable,
   findCommitInfo,
-  loadSnapshot,
+  currentSnapshot,
   LocalFileCache,
   parseSchema,
   serializeSchema,
@@ -76,7 +76,7 @@ export async function openOrCreateTable(
   rowsSession: RowsSession = session,
 ): Promise<Snapshot> {
   try {
-    return await loadSnapshot(target.store, { duck: session.duck });
+    return await currentSnapshot(target.store, { duck: session.duck });
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
@@ -100,7 +100,7 @@ export async function openOrCreateTable(
     await table.close();
     return snapshot;
   }
-  return loadSnapshot(target.store, { duck: session.duck });
+  return currentSnapshot(target.store, { duck: session.duck });
 }
 
 async function rowsSchema(

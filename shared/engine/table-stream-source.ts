@@ -8,7 +8,7 @@ import {
   type FileSource,
   findCommitInfo,
   listLog,
-  loadSnapshot,
+  currentSnapshot,
   partitionConstants,
   readCommits,
   type Snapshot,
@@ -60,7 +60,7 @@ export async function planTableSource(
 ): Promise<PlannedTableBatch | undefined> {
   let snapshot: Snapshot;
   try {
-    snapshot = await loadSnapshot(source.store, source.duck ? { duck: source.duck } : {});
+    snapshot = await currentSnapshot(source.store, source.duck ? { duck: source.duck } : {});
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;

@@ -5,7 +5,7 @@ import type { ControlPlane } from "../control-plane.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
- * Continuous pipelines (issue 6): a `continuous: true` pipeline's update does not finish after its
+ * Continuous pipelines: a `continuous: true` pipeline's update does not finish after its
  * run. It waits for the trigger interval and runs its DAG levels again, until it is stopped. An
  * execution runs `CYCLES_PER_EXECUTION` cycles, then hands the update over to a fresh execution of
  * the same state machine (named `<updateId>-<cycle>`), so no execution's history grows past Step

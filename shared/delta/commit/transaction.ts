@@ -9,6 +9,7 @@ import { commit, type CommitConflict, type CommittedVersion } from "./commit.ts"
 import { txnFor, type TxnMarker } from "./file-actions.ts";
 import type { PreparedCommit } from "./operation-context.ts";
 import { postCommit, type CheckpointSession, type PostCommitResult } from "./post-commit.ts";
+import { rememberSnapshot } from "../read/snapshot-cache.ts";
 import { refreshSnapshot } from "../read/snapshot-refresh.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { assertWritable } from "../table/writer-features.ts";
@@ -113,6 +114,7 @@ export async function commitTransaction(
     }
     return result;
   }
+  rememberSnapshot(store, result.snapshot);
   const committed = {
     ...result,
     ...(await postCommit(store, result.snapshot, options.clock(), options.session)),

@@ -4,7 +4,7 @@ import type { DuckRow } from "../../../shared/duck/duck-session.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /**
- * Property (issue 4): however files arrive across updates — in any order, any grouping, under any
+ * Property: however files arrive across updates — in any order, any grouping, under any
  * batch bounds — the final tables equal those of one update over all the files.
  */
 const FILES = Array.from({ length: 6 }, (_, i) => ({ key: `part-${i}.json`, text: jsonLines(i * 4, 4) }));

@@ -4,7 +4,7 @@ import { InjectedCrashError } from "../../../shared/engine/errors.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /**
- * Crash injection (issue 4): a batch aborted after each protocol step, at several batches of a
+ * Crash injection: a batch aborted after each protocol step, at several batches of a
  * two-level pipeline whose flows deduplicate by key (operator state); the next update converges and
  * every input row is in each table exactly once, a redelivered one included.
  */

@@ -1,5 +1,5 @@
 /**
- * The pipeline users try first (issue 5 "Proof"): files land → `raw` (auto_loader) → `cleaned`
+ * The pipeline users try first: files land → `raw` (auto_loader) → `cleaned`
  * (streaming table) → `totals` (aggregate materialized view). `cleanedSql` is what a deploy changes:
  * the good transform doubles `amount`, the bad one triples it.
  */

@@ -5,7 +5,7 @@ import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts
 import { BAD_SQL, GOOD_SQL, scenarioPipeline } from "./pipeline-definitions.ts";
 
 /**
- * The scenario of issue 5: a bad deploy writes wrong values for two batches; the user rewinds to the
+ * The rewind-and-replay scenario users come for: a bad deploy writes wrong values for two batches; the user rewinds to the
  * last point before the deploy, deploys the fix and replays. Every table then equals what a pipeline
  * that never had the bad deploy holds, and the data from before the point is untouched.
  */

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { currentSnapshot } from "../../../shared/delta/read/snapshot-cache.ts";
+import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import type { ObjectStore } from "../../../shared/store/object-store.ts";
+import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
+
+/** Counts every request a store view receives. */
+function counted(inner: ObjectStore): { store: ObjectStore; requests: string[] } {
+  const requests: string[] = [];
+  const methods = [
+    "get",
+    "getRange",
+    "put",
+    "putIfAbsent",
+    "putIfMatch",
+    "list",
+    "head",
+    "delete",
+    "deleteMany",
+  ];
+  const store = Object.fromEntries(
+    methods.map((name) => [
+      name,
+      (...args: unknown[]) => {
+        requests.push(`${name} ${String(args[0])}`);
+        return (inner as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
+      },
+    ]),
+  ) as unknown as ObjectStore;
+  return { store, requests };
+}
+
+describe("one snapshot per table view", () => {
+  let duck: DuckSession;
+  beforeAll(async () => {
+    duck = await DuckSession.open();
+  });
+  afterAll(() => duck.close());
+
+  it("loads once, then reads only the commits after the version held; a commit on the view is not read back", async () => {
+    const clock = new ManualClock();
+    const memory = new MemoryObjectStore(clock.read);
+    const writer = await DeltaTable.create(
+      memory,
+      { schema: schemaOf(field("id", "long")), rows: { rows: [{ id: 1 }] } },
+      { clock: clock.read, duck },
+    );
+    for (let i = 2; i <= 5; i++) await writer.append({ rows: [{ id: i }] });
+    const { store, requests } = counted(memory);
+
+    const first = await currentSnapshot(store, { duck });
+    expect(first.version).toBe(4);
+    const loadRequests = requests.length;
+    expect(loadRequests).toBeGreaterThan(5); // _last_checkpoint, the listing, five commits
+
+    requests.length = 0;
+    expect(await currentSnapshot(store, { duck })).toBe(first);
+    expect(requests).toEqual(["get _delta_log/00000000000000000005.json"]); // nothing new: one GET
+
+    await writer.append({ rows: [{ id: 6 }] }); // another view commits
+    requests.length = 0;
+    const advanced = await currentSnapshot(store, { duck });
+    expect(advanced.version).toBe(5);
+    expect(requests).toEqual([
+      "get _delta_log/00000000000000000005.json",
+      "get _delta_log/00000000000000000006.json",
+    ]);
+    expect(advanced.files).toEqual((await loadSnapshot(memory, { duck })).files);
+
+    // A commit through this view is remembered: the next read asks only for the version after it.
+    const table = await DeltaTable.open(store, { clock: clock.read, duck, snapshot: advanced });
+    await table.append({ rows: [{ id: 7 }] });
+    requests.length = 0;
+    expect((await currentSnapshot(store, { duck })).version).toBe(6);
+    expect(requests).toEqual(["get _delta_log/00000000000000000007.json"]);
+    await table.close();
+    await writer.close();
+  });
+});
