@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
  * The security review's SQL escape attempts, through the HTTP API on the local runtime: each is
@@ -60,28 +60,8 @@ describe("SQL escape catalogue", () => {
   }, 120_000);
   afterAll(() => cp?.close());
 
-  function pipeline(name: string, sql: string) {
-    return {
-      name,
-      catalog: "escape",
-      schema: name,
-      definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
-                sql,
-              },
-            ],
-          },
-        ],
-      },
-    };
-  }
+  const pipeline = (name: string, sql: string) =>
+    ingestPipeline({ name, catalog: "escape", schema: name, path: cp.landing, sql });
 
   it.each(CATALOGUE)("the query endpoint refuses: %s", async (_what, sql) => {
     const error = await cp.client.query("escape.escapes.raw", { sql }).catch((e: unknown) => e);
