@@ -53,11 +53,11 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
 
 /** Single values as strings; a parameter given several times as a list. */
 function queryOf(event: APIGatewayProxyEvent): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {};
+  const query = Object.create(null) as Record<string, string | string[]>;
   const multi = event.multiValueQueryStringParameters ?? {};
   for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) {
     if (value === undefined) continue;
-    const all = multi[name];
+    const all = Object.hasOwn(multi, name) ? multi[name] : undefined;
     query[name] = all && all.length > 1 ? all : value;
   }
   return query;

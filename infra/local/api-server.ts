@@ -166,8 +166,9 @@ function proxyEvent(
     headers[name] = Array.isArray(value) ? value.join(",") : value;
     multiValueHeaders[name] = Array.isArray(value) ? value : [value];
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  // No prototype: a parameter named `toString` or `__proto__` is a parameter like any other.
+  const query: Record<string, string> = Object.create(null) as Record<string, string>;
+  const multiQuery: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   for (const [name, value] of url.searchParams) {
     query[name] = value;
     (multiQuery[name] ??= []).push(value);

@@ -45,3 +45,35 @@ export async function startTestControlPlane(options: { uiAssets?: string } = {})
     },
   };
 }
+
+/**
+ * A create body for the smallest pipeline: one streaming table `raw` whose flow `ingest` runs `sql`
+ * over JSON files `{id}` landing under `path`.
+ */
+export function ingestPipeline(settings: {
+  name: string;
+  catalog: string;
+  schema: string;
+  path: string;
+  sql?: string;
+}) {
+  const { path: sourcePath, sql = "SELECT * FROM source", ...names } = settings;
+  return {
+    ...names,
+    definition: {
+      datasets: [
+        {
+          type: "streaming_table",
+          name: "raw",
+          flows: [
+            {
+              name: "ingest",
+              source: { type: "auto_loader", path: sourcePath, format: "json", schema: { id: "BIGINT" } },
+              sql,
+            },
+          ],
+        },
+      ],
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { loadSynthesizedEbb } from "../../../infra/local/ebb-synthesis-cache.ts";
 import { templateRoutes } from "../../../infra/local/template-functions.ts";
 import * as requestSchemas from "../../../shared/api/request-schemas.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
  * Every route of the synthesized API, fed generated bodies, query strings and path parameters over
@@ -60,26 +60,9 @@ describe("API fuzz", () => {
   beforeAll(async () => {
     cp = await startTestControlPlane();
     routes = templateRoutes((await loadSynthesizedEbb()).template);
-    ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
-      name: "fuzzed",
-      catalog: "fuzz",
-      schema: "api",
-      definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
-                sql: "SELECT * FROM source",
-              },
-            ],
-          },
-        ],
-      },
-    }));
+    ({ pipeline_id: pipelineId } = await cp.client.createPipeline(
+      ingestPipeline({ name: "fuzzed", catalog: "fuzz", schema: "api", path: cp.landing }),
+    ));
   }, 120_000);
   afterAll(async () => {
     console.log(`API fuzz: ${cases} requests over ${routes?.length ?? 0} routes`);

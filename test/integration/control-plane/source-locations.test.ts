@@ -6,7 +6,7 @@ import { EnvironmentControlPlane } from "../../../functions/runtime/control-plan
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { createPipeline } from "../../../shared/control/pipeline-commands.ts";
 import { CodedError } from "../../../shared/errors/coded-error.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
  * Where a source may read from: on the local runtime, folders under its roots only (the test plane's
@@ -14,26 +14,8 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  * has its own code and names the field.
  */
 
-const definition = (sourcePath: string, name = "locations") => ({
-  name,
-  catalog: "locations",
-  schema: name,
-  definition: {
-    datasets: [
-      {
-        type: "streaming_table",
-        name: "raw",
-        flows: [
-          {
-            name: "ingest",
-            source: { type: "auto_loader", path: sourcePath, format: "json", schema: { id: "BIGINT" } },
-            sql: "SELECT * FROM source",
-          },
-        ],
-      },
-    ],
-  },
-});
+const definition = (sourcePath: string, name = "locations") =>
+  ingestPipeline({ name, catalog: "locations", schema: name, path: sourcePath });
 
 const FIELD = "datasets[0].flows[0].source.path";
 
