@@ -24,6 +24,8 @@ describe("tables with log checkpoints, read through the API", () => {
           {
             type: "streaming_table",
             name: "events",
+            // One version per batch, so each version holds as many rows as its number.
+            properties: { "delta.autoOptimize.autoCompact": "false" },
             flows: [
               {
                 name: "ingest",
