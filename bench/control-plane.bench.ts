@@ -1,16 +1,11 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { EnvironmentControlPlane } from "../functions/runtime/control-plane-from-env.ts";
-import { loadSynthesizedEbb } from "../infra/local/ebb-synthesis-cache.ts";
-import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
-import { startLocalControlPlane } from "../infra/local/local-control-plane.ts";
-import { EbbClient } from "../shared/client/ebb-client.ts";
-import { bearerAuth } from "../shared/client/request-signer.ts";
 import type { ControlPlane } from "../shared/control/control-plane.ts";
 import { InProcessExecutions } from "../shared/control/in-process-executions.ts";
 import { startUpdate } from "../shared/control/start-update.ts";
+import { startBenchPlane } from "./bench-plane.ts";
 
 /**
  * Control-plane figures, on the embedded local runtime (API over loopback
@@ -79,16 +74,7 @@ function chainDefinition(landing: string) {
 }
 
 export async function run(): Promise<void> {
-  const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-bench-landing-"));
-  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
-  const plane = await startLocalControlPlane({
-    endpoints: aws.endpoints,
-    storage,
-    ebb: await loadSynthesizedEbb(),
-    schedules: false,
-    localRoots: [landing],
-  });
-  const client = new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) });
+  const { plane, client, landing, close } = await startBenchPlane("ebb-bench-landing-");
   const land = (file: string, ids: number[]) =>
     writeFile(path.join(landing, file), ids.map((id) => JSON.stringify({ id, v: id })).join("\n") + "\n");
   const runToEnd = async (pipelineId: string, body?: unknown, intervalMs = 100) => {
@@ -163,8 +149,6 @@ export async function run(): Promise<void> {
       `rewind of ${CHAIN} datasets: through the API ${apiMs.toFixed(0)} ms, in process ${inProcessMs.toFixed(0)} ms, ratio ${(apiMs / inProcessMs).toFixed(2)}`,
     );
   } finally {
-    await plane.stop();
-    await aws.stop();
-    await rm(landing, { recursive: true, force: true });
+    await close();
   }
 }

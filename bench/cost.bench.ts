@@ -1,12 +1,7 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { S3Client } from "@aws-sdk/client-s3";
-import { loadSynthesizedEbb } from "../infra/local/ebb-synthesis-cache.ts";
-import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
-import { startLocalControlPlane } from "../infra/local/local-control-plane.ts";
-import { EbbClient } from "../shared/client/ebb-client.ts";
-import { bearerAuth } from "../shared/client/request-signer.ts";
+import { startBenchPlane } from "./bench-plane.ts";
 
 /**
  * AWS requests per update, and what they cost (issue 18 "Request counts are a benchmark"), on the
@@ -99,16 +94,7 @@ function byCommand(c: Counts): string {
 
 export async function run(): Promise<void> {
   installCounter();
-  const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-bench-cost-"));
-  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
-  const plane = await startLocalControlPlane({
-    endpoints: aws.endpoints,
-    storage,
-    ebb: await loadSynthesizedEbb(),
-    schedules: false,
-    localRoots: [landing],
-  });
-  const client = new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) });
+  const { plane, client, landing, close } = await startBenchPlane("ebb-bench-cost-");
   try {
     const { pipeline_id: pipelineId } = await client.createPipeline({
       name: "bench cost",
@@ -183,7 +169,6 @@ export async function run(): Promise<void> {
         `at updates ${AGE - 9}-${AGE} $${(lateCost * month).toFixed(2)}`,
     );
   } finally {
-    await plane.stop();
-    await rm(landing, { recursive: true, force: true });
+    await close();
   }
 }
