@@ -43,7 +43,7 @@ export async function startUpdate(
   body: StartUpdateBody,
 ): Promise<{ update_id: string }> {
   const record = await releaseStaleUpdate(plane, await requirePipeline(plane, pipelineId));
-  const { version, pipeline } = await loadPipeline(plane, pipelineId);
+  const { version, pipeline } = await loadPipeline(plane, pipelineId, record.definitionVersion);
   const refreshFields = refreshFieldsOf(body);
 
   let intent: UpdateIntent;
@@ -63,11 +63,15 @@ export async function startUpdate(
     const plan = planRefresh(pipeline, refresh);
     checkUpdateAllowed(record, pipeline.settings, "other");
     if (await definitionChangedSinceLastRun(plane, pipelineId, version)) {
-      await checkSchemaChanges(pipeline, plane.bucket, {
-        run: plan.run,
-        reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
-      });
-      await checkHeadStates(plane.bucket, plane.checkpoints, pipelineId, continuingFlows(pipeline, plan));
+      // Read-only checks, side by side; a schema problem is named before a state problem.
+      const checks = await Promise.allSettled([
+        checkSchemaChanges(pipeline, plane.bucket, {
+          run: plan.run,
+          reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
+        }),
+        checkHeadStates(plane.bucket, plane.checkpoints, pipelineId, continuingFlows(pipeline, plan)),
+      ]);
+      for (const check of checks) if (check.status === "rejected") throw check.reason;
     }
     intent = {
       kind: "run",
