@@ -57,7 +57,12 @@ export async function startUpdate(
     const spec = parseRewindSpec(body.rewind_spec, plane.clock());
     checkUpdateAllowed(record, pipeline.settings, "rewind");
     rewind = await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
-    intent = { kind: "rewind", dryRun: spec.dryRun };
+    intent = {
+      kind: "rewind",
+      dryRun: spec.dryRun,
+      target: spec.target,
+      ...(spec.datasets ? { datasets: spec.datasets } : {}),
+    };
   } else {
     const refresh = parseRefreshRequest(refreshFields);
     const plan = planRefresh(pipeline, refresh);
