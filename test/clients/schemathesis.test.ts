@@ -41,6 +41,7 @@ describe("schemathesis against the OpenAPI document", () => {
       EBB_FUZZ_TABLE: "fuzz.openapi.raw",
       SCHEMATHESIS_HOOKS: "hooks",
       PYTHONPATH: HOOKS,
+      PYTHONDONTWRITEBYTECODE: "1",
     };
   }, 180_000);
   afterAll(async () => {
