@@ -132,7 +132,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     const put = { TableName: this.table, Item: item, ConditionExpression: `attribute_not_exists(${SORT})` };
     if (planned.activeUpdateId === undefined) {
       const outcome = await conditionalWrite(() => this.client.send(new PutCommand(put)));
-      return outcome === "written"
+      return outcome.written
         ? { outcome: "planned", checkpoint: toCheckpoint(item) }
         : { outcome: "seq-taken", seq };
     }
