@@ -199,7 +199,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     }
 
     // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
-    const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
+    const rowsSql = await sandbox.checkedQuery(state?.query ?? run.flow.sql, what);
     const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
       const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
       const target: SinkTarget = {
