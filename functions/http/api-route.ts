@@ -37,7 +37,10 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event) => {
     try {
       const query = parseWith(schemas.query, queryOf(event));
-      const body = parseWith(schemas.body, readJsonBody(event.body, event.isBase64Encoded));
+      const body = parseWith(
+        schemas.body,
+        readJsonBody(event.body, event.isBase64Encoded, headerOf(event, "content-type")),
+      );
       const path = decodedPath(event.pathParameters ?? {});
       return json(200, await route({ path, body, query }, plane()));
     } catch (error) {
@@ -49,6 +52,12 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
       return json(status, body);
     }
   });
+}
+
+/** A request header by its lower-case name (API Gateway keeps the client's spelling). */
+function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const found = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return found?.[1];
 }
 
 /** Single values as strings; a parameter given several times as a list. */

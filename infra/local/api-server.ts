@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
-import { RouteNotFoundError, UnauthenticatedError } from "../../shared/api/errors.ts";
+import { RequestTooLargeError, RouteNotFoundError, UnauthenticatedError } from "../../shared/api/errors.ts";
+import { MAX_BODY_BYTES } from "../../shared/api/request-body.ts";
 import { toErrorResponse } from "../../shared/api/error-response.ts";
 import type { FunctionHost } from "./function-host.ts";
 import { LOOPBACK } from "./loopback-port.ts";
@@ -102,6 +103,9 @@ export async function serveApi(
         .filter((m) => m.params);
       const match = matches.find((m) => m.route.method === method);
       if (!match?.params) throw new RouteNotFoundError(method, url.pathname);
+      // A body declared over the limit is refused before it is read.
+      const declared = Number(request.headers["content-length"] ?? 0);
+      if (declared > MAX_BODY_BYTES) throw new RequestTooLargeError(declared, MAX_BODY_BYTES);
       const body = await readBody(request);
       if (body === undefined)
         return reply(413, { error_code: "REQUEST_LIMIT_EXCEEDED", message: "the body is over 10 MB" });
@@ -109,11 +113,30 @@ export async function serveApi(
       return (await options.host.invoke(match.route.functionId, event)) as APIGatewayProxyResult;
     } catch (error) {
       const { status, body } = toErrorResponse(error);
-      if (status >= 500) console.error(error);
+      // A client that went away mid-body is not a server fault.
+      if (status >= 500 && !request.destroyed) console.error(error);
       return reply(status, body);
     }
   }
 
+  // What Node refuses before a handler sees it (headers or URL over its limit, a malformed request)
+  // still answers the API's JSON error shape.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return;
+    const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
+    const body = JSON.stringify(
+      tooLarge
+        ? {
+            error_code: "REQUEST_LIMIT_EXCEEDED",
+            message: `the URL and headers are over ${http.maxHeaderSize} bytes: send fewer or shorter query parameters`,
+          }
+        : { error_code: "MALFORMED_REQUEST", message: "the request is not valid HTTP/1.1" },
+    );
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request"}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, LOOPBACK, resolve);

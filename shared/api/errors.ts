@@ -18,6 +18,16 @@ export class MalformedRequestError extends ApiError {
   override readonly httpStatus = 400;
 }
 
+/** A body sent as something other than JSON (`Content-Type: text/plain`, a multipart form, XML). */
+export class UnsupportedMediaTypeError extends ApiError {
+  override readonly name = "UnsupportedMediaTypeError";
+  override readonly errorCode = "UNSUPPORTED_MEDIA_TYPE";
+  override readonly httpStatus = 415;
+  constructor(readonly contentType: string) {
+    super(`the body is sent as ${contentType}: send JSON, with Content-Type: application/json`);
+  }
+}
+
 /** The body is larger than the API accepts. */
 export class RequestTooLargeError extends ApiError {
   override readonly name = "RequestTooLargeError";

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { definitionErrorMap, toDefinitionIssues } from "../pipeline/definition-messages.ts";
-import { MalformedRequestError, RequestTooLargeError } from "./errors.ts";
+import { MalformedRequestError, RequestTooLargeError, UnsupportedMediaTypeError } from "./errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**
@@ -11,9 +11,22 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
 
 export const MAX_BODY_BYTES = 1 << 20; // 1 MiB
 
+/**
+ * Media types a JSON body may come as: JSON itself, none, and curl's default for `-d`
+ * (`application/x-www-form-urlencoded`), so the curl lines users paste keep working.
+ */
+const JSON_BODY_TYPES = ["application/json", "application/x-www-form-urlencoded"];
+
 /** The body as a plain JSON value; an empty body is `{}` (a start-update may have none). */
-export function readJsonBody(body: string | null | undefined, isBase64Encoded = false): unknown {
+export function readJsonBody(
+  body: string | null | undefined,
+  isBase64Encoded = false,
+  contentType?: string,
+): unknown {
   if (body === null || body === undefined) return {};
+  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType && !JSON_BODY_TYPES.includes(mediaType) && !mediaType.endsWith("+json"))
+    throw new UnsupportedMediaTypeError(mediaType);
   const bytes = isBase64Encoded ? Buffer.from(body, "base64") : Buffer.from(body, "utf8");
   if (bytes.length > MAX_BODY_BYTES) throw new RequestTooLargeError(bytes.length, MAX_BODY_BYTES);
   const text = bytes.toString("utf8");

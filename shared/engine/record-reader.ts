@@ -180,14 +180,16 @@ async function readCsv(
 ): Promise<void> {
   const rejects = `__ebb_rejects_${request.goodTable}`;
   const scans = `__ebb_scans_${request.goodTable}`;
+  // Without a declared schema the first file's header and sniffed types apply to every file of the
+  // batch: DuckDB cannot keep rejected rows while it unions files by column name.
   const columns = request.schema
     ? `columns = {${Object.entries(request.schema)
         .map(([name, type]) => `${quoteLiteral(name)}: ${quoteLiteral(type)}`)
-        .join(", ")}}`
-    : "union_by_name = true";
+        .join(", ")}}, `
+    : "";
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(request.goodTable)} AS SELECT * FROM read_csv(${stringList(files.map((f) => f.localPath))}, ` +
-      `header = true, ${columns}, store_rejects = true, rejects_table = ${quoteLiteral(rejects)}, rejects_scan = ${quoteLiteral(scans)})`,
+      `header = true, ${columns}store_rejects = true, rejects_table = ${quoteLiteral(rejects)}, rejects_scan = ${quoteLiteral(scans)})`,
   );
   await sandbox.run(
     `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT k.key, e.line, e.csv_line, e.error_type || ': ' || e.error_message ` +

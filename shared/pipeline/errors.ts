@@ -38,7 +38,10 @@ export class DefinitionError extends PipelineError {
     readonly issues: readonly DefinitionIssue[],
     options: { cause?: unknown } = {},
   ) {
-    super(describeIssues(issues), { ...options, data: { issues } });
+    super(describeIssues(issues), {
+      ...options,
+      data: { issues: issues.slice(0, LISTED_ISSUES), issueCount: issues.length },
+    });
     const codes = new Set(issues.map((issue) => issue.code));
     const [only] = codes;
     this.errorCode = codes.size === 1 && only !== undefined ? only : "INVALID_PARAMETER_VALUE";
@@ -66,8 +69,18 @@ export class SqlParserUnavailableError extends PipelineError {
   override readonly name = "SqlParserUnavailableError";
 }
 
+/**
+ * Problems a message lists: enough to fix in one pass, and an answer that stays far below Lambda's
+ * 6 MB response limit however broken the definition (the count says how many there are).
+ */
+const LISTED_ISSUES = 50;
+
 function describeIssues(issues: readonly DefinitionIssue[]): string {
-  const lines = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+  const lines = issues
+    .slice(0, LISTED_ISSUES)
+    .map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+  if (issues.length > LISTED_ISSUES)
+    lines.push(`… and ${issues.length - LISTED_ISSUES} more: fix these first, then send it again`);
   const head =
     issues.length === 1
       ? "invalid pipeline definition"

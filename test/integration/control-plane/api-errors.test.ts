@@ -1,3 +1,4 @@
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
@@ -24,10 +25,18 @@ describe("documented API errors", () => {
     return error as EbbApiError;
   };
   const rewind = (rewind_spec: unknown) => cp.client.startUpdate(pipelineId, { rewind_spec });
-  const raw = (method: string, path: string, init: { body?: string; token?: string } = {}) =>
+  const raw = (
+    method: string,
+    path: string,
+    init: { body?: string; token?: string; headers?: Record<string, string> } = {},
+  ) =>
     fetch(cp.plane.endpoint + path, {
       method,
-      headers: { authorization: `Bearer ${init.token ?? cp.plane.token}` },
+      headers: {
+        authorization: `Bearer ${init.token ?? cp.plane.token}`,
+        "content-type": "application/json",
+        ...init.headers,
+      },
       ...(init.body !== undefined ? { body: init.body } : {}),
     });
 
@@ -146,6 +155,74 @@ describe("documented API errors", () => {
       body: JSON.stringify({ cause: "x".repeat(1 << 20) }),
     });
     expect(large.status).toBe(413);
+  });
+
+  it("UNSUPPORTED_MEDIA_TYPE (415) for a body sent as something other than JSON; curl's default form type reads as JSON", async () => {
+    const plain = await raw("POST", `/api/2.0/pipelines/${pipelineId}/updates`, {
+      body: "{}",
+      headers: { "content-type": "text/plain" },
+    });
+    expect(plain.status).toBe(415);
+    expect(await plain.json()).toMatchObject({
+      error_code: "UNSUPPORTED_MEDIA_TYPE",
+      message: expect.stringContaining("application/json"),
+    });
+    const curlDefault = await raw("POST", `/api/2.0/pipelines/${pipelineId}/updates`, {
+      body: JSON.stringify({ validate_only: true }),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(curlDefault.status).toBe(200);
+    const { update_id } = (await curlDefault.json()) as { update_id: string };
+    await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+  });
+
+  it("REQUEST_LIMIT_EXCEEDED as JSON for a URL over the server's limit (431) and a body declared over 1 MiB (413, not read)", async () => {
+    const longUrl = await raw("GET", `/api/2.0/pipelines?max_results=1&x=${"a".repeat(20_000)}`);
+    expect(longUrl.status).toBe(431);
+    expect(await longUrl.json()).toMatchObject({ error_code: "REQUEST_LIMIT_EXCEEDED" });
+    // Only the declaration is sent: an answer that waited for the body would never come.
+    const declared = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${cp.plane.endpoint}/api/2.0/pipelines/${pipelineId}/updates`);
+      const request = http.request(
+        url,
+        {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${cp.plane.token}`,
+            "content-type": "application/json",
+            "content-length": String(5 << 20),
+          },
+        },
+        (response) => {
+          let body = "";
+          response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      request.on("error", reject);
+      request.write("{");
+    });
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body)).toMatchObject({ error_code: "REQUEST_LIMIT_EXCEEDED" });
+  });
+
+  it("a definition with 150,000 problems answers the first 50 and the count, not a 15 MB error", async () => {
+    const response = await raw("POST", "/api/2.0/pipelines", {
+      body: JSON.stringify({
+        name: "broken",
+        catalog: "errors",
+        schema: "broken",
+        definition: { datasets: Array.from({ length: 150_000 }, () => ({})) },
+      }),
+    });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text.length).toBeLessThan(20_000);
+    expect(JSON.parse(text)).toMatchObject({
+      error_code: "INVALID_PARAMETER_VALUE",
+      message: expect.stringContaining("(150000 problems)"),
+    });
+    expect(text).toContain("and 149950 more");
   });
 
   it("RESOURCE_DOES_NOT_EXIST (404) for an unknown pipeline, update or table", async () => {

@@ -68,6 +68,36 @@ describe("static reads and stopping", () => {
     ]);
   });
 
+  it("reads CSV files without a declared schema (header names, sniffed types), two files in one batch", async () => {
+    const pipeline = await harness.validate({
+      name: "csv inferred",
+      catalog: "main",
+      schema: "csv_inferred",
+      datasets: [
+        {
+          type: "streaming_table",
+          name: "cities",
+          flows: [
+            {
+              name: "load_cities",
+              source: { type: "auto_loader", path: `${harness.landingUri}cities/`, format: "csv" },
+              sql: "SELECT * FROM source",
+            },
+          ],
+        },
+      ],
+    });
+    await harness.land("cities/a.csv", "id,name\n1,Lyon\n2,Porto\n");
+    await harness.land("cities/b.csv", "id,name\n3,Turin\n");
+    expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+    const rows = (await harness.rows(pipeline, "cities", "id")).map((r) => [Number(r["id"]), r["name"]]);
+    expect(rows).toEqual([
+      [1, "Lyon"],
+      [2, "Porto"],
+      [3, "Turin"],
+    ]);
+  });
+
   it("stops between batches when asked: CANCELED, nothing half-done", async () => {
     const pipeline = await harness.validate(definition());
     await harness.land("orders/3.json", jsonLines(7, 2));
