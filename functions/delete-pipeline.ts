@@ -1,9 +1,9 @@
-import { deletePipelineQuery, emptyBody } from "../shared/api/request-schemas.ts";
+import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam } from "../shared/api/resource-names.ts";
 import { deletePipeline } from "../shared/control/pipeline-commands.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `DELETE /api/2.0/pipelines/{pipeline_id}[?purge=true]`: tables kept unless purged. */
-export const handler = apiRoute({ body: emptyBody, query: deletePipelineQuery }, ({ path, query }, plane) =>
+export const handler = apiRoute(ROUTES.deletePipeline, ({ path, query }, plane) =>
   deletePipeline(plane, pipelineIdParam(path["pipeline_id"]), query.purge ?? false),
 );

@@ -1,9 +1,9 @@
-import { noQuery, onsetBody } from "../shared/api/request-schemas.ts";
+import { ROUTES } from "../shared/api/route-contracts.ts";
 import { tableNameParam } from "../shared/api/resource-names.ts";
 import { findOnset } from "../shared/control/onset-finder.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `POST /api/2.0/tables/{full_name}/onset` `{predicate, change_types?}`: first bad version and the midpoint timestamp. */
-export const handler = apiRoute({ body: onsetBody, query: noQuery }, ({ path, body }, plane) =>
+export const handler = apiRoute(ROUTES.findOnset, ({ path, body }, plane) =>
   findOnset(plane.bucket, tableNameParam(path["full_name"]), body),
 );

@@ -1,9 +1,9 @@
-import { emptyBody, listEventsQuery } from "../shared/api/request-schemas.ts";
+import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam } from "../shared/api/resource-names.ts";
 import { listEvents } from "../shared/control/event-listing.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/pipelines/{pipeline_id}/events?filter=&order_by=&max_results=&page_token=`. */
-export const handler = apiRoute({ body: emptyBody, query: listEventsQuery }, ({ path, query }, plane) =>
+export const handler = apiRoute(ROUTES.listEvents, ({ path, query }, plane) =>
   listEvents(plane, pipelineIdParam(path["pipeline_id"]), query),
 );

@@ -1,8 +1,8 @@
-import { emptyBody, listPipelinesQuery } from "../shared/api/request-schemas.ts";
+import { ROUTES } from "../shared/api/route-contracts.ts";
 import { listPipelines } from "../shared/control/pipeline-commands.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/pipelines` → `{statuses}`, newest first. */
-export const handler = apiRoute({ body: emptyBody, query: listPipelinesQuery }, ({ query }, plane) =>
+export const handler = apiRoute(ROUTES.listPipelines, ({ query }, plane) =>
   listPipelines(plane, query.max_results),
 );

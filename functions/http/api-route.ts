@@ -7,8 +7,8 @@ import type { ControlPlane } from "../../shared/control/control-plane.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 
 /**
- * One API route as a Lambda handler behind API Gateway's proxy integration (api.md): the body read
- * (1 MiB, JSON object) and checked against the route's strict schema, the query string likewise, the
+ * One API route as a Lambda handler behind API Gateway's proxy integration (api.md): the query string
+ * checked against the route's strict schema, the body read (1 MiB, JSON object) and checked likewise, the
  * route's function called with the control plane, and any error answered as
  * `{"error_code", "message"}` with its status. Errors that are not the caller's are logged.
  */
@@ -20,6 +20,7 @@ export interface RouteRequest<Body, Query> {
   readonly query: Query;
 }
 
+/** A route's contract (route-contracts.ts) gives both. */
 export interface RouteSchemas<Body extends z.ZodType, Query extends z.ZodType> {
   /** `emptyBody` for routes without one (GET, DELETE): any field sent is then refused. */
   readonly body: Body;
@@ -35,9 +36,8 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
 ): middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event) => {
     try {
-      const raw = readJsonBody(event.body, event.isBase64Encoded);
-      const body = parseWith(schemas.body, raw);
       const query = parseWith(schemas.query, queryOf(event));
+      const body = parseWith(schemas.body, readJsonBody(event.body, event.isBase64Encoded));
       const path = decodedPath(event.pathParameters ?? {});
       return json(200, await route({ path, body, query }, plane()));
     } catch (error) {

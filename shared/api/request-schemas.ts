@@ -10,15 +10,29 @@ import { UPDATE_CAUSES } from "../store/updates-repository.ts";
  * and error codes; here they are only required to be there.
  */
 
-const positiveInt = z.coerce.number().int().positive();
-const nonNegativeInt = z.coerce.number().int().nonnegative();
+/** A query parameter sent twice arrives as a list; a single value is expected. */
+const queryText = () =>
+  z.string({
+    error: (issue) => (Array.isArray(issue.input) ? "is given more than once: send it once" : undefined),
+  });
+
+/**
+ * A query-string whole number in decimal digits (`1e3`, `0x10`, ` 5` are refused), at least `min`.
+ * The API decides, not JavaScript's `Number()`.
+ */
+const queryInt = (min: number) =>
+  queryText()
+    .regex(/^[0-9]{1,15}$/, { error: "must be a whole number in decimal digits (e.g. 100)" })
+    .transform(Number)
+    .pipe(z.number().min(min, { error: `must be at least ${min}` }));
+
 /** Query-string booleans: `true`/`false` in any case. */
-const queryBoolean = z
-  .string()
+const queryBoolean = queryText()
   .trim()
   .toLowerCase()
   .pipe(z.enum(["true", "false"]))
   .transform((value) => value === "true");
+const maxResults = queryInt(1).pipe(z.number().max(1000, { error: "must be at most 1000" }));
 
 /** `definition`: the datasets (flows, SQL) of the pipeline spec. */
 const definitionBody = strictObject({ datasets: z.array(z.unknown()) });
@@ -92,7 +106,7 @@ export const editPipelineBody = strictObject({
   pipeline_id: z.string().optional(),
   id: z.string().optional(),
   /** Optimistic concurrency: refuse the edit if the current version is no longer this one. */
-  expected_definition_version: positiveInt.optional(),
+  expected_definition_version: z.coerce.number().int().positive().optional(),
   /** Databricks' optimistic concurrency: refuse the edit if the pipeline changed since (epoch ms). */
   expected_last_modified: z.number().int().optional(),
 });
@@ -148,14 +162,14 @@ export const optimizeTableBody = strictObject({
 });
 
 /** `GET /api/2.0/pipelines`. */
-export const listPipelinesQuery = strictObject({ max_results: positiveInt.max(1000).optional() });
+export const listPipelinesQuery = strictObject({ max_results: maxResults.optional() });
 
 /** `DELETE /api/2.0/pipelines/{id}`. */
 export const deletePipelineQuery = strictObject({ purge: queryBoolean.optional() });
 
 const paging = {
-  max_results: positiveInt.max(1000).optional(),
-  page_token: z.string().min(1).optional(),
+  max_results: maxResults.optional(),
+  page_token: queryText().min(1).optional(),
 };
 
 /** `GET /api/2.0/pipelines/{id}/updates`. */
@@ -164,14 +178,14 @@ export const listUpdatesQuery = strictObject(paging);
 /** `GET /api/2.0/pipelines/{id}/events`. */
 export const listEventsQuery = strictObject({
   ...paging,
-  filter: z.string().optional(),
+  filter: queryText().optional(),
   order_by: z.union([z.string(), z.array(z.string())]).optional(),
 });
 
 /** `GET /api/2.0/tables/{full_name}/changes`. */
 export const tableChangesQuery = strictObject({
-  starting_version: nonNegativeInt.default(0),
-  ending_version: nonNegativeInt.optional(),
+  starting_version: queryInt(0).default(0),
+  ending_version: queryInt(0).optional(),
   ...paging,
 });
 

@@ -10,6 +10,27 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** How the OpenAPI document describes each path parameter (the checks below decide). */
+export const PATH_PARAMETERS: Readonly<
+  Record<string, { description: string; schema: Record<string, unknown> }>
+> = {
+  pipeline_id: {
+    description: "A pipeline id: the UUID create answered",
+    schema: { type: "string", pattern: UUID.source },
+  },
+  update_id: {
+    description: "An update id: the 26-character id start-update answered",
+    schema: { type: "string", minLength: 26, maxLength: 26 },
+  },
+  full_name: {
+    description: "A table: catalog.schema.table",
+    schema: {
+      type: "string",
+      pattern: "^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$",
+    },
+  },
+};
+
 export interface TableName {
   readonly catalog: string;
   readonly schema: string;

@@ -1,6 +1,5 @@
 import type { SqlAnalyzer, ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
-import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { DefinitionCache } from "./definition-cache.ts";
 import type { RewindEnvironment } from "../rewind/rewind-environment.ts";
 import type { CheckpointsRepository } from "../store/checkpoints-repository.ts";
@@ -50,8 +49,8 @@ export async function requirePipeline(plane: ControlPlane, pipelineId: string): 
 const definitionCaches = new WeakMap<ControlPlane, DefinitionCache>();
 
 /**
- * A stored definition version (the current one by default), validated: settings and DAG. A version
- * asked for by number is read and validated once per control plane (definition-cache.ts).
+ * A stored definition version (the current one by default), validated: settings and DAG. Each version
+ * is read and validated once per control plane (definition-cache.ts): versions never change.
  */
 export async function loadPipeline(
   plane: ControlPlane,
@@ -60,16 +59,11 @@ export async function loadPipeline(
 ): Promise<{ readonly version: number; readonly pipeline: ValidatedPipeline }> {
   let cache = definitionCaches.get(plane);
   if (!cache) definitionCaches.set(plane, (cache = new DefinitionCache()));
-  const validate = (definition: PipelineDefinition) => validatePipeline(definition, plane.sql);
-  if (version !== undefined) {
-    const pipeline = await cache.get(pipelineId, version, async () =>
-      validate((await plane.pipelines.getDefinition(pipelineId, version)).definition),
-    );
-    return { version, pipeline };
-  }
-  const stored = await plane.pipelines.getDefinition(pipelineId);
-  const pipeline = await cache.get(pipelineId, stored.version, () => validate(stored.definition));
-  return { version: stored.version, pipeline };
+  const at = version ?? (await requirePipeline(plane, pipelineId)).definitionVersion;
+  const pipeline = await cache.get(pipelineId, at, async () =>
+    validatePipeline((await plane.pipelines.getDefinition(pipelineId, at)).definition, plane.sql),
+  );
+  return { version: at, pipeline };
 }
 
 /** The rewind domain's view of one pipeline. */

@@ -1,6 +1,6 @@
 import type { TableName } from "../api/resource-names.ts";
 import type { OnsetBody } from "../api/request-schemas.ts";
-import { type HistoryEntry, openChangeFeed, readHistory } from "../delta/index.ts";
+import { type HistoryEntry, loadSnapshot, openChangeFeed, readHistory } from "../delta/index.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { readingTable, tableStore } from "./table-access.ts";
@@ -36,6 +36,8 @@ export async function findOnset(bucket: ObjectStore, name: TableName, body: Onse
   const store = tableStore(bucket, name);
   return readingTable(name, async () => {
     const history = await readHistory(store);
+    // An empty history is no table at all: loading it says so (not found, rather than "no version 1").
+    if (history.length === 0) await loadSnapshot(store);
     const from = body.starting_version ?? scanStart(history);
     const first = await firstBadChange(store, from, body);
     if (!first) return { found: false, starting_version: from };

@@ -86,21 +86,17 @@ export function rewoundState(latest: readonly UpdateRecord[]) {
       update.state === "COMPLETED" && !isValidation(intent) && !(intent.kind === "rewind" && intent.dryRun)
     );
   });
-  if (!last || intentOf(last).kind !== "rewind") return { rewound: false };
-  // The rewind as the user asked for it (the API echoes the request).
-  const spec = last.request["rewind_spec"] as {
-    rewind_point_id?: string;
-    rewind_timestamp?: string;
-    datasets?: unknown;
-  };
+  const intent = last && intentOf(last);
+  if (!last || intent?.kind !== "rewind") return { rewound: false };
   return {
     rewound: true,
     replay_pending: true,
     rewound_by_update_id: last.updateId,
     rewound_at: new Date(last.endedAt ?? last.lastModified).toISOString(),
-    ...(spec.rewind_point_id !== undefined ? { rewind_point_id: spec.rewind_point_id } : {}),
-    ...(spec.rewind_timestamp !== undefined ? { rewind_timestamp: spec.rewind_timestamp } : {}),
-    ...(spec.datasets !== undefined ? { datasets: spec.datasets } : {}),
+    ...(intent.target.kind === "point"
+      ? { rewind_point_id: intent.target.rewindPointId }
+      : { rewind_timestamp: intent.target.text }),
+    ...(intent.datasets !== undefined ? { datasets: intent.datasets } : {}),
     message: "the pipeline was rewound; the next update replays from the rewind point",
   };
 }

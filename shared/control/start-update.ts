@@ -43,7 +43,7 @@ export async function startUpdate(
   body: StartUpdateBody,
 ): Promise<{ update_id: string }> {
   const record = await releaseStaleUpdate(plane, await requirePipeline(plane, pipelineId));
-  const { version, pipeline } = await loadPipeline(plane, pipelineId);
+  const { version, pipeline } = await loadPipeline(plane, pipelineId, record.definitionVersion);
   const refreshFields = refreshFieldsOf(body);
 
   let intent: UpdateIntent;
@@ -57,17 +57,26 @@ export async function startUpdate(
     const spec = parseRewindSpec(body.rewind_spec, plane.clock());
     checkUpdateAllowed(record, pipeline.settings, "rewind");
     rewind = await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
-    intent = { kind: "rewind", dryRun: spec.dryRun };
+    intent = {
+      kind: "rewind",
+      dryRun: spec.dryRun,
+      target: spec.target,
+      ...(spec.datasets ? { datasets: spec.datasets } : {}),
+    };
   } else {
     const refresh = parseRefreshRequest(refreshFields);
     const plan = planRefresh(pipeline, refresh);
     checkUpdateAllowed(record, pipeline.settings, "other");
     if (await definitionChangedSinceLastRun(plane, pipelineId, version)) {
-      await checkSchemaChanges(pipeline, plane.bucket, {
-        run: plan.run,
-        reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
-      });
-      await checkHeadStates(plane.bucket, plane.checkpoints, pipelineId, continuingFlows(pipeline, plan));
+      // Read-only checks, side by side; a schema problem is named before a state problem.
+      const checks = await Promise.allSettled([
+        checkSchemaChanges(pipeline, plane.bucket, {
+          run: plan.run,
+          reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
+        }),
+        checkHeadStates(plane.bucket, plane.checkpoints, pipelineId, continuingFlows(pipeline, plan)),
+      ]);
+      for (const check of checks) if (check.status === "rejected") throw check.reason;
     }
     intent = {
       kind: "run",

@@ -11,21 +11,15 @@ import { resetDatasets } from "./steps/reset-step.ts";
 import { finishRewind, rewindOneDataset } from "./steps/rewind-step.ts";
 import { runItem, type RunOutcome } from "./steps/run-step.ts";
 import type { UpdateIds } from "./steps/update-context.ts";
-import {
-  MAX_PARALLEL_ITEMS,
-  RETRYABLE_ERRORS,
-  TASK_RETRY,
-  UPDATE_FAILED,
-  type UpdateTask,
-} from "./update-tasks.ts";
+import { MapFailed, runMap, runTask, Stopped } from "./driver-states.ts";
+import { UPDATE_FAILED, type UpdateTask } from "./update-tasks.ts";
 
 /**
  * The update state machine walked in process (tests, benchmarks): the same steps, in the same order,
  * as the ASL of `infra/aws/update-state-machine.ts` — PlanUpdate → Branch: rewind waves then
  * FinishRewind, or ResetDatasets (if needed) then DAG levels of RunFlow looping until caught up
  * (again each trigger while continuous) — then FinishUpdate; a failure takes the Catch path to
- * FailUpdate. Each task retries `RETRYABLE_ERRORS` as the ASL does; the items of a wave or level run
- * side by side up to `MAX_PARALLEL_ITEMS`, and one that fails fails the Map after the others end.
+ * FailUpdate. Tasks and Maps behave as Step Functions' do (driver-states.ts).
  */
 
 export interface DriverOptions {
@@ -53,9 +47,6 @@ export interface DrivenUpdate {
   readonly views: Record<string, ViewRefresh>;
 }
 
-class MapFailed extends Error {}
-class Stopped extends Error {}
-
 export async function driveUpdate(
   plane: ControlPlane,
   ids: UpdateIds,
@@ -72,20 +63,7 @@ export async function driveUpdate(
     flows,
     views,
   });
-  const task = async <T>(state: UpdateTask, work: () => Promise<T>): Promise<T> => {
-    for (let attempt = 0; ; attempt++) {
-      if (options.stopped?.()) throw new Stopped();
-      await options.onTask?.(state);
-      try {
-        return await work();
-      } catch (error) {
-        const name = error instanceof Error ? error.name : "";
-        if (attempt >= TASK_RETRY.maxAttempts || !(RETRYABLE_ERRORS as readonly string[]).includes(name))
-          throw error;
-        await sleep(TASK_RETRY.intervalSeconds * 1000 * TASK_RETRY.backoffRate ** attempt);
-      }
-    }
-  };
+  const task = <T>(state: UpdateTask, work: () => Promise<T>) => runTask({ ...options, sleep }, state, work);
   const fail = (state: UpdateTask, error: unknown) =>
     task(state, () =>
       failUpdate(
@@ -96,31 +74,8 @@ export async function driveUpdate(
           : { Error: error instanceof Error ? error.name : "Error", Cause: caughtCause(error) },
       ),
     );
-  // An inline Map: its items side by side; a failed item takes its own Catch, then fails the Map.
-  const map = async <Item>(
-    items: readonly Item[],
-    failState: UpdateTask,
-    work: (item: Item) => Promise<void>,
-  ) => {
-    let next = 0;
-    let failure: { error: unknown } | undefined;
-    const worker = async () => {
-      while (failure === undefined && next < items.length) {
-        const item = items[next++] as Item;
-        try {
-          await work(item);
-        } catch (error) {
-          if (error instanceof Stopped) failure ??= { error };
-          else if (failure === undefined) {
-            failure = { error: new MapFailed("", { cause: error }) };
-            await fail(failState, error).catch(() => undefined);
-          }
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_ITEMS, items.length) }, worker));
-    if (failure) throw failure.error;
-  };
+  const map = <Item>(items: readonly Item[], failState: UpdateTask, work: (item: Item) => Promise<void>) =>
+    runMap(items, work, (error) => fail(failState, error));
   const runUntilCaughtUp = async (item: ExecutionPlan["levels"][number]["items"][number]) => {
     for (let outcome: RunOutcome | undefined; !outcome?.caughtUp;) {
       outcome = await task("RunFlow", () =>

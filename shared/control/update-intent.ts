@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RESET_MODES } from "../pipeline/definition-schema.ts";
 import type { RefreshRequest } from "../rewind/refresh-request.ts";
+import { rewindDatasetSpecSchema, type RewindTarget } from "../rewind/rewind-spec.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
 
 /**
@@ -38,8 +39,19 @@ const refreshSchema = z.object({
   resetModeOverride: z.enum(RESET_MODES).optional(),
 }) satisfies z.ZodType<RefreshRequest>;
 
+const rewindTargetSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("point"), rewindPointId: z.string() }),
+  z.object({ kind: z.literal("timestamp"), text: z.string(), time: z.number() }),
+]) satisfies z.ZodType<RewindTarget>;
+
 export const updateIntentSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("rewind"), dryRun: z.boolean() }),
+  z.object({
+    kind: z.literal("rewind"),
+    dryRun: z.boolean(),
+    target: rewindTargetSchema,
+    /** Undefined: every dataset. */
+    datasets: z.array(rewindDatasetSpecSchema).readonly().optional(),
+  }),
   z.object({
     kind: z.literal("run"),
     refresh: refreshSchema,

@@ -2,7 +2,7 @@ import { quoteLiteral } from "../duck/sql-text.ts";
 import { ObjectNotFoundError } from "../store/errors.ts";
 import { listAll, type ObjectStore } from "../store/object-store.ts";
 import { compareKeys } from "../store/object-key.ts";
-import { SourceUnavailableError } from "./errors.ts";
+import { PlannedFileGoneError } from "./errors.ts";
 import type { LandedFile, RecordFormat } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 
@@ -41,15 +41,22 @@ export async function listSourceKeys(store: ObjectStore): Promise<string[]> {
 /** Files fetched at once. */
 const LANDING_CONCURRENCY = 8;
 
+/** Where landed files come from: the flow and dataset an error names, and the source location. */
+export interface FileOrigin {
+  readonly flow: string;
+  readonly dataset: string;
+  readonly location: string;
+}
+
 /**
  * Copies `keys` into the sandbox folder, in order, counting each JSON or CSV file's records on the
- * way (its bytes are in memory then). A file gone since it was listed is an error.
+ * way (its bytes are in memory then). A file gone since it was listed is a `PlannedFileGoneError`.
  */
 export async function landFiles(
   store: ObjectStore,
   sandbox: Sandbox,
   keys: readonly string[],
-  location: string,
+  origin: FileOrigin,
   format: RecordFormat,
 ): Promise<LandedFile[]> {
   const land = async (key: string): Promise<LandedFile> => {
@@ -58,10 +65,7 @@ export async function landFiles(
       bytes = await store.get(key);
     } catch (error) {
       if (!(error instanceof ObjectNotFoundError)) throw error;
-      throw new SourceUnavailableError(
-        `file ${key} under ${location} was planned for a batch but is gone: restore it, or reset the flow's checkpoint`,
-        { cause: error, data: { key, location } },
-      );
+      throw new PlannedFileGoneError(origin.flow, origin.dataset, key, origin.location, { cause: error });
     }
     const localPath = await sandbox.writeFile(bytes, extensionOf(key));
     if (format === "parquet") {

@@ -110,6 +110,28 @@ export class SourceUnavailableError extends EngineError {
   override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
 }
 
+/**
+ * A file an `auto_loader` batch was planned with is no longer under its location (removed after the
+ * plan, before the batch ran or while it was retried): the batch cannot run as planned. Putting the
+ * file back lets it run; a reset plans anew from the files there are.
+ */
+export class PlannedFileGoneError extends EngineError {
+  override readonly name = "PlannedFileGoneError";
+  override readonly errorCode = "SOURCE_FILE_GONE";
+  constructor(
+    readonly flow: string,
+    readonly dataset: string,
+    readonly key: string,
+    readonly location: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `flow "${flow}" planned its next batch with the file ${key} under ${location}, which is gone. Put the file back and run again; or plan anew from the files there are: {"full_refresh_selection": ["${dataset}"]} rebuilds ${dataset} from every file there, {"reset_checkpoint_selection": ["${flow}"]} keeps its rows and reads every file again (rows already in it from those files land twice)`,
+      { ...options, data: { flow, dataset, key, location } },
+    );
+  }
+}
+
 /** The flow's stored checkpoint state is inconsistent (a referenced state file is gone, …). */
 export class CheckpointStateError extends EngineError {
   override readonly name = "CheckpointStateError";

@@ -184,6 +184,7 @@ function stateDetails(state: StateProgress): Record<string, unknown> {
       state_bytes: state.stateBytes,
       num_rows_dropped_by_watermark: state.numRowsDroppedByWatermark,
       num_duplicates_dropped: state.numDuplicatesDropped,
+      num_windows_emitted: state.numWindowsEmitted,
       state_version: state.version ?? null,
     },
     event_time: { watermark: state.watermark ?? null },

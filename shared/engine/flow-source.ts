@@ -17,7 +17,7 @@ import type { EventStreams } from "./event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
-import { BAD_RECORD_COLUMNS, readRecords, type LandedFile } from "./record-reader.ts";
+import { BAD_RECORD_COLUMNS, isMalformedInputError, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type {
   FileSetOffset,
@@ -71,6 +71,8 @@ export interface FlowSource {
 export interface FlowSourceContext {
   readonly pipelineId: string;
   readonly flowName: string;
+  /** The dataset the flow writes. */
+  readonly datasetName: string;
   readonly source: Source;
   readonly options: FlowOptions;
   /** The pipeline's own store (bucket root view), for source state. */
@@ -176,7 +178,8 @@ function fileSource(
   const landed = new Map<string, LandedFile>();
   const land = async (keys: readonly string[]): Promise<LandedFile[]> => {
     const missing = keys.filter((key) => !landed.has(key));
-    for (const file of await landFiles(files, await context.sandbox(), missing, location, format))
+    const origin = { flow: context.flowName, dataset: context.datasetName, location };
+    for (const file of await landFiles(files, await context.sandbox(), missing, origin, format))
       landed.set(file.key, file);
     return keys.map((key) => landed.get(key)!);
   };
@@ -216,7 +219,14 @@ function fileSource(
         return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };
       };
       // JSON is read in one pass with the query; other formats are checked record by record first.
-      return read(format === "json");
+      if (format !== "json") return read(false);
+      try {
+        return await read(true);
+      } catch (error) {
+        // DuckDB may meet the malformed record already while binding the view.
+        if (!isMalformedInputError(error)) throw error;
+        return read(false);
+      }
     },
   };
 }

@@ -34,7 +34,8 @@ import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stat
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
  *
  * 1. Load the flow's HEAD (offsets after the last committed batch, `seq`). A checkpoint still PLANNED
- *    whose parent is HEAD is an unfinished batch: it is resumed with its own seq and end offsets.
+ *    whose parent is HEAD, planned since HEAD last moved, is an unfinished batch: it is resumed with
+ *    its own seq and end offsets (one planned before a rewind or reset was abandoned by it).
  * 2. Otherwise plan: choose the end offsets within the flow's bounds (an auto_loader writes its
  *    changelog of files first) and write the checkpoint `seq = max + 1`, PLANNED, parent = HEAD
  *    (a conditional put: write-ahead, before any data is written). Nothing new: caught up.
@@ -102,9 +103,9 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const crash = async (point: CrashPoint, seq: number) => run.crash?.(point, seq);
 
   // 1. HEAD, and an unfinished batch planned on top of it.
-  const { head, after } = await run.checkpoints.resume(ref);
+  const { head, after, abandonedThrough } = await run.checkpoints.resume(ref);
   const startOffset = head.checkpoint ? parseOffset(head.checkpoint.offsets) : undefined;
-  const { pending, maxSeq } = scanAfter(head.seq, after);
+  const { pending, maxSeq } = scanAfter(head.seq, after, abandonedThrough);
 
   // Opened on first use: a flow that has caught up never needs one.
   let opening: Promise<Sandbox> | undefined;
@@ -114,6 +115,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const source = createFlowSource({
       pipelineId: run.pipelineId,
       flowName: run.flow.name,
+      datasetName: run.dataset.name,
       source: run.flow.source,
       options: run.flow.options ?? { bad_records: "fail" },
       store: run.catalog.store,
@@ -197,7 +199,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     }
 
     // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
-    const rowsSql = await sandbox.checkedQuery(run.flow.sql, what);
+    const rowsSql = await sandbox.checkedQuery(state?.query ?? run.flow.sql, what);
     const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
       const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
       const target: SinkTarget = {
@@ -269,13 +271,17 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   }
 }
 
-/** The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any. */
-function scanAfter(headSeq: number, after: readonly Checkpoint[]) {
+/**
+ * The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any:
+ * one planned since HEAD last moved (a rewind or reset abandons the batches planned before it).
+ */
+function scanAfter(headSeq: number, after: readonly Checkpoint[], abandonedThrough: number) {
   let maxSeq = headSeq;
   let pending: Checkpoint | undefined;
   for (const checkpoint of after) {
     maxSeq = Math.max(maxSeq, checkpoint.seq);
-    if (checkpoint.status === "PLANNED" && checkpoint.parent === headSeq) pending = checkpoint;
+    const unfinished = checkpoint.status === "PLANNED" && checkpoint.seq > abandonedThrough;
+    if (unfinished && checkpoint.parent === headSeq) pending = checkpoint;
   }
   return { maxSeq, pending };
 }

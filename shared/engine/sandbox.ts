@@ -314,6 +314,34 @@ export class Sandbox {
    * the pipeline's namespace made bare (the original text when there were none).
    */
   private async parseUserQuery(sql: string, what: string): Promise<string> {
+    const tree = await this.parseTree(sql, what);
+    if (!this.namespace || !unqualify(tree, this.namespace)) return sql;
+    return this.deparse(tree);
+  }
+
+  /**
+   * The parse tree of user SQL (`json_serialize_sql`'s shape), checked as `checkedQuery` checks it and
+   * with the pipeline's namespace made bare: the one statement, for engine rewrites (`deparse`).
+   */
+  async parsedQuery(sql: string, what: string): Promise<unknown> {
+    const tree = await this.parseTree(sql, what);
+    if (this.namespace) unqualify(tree, this.namespace);
+    return tree.statements![0];
+  }
+
+  /** SQL text of a serialized statement tree (one statement, or the whole tree). */
+  async deparse(tree: unknown): Promise<string> {
+    const whole = (tree as { statements?: unknown }).statements ? tree : { error: false, statements: [tree] };
+    const [rewritten] = await this.session.rows("SELECT json_deserialize_sql($1::JSON) AS sql", [
+      JSON.stringify(whole),
+    ]);
+    return String(rewritten?.["sql"]);
+  }
+
+  private async parseTree(
+    sql: string,
+    what: string,
+  ): Promise<{ error: boolean; error_type?: string; error_message?: string; statements?: unknown[] }> {
     const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
     const tree = JSON.parse(String(row?.["tree"])) as {
       error: boolean;
@@ -333,11 +361,7 @@ export class Sandbox {
         "the SQL must be exactly one SELECT query",
       );
     }
-    if (!this.namespace || !unqualify(tree, this.namespace)) return sql;
-    const [rewritten] = await this.session.rows("SELECT json_deserialize_sql($1::JSON) AS sql", [
-      JSON.stringify(tree),
-    ]);
-    return String(rewritten?.["sql"]);
+    return tree;
   }
 }
 

@@ -42,7 +42,14 @@ export const definitionErrorMap: z.core.$ZodErrorMap = (issue) => {
 
 /** zod issues as `{path, message}` pairs. */
 export function toDefinitionIssues(issues: readonly z.core.$ZodIssue[]): DefinitionIssue[] {
-  return issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+  return issues.map((issue) => {
+    const code = issue.code === "custom" ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
+    return {
+      path: formatPath(issue.path),
+      message: issue.message,
+      ...(typeof code === "string" ? { code } : {}),
+    };
+  });
 }
 
 /** `["datasets", 1, "flows", 0, "sql"]` → `datasets[1].flows[0].sql`; odd keys are quoted. */

@@ -5,6 +5,7 @@ import { sourceSchema } from "./source-schema.ts";
 import { autoCdcSchema } from "./auto-cdc-schema.ts";
 import { parseTimestamp } from "./timestamp.ts";
 import { parseInterval } from "./duration.ts";
+import { DEFINITION_ISSUE_CODES } from "./errors.ts";
 
 /**
  * The pipeline definition (semantics.md "Pipeline, datasets, flows"; api.md `definition`): the single
@@ -89,6 +90,7 @@ export const flowSchema = strictObject({
     ctx.addIssue({
       code: "custom",
       path: ["drop_duplicates", "within_watermark"],
+      params: { code: DEFINITION_ISSUE_CODES.watermarkRequired },
       message:
         'within_watermark needs a watermark: add watermark: {column: "<event time column>", delay: "10 minutes"} to the flow, or drop within_watermark to keep every key',
     });

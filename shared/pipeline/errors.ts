@@ -13,7 +13,17 @@ export class PipelineError extends CodedError {
 export interface DefinitionIssue {
   readonly path: string;
   readonly message: string;
+  /** A code of its own for a failure users meet often (e.g. `STREAMING_AGGREGATION_NOT_SUPPORTED`). */
+  readonly code?: string;
 }
+
+/** Codes of definition issues that have one (the rest are `INVALID_PARAMETER_VALUE`). */
+export const DEFINITION_ISSUE_CODES = {
+  /** A stateful operator that needs an event-time watermark on a flow that has none. */
+  watermarkRequired: "WATERMARK_REQUIRED",
+  /** An aggregation over a stream that Ebb cannot keep incrementally (no window, or not decomposable). */
+  streamingAggregation: "STREAMING_AGGREGATION_NOT_SUPPORTED",
+} as const;
 
 /**
  * A pipeline definition that cannot be accepted. It lists every problem found at once, so a data
@@ -21,13 +31,17 @@ export interface DefinitionIssue {
  */
 export class DefinitionError extends PipelineError {
   override readonly name = "DefinitionError";
-  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  /** The issues' own code when they all share one, else `INVALID_PARAMETER_VALUE`. */
+  override readonly errorCode: string;
 
   constructor(
     readonly issues: readonly DefinitionIssue[],
     options: { cause?: unknown } = {},
   ) {
     super(describeIssues(issues), { ...options, data: { issues } });
+    const codes = new Set(issues.map((issue) => issue.code));
+    const [only] = codes;
+    this.errorCode = codes.size === 1 && only !== undefined ? only : "INVALID_PARAMETER_VALUE";
   }
 }
 

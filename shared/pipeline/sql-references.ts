@@ -1,5 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { SqlParserUnavailableError } from "./errors.ts";
+import { quoteWindowKeyword, streamAggregationOf, type StreamAggregation } from "./stream-aggregation.ts";
 
 /**
  * The tables a query reads, found by DuckDB's own parser (`json_serialize_sql`), never by regular
@@ -19,8 +20,8 @@ export type SqlAnalysis =
   | {
       readonly ok: true;
       readonly references: readonly TableReference[];
-      /** The query's outermost SELECT has a GROUP BY (over a stream: one aggregate per batch). */
-      readonly groups?: boolean;
+      /** How the query aggregates `source` (when it is a flow's query), if it does. */
+      readonly aggregation?: StreamAggregation;
     }
   | { readonly ok: false; readonly message: string };
 
@@ -49,7 +50,7 @@ export class SqlReferenceParser {
   async analyze(sql: string): Promise<SqlAnalysis> {
     // The SQL is a bound parameter: it is parsed, never run.
     const reader = await this.connection.runAndReadAll("SELECT json_serialize_sql($1::VARCHAR) AS tree", [
-      sql,
+      quoteWindowKeyword(sql),
     ]);
     const tree = JSON.parse(String(reader.getRowObjectsJS()[0]?.["tree"])) as SerializedSql;
     if (tree.error) {
@@ -67,9 +68,12 @@ export class SqlReferenceParser {
         message: "must be exactly one SELECT statement (remove the extra statements after ';')",
       };
     }
-    const node = (tree.statements[0] as { node?: { group_expressions?: unknown[] } }).node;
-    const groups = (node?.group_expressions?.length ?? 0) > 0;
-    return { ok: true, references: tableReferencesIn(tree.statements[0]), ...(groups ? { groups } : {}) };
+    const aggregation = streamAggregationOf(tree.statements[0]);
+    return {
+      ok: true,
+      references: tableReferencesIn(tree.statements[0]),
+      ...(aggregation ? { aggregation } : {}),
+    };
   }
 
   /**

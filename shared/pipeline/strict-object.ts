@@ -5,11 +5,12 @@ import { z } from "zod";
  * typo (`sq:` for `sql:`) must never be silently ignored (api.md: unknown fields are refused).
  */
 export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
-  const allowed = Object.keys(shape).join(", ");
+  const names = Object.keys(shape);
+  const allowed = names.length === 0 ? "none are allowed here" : `allowed here: ${names.join(", ")}`;
   return z.strictObject(shape, {
     error: (issue) =>
       issue.code === "unrecognized_keys"
-        ? `unknown field${issue.keys.length === 1 ? "" : "s"} ${issue.keys.map((k) => `"${k}"`).join(", ")}; allowed here: ${allowed}`
+        ? `unknown field${issue.keys.length === 1 ? "" : "s"} ${issue.keys.map((k) => `"${k}"`).join(", ")}; ${allowed}`
         : undefined,
   });
 }

@@ -1,4 +1,4 @@
-import { DefinitionError, type DefinitionIssue } from "./errors.ts";
+import { DEFINITION_ISSUE_CODES, DefinitionError, type DefinitionIssue } from "./errors.ts";
 import type { PipelineDefinition } from "./definition-schema.ts";
 import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
 import { nameIssues } from "./definition-names.ts";
@@ -8,6 +8,7 @@ import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
+import type { StreamAggregation } from "./stream-aggregation.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
@@ -43,11 +44,8 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
   const referencesByPath = new Map<string, readonly TableReference[]>();
   for (const query of queriesOf(definition)) {
     const analysis = await analyzer.analyze(query.sql);
-    if (analysis.ok && analysis.groups && query.isFlowQuery)
-      issues.push({
-        path: query.path,
-        message: `flow "${query.flow}" aggregates with GROUP BY over its stream, which Ebb cannot keep incrementally yet: each micro-batch would be aggregated alone; write the rows to the streaming table and aggregate them in a materialized view over it`,
-      });
+    if (analysis.ok && analysis.aggregation && query.isFlowQuery)
+      issues.push(...aggregationIssues(definition, query.path, query.flow!, analysis.aggregation));
     if (analysis.ok) referencesByPath.set(query.path, analysis.references);
     else
       issues.push({
@@ -103,4 +101,47 @@ async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer)
     }
   }
   return issues;
+}
+
+/**
+ * A flow that aggregates its stream: only a windowed aggregation, over the flow's watermark column, is
+ * kept incrementally (a window is written once, when the watermark passes its end).
+ */
+function aggregationIssues(
+  definition: PipelineDefinition,
+  path: string,
+  flowName: string,
+  aggregation: StreamAggregation,
+): DefinitionIssue[] {
+  if (aggregation.kind === "refused")
+    return [
+      {
+        path,
+        code: DEFINITION_ISSUE_CODES.streamingAggregation,
+        message: `flow "${flowName}" ${aggregation.message}`,
+      },
+    ];
+  const flow = definition.datasets
+    .flatMap((dataset) => (dataset.type === "streaming_table" ? dataset.flows : []))
+    .find((candidate) => candidate.name === flowName);
+  if (!flow) return [];
+  const column = aggregation.window.column;
+  if (flow.auto_cdc)
+    return [
+      {
+        path,
+        code: DEFINITION_ISSUE_CODES.streamingAggregation,
+        message: `flow "${flowName}" is an AUTO CDC flow: its SQL gives change events, not windows; aggregate in a flow upstream`,
+      },
+    ];
+  if (flow.watermark?.column === column) return [];
+  return [
+    {
+      path,
+      code: DEFINITION_ISSUE_CODES.watermarkRequired,
+      message: flow.watermark
+        ? `flow "${flowName}" windows by ${column} but its watermark is on ${flow.watermark.column}: a window is written when the watermark passes its end, so window by the watermark column or move the watermark to ${column}`
+        : `flow "${flowName}" aggregates per window of ${column}, which needs a watermark to know when a window is complete: add watermark: {column: ${column}, delay: "10 minutes"} to the flow`,
+    },
+  ];
 }

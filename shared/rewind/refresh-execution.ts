@@ -56,10 +56,9 @@ export async function executeRefreshPlan(
   for (const ref of plan.checkpointResets) await resetHead(env, ref.flow, updateId);
 }
 
+/** HEAD to the root, also when it is there: the move abandons a batch planned on the root. */
 async function resetHead(env: RewindEnvironment, flow: string, updateId: string): Promise<void> {
   const ref = flowRef(env, flow);
-  const head = await env.checkpoints.head(ref);
-  if (head.seq === ROOT_SEQ) return;
   const moved = await env.checkpoints.moveHead(ref, ROOT_SEQ, { activeUpdateId: updateId });
   if (moved.outcome === "fenced") throw fencedOut(updateId, `resetting flow ${flow}'s checkpoint`, moved);
 }

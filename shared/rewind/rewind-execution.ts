@@ -77,15 +77,14 @@ async function rewindWith(
   for (const flow of dataset.flows) {
     const ref = flowRef(env, flow.flow);
     const head = await env.checkpoints.head(ref);
-    if (head.seq !== flow.targetSeq) {
-      const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, {
-        expectedHead: head.seq,
-        activeUpdateId: updateId,
-      });
-      if (moved.outcome === "fenced") throw fencedOut(updateId, `moving flow ${flow.flow}'s HEAD`, moved);
-      if (moved.outcome !== "moved") {
-        throw new ConcurrentRewindChangeError(flow.flow, flow.targetSeq, moved.outcome);
-      }
+    // Moved also when HEAD is there already: the move abandons a batch planned on top of it.
+    const moved = await env.checkpoints.moveHead(ref, flow.targetSeq, {
+      expectedHead: head.seq,
+      activeUpdateId: updateId,
+    });
+    if (moved.outcome === "fenced") throw fencedOut(updateId, `moving flow ${flow.flow}'s HEAD`, moved);
+    if (moved.outcome !== "moved") {
+      throw new ConcurrentRewindChangeError(flow.flow, flow.targetSeq, moved.outcome);
     }
     flows.push({ flow: flow.flow, from: head.seq, to: flow.targetSeq });
   }

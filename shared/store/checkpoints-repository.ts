@@ -18,6 +18,11 @@
  * `seq` is never reused: after a rewind (`moveHead` back) the next batch gets a fresh seq whose parent
  * is the restored checkpoint, so checkpoints form a tree and HEAD says which branch is live.
  *
+ * A HEAD move (rewind, reset) abandons every batch planned before it: a PLANNED checkpoint is resumed
+ * only if it was planned after the last move (`FlowResume.abandonedThrough`), even when HEAD is back
+ * at its parent. So a batch that can never finish (its file removed, its state gone) is left behind
+ * by a reset, not resumed by every update after it.
+ *
  * Seq 0 is reserved. The HEAD item of a flow is stored at seq 0, and `HEAD = 0` means "the root": no
  * checkpoint yet, or a checkpoint reset (read the source from the start, empty operator state).
  * Batches are numbered from 1. The highest seq must never be deleted by retention clean-up, or it
@@ -148,6 +153,11 @@ export interface FlowResume {
   readonly head: FlowHead;
   /** Every checkpoint with a seq above HEAD's, every branch, by seq. */
   readonly after: readonly Checkpoint[];
+  /**
+   * The highest seq planned when HEAD was last moved by `moveHead` (`ROOT_SEQ` if never): a PLANNED
+   * checkpoint at or below it was abandoned by that move, and is never resumed.
+   */
+  readonly abandonedThrough: number;
 }
 
 export interface CheckpointsRepository {
@@ -167,7 +177,8 @@ export interface CheckpointsRepository {
     page?: { readonly afterSeq?: number; readonly limit?: number },
   ): Promise<CheckpointPage>;
   /**
-   * Points HEAD at a committed checkpoint, or at `ROOT_SEQ` (a checkpoint reset). For rewind and reset.
+   * Points HEAD at a committed checkpoint, or at `ROOT_SEQ` (a checkpoint reset), abandoning every
+   * batch planned so far (also when HEAD is already there). For rewind and reset.
    */
   moveHead(flow: FlowRef, seq: number, options?: MoveHeadOptions): Promise<MoveHeadResult>;
   /**

@@ -62,6 +62,8 @@ interface HeadItem {
   readonly seq: typeof ROOT_SEQ;
   readonly headSeq: number;
   readonly movedAt: number;
+  /** The highest seq planned at the last `moveHead` (absent: never moved). */
+  readonly abandonedThrough?: number;
 }
 
 export interface DynamoCheckpointsRepositoryOptions {
@@ -94,7 +96,8 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
   }
 
   async resume(flow: FlowRef): Promise<FlowResume> {
-    const seq = await this.headSeq(flow);
+    const headItem = await this.headItem(flow);
+    const seq = headItem?.headSeq ?? ROOT_SEQ;
     // One scan from HEAD's own checkpoint (seq 0, the HEAD item, is never a checkpoint).
     const scanned: Checkpoint[] = [];
     let afterSeq: number | undefined = seq === ROOT_SEQ ? ROOT_SEQ : seq - 1;
@@ -107,6 +110,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     return {
       head: checkpoint ? { seq, checkpoint } : { seq },
       after: scanned.filter((c) => c.seq > seq),
+      abandonedThrough: headItem?.abandonedThrough ?? ROOT_SEQ,
     };
   }
 
@@ -128,7 +132,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     const put = { TableName: this.table, Item: item, ConditionExpression: `attribute_not_exists(${SORT})` };
     if (planned.activeUpdateId === undefined) {
       const outcome = await conditionalWrite(() => this.client.send(new PutCommand(put)));
-      return outcome === "written"
+      return outcome.written
         ? { outcome: "planned", checkpoint: toCheckpoint(item) }
         : { outcome: "seq-taken", seq };
     }
@@ -226,7 +230,10 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
   }
 
   async moveHead(flow: FlowRef, seq: number, options: MoveHeadOptions = {}): Promise<MoveHeadResult> {
-    const headUpdate = this.headUpdate(flow, seq, options.expectedHead);
+    // Only the active update plans, and it does not plan while it moves HEAD: nothing is planned
+    // between this read and the transaction.
+    const abandonedThrough = await this.maxSeq(flow);
+    const headUpdate = this.headUpdate(flow, seq, options.expectedHead, abandonedThrough);
     const items = [
       headUpdate,
       ...this.fences(flow, options.activeUpdateId),
@@ -303,8 +310,11 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     return { outcome: "fenced", ...(active ? { activeUpdateId: active } : {}) };
   }
 
-  /** Sets HEAD to `seq`; with `expected`, only if HEAD is there now (an absent HEAD is at the root). */
-  private headUpdate(flow: FlowRef, seq: number, expected: number | undefined) {
+  /**
+   * Sets HEAD to `seq`; with `expected`, only if HEAD is there now (an absent HEAD is at the root);
+   * with `abandonedThrough`, a move that abandons the batches planned so far.
+   */
+  private headUpdate(flow: FlowRef, seq: number, expected: number | undefined, abandonedThrough?: number) {
     const condition =
       expected === undefined
         ? undefined
@@ -315,18 +325,25 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       Update: {
         TableName: this.table,
         Key: { [PARTITION]: flowKey(flow), [SORT]: ROOT_SEQ },
-        UpdateExpression: "SET headSeq = :seq, movedAt = :now",
+        UpdateExpression:
+          "SET headSeq = :seq, movedAt = :now" +
+          (abandonedThrough !== undefined ? ", abandonedThrough = :abandoned" : ""),
         ...(condition ? { ConditionExpression: condition } : {}),
         ExpressionAttributeValues: {
           ":seq": seq,
           ":now": this.now(),
           ...(expected !== undefined ? { ":expected": expected } : {}),
+          ...(abandonedThrough !== undefined ? { ":abandoned": abandonedThrough } : {}),
         },
       },
     };
   }
 
   private async headSeq(flow: FlowRef): Promise<number> {
+    return (await this.headItem(flow))?.headSeq ?? ROOT_SEQ;
+  }
+
+  private async headItem(flow: FlowRef): Promise<HeadItem | undefined> {
     const output: GetCommandOutput = await request(() =>
       this.client.send(
         new GetCommand({
@@ -336,7 +353,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
         }),
       ),
     );
-    return (output.Item as HeadItem | undefined)?.headSeq ?? ROOT_SEQ;
+    return output.Item as HeadItem | undefined;
   }
 
   /** The highest batch seq ever planned for the flow, on any branch; 0 if none. */

@@ -4,6 +4,7 @@ import {
   type DynamoDBDocumentClient,
   type GetCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
 import { EVENT_LOG_TABLE } from "./table-schemas.ts";
 import { InvalidPageTokenError } from "./errors.ts";
 import { request } from "./dynamo-requests.ts";
@@ -11,6 +12,8 @@ import { queryPage, type Page, type PagedQuery } from "./query-pages.ts";
 import { TimeOrderedIds, timeOfId } from "./time-ordered-id.ts";
 import {
   DEFAULT_EVENT_RETENTION_MS,
+  EVENT_LEVELS,
+  MATURITY_LEVELS,
   type EventLogRepository,
   type EventPageRequest,
   type EventQuery,
@@ -226,8 +229,37 @@ function inclusiveBounds(range: TimeRange): { from: number; to: number } {
   return { from: Math.max(0, ...lower), to: Math.min(LATEST_MS, ...upper) };
 }
 
+/** An event as stored (its JSON body), checked on the way back in. */
+const eventSchema = z.object({
+  id: z.string(),
+  sequence: z.object({ control_plane_seq_no: z.number() }),
+  origin: z.object({
+    pipeline_id: z.string(),
+    pipeline_name: z.string(),
+    update_id: z.string(),
+    flow_id: z.string().optional(),
+    flow_name: z.string().optional(),
+    dataset_name: z.string().optional(),
+    batch_id: z.number().optional(),
+  }),
+  timestamp: z.string(),
+  message: z.string(),
+  level: z.enum(EVENT_LEVELS),
+  maturity_level: z.enum(MATURITY_LEVELS),
+  error: z
+    .object({
+      exceptions: z.array(
+        z.object({ class_name: z.string(), message: z.string(), stack: z.string().optional() }),
+      ),
+      fatal: z.boolean(),
+    })
+    .optional(),
+  event_type: z.string(),
+  details: z.record(z.string(), z.unknown()),
+}) satisfies z.ZodType<PipelineEvent>;
+
 function toEvent(item: EventItem): PipelineEvent {
-  return JSON.parse(item.body) as PipelineEvent;
+  return eventSchema.parse(JSON.parse(item.body));
 }
 
 interface EventToken {

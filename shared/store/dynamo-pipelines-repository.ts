@@ -45,7 +45,7 @@ import {
  * the new version, moves the pipeline's version and claims or releases the tables that changed in
  * one transaction, conditioned on the version it read — so of concurrent claims of one table exactly
  * one wins. The pipeline item lists the tables it holds (`ownedTables`). A write answers with the item
- * it wrote (`ReturnValues`); only a failed condition reads the pipeline again, to say why.
+ * it wrote (`ReturnValues`), and a failed condition the item it failed on (`ReturnValuesOnConditionCheckFailure`).
  */
 
 /** Attempts at a write whose condition failed because the active update ended meanwhile. */
@@ -221,12 +221,13 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
           ConditionExpression: "itemType = :pipeline AND attribute_not_exists(activeUpdateId)",
           ExpressionAttributeValues: { ":pipeline": PIPELINE_ITEM },
           ReturnValues: "ALL_OLD",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       );
       deleted = parsePipelineItem(output.Attributes);
     });
-    if (outcome === "condition-failed") {
-      const current = await this.requireItem(pipelineId);
+    if (!outcome.written) {
+      const current = this.requireFailed(pipelineId, outcome.current);
       return current.activeUpdateId
         ? { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId }
         : undefined;
@@ -258,12 +259,13 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
               ":pipeline": PIPELINE_ITEM,
             },
             ReturnValues: "ALL_NEW",
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
           }),
         );
         begun = parsePipelineItem(output.Attributes);
       });
-      if (outcome === "written" && begun) return { outcome: "begun", pipeline: toRecord(begun) };
-      const current = await this.requireItem(pipelineId);
+      if (outcome.written && begun) return { outcome: "begun", pipeline: toRecord(begun) };
+      const current = this.requireFailed(pipelineId, outcome.written ? undefined : outcome.current);
       // No active update: it ended between the write and the read, so the pipeline is free again.
       return current.activeUpdateId
         ? { outcome: "pipeline-busy", activeUpdateId: current.activeUpdateId }
@@ -308,7 +310,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
         }),
       ),
     );
-    if (outcome === "condition-failed") throw new PipelineNotFoundError(pipelineId);
+    if (!outcome.written) throw new PipelineNotFoundError(pipelineId);
   }
 
   private async whileActive(
@@ -330,11 +332,12 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
             ":now": this.now(),
             ":pipeline": PIPELINE_ITEM,
           },
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       ),
     );
-    if (outcome === "written") return { outcome: "updated" };
-    const current = await this.requireItem(pipelineId);
+    if (outcome.written) return { outcome: "updated" };
+    const current = this.requireFailed(pipelineId, outcome.current);
     return {
       outcome: "not-active",
       ...(current.activeUpdateId ? { activeUpdateId: current.activeUpdateId } : {}),
@@ -348,6 +351,13 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
       ),
     );
     return parsePipelineItem(output.Item);
+  }
+
+  /** The pipeline item a failed condition saw; none means there is no such pipeline. */
+  private requireFailed(pipelineId: string, current: Record<string, unknown> | undefined): PipelineItem {
+    const item = parsePipelineItem(current);
+    if (!item) throw new PipelineNotFoundError(pipelineId);
+    return item;
   }
 
   private async requireItem(pipelineId: string): Promise<PipelineItem> {

@@ -4,6 +4,7 @@ import {
   ResourceNotFoundException,
   TransactionCanceledException,
 } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { StoreConfigurationError, StoreError, StoreUnavailableError } from "./errors.ts";
 
 /**
@@ -25,16 +26,22 @@ export async function request<Output>(call: () => Promise<Output>): Promise<Outp
   }
 }
 
-export type ConditionalWriteResult = "written" | "condition-failed";
+export type ConditionalWriteResult =
+  | { readonly written: true }
+  /**
+   * The item as it stood when the condition failed, when the write asked for it
+   * (`ReturnValuesOnConditionCheckFailure: "ALL_OLD"`) and the item exists: no second read to say why.
+   */
+  | { readonly written: false; readonly current?: Record<string, unknown> };
 
 /** Runs a write carrying a `ConditionExpression`; a condition that does not hold is a result. */
 export async function conditionalWrite(call: () => Promise<unknown>): Promise<ConditionalWriteResult> {
   try {
     await call();
-    return "written";
+    return { written: true };
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return "condition-failed";
-    throw translate(error);
+    if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
+    return error.Item ? { written: false, current: unmarshall(error.Item) } : { written: false };
   }
 }
 

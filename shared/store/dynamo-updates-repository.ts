@@ -80,7 +80,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
           }),
         ),
       );
-      if (outcome === "written") return toRecord(item);
+      if (outcome.written) return toRecord(item);
       if (attempt >= CREATE_ATTEMPTS)
         throw new StoreError(`could not find a free update id for pipeline ${update.pipelineId}`);
     }
@@ -146,14 +146,14 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
           ...(details.error ? { ExpressionAttributeNames: { "#error": "error" } } : {}),
           ExpressionAttributeValues: values,
           ReturnValues: "ALL_NEW",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       );
       updated = output.Attributes as UpdateItem;
     });
-    if (outcome === "written" && updated) return { outcome: "transitioned", update: toRecord(updated) };
-    const current = await this.get(pipelineId, updateId);
-    if (!current) throw new UpdateNotFoundError(pipelineId, updateId);
-    return { outcome: "already-final", update: current };
+    if (outcome.written && updated) return { outcome: "transitioned", update: toRecord(updated) };
+    if (outcome.written || !outcome.current) throw new UpdateNotFoundError(pipelineId, updateId);
+    return { outcome: "already-final", update: toRecord(outcome.current as unknown as UpdateItem) };
   }
 
   async recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void> {
@@ -168,7 +168,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
         }),
       ),
     );
-    if (outcome === "condition-failed") throw new UpdateNotFoundError(pipelineId, updateId);
+    if (!outcome.written) throw new UpdateNotFoundError(pipelineId, updateId);
   }
 }
 

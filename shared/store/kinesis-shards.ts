@@ -6,6 +6,7 @@ import {
   ListShardsCommand,
   type Shard,
 } from "@aws-sdk/client-kinesis";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
 import type {
   KinesisShard,
   KinesisShardRead,
@@ -30,6 +31,9 @@ export class SdkKinesisStream implements KinesisStream {
     this.#client = new KinesisClient({
       ...(region ? { region } : {}),
       ...(source.endpoint ? { endpoint: source.endpoint } : {}),
+      // The SDK's default for Kinesis is HTTP/2, which only SubscribeToShard needs; the calls here
+      // are plain requests, and HTTP/1.1 reaches VPC endpoints and emulators alike.
+      requestHandler: new NodeHttpHandler(),
     });
     this.#stream = source.stream.startsWith("arn:")
       ? { StreamARN: source.stream }

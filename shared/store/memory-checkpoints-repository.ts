@@ -24,6 +24,8 @@ interface FlowCheckpoints {
   readonly bySeq: Map<number, Checkpoint>;
   /** The highest seq ever planned, kept apart so `forget` can never cause a seq to be reused. */
   maxSeq: number;
+  /** `maxSeq` at the last HEAD move. */
+  abandonedThrough: number;
 }
 
 /**
@@ -54,7 +56,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
       .filter((c) => c.seq > head.seq)
       .sort((a, b) => a.seq - b.seq)
       .map(copy);
-    return { head, after };
+    return { head, after, abandonedThrough: this.entry(flow).abandonedThrough };
   }
 
   async plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult> {
@@ -125,6 +127,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
     if (seq !== ROOT_SEQ && entry.bySeq.get(seq)?.status !== "COMMITTED")
       return { outcome: "not-committed", seq };
     entry.head = seq;
+    entry.abandonedThrough = entry.maxSeq;
     return { outcome: "moved" };
   }
 
@@ -161,7 +164,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
     const key = flowKey(flow);
     let entry = this.flows.get(key);
     if (!entry) {
-      entry = { head: ROOT_SEQ, bySeq: new Map(), maxSeq: ROOT_SEQ };
+      entry = { head: ROOT_SEQ, bySeq: new Map(), maxSeq: ROOT_SEQ, abandonedThrough: ROOT_SEQ };
       this.flows.set(key, entry);
     }
     return entry;

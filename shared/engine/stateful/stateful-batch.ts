@@ -12,7 +12,9 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import { StatefulColumnError } from "../errors.ts";
 import { SOURCE_TABLE } from "../flow-source.ts";
 import type { Sandbox } from "../sandbox.ts";
+import { quoteWindowKeyword, streamAggregationOf } from "../../pipeline/stream-aggregation.ts";
 import { deduplicate } from "./deduplicate.ts";
+import { aggregateWindows } from "./window-aggregation.ts";
 import {
   operatorSignature,
   sameSignature,
@@ -36,7 +38,8 @@ import {
  * 3. Watermark: drop (and count) the rows older than the parent's watermark; advance it from the rest.
  * 4. Deduplicate: keep the first row of each key not seen in the state; remember the new keys; let go
  *    of keys older than the advanced watermark (within_watermark).
- * 5. `source` becomes the surviving rows, in arrival order, for the flow's SQL.
+ * 5. `source` becomes the surviving rows, in arrival order, for the flow's SQL; a windowed
+ *    aggregation instead adds them to its open windows and gives the SQL of the windows it completes.
  * 6. Write the next state version (files, then its manifest); the batch's checkpoint names it when
  *    it commits, so a rewind to that checkpoint restores exactly this state.
  */
@@ -59,6 +62,10 @@ export interface StateProgress {
   readonly stateBytes: number;
   readonly numRowsDroppedByWatermark: number;
   readonly numDuplicatesDropped: number;
+  /** Windows a windowed aggregation completed (and appended) in this batch. */
+  readonly numWindowsEmitted: number;
+  /** The SQL whose rows the batch appends, when the operators replace the flow's own (windows). */
+  readonly query?: string;
   /** Epoch µs after the batch; undefined when the flow has no watermark or has seen no event yet. */
   readonly watermarkMicros?: number;
   readonly watermark?: string;
@@ -166,6 +173,27 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
 
   // 5.
   await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM ${output} ORDER BY ${ROW}`);
+  let windows: { sql: string; windowsEmitted: number } | undefined;
+  if (mark) {
+    const statement = await sandbox.parsedQuery(
+      quoteWindowKeyword(definition.sql),
+      `flow "${definition.name}"`,
+    );
+    const plan = streamAggregationOf(statement);
+    if (plan?.kind === "windowed") {
+      requireColumn(plan.window.column, "window(...)");
+      windows = await aggregateWindows({
+        sandbox,
+        version,
+        writer,
+        flowName: definition.name,
+        input: SOURCE_TABLE,
+        plan,
+        statement,
+        watermark,
+      });
+    }
+  }
 
   // 6.
   const written = await writer.commit(sandbox, context.seq);
@@ -175,6 +203,8 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
     stateBytes: written.metrics.bytes,
     numRowsDroppedByWatermark: dropped,
     numDuplicatesDropped: duplicates,
+    numWindowsEmitted: windows?.windowsEmitted ?? 0,
+    ...(windows ? { query: windows.sql } : {}),
     ...(watermark !== undefined
       ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
       : {}),

@@ -156,6 +156,23 @@ describe("documented API errors", () => {
       status: 404,
     });
     expect(await refusal(cp.client.history("errors.api.nope"))).toMatchObject({ status: 404 });
+    const onset = await raw("POST", "/api/2.0/tables/errors.api.nope/onset", {
+      body: JSON.stringify({ predicate: "id = 1" }),
+    });
+    expect(onset.status).toBe(404);
+    expect(await onset.json()).toMatchObject({
+      error_code: "RESOURCE_DOES_NOT_EXIST",
+      message: expect.stringContaining("errors.api.nope"),
+    });
+  });
+
+  it("names no allowed fields when a route takes none", async () => {
+    const response = await raw("GET", `/api/2.0/pipelines/${pipelineId}?verbose=1`);
+    expect(response.status).toBe(400);
+    expect((await response.json()) as unknown).toEqual({
+      error_code: "INVALID_PARAMETER_VALUE",
+      message: 'unknown field "verbose"; none are allowed here',
+    });
   });
 
   it("INVALID_PARAMETER_VALUE for identifiers that could escape their prefix", async () => {

@@ -178,7 +178,7 @@ describe("stateful flows through the API", () => {
         }),
       }),
     );
-    expect(refused).toMatchObject({ status: 400, errorCode: "INVALID_PARAMETER_VALUE" });
+    expect(refused).toMatchObject({ status: 400, errorCode: "WATERMARK_REQUIRED" });
     expect((refused as Error).message).toContain("within_watermark needs a watermark: add watermark");
   });
 });

@@ -85,6 +85,10 @@ describe("event-log order_by", () => {
     expect(parseEventOrder(["timestamp asc"])).toBe("asc");
   });
 
+  it("asks for a direction when order_by names only the column", () => {
+    expect(() => parseEventOrder("timestamp")).toThrow('"timestamp" has no direction');
+  });
+
   it.each([["level asc"], ['["timestamp asc", "timestamp desc"]'], ["timestamp sideways"], ["[oops"]])(
     "refuses %s",
     (order) => {

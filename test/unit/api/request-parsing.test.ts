@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { toErrorResponse } from "../../../shared/api/error-response.ts";
 import { MAX_BODY_BYTES, parseWith, readJsonBody } from "../../../shared/api/request-body.ts";
 import { pipelineIdParam, tableNameParam, updateIdParam } from "../../../shared/api/resource-names.ts";
-import { listEventsQuery, startUpdateBody, tableChangesQuery } from "../../../shared/api/request-schemas.ts";
+import {
+  listEventsQuery,
+  noQuery,
+  startUpdateBody,
+  tableChangesQuery,
+} from "../../../shared/api/request-schemas.ts";
 import { PipelineBusyError, RewindPointNotFoundError } from "../../../shared/rewind/errors.ts";
 import { PipelineNotFoundError } from "../../../shared/store/errors.ts";
 
@@ -60,7 +65,26 @@ describe("request bodies", () => {
       max_results: 10,
     });
     expect(() => parseWith(listEventsQuery, { fitler: "level='INFO'" })).toThrow('"fitler"');
-    expect(() => parseWith(listEventsQuery, { max_results: "0" })).toThrow("max_results");
+    expect(() => parseWith(listEventsQuery, { max_results: "0" })).toThrow("max_results: must be at least 1");
+    expect(() => parseWith(noQuery, { verbose: "1" })).toThrow(
+      'unknown field "verbose"; none are allowed here',
+    );
+  });
+
+  it.each([["1e3"], ["0x10"], [" 5"], [""], ["1.5"], ["-1"]])(
+    "takes query numbers in decimal digits only: refuses max_results=%j",
+    (value) => {
+      expect(() => parseWith(listEventsQuery, { max_results: value })).toThrow(
+        "max_results: must be a whole number in decimal digits",
+      );
+    },
+  );
+
+  it("says a repeated query parameter was given more than once", () => {
+    expect(() => parseWith(listEventsQuery, { max_results: ["1", "2"] })).toThrow(
+      "max_results: is given more than once: send it once",
+    );
+    expect(() => parseWith(tableChangesQuery, { starting_version: ["1", "2"] })).toThrow("more than once");
   });
 });
 

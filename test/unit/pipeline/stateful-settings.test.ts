@@ -101,7 +101,7 @@ describe("stateful flow settings", () => {
         ],
       };
       await expect(validatePipeline(grouped, parser)).rejects.toThrow(
-        /flow "ingest" aggregates with GROUP BY over its stream.*materialized view/,
+        /flow "ingest" aggregates over its stream without an event-time window.*materialized view/,
       );
       const view = {
         ...grouped,

@@ -189,7 +189,11 @@ export function checkpointsRepositoryContract(
     it("resumes from HEAD with the checkpoints after it, as head and list give them", async () => {
       const repository = create();
       const flow = newFlow();
-      expect(await repository.resume(flow)).toEqual({ head: { seq: ROOT_SEQ }, after: [] });
+      expect(await repository.resume(flow)).toEqual({
+        head: { seq: ROOT_SEQ },
+        after: [],
+        abandonedThrough: ROOT_SEQ,
+      });
       for (let version = 1; version <= 3; version++) await runBatch(repository, flow, version, version * 10);
       await repository.moveHead(flow, 2, { expectedHead: 3 });
       await repository.plan(flow, { parent: 2, offsets: { version: 4 } });
@@ -205,6 +209,25 @@ export function checkpointsRepositoryContract(
       const fromRoot = await repository.resume(flow);
       expect(fromRoot.head).toEqual({ seq: ROOT_SEQ });
       expect(fromRoot.after.map((c) => c.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it("abandons the batches planned before a HEAD move, also a move to where HEAD is", async () => {
+      const repository = create();
+      const flow = newFlow();
+      await repository.plan(flow, { parent: ROOT_SEQ, offsets: { version: 1 } });
+      expect((await repository.resume(flow)).abandonedThrough).toBe(ROOT_SEQ);
+      expect(await repository.moveHead(flow, ROOT_SEQ, { expectedHead: ROOT_SEQ })).toEqual({
+        outcome: "moved",
+      });
+      const reset = await repository.resume(flow);
+      expect(reset.abandonedThrough).toBe(1);
+      expect(reset.after.map((c) => [c.seq, c.status])).toEqual([[1, "PLANNED"]]);
+      // A batch planned after the move is above the mark; a commit moves HEAD without abandoning.
+      await runBatch(repository, flow, 2, 2000);
+      await repository.plan(flow, { parent: 2, offsets: { version: 3 } });
+      expect((await repository.resume(flow)).abandonedThrough).toBe(1);
+      await repository.moveHead(flow, 2, { expectedHead: 2 });
+      expect((await repository.resume(flow)).abandonedThrough).toBe(3);
     });
 
     it("lists checkpoints page by page", async () => {

@@ -1,0 +1,174 @@
+import type { z } from "zod";
+import * as schemas from "./request-schemas.ts";
+
+/**
+ * Every route of the HTTP API (api.md) as a contract: method, path, and the strict schemas of its
+ * body and query. The one source of truth: the handler validates with it (`apiRoute`), the stack
+ * builds its REST API from it (infra/aws/api-routes.ts), and the OpenAPI document is generated from
+ * it (openapi-document.ts).
+ */
+
+export interface RouteContract {
+  readonly method: "GET" | "POST" | "PUT" | "DELETE";
+  /** `{name}` marks a path parameter. */
+  readonly path: string;
+  readonly summary: string;
+  /** `emptyBody` for routes without one (GET, DELETE): any field sent is then refused. */
+  readonly body: z.ZodType;
+  readonly query: z.ZodType;
+}
+
+const PIPELINES = "/api/2.0/pipelines";
+const PIPELINE = `${PIPELINES}/{pipeline_id}`;
+const TABLE = "/api/2.0/tables/{full_name}";
+const { emptyBody, noQuery } = schemas;
+
+export const ROUTES = {
+  createPipeline: {
+    method: "POST",
+    path: PIPELINES,
+    summary: "Create a pipeline → {pipeline_id}",
+    body: schemas.createPipelineBody,
+    query: noQuery,
+  },
+  listPipelines: {
+    method: "GET",
+    path: PIPELINES,
+    summary: "List pipelines → {statuses}, newest first",
+    body: emptyBody,
+    query: schemas.listPipelinesQuery,
+  },
+  getPipeline: {
+    method: "GET",
+    path: PIPELINE,
+    summary: "A pipeline's settings, definition version, state, latest updates and rewind status",
+    body: emptyBody,
+    query: noQuery,
+  },
+  editPipeline: {
+    method: "PUT",
+    path: PIPELINE,
+    summary: "Edit a pipeline: a new definition version",
+    body: schemas.editPipelineBody,
+    query: noQuery,
+  },
+  deletePipeline: {
+    method: "DELETE",
+    path: PIPELINE,
+    summary: "Delete a pipeline; its tables are kept unless purge=true",
+    body: emptyBody,
+    query: schemas.deletePipelineQuery,
+  },
+  stopPipeline: {
+    method: "POST",
+    path: `${PIPELINE}/stop`,
+    summary: "Stop the running update (CANCELED)",
+    body: emptyBody,
+    query: noQuery,
+  },
+  startUpdate: {
+    method: "POST",
+    path: `${PIPELINE}/updates`,
+    summary: "Start an update, a refresh or a rewind → {update_id}",
+    body: schemas.startUpdateBody,
+    query: noQuery,
+  },
+  listUpdates: {
+    method: "GET",
+    path: `${PIPELINE}/updates`,
+    summary: "A pipeline's updates, newest first, paged",
+    body: emptyBody,
+    query: schemas.listUpdatesQuery,
+  },
+  getUpdate: {
+    method: "GET",
+    path: `${PIPELINE}/updates/{update_id}`,
+    summary: "One update with per-flow progress",
+    body: emptyBody,
+    query: noQuery,
+  },
+  listEvents: {
+    method: "GET",
+    path: `${PIPELINE}/events`,
+    summary: "A pipeline's event log, filtered and ordered, paged",
+    body: emptyBody,
+    query: schemas.listEventsQuery,
+  },
+  listDatasets: {
+    method: "GET",
+    path: `${PIPELINE}/datasets`,
+    summary: "A pipeline's datasets: versions, row counts, flows, upstreams",
+    body: emptyBody,
+    query: noQuery,
+  },
+  listRewindPoints: {
+    method: "GET",
+    path: `${PIPELINE}/rewind-points`,
+    summary: "A pipeline's live rewind points, newest first",
+    body: emptyBody,
+    query: noQuery,
+  },
+  captureRewindPoint: {
+    method: "POST",
+    path: `${PIPELINE}/rewind-points`,
+    summary: "Capture a rewind point now",
+    body: emptyBody,
+    query: noQuery,
+  },
+  getTableHistory: {
+    method: "GET",
+    path: `${TABLE}/history`,
+    summary: "A table's history (DESCRIBE HISTORY), newest first",
+    body: emptyBody,
+    query: noQuery,
+  },
+  listTableChanges: {
+    method: "GET",
+    path: `${TABLE}/changes`,
+    summary: "A table's change feed (table_changes) between versions, paged",
+    body: emptyBody,
+    query: schemas.tableChangesQuery,
+  },
+  queryTable: {
+    method: "POST",
+    path: `${TABLE}/query`,
+    summary: "A SELECT over a table as of a version or time",
+    body: schemas.queryTableBody,
+    query: noQuery,
+  },
+  vacuumTable: {
+    method: "POST",
+    path: `${TABLE}/vacuum`,
+    summary: "VACUUM a table, keeping the files of live rewind points",
+    body: schemas.vacuumTableBody,
+    query: noQuery,
+  },
+  findOnset: {
+    method: "POST",
+    path: `${TABLE}/onset`,
+    summary: "The first table version with rows matching a predicate, and the timestamp to rewind to",
+    body: schemas.onsetBody,
+    query: noQuery,
+  },
+  optimizeTable: {
+    method: "POST",
+    path: `${TABLE}/optimize`,
+    summary: "Compact a table's small files (bin-packing)",
+    body: schemas.optimizeTableBody,
+    query: noQuery,
+  },
+  getOpenApi: {
+    method: "GET",
+    path: "/api/2.0/openapi.json",
+    summary: "This API's OpenAPI 3.1 document",
+    body: emptyBody,
+    query: noQuery,
+  },
+} as const satisfies Record<string, RouteContract>;
+
+export type RouteName = keyof typeof ROUTES;
+
+/** The parameter names of a path: `/a/{b}/c/{d}` → `["b", "d"]`. */
+export function pathParameters(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+}

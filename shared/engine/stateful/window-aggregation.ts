@@ -1,0 +1,217 @@
+import { quoteIdentifier } from "../../duck/sql-text.ts";
+import {
+  aggregateColumn,
+  groupColumn,
+  partialColumn,
+  WINDOW_FINAL,
+  WINDOW_ROWS,
+  WINDOW_START,
+  WINDOW_STRUCT,
+  type AggregateKind,
+  type WindowedAggregation,
+} from "../../pipeline/stream-aggregation.ts";
+import {
+  IncompatibleStateError,
+  type StateSchema,
+  type StateVersion,
+  type StateWriter,
+} from "../../state/index.ts";
+import type { Sandbox } from "../sandbox.ts";
+import { eventTimeSql } from "./watermark.ts";
+
+/**
+ * Windowed aggregation in append mode (Spark's streaming `GROUP BY window(...)`). State table
+ * `windows`: one row per open window and key, holding the partial aggregates.
+ *
+ * 1. Each surviving row goes into every window it falls in (one for tumbling, size/slide for sliding).
+ * 2. The batch's partial aggregates per window and key (the flow's own SELECT, rewritten).
+ * 3. The state rows of the windows the batch touches are read and merged with the batch's partials.
+ * 4. A window whose end is at or before the advanced watermark is complete: it is emitted (from the
+ *    merge, or from the state when the batch did not touch it) and let go. The rest stay in the state.
+ * 5. The flow's select list runs over the emitted windows: those are the rows the batch appends.
+ *
+ * A row before the parent's watermark was dropped as late upstream, so a window, emitted when the
+ * watermark passed its end, never gains a row again: each window is written once.
+ */
+
+export const WINDOWS_TABLE = "windows";
+const BATCH = "__ebb_window_batch";
+const SEEN = "__ebb_window_seen";
+const MERGED = "__ebb_window_merged";
+const EXPIRED = "__ebb_window_expired";
+const EMIT = "__ebb_window_emit";
+
+export interface WindowAggregateRequest {
+  readonly sandbox: Sandbox;
+  readonly version: StateVersion;
+  readonly writer: StateWriter;
+  readonly flowName: string;
+  /** The batch's surviving rows. */
+  readonly input: string;
+  readonly plan: WindowedAggregation;
+  /** The flow's statement as parsed (for the names of unaliased output columns). */
+  readonly statement: unknown;
+  /** The watermark after this batch (epoch µs); undefined before the first event. */
+  readonly watermark: number | undefined;
+}
+
+/** What decides the meaning of the kept partials: a state written under another is refused. */
+export function windowSignature(plan: WindowedAggregation): string {
+  return JSON.stringify({
+    window: plan.window,
+    keys: plan.groupKeys,
+    aggregates: plan.aggregates,
+  });
+}
+
+/** The partial columns of aggregate `i` and how two partials merge. */
+function partsOf(kind: AggregateKind, i: number): { name: string; merge: string }[] {
+  if (kind === "avg")
+    return [
+      { name: partialColumn(i, "sum"), merge: "sum" },
+      { name: partialColumn(i, "count"), merge: "sum" },
+    ];
+  return [{ name: partialColumn(i, kind), merge: kind === "count" ? "sum" : kind }];
+}
+
+function finalOf(kind: AggregateKind, i: number): string {
+  if (kind === "avg")
+    return `CAST(${partialColumn(i, "sum")} AS DOUBLE) / NULLIF(${partialColumn(i, "count")}, 0)`;
+  return partialColumn(i, kind);
+}
+
+export async function aggregateWindows(
+  request: WindowAggregateRequest,
+): Promise<{ sql: string; windowsEmitted: number; windowsOpen: number }> {
+  const { sandbox, plan, writer } = request;
+  const { sizeMicros, slideMicros, column } = plan.window;
+  const stored = request.version.meta["window"];
+  const signature = windowSignature(plan);
+  if (typeof stored === "string" && stored !== signature)
+    throw new IncompatibleStateError(
+      request.flowName,
+      "window",
+      describeWindows(JSON.parse(stored) as { window: WindowedAggregation["window"] }),
+      describeWindows(plan),
+    );
+  writer.setMeta("window", signature);
+
+  // 1. Window starts are multiples of the slide since the epoch (Spark's alignment).
+  const count = Math.ceil(sizeMicros / slideMicros);
+  const t = "__ebb_t";
+  const last = `(${t} - (((${t} % ${slideMicros}) + ${slideMicros}) % ${slideMicros}))`;
+  const start = `(${last} - __ebb_k * ${slideMicros})`;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${WINDOW_ROWS} AS SELECT * EXCLUDE (${t}, __ebb_k), make_timestamp(${start}) AS ${WINDOW_START} ` +
+      `FROM (SELECT *, epoch_us(${eventTimeSql(column)}) AS ${t} FROM ${request.input}) CROSS JOIN range(0, ${count}) AS r(__ebb_k) ` +
+      `WHERE ${start} + ${sizeMicros} > ${t}`,
+  );
+
+  // 2. Partial types as the batch gives them; integer sums are kept as BIGINT (Spark's sum of ints).
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE __ebb_window_raw AS ${await sandbox.deparse(plan.partial)}`,
+  );
+  const types = new Map(
+    (await sandbox.rows("DESCRIBE __ebb_window_raw")).map((r) => [
+      String(r["column_name"]),
+      String(r["column_type"]),
+    ]),
+  );
+  const typeOf = (name: string) => (types.get(name) === "HUGEINT" ? "BIGINT" : types.get(name)!);
+  const keys = [WINDOW_START, ...plan.groupKeys.map((_, j) => groupColumn(j))];
+  const parts = plan.aggregates.flatMap((a, i) => partsOf(a.kind, i));
+  const list = (names: readonly string[], prefix = "") =>
+    names.map((n) => `${prefix}${quoteIdentifier(n)}`).join(", ");
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}, ` +
+      parts
+        .map((p) => `CAST(${quoteIdentifier(p.name)} AS ${typeOf(p.name)}) AS ${quoteIdentifier(p.name)}`)
+        .join(", ") +
+      ` FROM __ebb_window_raw`,
+  );
+  const schema: StateSchema = {
+    key: keys.map((name) => ({ name, type: typeOf(name) })),
+    value: parts.map((p) => ({ name: p.name, type: typeOf(p.name) })),
+  };
+  const table = request.version.table(WINDOWS_TABLE, schema, { timeColumn: WINDOW_START });
+
+  // 3.
+  await table.loadKeys(sandbox, `SELECT ${list(keys)} FROM ${BATCH}`, SEEN);
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${MERGED} AS SELECT ${list(keys)}, ` +
+      parts
+        .map(
+          (p) =>
+            `CAST(${p.merge}(${quoteIdentifier(p.name)}) AS ${typeOf(p.name)}) AS ${quoteIdentifier(p.name)}`,
+        )
+        .join(", ") +
+      ` FROM (SELECT * FROM ${BATCH} UNION ALL BY NAME SELECT * FROM ${SEEN}) GROUP BY ${list(keys)}`,
+  );
+
+  // 4. Complete: end <= watermark, i.e. start < watermark - size + 1.
+  const watermark = request.watermark;
+  const bound = watermark === undefined ? undefined : Math.trunc(watermark) - sizeMicros + 1;
+  const open = bound === undefined ? "true" : `epoch_us(${quoteIdentifier(WINDOW_START)}) >= ${bound}`;
+  if (bound !== undefined) {
+    await table.loadOlderThan(sandbox, bound, EXPIRED);
+    await sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${EMIT} AS SELECT * FROM ${MERGED} WHERE NOT (${open}) ` +
+        `UNION ALL BY NAME SELECT e.* FROM ${EXPIRED} e ANTI JOIN ${MERGED} m ON ${table.keyMatch("e", "m")}`,
+    );
+    writer.delete(table, `SELECT ${list(keys)} FROM ${EMIT}`);
+  } else {
+    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${EMIT} AS SELECT * FROM ${MERGED} WHERE false`);
+  }
+  writer.upsert(table, `SELECT * FROM ${MERGED} WHERE ${open}`);
+
+  // 5.
+  const end = `${quoteIdentifier(WINDOW_START)} + to_microseconds(${sizeMicros})`;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${WINDOW_FINAL} AS SELECT struct_pack("start" := ${quoteIdentifier(WINDOW_START)}, "end" := ${end}) AS ${WINDOW_STRUCT}, ` +
+      [
+        ...plan.groupKeys.map((_, j) => quoteIdentifier(groupColumn(j))),
+        ...plan.aggregates.map((a, i) => `${finalOf(a.kind, i)} AS ${aggregateColumn(i)}`),
+      ].join(", ") +
+      ` FROM ${EMIT} ORDER BY ${list(keys)}`,
+  );
+  const [figures] = await sandbox.rows(
+    `SELECT (SELECT count(*) FROM ${EMIT})::BIGINT AS emitted, (SELECT count(*) FROM ${MERGED} WHERE ${open})::BIGINT AS touched`,
+  );
+  return {
+    sql: await finalSql(sandbox, request),
+    windowsEmitted: Number(figures?.["emitted"] ?? 0),
+    windowsOpen: Number(figures?.["touched"] ?? 0),
+  };
+}
+
+/** The final statement, each output column named as the flow's SQL names it. */
+async function finalSql(sandbox: Sandbox, request: WindowAggregateRequest): Promise<string> {
+  const original = (request.statement as { node: { select_list: Record<string, unknown>[] } }).node;
+  const final = request.plan.final as { node: { select_list: Record<string, unknown>[] } };
+  const template = (await sandbox.parsedQuery("SELECT 1", "a template")) as { node: Record<string, unknown> };
+  const items = await Promise.all(
+    final.node.select_list.map(async (item, i) => {
+      let alias = request.plan.aliases[i];
+      if (alias === undefined) {
+        const alone = {
+          ...template,
+          node: {
+            ...template.node,
+            select_list: [{ ...original.select_list[request.plan.sources[i]!], alias: "" }],
+          },
+        };
+        alias = (await sandbox.deparse(alone)).replace(/^SELECT\s+/i, "");
+      }
+      return { ...item, alias };
+    }),
+  );
+  return sandbox.deparse({ ...final, node: { ...final.node, select_list: items } });
+}
+
+function describeWindows(signature: { window: WindowedAggregation["window"] }): string {
+  const { column, sizeMicros, slideMicros } = signature.window;
+  const minutes = (micros: number) => `${micros / 60_000_000} minutes`;
+  return sizeMicros === slideMicros
+    ? `windows of ${minutes(sizeMicros)} on ${column} (or other keys or aggregates)`
+    : `windows of ${minutes(sizeMicros)} sliding by ${minutes(slideMicros)} on ${column} (or other keys or aggregates)`;
+}
