@@ -12,6 +12,7 @@ export class DeltaError extends CodedError {
 /** No Delta table at the location: `_delta_log/` holds no commit and no checkpoint. */
 export class TableNotFoundError extends DeltaError {
   override readonly name = "TableNotFoundError";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
   constructor(
     readonly location: string,
     options: { cause?: unknown } = {},
@@ -26,6 +27,7 @@ export class TableNotFoundError extends DeltaError {
 /** The requested version is outside the history still readable from the log. */
 export class VersionNotFoundError extends DeltaError {
   override readonly name = "VersionNotFoundError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
   constructor(
     readonly version: number,
     /** The oldest and latest versions that can be loaded, when the table has any. */
@@ -44,6 +46,7 @@ export class VersionNotFoundError extends DeltaError {
 /** The requested timestamp is before the earliest readable commit (or otherwise out of range). */
 export class TimestampOutOfRangeError extends DeltaError {
   override readonly name = "TimestampOutOfRangeError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
   constructor(
     readonly timestamp: number,
     readonly earliest: { readonly version: number; readonly timestamp: number } | undefined,
@@ -61,6 +64,7 @@ export class TimestampOutOfRangeError extends DeltaError {
 /** The table needs a protocol feature this reader does not implement. */
 export class UnsupportedFeatureError extends DeltaError {
   override readonly name = "UnsupportedFeatureError";
+  override readonly errorCode = "DELTA_UNSUPPORTED_FEATURE";
   constructor(
     readonly feature: string,
     detail?: string,
@@ -76,6 +80,8 @@ export class UnsupportedFeatureError extends DeltaError {
 /** The log cannot be reconciled into a valid table state. */
 export class CorruptLogError extends DeltaError {
   override readonly name: string = "CorruptLogError";
+  override readonly errorCode: string = "DELTA_LOG_CORRUPT";
+  override readonly httpStatus: number = 409;
   constructor(message: string, options: { cause?: unknown; data?: Record<string, unknown> } = {}) {
     super(`corrupt Delta log: ${message}`, options);
   }
@@ -97,6 +103,8 @@ export class InvalidLogFileError extends CorruptLogError {
 /** A schemaString, or a value serialized for it, that this reader cannot interpret. */
 export class SchemaError extends DeltaError {
   override readonly name = "SchemaError";
+  override readonly errorCode = "DELTA_SCHEMA_INVALID";
+  override readonly httpStatus = 409;
 }
 
 // ---- Writer errors (commit, operations, restore, vacuum) ----
@@ -104,6 +112,7 @@ export class SchemaError extends DeltaError {
 /** A `delta.*` table property whose value the writer cannot interpret. */
 export class InvalidTablePropertyError extends DeltaError {
   override readonly name = "InvalidTablePropertyError";
+  override readonly errorCode = "INVALID_TABLE_PROPERTY";
   constructor(
     readonly key: string,
     readonly value: string,
@@ -120,6 +129,8 @@ export class InvalidTablePropertyError extends DeltaError {
 /** `create` found a table already there (version 0 exists). Open it instead. */
 export class TableAlreadyExistsError extends DeltaError {
   override readonly name = "TableAlreadyExistsError";
+  override readonly errorCode = "RESOURCE_ALREADY_EXISTS";
+  override readonly httpStatus = 409;
   constructor(readonly location: string) {
     super(`a Delta table already exists at ${location || "(root)"}: open it instead of creating it`, {
       data: { location },
@@ -144,6 +155,7 @@ export type ConflictKind =
  */
 export class CommitConflictError extends DeltaError {
   override readonly name = "CommitConflictError";
+  override readonly errorCode = "RESOURCE_CONFLICT";
   constructor(
     readonly kind: ConflictKind,
     /** The version this commit read. */
@@ -170,6 +182,7 @@ export class CommitConflictError extends DeltaError {
 /** The commit kept losing races without conflicting; the table is under heavy contention. */
 export class CommitRetriesExhaustedError extends DeltaError {
   override readonly name = "CommitRetriesExhaustedError";
+  override readonly errorCode = "RESOURCE_CONFLICT";
   constructor(
     readonly attempts: number,
     readonly lastVersionTried: number,
@@ -184,6 +197,8 @@ export class CommitRetriesExhaustedError extends DeltaError {
 /** RESTORE target references data files that no longer exist (vacuumed). Nothing was written. */
 export class RestoreFilesMissingError extends DeltaError {
   override readonly name = "RestoreFilesMissingError";
+  override readonly errorCode = "RESTORE_FILES_MISSING";
+  override readonly httpStatus = 409;
   constructor(
     readonly targetVersion: number,
     readonly missingFiles: readonly string[],
@@ -200,6 +215,7 @@ export class RestoreFilesMissingError extends DeltaError {
 /** VACUUM with a retention shorter than the table's `delta.deletedFileRetentionDuration`. */
 export class RetentionTooShortError extends DeltaError {
   override readonly name = "RetentionTooShortError";
+  override readonly errorCode = "INVALID_PARAMETER_VALUE";
   constructor(
     readonly requestedMs: number,
     readonly tableMs: number,
@@ -216,11 +232,14 @@ export class RetentionTooShortError extends DeltaError {
 /** A write whose rows do not fit the table: wrong columns, or a partition column missing. */
 export class SchemaMismatchError extends DeltaError {
   override readonly name = "SchemaMismatchError";
+  override readonly errorCode = "SCHEMA_MISMATCH";
 }
 
 /** `delta.appendOnly=true` forbids removing or rewriting data (PROTOCOL.md "Append-only Tables"). */
 export class AppendOnlyTableError extends DeltaError {
   override readonly name = "AppendOnlyTableError";
+  override readonly errorCode = "TABLE_APPEND_ONLY";
+  override readonly httpStatus = 409;
   constructor(readonly operation: string) {
     super(`${operation} is not allowed: the table is append-only (delta.appendOnly=true)`, {
       data: { operation },
@@ -231,6 +250,7 @@ export class AppendOnlyTableError extends DeltaError {
 /** MERGE found several source rows for one target row: the result would be ambiguous. */
 export class MergeDuplicateSourceError extends DeltaError {
   override readonly name = "MergeDuplicateSourceError";
+  override readonly errorCode = "MERGE_DUPLICATE_SOURCE_ROWS";
   constructor(readonly keyColumns: readonly string[]) {
     super(
       `MERGE source has more than one row for the same key (${keyColumns.join(", ")}) matching a target row; deduplicate the source`,

@@ -42,6 +42,13 @@ export class StoreConfigurationError extends StoreError {
   override readonly errorCode = "INTERNAL_ERROR";
 }
 
+/** A streaming source's connection settings cannot be used as given (a variable not set, no region). */
+export class SourceSettingsError extends StoreError {
+  override readonly name = "SourceSettingsError";
+  override readonly errorCode = "INVALID_SOURCE_SETTINGS";
+  override readonly httpStatus = 400;
+}
+
 /** No pipeline with this id (or it was deleted). */
 export class PipelineNotFoundError extends StoreError {
   override readonly name = "PipelineNotFoundError";

@@ -8,6 +8,7 @@ import {
   type KafkaTopics,
 } from "../engine/event-streams.ts";
 import type { KafkaSource } from "../pipeline/source-schema.ts";
+import { SourceSettingsError } from "./errors.ts";
 import { mskIamToken } from "./msk-iam-token.ts";
 
 /**
@@ -183,7 +184,10 @@ export function connectionSecurity(source: KafkaSource, env: NodeJS.ProcessEnv) 
 function requiredEnv(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (value === undefined || value === "")
-    throw new Error(`the Kafka source's settings name the environment variable ${name}, which is not set`);
+    throw new SourceSettingsError(
+      `the Kafka source's settings name the environment variable ${name}, which is not set: set it where Ebb runs, or change the source's settings`,
+      { data: { variable: name } },
+    );
   // A CA given as a file path is read; otherwise the variable holds the PEM itself.
   return value.startsWith("/") && !value.includes("BEGIN") ? readFileSync(value, "utf8") : value;
 }
@@ -191,6 +195,9 @@ function requiredEnv(env: NodeJS.ProcessEnv, name: string): string {
 /** `b-1.mycluster.abc123.c2.kafka.eu-west-1.amazonaws.com` is in eu-west-1. */
 function regionOfMskHost(host: string): string {
   const match = /\.kafka(?:-serverless)?\.([a-z0-9-]+)\.amazonaws\.com$/.exec(host);
-  if (!match) throw new Error(`AWS_MSK_IAM: set sasl.region, ${host} does not name one`);
+  if (!match)
+    throw new SourceSettingsError(`AWS_MSK_IAM: ${host} names no AWS region: set sasl.region in the source`, {
+      data: { host },
+    });
   return match[1]!;
 }

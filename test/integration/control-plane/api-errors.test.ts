@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { tablePrefix } from "../../../shared/store/bucket-layout.ts";
+import { testObjectStore } from "../../support/aws.ts";
 import { pipelinesRepository } from "../repositories/repositories.ts";
 
 /**
@@ -164,6 +166,27 @@ describe("documented API errors", () => {
       error_code: "RESOURCE_DOES_NOT_EXIST",
       message: expect.stringContaining("errors.api.nope"),
     });
+  });
+
+  it("DELTA_LOG_CORRUPT (409), not a 500, for a table whose log is not JSON, naming the file", async () => {
+    const table = { catalog: "errors", schema: "api", table: "corrupt" };
+    await testObjectStore(tablePrefix(table)).put(
+      "_delta_log/00000000000000000000.json",
+      Buffer.from("{not json"),
+    );
+    for (const [method, route, body] of [
+      ["GET", "history", undefined],
+      ["POST", "query", "{}"],
+      ["POST", "vacuum", '{"dry_run": true}'],
+      ["POST", "optimize", '{"dry_run": true}'],
+    ] as const) {
+      const response = await raw(method, `/api/2.0/tables/errors.api.corrupt/${route}`, body ? { body } : {});
+      expect(response.status, route).toBe(409);
+      expect(await response.json(), route).toMatchObject({
+        error_code: "DELTA_LOG_CORRUPT",
+        message: expect.stringContaining("00000000000000000000.json"),
+      });
+    }
   });
 
   it("names no allowed fields when a route takes none", async () => {

@@ -152,5 +152,19 @@ describe("windowed aggregation through the API", () => {
       { s: "12:00", e: "12:10", n: 2 },
       { s: "12:05", e: "12:15", n: 1 },
     ]);
+
+    // Other windows cannot continue from these open windows' partials: the batch is refused.
+    await cp.client.editPipeline(pipelineId, {
+      definition: definition(
+        `${cp.landing}/sliding`,
+        "SELECT window, count(*) AS n FROM source GROUP BY window(ts, '10 minutes')",
+      ),
+    });
+    await land("sliding", [{ k: "a", v: 1, ts: "2026-01-01 12:41:00" }]);
+    const refused = await run(pipelineId);
+    expect(refused.state).toBe("FAILED");
+    expect(refused.error?.message).toMatch(
+      /cannot continue from its operator state: its window state holds windows of 10 minutes sliding by 5 minutes.*reset_checkpoint_selection/,
+    );
   });
 });

@@ -1,9 +1,10 @@
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DefinitionError } from "../../../shared/pipeline/errors.ts";
 import { parseDefinition } from "../../../shared/pipeline/parse-definition.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { quoteWindowKeyword } from "../../../shared/pipeline/stream-aggregation.ts";
-import { validatePipeline } from "../../../shared/pipeline/validate-pipeline.ts";
+import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
 
 const pipeline = (sql: string, extra: Record<string, unknown> = {}) => ({
   name: "p",
@@ -50,6 +51,14 @@ describe("aggregation over a stream", () => {
       "SELECT window(ts, '1 hour') AS w, count(v) FILTER (WHERE v > 1) AS n FROM source GROUP BY window(ts, '1 hour')",
     ])
       await expect(validatePipeline(pipeline(sql), parser)).resolves.toBeDefined();
+  });
+
+  it("the example pipeline validates", async () => {
+    const text = await readFile(
+      new URL("../../../examples/stateful/window-metrics.yaml", import.meta.url),
+      "utf8",
+    );
+    await expect(validatePipelineText(text, parser)).resolves.toBeDefined();
   });
 
   it("refuses a GROUP BY without a window with its own code, also inside a subquery or CTE", async () => {
