@@ -52,6 +52,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
       bucket: { "tables/": R, "state/": R },
       stateMachine: ["start"],
       heavy: true,
+      // A rewind is checked against its sources' retention before it starts.
+      eventStreams: true,
     },
   },
   {

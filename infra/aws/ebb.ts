@@ -11,6 +11,7 @@ import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
 import { EbbStorage } from "./ebb-storage.ts";
 import { EbbWebUi } from "./ebb-web-ui.ts";
+import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
 import { bindAccess, type BindableResources } from "./resource-bindings.ts";
@@ -31,6 +32,11 @@ export interface EbbProps {
    * @default no web UI
    */
   readonly webUiAssets?: string;
+  /**
+   * The Kinesis streams and MSK clusters the pipelines read: the functions that read them (the update
+   * tasks and start-update) get read grants, and run in the MSK cluster's VPC. @default none
+   */
+  readonly eventStreams?: EbbEventStreams;
 }
 
 /**
@@ -47,10 +53,12 @@ export class Ebb extends Construct {
   /** Every function, by construct id. */
   readonly functions = new Map<string, lambda.Function>();
   private readonly logRetention: logs.RetentionDays;
+  private readonly eventStreams: EbbEventStreams;
 
   constructor(scope: Construct, id: string, props: EbbProps = {}) {
     super(scope, id);
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    this.eventStreams = props.eventStreams ?? {};
     this.storage = new EbbStorage(this, "Storage");
     const resources: BindableResources = {
       tables: {
@@ -126,9 +134,11 @@ export class Ebb extends Construct {
       retention: this.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const fn = new NodejsFunction(this, id, { ...functionProps(entry, size), logGroup });
+    const network = access.eventStreams ? streamReaderNetwork(this.eventStreams) : {};
+    const fn = new NodejsFunction(this, id, { ...functionProps(entry, size), ...network, logGroup });
     (fn.node.defaultChild as lambda.CfnFunction).addMetadata(ENTRY_METADATA, `functions/${entry}`);
     bindAccess(fn, access, resources);
+    if (access.eventStreams) grantStreamReads(fn, this.eventStreams);
     this.functions.set(id, fn);
     return fn;
   }

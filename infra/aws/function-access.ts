@@ -17,6 +17,8 @@ export interface FunctionAccess {
   readonly stateMachine?: readonly ("start" | "stop")[];
   /** The state machine's task functions and the schedule run DuckDB over data: more memory and time. */
   readonly heavy?: boolean;
+  /** Reads the pipelines' event streams (`EbbProps.eventStreams`): their grants, and MSK's VPC. */
+  readonly eventStreams?: boolean;
 }
 
 const RW = "readWrite" as const;
@@ -26,4 +28,5 @@ export const TASK_ACCESS: FunctionAccess = {
   tables: { pipelines: RW, updates: RW, checkpoints: RW, eventLog: RW },
   bucket: { "tables/": RW, "state/": RW },
   heavy: true,
+  eventStreams: true,
 };
