@@ -6,6 +6,8 @@ import * as targets from "aws-cdk-lib/aws-events-targets";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
+import type * as s3 from "aws-cdk-lib/aws-s3";
+import * as sqs from "aws-cdk-lib/aws-sqs";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
@@ -14,7 +16,7 @@ import { EbbWebUi } from "./ebb-web-ui.ts";
 import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
-import { bindAccess, type BindableResources } from "./resource-bindings.ts";
+import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 
 /** Metadata on each function naming its handler module, read by the local runtime. */
@@ -32,6 +34,20 @@ export interface EbbProps {
    * @default no web UI
    */
   readonly webUiAssets?: string;
+  /** Steady requests per second the API stage accepts, and the burst above it. @default 50 and 100 */
+  readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /**
+   * Reserved concurrency of each state-machine task function: caps how many run at once (and so the
+   * load on DynamoDB and S3) and keeps that much of the account's concurrency for them.
+   * @default no reservation (an account's default concurrency may be too small to reserve from)
+   */
+  readonly taskConcurrency?: number;
+  /**
+   * Buckets outside Ebb's own that `auto_loader` sources read from (`s3://other-bucket/landing/`):
+   * the task functions, which run the flows, get read and list on each, limited to `prefix` if given.
+   * @default none: sources may read only Ebb's own bucket
+   */
+  readonly sourceBuckets?: readonly { readonly bucket: s3.IBucket; readonly prefix?: string }[];
   /**
    * The Kinesis streams and MSK clusters the pipelines read: the functions that read them (the update
    * tasks and start-update) get read grants, and run in the MSK cluster's VPC. @default none
@@ -70,7 +86,12 @@ export class Ebb extends Construct {
       bucket: this.storage.bucket,
     };
 
-    const task = (entry: string) => this.fn(`tasks/${entry}`, TASK_ACCESS, resources);
+    const task = (entry: string) => {
+      const fn = this.fn(`tasks/${entry}`, TASK_ACCESS, resources, false, props.taskConcurrency);
+      for (const source of props.sourceBuckets ?? [])
+        grantPrefix(fn, source.bucket, source.prefix ?? "", "read");
+      return fn;
+    };
     const taskFunctions: UpdateTaskFunctions = {
       planUpdate: task("plan-update.ts"),
       rewindDataset: task("rewind-dataset.ts"),
@@ -82,7 +103,10 @@ export class Ebb extends Construct {
       nextCycle: task("next-cycle.ts"),
       continueUpdate: task("continue-update.ts"),
     };
-    this.stateMachine = new UpdateStateMachine(this, "Updates", { functions: taskFunctions }).stateMachine;
+    this.stateMachine = new UpdateStateMachine(this, "Updates", {
+      functions: taskFunctions,
+      logRetention: this.logRetention,
+    }).stateMachine;
     // ContinueUpdate starts the next execution of this very state machine, whose ARN it takes from
     // the context object. The grant is a policy of its own: the function does not wait for it, so
     // function → state machine → function is no dependency cycle.
@@ -100,8 +124,22 @@ export class Ebb extends Construct {
     this.api = new apigw.RestApi(this, "Api", {
       description: "Ebb: pipelines, updates, rewind and time travel (api.md)",
       defaultMethodOptions: { authorizationType: apigw.AuthorizationType.IAM },
-      deployOptions: { stageName: props.apiStageName ?? "ebb" },
-      cloudWatchRole: false,
+      deployOptions: {
+        stageName: props.apiStageName ?? "ebb",
+        throttlingRateLimit: props.apiThrottle?.rateLimit ?? 50,
+        throttlingBurstLimit: props.apiThrottle?.burstLimit ?? 100,
+        accessLogDestination: new apigw.LogGroupLogDestination(
+          new logs.LogGroup(this, "ApiAccessLogs", {
+            retention: this.logRetention,
+            removalPolicy: RemovalPolicy.DESTROY,
+          }),
+        ),
+        accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+      },
+      // Access logs need the account's API Gateway role for CloudWatch; kept when the stack goes, as
+      // the setting is the account's, not the stack's.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
     });
     for (const route of API_ROUTES) {
       const handler = this.fn(route.entry, route.access, withMachine, true);
@@ -114,7 +152,18 @@ export class Ebb extends Construct {
     this.captureRule = new events.Rule(this, "CaptureSchedule", {
       description: "Captures a rewind point for every rewind-enabled pipeline",
       schedule: props.captureSchedule ?? events.Schedule.rate(Duration.hours(1)),
-      targets: [new targets.LambdaFunction(capture)],
+      // Retried twice within the hour; an event that still fails is kept for two weeks to look at.
+      targets: [
+        new targets.LambdaFunction(capture, {
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(1),
+          deadLetterQueue: new sqs.Queue(this, "CaptureDeadLetters", {
+            encryption: sqs.QueueEncryption.SQS_MANAGED,
+            enforceSSL: true,
+            retentionPeriod: Duration.days(14),
+          }),
+        }),
+      ],
     });
 
     if (props.webUiAssets !== undefined) {
@@ -127,6 +176,7 @@ export class Ebb extends Construct {
     access: FunctionAccess,
     resources: BindableResources,
     api = false,
+    reservedConcurrency?: number,
   ): lambda.Function {
     const id = constructId(entry);
     const size = access.heavy ? (api ? API_HEAVY : HEAVY) : LIGHT;
@@ -135,7 +185,12 @@ export class Ebb extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const network = access.eventStreams ? streamReaderNetwork(this.eventStreams) : {};
-    const fn = new NodejsFunction(this, id, { ...functionProps(entry, size), ...network, logGroup });
+    const fn = new NodejsFunction(this, id, {
+      ...functionProps(entry, size),
+      ...network,
+      logGroup,
+      ...(reservedConcurrency !== undefined ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
+    });
     (fn.node.defaultChild as lambda.CfnFunction).addMetadata(ENTRY_METADATA, `functions/${entry}`);
     bindAccess(fn, access, resources);
     if (access.eventStreams) grantStreamReads(fn, this.eventStreams);

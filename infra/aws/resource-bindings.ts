@@ -1,4 +1,5 @@
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
@@ -22,7 +23,10 @@ export function bindTable(
   else table.grantReadWriteData(fn);
 }
 
-/** Grants are per prefix (`tables/*`, `state/*`), never the whole bucket. */
+/**
+ * Grants are per prefix (`tables/*`, `state/*`), never the whole bucket, listing included: `ListBucket`
+ * only under the prefix (the `s3:prefix` condition), where `grantRead` would allow every `List*`.
+ */
 export function bindBucket(
   fn: lambda.Function,
   bucket: s3.IBucket,
@@ -30,13 +34,28 @@ export function bindBucket(
   access: Access,
 ): void {
   fn.addEnvironment(ENVIRONMENT.bucket, bucket.bucketName);
-  const objects = `${prefix}*`;
-  if (access === "read") {
-    bucket.grantRead(fn, objects);
-  } else {
-    bucket.grantReadWrite(fn, objects);
-    bucket.grantDelete(fn, objects);
-  }
+  grantPrefix(fn, bucket, prefix, access);
+}
+
+/** Read (and write and delete) of the objects under `prefix`, and listing only there. */
+export function grantPrefix(fn: lambda.Function, bucket: s3.IBucket, prefix: string, access: Access): void {
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: [
+        "s3:GetObject",
+        "s3:GetObjectVersion",
+        ...(access === "readWrite" ? ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"] : []),
+      ],
+      resources: [bucket.arnForObjects(`${prefix}*`)],
+    }),
+  );
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ["s3:ListBucket"],
+      resources: [bucket.bucketArn],
+      conditions: { StringLike: { "s3:prefix": [`${prefix}*`] } },
+    }),
+  );
 }
 
 export function bindStateMachine(

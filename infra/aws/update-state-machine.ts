@@ -1,5 +1,6 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import * as logs from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import * as tasks from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
@@ -48,6 +49,8 @@ export interface UpdateStateMachineProps {
   readonly functions: UpdateTaskFunctions;
   /** @default 24 hours */
   readonly timeout?: Duration;
+  /** How long the execution logs are kept. @default one month */
+  readonly logRetention?: logs.RetentionDays;
 }
 
 export class UpdateStateMachine extends Construct {
@@ -158,6 +161,17 @@ export class UpdateStateMachine extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(plan),
       queryLanguage: sfn.QueryLanguage.JSON_PATH,
       timeout: props.timeout ?? Duration.hours(24),
+      // Failures and their inputs are logged (not every state's data: it holds definitions), and
+      // every execution is traced with X-Ray.
+      logs: {
+        destination: new logs.LogGroup(this, "ExecutionLogs", {
+          retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+          removalPolicy: RemovalPolicy.DESTROY,
+        }),
+        level: sfn.LogLevel.ERROR,
+        includeExecutionData: false,
+      },
+      tracingEnabled: true,
     });
   }
 

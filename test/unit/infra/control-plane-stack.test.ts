@@ -62,15 +62,72 @@ describe("control plane stack", () => {
       expect(group.Properties["RetentionInDays"]).toBeGreaterThan(0);
   });
 
-  it("grants no action on every resource (no Resource: *)", () => {
+  it("grants no action on every resource (no Resource: *) but those that take no resource", () => {
+    // X-Ray traces and Step Functions' log delivery name no resource: AWS allows only "*" for them.
+    const resourceless =
+      /^(xray:|logs:(Create|Get|Update|Delete|List)LogDeliver|logs:(Put|Describe)ResourcePolic|logs:DescribeLogGroups)/;
     for (const [id, policy] of ofType("AWS::IAM::Policy")) {
-      const statements = (policy.Properties["PolicyDocument"] as { Statement: { Resource: unknown }[] })
-        .Statement;
+      const statements = (
+        policy.Properties["PolicyDocument"] as {
+          Statement: { Resource: unknown; Action: string | string[] }[];
+        }
+      ).Statement;
       for (const statement of statements) {
         const list = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
-        expect(list, `${id} grants on every resource`).not.toContain("*");
+        const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+        if (actions.every((action) => resourceless.test(action))) continue;
+        expect(list, `${id} grants ${actions.join(", ")} on every resource`).not.toContain("*");
       }
     }
+  });
+
+  it("lists the bucket only under the prefixes a function is granted", () => {
+    for (const [id, policy] of ofType("AWS::IAM::Policy")) {
+      const statements = (
+        policy.Properties["PolicyDocument"] as {
+          Statement: { Action: string | string[]; Condition?: Record<string, Record<string, unknown>> }[];
+        }
+      ).Statement;
+      for (const statement of statements) {
+        const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+        if (!actions.some((action) => action.startsWith("s3:List"))) continue;
+        expect(actions, id).toEqual(["s3:ListBucket"]);
+        const prefixes = statement.Condition?.["StringLike"]?.["s3:prefix"] as string[];
+        for (const prefix of prefixes) expect(prefix, id).toMatch(/^(tables|state)\/\*$/);
+      }
+    }
+  });
+
+  it("throttles the API stage and writes its access logs", () => {
+    template.hasResourceProperties("AWS::ApiGateway::Stage", {
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+      AccessLogSetting: Match.objectLike({
+        DestinationArn: Match.anyValue(),
+        Format: Match.stringLikeRegexp("requestId"),
+      }),
+    });
+  });
+
+  it("logs the state machine's failures and traces it with X-Ray", () => {
+    template.hasResourceProperties("AWS::StepFunctions::StateMachine", {
+      LoggingConfiguration: Match.objectLike({ Level: "ERROR", IncludeExecutionData: false }),
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+
+  it("retries the capture schedule's target and keeps what still fails in an encrypted dead-letter queue", () => {
+    template.hasResourceProperties("AWS::Events::Rule", {
+      Targets: [
+        Match.objectLike({
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: { Arn: Match.anyValue() },
+        }),
+      ],
+    });
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 1_209_600,
+    });
   });
 
   it("sets each table's variable exactly where it grants that table, and grants bucket objects by prefix", () => {
