@@ -65,6 +65,8 @@ export interface WriteOptions {
   readonly timestampFloor?: number;
   /** Extra `operationParameters` (e.g. the input versions a materialized view was computed from). */
   readonly extraParameters?: Readonly<Record<string, unknown>>;
+  /** Asked right before the commit (a writer's fence): a throw leaves the table as it was. */
+  readonly beforeCommit?: () => Promise<void>;
 }
 
 /** A write's outcome: committed (with what followed the commit), or skipped by its txn marker. */
@@ -376,6 +378,7 @@ export class DeltaTable {
         ...(options.txn ? { txn: options.txn } : {}),
         ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
         ...(options.extraParameters ? { extraParameters: options.extraParameters } : {}),
+        ...(options.beforeCommit ? { beforeCommit: options.beforeCommit } : {}),
       },
       { clock: this.context.clock, session: this.context },
     );

@@ -6,6 +6,7 @@ import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { overwriteTable, type SinkSession } from "./table-sink.ts";
+import type { UpdateFence } from "./update-fence.ts";
 
 /**
  * Refreshing a materialized view: its SQL runs in the sandbox over the current snapshots of what it
@@ -35,10 +36,12 @@ export interface ViewRefresh {
   readonly recomputed: boolean;
 }
 
+/** `fence` is the update's (update-fence.ts), asked right before the overwrite commits. */
 export async function refreshMaterializedView(
   view: MaterializedViewDefinition,
   catalog: DatasetCatalog,
   session: SinkSession,
+  fence: UpdateFence,
 ): Promise<ViewRefresh> {
   const started = session.clock();
   const store = catalog.tableStore(view.name);
@@ -73,6 +76,7 @@ export async function refreshMaterializedView(
       {
         ...(newestInput === undefined ? {} : { timestampFloor: newestInput + 1 }),
         extraParameters: { [VIEW_INPUTS_PARAMETER]: inputs },
+        beforeCommit: () => fence(`the refresh of materialized view "${view.name}"`),
       },
     );
     return {

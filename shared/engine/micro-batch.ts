@@ -18,6 +18,7 @@ import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
+import { updateFence } from "./update-fence.ts";
 import {
   appendBatch,
   mergeBatch,
@@ -169,10 +170,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       await loadReadSnapshots(reads, run.session.duck),
     );
     const what = `flow "${run.flow.name}"`;
-    const fence = async () => {
-      if (run.session.signal?.aborted || !(await run.isActive()))
-        throw fencedOut(run.updateId, `the commit of ${what}'s batch ${seq}`, {});
-    };
+    const fence = () =>
+      updateFence(run.updateId, run.isActive, run.session.signal)(`the commit of ${what}'s batch ${seq}`);
     let loaded = await source.load(startOffset, endOffset);
     if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
     let state: StateProgress | undefined;

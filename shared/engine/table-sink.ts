@@ -283,7 +283,7 @@ export async function overwriteTable(
   target: SinkTarget,
   session: SinkSession,
   rowsSql: string,
-  options: Pick<WriteOptions, "timestampFloor" | "extraParameters"> = {},
+  options: Pick<WriteOptions, "timestampFloor" | "extraParameters" | "beforeCommit"> = {},
 ): Promise<{ version: number; timestamp: number }> {
   const snapshot = await openOrCreateTable(target, session, rowsSql);
   const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck, snapshot });

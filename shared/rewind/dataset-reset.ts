@@ -20,29 +20,33 @@ export interface TableResetResult {
   readonly deletedObjects?: number;
 }
 
+/** `fence` is asked right before the table changes (the update's fence): a throw changes nothing. */
 export async function resetTable(
   store: ObjectStore,
   reset: TableReset,
   clock: () => number,
+  fence: () => Promise<void> = async () => undefined,
 ): Promise<TableResetResult> {
   switch (reset.how) {
     case "NONE":
       return {};
     case "DROP":
-      return dropTable(store);
+      return dropTable(store, fence);
     case "TRUNCATE":
-      return truncateTable(store, clock);
+      return truncateTable(store, clock, fence);
     case "OWNED_ROWS":
       return deleteOwnedRows(
         store,
         reset.predicates.map((p) => `(${p.owns})`),
         clock,
+        fence,
       );
   }
 }
 
-async function dropTable(store: ObjectStore): Promise<TableResetResult> {
+async function dropTable(store: ObjectStore, fence: () => Promise<void>): Promise<TableResetResult> {
   const keys = (await listAllKeys(store, "")).map((info) => info.key);
+  if (keys.length > 0) await fence();
   // The log first: a crash part-way leaves no readable table (a retry deletes the rest), never a log
   // that still describes data files already deleted.
   const log = keys.filter((key) => key.startsWith("_delta_log/"));
@@ -52,10 +56,14 @@ async function dropTable(store: ObjectStore): Promise<TableResetResult> {
   return { deletedObjects: keys.length };
 }
 
-async function truncateTable(store: ObjectStore, clock: () => number): Promise<TableResetResult> {
+async function truncateTable(
+  store: ObjectStore,
+  clock: () => number,
+  fence: () => Promise<void>,
+): Promise<TableResetResult> {
   return withTable(store, clock, async (table) => {
     if (table.snapshot.files.size === 0) return {};
-    const result = await table.truncate();
+    const result = await table.truncate({ beforeCommit: fence });
     return result.status === "committed" ? { version: result.version } : {};
   });
 }
@@ -64,9 +72,10 @@ async function deleteOwnedRows(
   store: ObjectStore,
   predicates: readonly string[],
   clock: () => number,
+  fence: () => Promise<void>,
 ): Promise<TableResetResult> {
   return withTable(store, clock, async (table) => {
-    const result = await table.delete(predicates.join(" OR "));
+    const result = await table.delete(predicates.join(" OR "), { beforeCommit: fence });
     return result.status === "committed" ? { version: result.version } : {};
   });
 }

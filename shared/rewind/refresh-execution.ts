@@ -4,7 +4,7 @@ import { DEFAULT_EVENT_RETENTION_MS } from "../store/event-log-repository.ts";
 import { resetTable } from "./dataset-reset.ts";
 import { recordDatasetReset } from "./full-refresh-record.ts";
 import type { RefreshPlan } from "./refresh-plan.ts";
-import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import { flowRef, tableWriteFence, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
 
 /**
@@ -37,7 +37,8 @@ export async function executeRefreshPlan(
   }
   if (plan.mode !== "INCREMENTAL") {
     for (const reset of plan.resets) {
-      const result = await resetTable(env.tableStore(reset.dataset), reset.reset, env.clock);
+      const fence = () => tableWriteFence(env, updateId)(`the reset of ${reset.dataset}`);
+      const result = await resetTable(env.tableStore(reset.dataset), reset.reset, env.clock, fence);
       for (const flow of reset.flows) await resetHead(env, flow, updateId);
       if (reset.reset.how === "NONE") continue;
       await recordDatasetReset(

@@ -4,6 +4,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import type { PipelinesRepository } from "../store/pipelines-repository.ts";
 import type { EventLogRepository } from "../store/event-log-repository.ts";
 import type { EventStreams } from "../engine/event-streams.ts";
+import { updateFence, type UpdateFence } from "../engine/update-fence.ts";
 
 /**
  * Everything the rewind domain reads and writes, as ports (no AWS types): the same core runs in a
@@ -26,6 +27,14 @@ export interface RewindEnvironment {
   /** Kafka and Kinesis clients, for source retention. @default over the network, as the source's settings say */
   readonly eventStreams?: EventStreams;
   readonly clock: () => number;
+}
+
+/** The fence of `updateId`'s table writes: it must still be the pipeline's active update. */
+export function tableWriteFence(env: RewindEnvironment, updateId: string): UpdateFence {
+  return updateFence(
+    updateId,
+    async () => (await env.pipelines.get(env.pipelineId))?.activeUpdateId === updateId,
+  );
 }
 
 /** A flow's checkpoint key. Flow names are unique within a pipeline, so the name is the flow id. */

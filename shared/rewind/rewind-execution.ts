@@ -1,7 +1,7 @@
 import { executeRestore, planRestore, TableNotFoundError } from "../delta/index.ts";
 import { fencedOut } from "../engine/errors.ts";
 import { ConcurrentRewindChangeError } from "./errors.ts";
-import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import { flowRef, tableWriteFence, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
 import { rewindSummaryEvent, type PipelineCut } from "./rewind-point.ts";
 import type { DatasetRewind } from "./rewind-plan.ts";
@@ -70,6 +70,7 @@ async function rewindWith(
         clock: env.clock,
         extraParameters: { updateId },
         filesChecked: current.version === dataset.checkedVersion,
+        beforeCommit: () => tableWriteFence(env, updateId)(`the RESTORE of ${dataset.identifier}`),
       })
     : undefined;
 

@@ -1,26 +1,17 @@
 """Reads Delta tables with delta-rs (the `deltalake` package) as the interop suite asks.
 
 Input (argv[1], JSON): {"tables": [{"name", "uri", "storage_options", "versions", "select",
-"cdf": {"from", "select"} | null}]}. `select` is the SQL (with `{t}` for the relation) that turns
-rows into canonical text; the suite runs the same SQL over Ebb's scan, so both sides format values
-identically. Output (stdout, JSON): per table, the rows of every version, the history, the change
+"cdf": {"from", "select"} | null}]}. `select` (one for all versions, or one per version) is the SQL
+that turns rows into canonical text (interop_canonical.py). Output (stdout, JSON): per table, the rows of every version, the history, the change
 feed, and any error by where it happened.
 """
 
 import json
 import sys
 
-import duckdb
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
-
-
-def canonical(con, relation, select):
-    con.register("t", relation)
-    try:
-        return [list(row) for row in con.execute(select.replace("{t}", "t")).fetchall()]
-    finally:
-        con.unregister("t")
+from interop_canonical import canonical, connect
 
 
 def read(con, spec):
@@ -29,7 +20,8 @@ def read(con, spec):
     for version in spec["versions"]:
         try:
             table = DeltaTable(spec["uri"], version=version, storage_options=options)
-            out["versions"][str(version)] = canonical(con, table.to_pyarrow_table(), spec["select"])
+            select = spec["select"] if isinstance(spec["select"], str) else spec["select"][str(version)]
+            out["versions"][str(version)] = canonical(con, table.to_pyarrow_table(), select)
         except Exception as error:  # reported to the suite, which fails on it
             out["errors"][f"version {version}"] = repr(error)
     try:
@@ -69,8 +61,7 @@ def main():
             write(spec)
         print(json.dumps({"written": True}))
         return
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
+    con = connect()
     print(json.dumps({spec["name"]: read(con, spec) for spec in request["tables"]}))
 
 

@@ -5,6 +5,7 @@ import { UpdateCanceledError } from "../../engine/errors.ts";
 import type { CrashHook } from "../../engine/crash-points.ts";
 import { runFlowUntilCaughtUp, type FlowRunProgress } from "../../engine/flow-runner.ts";
 import { refreshMaterializedView, type ViewRefresh } from "../../engine/materialized-view.ts";
+import { updateFence } from "../../engine/update-fence.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import type { RunItem } from "./plan-step.ts";
@@ -47,9 +48,11 @@ export async function runItem(
   const scratch = await ScratchFolder.create("ebb-task-");
   const stopped = watchForStop(plane, item);
   const session = { duck, scratch, clock: plane.clock, signal: stopped.signal };
+  const isActive = async () => (await plane.pipelines.get(item.pipelineId))?.activeUpdateId === item.updateId;
   try {
     if (dataset.type === "materialized_view") {
-      const refreshed = await refreshMaterializedView(dataset, catalog, session);
+      const fence = updateFence(item.updateId, isActive, stopped.signal);
+      const refreshed = await refreshMaterializedView(dataset, catalog, session, fence);
       return { caughtUp: true, ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }
     const flow =
@@ -77,8 +80,7 @@ export async function runItem(
           checkpoints: plane.checkpoints,
           session,
           locate: plane.locate,
-          isActive: async () =>
-            (await plane.pipelines.get(item.pipelineId))?.activeUpdateId === item.updateId,
+          isActive,
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
         context.events,

@@ -28,9 +28,10 @@ export function nextCommitTimestamp(now: number, previous: number | undefined, f
 }
 
 /**
- * The `commitInfo` action, as Delta writes it: `operationParameters` and `operationMetrics` are
- * maps of strings (a parameter that is not already a string is JSON-encoded, a metric is its decimal
- * string), which is what Delta's own readers and `DESCRIBE HISTORY` expect.
+ * The `commitInfo` action, as Delta writes it: an `operationParameters` value is a JSON scalar as
+ * is (Spark's RESTORE writes `"version": 4`, a number) and a list or object JSON-encoded into a
+ * string; an `operationMetrics` value is its decimal string. That is what Delta's own readers and
+ * `DESCRIBE HISTORY` expect.
  */
 export function buildCommitInfo(
   description: OperationDescription,
@@ -50,11 +51,14 @@ export function buildCommitInfo(
   };
 }
 
-function encodeParameters(parameters: Readonly<Record<string, unknown>>): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
+function encodeParameters(
+  parameters: Readonly<Record<string, unknown>>,
+): Record<string, string | number | boolean | null> {
+  const out: Record<string, string | number | boolean | null> = {};
   for (const [key, value] of Object.entries(parameters)) {
     if (value === undefined) continue;
-    out[key] = value === null ? null : typeof value === "string" ? value : JSON.stringify(value);
+    const scalar = value === null || ["string", "number", "boolean"].includes(typeof value);
+    out[key] = scalar ? (value as string | number | boolean | null) : JSON.stringify(value);
   }
   return out;
 }

@@ -61,6 +61,8 @@ export interface TransactionRequest {
   readonly timestampFloor?: number;
   /** Extra `operationParameters` (e.g. the id of the update that wrote it). */
   readonly extraParameters?: Readonly<Record<string, unknown>>;
+  /** Asked right before the commit (a writer's fence): a throw leaves the table as it was. */
+  readonly beforeCommit?: () => Promise<void>;
 }
 
 export interface TransactionOptions {
@@ -94,6 +96,7 @@ export async function commitTransaction(
 ): Promise<TransactionOutcome> {
   const { readSnapshot, prepared, txn } = request;
   assertWritable(readSnapshot.protocol, readSnapshot.metadata);
+  await request.beforeCommit?.();
   const result = await commit(
     store,
     {

@@ -110,6 +110,8 @@ export interface RestoreOptions {
   readonly session?: CheckpointSession;
   /** The caller found the plan's files already, at this same snapshot: no `head` checks again. */
   readonly filesChecked?: boolean;
+  /** Asked right before the commit (a writer's fence): a throw leaves the table as it was. */
+  readonly beforeCommit?: () => Promise<void>;
 }
 
 /** Parallel `head` requests while checking that a restore's files still exist. */
@@ -131,6 +133,7 @@ export async function executeRestore(
       prepared: restoreCommit(current, plan, options.clock(), options.requestedTimestamp),
       ...(options.extraParameters ? { extraParameters: options.extraParameters } : {}),
       ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+      ...(options.beforeCommit ? { beforeCommit: options.beforeCommit } : {}),
     },
     { clock: options.clock, ...(options.session ? { session: options.session } : {}) },
   );

@@ -30,7 +30,7 @@ describe("executing a rewind", () => {
     const [restore] = await readHistory(h.tableStore("cleaned"), { limit: 1 });
     expect(restore!.operation).toBe("RESTORE");
     expect(restore!.operationParameters).toMatchObject({
-      version: String(target.cut.datasets.get("cleaned")!.version),
+      version: target.cut.datasets.get("cleaned")!.version,
       updateId,
     });
     expect(Object.keys(restore!.operationMetrics ?? {}).sort()).toEqual([

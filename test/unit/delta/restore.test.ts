@@ -177,7 +177,7 @@ describe("RESTORE", () => {
     ]);
     const [entry] = await table.history({ limit: 1 });
     expect(entry?.operationParameters).toEqual({
-      version: "1",
+      version: 1,
       timestamp: new Date(T0 + 90_000).toISOString(),
     });
     await table.close();

@@ -1,0 +1,155 @@
+"""A long-lived Spark (with Delta Lake) driver the interop suite talks to: one JVM for the whole suite.
+
+Started by spark-driver.ts with the Delta jars' paths in argv[1:]. Reads one JSON request per line
+on stdin and answers each with one JSON line on the original stdout ({"ok": true, "result": ...} or
+{"ok": false, "error": ...}); everything else, Spark's and the JVM's output included, goes to stderr.
+
+Requests:
+- {"op": "read", "tables": [{"name", "uri", "versions", "select", "cdf": {"from", "select"} | null}]}:
+  per table, the rows of every version (time travel), DESCRIBE HISTORY, the change feed read both as
+  readChangeFeed and as table_changes, and any error by where it happened. `select` (one SQL for all
+  versions, or one per version) turns rows into canonical text (interop_canonical.py).
+- {"op": "sql", "statements": [...]}: runs Spark SQL statements in order (the suite's Spark writers).
+- {"op": "stream", "uri", "checkpoint", "sink", "select"}: one availableNow run of a structured
+  stream from the Delta table `uri` into the Delta table `sink`; answers the sink's rows.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+# Answers go to the real stdout; the JVM inherits fd 1, so point fd 1 at stderr before it starts.
+answers = os.fdopen(os.dup(1), "w", buffering=1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+from pyspark.sql import SparkSession  # noqa: E402
+from delta.tables import DeltaTable  # noqa: E402
+from interop_canonical import canonical, connect  # noqa: E402
+
+
+def start(jars):
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("ebb-interop")
+        .config("spark.jars", ",".join(jars))
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        # A short-lived JVM of small jobs: the quick compiler alone, and one GC thread.
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        # Small tables: one task rebuilds a snapshot instead of fifty.
+        .config("spark.databricks.delta.snapshotPartitions", "1")
+        .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        .config("spark.sql.warehouse.dir", os.environ.get("EBB_SPARK_WAREHOUSE", "spark-warehouse"))
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def quoted(uri):
+    return "delta.`" + uri.replace("`", "``") + "`"
+
+
+def select_for(spec, version):
+    select = spec["select"]
+    return select if isinstance(select, str) else select[str(version)]
+
+
+def read(spark, con, spec):
+    uri = spec["uri"]
+    out = {"versions": {}, "history": None, "cdf": None, "table_changes": None, "errors": {}}
+    for version in spec["versions"]:
+        try:
+            frame = spark.read.format("delta").option("versionAsOf", version).load(uri)
+            out["versions"][str(version)] = canonical(con, frame.toArrow(), select_for(spec, version))
+        except Exception as error:  # reported to the suite, which fails on it
+            out["errors"][f"version {version}"] = short(error)
+    try:
+        history = DeltaTable.forPath(spark, uri).history().selectExpr(
+            "version", "unix_millis(timestamp) AS timestamp", "operation"
+        )
+        out["history"] = [row.asDict() for row in history.orderBy("version", ascending=False).collect()]
+    except Exception as error:
+        out["errors"]["history"] = short(error)
+    cdf = spec.get("cdf")
+    if cdf:
+        try:
+            frame = (
+                spark.read.format("delta")
+                .option("readChangeFeed", "true")
+                .option("startingVersion", cdf["from"])
+                .load(uri)
+            )
+            out["cdf"] = canonical(con, frame.toArrow(), cdf["select"])
+        except Exception as error:
+            out["errors"]["readChangeFeed"] = short(error)
+        try:
+            frame = spark.sql(f"SELECT * FROM table_changes('{quoted(uri)}', {int(cdf['from'])})")
+            out["table_changes"] = canonical(con, frame.toArrow(), cdf["select"])
+        except Exception as error:
+            out["errors"]["table_changes"] = short(error)
+    return out
+
+
+def stream(spark, con, request):
+    query = (
+        spark.readStream.format("delta")
+        .options(**request.get("options", {}))
+        .load(request["uri"])
+        .writeStream.format("delta")
+        .option("checkpointLocation", request["checkpoint"])
+        .trigger(availableNow=True)
+        .start(request["sink"])
+    )
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+    frame = spark.read.format("delta").load(request["sink"])
+    return canonical(con, frame.toArrow(), request["select"])
+
+
+def short(error):
+    """The first line of a Spark error: its class and message, without the JVM stack."""
+    text = str(error).strip() or repr(error)
+    return text.splitlines()[0][:2000]
+
+
+def answer(request, spark, con):
+    op = request.get("op")
+    if op == "read":
+        return {spec["name"]: read(spark, con, spec) for spec in request["tables"]}
+    if op == "sql":
+        for statement in request["statements"]:
+            spark.sql(statement).collect()
+        return None
+    if op == "stream":
+        return stream(spark, con, request)
+    raise ValueError(f"unknown op {op!r}")
+
+
+def main():
+    spark = start(sys.argv[1:])
+    con = connect()
+    answers.write(json.dumps({"ok": True, "result": {"spark": spark.version}}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            result = answer(json.loads(line), spark, con)
+            reply = {"ok": True, "result": result}
+        except Exception as error:
+            traceback.print_exc()
+            reply = {"ok": False, "error": short(error)}
+        answers.write(json.dumps(reply) + "\n")
+    spark.stop()
+
+
+main()
