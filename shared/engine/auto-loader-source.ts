@@ -69,10 +69,18 @@ export async function landFiles(
     }
     const localPath = await sandbox.writeFile(bytes, extensionOf(key));
     if (format === "parquet") {
-      const [row] = await sandbox.rows(
-        `SELECT count(*)::BIGINT AS n FROM read_parquet(${quoteLiteral(localPath)})`,
-      );
-      return { key, localPath, records: Number(row?.["n"] ?? 0) };
+      try {
+        const [row] = await sandbox.rows(
+          `SELECT count(*)::BIGINT AS n FROM read_parquet(${quoteLiteral(localPath)})`,
+        );
+        return { key, localPath, records: Number(row?.["n"] ?? 0) };
+      } catch (error) {
+        if (!(error instanceof Error) || !/^Invalid Input Error/.test(error.message)) throw error;
+        // DuckDB names the sandbox's copy; the user knows the file by its key.
+        const reason = error.message.split("\n")[0] ?? "";
+        const unreadable = `not a readable Parquet file (${reason.replaceAll(localPath, key)})`;
+        return { key, localPath, records: 1, unreadable };
+      }
     }
     const lines = countNonBlankLines(bytes);
     return { key, localPath, records: format === "csv" ? Math.max(0, lines - 1) : lines };

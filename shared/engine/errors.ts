@@ -96,7 +96,8 @@ export class MalformedRecordsError extends EngineError {
     readonly count: number = records.length,
   ) {
     const first = records[0];
-    const where = first ? `${first.file} line ${first.line}: ${first.error}` : "";
+    // Line 0: the whole file is the record (a file that cannot be read at all).
+    const where = first ? `${first.file}${first.line > 0 ? ` line ${first.line}` : ""}: ${first.error}` : "";
     super(
       `flow "${flow}" read ${count} malformed record${count === 1 ? "" : "s"} (first: ${where}); fix the source files, or set the flow option bad_records: quarantine to divert them to the dataset's _quarantine table`,
       { data: { flow, count, records } },

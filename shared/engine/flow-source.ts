@@ -203,6 +203,7 @@ function fileSource(
       const read = async (lazy: boolean): Promise<LoadedSourceBatch> => {
         const sandbox = await context.sandbox();
         const badRecords = await readRecords(sandbox, local, {
+          flow: context.flowName,
           format,
           ...(schema ? { schema } : {}),
           goodTable: SOURCE_TABLE,

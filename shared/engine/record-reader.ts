@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { quoteIdentifier, quoteLiteral, stringList } from "../duck/sql-text.ts";
 import { columnTypeSql } from "../pipeline/column-type.ts";
+import { MalformedRecordsError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 
 /**
@@ -26,9 +27,13 @@ export interface LandedFile {
   readonly localPath: string;
   /** Records in the file (non-blank lines, less a CSV header; parquet rows). */
   readonly records: number;
+  /** Why the file cannot be read at all (a Parquet file that is not one): it is one malformed record. */
+  readonly unreadable?: string;
 }
 
 export interface RecordReadRequest {
+  /** The flow reading, for errors. */
+  readonly flow: string;
   readonly format: RecordFormat;
   /** Declared columns and DuckDB types, in order; detected from the files when absent. */
   readonly schema?: Readonly<Record<string, string>>;
@@ -206,8 +211,24 @@ async function readParquet(
   files: readonly LandedFile[],
   request: RecordReadRequest,
 ): Promise<void> {
-  const scan = `read_parquet(${stringList(files.map((f) => f.localPath))}, union_by_name = true, filename = '__ebb_file', file_row_number = true)`;
+  const unreadable = files.filter((file) => file.unreadable !== undefined);
+  if (unreadable.length > 0) {
+    await sandbox.run(
+      `INSERT INTO ${quoteIdentifier(request.badTable)} VALUES ${unreadable
+        .map((file) => `(${quoteLiteral(file.key)}, NULL, NULL, ${quoteLiteral(file.unreadable ?? "")})`)
+        .join(", ")}`,
+    );
+  }
+  const readable = files.filter((file) => file.unreadable === undefined);
   const good = quoteIdentifier(request.goodTable);
+  if (readable.length === 0) {
+    // Nothing to read the columns from: the declared ones, or no batch at all.
+    if (!request.schema) throw new MalformedRecordsError(request.flow, unreadableRecords(unreadable));
+    const columns = Object.entries(request.schema).map(([name, type]) => `${quoteIdentifier(name)} ${type}`);
+    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${good} (${columns.join(", ")})`);
+    return;
+  }
+  const scan = `read_parquet(${stringList(readable.map((f) => f.localPath))}, union_by_name = true, filename = '__ebb_file', file_row_number = true)`;
   if (!request.schema) {
     await sandbox.run(
       `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * EXCLUDE (__ebb_file, file_row_number) FROM ${scan}`,
@@ -225,7 +246,7 @@ async function readParquet(
   );
   await sandbox.run(
     `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT k.key, c.file_row_number + 1, NULL, c.__ebb_error FROM ${quoteIdentifier(checked)} c ` +
-      `JOIN (VALUES ${files.map((f) => `(${quoteLiteral(f.localPath)}, ${quoteLiteral(f.key)})`).join(", ")}) k(local, key) ON k.local = c.__ebb_file ` +
+      `JOIN (VALUES ${readable.map((f) => `(${quoteLiteral(f.localPath)}, ${quoteLiteral(f.key)})`).join(", ")}) k(local, key) ON k.local = c.__ebb_file ` +
       `WHERE c.__ebb_error IS NOT NULL`,
   );
   const casts = entries.map(
@@ -235,4 +256,8 @@ async function readParquet(
     `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT ${casts.join(", ")} FROM ${quoteIdentifier(checked)} WHERE __ebb_error IS NULL`,
   );
   await sandbox.run(`DROP TABLE ${quoteIdentifier(checked)}`);
+}
+
+function unreadableRecords(files: readonly LandedFile[]) {
+  return files.map((file) => ({ file: file.key, line: 0, error: file.unreadable ?? "" }));
 }

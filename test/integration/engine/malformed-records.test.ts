@@ -1,4 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
+import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
 import { MalformedRecordsError } from "../../../shared/engine/errors.ts";
 import { EngineHarness } from "./engine-harness.ts";
 
@@ -21,7 +25,7 @@ describe("malformed records", () => {
   ].join("\n");
   const csv = ["id,amount", "1,10", "2,20,extra", "x,30", "4", "5,50"].join("\n");
 
-  const pipelineOf = (format: "json" | "csv", mode: "fail" | "quarantine", folder: string) =>
+  const pipelineOf = (format: "json" | "csv" | "parquet", mode: "fail" | "quarantine", folder: string) =>
     harness.validate({
       name: `bad ${format} ${mode}`,
       catalog: "main",
@@ -105,4 +109,36 @@ describe("malformed records", () => {
       expect(batch?.details).toMatchObject({ flow_progress: { data_quality: { quarantined_records: 3 } } });
     });
   }
+
+  it("a file that is not Parquet is one malformed record named by its key (never the sandbox copy); quarantine keeps the good files", async () => {
+    const duck = await DuckSession.open();
+    const scratch = await ScratchFolder.create();
+    try {
+      const file = await scratch.write(new Uint8Array(0), ".parquet");
+      await duck.run(
+        `COPY (SELECT 1::BIGINT AS id, 10::BIGINT AS amount) TO ${quoteLiteral(file)} (FORMAT parquet)`,
+      );
+      const good = new Uint8Array(await readFile(file));
+      for (const mode of ["fail", "quarantine"] as const) {
+        await harness.landing.put(`pq-${mode}/a-good.parquet`, good);
+        await harness.land(`pq-${mode}/b-broken.parquet`, "not parquet at all");
+      }
+    } finally {
+      duck.close();
+      await scratch.dispose();
+    }
+    const failing = await pipelineOf("parquet", "fail", "pq-fail");
+    const failed = await harness.run(failing);
+    expect(failed.state).toBe("FAILED");
+    const error = failed.error as MalformedRecordsError;
+    expect(error).toBeInstanceOf(MalformedRecordsError);
+    expect(error.message).toMatch(/b-broken\.parquet: not a readable Parquet file/);
+    expect(error.message).not.toMatch(/ebb-sandbox|000000/);
+
+    const quarantining = await pipelineOf("parquet", "quarantine", "pq-quarantine");
+    expect((await harness.run(quarantining)).state).toBe("COMPLETED");
+    expect((await harness.rows(quarantining, "orders")).map((r) => Number(r["id"]))).toEqual([1]);
+    const quarantined = await harness.rows(quarantining, "orders_quarantine");
+    expect(quarantined.map((r) => r["file"])).toEqual(["b-broken.parquet"]);
+  });
 });
