@@ -285,3 +285,26 @@ export class RewindNotEnabledError extends RewindError {
     );
   }
 }
+
+/**
+ * A dataset's rewind failed part-way: the cause, naming the dataset the rewind stopped at and the way
+ * out. It keeps the cause's name and code, so Retry, Catch and the API treat it as the cause.
+ */
+export class RewindStoppedError extends RewindError {
+  override readonly name: string;
+  override readonly errorCode: string;
+  override readonly httpStatus = 409;
+  constructor(
+    readonly identifier: string,
+    cause: unknown,
+  ) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `the rewind stopped at ${identifier}: ${message}. The pipeline stays rewind-blocked: once that is fixed, send the rewind again (to this point or another); it converges without restoring twice`,
+      { cause, data: { identifier } },
+    );
+    this.name = cause instanceof Error ? cause.name : "Error";
+    const code = (cause as { errorCode?: unknown } | undefined)?.errorCode;
+    this.errorCode = typeof code === "string" ? code : "INTERNAL_ERROR";
+  }
+}

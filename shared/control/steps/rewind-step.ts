@@ -1,4 +1,6 @@
+import { RewindStoppedError } from "../../rewind/errors.ts";
 import { completeRewind, rewindDataset } from "../../rewind/rewind-execution.ts";
+import { RETRYABLE_ERRORS } from "../update-tasks.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
@@ -16,8 +18,14 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
   const dataset = plan.datasets.find((d) => d.dataset === item.dataset);
   if (!dataset)
     throw new TypeError(`dataset ${item.dataset} is not in the rewind of update ${item.updateId}`);
-  const done = await rewindDataset(context.env, dataset, item.updateId);
-  return { dataset: done.dataset, restoreVersion: done.restoreVersion ?? null };
+  try {
+    const done = await rewindDataset(context.env, dataset, item.updateId);
+    return { dataset: done.dataset, restoreVersion: done.restoreVersion ?? null };
+  } catch (error) {
+    // A transient failure is retried as it is; any other names the dataset the rewind stopped at.
+    if (error instanceof Error && (RETRYABLE_ERRORS as readonly string[]).includes(error.name)) throw error;
+    throw new RewindStoppedError(dataset.identifier, error);
+  }
 }
 
 /** After every wave: the block cleared and the final `rewind_summary` (rewind-execution.ts step 4). */

@@ -75,7 +75,12 @@ describe("executing a rewind", () => {
     expect((error as Error).message).toMatch(/S3 is down/);
     expect(await h.updates.get(h.pipelineId, updateId)).toMatchObject({
       state: "FAILED",
-      error: { errorCode: "INTERNAL_ERROR", message: "S3 is down" },
+      error: {
+        errorCode: "INTERNAL_ERROR",
+        message: expect.stringMatching(
+          /^the rewind stopped at \S+\.cleaned: S3 is down\. .*send the rewind again/,
+        ),
+      },
     });
     h.faults = () => undefined;
     expect(await h.rewindBlock()).toEqual({ blocked: true, byUpdateId: updateId });
