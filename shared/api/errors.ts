@@ -50,6 +50,13 @@ export class ResourceNotFoundError extends ApiError {
   override readonly httpStatus = 404;
 }
 
+/** A table whose Delta log cannot be read (a log file changed or written outside Ebb), by its name. */
+export class TableLogCorruptError extends ApiError {
+  override readonly name = "TableLogCorruptError";
+  override readonly errorCode = "DELTA_LOG_CORRUPT";
+  override readonly httpStatus = 409;
+}
+
 /** The resource changed under the request (a concurrent edit); re-read and retry. */
 export class ResourceConflictError extends ApiError {
   override readonly name = "ResourceConflictError";

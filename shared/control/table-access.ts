@@ -1,7 +1,12 @@
-import { ResourceNotFoundError } from "../api/errors.ts";
+import { ResourceNotFoundError, TableLogCorruptError } from "../api/errors.ts";
 import type { TableName } from "../api/resource-names.ts";
 import { tablePrefix } from "../store/bucket-layout.ts";
-import { TableNotFoundError, TimestampOutOfRangeError, VersionNotFoundError } from "../delta/index.ts";
+import {
+  CorruptLogError,
+  TableNotFoundError,
+  TimestampOutOfRangeError,
+  VersionNotFoundError,
+} from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { withPrefix } from "../store/prefixed-object-store.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
@@ -9,7 +14,8 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
 /**
  * A table of the bucket by its full name (`/api/2.0/tables/{full_name}/…`), and the Delta errors a
  * read can meet as API errors: a table that is not there is `RESOURCE_DOES_NOT_EXIST`; a version or
- * timestamp it does not hold is `INVALID_PARAMETER_VALUE`.
+ * timestamp it does not hold is `INVALID_PARAMETER_VALUE`; a log it cannot read is `DELTA_LOG_CORRUPT`
+ * naming the table and the file.
  */
 export function tableStore(bucket: ObjectStore, name: TableName): ObjectStore {
   return withPrefix(bucket, tablePrefix(name));
@@ -30,6 +36,12 @@ export async function readingTable<T>(name: TableName, read: () => Promise<T>): 
     }
     if (error instanceof VersionNotFoundError || error instanceof TimestampOutOfRangeError) {
       throw new InvalidParameterError(`table ${display}: ${error.message}`, { cause: error });
+    }
+    if (error instanceof CorruptLogError) {
+      throw new TableLogCorruptError(
+        `table ${display}: ${error.message}. A log file was changed or written outside Ebb: put the original back (log files are never rewritten), or recreate the table with a full refresh of its dataset`,
+        { cause: error, data: error.data },
+      );
     }
     throw error;
   }

@@ -245,7 +245,7 @@ describe("documented API errors", () => {
     });
   });
 
-  it("DELTA_LOG_CORRUPT (409), not a 500, for a table whose log is not JSON, naming the file", async () => {
+  it("DELTA_LOG_CORRUPT (409), not a 500, for a table whose log is not JSON, naming the table and the file", async () => {
     const table = { catalog: "errors", schema: "api", table: "corrupt" };
     await testObjectStore(tablePrefix(table)).put(
       "_delta_log/00000000000000000000.json",
@@ -261,7 +261,7 @@ describe("documented API errors", () => {
       expect(response.status, route).toBe(409);
       expect(await response.json(), route).toMatchObject({
         error_code: "DELTA_LOG_CORRUPT",
-        message: expect.stringContaining("00000000000000000000.json"),
+        message: expect.stringMatching(/^table errors\.api\.corrupt: .*00000000000000000000\.json/),
       });
     }
   });
