@@ -266,6 +266,48 @@ describe("documented API errors", () => {
     }
   });
 
+  it("a tampered page_token is 400 on every paged route (another pipeline's, wrong types, 3,000 characters); a token with a non-ASCII byte is 401", async () => {
+    const updates = await cp.client.listUpdates(pipelineId, { max_results: 1 });
+    const events = await cp.client.events(pipelineId, { max_results: 1 });
+    const { pipeline_id: other } = await cp.client.createPipeline({
+      name: "other",
+      catalog: "errors",
+      schema: "other",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
+                sql: "SELECT * FROM source",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const tokens = {
+      updates: [updates.next_page_token!, forged({ s: 1, d: [], k: "x" }), "a".repeat(3000), forged(null)],
+      events: [events.next_page_token!, forged({ range: "x" }), "a".repeat(3000), forged([1, 2])],
+    };
+    for (const [route, list] of Object.entries(tokens)) {
+      for (const token of list) {
+        const response = await raw("GET", `/api/2.0/pipelines/${other}/${route}?page_token=${token}`);
+        expect(response.status, `${route} ${token.slice(0, 40)}`).toBe(400);
+        expect(await response.json()).toMatchObject({ error_code: "INVALID_PARAMETER_VALUE" });
+      }
+    }
+    const token = cp.plane.token;
+    const nonAscii = await raw("GET", "/api/2.0/pipelines", { token: `${token.slice(0, -2)}é` });
+    expect(Buffer.byteLength(`${token.slice(0, -2)}é`)).toBe(Buffer.byteLength(token));
+    expect(nonAscii.status).toBe(401);
+    expect(await nonAscii.json()).toMatchObject({ error_code: "UNAUTHENTICATED" });
+  });
+
   it("names no allowed fields when a route takes none", async () => {
     const response = await raw("GET", `/api/2.0/pipelines/${pipelineId}?verbose=1`);
     expect(response.status).toBe(400);
