@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { loadSnapshot, parseSchema } from "../../shared/delta/index.ts";
+import { IncompatibleSchemaChangeError } from "../../shared/engine/errors.ts";
 import { RewindBeforeFullRefreshError } from "../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
 import { vacuumDataset } from "../../shared/rewind/rewind-vacuum.ts";
@@ -10,7 +12,9 @@ import { RewindHarness } from "../support/rewind/rewind-harness.ts";
  * changes, updates, point captures, rewinds to random points (by id or by timestamp, including points
  * captured on timelines a later rewind abandoned, and dry runs whose summaries are rewound to later),
  * checkpoint resets, full refreshes and zero-retention VACUUMs (which must keep every live point
- * restorable), run through the real engine and the rewind domain on memory
+ * restorable), and schema-evolving deploys (a deploy that adds a column evolves the table, older rows
+ * read NULL, a rewind to before it restores the old schema; one that drops it again is refused
+ * before anything runs, until a rewind, a full refresh or a deploy that adds it back), run through the real engine and the rewind domain on memory
  * stores, against a reference model. After every step each streaming table holds exactly the model's
  * rows: the rows of the files processed on the live timeline, each transformed by the definition that
  * was current when its batch ran — no full refresh is needed between rewind cycles.
@@ -21,6 +25,8 @@ import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 interface Row {
   readonly id: number;
   readonly val: number;
+  /** The column a tagged deploy adds: NULL in rows written before the table had it. */
+  readonly tag: number | null;
 }
 
 /** The model of the live timeline: what each table holds and how far each flow has read. */
@@ -29,6 +35,8 @@ interface ModelState {
   readonly raw: readonly number[];
   readonly cleanedConsumed: number;
   readonly cleaned: readonly Row[];
+  /** Whether cleaned has a table, and whether its schema has the `tag` column. */
+  readonly cleanedTable: "none" | "plain" | "tagged";
 }
 
 interface ModelPoint {
@@ -43,7 +51,8 @@ type Step =
   /** Files arrive (maybe none), an update runs, and it captures a point at its end (as the pipeline does). */
   | { readonly kind: "update"; readonly files: readonly number[]; readonly capture: boolean }
   | { readonly kind: "arrive"; readonly rows: number }
-  | { readonly kind: "deploy"; readonly factor: number }
+  /** A new definition; `tagged` adds the `tag` column to cleaned (leaving it out drops it again). */
+  | { readonly kind: "deploy"; readonly factor: number; readonly tagged: boolean }
   | { readonly kind: "capture" }
   | {
       readonly kind: "rewind";
@@ -71,7 +80,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant("deploy" as const), factor: fc.integer({ min: 1, max: 3 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant("deploy" as const),
+      factor: fc.integer({ min: 1, max: 3 }),
+      tagged: fc.boolean(),
+    }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "capture" as const }) },
   {
@@ -88,7 +101,12 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "vacuum" as const }) },
 );
 
-function definition(landingUri: string, factor: number) {
+interface Deployed {
+  readonly factor: number;
+  readonly tagged: boolean;
+}
+
+function definition(landingUri: string, { factor, tagged }: Deployed) {
   return {
     name: "Property",
     catalog: "main",
@@ -113,7 +131,7 @@ function definition(landingUri: string, factor: number) {
           {
             name: "cleanse",
             source: { type: "stream", dataset: "raw" },
-            sql: `SELECT id, id * ${factor} AS val FROM source`,
+            sql: `SELECT id, id * ${factor} AS val${tagged ? ", id % 7 AS tag" : ""} FROM source`,
           },
         ],
       },
@@ -121,31 +139,56 @@ function definition(landingUri: string, factor: number) {
   };
 }
 
-/** An update on the model: new files into raw (in name order), raw's new rows into cleaned. */
+/**
+ * An update on the model: new files into raw (in name order), raw's new rows into cleaned; or
+ * "refused" when the definition drops the `tag` column cleaned's table has.
+ */
 function runModel(
   state: ModelState,
   files: ReadonlyMap<string, readonly number[]>,
-  factor: number,
-): ModelState {
+  deployed: Deployed,
+): ModelState | "refused" {
+  if (state.cleanedTable === "tagged" && !deployed.tagged) return "refused";
   const fresh = [...files.keys()].filter((f) => !state.processedFiles.includes(f)).sort();
   const raw = [...state.raw, ...fresh.flatMap((f) => files.get(f)!)];
   const cleaned = [
     ...state.cleaned,
-    ...raw.slice(state.cleanedConsumed).map((id) => ({ id, val: id * factor })),
+    ...raw
+      .slice(state.cleanedConsumed)
+      .map((id) => ({ id, val: id * deployed.factor, tag: deployed.tagged ? id % 7 : null })),
   ];
-  return { processedFiles: [...state.processedFiles, ...fresh], raw, cleanedConsumed: raw.length, cleaned };
+  // A batch creates or evolves the table; without one it stays as it is.
+  const batch = raw.length > state.cleanedConsumed;
+  const cleanedTable = !batch
+    ? state.cleanedTable
+    : state.cleanedTable === "tagged" || deployed.tagged
+      ? "tagged"
+      : "plain";
+  return {
+    processedFiles: [...state.processedFiles, ...fresh],
+    raw,
+    cleanedConsumed: raw.length,
+    cleaned,
+    cleanedTable,
+  };
 }
 
 async function tableExists(h: RewindHarness, dataset: string): Promise<boolean> {
   return (await h.tableStore(dataset).list("_delta_log/", { pageSize: 1 })).objects.length > 0;
 }
 
-const EMPTY: ModelState = { processedFiles: [], raw: [], cleanedConsumed: 0, cleaned: [] };
+const EMPTY: ModelState = {
+  processedFiles: [],
+  raw: [],
+  cleanedConsumed: 0,
+  cleaned: [],
+  cleanedTable: "none",
+};
 
 async function runSequence(steps: readonly Step[]): Promise<void> {
   const h = new RewindHarness();
-  let factor = 1;
-  await h.deploy(definition(h.landingUri, factor));
+  let deployed: Deployed = { factor: 1, tagged: false };
+  await h.deploy(definition(h.landingUri, deployed));
   const files = new Map<string, number[]>();
   let model = EMPTY;
   const points: ModelPoint[] = [];
@@ -153,10 +196,19 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
 
   const check = async () => {
     const raw = (await h.rows("raw")).map((r) => Number(r["id"]));
-    const byIdThenVal = (a: Row, b: Row) => a.id - b.id || a.val - b.val;
-    const cleaned = (await h.rows("cleaned")).map((r) => ({ id: Number(r["id"]), val: Number(r["val"]) }));
+    const byIdThenVal = (a: Row, b: Row) => a.id - b.id || a.val - b.val || (a.tag ?? -1) - (b.tag ?? -1);
+    const tagged = model.cleanedTable === "tagged";
+    const cleaned = (await h.rows("cleaned")).map((r) => ({
+      id: Number(r["id"]),
+      val: Number(r["val"]),
+      tag: tagged && r["tag"] !== null ? Number(r["tag"]) : null,
+    }));
     expect(raw).toEqual([...model.raw].sort((a, b) => a - b));
     expect(cleaned.sort(byIdThenVal)).toEqual([...model.cleaned].sort(byIdThenVal));
+    if (model.cleanedTable !== "none") {
+      const schema = parseSchema((await loadSnapshot(h.tableStore("cleaned"))).metadata.schemaString);
+      expect(schema.fields.map((f) => f.name)).toEqual(tagged ? ["id", "val", "tag"] : ["id", "val"]);
+    }
   };
 
   const arrive = async (rows: number) => {
@@ -176,15 +228,21 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
         await arrive(s.rows);
         continue;
       case "deploy":
-        factor = s.factor;
-        await h.deploy(definition(h.landingUri, factor));
+        deployed = { factor: s.factor, tagged: s.tagged };
+        await h.deploy(definition(h.landingUri, deployed));
         continue;
-      case "update":
+      case "update": {
         for (const rows of s.files) await arrive(rows);
+        const next = runModel(model, files, deployed);
+        if (next === "refused") {
+          await expect(h.run()).rejects.toThrow(IncompatibleSchemaChangeError);
+          break;
+        }
         await h.run();
-        model = runModel(model, files, factor);
+        model = next;
         if (s.capture) await capture();
         break;
+      }
       case "capture":
         await capture();
         continue;
@@ -206,10 +264,17 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
         }
         break;
       }
-      case "checkpointReset":
+      case "checkpointReset": {
+        const next = runModel({ ...model, cleanedConsumed: 0 }, files, deployed);
+        if (next === "refused") {
+          const refused = h.refresh({ reset_checkpoint_selection: ["cleanse"] });
+          await expect(refused).rejects.toThrow(IncompatibleSchemaChangeError);
+          break;
+        }
         await h.refresh({ reset_checkpoint_selection: ["cleanse"] });
-        model = runModel({ ...model, cleanedConsumed: 0 }, files, factor);
+        model = next;
         break;
+      }
       case "vacuum":
         for (const dataset of ["raw", "cleaned"]) {
           if (!(await tableExists(h, dataset))) continue;
@@ -219,7 +284,7 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
       case "fullRefresh":
         await h.refresh({ full_refresh: true });
         for (const point of points) point.stale = true;
-        model = runModel(EMPTY, files, factor);
+        model = runModel(EMPTY, files, deployed) as ModelState; // a new table is never refused
         break;
     }
     await check();
@@ -242,6 +307,21 @@ describe("rewind and replay against a reference model", () => {
               { kind: "update", files: [1], capture: false },
               { kind: "rewind", pick: 1, byTimestamp: true, dryRun: false },
               { kind: "update", files: [], capture: false },
+            ],
+          ],
+          // A deploy adds a column; a rewind to before it restores the old schema; dropping it again is
+          // refused until a rewind to before it.
+          [
+            [
+              { kind: "update", files: [2], capture: true },
+              { kind: "deploy", factor: 2, tagged: true },
+              { kind: "update", files: [1], capture: true },
+              { kind: "rewind", pick: 0, byTimestamp: false, dryRun: false },
+              { kind: "update", files: [], capture: false },
+              { kind: "deploy", factor: 1, tagged: false },
+              { kind: "update", files: [1], capture: false },
+              { kind: "rewind", pick: 0, byTimestamp: true, dryRun: false },
+              { kind: "update", files: [1], capture: false },
             ],
           ],
           // VACUUM after a rewind must keep the abandoned timeline's point restorable.
