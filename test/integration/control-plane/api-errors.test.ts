@@ -1,7 +1,7 @@
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 import { tablePrefix } from "../../../shared/store/bucket-layout.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { pipelinesRepository } from "../repositories/repositories.ts";
@@ -269,26 +269,9 @@ describe("documented API errors", () => {
   it("a tampered page_token is 400 on every paged route (another pipeline's, wrong types, 3,000 characters); a token with a non-ASCII byte is 401", async () => {
     const updates = await cp.client.listUpdates(pipelineId, { max_results: 1 });
     const events = await cp.client.events(pipelineId, { max_results: 1 });
-    const { pipeline_id: other } = await cp.client.createPipeline({
-      name: "other",
-      catalog: "errors",
-      schema: "other",
-      definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
-                sql: "SELECT * FROM source",
-              },
-            ],
-          },
-        ],
-      },
-    });
+    const { pipeline_id: other } = await cp.client.createPipeline(
+      ingestPipeline({ name: "other", catalog: "errors", schema: "other", path: cp.landing }),
+    );
     const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
     const tokens = {
       updates: [updates.next_page_token!, forged({ s: 1, d: [], k: "x" }), "a".repeat(3000), forged(null)],
