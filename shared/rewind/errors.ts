@@ -288,9 +288,10 @@ export class RewindNotEnabledError extends RewindError {
 
 /**
  * A dataset's rewind failed part-way: the cause, naming the dataset the rewind stopped at and the way
- * out. It keeps the cause's name and code, so Retry, Catch and the API treat it as the cause.
+ * out. It keeps the cause's name and code, so Retry, Catch and the API treat it as the cause; not a
+ * `RewindError`, which are refusals raised before anything changes.
  */
-export class RewindStoppedError extends RewindError {
+export class RewindStoppedError extends CodedError {
   override readonly name: string;
   override readonly errorCode: string;
   override readonly httpStatus = 409;
