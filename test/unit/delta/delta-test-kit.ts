@@ -35,7 +35,12 @@ export function byId(rows: readonly DuckRow[]): Record<string, unknown>[] {
     .map((row) =>
       Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v])),
     )
-    .sort((a, b) => Number(a.id) - Number(b.id));
+    .sort((a, b) => Number(a.id) - Number(b.id) || compareText(JSON.stringify(a), JSON.stringify(b)));
+}
+
+/** Rows of one id in a fixed order too, so two reads of the same rows always compare equal. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** An object store that counts `get` calls per key suffix, wrapping another. */
