@@ -113,10 +113,8 @@ describe("the web UI: rewind and replay in a browser", () => {
       await page.locator(`.graph-node[data-dataset="${name}"]`).waitFor();
     }
     await expect(page.locator(".graph-source").first().textContent()).resolves.toContain("auto_loader");
-    await expect(page.locator('.graph-node[data-dataset="orders"]').textContent()).resolves.toContain(
-      "5 rows",
-    );
-    await expect(page.getByRole("list", { name: "Updates" }).getByRole("listitem").count()).resolves.toBe(2);
+    await expect.poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent()).toContain("5 rows");
+    await expect.poll(() => page.getByRole("list", { name: "Updates" }).getByRole("listitem").count()).toBe(2);
     await screenshot(page, "pipeline");
     await expectAccessible();
   });
@@ -184,9 +182,10 @@ describe("the web UI: rewind and replay in a browser", () => {
   it("shows the pipeline as rewound with replay pending, and replays from the UI after the fix", async () => {
     await page.getByRole("button", { name: "Go to the pipeline" }).click();
     await page.locator(".note-rewound").waitFor();
-    await expect(page.locator('.graph-node[data-dataset="orders"]').textContent()).resolves.toContain(
-      "rewound",
-    );
+    // the rewound datasets are fetched after the pipeline itself: the node is marked once they arrive
+    await expect
+      .poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent(), { timeout: 30_000 })
+      .toContain("rewound");
     await screenshot(page, "pipeline-rewound");
     await cp.client.editPipeline(pipelineId, pipelineBody(cp.landing, CLEAN_GOOD));
 
@@ -194,8 +193,8 @@ describe("the web UI: rewind and replay in a browser", () => {
     // the live view follows the replay without a reload
     const details = page.getByRole("region", { name: "Selected update" });
     await details.getByText("completed").first().waitFor({ timeout: 90_000 });
-    await expect(details.locator('tr[data-flow="clean"]').textContent()).resolves.toContain("caught up");
-    await expect(page.locator(".note-rewound").count()).resolves.toBe(0);
+    await expect.poll(() => details.locator('tr[data-flow="clean"]').textContent()).toContain("caught up");
+    await expect.poll(() => page.locator(".note-rewound").count()).toBe(0);
     await screenshot(page, "pipeline-replayed");
 
     const { rows } = await cp.client.query(table("orders"), { sql: "SELECT id, amount FROM t ORDER BY id" });
