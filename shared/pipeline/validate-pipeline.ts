@@ -9,6 +9,7 @@ import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
 import type { StreamAggregation } from "./stream-aggregation.ts";
+import { streamJoinOf } from "./stream-join.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
@@ -46,6 +47,8 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
     const analysis = await analyzer.analyze(query.sql);
     if (analysis.ok && analysis.aggregation && query.isFlowQuery)
       issues.push(...aggregationIssues(definition, query.path, query.flow!, analysis.aggregation));
+    if (analysis.ok && query.isFlowQuery)
+      issues.push(...joinIssues(definition, query.path, query.flow!, analysis.statement));
     if (analysis.ok) referencesByPath.set(query.path, analysis.references);
     else
       issues.push({
@@ -101,6 +104,38 @@ async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer)
     }
   }
   return issues;
+}
+
+/**
+ * A stream-stream join flow: its SQL must join `source` with the joined stream (INNER or LEFT) under
+ * an event-time range, or its state could never be let go. (Missing watermarks are the schema's.)
+ */
+function joinIssues(
+  definition: PipelineDefinition,
+  path: string,
+  flowName: string,
+  statement: unknown,
+): DefinitionIssue[] {
+  const flow = definition.datasets
+    .flatMap((dataset) => (dataset.type === "streaming_table" ? dataset.flows : []))
+    .find((candidate) => candidate.name === flowName);
+  if (!flow?.join || !flow.watermark || !flow.join.watermark) return [];
+  const join = streamJoinOf(statement, {
+    stream: flow.join.stream,
+    leftTime: flow.watermark.column,
+    rightTime: flow.join.watermark.column,
+  });
+  if (join.kind === "join") return [];
+  return [
+    {
+      path,
+      code:
+        join.reason === "time-bound"
+          ? DEFINITION_ISSUE_CODES.joinTimeBoundRequired
+          : DEFINITION_ISSUE_CODES.streamJoin,
+      message: `flow "${flowName}" ${join.message}`,
+    },
+  ];
 }
 
 /**
