@@ -103,7 +103,13 @@ export async function run(): Promise<void> {
   // Warm-up: DuckDB, the parser and the stand-ins.
   await measure({ scd: 1, keys: 1_000, versions: 1, changedKeys: 100, changesPerKey: 1 });
 
-  const scd1Small = await measure({ scd: 1, keys: 10_000, versions: 1, changedKeys: 10_000, changesPerKey: 1 });
+  const scd1Small = await measure({
+    scd: 1,
+    keys: 10_000,
+    versions: 1,
+    changedKeys: 10_000,
+    changesPerKey: 1,
+  });
   const scd1Large = await measure({
     scd: 1,
     keys: 1_000_000,
@@ -113,7 +119,13 @@ export async function run(): Promise<void> {
   });
   report("SCD type 1, 10,000 keys vs 1,000,000 keys", scd1Small, scd1Large);
 
-  const scd2Small = await measure({ scd: 2, keys: 1_000, versions: 10, changedKeys: 1_000, changesPerKey: 10 });
+  const scd2Small = await measure({
+    scd: 2,
+    keys: 1_000,
+    versions: 10,
+    changedKeys: 1_000,
+    changesPerKey: 10,
+  });
   const scd2Large = await measure({
     scd: 2,
     keys: 100_000,
