@@ -123,7 +123,8 @@ export async function checkFlows(
       }
     }
     checkCompatibility(flow.name, flow.source.type, checkpoint);
-    if (missing.checkpoints.length === 0) await checkStateOf(env.stateStore, ref, flow, checkpoint);
+    if (missing.checkpoints.length === 0)
+      await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline.windowSignatures.get(flow.name));
     const streamed = [
       ...(flow.source.type === "stream"
         ? [{ upstream: flow.source.dataset, offset: tableOffsetOf(checkpoint) }]
