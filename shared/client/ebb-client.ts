@@ -290,6 +290,8 @@ export class EbbClient {
       files_protected: number;
       files_within_retention: number;
       files: { path: string; size: number }[];
+      /** Bucket keys of the state files of the table's flows that no live point needs. */
+      state_files: string[];
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
