@@ -9,21 +9,22 @@ import { updateFence } from "../../engine/update-fence.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import type { RunItem } from "./plan-step.ts";
+import { RunBudgetSpentError } from "./task-errors.ts";
 import { openUpdate } from "./update-context.ts";
 
 /**
  * One item of a DAG level (architecture.md "The shape": RunFlow loops until caught up):
  *
- * - a streaming flow runs micro-batches until it has caught up or its time budget is spent; the state
- *   machine calls the step again while `caughtUp` is false, so a flow with a long backlog spans
- *   several invocations, each batch exactly once (the micro-batch protocol resumes where it stopped);
+ * - a streaming flow runs micro-batches until it has caught up or its time budget is spent; a spent
+ *   budget throws `RunBudgetSpentError`, which the state machine retries, so a flow with a long
+ *   backlog spans several invocations, each batch exactly once (the micro-batch protocol resumes
+ *   where it stopped);
  * - a materialized view recomputes (one overwrite commit).
  * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
  */
 
 /** This invocation's share of the flow's work (or the view's refresh). */
 export interface RunOutcome extends FlowRunProgress {
-  readonly caughtUp: boolean;
   readonly view?: ViewRefresh;
 }
 
@@ -37,7 +38,7 @@ export async function runItem(
   hooks: { readonly crash?: CrashHook } = {},
 ): Promise<RunOutcome> {
   const context = await openUpdate(plane, item);
-  if (isTerminal(context.update.state)) return { caughtUp: true, ...NOTHING };
+  if (isTerminal(context.update.state)) return NOTHING;
   if (context.update.state !== "RUNNING") {
     await plane.updates.transition(item.pipelineId, item.updateId, "RUNNING");
     await context.events.updateProgress("RUNNING");
@@ -53,7 +54,7 @@ export async function runItem(
     if (dataset.type === "materialized_view") {
       const fence = updateFence(item.updateId, isActive, stopped.signal);
       const refreshed = await refreshMaterializedView(dataset, catalog, session, fence);
-      return { caughtUp: true, ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
+      return { ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }
     const flow =
       dataset.type === "streaming_table" ? dataset.flows.find((f) => f.name === item.flow) : undefined;
@@ -87,9 +88,10 @@ export async function runItem(
         shouldStop,
       );
       await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
-      return { caughtUp: true, ...progress };
+      return progress;
     } catch (error) {
-      if (error instanceof UpdateCanceledError && outOfTime) return { caughtUp: false, ...NOTHING };
+      if (error instanceof UpdateCanceledError && outOfTime)
+        throw new RunBudgetSpentError(dataset.name, flow.name);
       if (!(error instanceof UpdateCanceledError)) {
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
       }
