@@ -54,6 +54,7 @@ export async function runItem(
     if (dataset.type === "materialized_view") {
       const fence = updateFence(item.updateId, isActive, stopped.signal);
       const refreshed = await refreshMaterializedView(dataset, catalog, session, fence);
+      await context.events.flush();
       return { ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }
     const flow =
@@ -88,13 +89,16 @@ export async function runItem(
         shouldStop,
       );
       await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
+      await context.events.flush();
       return progress;
     } catch (error) {
-      if (error instanceof UpdateCanceledError && outOfTime)
-        throw new RunBudgetSpentError(dataset.name, flow.name);
       if (!(error instanceof UpdateCanceledError)) {
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
       }
+      // The failure is the step's answer: its events are written as well as they can be.
+      await context.events.flush().catch(() => undefined);
+      if (error instanceof UpdateCanceledError && outOfTime)
+        throw new RunBudgetSpentError(dataset.name, flow.name);
       throw error;
     }
   } finally {
