@@ -51,9 +51,7 @@ export const RUN_BUDGET_RETRY = {
 } as const;
 
 /** A task state's Retry list, in order: transient errors, then (RunFlow) a spent budget. */
-export function taskRetriers(
-  state: UpdateTask,
-): readonly {
+export function taskRetriers(state: UpdateTask): readonly {
   errors: readonly string[];
   intervalSeconds: number;
   maxAttempts: number;
