@@ -24,10 +24,15 @@ export const UPDATE_TASKS = {
 } as const;
 export type UpdateTask = keyof typeof UPDATE_TASKS;
 
-/** Transient failures: storage unavailable, a lost commit race, Lambda's own hiccups. */
+/**
+ * Transient failures: storage unavailable, a lost commit race (or a commit that conflicts with a
+ * concurrent one: redone against the table as it now is), Lambda's own hiccups.
+ */
 export const RETRYABLE_ERRORS = [
   "StoreUnavailableError",
   "CommitRetriesExhaustedError",
+  "TableWriteConflictError",
+  "CommitConflictError",
   "Lambda.ServiceException",
   "Lambda.AWSLambdaException",
   "Lambda.SdkClientException",
