@@ -6,7 +6,7 @@ import type { CrashHook } from "../../engine/crash-points.ts";
 import { runFlowUntilCaughtUp, type FlowRunProgress } from "../../engine/flow-runner.ts";
 import { refreshMaterializedView, type ViewRefresh } from "../../engine/materialized-view.ts";
 import { updateFence } from "../../engine/update-fence.ts";
-import { isTerminal } from "../../store/updates-repository.ts";
+import { isTerminal, type UpdateRecord } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import type { RunItem } from "./plan-step.ts";
 import { RunBudgetSpentError } from "./task-errors.ts";
@@ -66,9 +66,12 @@ export async function runItem(
     }
     const deadline = plane.clock() + budgetMs;
     let outOfTime = false;
+    // Before the first batch the update is as `openUpdate` just read it: no second read.
+    let known: UpdateRecord | undefined = context.update;
     const shouldStop = async () => {
       if (plane.clock() >= deadline) return (outOfTime = true);
-      const update = await plane.updates.get(item.pipelineId, item.updateId);
+      const update = known ?? (await plane.updates.get(item.pipelineId, item.updateId));
+      known = undefined;
       return update === undefined || isTerminal(update.state);
     };
     try {
