@@ -112,6 +112,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     ...served(ROUTES.optimizeTable, "optimize-table.ts"),
     access: { bucket: { "tables/": RW }, heavy: true },
   },
+  {
+    ...served(ROUTES.executeStatement, "execute-statement.ts"),
+    // event_log('<id>') reads the pipeline and its events; the rest reads tables.
+    access: { tables: { pipelines: R, eventLog: R }, bucket: READ_TABLES, heavy: true },
+  },
   // The document is generated from the contracts in the handler's own code: it touches nothing.
   { ...served(ROUTES.getOpenApi, "get-openapi.ts"), access: {} },
 ];

@@ -300,4 +300,32 @@ export class EbbClient {
   optimize(table: string, body: { target_file_size_bytes?: number; dry_run?: boolean } = {}) {
     return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/optimize`, { body });
   }
+
+  /** A Databricks SQL query (the Statement Execution API's shape). */
+  executeStatement(body: {
+    statement: string;
+    warehouse_id?: string;
+    catalog?: string;
+    schema?: string;
+    row_limit?: number;
+    parameters?: { name: string; value?: string | null; type?: string }[];
+  }) {
+    return this.request<StatementResponse>("POST", "/api/2.0/sql/statements", { body });
+  }
+}
+
+/** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
+export interface StatementResponse {
+  readonly statement_id: string;
+  readonly status: {
+    readonly state: "SUCCEEDED" | "FAILED";
+    readonly error?: { readonly error_code: string; readonly message: string };
+  };
+  readonly manifest?: {
+    readonly schema: { readonly columns: readonly { name: string; type_name: string; type_text: string }[] };
+    readonly total_row_count: number;
+    readonly truncated: boolean;
+  };
+  readonly result?: { readonly data_array: (string | null)[][] };
+  readonly notices?: readonly string[];
 }
