@@ -71,18 +71,21 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
 }
 
 /**
- * Lists and plans. A plan from the tail listing that fails is redone from a full listing, so that
- * errors name every version that can be read, not just those after the checkpoint hint.
+ * Lists and plans: from the checkpoint hint when it is usable, else from the start, and never past
+ * the version asked for. A plan that fails is redone from a full listing, so that errors name every
+ * version that can be read, not just those the shorter listing saw.
  */
 async function planFromListing(
   store: ObjectStore,
   version: number | undefined,
   location: string | undefined,
 ): Promise<{ listing: LogListing; segment: LogSegment }> {
-  const tail = await listForVersion(store, version);
-  if (tail) {
+  const partial =
+    (await listForVersion(store, version)) ??
+    (version === undefined ? undefined : await listLog(store, undefined, version));
+  if (partial) {
     try {
-      return { listing: tail, segment: planLogSegment(tail, version) };
+      return { listing: partial, segment: planLogSegment(partial, version) };
     } catch {
       // fall through to the full listing
     }
@@ -103,7 +106,7 @@ async function listForVersion(
 ): Promise<LogListing | undefined> {
   const hint = await readLastCheckpointHint(store);
   if (!hint || (version !== undefined && hint.version > version)) return undefined;
-  const tail = await listLog(store, hint.version);
+  const tail = await listLog(store, hint.version, version);
   return [...tail.checkpoints.keys()].some((v) => v >= hint.version) ? tail : undefined;
 }
 
@@ -128,7 +131,7 @@ async function withDuck<T>(
   work: (duck: DuckSession) => Promise<T>,
 ): Promise<T> {
   if (given) return work(given);
-  const duck = await DuckSession.open();
+  const duck = DuckSession.deferred();
   try {
     return await work(duck);
   } finally {
