@@ -251,6 +251,8 @@ export class EbbClient {
       files_protected: number;
       files_within_retention: number;
       files: { path: string; size: number }[];
+      /** Set for a table no pipeline owns: nothing but the retention protected its files. */
+      notice?: string;
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {

@@ -42,6 +42,11 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
     files_protected: result.filesProtected,
     files_within_retention: result.filesWithinRetention,
     files: result.filesToDelete.map((file) => ({ path: file.key, size: file.size })),
+    ...(owner === undefined
+      ? {
+          notice: `no pipeline owns ${display}, so it has no rewind points to protect: only the retention kept files`,
+        }
+      : {}),
   };
 }
 
