@@ -1,9 +1,8 @@
 import { DuckSession } from "../../duck/duck-session.ts";
-import { withScratchFolder } from "../../duck/scratch-folder.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { CommitInfo } from "../log/actions.ts";
-import { readCheckpointActions } from "../log/checkpoint-reader.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
+import { checkpointActions } from "./checkpoint-cache.ts";
 import { versionAtTimestamp } from "./commit-history.ts";
 import { readCommits } from "../log/commit-reader.ts";
 import { TableNotFoundError } from "../errors.ts";
@@ -47,10 +46,7 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;
-    const actions = await withDuck(options.duck, (duck) =>
-      withScratchFolder((scratch) => readCheckpointActions(store, checkpoint, duck, scratch)),
-    );
-    applyActions(state, actions);
+    applyActions(state, await checkpointActions(store, checkpoint, (work) => withDuck(options.duck, work)));
   }
   let last: { commitInfo: CommitInfo | undefined; timestamp: number } | undefined;
   for (const { ref, actions } of await readCommits(store, segment.commits)) {
