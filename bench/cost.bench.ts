@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { S3Client } from "@aws-sdk/client-s3";
+import { RequestCounter, requestsOf } from "../infra/local/request-counter.ts";
 import { startBenchPlane } from "./bench-plane.ts";
 
 /**
@@ -11,10 +11,8 @@ import { startBenchPlane } from "./bench-plane.ts";
  * materialized view over raw). `EBB_BENCH_AGE` updates run (default 60); the figures are the
  * requests of update 10 and of the last update, and the mean of the 10 updates ending at each
  * (auto-compaction runs every 10 small files, so single updates differ by phase). Then one update
- * with nothing new.
- *
- * Not counted yet: Step Functions state transitions and Lambda invocations (the local runtime runs
- * the state machine in process); the estimate below covers S3 and DynamoDB requests only.
+ * with nothing new. Besides the SDK's requests, the local Step Functions counts what AWS bills an
+ * execution by: state transitions, and the Lambda invocations of its tasks with their duration.
  */
 
 const AGE = Number(process.env["EBB_BENCH_AGE"] ?? 60);
@@ -27,7 +25,12 @@ const PRICES = {
   s3ReadPer1k: 0.0004, // GET, HEAD and the rest
   dynamoWritePerMillion: 0.625, // on-demand write request units
   dynamoReadPerMillion: 0.125, // on-demand read request units
+  transitionsPer1k: 0.025, // Step Functions Standard state transitions
+  lambdaRequestsPerMillion: 0.2,
+  lambdaGbSecond: 0.0000166667, // x86
 };
+/** Lambda duration is priced as if every task ran at the update tasks' 2048 MB (an upper bound). */
+const TASK_MEMORY_GB = 2;
 const S3_WRITES = new Set([
   "PutObjectCommand",
   "CopyObjectCommand",
@@ -46,29 +49,22 @@ const DYNAMO_READS = new Set([
   "GetItemCommand",
 ]);
 
+/** Requests by "Service Command", and the execution's "StepFunctions transitions" and "Lambda …". */
 type Counts = Map<string, number>;
-let counts: Counts = new Map();
-
-/** Counts each SDK request: every client (S3, DynamoDB, Step Functions) inherits `send` from one base. */
-function installCounter(): void {
-  const base = Object.getPrototypeOf(S3Client.prototype) as {
-    send: (this: { constructor: { name: string } }, command: { constructor: { name: string } }) => unknown;
-  };
-  const send = base.send;
-  base.send = function (this: { constructor: { name: string } }, command, ...rest: unknown[]) {
-    const key = `${this.constructor.name.replace(/Client$/, "")} ${command.constructor.name}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    return (send as (...args: unknown[]) => unknown).call(this, command, ...rest);
-  } as typeof base.send;
-}
-
+const TRANSITIONS = "StepFunctions transitions";
+const INVOCATIONS = "Lambda invocations";
+const LAMBDA_MS = "Lambda ms";
+/** AWS requests (the execution's own figures left out). */
 function total(c: Counts): number {
-  return [...c.values()].reduce((sum, n) => sum + n, 0);
+  return [...c].filter(([key]) => !EXECUTION.has(key)).reduce((sum, [, n]) => sum + n, 0);
 }
+const EXECUTION = new Set([TRANSITIONS, INVOCATIONS, LAMBDA_MS]);
 
-/** Dollars for the requests in `c`, by S3/DynamoDB price class. */
+/** Dollars for what `c` counts: S3/DynamoDB by price class, transitions, Lambda requests and time. */
 function dollars(c: Counts): number {
-  let cost = 0;
+  let cost = ((c.get(TRANSITIONS) ?? 0) / 1000) * PRICES.transitionsPer1k;
+  cost += ((c.get(INVOCATIONS) ?? 0) / 1e6) * PRICES.lambdaRequestsPerMillion;
+  cost += ((c.get(LAMBDA_MS) ?? 0) / 1000) * TASK_MEMORY_GB * PRICES.lambdaGbSecond;
   for (const [key, n] of c) {
     const [service, command] = key.split(" ") as [string, string];
     if (service === "S3")
@@ -87,13 +83,37 @@ function mean(updates: readonly Counts[]): number {
 
 function byCommand(c: Counts): string {
   return [...c]
+    .filter(([key]) => !EXECUTION.has(key))
     .sort((a, b) => b[1] - a[1])
     .map(([key, n]) => `${key} ${n}`)
     .join(", ");
 }
 
+function execution(c: Counts): string {
+  return (
+    `${c.get(TRANSITIONS) ?? 0} state transitions, ${c.get(INVOCATIONS) ?? 0} Lambda invocations ` +
+    `(${Math.round(c.get(LAMBDA_MS) ?? 0)} ms in process)`
+  );
+}
+
+/** Mean dollars per update of the S3 and DynamoDB requests alone. */
+function requestsOnly(updates: readonly Counts[]): number {
+  return (
+    updates.reduce((s, c) => s + dollars(new Map([...c].filter(([k]) => !EXECUTION.has(k)))), 0) /
+    updates.length
+  );
+}
+
+/** Mean dollars per update of the state transitions alone. */
+function transitionsOnly(updates: readonly Counts[]): number {
+  return (
+    updates.reduce((s, c) => s + dollars(new Map([[TRANSITIONS, c.get(TRANSITIONS) ?? 0]])), 0) /
+    updates.length
+  );
+}
+
 export async function run(): Promise<void> {
-  installCounter();
+  const counter = RequestCounter.install();
   const { plane, client, landing, close } = await startBenchPlane("ebb-bench-cost-");
   try {
     const { pipeline_id: pipelineId } = await client.createPipeline({
@@ -125,11 +145,15 @@ export async function run(): Promise<void> {
       },
     });
     const update = async (): Promise<Counts> => {
-      counts = new Map();
+      counter.take();
+      const before = plane.stepFunctions.usage;
       const { update_id } = await client.startUpdate(pipelineId);
       await plane.stepFunctions.settled(); // not polling get-update: its reads are not the update's
-      const counted = counts;
-      counts = new Map();
+      const counted = counter.take();
+      const after = plane.stepFunctions.usage;
+      counted.set(TRANSITIONS, after.transitions - before.transitions);
+      counted.set(INVOCATIONS, after.lambdaInvocations - before.lambdaInvocations);
+      counted.set(LAMBDA_MS, after.lambdaMilliseconds - before.lambdaMilliseconds);
       const { update: result } = await client.getUpdate(pipelineId, update_id);
       if (result.state !== "COMPLETED")
         throw new Error(`bench update ${result.state}: ${result.error?.message}`);
@@ -146,27 +170,33 @@ export async function run(): Promise<void> {
     const last = perUpdate[AGE - 1]!;
     const window10 = mean(perUpdate.slice(0, 10));
     const windowLast = mean(perUpdate.slice(AGE - 10));
-    console.log(`requests of update 10: ${total(u10)} (${byCommand(u10)})`);
-    console.log(`requests of update ${AGE}: ${total(last)} (${byCommand(last)})`);
+    console.log(`requests of update 10: ${total(u10)} (${byCommand(u10)}); ${execution(u10)}`);
+    console.log(`requests of update ${AGE}: ${total(last)} (${byCommand(last)}); ${execution(last)}`);
     console.log(
       `cost flat with age: update ${AGE} / update 10 = ${(total(last) / total(u10)).toFixed(2)}; ` +
         `mean of updates ${AGE - 9}-${AGE} / mean of updates 1-10 = ${(windowLast / window10).toFixed(2)} (target ≤ 1.1)`,
     );
-    const idleS3 = [...idle].filter(([k]) => k.startsWith("S3")).reduce((s, [, n]) => s + n, 0);
-    const idleDynamo = [...idle].filter(([k]) => k.startsWith("DynamoDB")).reduce((s, [, n]) => s + n, 0);
+    const idleS3 = requestsOf(idle, "S3");
+    const idleDynamo = requestsOf(idle, "DynamoDB");
     console.log(
       `update with nothing new: ${total(idle)} requests; per dataset ${(idleS3 / DATASETS).toFixed(1)} S3, ` +
-        `${(idleDynamo / DATASETS).toFixed(1)} DynamoDB (targets ≤ 2 and ≤ 4) (${byCommand(idle)})`,
+        `${(idleDynamo / DATASETS).toFixed(1)} DynamoDB (targets ≤ 2 and ≤ 4) (${byCommand(idle)}); ` +
+        `${execution(idle)}, ${(((idle.get(TRANSITIONS) ?? 0) - 3) / DATASETS).toFixed(1)} per dataset over 3 ` +
+        `(target ≤ 3 + 2 per dataset)`,
     );
     const month = 30 * 24 * 12; // an update every 5 minutes
     const lateCost = perUpdate.slice(AGE - 10).reduce((s, c) => s + dollars(c), 0) / 10;
     const earlyCost = perUpdate.slice(0, 10).reduce((s, c) => s + dollars(c), 0) / 10;
     console.log(
-      `monthly estimate, ${DATASETS}-dataset pipeline updating every 5 minutes (${month} updates), S3 + DynamoDB ` +
-        `requests only, us-east-1 list prices of ${PRICES.date} (S3 $${PRICES.s3WritePer1k}/1k PUT/LIST, ` +
+      `monthly estimate, ${DATASETS}-dataset pipeline updating every 5 minutes (${month} updates), ` +
+        `us-east-1 list prices of ${PRICES.date} (S3 $${PRICES.s3WritePer1k}/1k PUT/LIST, ` +
         `$${PRICES.s3ReadPer1k}/1k GET; DynamoDB on-demand $${PRICES.dynamoWritePerMillion}/M writes, ` +
-        `$${PRICES.dynamoReadPerMillion}/M reads): at updates 1-10 $${(earlyCost * month).toFixed(2)}, ` +
-        `at updates ${AGE - 9}-${AGE} $${(lateCost * month).toFixed(2)}`,
+        `$${PRICES.dynamoReadPerMillion}/M reads; Step Functions $${PRICES.transitionsPer1k}/1k transitions; ` +
+        `Lambda $${PRICES.lambdaRequestsPerMillion}/M requests, $${PRICES.lambdaGbSecond}/GB-s at ` +
+        `${TASK_MEMORY_GB} GB for the in-process task time; no free tier): at updates 1-10 ` +
+        `$${(earlyCost * month).toFixed(2)}, at updates ${AGE - 9}-${AGE} $${(lateCost * month).toFixed(2)} ` +
+        `(of which S3 + DynamoDB $${(requestsOnly(perUpdate.slice(AGE - 10)) * month).toFixed(2)}, ` +
+        `transitions $${(transitionsOnly(perUpdate.slice(AGE - 10)) * month).toFixed(2)})`,
     );
   } finally {
     await close();

@@ -5,7 +5,7 @@ import { LOCAL_ACCOUNT } from "./template-functions.ts";
 /**
  * Step Functions, locally: the synthesized definition run by aws-local-stepfunctions, each Task's
  * Lambda ARN mapped to the same handler in process. Executions are kept by ARN for StopExecution and
- * DescribeExecution; a name is used once, as on AWS.
+ * DescribeExecution; a name is used once, as on AWS. What AWS would bill is counted (`usage`).
  */
 
 // aws-local-stepfunctions 3 calls Promise.withResolvers (Node 22); Node 20 lacks it.
@@ -46,10 +46,24 @@ export class ExecutionDoesNotExistError extends Error {
   override readonly name = "ExecutionDoesNotExist";
 }
 
+/**
+ * What a Standard workflow is billed by, summed over every execution so far: state transitions (each
+ * state entered, Map item processors' states included, and each retry), and the Lambda invocations
+ * its tasks made (each attempt) with their time in process.
+ */
+export interface StepFunctionsUsage {
+  readonly transitions: number;
+  readonly lambdaInvocations: number;
+  readonly lambdaMilliseconds: number;
+}
+
 export class LocalStepFunctions {
   readonly #machine: StateMachine;
   readonly #handlers: Record<string, (input: unknown) => Promise<unknown>>;
   readonly #executions = new Map<string, LocalExecution>();
+  #transitions = 0;
+  #lambdaInvocations = 0;
+  #lambdaMilliseconds = 0;
 
   constructor(
     readonly stateMachineArn: string,
@@ -57,7 +71,18 @@ export class LocalStepFunctions {
     host: FunctionHost,
   ) {
     this.#machine = new StateMachine(definition as never, { validationOptions: { checkArn: false } });
-    this.#handlers = taskHandlers(definition, host);
+    this.#handlers = taskHandlers(definition, host, (ms) => {
+      this.#lambdaInvocations++;
+      this.#lambdaMilliseconds += ms;
+    });
+  }
+
+  get usage(): StepFunctionsUsage {
+    return {
+      transitions: this.#transitions,
+      lambdaInvocations: this.#lambdaInvocations,
+      lambdaMilliseconds: this.#lambdaMilliseconds,
+    };
   }
 
   start(name: string, input: unknown): { executionArn: string; startDate: Date } {
@@ -80,20 +105,23 @@ export class LocalStepFunctions {
       startDate: new Date(),
       status: "RUNNING",
       abort: run.abort,
-      done: run.result.then(
-        (output) => {
-          if (execution.status === "RUNNING") Object.assign(execution, { status: "SUCCEEDED", output });
-          execution.stopDate ??= new Date();
-        },
-        (error: { name?: string; message?: string; cause?: unknown }) => {
-          Object.assign(execution, {
-            status: "FAILED",
-            stopDate: new Date(),
-            error: error.name,
-            cause: error.message,
-          });
-        },
-      ),
+      done: Promise.all([
+        run.result.then(
+          (output) => {
+            if (execution.status === "RUNNING") Object.assign(execution, { status: "SUCCEEDED", output });
+            execution.stopDate ??= new Date();
+          },
+          (error: { name?: string; message?: string; cause?: unknown }) => {
+            Object.assign(execution, {
+              status: "FAILED",
+              stopDate: new Date(),
+              error: error.name,
+              cause: error.message,
+            });
+          },
+        ),
+        this.#countTransitions(run.eventLogs),
+      ]).then(() => undefined),
     };
     this.#executions.set(executionArn, execution);
     return { executionArn, startDate: execution.startDate };
@@ -129,6 +157,13 @@ export class LocalStepFunctions {
     await Promise.all([...this.#executions.values()].map((execution) => execution.done));
   }
 
+  /** The log ends with the execution (succeeded, failed, aborted or timed out). */
+  async #countTransitions(events: AsyncGenerator<{ type: string }>): Promise<void> {
+    for await (const event of events) {
+      if (event.type === "StateEntered" || event.type === "StateRetried") this.#transitions++;
+    }
+  }
+
   #get(executionArn: string): LocalExecution {
     const execution = this.#executions.get(executionArn);
     if (!execution) throw new ExecutionDoesNotExistError(`Execution Does Not Exist: '${executionArn}'`);
@@ -140,6 +175,7 @@ export class LocalStepFunctions {
 function taskHandlers(
   definition: Record<string, unknown>,
   host: FunctionHost,
+  invoked: (ms: number) => void,
 ): Record<string, (input: unknown) => Promise<unknown>> {
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
   const visit = (states: Record<string, Record<string, unknown>>) => {
@@ -150,7 +186,14 @@ function taskHandlers(
         if (!match || !host.has(match[1] as string))
           throw new Error(`task ${name} runs ${resource}, which is not a function of the stack`);
         const logicalId = match[1] as string;
-        handlers[name] = (input) => host.invoke(logicalId, input);
+        handlers[name] = async (input) => {
+          const started = performance.now();
+          try {
+            return await host.invoke(logicalId, input);
+          } finally {
+            invoked(performance.now() - started);
+          }
+        };
       }
       const processor = (state["ItemProcessor"] ?? state["Iterator"]) as
         { States?: Record<string, Record<string, unknown>> } | undefined;

@@ -115,6 +115,13 @@ export const ROUTES = {
     body: emptyBody,
     query: noQuery,
   },
+  getFlowState: {
+    method: "GET",
+    path: `${PIPELINE}/flows/{flow_name}/state`,
+    summary: "A flow's operator state as rows, at HEAD, a checkpoint or a rewind point, paged",
+    body: emptyBody,
+    query: schemas.flowStateQuery,
+  },
   getTableHistory: {
     method: "GET",
     path: `${TABLE}/history`,
@@ -155,6 +162,14 @@ export const ROUTES = {
     path: `${TABLE}/optimize`,
     summary: "Compact a table's small files (bin-packing)",
     body: schemas.optimizeTableBody,
+    query: noQuery,
+  },
+  executeStatement: {
+    method: "POST",
+    path: "/api/2.0/sql/statements",
+    summary:
+      "Run a Databricks SQL query (event_log, table_changes, DESCRIBE HISTORY, tables) → a StatementResponse",
+    body: schemas.executeStatementBody,
     query: noQuery,
   },
   getOpenApi: {

@@ -37,6 +37,14 @@ export interface FlowProgress {
   readonly rows_in: number;
   readonly rows_out: number;
   readonly status: string;
+  /** A stateful flow: its state after the latest batch, the rows this update dropped, the watermark. */
+  readonly state?: {
+    readonly num_rows_total: number;
+    readonly state_bytes: number;
+    readonly num_rows_dropped_by_watermark: number;
+    readonly num_duplicates_dropped: number;
+    readonly watermark: string | null;
+  };
 }
 
 export interface UpdateInfo {
@@ -74,6 +82,29 @@ export interface EventInfo {
 }
 
 type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** A flow's operator state at one checkpoint (`GET …/flows/{flow}/state`). */
+export interface FlowStateInfo {
+  readonly pipeline_id: string;
+  readonly flow: string;
+  readonly checkpoint_seq: number;
+  readonly rewind_point_id?: string;
+  /** The state version's key; null for the empty state. */
+  readonly state_version: string | null;
+  readonly watermark: string | null;
+  readonly tables: readonly {
+    readonly name: string;
+    readonly key_columns: readonly { name: string; type: string }[];
+    readonly value_columns: readonly { name: string; type: string }[];
+    readonly num_rows: number;
+  }[];
+  readonly rows: readonly {
+    readonly table: string;
+    readonly key: Record<string, unknown>;
+    readonly value: Record<string, unknown>;
+  }[];
+  readonly next_page_token?: string;
+}
 
 export interface EbbClientOptions {
   /** `http://127.0.0.1:<port>` locally, the API URL (with its stage) on AWS. */
@@ -211,6 +242,22 @@ export class EbbClient {
     });
   }
 
+  /** A flow's operator state at HEAD, a checkpoint or a rewind point (one page). */
+  flowState(
+    pipelineId: string,
+    flow: string,
+    query: {
+      checkpoint_seq?: number;
+      rewind_point_id?: string;
+      max_results?: number;
+      page_token?: string;
+    } = {},
+  ) {
+    return this.request<FlowStateInfo>("GET", `/api/2.0/pipelines/${pipelineId}/flows/${flow}/state`, {
+      query,
+    });
+  }
+
   // Tables
   history(table: string) {
     return this.request<{ history: Record<string, unknown>[] }>("GET", `/api/2.0/tables/${table}/history`);
@@ -251,6 +298,8 @@ export class EbbClient {
       files_protected: number;
       files_within_retention: number;
       files: { path: string; size: number }[];
+      /** Bucket keys of the state files of the table's flows that no live point needs. */
+      state_files: string[];
       /** Set for a table no pipeline owns: nothing but the retention protected its files. */
       notice?: string;
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
@@ -263,4 +312,32 @@ export class EbbClient {
   optimize(table: string, body: { target_file_size_bytes?: number; dry_run?: boolean } = {}) {
     return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/optimize`, { body });
   }
+
+  /** A Databricks SQL query (the Statement Execution API's shape). */
+  executeStatement(body: {
+    statement: string;
+    warehouse_id?: string;
+    catalog?: string;
+    schema?: string;
+    row_limit?: number;
+    parameters?: { name: string; value?: string | null; type?: string }[];
+  }) {
+    return this.request<StatementResponse>("POST", "/api/2.0/sql/statements", { body });
+  }
+}
+
+/** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
+export interface StatementResponse {
+  readonly statement_id: string;
+  readonly status: {
+    readonly state: "SUCCEEDED" | "FAILED";
+    readonly error?: { readonly error_code: string; readonly message: string };
+  };
+  readonly manifest?: {
+    readonly schema: { readonly columns: readonly { name: string; type_name: string; type_text: string }[] };
+    readonly total_row_count: number;
+    readonly truncated: boolean;
+  };
+  readonly result?: { readonly data_array: (string | null)[][] };
+  readonly notices?: readonly string[];
 }

@@ -1,6 +1,6 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
-import { TABLE_PROPERTY } from "../delta/index.ts";
+import { currentSnapshot, TABLE_PROPERTY, TableNotFoundError } from "../delta/index.ts";
 import {
   flowAppId,
   type Checkpoint,
@@ -323,6 +323,8 @@ async function divertBadRecords(
  * An AUTO CDC batch: its rows are applied as change events by key (auto-cdc/apply-changes.ts) against
  * the per-key state the parent checkpoint names, and committed as one MERGE. The state version it
  * writes is named by its checkpoint (step 5): a rewind or reset of HEAD restores it with the offsets.
+ * An SCD type 2 state emptied by a checkpoint reset while the table kept its rows adopts them (each
+ * key's versions read from the table until the state holds the key), so the re-read converges.
  */
 async function applyChangeBatch(
   run: FlowRun,
@@ -336,15 +338,21 @@ async function applyChangeBatch(
 ): Promise<BatchCommit & { readonly stateVersion: string | undefined }> {
   const cdc = run.flow.auto_cdc!;
   const ref = { store: run.catalog.store, pipelineId: run.pipelineId, flowId: run.flow.name };
+  const state = await openCdcState(ref, parentState);
+  const adopting =
+    cdc.stored_as_scd_type === 2 &&
+    (state.meta.adopting === true || (parentState === undefined && (await holdsRows(target, run.session))));
+  if (adopting) await registerSnapshotViews(sandbox, [{ kind: "table", name: ADOPTED, store: target.store }]);
   const planned = await applyChanges({
     flow: run.flow.name,
     cdc,
     sandbox,
     rowsSql,
-    state: await openCdcState(ref, parentState),
+    state,
     seq,
     now: run.session.clock(),
     tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
+    ...(adopting ? { targetRowsSql: `SELECT * FROM ${ADOPTED}` } : {}),
   });
   const committed = await mergeBatch(
     { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
@@ -354,6 +362,22 @@ async function applyChangeBatch(
     options,
   );
   return { ...committed, stateVersion: planned.stateVersion };
+}
+
+/** The view of an AUTO CDC target's rows while its state adopts them (after a checkpoint reset). */
+const ADOPTED = "__cdc_target";
+
+/**
+ * Whether the target already has rows while its flow's state is empty: a checkpoint reset kept them
+ * (a first run finds no table, a full refresh an empty one).
+ */
+async function holdsRows(target: SinkTarget, session: SinkSession): Promise<boolean> {
+  try {
+    return (await currentSnapshot(target.store, { duck: session.duck })).files.size > 0;
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return false;
+    throw error;
+  }
 }
 
 /**

@@ -216,9 +216,9 @@ async function runSequence(
         await h.deploy(definition(h.landingUri, options, filesPerBatch, drop));
         continue;
       case "reset":
-        // The SCD type 1 flow re-reads every file; the type 2 flow reads on, so both end at all files.
+        // Both flows re-read every file against an empty state; their tables keep their rows.
         if (mode !== "resets") continue;
-        await h.refresh({ reset_checkpoint_selection: ["scd1_cdc"] });
+        await h.refresh({ reset_checkpoint_selection: ["scd1_cdc", "scd2_cdc"] });
         consumed = [...files.keys()].map((file) => ({ file, drop }));
         break;
     }
@@ -259,6 +259,26 @@ describe("AUTO CDC against a reference model", () => {
               { kind: "deploy", drop: 2 },
               { kind: "arrive", events: [{ k: 1, seq: 3, op: "U", a: 1, b: "y" }], repeat: 0 },
               { kind: "update", capture: false },
+            ],
+          ],
+          // A late event merges two SCD type 2 versions, then a reset re-reads everything in one
+          // batch: the version starting at 5 the first run wrote must go (the state no longer has it).
+          [
+            { ignoreNullUpdates: false, tracked: ["a"] },
+            3,
+            "resets",
+            [
+              {
+                kind: "arrive",
+                events: [
+                  { k: 1, seq: 2, op: "U", a: 0, b: "x" },
+                  { k: 1, seq: 5, op: "U", a: 1, b: "x" },
+                ],
+                repeat: 0,
+              },
+              { kind: "update", capture: false },
+              { kind: "arrive", events: [{ k: 1, seq: 3, op: "U", a: 1, b: "y" }], repeat: 0 },
+              { kind: "reset" },
             ],
           ],
         ],

@@ -5,6 +5,7 @@ import type { Sandbox } from "../sandbox.ts";
 import { cdcLayout, START_AT, type CdcLayout } from "./cdc-layout.ts";
 import type { CdcState, CdcStateMeta } from "./cdc-state.ts";
 import {
+  adoptedRowsSql,
   batchEventsSql,
   DELETE_MARK,
   identityColumns,
@@ -30,7 +31,9 @@ import { AutoCdcEventError } from "./errors.ts";
  *    truncate sequence up: it reaches every key).
  * 3. The target's rows for those keys are computed twice, from the state's events (before) and from
  *    those plus the batch's (after); the MERGE source is what changed: new or changed rows, and a
- *    delete mark for each row that is gone.
+ *    delete mark for each row that is gone. After a checkpoint reset (the state `adopting` the
+ *    table), an SCD type 2 key the state lacks takes its before-rows from the table instead: the
+ *    versions the re-read no longer produces are deleted, not left beside the new ones.
  * 4. The next state version (each touched key's retained events) is written, before the table commit:
  *    a retried batch recomputes the same state and rewrites it.
  *
@@ -56,6 +59,11 @@ export interface ChangeBatch {
   readonly seq: number;
   readonly now: number;
   readonly tombstoneGcSeconds: number;
+  /**
+   * The target's current rows (a SELECT), when the state does not cover them (after a checkpoint
+   * reset, SCD type 2): the state then adopts the table key by key.
+   */
+  readonly targetRowsSql?: string;
 }
 
 export interface PlannedChanges {
@@ -110,11 +118,11 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
   );
   const moved = typeof truncate?.["moved"] === "string" ? truncate["moved"] : undefined;
   const truncatedAfter = moved ? `CAST(${quoteLiteral(moved)}::JSON AS ${type})` : truncatedBefore;
-  const meta: CdcStateMeta = moved
-    ? { truncate: { json: moved, type } }
-    : batch.state.meta.truncate
-      ? { truncate: batch.state.meta.truncate }
-      : {};
+  const truncated = moved ? { json: moved, type } : batch.state.meta.truncate;
+  const meta: CdcStateMeta = {
+    ...(truncated ? { truncate: truncated } : {}),
+    ...(batch.targetRowsSql !== undefined ? { adopting: true as const } : {}),
+  };
   await batch.state.load(
     sandbox,
     PRIOR,
@@ -133,6 +141,12 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
     await table(MERGE, mergeSourceSql(`SELECT * FROM ${AFTER}`, `SELECT * FROM ${BEFORE}`, gone));
   } else {
     await table(BEFORE, scd2VersionsSql(layout, `SELECT * FROM ${OLD}`));
+    if (batch.targetRowsSql !== undefined) {
+      const present = await sandbox.rows(`DESCRIBE (${batch.targetRowsSql})`);
+      const columns = present.map((r) => String(r["column_name"]));
+      const unseen = `SELECT ${keys} FROM (${changes}) EXCEPT SELECT ${keys} FROM ${PRIOR}`;
+      await sandbox.run(adoptedRowsSql(layout, BEFORE, batch.targetRowsSql, columns, unseen));
+    }
     await table(AFTER, scd2VersionsSql(layout, `SELECT * FROM ${ALL}`));
     const identity = `${keys}, ${q(START_AT)}`;
     const gone = `SELECT ${identity} FROM ${BEFORE} EXCEPT SELECT ${identity} FROM ${AFTER}`;

@@ -15,10 +15,16 @@ import { AutoCdcStateError } from "./errors.ts";
 
 export const CDC_TABLE = "cdc_keys";
 const TRUNCATE_META = "cdc_truncate";
+const ADOPTING_META = "cdc_adopting";
 
 export interface CdcStateMeta {
   /** The highest truncate sequence applied (as DuckDB JSON text of the sequence type), if any. */
   readonly truncate?: { readonly json: string; readonly type: string };
+  /**
+   * The target may hold rows of keys the state lacks: a checkpoint reset emptied the state but kept
+   * the table. Such a key's rows before the batch are read from the table, not derived from the state.
+   */
+  readonly adopting?: true;
 }
 
 const truncateSchema = z.object({ json: z.string(), type: z.string() });
@@ -63,7 +69,10 @@ export async function openCdcState(ref: CdcStateRef, version: string | undefined
       `the state of AUTO CDC flow "${ref.flowId}" (${version}) has a truncate sequence Ebb did not write: reset the flow's checkpoint (reset_checkpoint_selection) or fully refresh its table`,
       { data: { flow: ref.flowId, version } },
     );
-  return new StoredCdcState(state, truncate ? { truncate: truncate.data } : {});
+  return new StoredCdcState(state, {
+    ...(truncate ? { truncate: truncate.data } : {}),
+    ...(state.meta[ADOPTING_META] === true ? { adopting: true } : {}),
+  });
 }
 
 class StoredCdcState implements CdcState {
@@ -92,6 +101,7 @@ class StoredCdcState implements CdcState {
     writer.delete(this.#table, change.deleteKeysSql);
     writer.upsert(this.#table, change.upsertSql);
     writer.setMeta(TRUNCATE_META, change.meta.truncate);
+    writer.setMeta(ADOPTING_META, change.meta.adopting);
     return (await writer.commit(sandbox, seq)).version;
   }
 }

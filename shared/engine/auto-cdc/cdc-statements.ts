@@ -160,6 +160,24 @@ export function mergeSourceSql(after: string, before: string, gone: string): str
   );
 }
 
+/**
+ * Adds to `before` (SCD type 2 versions) the target's rows of the keys `unseen` selects (keys the
+ * state lacks), with the target columns `present` that `before` has; `before`'s others stay NULL.
+ */
+export function adoptedRowsSql(
+  layout: CdcLayout,
+  before: string,
+  targetSql: string,
+  present: readonly string[],
+  unseen: string,
+): string {
+  const wanted = [...layout.keys, ...layout.values, START_AT, END_AT].filter((c) => present.includes(c));
+  return (
+    `INSERT INTO ${q(before)} BY NAME SELECT ${list(wanted, "__t.")} FROM (${targetSql}) __t ` +
+    `SEMI JOIN (${unseen}) __u ON ${layout.keys.map((k) => `__t.${q(k)} = __u.${q(k)}`).join(" AND ")}`
+  );
+}
+
 /** The state rows of retained events: keys and their events, oldest first. */
 export function stateRowsSql(layout: CdcLayout, events: string): string {
   const fields = [SEQ, OP, TIE, ...layout.values, AT].map((c) => `${q(c)} := ${q(c)}`).join(", ");

@@ -1,0 +1,137 @@
+import { performance } from "node:perf_hooks";
+import { RewindHarness } from "../test/support/rewind/rewind-harness.ts";
+
+/**
+ * AUTO CDC figures, measured on the engine over in-memory stores (no network: Ebb's own work and
+ * DuckDB's). Each target is built through its AUTO CDC flow in 10 batches of contiguous keys, so it is
+ * 10 data files with disjoint key ranges and its per-key state holds every key (auto-compaction is off:
+ * it would merge the ranges into one file). Then one update applies 10,000 changes to keys of one range.
+ *
+ * 1. SCD type 1: 10,000 updates into a 1,000,000-key target vs a 10,000-key target (target ratio <= 3:
+ *    the MERGE reads and rewrites only the files whose key statistics admit a changed key).
+ * 2. SCD type 2 with 10 versions per key: 10,000 changes (a new version for each of 1,000 keys, 10
+ *    each) into a 1,000,000-row target (100,000 keys) vs a 10,000-row target (1,000 keys); same ratio.
+ */
+
+const BUILD_BATCHES = 10;
+
+function definition(landingUri: string, scd: 1 | 2) {
+  return {
+    name: `AUTO CDC bench ${scd}`,
+    catalog: "main",
+    schema: "bench",
+    configuration: { "pipelines.rewind.enabled": "true" },
+    datasets: [
+      {
+        name: "target",
+        type: "streaming_table",
+        properties: { "delta.autoOptimize.autoCompact": "false" },
+        flows: [
+          {
+            name: "apply",
+            source: {
+              type: "auto_loader",
+              path: landingUri,
+              format: "json",
+              schema: { id: "BIGINT", v: "BIGINT", name: "VARCHAR", seq: "BIGINT" },
+            },
+            sql: "SELECT * FROM source",
+            options: { max_files_per_batch: 1 },
+            auto_cdc: {
+              keys: ["id"],
+              sequence_by: "seq",
+              except_column_list: ["seq"],
+              stored_as_scd_type: scd,
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** `versions` events per key for keys `[from, to)`, sequences `firstSeq..`, each a new value. */
+function events(from: number, to: number, versions: number, firstSeq: number): string {
+  const lines: string[] = [];
+  for (let id = from; id < to; id++)
+    for (let s = firstSeq; s < firstSeq + versions; s++)
+      lines.push(`{"id":${id},"v":${s},"name":"customer ${id}","seq":${s}}`);
+  return lines.join("\n") + "\n";
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = performance.now();
+  const value = await work();
+  return { ms: performance.now() - start, value };
+}
+
+interface Case {
+  readonly scd: 1 | 2;
+  readonly keys: number;
+  readonly versions: number;
+  /** Keys the measured update changes (the first ones), and how many new versions each gets. */
+  readonly changedKeys: number;
+  readonly changesPerKey: number;
+}
+
+/** Builds the target, then times the one update that applies the changes. */
+async function measure(c: Case): Promise<{ buildMs: number; applyMs: number; rows: number }> {
+  const h = new RewindHarness();
+  await h.deploy(definition(h.landingUri, c.scd));
+  const perBatch = c.keys / BUILD_BATCHES;
+  const build = await timed(async () => {
+    for (let b = 0; b < BUILD_BATCHES; b++)
+      await h.land(`build-${b}.json`, events(b * perBatch, (b + 1) * perBatch, c.versions, 1));
+    await h.run();
+  });
+  await h.land("changes.json", events(0, c.changedKeys, c.changesPerKey, c.versions + 1));
+  const apply = await timed(() => h.run());
+  const rows = apply.value.flows["apply"]?.rowsIn ?? 0;
+  return { buildMs: build.ms, applyMs: apply.ms, rows };
+}
+
+function report(label: string, small: Awaited<ReturnType<typeof measure>>, large: typeof small): void {
+  console.log(
+    `${label}: ${small.rows} changes in ${small.applyMs.toFixed(0)} ms (small target) vs ${large.applyMs.toFixed(0)} ms (large), ratio ${(large.applyMs / small.applyMs).toFixed(2)} (target <= 3)`,
+  );
+  console.log(
+    `  building the targets (10 batches through the flow): ${(small.buildMs / 1000).toFixed(1)} s and ${(large.buildMs / 1000).toFixed(1)} s`,
+  );
+}
+
+export async function run(): Promise<void> {
+  // Warm-up: DuckDB, the parser and the stand-ins.
+  await measure({ scd: 1, keys: 1_000, versions: 1, changedKeys: 100, changesPerKey: 1 });
+
+  const scd1Small = await measure({
+    scd: 1,
+    keys: 10_000,
+    versions: 1,
+    changedKeys: 10_000,
+    changesPerKey: 1,
+  });
+  const scd1Large = await measure({
+    scd: 1,
+    keys: 1_000_000,
+    versions: 1,
+    changedKeys: 10_000,
+    changesPerKey: 1,
+  });
+  report("SCD type 1, 10,000 keys vs 1,000,000 keys", scd1Small, scd1Large);
+
+  const scd2Small = await measure({
+    scd: 2,
+    keys: 1_000,
+    versions: 10,
+    changedKeys: 1_000,
+    changesPerKey: 10,
+  });
+  const scd2Large = await measure({
+    scd: 2,
+    keys: 100_000,
+    versions: 10,
+    changedKeys: 1_000,
+    changesPerKey: 10,
+  });
+  report("SCD type 2, 10 versions per key, 10,000 rows vs 1,000,000 rows", scd2Small, scd2Large);
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RequestCounter, requestsOf } from "../../../infra/local/request-counter.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * What an update costs on AWS, counted on the local runtime as the cost benchmark counts it: the SDK
+ * requests of the update's tasks, and the state machine's transitions and Lambda invocations (what
+ * Step Functions and Lambda bill). Pipeline: `raw` (auto_loader) → `clean` (stream) and `total` (a
+ * materialized view over raw): two DAG levels, three datasets.
+ */
+
+const DATASETS = 3;
+
+describe("the cost of an update", () => {
+  let cp: TestControlPlane;
+  let pipelineId: string;
+  const counter = RequestCounter.install();
+
+  /** One update through the API, counted from start to the execution's end (no polling counted). */
+  const countedUpdate = async () => {
+    const before = cp.plane.stepFunctions.usage;
+    counter.take();
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    await cp.plane.stepFunctions.settled();
+    const requests = counter.take();
+    const after = cp.plane.stepFunctions.usage;
+    const { update } = await cp.client.getUpdate(pipelineId, update_id);
+    expect(update.state).toBe("COMPLETED");
+    return {
+      requests,
+      transitions: after.transitions - before.transitions,
+      lambdaInvocations: after.lambdaInvocations - before.lambdaInvocations,
+    };
+  };
+
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+    ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "cost",
+      catalog: "cost",
+      schema: "idle",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
+                sql: "SELECT id FROM source",
+              },
+            ],
+          },
+          {
+            type: "streaming_table",
+            name: "clean",
+            flows: [
+              { name: "copy", source: { type: "stream", dataset: "raw" }, sql: "SELECT id FROM source" },
+            ],
+          },
+          { type: "materialized_view", name: "total", sql: "SELECT count(*) AS n FROM raw" },
+        ],
+      },
+    }));
+    await cp.land("1.json", [{ id: 1 }]);
+    await countedUpdate();
+  }, 120_000);
+  afterAll(() => cp?.close());
+
+  it("counts the state machine's transitions and its tasks' Lambda invocations", async () => {
+    await cp.land("2.json", [{ id: 2 }]);
+    const update = await countedUpdate();
+    // PlanUpdate, Branch, NeedsResets, RunLevels, a RunLevel per level, RunFlow + CaughtUp +
+    // FlowCaughtUp per item, Continuous, FinishUpdate, UpdateFinished.
+    expect(update.transitions).toBe(4 + 2 + 3 * DATASETS + 3);
+    // PlanUpdate, a RunFlow per item, FinishUpdate.
+    expect(update.lambdaInvocations).toBe(DATASETS + 2);
+    expect(requestsOf(update.requests, "S3")).toBeGreaterThan(0);
+  }, 60_000);
+});
