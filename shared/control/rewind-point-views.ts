@@ -58,7 +58,8 @@ class RestorabilityChecks {
 
   async of(point: RewindPoint, catalog: string, schema: string): Promise<Restorability> {
     const missing: MissingPiece[] = [];
-    for (const [dataset, at] of point.cut.datasets) missing.push(...(await this.#version(dataset, at.version)));
+    for (const [dataset, at] of point.cut.datasets)
+      missing.push(...(await this.#version(dataset, at.version)));
     if (missing.length === 0) return { restorable: true };
     const reason = missing.map((piece) => `${catalog}.${schema}.${piece.owner}: ${piece.what}`).join("; ");
     return { restorable: false, reason };
