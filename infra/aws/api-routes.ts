@@ -101,8 +101,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     ...served(ROUTES.vacuumTable, "vacuum-table.ts"),
-    // Reads the owner's live rewind points (the event log) to keep their files.
-    access: { tables: { pipelines: R, eventLog: R }, bucket: { "tables/": RW }, heavy: true },
+    // Reads the owner's live rewind points (the event log) and its flows' checkpoints to keep their
+    // table and state files.
+    access: {
+      tables: { pipelines: R, checkpoints: R, eventLog: R },
+      bucket: { "tables/": RW, "state/": RW },
+      heavy: true,
+    },
   },
   {
     ...served(ROUTES.findOnset, "find-onset.ts"),

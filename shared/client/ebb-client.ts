@@ -37,6 +37,14 @@ export interface FlowProgress {
   readonly rows_in: number;
   readonly rows_out: number;
   readonly status: string;
+  /** A stateful flow: its state after the latest batch, the rows this update dropped, the watermark. */
+  readonly state?: {
+    readonly num_rows_total: number;
+    readonly state_bytes: number;
+    readonly num_rows_dropped_by_watermark: number;
+    readonly num_duplicates_dropped: number;
+    readonly watermark: string | null;
+  };
 }
 
 export interface UpdateInfo {
@@ -290,6 +298,8 @@ export class EbbClient {
       files_protected: number;
       files_within_retention: number;
       files: { path: string; size: number }[];
+      /** Bucket keys of the state files of the table's flows that no live point needs. */
+      state_files: string[];
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {

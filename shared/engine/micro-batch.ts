@@ -125,6 +125,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       eventStreams: run.eventStreams ?? networkEventStreams,
       duck: run.session.duck,
       sandbox: openSandbox,
+      ...(run.flow.join ? { joinedStream: run.flow.join.stream } : {}),
     });
 
     // 2. Plan (write-ahead), unless resuming.

@@ -17,7 +17,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Invariants of Ebb's own plans and values: a broken one is an Ebb bug.
   "shared/control/steps/reset-step.ts": { TypeError: 1 },
   "shared/control/steps/rewind-step.ts": { TypeError: 1 },
-  "shared/control/steps/run-step.ts": { TypeError: 1 },
+  // RunBudgetSpentError is a signal the state machine retries (RunFlow's budget spent), never an answer.
+  "shared/control/steps/run-step.ts": { TypeError: 1, RunBudgetSpentError: 1 },
   "shared/delta/log/log-paths.ts": { RangeError: 1 },
   "shared/engine/auto-cdc/cdc-state.ts": { Error: 1 },
   "shared/engine/dataset-catalog.ts": { RangeError: 1 },
@@ -31,7 +32,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/store/time-ordered-id.ts": { RangeError: 1 },
   // State files Ebb wrote that are not as it wrote them: damage to Ebb's own storage.
   "shared/engine/file-set-state.ts": { CheckpointStateError: 2 },
-  "shared/engine/flow-source.ts": { CheckpointStateError: 3 },
+  "shared/engine/flow-source.ts": { CheckpointStateError: 4 },
   // Caught by their callers and answered with a coded error (or a result).
   "shared/delta/log/exact-json.ts": { SyntaxError: 1 },
   "shared/delta/table/table-properties.ts": { Error: 2 },
