@@ -45,7 +45,7 @@ export async function runItem(
   }
   const catalog = new DatasetCatalog(context.pipeline, plane.bucket);
   const dataset = catalog.dataset(item.dataset);
-  const duck = await DuckSession.open();
+  const duck = DuckSession.deferred();
   const scratch = await ScratchFolder.create("ebb-task-");
   const stopped = watchForStop(plane, item);
   const session = { duck, scratch, clock: plane.clock, signal: stopped.signal };
