@@ -44,6 +44,7 @@ export { dataFileKey } from "./log/data-file-paths.ts";
 export { openTableScan, partitionConstants, scanRows, tableColumns } from "./read/scan.ts";
 export { loadSnapshot } from "./read/snapshot-loader.ts";
 export { currentSnapshot, rememberSnapshot } from "./read/snapshot-cache.ts";
+export { forgetDecodedCheckpoints } from "./read/checkpoint-cache.ts";
 export type { Snapshot } from "./read/snapshot.ts";
 export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";

@@ -38,3 +38,8 @@ export function checkpointActions(
   while (decoded.size > MAX_CHECKPOINTS) decoded.delete(decoded.keys().next().value!);
   return reading;
 }
+
+/** Forgets every decoded checkpoint: the next load of each decodes it again (a cold start's cost). */
+export function forgetDecodedCheckpoints(): void {
+  decoded.clear();
+}
