@@ -87,6 +87,8 @@ export interface FlowSourceContext {
   readonly duck?: DuckSession;
   /** The batch's sandbox, opened on first use. */
   readonly sandbox: () => Promise<Sandbox>;
+  /** A `stream` or `delta` source reads the table's change data feed (`changeFeedRead`). */
+  readonly changeFeed?: boolean;
 }
 
 export function createFlowSource(context: FlowSourceContext): FlowSource {
@@ -114,7 +116,13 @@ export function createFlowSource(context: FlowSourceContext): FlowSource {
 }
 
 function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: string): FlowSource {
-  const ref = { store, flow: context.flowName, upstream, ...(context.duck ? { duck: context.duck } : {}) };
+  const ref = {
+    store,
+    flow: context.flowName,
+    upstream,
+    ...(context.duck ? { duck: context.duck } : {}),
+    ...(context.changeFeed ? { changeFeed: true } : {}),
+  };
   const bounds = {
     maxFiles: context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH,
     ...(context.options.max_rows_per_batch !== undefined
@@ -155,8 +163,12 @@ function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: s
       // A view over the batch's files, copied into the sandbox: the query reads them in one pass.
       await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${SOURCE_TABLE} AS ${sql}`);
       await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (${BAD_RECORD_COLUMNS})`);
+      // A change feed's files carry no row counts in the log: count what the view holds.
+      const [counted] = plan.changes
+        ? await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${SOURCE_TABLE}`)
+        : [];
       return {
-        rowsIn: plan.rows,
+        rowsIn: counted ? Number(counted["n"]) : plan.rows,
         badRecords: 0,
         ...(plan.newestCommitTimestamp !== undefined
           ? { newestUpstreamTimestamp: plan.newestCommitTimestamp }
