@@ -138,7 +138,7 @@ export const flowSchema = strictObject({
     ctx.addIssue({
       code: "custom",
       path: ["options", "read_change_feed"],
-      message: `read_change_feed applies to stream and delta sources (Delta tables' change data feeds); a ${flow.source.type} source has none`,
+      message: `read_change_feed applies to stream and delta sources (Delta tables' change data feeds); ${flow.source.type} sources have none`,
     });
   }
   if (flow.source.type === "auto_loader") {
