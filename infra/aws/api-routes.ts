@@ -81,6 +81,15 @@ export const API_ROUTES: readonly ApiRoute[] = [
     ...served(ROUTES.captureRewindPoint, "capture-rewind-point.ts"),
     access: { tables: { pipelines: R, checkpoints: R, eventLog: RW }, bucket: READ_TABLES, heavy: true },
   },
+  {
+    ...served(ROUTES.getFlowState, "get-flow-state.ts"),
+    // A rewind point's checkpoint (the event log), then its state version's files.
+    access: {
+      tables: { pipelines: R, checkpoints: R, eventLog: R },
+      bucket: { "state/": R },
+      heavy: true,
+    },
+  },
   { ...served(ROUTES.getTableHistory, "get-table-history.ts"), access: { bucket: READ_TABLES } },
   {
     ...served(ROUTES.listTableChanges, "list-table-changes.ts"),

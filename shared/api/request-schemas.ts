@@ -189,6 +189,16 @@ export const tableChangesQuery = strictObject({
   ...paging,
 });
 
+/**
+ * `GET /api/2.0/pipelines/{id}/flows/{flow_name}/state`: at HEAD (neither), at a committed checkpoint,
+ * or at a rewind point (what a rewind to it restores).
+ */
+export const flowStateQuery = strictObject({
+  checkpoint_seq: queryInt(0).optional(),
+  rewind_point_id: queryText().min(1).max(200).optional(),
+  ...paging,
+});
+
 /** Routes that take no query parameters. */
 export const noQuery = strictObject({});
 
@@ -203,3 +213,4 @@ export type VacuumTableBody = z.infer<typeof vacuumTableBody>;
 export type OptimizeTableBody = z.infer<typeof optimizeTableBody>;
 export type ListEventsQuery = z.infer<typeof listEventsQuery>;
 export type TableChangesQuery = z.infer<typeof tableChangesQuery>;
+export type FlowStateQuery = z.infer<typeof flowStateQuery>;

@@ -22,6 +22,10 @@ export const PATH_PARAMETERS: Readonly<
     description: "An update id: the 26-character id start-update answered",
     schema: { type: "string", minLength: 26, maxLength: 26 },
   },
+  flow_name: {
+    description: "A flow of the pipeline, by its name",
+    schema: { type: "string", pattern: "^[a-z_][a-z0-9_]*$", maxLength: 128 },
+  },
   full_name: {
     description: "A table: catalog.schema.table",
     schema: {
@@ -41,6 +45,15 @@ export function pipelineIdParam(value: string | undefined): string {
   if (value === undefined || !UUID.test(value)) {
     throw new InvalidParameterError(
       `${JSON.stringify(value ?? "")} is not a pipeline id (a UUID such as the one create answered)`,
+    );
+  }
+  return value;
+}
+
+export function flowNameParam(value: string | undefined): string {
+  if (value === undefined || !isIdentifier(value)) {
+    throw new InvalidParameterError(
+      `${JSON.stringify(value ?? "")} is not a flow name (lower-case letters, digits and _, as in the definition)`,
     );
   }
   return value;

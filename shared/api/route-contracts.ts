@@ -115,6 +115,13 @@ export const ROUTES = {
     body: emptyBody,
     query: noQuery,
   },
+  getFlowState: {
+    method: "GET",
+    path: `${PIPELINE}/flows/{flow_name}/state`,
+    summary: "A flow's operator state as rows, at HEAD, a checkpoint or a rewind point, paged",
+    body: emptyBody,
+    query: schemas.flowStateQuery,
+  },
   getTableHistory: {
     method: "GET",
     path: `${TABLE}/history`,

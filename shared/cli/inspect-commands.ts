@@ -3,8 +3,9 @@ import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
 
 /**
- * `ebb events`, `ebb rewind-points`, `ebb history`, `ebb changes`, `ebb query`, `ebb onset`: reading
- * a pipeline's event log and its tables' past through the API; and `ebb optimize`, their upkeep.
+ * `ebb events`, `ebb rewind-points`, `ebb state`, `ebb history`, `ebb changes`, `ebb query`,
+ * `ebb onset`: reading a pipeline's event log, its flows' state and its tables' past through the API;
+ * and `ebb optimize`, their upkeep.
  */
 export function addInspectCommands(program: Command, out: Out): void {
   const print = (rows: readonly Record<string, unknown>[], json?: boolean) =>
@@ -65,6 +66,44 @@ export function addInspectCommands(program: Command, out: Out): void {
         })),
       );
     });
+
+  program
+    .command("state <pipeline-id> <flow>")
+    .description(
+      "a flow's operator state as rows: at HEAD, a checkpoint, or what a rewind to a point restores",
+    )
+    .option("--checkpoint <seq>", "at this checkpoint", Number)
+    .option("--point <id>", "at this rewind point (see `ebb rewind-points`)")
+    .option("--max <n>", "at most this many rows (default: all)", Number)
+    .option("--json", "one JSON object per row")
+    .action(
+      async (
+        pipelineId: string,
+        flow: string,
+        options: { checkpoint?: number; point?: string; max?: number; json?: boolean },
+        command: Command,
+      ) => {
+        const client = api(command);
+        const rows: Record<string, unknown>[] = [];
+        let query: Parameters<typeof client.flowState>[2] = {
+          ...(options.checkpoint !== undefined ? { checkpoint_seq: options.checkpoint } : {}),
+          ...(options.point ? { rewind_point_id: options.point } : {}),
+        };
+        for (;;) {
+          const page = await client.flowState(pipelineId, flow, query);
+          if (rows.length === 0 && !options.json)
+            out(
+              `checkpoint ${page.checkpoint_seq}, watermark ${page.watermark ?? "none"}, ` +
+                `${page.tables.map((t) => `${t.name}: ${t.num_rows} rows`).join(", ") || "no state"}\n`,
+            );
+          for (const row of page.rows)
+            rows.push(options.json ? row : { table: row.table, ...row.key, ...row.value });
+          if (!page.next_page_token || (options.max !== undefined && rows.length >= options.max)) break;
+          query = { page_token: page.next_page_token };
+        }
+        print(options.max !== undefined ? rows.slice(0, options.max) : rows, options.json);
+      },
+    );
 
   program
     .command("history <table>")

@@ -75,6 +75,29 @@ export interface EventInfo {
 
 type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
+/** A flow's operator state at one checkpoint (`GET …/flows/{flow}/state`). */
+export interface FlowStateInfo {
+  readonly pipeline_id: string;
+  readonly flow: string;
+  readonly checkpoint_seq: number;
+  readonly rewind_point_id?: string;
+  /** The state version's key; null for the empty state. */
+  readonly state_version: string | null;
+  readonly watermark: string | null;
+  readonly tables: readonly {
+    readonly name: string;
+    readonly key_columns: readonly { name: string; type: string }[];
+    readonly value_columns: readonly { name: string; type: string }[];
+    readonly num_rows: number;
+  }[];
+  readonly rows: readonly {
+    readonly table: string;
+    readonly key: Record<string, unknown>;
+    readonly value: Record<string, unknown>;
+  }[];
+  readonly next_page_token?: string;
+}
+
 export interface EbbClientOptions {
   /** `http://127.0.0.1:<port>` locally, the API URL (with its stage) on AWS. */
   readonly endpoint: string;
@@ -208,6 +231,22 @@ export class EbbClient {
   captureRewindPoint(pipelineId: string) {
     return this.request<RewindPointInfo>("POST", `/api/2.0/pipelines/${pipelineId}/rewind-points`, {
       body: {},
+    });
+  }
+
+  /** A flow's operator state at HEAD, a checkpoint or a rewind point (one page). */
+  flowState(
+    pipelineId: string,
+    flow: string,
+    query: {
+      checkpoint_seq?: number;
+      rewind_point_id?: string;
+      max_results?: number;
+      page_token?: string;
+    } = {},
+  ) {
+    return this.request<FlowStateInfo>("GET", `/api/2.0/pipelines/${pipelineId}/flows/${flow}/state`, {
+      query,
     });
   }
 

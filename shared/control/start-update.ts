@@ -74,7 +74,13 @@ export async function startUpdate(
           run: plan.run,
           reset: plan.resets.filter((r) => r.reset.how === "DROP").map((r) => r.dataset),
         }),
-        checkHeadStates(plane.bucket, plane.checkpoints, pipelineId, continuingFlows(pipeline, plan)),
+        checkHeadStates(
+          plane.bucket,
+          plane.checkpoints,
+          pipelineId,
+          continuingFlows(pipeline, plan),
+          pipeline.windowSignatures,
+        ),
       ]);
       for (const check of checks) if (check.status === "rejected") throw check.reason;
     }

@@ -53,6 +53,19 @@ export interface WindowedAggregation {
 
 export type StreamAggregation = WindowedAggregation | { readonly kind: "refused"; readonly message: string };
 
+/**
+ * What decides the meaning of a windowed aggregation's kept partials (window, grouping keys,
+ * aggregates): a state written under another signature cannot be continued. Computed from the parse
+ * tree, so validation and the batch agree.
+ */
+export function windowSignature(plan: WindowedAggregation): string {
+  return JSON.stringify({
+    window: plan.window,
+    keys: plan.groupKeys,
+    aggregates: plan.aggregates,
+  });
+}
+
 /** Aggregates whose partial state Ebb keeps, and how a partial is merged (avg: a sum and a count). */
 const DECOMPOSABLE: Readonly<Record<string, AggregateKind>> = {
   count: "count",

@@ -8,7 +8,7 @@ import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
-import type { StreamAggregation } from "./stream-aggregation.ts";
+import { windowSignature, type StreamAggregation } from "./stream-aggregation.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
@@ -22,6 +22,8 @@ export interface ValidatedPipeline {
   readonly definition: PipelineDefinition;
   readonly settings: PipelineSettings;
   readonly graph: PipelineGraph;
+  /** Per windowed flow, the signature of its window state (`windowSignature`), for up-front checks. */
+  readonly windowSignatures: ReadonlyMap<string, string>;
 }
 
 /**
@@ -42,10 +44,14 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
   if (!settingsResult.ok) issues.push(...settingsResult.issues);
 
   const referencesByPath = new Map<string, readonly TableReference[]>();
+  const windowSignatures = new Map<string, string>();
   for (const query of queriesOf(definition)) {
     const analysis = await analyzer.analyze(query.sql);
-    if (analysis.ok && analysis.aggregation && query.isFlowQuery)
+    if (analysis.ok && analysis.aggregation && query.isFlowQuery) {
       issues.push(...aggregationIssues(definition, query.path, query.flow!, analysis.aggregation));
+      if (analysis.aggregation.kind === "windowed")
+        windowSignatures.set(query.flow!, windowSignature(analysis.aggregation));
+    }
     if (analysis.ok) referencesByPath.set(query.path, analysis.references);
     else
       issues.push({
@@ -73,7 +79,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
       },
     ]);
   }
-  return { definition, settings: settingsResult.settings, graph: built.graph };
+  return { definition, settings: settingsResult.settings, graph: built.graph, windowSignatures };
 }
 
 /** Validates YAML or JSON text. */

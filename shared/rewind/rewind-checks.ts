@@ -117,7 +117,8 @@ export async function checkFlows(
       }
     }
     checkCompatibility(flow.name, flow.source.type, checkpoint);
-    if (missing.checkpoints.length === 0) await checkStateOf(env.stateStore, ref, flow, checkpoint);
+    if (missing.checkpoints.length === 0)
+      await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline.windowSignatures.get(flow.name));
     if (flow.source.type === "stream") {
       const offset = tableOffsetOf(checkpoint);
       const upstreamId = await upstreamTableId(flow.source.dataset);

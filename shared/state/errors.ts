@@ -61,3 +61,49 @@ export class IncompatibleStateError extends StateError {
     );
   }
 }
+
+/** The state reader: the pipeline has no flow of that name. */
+export class FlowNotFoundError extends StateError {
+  override readonly name = "FlowNotFoundError";
+  override readonly errorCode = "FLOW_NOT_FOUND";
+  override readonly httpStatus = 404;
+  constructor(
+    readonly flow: string,
+    flows: readonly string[],
+  ) {
+    super(
+      `the pipeline has no flow "${flow}": its flows are ${flows.length > 0 ? flows.map((f) => `"${f}"`).join(", ") : "none"} (GET /api/2.0/pipelines/{id}/datasets lists each dataset's flows)`,
+      { data: { flow } },
+    );
+  }
+}
+
+/** The state reader: the flow keeps no operator state, here or at the asked checkpoint. */
+export class FlowWithoutStateError extends StateError {
+  override readonly name = "FlowWithoutStateError";
+  override readonly errorCode = "FLOW_HAS_NO_STATE";
+  override readonly httpStatus = 400;
+  constructor(readonly flow: string) {
+    super(
+      `flow "${flow}" keeps no operator state (no watermark, drop_duplicates, windowed aggregation or auto_cdc): read its table instead (POST /api/2.0/tables/{full_name}/query)`,
+      { data: { flow } },
+    );
+  }
+}
+
+/** The state reader: no committed checkpoint of the flow has that seq. */
+export class CheckpointNotFoundError extends StateError {
+  override readonly name = "CheckpointNotFoundError";
+  override readonly errorCode = "CHECKPOINT_NOT_FOUND";
+  override readonly httpStatus = 404;
+  constructor(
+    readonly flow: string,
+    readonly seq: number,
+    headSeq: number,
+  ) {
+    super(
+      `flow "${flow}" has no committed checkpoint ${seq} (its HEAD is checkpoint ${headSeq}): pass a checkpoint_seq the flow's progress events name, or a rewind_point_id`,
+      { data: { flow, seq } },
+    );
+  }
+}

@@ -37,4 +37,12 @@ export {
   STATE_RETENTION_MS,
   type StateVacuumPlan,
 } from "./state-vacuum.ts";
-export { IncompatibleStateError, StateError, StateFormatError, StateVersionMissingError } from "./errors.ts";
+export {
+  CheckpointNotFoundError,
+  FlowNotFoundError,
+  FlowWithoutStateError,
+  IncompatibleStateError,
+  StateError,
+  StateFormatError,
+  StateVersionMissingError,
+} from "./errors.ts";

@@ -8,6 +8,7 @@ import {
   WINDOW_START,
   WINDOW_STRUCT,
   type AggregateKind,
+  windowSignature,
   type WindowedAggregation,
 } from "../../pipeline/stream-aggregation.ts";
 import {
@@ -55,13 +56,19 @@ export interface WindowAggregateRequest {
   readonly watermark: number | undefined;
 }
 
-/** What decides the meaning of the kept partials: a state written under another is refused. */
-export function windowSignature(plan: WindowedAggregation): string {
-  return JSON.stringify({
-    window: plan.window,
-    keys: plan.groupKeys,
-    aggregates: plan.aggregates,
-  });
+/**
+ * Refuses a state whose open windows were kept under another window signature (window, keys or
+ * aggregates): its partials mean something else. A state without windows can start any.
+ */
+export function checkWindowState(version: StateVersion, flowName: string, signature: string): void {
+  const stored = version.meta["window"];
+  if (typeof stored === "string" && stored !== signature)
+    throw new IncompatibleStateError(
+      flowName,
+      "window",
+      describeWindows(JSON.parse(stored) as { window: WindowedAggregation["window"] }),
+      describeWindows(JSON.parse(signature) as { window: WindowedAggregation["window"] }),
+    );
 }
 
 /** The partial columns of aggregate `i` and how two partials merge. */
@@ -85,15 +92,8 @@ export async function aggregateWindows(
 ): Promise<{ sql: string; windowsEmitted: number; windowsOpen: number }> {
   const { sandbox, plan, writer } = request;
   const { sizeMicros, slideMicros, column } = plan.window;
-  const stored = request.version.meta["window"];
   const signature = windowSignature(plan);
-  if (typeof stored === "string" && stored !== signature)
-    throw new IncompatibleStateError(
-      request.flowName,
-      "window",
-      describeWindows(JSON.parse(stored) as { window: WindowedAggregation["window"] }),
-      describeWindows(plan),
-    );
+  checkWindowState(request.version, request.flowName, signature);
   writer.setMeta("window", signature);
 
   // 1. Window starts are multiples of the slide since the epoch (Spark's alignment).

@@ -153,7 +153,7 @@ describe("windowed aggregation through the API", () => {
       { s: "12:05", e: "12:15", n: 1 },
     ]);
 
-    // Other windows cannot continue from these open windows' partials: the batch is refused.
+    // Other windows cannot continue from these open windows' partials: refused before it starts.
     await cp.client.editPipeline(pipelineId, {
       definition: definition(
         `${cp.landing}/sliding`,
@@ -161,9 +161,12 @@ describe("windowed aggregation through the API", () => {
       ),
     });
     await land("sliding", [{ k: "a", v: 1, ts: "2026-01-01 12:41:00" }]);
-    const refused = await run(pipelineId);
-    expect(refused.state).toBe("FAILED");
-    expect(refused.error?.message).toMatch(
+    const refused = await run(pipelineId).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(refused).toMatchObject({ status: 409, errorCode: "INCOMPATIBLE_STATE" });
+    expect(refused?.message).toMatch(
       /cannot continue from its operator state: its window state holds windows of 10 minutes sliding by 5 minutes.*reset_checkpoint_selection/,
     );
   });
