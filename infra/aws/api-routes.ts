@@ -101,8 +101,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     ...served(ROUTES.vacuumTable, "vacuum-table.ts"),
-    // Reads the owner's live rewind points (the event log) to keep their files.
-    access: { tables: { pipelines: R, eventLog: R }, bucket: { "tables/": RW }, heavy: true },
+    // Reads the owner's live rewind points (the event log) and its flows' checkpoints to keep their
+    // table and state files.
+    access: {
+      tables: { pipelines: R, checkpoints: R, eventLog: R },
+      bucket: { "tables/": RW, "state/": RW },
+      heavy: true,
+    },
   },
   {
     ...served(ROUTES.findOnset, "find-onset.ts"),
@@ -111,6 +116,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     ...served(ROUTES.optimizeTable, "optimize-table.ts"),
     access: { bucket: { "tables/": RW }, heavy: true },
+  },
+  {
+    ...served(ROUTES.executeStatement, "execute-statement.ts"),
+    // event_log('<id>') reads the pipeline and its events; the rest reads tables.
+    access: { tables: { pipelines: R, eventLog: R }, bucket: READ_TABLES, heavy: true },
   },
   // The document is generated from the contracts in the handler's own code: it touches nothing.
   { ...served(ROUTES.getOpenApi, "get-openapi.ts"), access: {} },

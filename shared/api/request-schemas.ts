@@ -2,6 +2,7 @@ import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
 import { refreshRequestShape } from "../rewind/refresh-request.ts";
 import { UPDATE_CAUSES } from "../store/updates-repository.ts";
+import { PARAMETER_TYPE } from "../sql/index.ts";
 
 /**
  * The body and query of every route (api.md), as strict zod schemas: the single source of the
@@ -161,6 +162,53 @@ export const optimizeTableBody = strictObject({
   dry_run: z.boolean().default(false),
 });
 
+/**
+ * `POST /api/2.0/sql/statements`: the Databricks Statement Execution API's `ExecuteStatementRequest`.
+ * Ebb has no warehouses and answers every statement when it is done, in one inline JSON_ARRAY chunk:
+ * `warehouse_id`, `wait_timeout`, `on_wait_timeout`, `byte_limit` and `query_tags` are accepted and
+ * reported as ignored; another `disposition` or `format` is refused.
+ */
+export const executeStatementBody = strictObject({
+  statement: z.string().trim().min(1),
+  warehouse_id: z.string().optional(),
+  /** The default catalog and schema of names with fewer parts (`USE CATALOG`, `USE SCHEMA`). */
+  catalog: z.string().trim().min(1).optional(),
+  schema: z.string().trim().min(1).optional(),
+  /** Named parameter markers (`:name`); without a `type` the value is a STRING. */
+  parameters: z
+    .array(
+      strictObject({
+        name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "must be a marker name such as day" }),
+        value: z.string().nullable().optional(),
+        type: z
+          .string()
+          .regex(PARAMETER_TYPE, {
+            error:
+              "must be a Spark type: STRING, INT, BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, DECIMAL(p,s), …",
+          })
+          .optional(),
+      }),
+    )
+    .optional(),
+  row_limit: z.number().int().positive().max(10_000).optional(),
+  byte_limit: z.number().int().positive().optional(),
+  /** Databricks' `Ns`: 0, or 5 to 50 seconds. */
+  wait_timeout: z
+    .string()
+    .regex(/^(0|[5-9]|[1-4][0-9]|50)s$/, { error: "must be 0s or 5s to 50s" })
+    .optional(),
+  on_wait_timeout: caseInsensitiveEnum(["CONTINUE", "CANCEL"], (v) => v.toUpperCase()).optional(),
+  disposition: z
+    .literal("INLINE", { error: "only INLINE: Ebb answers results inline (EXTERNAL_LINKS is not supported)" })
+    .optional(),
+  format: z
+    .literal("JSON_ARRAY", {
+      error: "only JSON_ARRAY: Ebb answers results as JSON arrays (ARROW_STREAM and CSV are not supported)",
+    })
+    .optional(),
+  query_tags: z.array(strictObject({ key: z.string(), value: z.string().nullable().optional() })).optional(),
+});
+
 /** `GET /api/2.0/pipelines`. */
 export const listPipelinesQuery = strictObject({ max_results: maxResults.optional() });
 
@@ -209,6 +257,7 @@ export type PipelineSettingsBody = CreatePipelineBody | EditPipelineBody;
 export type StartUpdateBody = z.infer<typeof startUpdateBody>;
 export type QueryTableBody = z.infer<typeof queryTableBody>;
 export type OnsetBody = z.infer<typeof onsetBody>;
+export type ExecuteStatementBody = z.infer<typeof executeStatementBody>;
 export type VacuumTableBody = z.infer<typeof vacuumTableBody>;
 export type OptimizeTableBody = z.infer<typeof optimizeTableBody>;
 export type ListEventsQuery = z.infer<typeof listEventsQuery>;

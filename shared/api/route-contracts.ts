@@ -164,6 +164,14 @@ export const ROUTES = {
     body: schemas.optimizeTableBody,
     query: noQuery,
   },
+  executeStatement: {
+    method: "POST",
+    path: "/api/2.0/sql/statements",
+    summary:
+      "Run a Databricks SQL query (event_log, table_changes, DESCRIBE HISTORY, tables) → a StatementResponse",
+    body: schemas.executeStatementBody,
+    query: noQuery,
+  },
   getOpenApi: {
     method: "GET",
     path: "/api/2.0/openapi.json",

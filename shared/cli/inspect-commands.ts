@@ -4,9 +4,15 @@ import { formatJsonLines, formatTable } from "./output-format.ts";
 
 /**
  * `ebb events`, `ebb rewind-points`, `ebb state`, `ebb history`, `ebb changes`, `ebb query`,
- * `ebb onset`: reading a pipeline's event log, its flows' state and its tables' past through the API;
- * and `ebb optimize`, their upkeep.
+ * `ebb onset`, `ebb sql`: reading a pipeline's event log, its flows' state and its tables' past
+ * through the API; and `ebb optimize`, their upkeep.
  */
+
+/** A statement the SQL endpoint ran and answered FAILED: printed with its error class, exit 3. */
+export class StatementFailedError extends Error {
+  override readonly name = "StatementFailedError";
+}
+
 export function addInspectCommands(program: Command, out: Out): void {
   const print = (rows: readonly Record<string, unknown>[], json?: boolean) =>
     out(json ? formatJsonLines(rows) : formatTable(rows));
@@ -161,6 +167,40 @@ export function addInspectCommands(program: Command, out: Out): void {
           ...(options.limit ? { limit: options.limit } : {}),
         });
         print(rows, options.json);
+      },
+    );
+
+  program
+    .command("sql <statement>")
+    .description(
+      "run a Databricks SQL query: event_log('<pipeline-id>'), table_changes, DESCRIBE HISTORY, catalog.schema.table",
+    )
+    .option("--catalog <name>", "the catalog of names with fewer parts")
+    .option("--schema <name>", "the schema of names with fewer parts")
+    .option("--limit <n>", "at most this many rows", Number)
+    .option("--json", "one JSON object per row")
+    .action(
+      async (
+        statement: string,
+        options: { catalog?: string; schema?: string; limit?: number; json?: boolean },
+        command: Command,
+      ) => {
+        const answer = await api(command).executeStatement({
+          statement,
+          ...(options.catalog ? { catalog: options.catalog } : {}),
+          ...(options.schema ? { schema: options.schema } : {}),
+          ...(options.limit ? { row_limit: options.limit } : {}),
+        });
+        if (answer.status.state !== "SUCCEEDED") {
+          throw new StatementFailedError(answer.status.error?.message ?? answer.status.state);
+        }
+        const names = answer.manifest?.schema.columns.map((column) => column.name) ?? [];
+        const rows = (answer.result?.data_array ?? []).map((values) =>
+          Object.fromEntries(names.map((name, i) => [name, values[i]])),
+        );
+        print(rows, options.json);
+        if (answer.manifest?.truncated && !options.json)
+          out(`(truncated at ${rows.length} rows: raise --limit)\n`);
       },
     );
 

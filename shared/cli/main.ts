@@ -2,7 +2,7 @@ import { Command, CommanderError } from "commander";
 import { DeltaError } from "../delta/index.ts";
 import { StoreError } from "../store/errors.ts";
 import { EbbApiError } from "../client/ebb-client.ts";
-import { addInspectCommands } from "./inspect-commands.ts";
+import { addInspectCommands, StatementFailedError } from "./inspect-commands.ts";
 import { addPipelineCommands } from "./pipeline-commands.ts";
 import { addTableCommands } from "./table-commands.ts";
 import { addUpdateCommands, EXIT_UPDATE_FAILED, type Confirm } from "./update-commands.ts";
@@ -68,6 +68,10 @@ function report(error: unknown, io: CliIo): number {
   }
   if (error instanceof EbbApiError) {
     io.err(`ebb: ${error.errorCode} (HTTP ${error.status}): ${error.message}\n`);
+    return EXIT.refused;
+  }
+  if (error instanceof StatementFailedError) {
+    io.err(`ebb: the statement failed: ${error.message}\n`);
     return EXIT.refused;
   }
   if (error instanceof DeltaError || error instanceof StoreError) {

@@ -101,6 +101,10 @@ export function addTableCommands(program: Command, out: (text: string) => void):
           result.files.map((file) => ({ ...file, status })),
           options.json,
         );
+        if (!options.json && result.state_files.length > 0)
+          out(
+            `${status} ${result.state_files.length} state file(s) of its flows that no live rewind point needs\n`,
+          );
         if (!options.json && result.protected_versions.length > 0) {
           out(
             `kept ${result.files_protected} file(s) that live rewind points need (versions ${result.protected_versions.join(", ")})\n`,

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { EbbClient, UpdateInfo } from "../client/ebb-client.ts";
+import type { EbbClient, FlowProgress, UpdateInfo } from "../client/ebb-client.ts";
 import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";
@@ -197,7 +197,10 @@ async function startAndFollow(
     intervalMs: 500,
     onPoll: (polled) => {
       const flows = Object.entries(polled.progress ?? {})
-        .map(([flow, p]) => `${flow} ${p.rows_out} rows/${p.batches} batches`)
+        .map(
+          ([flow, p]) =>
+            `${flow} ${p.rows_out} rows/${p.batches} batches${p.state ? ` (${stateLine(p.state)})` : ""}`,
+        )
         .join(", ");
       const line = `${update_id} ${polled.state}${flows ? `  ${flows}` : ""}`;
       if (line !== last && !options.json) out(`${line}\n`);
@@ -208,4 +211,14 @@ async function startAndFollow(
   else if (update.error) out(`error ${update.error.error_code}: ${update.error.message}\n`);
   if (update.state !== "COMPLETED")
     command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT_UPDATE_FAILED });
+}
+
+/** A stateful flow's operators in the live progress line, as Spark's `stateOperators` read. */
+function stateLine(state: NonNullable<FlowProgress["state"]>): string {
+  return [
+    `state ${state.num_rows_total} rows, ${state.state_bytes} bytes`,
+    `${state.num_rows_dropped_by_watermark} late dropped`,
+    `${state.num_duplicates_dropped} duplicates dropped`,
+    `watermark ${state.watermark ?? "none"}`,
+  ].join(", ");
 }

@@ -37,6 +37,14 @@ export interface FlowProgress {
   readonly rows_in: number;
   readonly rows_out: number;
   readonly status: string;
+  /** A stateful flow: its state after the latest batch, the rows this update dropped, the watermark. */
+  readonly state?: {
+    readonly num_rows_total: number;
+    readonly state_bytes: number;
+    readonly num_rows_dropped_by_watermark: number;
+    readonly num_duplicates_dropped: number;
+    readonly watermark: string | null;
+  };
 }
 
 export interface UpdateInfo {
@@ -290,6 +298,8 @@ export class EbbClient {
       files_protected: number;
       files_within_retention: number;
       files: { path: string; size: number }[];
+      /** Bucket keys of the state files of the table's flows that no live point needs. */
+      state_files: string[];
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
@@ -300,4 +310,32 @@ export class EbbClient {
   optimize(table: string, body: { target_file_size_bytes?: number; dry_run?: boolean } = {}) {
     return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/optimize`, { body });
   }
+
+  /** A Databricks SQL query (the Statement Execution API's shape). */
+  executeStatement(body: {
+    statement: string;
+    warehouse_id?: string;
+    catalog?: string;
+    schema?: string;
+    row_limit?: number;
+    parameters?: { name: string; value?: string | null; type?: string }[];
+  }) {
+    return this.request<StatementResponse>("POST", "/api/2.0/sql/statements", { body });
+  }
+}
+
+/** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
+export interface StatementResponse {
+  readonly statement_id: string;
+  readonly status: {
+    readonly state: "SUCCEEDED" | "FAILED";
+    readonly error?: { readonly error_code: string; readonly message: string };
+  };
+  readonly manifest?: {
+    readonly schema: { readonly columns: readonly { name: string; type_name: string; type_text: string }[] };
+    readonly total_row_count: number;
+    readonly truncated: boolean;
+  };
+  readonly result?: { readonly data_array: (string | null)[][] };
+  readonly notices?: readonly string[];
 }

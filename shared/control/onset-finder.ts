@@ -15,8 +15,9 @@ import type { ObjectStore } from "../store/object-store.ts";
  * 2. In the engine's sandbox (the predicate is user SQL), the first bad version and its commit time:
  *    the earliest change of the given types matching the predicate.
  * 3. The last good commit time: the newest commit before the first bad version.
- * 4. `rewind_timestamp`: the midpoint of the two, to the second, in the seed's `yyyy-MM-dd HH:mm:ss`
- *    form (strictly between the commits whenever they are at least 2 s apart).
+ * 4. `rewind_timestamp`: the midpoint of the two in the seed's `yyyy-MM-dd HH:mm:ss` form, computed
+ *    as the seed's SQL recipe computes it (`unix_timestamp` of each, averaged, `from_unixtime`), so
+ *    both answer the same second (strictly between the commits whenever they are at least 2 s apart).
  * Nothing found: `found: false`.
  */
 
@@ -53,7 +54,7 @@ export async function findOnset(bucket: ObjectStore, name: TableName, body: Onse
       ...onset,
       last_good_version: lastGood.version,
       last_good_commit_time: new Date(lastGood.timestamp).toISOString(),
-      rewind_timestamp: utcSeconds(Math.floor((lastGood.timestamp + first.time) / 2)),
+      rewind_timestamp: utcSeconds(1000 * recipeMidpoint(lastGood.timestamp, first.time)),
     };
   });
 }
@@ -98,6 +99,11 @@ async function firstBadChange(
   } finally {
     await sandbox.close();
   }
+}
+
+/** Epoch seconds: `from_unixtime((unix_timestamp(a) + unix_timestamp(b)) / 2)`, each step truncating. */
+function recipeMidpoint(aMs: number, bMs: number): number {
+  return Math.trunc((Math.floor(aMs / 1000) + Math.floor(bMs / 1000)) / 2);
 }
 
 /** `yyyy-MM-dd HH:mm:ss`, UTC (the seed's rewind_timestamp form). */

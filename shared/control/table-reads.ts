@@ -5,6 +5,7 @@ import {
   DeltaTable,
   fileRelationSql,
   type FileSource,
+  type Snapshot,
   loadSnapshot,
   partitionConstants,
   readHistory,
@@ -107,15 +108,7 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
     const snapshot = await loadSnapshot(store, version !== undefined ? { version } : {});
     const sandbox = await Sandbox.open();
     try {
-      const { schema, columns } = tableColumns(snapshot);
-      const sources: FileSource[] = [];
-      for (const file of snapshot.files.values()) {
-        sources.push({
-          localPath: await sandbox.writeFile(await store.get(dataFileKey(file.path)), ".parquet"),
-          constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
-        });
-      }
-      await sandbox.run(`CREATE TEMP TABLE t AS ${await fileRelationSql(sandbox.duck, sources, columns)}`);
+      await loadSnapshotInto(sandbox, store, snapshot, "t");
       if (name.table !== "t")
         await sandbox.run(`CREATE TEMP VIEW ${quoteIdentifier(name.table)} AS SELECT * FROM t`);
       // Rows past the limit are never computed: one more tells whether the answer was truncated.
@@ -133,4 +126,27 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
       await sandbox.close();
     }
   });
+}
+
+/**
+ * Copies a table version's data files into the sandbox and makes them the temp table `relation`
+ * (the snapshot is loaded outside the sandbox: its lock-down refuses a checkpoint's scratch folder).
+ */
+export async function loadSnapshotInto(
+  sandbox: Sandbox,
+  store: ObjectStore,
+  snapshot: Snapshot,
+  relation: string,
+): Promise<void> {
+  const { schema, columns } = tableColumns(snapshot);
+  const sources: FileSource[] = [];
+  for (const file of snapshot.files.values()) {
+    sources.push({
+      localPath: await sandbox.writeFile(await store.get(dataFileKey(file.path)), ".parquet"),
+      constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+    });
+  }
+  await sandbox.run(
+    `CREATE TEMP TABLE ${quoteIdentifier(relation)} AS ${await fileRelationSql(sandbox.duck, sources, columns)}`,
+  );
 }

@@ -9,7 +9,8 @@ import { readingTable, tableStore } from "./table-access.ts";
 /**
  * `POST /api/2.0/tables/{full_name}/vacuum` (api.md): VACUUM of a table by its name. A pipeline's
  * table keeps every file its pipeline's live rewind points restore, whatever the retention asked
- * for, so no VACUUM a user can run breaks a live point; a table no pipeline owns has no points.
+ * for, and so does the state of the flows writing it, so no VACUUM a user can run breaks a live
+ * point; a table no pipeline owns has no points.
  */
 export async function vacuumTable(plane: ControlPlane, name: TableName, body: VacuumTableBody) {
   const display = `${name.catalog}.${name.schema}.${name.table}`;
@@ -27,7 +28,11 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
       }
       const table = await DeltaTable.open(tableStore(plane.bucket, name), { clock: plane.clock });
       try {
-        return { ...(await table.vacuum(request)), protectedVersions: [] as number[] };
+        return {
+          ...(await table.vacuum(request)),
+          protectedVersions: [] as number[],
+          stateFilesToDelete: [] as string[],
+        };
       } finally {
         await table.close();
       }
@@ -42,6 +47,8 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
     files_protected: result.filesProtected,
     files_within_retention: result.filesWithinRetention,
     files: result.filesToDelete.map((file) => ({ path: file.key, size: file.size })),
+    /** Keys of the bucket: operator and source state of the table's flows that no live point needs. */
+    state_files: result.stateFilesToDelete,
   };
 }
 

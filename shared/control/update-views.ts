@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { PipelineEvent } from "../store/event-log-repository.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
 
@@ -13,7 +14,31 @@ export interface FlowProgressView {
   readonly rows_out: number;
   /** RUNNING while batches commit; COMPLETED once caught up; FAILED. */
   readonly status: string;
+  /**
+   * A stateful flow's operators (Spark's `stateOperators`): the state after its latest batch, the
+   * rows this update dropped as late or duplicate, and the watermark.
+   */
+  readonly state?: FlowStateProgressView;
 }
+
+export interface FlowStateProgressView {
+  readonly num_rows_total: number;
+  readonly state_bytes: number;
+  readonly num_rows_dropped_by_watermark: number;
+  readonly num_duplicates_dropped: number;
+  readonly watermark: string | null;
+}
+
+/** The stateful part of a batch's `flow_progress` (event-recorder.ts writes it). */
+const batchStateSchema = z.object({
+  state_operators: z.object({
+    num_rows_total: z.number(),
+    state_bytes: z.number(),
+    num_rows_dropped_by_watermark: z.number(),
+    num_duplicates_dropped: z.number(),
+  }),
+  event_time: z.object({ watermark: z.string().nullable() }),
+});
 
 export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<string, FlowProgressView>>) {
   const request = update.request as Record<string, unknown>;
@@ -54,14 +79,37 @@ export function flowProgress(events: readonly PipelineEvent[]): Record<string, F
       status?: string;
       metrics?: { num_input_rows?: number; num_output_rows?: number };
     };
-    const previous = flows[flow] ?? { batches: 0, rows_in: 0, rows_out: 0, status: "RUNNING" };
+    const previous: FlowProgressView = flows[flow] ?? {
+      batches: 0,
+      rows_in: 0,
+      rows_out: 0,
+      status: "RUNNING",
+    };
     const batch = event.origin.batch_id !== undefined;
+    const stateful = batch ? batchStateSchema.safeParse(event.details["flow_progress"]) : undefined;
+    const state = stateful?.success ? stateful.data : undefined;
     flows[flow] = {
       ...(event.origin.dataset_name !== undefined ? { dataset: event.origin.dataset_name } : {}),
       batches: previous.batches + (batch ? 1 : 0),
       rows_in: previous.rows_in + (batch ? (details.metrics?.num_input_rows ?? 0) : 0),
       rows_out: previous.rows_out + (batch ? (details.metrics?.num_output_rows ?? 0) : 0),
       status: details.status ?? previous.status,
+      ...(state
+        ? {
+            state: {
+              num_rows_total: state.state_operators.num_rows_total,
+              state_bytes: state.state_operators.state_bytes,
+              num_rows_dropped_by_watermark:
+                (previous.state?.num_rows_dropped_by_watermark ?? 0) +
+                state.state_operators.num_rows_dropped_by_watermark,
+              num_duplicates_dropped:
+                (previous.state?.num_duplicates_dropped ?? 0) + state.state_operators.num_duplicates_dropped,
+              watermark: state.event_time.watermark,
+            },
+          }
+        : previous.state
+          ? { state: previous.state }
+          : {}),
     };
   }
   return flows;

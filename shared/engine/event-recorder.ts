@@ -185,6 +185,9 @@ function stateDetails(state: StateProgress): Record<string, unknown> {
       num_rows_dropped_by_watermark: state.numRowsDroppedByWatermark,
       num_duplicates_dropped: state.numDuplicatesDropped,
       num_windows_emitted: state.numWindowsEmitted,
+      ...(state.numJoinedRows !== undefined
+        ? { num_joined_rows: state.numJoinedRows, num_left_outer_rows: state.numLeftOuterRows ?? 0 }
+        : {}),
       state_version: state.version ?? null,
     },
     event_time: { watermark: state.watermark ?? null },

@@ -21,6 +21,7 @@ import { BAD_RECORD_COLUMNS, isMalformedInputError, readRecords, type LandedFile
 import type { Sandbox } from "./sandbox.ts";
 import type {
   FileSetOffset,
+  JoinOffset,
   KafkaOffset,
   KinesisOffset,
   SourceOffset,
@@ -87,11 +88,23 @@ export interface FlowSourceContext {
   readonly duck?: DuckSession;
   /** The batch's sandbox, opened on first use. */
   readonly sandbox: () => Promise<Sandbox>;
-  /** A `stream` or `delta` source reads the table's change data feed (`changeFeedRead`). */
+  /** A `stream` or `delta` source reads the table's change data feed (`readsChangeFeed`). */
   readonly changeFeed?: boolean;
+  /** A stream-stream join's second stream (a dataset of this pipeline), loaded as a view of its name. */
+  readonly joinedStream?: string;
 }
 
 export function createFlowSource(context: FlowSourceContext): FlowSource {
+  const joined = context.joinedStream;
+  if (joined === undefined) return singleSource(context);
+  const { joinedStream: _, ...alone } = context;
+  return joinedSource(
+    singleSource(alone),
+    tableSource({ ...alone, changeFeed: false }, context.datasetTable(joined), joined, joined),
+  );
+}
+
+function singleSource(context: FlowSourceContext): FlowSource {
   const source = context.source;
   if (source.type === "auto_loader") return fileSource(context, source.format, source.schema);
   if (source.type === "kafka") {
@@ -115,7 +128,63 @@ export function createFlowSource(context: FlowSourceContext): FlowSource {
   return tableSource(context, store, upstream);
 }
 
-function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: string): FlowSource {
+/**
+ * A stream-stream join's two streams, moved together: a batch takes what is new in either (the other
+ * loads an empty batch, its offset unchanged). Nothing runs until both have rows: until then the join
+ * has nothing to match, and the rows wait in their tables. The joined stream loads first, since
+ * `source`'s load also resets the batch's bad records.
+ */
+function joinedSource(main: FlowSource, joined: FlowSource): FlowSource {
+  const asJoin = (offset: SourceOffset | undefined): JoinOffset | undefined => {
+    if (offset === undefined) return undefined;
+    if (offset.kind !== "join")
+      throw new CheckpointStateError(
+        `expected a stream-stream join offset, found ${offset.kind}: was the flow's join added? reset its checkpoint`,
+      );
+    return offset;
+  };
+  return {
+    async plan(start, seq) {
+      const from = asJoin(start);
+      const [left, right] = [await main.plan(from?.source, seq), await joined.plan(from?.joined, seq)];
+      if (!left && !right) return undefined;
+      const source = left?.end ?? from?.source;
+      const other = right?.end ?? from?.joined;
+      if (source === undefined || source.kind === "join" || other?.kind !== "table") return undefined;
+      return {
+        end: { kind: "join", source, joined: other },
+        ...(left?.stateRef ? { stateRef: left.stateRef } : {}),
+        caughtUp: (left?.caughtUp ?? true) && (right?.caughtUp ?? true),
+      };
+    },
+    async load(start, end) {
+      const from = asJoin(start);
+      const until = asJoin(end)!;
+      const right = await joined.load(from?.joined, until.joined);
+      const combine = (left: LoadedSourceBatch): LoadedSourceBatch => {
+        const newest = Math.max(
+          left.newestUpstreamTimestamp ?? -Infinity,
+          right.newestUpstreamTimestamp ?? -Infinity,
+        );
+        return {
+          rowsIn: left.rowsIn + right.rowsIn,
+          badRecords: left.badRecords,
+          ...(Number.isFinite(newest) ? { newestUpstreamTimestamp: newest } : {}),
+          skippedRestores: [...left.skippedRestores, ...right.skippedRestores],
+          ...(left.strict ? { strict: async () => combine(await left.strict!()) } : {}),
+        };
+      };
+      return combine(await main.load(from?.source, until.source));
+    },
+  };
+}
+
+function tableSource(
+  context: FlowSourceContext,
+  store: ObjectStore,
+  upstream: string,
+  relation = SOURCE_TABLE,
+): FlowSource {
   const ref = {
     store,
     flow: context.flowName,
@@ -161,11 +230,11 @@ function tableSource(context: FlowSourceContext, store: ObjectStore, upstream: s
       const sandbox = await context.sandbox();
       const sql = await loadTableBatch(ref, plan, sandbox);
       // A view over the batch's files, copied into the sandbox: the query reads them in one pass.
-      await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${SOURCE_TABLE} AS ${sql}`);
+      await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(relation)} AS ${sql}`);
       await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (${BAD_RECORD_COLUMNS})`);
       // A change feed's files carry no row counts in the log: count what the view holds.
       const [counted] = plan.changes
-        ? await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${SOURCE_TABLE}`)
+        ? await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(relation)}`)
         : [];
       return {
         rowsIn: counted ? Number(counted["n"]) : plan.rows,

@@ -127,6 +127,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       duck: run.session.duck,
       sandbox: openSandbox,
       changeFeed: readsChangeFeed(run.catalog.pipeline.definition, run.flow),
+      ...(run.flow.join ? { joinedStream: run.flow.join.stream } : {}),
     });
 
     // 2. Plan (write-ahead), unless resuming.

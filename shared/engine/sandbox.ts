@@ -332,9 +332,12 @@ export class Sandbox {
   /** SQL text of a serialized statement tree (one statement, or the whole tree). */
   async deparse(tree: unknown): Promise<string> {
     const whole = (tree as { statements?: unknown }).statements ? tree : { error: false, statements: [tree] };
-    const [rewritten] = await this.session.rows("SELECT json_deserialize_sql($1::JSON) AS sql", [
-      JSON.stringify(whole),
-    ]);
+    // A node DuckDB made up (an INTERVAL's cast) has position 2^64-1, which a JS number rounds past
+    // uint64: positions only place error messages, so an unknown one becomes 0.
+    const text = JSON.stringify(whole, (key, value: unknown) =>
+      key === "query_location" && typeof value === "number" && value > Number.MAX_SAFE_INTEGER ? 0 : value,
+    );
+    const [rewritten] = await this.session.rows("SELECT json_deserialize_sql($1::JSON) AS sql", [text]);
     return String(rewritten?.["sql"]);
   }
 

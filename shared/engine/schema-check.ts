@@ -69,8 +69,8 @@ export async function checkSchemaChanges(
       if (!table) continue;
       for (const flow of dataset.flows) {
         // An AUTO CDC flow's rows are change events, not the target's rows: its batch checks the
-        // target columns the events map to.
-        if (flow.auto_cdc) continue;
+        // target columns the events map to. A stream-stream join's rows are its batch's to check.
+        if (flow.auto_cdc || flow.join) continue;
         const source =
           flow.source.type === "auto_loader"
             ? flow.source.schema && Object.entries(flow.source.schema)

@@ -70,11 +70,32 @@ export const kinesisOffsetSchema = z.object({
 });
 export type KinesisOffset = z.infer<typeof kinesisOffsetSchema>;
 
+/** Where a flow stands in one source. */
+export const singleSourceOffsetSchema = z.discriminatedUnion("kind", [
+  tableOffsetSchema,
+  fileSetOffsetSchema,
+  kafkaOffsetSchema,
+  kinesisOffsetSchema,
+]);
+export type SingleSourceOffset = z.infer<typeof singleSourceOffsetSchema>;
+
+/**
+ * A stream-stream join flow: its position in `source` and in the joined stream (a table of this
+ * pipeline), moved together by each batch.
+ */
+export const joinOffsetSchema = z.object({
+  kind: z.literal("join"),
+  source: singleSourceOffsetSchema,
+  joined: tableOffsetSchema,
+});
+export type JoinOffset = z.infer<typeof joinOffsetSchema>;
+
 export const sourceOffsetSchema = z.discriminatedUnion("kind", [
   tableOffsetSchema,
   fileSetOffsetSchema,
   kafkaOffsetSchema,
   kinesisOffsetSchema,
+  joinOffsetSchema,
 ]);
 export type SourceOffset = z.infer<typeof sourceOffsetSchema>;
 

@@ -20,6 +20,8 @@ export interface SqlText {
   readonly flow?: string;
   /** Where `source` means the micro-batch. */
   readonly isFlowQuery: boolean;
+  /** A stream-stream join's second stream: in this SQL its name is the stream, not a snapshot. */
+  readonly joinedStream?: string;
 }
 
 /** Every query of the definition whose table references form edges. */
@@ -34,6 +36,7 @@ export function queriesOf(definition: PipelineDefinition): SqlText[] {
           dataset: dataset.name,
           flow: flow.name,
           isFlowQuery: true,
+          ...(flow.join ? { joinedStream: flow.join.stream } : {}),
         });
       });
     } else {
@@ -66,32 +69,36 @@ export function resolveReferences(
   const edges: DatasetEdge[] = [];
   const issues: DefinitionIssue[] = [];
 
+  const streamEdge = (dataset: string, flow: string, upstream: string, path: string): void => {
+    const upstreamType = types.get(upstream);
+    if (upstreamType === undefined) {
+      issues.push({
+        path,
+        message: `flow "${flow}" streams from "${upstream}", which is not a dataset of this pipeline (datasets: ${known})`,
+      });
+    } else if (upstreamType !== "streaming_table") {
+      issues.push({
+        path,
+        message: `flow "${flow}" streams from "${upstream}", a ${upstreamType}: only a streaming_table can be read as a stream (${upstreamType === "view" ? "a view stores nothing" : "a materialized view is rewritten by every update"}); read it in the SQL instead, as a snapshot`,
+      });
+    } else {
+      edges.push({ from: upstream, to: dataset, kind: "stream", flow });
+    }
+  };
   definition.datasets.forEach((dataset, d) => {
     if (dataset.type !== "streaming_table") return;
     dataset.flows.forEach((flow, f) => {
-      if (flow.source.type !== "stream") return;
-      const upstream = flow.source.dataset;
-      const upstreamType = types.get(upstream);
-      const path = `datasets[${d}].flows[${f}].source.dataset`;
-      if (upstreamType === undefined) {
-        issues.push({
-          path,
-          message: `flow "${flow.name}" streams from "${upstream}", which is not a dataset of this pipeline (datasets: ${known})`,
-        });
-      } else if (upstreamType !== "streaming_table") {
-        issues.push({
-          path,
-          message: `flow "${flow.name}" streams from "${upstream}", a ${upstreamType}: only a streaming_table can be read as a stream (${upstreamType === "view" ? "a view stores nothing" : "a materialized view is rewritten by every update"}); read it in the SQL instead, as a snapshot`,
-        });
-      } else {
-        edges.push({ from: upstream, to: dataset.name, kind: "stream", flow: flow.name });
-      }
+      const at = `datasets[${d}].flows[${f}]`;
+      if (flow.source.type === "stream")
+        streamEdge(dataset.name, flow.name, flow.source.dataset, `${at}.source.dataset`);
+      if (flow.join) streamEdge(dataset.name, flow.name, flow.join.stream, `${at}.join.stream`);
     });
   });
 
   for (const query of queriesOf(definition)) {
     for (const reference of referencesByPath.get(query.path) ?? []) {
       if (query.isFlowQuery && isUnqualified(reference) && reference.table === MICRO_BATCH_NAME) continue;
+      if (isUnqualified(reference) && reference.table === query.joinedStream) continue;
       const target = datasetNamed(definition, reference, types);
       if (target !== undefined) {
         edges.push({

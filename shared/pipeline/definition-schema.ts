@@ -79,6 +79,19 @@ export const dropDuplicatesSchema = strictObject({
   within_watermark: z.boolean().default(false),
 });
 
+/**
+ * The second stream of a stream-stream join (Spark's `streamA.join(streamB, …)`): another streaming
+ * table of this pipeline, read incrementally beside `source` and named in the flow's SQL by its
+ * dataset name. Both streams need a watermark and the join condition an event-time range, so the
+ * join's state can be let go (stream-join.ts).
+ */
+export const joinStreamSchema = strictObject({
+  /** A streaming table of this pipeline. */
+  stream: identifierSchema("dataset"),
+  /** The watermark of the joined stream (the flow's own `watermark` is `source`'s). */
+  watermark: watermarkSchema.optional(),
+});
+
 export const flowSchema = strictObject({
   name: identifierSchema("flow name"),
   source: sourceSchema,
@@ -89,6 +102,8 @@ export const flowSchema = strictObject({
   options: flowOptionsSchema.optional(),
   watermark: watermarkSchema.optional(),
   drop_duplicates: dropDuplicatesSchema.optional(),
+  /** A stream-stream join: the second stream the SQL joins `source` with. */
+  join: joinStreamSchema.optional(),
   /** Apply the SQL's rows as change events to an SCD type 1 or 2 target (auto-cdc-schema.ts). */
   auto_cdc: autoCdcSchema.optional(),
 }).superRefine((flow, ctx) => {
@@ -100,6 +115,32 @@ export const flowSchema = strictObject({
       message:
         'within_watermark needs a watermark: add watermark: {column: "<event time column>", delay: "10 minutes"} to the flow, or drop within_watermark to keep every key',
     });
+  }
+  if (flow.join) {
+    const missing = [
+      ...(flow.watermark
+        ? []
+        : [`watermark: {column: "<event time column of source>", delay: "10 minutes"}`]),
+      ...(flow.join.watermark
+        ? []
+        : [`join.watermark: {column: "<event time column of ${flow.join.stream}>", delay: "10 minutes"}`]),
+    ];
+    if (missing.length > 0)
+      ctx.addIssue({
+        code: "custom",
+        path: flow.watermark ? ["join", "watermark"] : ["watermark"],
+        params: { code: DEFINITION_ISSUE_CODES.joinWatermarkRequired },
+        message: `a stream-stream join needs a watermark on both streams, so its state can be let go: add ${missing.join(" and ")}`,
+      });
+    for (const key of ["drop_duplicates", "auto_cdc"] as const) {
+      if (flow[key] !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          params: { code: DEFINITION_ISSUE_CODES.streamJoin },
+          message: `${key} does not apply to a stream-stream join flow yet: put it on a flow upstream of the join (or downstream of it)`,
+        });
+    }
   }
   if (flow.auto_cdc) {
     for (const key of ["watermark", "drop_duplicates"] as const) {

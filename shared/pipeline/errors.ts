@@ -23,6 +23,12 @@ export const DEFINITION_ISSUE_CODES = {
   watermarkRequired: "WATERMARK_REQUIRED",
   /** An aggregation over a stream that Ebb cannot keep incrementally (no window, or not decomposable). */
   streamingAggregation: "STREAMING_AGGREGATION_NOT_SUPPORTED",
+  /** A stream-stream join without a watermark on one of its streams. */
+  joinWatermarkRequired: "STREAM_JOIN_WATERMARK_REQUIRED",
+  /** A stream-stream join whose condition has no event-time range (its state would grow forever). */
+  joinTimeBoundRequired: "STREAM_JOIN_TIME_BOUND_REQUIRED",
+  /** A stream-stream join of a shape Ebb does not keep (right or full outer, not in the outer query, …). */
+  streamJoin: "STREAM_JOIN_NOT_SUPPORTED",
 } as const;
 
 /**

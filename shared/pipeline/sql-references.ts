@@ -22,6 +22,8 @@ export type SqlAnalysis =
       readonly references: readonly TableReference[];
       /** How the query aggregates `source` (when it is a flow's query), if it does. */
       readonly aggregation?: StreamAggregation;
+      /** The parsed statement (json_serialize_sql's shape), for the rules that read its structure. */
+      readonly statement?: unknown;
     }
   | { readonly ok: false; readonly message: string };
 
@@ -73,6 +75,7 @@ export class SqlReferenceParser {
       ok: true,
       references: tableReferencesIn(tree.statements[0]),
       ...(aggregation ? { aggregation } : {}),
+      statement: tree.statements[0],
     };
   }
 

@@ -9,6 +9,7 @@ import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
 import { windowSignature, type StreamAggregation } from "./stream-aggregation.ts";
+import { streamJoinOf } from "./stream-join.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
@@ -52,6 +53,8 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
       if (analysis.aggregation.kind === "windowed")
         windowSignatures.set(query.flow!, windowSignature(analysis.aggregation));
     }
+    if (analysis.ok && query.isFlowQuery)
+      issues.push(...joinIssues(definition, query.path, query.flow!, analysis.statement));
     if (analysis.ok) referencesByPath.set(query.path, analysis.references);
     else
       issues.push({
@@ -107,6 +110,38 @@ async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer)
     }
   }
   return issues;
+}
+
+/**
+ * A stream-stream join flow: its SQL must join `source` with the joined stream (INNER or LEFT) under
+ * an event-time range, or its state could never be let go. (Missing watermarks are the schema's.)
+ */
+function joinIssues(
+  definition: PipelineDefinition,
+  path: string,
+  flowName: string,
+  statement: unknown,
+): DefinitionIssue[] {
+  const flow = definition.datasets
+    .flatMap((dataset) => (dataset.type === "streaming_table" ? dataset.flows : []))
+    .find((candidate) => candidate.name === flowName);
+  if (!flow?.join || !flow.watermark || !flow.join.watermark) return [];
+  const join = streamJoinOf(statement, {
+    stream: flow.join.stream,
+    leftTime: flow.watermark.column,
+    rightTime: flow.join.watermark.column,
+  });
+  if (join.kind === "join") return [];
+  return [
+    {
+      path,
+      code:
+        join.reason === "time-bound"
+          ? DEFINITION_ISSUE_CODES.joinTimeBoundRequired
+          : DEFINITION_ISSUE_CODES.streamJoin,
+      message: `flow "${flowName}" ${join.message}`,
+    },
+  ];
 }
 
 /**

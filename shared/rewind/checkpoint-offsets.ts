@@ -2,9 +2,11 @@ import {
   consumedUpTo,
   sourceOffsetSchema,
   type FileSetOffset,
-  type SourceOffset,
+  singleSourceOffsetSchema,
+  type SingleSourceOffset,
   type TableOffset,
 } from "../engine/source-offsets.ts";
+import type { FlowDefinition } from "../pipeline/definition-schema.ts";
 import type { Checkpoint } from "../store/checkpoints-repository.ts";
 
 /**
@@ -12,15 +14,37 @@ import type { Checkpoint } from "../store/checkpoints-repository.ts";
  * its offset either as the checkpoint's `offsets` value itself or under one key of it; both are
  * accepted, validated with the engine's own schema.
  */
-export function sourceOffsetOf(checkpoint: Checkpoint | undefined): SourceOffset | undefined {
+export function sourceOffsetOf(checkpoint: Checkpoint | undefined): SingleSourceOffset | undefined {
   if (!checkpoint) return undefined;
   const whole = sourceOffsetSchema.safeParse(checkpoint.offsets);
-  if (whole.success) return whole.data;
+  // A stream-stream join: `source`'s position (the joined stream's is `joinedOffsetOf`).
+  if (whole.success) return whole.data.kind === "join" ? whole.data.source : whole.data;
   for (const value of Object.values(checkpoint.offsets)) {
-    const parsed = sourceOffsetSchema.safeParse(value);
+    const parsed = singleSourceOffsetSchema.safeParse(value);
     if (parsed.success) return parsed.data;
   }
   return undefined;
+}
+
+/** A stream-stream join flow's position in its joined stream. */
+export function joinedOffsetOf(checkpoint: Checkpoint | undefined): TableOffset | undefined {
+  const whole = sourceOffsetSchema.safeParse(checkpoint?.offsets);
+  return whole.success && whole.data.kind === "join" ? whole.data.joined : undefined;
+}
+
+/** The last version of `upstream` the flow's checkpoint has read (-1 before any). */
+export function consumedVersionOf(
+  flow: FlowDefinition,
+  upstream: string,
+  checkpoint: Checkpoint | undefined,
+): number {
+  const offset =
+    flow.join?.stream === upstream
+      ? joinedOffsetOf(checkpoint)
+      : flow.source.type === "stream" && flow.source.dataset === upstream
+        ? tableOffsetOf(checkpoint)
+        : undefined;
+  return offset ? consumedUpTo(offset) : -1;
 }
 
 export function tableOffsetOf(checkpoint: Checkpoint | undefined): TableOffset | undefined {
@@ -31,12 +55,6 @@ export function tableOffsetOf(checkpoint: Checkpoint | undefined): TableOffset |
 export function fileSetOffsetOf(checkpoint: Checkpoint | undefined): FileSetOffset | undefined {
   const offset = sourceOffsetOf(checkpoint);
   return offset?.kind === "files" ? offset : undefined;
-}
-
-/** The last source version the checkpoint has read from (-1 before any). */
-export function consumedVersion(checkpoint: Checkpoint | undefined): number {
-  const offset = tableOffsetOf(checkpoint);
-  return offset ? consumedUpTo(offset) : -1;
 }
 
 /**

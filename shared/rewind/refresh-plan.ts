@@ -95,7 +95,7 @@ export function planRefresh(pipeline: ValidatedPipeline, request: RefreshRequest
     for (const reader of downstreamOf(pipeline.graph, dataset)) {
       if (reset.has(reader)) continue;
       const streams = writersOf(pipeline, reader).some(
-        (f) => f.source.type === "stream" && f.source.dataset === dataset,
+        (f) => (f.source.type === "stream" && f.source.dataset === dataset) || f.join?.stream === dataset,
       );
       if (streams) {
         warnings.push(

@@ -166,11 +166,9 @@ function checkLeftOutReaders(input: CascadeInput, members: readonly CascadeMembe
       if (reset.get(reader) === true) continue;
       for (const flow of writersOf(pipeline, reader)) {
         const source = flow.source;
-        if (
-          source.type === "stream" &&
-          source.dataset === upstream &&
-          input.consumedPast(flow.name, upstream)
-        ) {
+        const streams =
+          (source.type === "stream" && source.dataset === upstream) || flow.join?.stream === upstream;
+        if (streams && input.consumedPast(flow.name, upstream)) {
           conflicts.push({
             reader: qualifiedName(pipeline, reader),
             upstream: qualifiedName(pipeline, upstream),

@@ -10,7 +10,13 @@ import { FileSetState } from "../engine/file-set-state.ts";
 import { checkStateOf } from "../engine/stateful/state-compatibility.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
 import { networkEventStreams } from "../store/event-stream-clients.ts";
-import { fileSetOffsetOf, sourceOffsetOf, stateFilesOf, tableOffsetOf } from "./checkpoint-offsets.ts";
+import {
+  fileSetOffsetOf,
+  joinedOffsetOf,
+  sourceOffsetOf,
+  stateFilesOf,
+  tableOffsetOf,
+} from "./checkpoint-offsets.ts";
 import {
   BeyondRetentionError,
   CheckpointBeyondRetentionError,
@@ -119,13 +125,18 @@ export async function checkFlows(
     checkCompatibility(flow.name, flow.source.type, checkpoint);
     if (missing.checkpoints.length === 0)
       await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline.windowSignatures.get(flow.name));
-    if (flow.source.type === "stream") {
-      const offset = tableOffsetOf(checkpoint);
-      const upstreamId = await upstreamTableId(flow.source.dataset);
+    const streamed = [
+      ...(flow.source.type === "stream"
+        ? [{ upstream: flow.source.dataset, offset: tableOffsetOf(checkpoint) }]
+        : []),
+      ...(flow.join ? [{ upstream: flow.join.stream, offset: joinedOffsetOf(checkpoint) }] : []),
+    ];
+    for (const { upstream, offset } of streamed) {
+      const upstreamId = await upstreamTableId(upstream);
       if (offset && upstreamId !== undefined && offset.tableId !== upstreamId) {
         throw new IncompatibleRestoredStateError(
           flow.name,
-          `its checkpoint ${checkpoint.seq} read a table ${flow.source.dataset} that has been dropped and recreated since (a full refresh); rewind ${flow.source.dataset} too`,
+          `its checkpoint ${checkpoint.seq} read a table ${upstream} that has been dropped and recreated since (a full refresh); rewind ${upstream} too`,
         );
       }
     }

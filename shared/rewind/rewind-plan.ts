@@ -1,4 +1,4 @@
-import { consumedVersion } from "./checkpoint-offsets.ts";
+import { consumedVersionOf } from "./checkpoint-offsets.ts";
 import { RewindBeforeFullRefreshError, RewindNotEnabledError, type MissingPiece } from "./errors.ts";
 import { lastResets } from "./full-refresh-record.ts";
 import { allFlows, qualifiedName } from "./pipeline-datasets.ts";
@@ -53,13 +53,17 @@ async function planWith(
   const resolved = await resolveTarget(env, spec.target, snapshots);
   const { cut } = resolved;
 
+  // Per flow and upstream it streams (a stream-stream join streams two).
   const consumed = new Map<string, number>();
   for (const { flow } of allFlows(env.pipeline)) {
-    if (flow.source.type !== "stream") continue;
-    consumed.set(
-      flow.name,
-      consumedVersion((await env.checkpoints.head(flowRef(env, flow.name))).checkpoint),
-    );
+    const upstreams = [
+      ...(flow.source.type === "stream" ? [flow.source.dataset] : []),
+      ...(flow.join ? [flow.join.stream] : []),
+    ];
+    if (upstreams.length === 0) continue;
+    const head = (await env.checkpoints.head(flowRef(env, flow.name))).checkpoint;
+    for (const upstream of upstreams)
+      consumed.set(`${flow.name}/${upstream}`, consumedVersionOf(flow, upstream, head));
   }
   const resets = await lastResets(env);
   const members = planCascade({
@@ -69,7 +73,8 @@ async function planWith(
     ...(spec.datasets ? { datasets: spec.datasets } : {}),
     inTarget: new Set(cut.datasets.keys()),
     consumedPast: (flow, upstream) =>
-      (consumed.get(flow) ?? -1) > (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
+      (consumed.get(`${flow}/${upstream}`) ?? -1) >
+      (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
   });
 
   await checkFullRefreshes(env, snapshots, resolved, members, resets);

@@ -1,39 +1,88 @@
 import { DeltaTable, type VacuumPlan, type VacuumRequest } from "../delta/index.ts";
-import type { RewindEnvironment } from "./rewind-environment.ts";
+import { vacuumFlowState } from "../state/index.ts";
+import { stateFilesOf } from "./checkpoint-offsets.ts";
+import { writersOf } from "./pipeline-datasets.ts";
+import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
+import type { RewindPoint } from "./rewind-point.ts";
 import { listRewindPoints } from "./rewind-points.ts";
 
 /**
  * VACUUM that respects rewind points (semantics.md "Rewind points"; architecture.md "VACUUM ... never
- * a file that a live rewind point still needs"): the table versions the live points of the pipeline
- * restore are passed to Delta's VACUUM plan as protected versions, so their files are kept whatever
- * their age, and a rewind inside retention cannot fail because of a vacuum.
+ * a file that a live rewind point still needs"):
+ *
+ * 1. The table versions the live points of the pipeline restore are passed to Delta's VACUUM plan as
+ *    protected versions, so their files are kept whatever their age.
+ * 2. The operator state of each flow writing the dataset: the state files of its HEAD checkpoint and
+ *    of the checkpoint every live point names for it are kept (with every file their manifests
+ *    list); the rest of the flow's state folder older than the same retention is deleted.
+ *
+ * So a rewind to any live point inside retention cannot fail because of a vacuum.
  */
 
 /** The versions of `dataset` that live rewind points restore, ascending (points of this table only). */
 export async function protectedVersions(env: RewindEnvironment, dataset: string): Promise<number[]> {
+  return versionsOf(await listRewindPoints(env), dataset);
+}
+
+function versionsOf(points: readonly RewindPoint[], dataset: string): number[] {
   const versions = new Set<number>();
-  for (const point of await listRewindPoints(env)) {
+  for (const point of points) {
     const at = point.cut.datasets.get(dataset);
     if (at) versions.add(at.version);
   }
   return [...versions].sort((a, b) => a - b);
 }
 
-/** VACUUM of a dataset's table keeping every live point's files (a dry run deletes nothing). */
+/** The state keys flow `flow` still needs: its HEAD's, and those of each live point's checkpoint. */
+async function liveStateKeys(
+  env: RewindEnvironment,
+  flow: string,
+  points: readonly RewindPoint[],
+): Promise<string[]> {
+  const ref = flowRef(env, flow);
+  const keys = stateFilesOf((await env.checkpoints.head(ref)).checkpoint);
+  const seqs = new Set(points.map((point) => point.cut.flows.get(flow)).filter((seq) => seq !== undefined));
+  for (const seq of seqs) keys.push(...stateFilesOf(await env.checkpoints.get(ref, seq)));
+  return keys;
+}
+
+/** VACUUM of a dataset's table and its flows' state, keeping every live point's files (a dry run deletes nothing). */
 export async function vacuumDataset(
   env: RewindEnvironment,
   dataset: string,
   request: Omit<VacuumRequest, "protectedVersions"> = {},
-): Promise<VacuumPlan & { readonly deleted: boolean; readonly protectedVersions: readonly number[] }> {
-  const versions = await protectedVersions(env, dataset);
+): Promise<
+  VacuumPlan & {
+    readonly deleted: boolean;
+    readonly protectedVersions: readonly number[];
+    /** The state files deleted (or, in a dry run, to delete), per flow writing the dataset. */
+    readonly stateFilesToDelete: readonly string[];
+  }
+> {
+  const points = await listRewindPoints(env);
+  const versions = versionsOf(points, dataset);
   const table = await DeltaTable.open(env.tableStore(dataset), { clock: env.clock });
+  let plan: VacuumPlan & { readonly deleted: boolean };
+  let live: number[];
   try {
     const latest = table.snapshot.version;
     // A point whose version the log no longer holds cannot be restored anyway; VACUUM cannot load it.
-    const live = versions.filter((v) => v <= latest);
-    const plan = await table.vacuum({ ...request, protectedVersions: live });
-    return { ...plan, protectedVersions: live };
+    live = versions.filter((v) => v <= latest);
+    plan = await table.vacuum({ ...request, protectedVersions: live });
   } finally {
     await table.close();
   }
+  const stateFiles: string[] = [];
+  for (const flow of writersOf(env.pipeline, dataset)) {
+    const state = await vacuumFlowState({
+      store: env.stateStore,
+      flow: flowRef(env, flow.name),
+      liveKeys: await liveStateKeys(env, flow.name, points),
+      now: env.clock(),
+      retentionMs: plan.retentionMs,
+      ...(request.dryRun ? { dryRun: true } : {}),
+    });
+    stateFiles.push(...state.delete);
+  }
+  return { ...plan, protectedVersions: live, stateFilesToDelete: stateFiles };
 }

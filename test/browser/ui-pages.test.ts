@@ -99,7 +99,9 @@ describe("the web UI's pages in a browser", () => {
     }
     expect([...seen].at(-1)).toBe("completed");
     expect(seen.size).toBeGreaterThan(1);
-    await expect.poll(() => details.locator('tr[data-flow="ingest"]').textContent()).toMatch(/caught up.*3.*3/);
+    await expect
+      .poll(() => details.locator('tr[data-flow="ingest"]').textContent())
+      .toMatch(/caught up.*3.*3/);
     await page.locator('.graph-node[data-dataset="clicks_per_page"]').getByText("2 rows").waitFor();
     await screenshot(page, "pipeline-run-live");
   }, 150_000);

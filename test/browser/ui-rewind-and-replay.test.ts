@@ -113,8 +113,12 @@ describe("the web UI: rewind and replay in a browser", () => {
       await page.locator(`.graph-node[data-dataset="${name}"]`).waitFor();
     }
     await expect(page.locator(".graph-source").first().textContent()).resolves.toContain("auto_loader");
-    await expect.poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent()).toContain("5 rows");
-    await expect.poll(() => page.getByRole("list", { name: "Updates" }).getByRole("listitem").count()).toBe(2);
+    await expect
+      .poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent())
+      .toContain("5 rows");
+    await expect
+      .poll(() => page.getByRole("list", { name: "Updates" }).getByRole("listitem").count())
+      .toBe(2);
     await screenshot(page, "pipeline");
     await expectAccessible();
   });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +96,29 @@ describe("the Databricks Python SDK", () => {
   it("runs the seed's scenario: find a point, dry run, rewind by point and by timestamp, replay", async () => {
     await runSeedScenario(cp, client, seed);
   }, 300_000);
+
+  it("runs the seed's two SQL queries with statement_execution.execute_statement", async () => {
+    const seedSql = (file: string) =>
+      readFile(path.join(import.meta.dirname, "..", "support", "seed-sql", file), "utf8");
+    const listing = await python("sql", {
+      statement: (await seedSql("rewind-points.sql")).replace("<pipeline-id>", seed.pipelineId),
+    });
+    expect(listing["columns"]).toEqual([
+      ["rewind_point_id", "STRING"],
+      ["timestamp", "TIMESTAMP"],
+      ["message", "STRING"],
+    ]);
+    const points = (await cp.client.rewindPoints(seed.pipelineId)).rewind_points;
+    expect((listing["rows"] as string[][]).map(([id]) => id).sort()).toEqual(
+      points.map((p) => p.rewind_point_id).sort(),
+    );
+    const onset = await python("sql", {
+      statement: (await seedSql("onset.sql")).replace("(event_date >= '2026-09-29')", "(amount < 0)"),
+    });
+    // The recipe scans from version 1, past the scenario's rewinds: the endpoint from there too.
+    const expected = await cp.client.onset(ROOT_TABLE, { predicate: "amount < 0", starting_version: 1 });
+    expect(onset["rows"]).toEqual([[expected["rewind_timestamp"]]]);
+  }, 120_000);
 
   it("parses get, list_pipelines, list_updates and the paged event log into the SDK's dataclasses", async () => {
     const seen = await python("inspect", { pipeline_id: seed.pipelineId, page_size: 2 });

@@ -11,6 +11,11 @@ export const signatureSchema = z.object({
   watermarkColumn: z.string().nullable(),
   dedupKeys: z.array(z.string()).nullable(),
   withinWatermark: z.boolean(),
+  /** A stream-stream join: the joined stream and both event-time columns (absent before joins). */
+  join: z
+    .object({ stream: z.string(), leftTime: z.string().nullable(), rightTime: z.string().nullable() })
+    .nullable()
+    .default(null),
 });
 export type OperatorSignature = z.infer<typeof signatureSchema>;
 
@@ -19,6 +24,13 @@ export function operatorSignature(flow: FlowDefinition): OperatorSignature {
     watermarkColumn: flow.watermark?.column ?? null,
     dedupKeys: flow.drop_duplicates ? [...flow.drop_duplicates.keys] : null,
     withinWatermark: flow.drop_duplicates?.within_watermark ?? false,
+    join: flow.join
+      ? {
+          stream: flow.join.stream,
+          leftTime: flow.watermark?.column ?? null,
+          rightTime: flow.join.watermark?.column ?? null,
+        }
+      : null,
   };
 }
 
@@ -32,7 +44,8 @@ export function sameSignature(stored: OperatorSignature, wanted: OperatorSignatu
   const mark =
     stored.watermarkColumn === wanted.watermarkColumn ||
     (stored.watermarkColumn === null && !stored.withinWatermark);
-  return keys && mark && stored.withinWatermark === wanted.withinWatermark;
+  const join = JSON.stringify(stored.join) === JSON.stringify(wanted.join);
+  return keys && mark && join && stored.withinWatermark === wanted.withinWatermark;
 }
 
 export function describeSignature(signature: OperatorSignature): string {
@@ -41,6 +54,11 @@ export function describeSignature(signature: OperatorSignature): string {
       ? `deduplication by (${signature.dedupKeys.join(", ")})${signature.withinWatermark ? " within the watermark" : ""}`
       : "no deduplication",
     signature.watermarkColumn ? `a watermark on ${signature.watermarkColumn}` : "no watermark",
+    ...(signature.join
+      ? [
+          `a stream-stream join with ${signature.join.stream} on ${signature.join.leftTime} and ${signature.join.rightTime}`,
+        ]
+      : []),
   ];
   return parts.join(" and ");
 }

@@ -9,7 +9,9 @@ import {
   type StateWriter,
 } from "../../state/index.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
-import { StatefulColumnError } from "../errors.ts";
+import { StatefulColumnError, StreamJoinError } from "../errors.ts";
+import { streamJoinOf } from "../../pipeline/stream-join.ts";
+import { joinStreams } from "./stream-join.ts";
 import { SOURCE_TABLE } from "../flow-source.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { quoteWindowKeyword, streamAggregationOf } from "../../pipeline/stream-aggregation.ts";
@@ -64,6 +66,9 @@ export interface StateProgress {
   readonly numDuplicatesDropped: number;
   /** Windows a windowed aggregation completed (and appended) in this batch. */
   readonly numWindowsEmitted: number;
+  /** A stream-stream join: the pairs it matched, and the unmatched left rows it wrote (LEFT OUTER). */
+  readonly numJoinedRows?: number;
+  readonly numLeftOuterRows?: number;
   /** The SQL whose rows the batch appends, when the operators replace the flow's own (windows). */
   readonly query?: string;
   /** Epoch µs after the batch; undefined when the flow has no watermark or has seen no event yet. */
@@ -74,10 +79,11 @@ export interface StateProgress {
 const ROW = "__ebb_row";
 const INPUT = "__ebb_stateful_in";
 const KEPT = "__ebb_stateful_kept";
+const JOINED_INPUT = "__ebb_stateful_joined_in";
 
 /** Whether the flow keeps operator state (and so runs `runStatefulOperators`). */
 export function isStatefulFlow(flow: FlowDefinition): boolean {
-  return flow.watermark !== undefined || flow.drop_duplicates !== undefined;
+  return flow.watermark !== undefined || flow.drop_duplicates !== undefined || flow.join !== undefined;
 }
 
 /** The state version a batch starts from, checked against the flow's operators. */
@@ -127,6 +133,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
     if (!columns.has(column))
       throw new StatefulColumnError(definition.name, setting, column, [...columns.keys()]);
   };
+  if (definition.join) return finish(context, writer, await joinBatch(context, version, writer, columns));
 
   // 3.
   let dropped = 0;
@@ -196,18 +203,97 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   }
 
   // 6.
-  const written = await writer.commit(sandbox, context.seq);
+  return finish(context, writer, {
+    dropped,
+    duplicates,
+    windowsEmitted: windows?.windowsEmitted ?? 0,
+    ...(windows ? { query: windows.sql } : {}),
+    watermark,
+  });
+}
+
+interface OperatorFigures {
+  readonly dropped: number;
+  readonly duplicates?: number;
+  readonly windowsEmitted?: number;
+  readonly joined?: { readonly pairs: number; readonly leftOuterRows: number };
+  readonly query?: string;
+  readonly watermark: number | undefined;
+}
+
+/** Step 6: the next state version, and the batch's `stateOperators`. */
+async function finish(
+  context: StatefulBatchContext,
+  writer: StateWriter,
+  figures: OperatorFigures,
+): Promise<StateProgress> {
+  const written = await writer.commit(context.sandbox, context.seq);
+  const { watermark } = figures;
   return {
     version: written.version,
     numRowsTotal: written.metrics.rows,
     stateBytes: written.metrics.bytes,
-    numRowsDroppedByWatermark: dropped,
-    numDuplicatesDropped: duplicates,
-    numWindowsEmitted: windows?.windowsEmitted ?? 0,
-    ...(windows ? { query: windows.sql } : {}),
+    numRowsDroppedByWatermark: figures.dropped,
+    numDuplicatesDropped: figures.duplicates ?? 0,
+    numWindowsEmitted: figures.windowsEmitted ?? 0,
+    ...(figures.joined
+      ? { numJoinedRows: figures.joined.pairs, numLeftOuterRows: figures.joined.leftOuterRows }
+      : {}),
+    ...(figures.query !== undefined ? { query: figures.query } : {}),
     ...(watermark !== undefined
       ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
       : {}),
+  };
+}
+
+/** Steps 3–5 of a stream-stream join flow: both streams' watermarks and the join (stream-join.ts). */
+async function joinBatch(
+  context: StatefulBatchContext,
+  version: StateVersion,
+  writer: StateWriter,
+  leftColumns: ReadonlyMap<string, string>,
+): Promise<OperatorFigures> {
+  const { sandbox, definition } = context;
+  const stream = definition.join!.stream;
+  const leftMark = definition.watermark!;
+  const rightMark = definition.join!.watermark!;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${JOINED_INPUT} AS SELECT *, row_number() OVER () AS ${ROW} FROM ${quoteIdentifier(stream)}`,
+  );
+  const rightColumns = await columnTypes(sandbox, JOINED_INPUT);
+  for (const [columns, mark, setting] of [
+    [leftColumns, leftMark, "watermark.column"],
+    [rightColumns, rightMark, "join.watermark.column"],
+  ] as const) {
+    if (!columns.has(mark.column))
+      throw new StatefulColumnError(definition.name, setting, mark.column, [...columns.keys()]);
+  }
+  const statement = await sandbox.parsedQuery(definition.sql, `flow "${definition.name}"`);
+  const join = streamJoinOf(statement, { stream, leftTime: leftMark.column, rightTime: rightMark.column });
+  if (join.kind !== "join") throw new StreamJoinError(definition.name, join.message);
+  const side = (input: string, columns: ReadonlyMap<string, string>, watermark: typeof leftMark) => ({
+    input,
+    rowColumn: ROW,
+    columns: [...columns].filter(([name]) => name !== ROW).map(([name, type]) => ({ name, type })),
+    watermark,
+  });
+  const result = await joinStreams({
+    sandbox,
+    version,
+    writer,
+    seq: context.seq,
+    flowName: definition.name,
+    stream,
+    join,
+    statement,
+    left: side(INPUT, leftColumns, leftMark),
+    right: side(JOINED_INPUT, rightColumns, rightMark),
+  });
+  return {
+    dropped: result.dropped,
+    joined: { pairs: result.pairs, leftOuterRows: result.leftOuterRows },
+    query: result.sql,
+    watermark: result.watermark,
   };
 }
 

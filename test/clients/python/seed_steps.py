@@ -22,6 +22,7 @@ from databricks.sdk.service.pipelines import (
     PipelineStateInfo,
     UpdateInfoState,
 )
+from databricks.sdk.service.sql import StatementResponse, StatementState
 
 TERMINAL = {UpdateInfoState.COMPLETED, UpdateInfoState.FAILED, UpdateInfoState.CANCELED}
 
@@ -156,6 +157,16 @@ def stop(pipeline_id):
     return {"pipeline": w.pipelines.stop(pipeline_id).result().as_dict()}
 
 
+def sql(statement):
+    # A Databricks SQL statement through the Statement Execution API, as a job runs the seed's queries.
+    w = WorkspaceClient()
+    resp = w.statement_execution.execute_statement(statement=statement, warehouse_id="any", wait_timeout="30s")
+    assert isinstance(resp, StatementResponse), resp
+    assert resp.status.state == StatementState.SUCCEEDED, resp.status
+    columns = [(c.name, c.type_name.value) for c in resp.manifest.schema.columns]
+    return {"columns": columns, "rows": resp.result.data_array or [], "truncated": resp.manifest.truncated}
+
+
 STEPS = {
     "rewind_point": rewind_point,
     "dry_run_point": dry_run_point,
@@ -166,6 +177,7 @@ STEPS = {
     "find_point": find_point,
     "inspect": inspect,
     "stop": stop,
+    "sql": sql,
 }
 
 if __name__ == "__main__":

@@ -109,5 +109,22 @@ describe("ebb CLI over the API", () => {
     expect(refused.err).toContain("INVALID_REWIND_SPECIFICATION.REWIND_POINT_NOT_FOUND");
     expect((await ebb("rewind", pipelineId)).code).toBe(EXIT.usage);
     expect((await ebb("updates", "list", pipelineId)).out).toContain("COMPLETED");
+
+    const sql = await ebb(
+      "sql",
+      `SELECT id FROM event_log('${pipelineId}') WHERE event_type = 'rewind_summary' AND details:rewind_summary.dry_run = true ORDER BY timestamp DESC`,
+      "--json",
+    );
+    expect(sql.code, sql.err).toBe(EXIT.ok);
+    const ids = sql.out
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { id: string }).id);
+    expect(ids).toContain(point.rewind_point_id);
+    const table = await ebb("sql", "SELECT count(*) AS n FROM good", "--catalog", "cli", "--schema", "demo");
+    expect(table.out).toMatch(/n\s*\n.*1/s);
+    const failed = await ebb("sql", "SELECT spark_only_fn(1)");
+    expect(failed.code).toBe(EXIT.refused);
+    expect(failed.err).toContain("[UNRESOLVED_ROUTINE]");
   }, 240_000);
 });

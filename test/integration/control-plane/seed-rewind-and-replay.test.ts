@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDefinition } from "../../support/seed-scenario.ts";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
@@ -26,6 +27,10 @@ const SEED_TIMESTAMP_BODY = (timestamp: string) => ({
     dry_run: false,
   },
 });
+
+/** The seed's SQL, verbatim (test/support/seed-sql/). */
+const seedSql = (file: string) =>
+  readFile(new URL(`../../support/seed-sql/${file}`, import.meta.url), "utf8");
 
 describe("rewind and replay through the API (the seed's request bodies)", () => {
   let cp: TestControlPlane;
@@ -89,6 +94,38 @@ describe("rewind and replay through the API (the seed's request bodies)", () => 
     const body = SEED_TIMESTAMP_BODY(onset["rewind_timestamp"] as string);
     const update = await run({ ...body, rewind_spec: { ...body.rewind_spec, dry_run: true } });
     expect(update.state).toBe("COMPLETED");
+  });
+
+  it("the seed's rewind-point query over event_log answers the rewind-points endpoint's points", async () => {
+    const statement = (await seedSql("rewind-points.sql")).replace("<pipeline-id>", pipelineId);
+    const answer = await cp.client.executeStatement({ statement, warehouse_id: "any" });
+    expect(answer.status).toEqual({ state: "SUCCEEDED" });
+    expect(answer.notices).toEqual([expect.stringContaining("warehouse_id is ignored")]);
+    expect(answer.manifest!.schema.columns.map((c) => [c.name, c.type_name])).toEqual([
+      ["rewind_point_id", "STRING"],
+      ["timestamp", "TIMESTAMP"],
+      ["message", "STRING"],
+    ]);
+    const rows = answer.result!.data_array;
+    // The same points as the endpoint; the query's timestamp is the event's (when the point was
+    // recorded), the endpoint's the state it restores, so they are compared against the event log.
+    const points = (await cp.client.rewindPoints(pipelineId)).rewind_points;
+    expect(points.length).toBeGreaterThanOrEqual(3);
+    expect(rows.map(([id]) => id).sort()).toEqual(points.map((p) => p.rewind_point_id).sort());
+    const { events } = await cp.client.events(pipelineId, {
+      filter: "event_type = 'rewind_summary' AND details.rewind_summary.dry_run = true",
+      max_results: 100,
+    });
+    expect(rows).toEqual(events.map((e) => [e.id, e.timestamp, e.message]));
+  });
+
+  it("the seed's onset recipe over table_changes and DESCRIBE HISTORY answers the onset endpoint's timestamp", async () => {
+    // The seed says to replace the example predicate in parentheses with one selecting the bad rows.
+    const statement = (await seedSql("onset.sql")).replace("(event_date >= '2026-09-29')", "(amount < 0)");
+    const answer = await cp.client.executeStatement({ statement });
+    expect(answer.status).toEqual({ state: "SUCCEEDED" });
+    const onset = await cp.client.onset("catalog.schema.table", { predicate: "amount < 0" });
+    expect(answer.result!.data_array).toEqual([[onset["rewind_timestamp"]]]);
   });
 
   it("rewinds to the point (seed body), deploys a fix and replays (an update with no rewind_spec)", async () => {

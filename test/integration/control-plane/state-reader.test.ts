@@ -157,7 +157,7 @@ describe("the state reader", () => {
     ).toEqual(atPoint);
   }, 180_000);
 
-  it("`ebb state` prints the rows at HEAD and at a point", async () => {
+  it("`ebb state` prints the rows at HEAD and at a point; `ebb run` shows the state operators", async () => {
     const ebb = async (...args: string[]) => {
       let out = "";
       let err = "";
@@ -186,6 +186,17 @@ describe("the state reader", () => {
     const refused = await ebb("state", pipelineId, "nope");
     expect(refused.code).toBe(EXIT.refused);
     expect(refused.err).toContain("FLOW_NOT_FOUND");
+
+    // `ebb run`'s live progress shows the flow's state operators: 4 is a duplicate, 5 is new.
+    await cp.land("reader/004.json", [
+      { id: 4, ts: "2026-01-01 13:10:00" },
+      { id: 5, ts: "2026-01-01 13:20:00" },
+    ]);
+    const ran = await ebb("run", pipelineId);
+    expect(ran.code, ran.err).toBe(EXIT.ok);
+    expect(ran.out).toMatch(
+      /COMPLETED .*dedup 1 rows\/1 batches \(state 5 rows, \d+ bytes, 0 late dropped, 1 duplicates dropped, watermark 2026-01-01T12:20:00.000Z\)/,
+    );
   });
 
   it.each([

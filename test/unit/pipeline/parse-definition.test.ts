@@ -81,7 +81,7 @@ describe("parseDefinition", () => {
       {
         path: "datasets[0].flows[0]",
         message:
-          'unknown field "sq"; allowed here: name, source, sql, owns, options, watermark, drop_duplicates, auto_cdc',
+          'unknown field "sq"; allowed here: name, source, sql, owns, options, watermark, drop_duplicates, join, auto_cdc',
       },
       {
         path: "",

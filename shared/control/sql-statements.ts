@@ -1,0 +1,113 @@
+import { randomUUID } from "node:crypto";
+import type { ExecuteStatementBody } from "../api/request-schemas.ts";
+import { Sandbox } from "../engine/sandbox.ts";
+import { QueryError } from "../engine/errors.ts";
+import { CodedError, httpStatusOf } from "../errors/coded-error.ts";
+import {
+  parameterLiteral,
+  statementFailure,
+  statementResult,
+  translateSparkSql,
+  type StatementResult,
+  type TranslatedStatement,
+} from "../sql/index.ts";
+import type { ControlPlane } from "./control-plane.ts";
+import { loadStatementSource } from "./statement-sources.ts";
+
+/**
+ * `POST /api/2.0/sql/statements` (api.md "SQL statements"; Databricks' Statement Execution API), so
+ * `w.statement_execution.execute_statement(…)` and the seed's queries run against Ebb:
+ *
+ * 1. Translate the Databricks SQL (shared/sql, pure), with `current_timestamp()` the plane's now.
+ * 2. Open a sandbox (the query endpoint's: same lock-down, same limits) and load the sources the
+ *    statement names into it.
+ * 3. Run the translated query, at most `row_limit` rows (+1 to tell truncation).
+ * 4. Answer `SUCCEEDED` with the manifest and the rows; a failure of the statement is, as on
+ *    Databricks, a 200 `FAILED` whose `status.error` carries the class (`[SQL_NOT_SUPPORTED] …`).
+ *    Failures of the request itself (its fields) are refused before, as on every route.
+ */
+
+const DEFAULT_ROW_LIMIT = 10_000;
+
+export interface StatementResponse extends Partial<StatementResult> {
+  readonly statement_id: string;
+  readonly status: {
+    readonly state: "SUCCEEDED" | "FAILED";
+    readonly error?: { readonly error_code: string; readonly message: string };
+  };
+  /** Request fields Ebb accepted but does not act on, and why. */
+  readonly notices?: readonly string[];
+}
+
+export async function executeStatement(
+  plane: ControlPlane,
+  body: ExecuteStatementBody,
+): Promise<StatementResponse> {
+  const statementId = randomUUID();
+  const notices = ignoredFields(body);
+  const withNotices = notices.length > 0 ? { notices } : {};
+  let translated: TranslatedStatement | undefined;
+  try {
+    translated = translateSparkSql(body.statement, {
+      now: plane.clock(),
+      catalog: body.catalog,
+      schema: body.schema,
+      parameters: new Map((body.parameters ?? []).map((p) => [p.name, parameterLiteral(p.value, p.type)])),
+    });
+    const result = await run(plane, translated, body.row_limit ?? DEFAULT_ROW_LIMIT);
+    return { statement_id: statementId, status: { state: "SUCCEEDED" }, ...result, ...withNotices };
+  } catch (error) {
+    const failure =
+      error instanceof QueryError ? statementFailure(error.message, translated?.sources ?? []) : error;
+    if (!(failure instanceof CodedError) || failure.errorCode === "INTERNAL_ERROR") throw error;
+    return {
+      statement_id: statementId,
+      status: {
+        state: "FAILED",
+        error: {
+          error_code: serviceErrorCode(failure),
+          message: `[${failure.errorCode}] ${failure.message}`,
+        },
+      },
+      ...withNotices,
+    };
+  }
+}
+
+async function run(plane: ControlPlane, statement: TranslatedStatement, rowLimit: number) {
+  const sandbox = await Sandbox.open();
+  try {
+    for (const source of statement.sources) await loadStatementSource(plane, sandbox, source);
+    await sandbox.runUserQuery(statement.sql, "__ebb_result", "the statement", { maxRows: rowLimit + 1 });
+    const columns = (await sandbox.rows("DESCRIBE __ebb_result")).map((row) => ({
+      name: String(row["column_name"]),
+      duckType: String(row["column_type"]),
+    }));
+    const rows = await sandbox.rows("SELECT * FROM __ebb_result");
+    return statementResult(columns, rows, rowLimit);
+  } finally {
+    await sandbox.close();
+  }
+}
+
+/** Databricks' `ServiceErrorCode` of a failed statement (the SDKs parse only those). */
+function serviceErrorCode(error: CodedError): string {
+  if (error.errorCode === "CANCELED") return "CANCELLED";
+  if (error.errorCode === "SQL_TIME_LIMIT_EXCEEDED") return "DEADLINE_EXCEEDED";
+  if (/LIMIT_EXCEEDED$/.test(error.errorCode)) return "RESOURCE_EXHAUSTED";
+  const status = httpStatusOf(error);
+  if (status === 404) return "NOT_FOUND";
+  if (status === 409) return "ABORTED";
+  return "BAD_REQUEST";
+}
+
+function ignoredFields(body: ExecuteStatementBody): string[] {
+  const notices: string[] = [];
+  if (body.warehouse_id !== undefined)
+    notices.push("warehouse_id is ignored: Ebb runs every statement in a sandbox of its own");
+  if (body.wait_timeout !== undefined || body.on_wait_timeout !== undefined)
+    notices.push("wait_timeout and on_wait_timeout are ignored: Ebb answers when the statement is done");
+  if (body.byte_limit !== undefined) notices.push("byte_limit is ignored: row_limit caps the rows answered");
+  if (body.query_tags !== undefined) notices.push("query_tags are ignored: Ebb keeps no query history");
+  return notices;
+}

@@ -1,0 +1,282 @@
+import { quoteIdentifier } from "../../duck/sql-text.ts";
+import { parseInterval } from "../../pipeline/duration.ts";
+import type { StreamJoin } from "../../pipeline/stream-join.ts";
+import {
+  IncompatibleStateError,
+  type StateSchema,
+  type StateVersion,
+  type StateWriter,
+} from "../../state/index.ts";
+import type { Sandbox } from "../sandbox.ts";
+import { advanceWatermark, eventTimeSql, lateSql } from "./watermark.ts";
+import { z } from "zod";
+
+/**
+ * Stream-stream join (Spark's symmetric hash join, append mode), INNER or LEFT OUTER, between
+ * `source` (left) and the joined stream (right). State tables `join_left` and `join_right`: the rows
+ * of each side that a later row of the other side may still match, keyed by the batch and arrival
+ * order they came in; a left row also keeps whether it has matched.
+ *
+ * 1. Watermarks: each side's is its newest event time minus its delay; the join's is the lower of
+ *    the two (once both sides have one). A row older than the join's watermark before the batch is
+ *    late on either side: dropped and counted, as nothing it could match is kept.
+ * 2. The batch's pairs: the flow's SQL (its join made INNER) over new left rows × all right rows
+ *    (state and new), then over the state's left rows × new right rows: each pair once.
+ * 3. Left rows that matched in this batch are marked.
+ * 4. The watermark advances. With the condition's range `lo <= left.t - right.t <= hi` and every later
+ *    row at or after the watermark, a left row at `t` can match no later right row once
+ *    `t - lo < watermark`, and a right row none once `t + hi < watermark`: both are let go.
+ * 5. LEFT OUTER: a left row let go unmatched is written once, by the flow's SQL over it and an empty
+ *    right side (its right columns NULL).
+ *
+ * The rows of a batch are numbered in arrival order and keyed by (seq, row), so a retried batch
+ * writes the same state.
+ */
+
+export const JOIN_LEFT_TABLE = "join_left";
+export const JOIN_RIGHT_TABLE = "join_right";
+const SEQ = "__ebb_seq";
+const ROW = "__ebb_row";
+const MATCHED = "__ebb_matched";
+const OUT = "__ebb_join_out";
+
+/** Each side's watermark, as kept in the state version's meta (epoch µs). */
+export const joinWatermarksSchema = z.object({ left: z.number().optional(), right: z.number().optional() });
+type JoinWatermarks = z.infer<typeof joinWatermarksSchema>;
+
+export interface JoinSide {
+  /** The batch's rows of this side, with `rowColumn` numbering them in arrival order. */
+  readonly input: string;
+  readonly rowColumn: string;
+  /** Its columns and DuckDB types, in order (without `rowColumn`). */
+  readonly columns: readonly { readonly name: string; readonly type: string }[];
+  readonly watermark: { readonly column: string; readonly delay: string };
+}
+
+export interface StreamJoinRequest {
+  readonly sandbox: Sandbox;
+  readonly version: StateVersion;
+  readonly writer: StateWriter;
+  readonly seq: number;
+  readonly flowName: string;
+  /** The joined stream's name in the SQL (its dataset). */
+  readonly stream: string;
+  readonly join: StreamJoin;
+  /** The flow's statement as parsed. */
+  readonly statement: unknown;
+  readonly left: JoinSide;
+  readonly right: JoinSide;
+}
+
+export interface StreamJoinResult {
+  /** The SQL of the rows the batch appends. */
+  readonly sql: string;
+  readonly dropped: number;
+  readonly pairs: number;
+  readonly leftOuterRows: number;
+  /** The join's watermark after the batch (epoch µs). */
+  readonly watermark: number | undefined;
+}
+
+/** The join's watermark: the lower of the two sides', once both have one. */
+export function joinWatermark(marks: JoinWatermarks): number | undefined {
+  return marks.left === undefined || marks.right === undefined
+    ? undefined
+    : Math.min(marks.left, marks.right);
+}
+
+function sideSchema(side: JoinSide, left: boolean): StateSchema {
+  return {
+    key: [
+      { name: SEQ, type: "BIGINT" },
+      { name: ROW, type: "BIGINT" },
+    ],
+    value: [...side.columns, ...(left ? [{ name: MATCHED, type: "BOOLEAN" }] : [])],
+  };
+}
+
+/**
+ * What decides which rows the state keeps and what they match: the join's type, range and ON
+ * condition (without positions in the text). A state kept under another is refused.
+ */
+export function joinSignature(join: StreamJoin, statement: unknown): string {
+  const from = (statement as { node: Node }).node["from_table"] as Node;
+  const condition = JSON.stringify(from["condition"], (key, value: unknown) =>
+    key === "query_location" ? undefined : value,
+  );
+  return JSON.stringify({ type: join.type, range: join.range, condition });
+}
+
+function describeJoin(signature: string): string {
+  const { type, range } = JSON.parse(signature) as { type: string; range: StreamJoin["range"] };
+  const minutes = (micros: number) => `${micros / 60_000_000} minutes`;
+  return `an ${type === "left" ? "LEFT OUTER" : "INNER"} join with source's event time from ${minutes(range.loMicros)} to ${minutes(range.hiMicros)} after the joined stream's (or another ON condition)`;
+}
+
+export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoinResult> {
+  const { sandbox, writer, join, left, right, seq } = request;
+  const signature = joinSignature(join, request.statement);
+  const storedJoin = request.version.meta["join"];
+  if (typeof storedJoin === "string" && storedJoin !== signature)
+    throw new IncompatibleStateError(
+      request.flowName,
+      "join",
+      describeJoin(storedJoin),
+      describeJoin(signature),
+    );
+  writer.setMeta("join", signature);
+  const stored = joinWatermarksSchema.safeParse(request.version.meta["join_watermarks"]);
+  const previous: JoinWatermarks = stored.success ? stored.data : {};
+  const before = joinWatermark(previous);
+
+  // 1. Late rows, on either side.
+  let dropped = 0;
+  const kept = async (side: JoinSide, into: string, withMatched: boolean) => {
+    const late = lateSql(side.watermark.column, before);
+    const [figures] = await sandbox.rows(
+      `SELECT count(*) FILTER (WHERE ${late})::BIGINT AS late, max(epoch_us(${eventTimeSql(side.watermark.column)})) FILTER (WHERE NOT ${late})::DOUBLE AS newest FROM ${side.input}`,
+    );
+    dropped += Number(figures?.["late"] ?? 0);
+    await sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${into} AS SELECT ${seq}::BIGINT AS ${SEQ}, ${quoteIdentifier(side.rowColumn)}::BIGINT AS ${ROW}, ` +
+        `${side.columns.map((c) => quoteIdentifier(c.name)).join(", ")}${withMatched ? `, false AS ${MATCHED}` : ""} ` +
+        `FROM ${side.input} WHERE NOT ${late}`,
+    );
+    const newest = figures?.["newest"];
+    return newest === null || newest === undefined ? undefined : Number(newest);
+  };
+  const newestLeft = await kept(left, "__ebb_join_lnew", true);
+  const newestRight = await kept(right, "__ebb_join_rnew", false);
+  const marks: JoinWatermarks = {
+    ...optional(
+      "left",
+      advanceWatermark(previous.left, newestLeft, parseInterval(left.watermark.delay) ?? 0),
+    ),
+    ...optional(
+      "right",
+      advanceWatermark(previous.right, newestRight, parseInterval(right.watermark.delay) ?? 0),
+    ),
+  };
+  const after = joinWatermark(marks);
+  writer.setMeta("join_watermarks", marks);
+  if (after !== undefined) writer.setMeta("watermark", { column: left.watermark.column, micros: after });
+
+  const leftTable = request.version.table(JOIN_LEFT_TABLE, sideSchema(left, true));
+  const rightTable = request.version.table(JOIN_RIGHT_TABLE, sideSchema(right, false));
+  await leftTable.loadAll(sandbox, "__ebb_join_lstate");
+  await rightTable.loadAll(sandbox, "__ebb_join_rstate");
+
+  // 2. Pairs: the flow's SQL with `source` and the stream bound to each half in turn.
+  const userColumns = (side: JoinSide) => side.columns.map((c) => quoteIdentifier(c.name)).join(", ");
+  const bind = async (leftSql: string, rightSql: string, ids: boolean) => {
+    await bindRelation(
+      sandbox,
+      "source",
+      `SELECT ${ids ? `${SEQ}, ${ROW}, ` : ""}${userColumns(left)} FROM (${leftSql})`,
+    );
+    await bindRelation(sandbox, request.stream, `SELECT ${userColumns(right)} FROM (${rightSql})`);
+  };
+  const allRight = "SELECT * FROM __ebb_join_rstate UNION ALL BY NAME SELECT * FROM __ebb_join_rnew";
+  const inner = await sandbox.deparse(withJoinType(request.statement, "INNER"));
+  const matches = await sandbox.deparse(matchStatement(request.statement, join.leftAlias));
+  await bind("SELECT * FROM __ebb_join_lnew", allRight, false);
+  await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${OUT} AS ${inner}`);
+  await bind("SELECT * FROM __ebb_join_lstate", "SELECT * FROM __ebb_join_rnew", false);
+  await sandbox.run(`INSERT INTO ${OUT} ${inner}`);
+  const [paired] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${OUT}`);
+
+  // 3.
+  await bind("SELECT * FROM __ebb_join_lnew", allRight, true);
+  await sandbox.run(`CREATE OR REPLACE TEMP TABLE __ebb_join_matched AS ${matches}`);
+  await bind("SELECT * FROM __ebb_join_lstate", "SELECT * FROM __ebb_join_rnew", true);
+  await sandbox.run(`INSERT INTO __ebb_join_matched ${matches}`);
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE __ebb_join_lall AS SELECT l.* EXCLUDE (${MATCHED}), ` +
+      `l.${MATCHED} OR EXISTS (SELECT 1 FROM __ebb_join_matched m WHERE m.${SEQ} = l.${SEQ} AND m.${ROW} = l.${ROW}) AS ${MATCHED}, ` +
+      `l.${SEQ} = ${seq} AS __ebb_new, l.${MATCHED} AS __ebb_was FROM (SELECT * FROM __ebb_join_lstate UNION ALL BY NAME SELECT * FROM __ebb_join_lnew) l`,
+  );
+
+  // 4. Let go (`gone`) what no later row can match.
+  const leftGone =
+    after === undefined
+      ? "false"
+      : `epoch_us(${eventTimeSql(left.watermark.column)}) < ${Math.trunc(after + join.range.loMicros)}`;
+  const rightGone =
+    after === undefined
+      ? "false"
+      : `epoch_us(${eventTimeSql(right.watermark.column)}) < ${Math.trunc(after - join.range.hiMicros)}`;
+  const leftColumns = leftTable.columnList();
+  writer.upsert(
+    leftTable,
+    `SELECT ${leftColumns} FROM __ebb_join_lall WHERE NOT (${leftGone}) AND (__ebb_new OR ${MATCHED} <> __ebb_was)`,
+  );
+  writer.delete(leftTable, `SELECT ${SEQ}, ${ROW} FROM __ebb_join_lall WHERE ${leftGone} AND NOT __ebb_new`);
+  writer.upsert(
+    rightTable,
+    `SELECT ${rightTable.columnList()} FROM __ebb_join_rnew WHERE NOT (${rightGone})`,
+  );
+  writer.delete(rightTable, `SELECT ${SEQ}, ${ROW} FROM __ebb_join_rstate WHERE ${rightGone}`);
+
+  // 5.
+  let leftOuterRows = 0;
+  if (join.type === "left") {
+    await bind(
+      `SELECT * FROM __ebb_join_lall WHERE ${leftGone} AND NOT ${MATCHED} ORDER BY ${SEQ}, ${ROW}`,
+      "SELECT * FROM __ebb_join_rnew WHERE false",
+      false,
+    );
+    const outer = await sandbox.deparse(request.statement);
+    await sandbox.run(`INSERT INTO ${OUT} ${outer}`);
+    const [total] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${OUT}`);
+    leftOuterRows = Number(total?.["n"] ?? 0) - Number(paired?.["n"] ?? 0);
+  }
+  return {
+    sql: `SELECT * FROM ${OUT}`,
+    dropped,
+    pairs: Number(paired?.["n"] ?? 0),
+    leftOuterRows,
+    watermark: after,
+  };
+}
+
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+type Node = Record<string, unknown>;
+
+/** The statement with its outermost join's type set. */
+function withJoinType(statement: unknown, type: "INNER" | "LEFT"): unknown {
+  const copy = structuredClone(statement) as { node: Node };
+  (copy.node["from_table"] as Node)["join_type"] = type;
+  return copy;
+}
+
+/** `SELECT <left>.seq, <left>.row FROM <the join, INNER, ON its condition>`: the left rows that match. */
+function matchStatement(statement: unknown, leftAlias: string): unknown {
+  const copy = withJoinType(statement, "INNER") as { node: Node };
+  const column = (name: string) => ({
+    class: "COLUMN_REF",
+    type: "COLUMN_REF",
+    alias: "",
+    query_location: 0,
+    column_names: [leftAlias, name],
+  });
+  copy.node["select_list"] = [column(SEQ), column(ROW)];
+  copy.node["where_clause"] = null;
+  copy.node["modifiers"] = [];
+  copy.node["qualify"] = null;
+  copy.node["having"] = null;
+  return copy;
+}
+
+/** Points a name the flow's SQL reads (a view or a temp table, as the source loaded it) at `sql`. */
+export async function bindRelation(sandbox: Sandbox, name: string, sql: string): Promise<void> {
+  const literal = name.replace(/'/g, "''");
+  const [kind] = await sandbox.rows(
+    `SELECT 'VIEW' AS k FROM duckdb_views() WHERE view_name = '${literal}' AND NOT internal AND temporary ` +
+      `UNION ALL SELECT 'TABLE' FROM duckdb_tables() WHERE table_name = '${literal}' AND temporary`,
+  );
+  if (kind) await sandbox.run(`DROP ${String(kind["k"])} ${quoteIdentifier(name)}`);
+  await sandbox.run(`CREATE TEMP VIEW ${quoteIdentifier(name)} AS ${sql}`);
+}

@@ -1,0 +1,18 @@
+/** Databricks SQL for the statements endpoint: the translator, the result shape, the refusals. */
+export {
+  translateSparkSql,
+  type StatementSource,
+  type TranslatedStatement,
+  type TranslationContext,
+} from "./spark-sql-translation.ts";
+export { statementResult, type ResultColumn, type StatementResult } from "./statement-result.ts";
+export { PARAMETER_TYPE, parameterLiteral } from "./statement-parameters.ts";
+export { statementFailure } from "./statement-failures.ts";
+export {
+  SqlAnalysisError,
+  SqlNotSupportedError,
+  SqlSyntaxError,
+  SqlUnknownFunctionError,
+  SqlUnknownTableError,
+  SUPPORTED_SQL,
+} from "./errors.ts";

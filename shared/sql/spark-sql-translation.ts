@@ -1,0 +1,449 @@
+import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
+import { strftimeFormat } from "./datetime-patterns.ts";
+import { SqlNotSupportedError } from "./errors.ts";
+import { isSymbol, isWord, significant, tokenize, type Token } from "./spark-sql-tokens.ts";
+
+/**
+ * Databricks SQL → the DuckDB SQL the sandbox runs (api.md "SQL statements"), pure. The Databricks
+ * forms a pipeline's user writes (the seed's rewind-point listing and onset recipe) become DuckDB's:
+ *
+ * - `event_log('<id>')`, `table_changes('<table>', from[, to])`, `DESCRIBE HISTORY <table>` and
+ *   `FROM catalog.schema.table` become relations named in `sources`, which the caller loads into the
+ *   sandbox before the query runs;
+ * - `col:a.b` JSON paths become `json_extract_string` (a STRING, as in Spark);
+ * - `current_timestamp()` is the statement's start, fixed for the whole statement as in Spark;
+ * - Spark's date functions and datetime patterns become DuckDB's;
+ * - strings are Spark's (`"…"` too, with backslash escapes), backtick identifiers double-quoted.
+ *
+ * Everything else passes through as DuckDB SQL: the sandbox and its parser still decide what runs.
+ */
+
+export interface TranslationContext {
+  /** Epoch ms the statement runs at. */
+  readonly now: number;
+  /** The defaults for names with fewer than three parts (the request's `catalog` and `schema`). */
+  readonly catalog?: string | undefined;
+  readonly schema?: string | undefined;
+  /** Named parameter markers (`:day`), each as DuckDB SQL (a typed literal). */
+  readonly parameters?: ReadonlyMap<string, string>;
+}
+
+export type StatementSource =
+  | { readonly kind: "event_log"; readonly relation: string; readonly pipelineId: string }
+  | {
+      readonly kind: "table_changes";
+      readonly relation: string;
+      readonly table: string;
+      readonly startingVersion: number;
+      readonly endingVersion?: number;
+    }
+  | { readonly kind: "history"; readonly relation: string; readonly table: string }
+  | { readonly kind: "table"; readonly relation: string; readonly table: string };
+
+export interface TranslatedStatement {
+  readonly sql: string;
+  readonly sources: readonly StatementSource[];
+}
+
+/** The relation names sources get; a statement's own names cannot start so (they are refused). */
+const RELATION_PREFIX = "__ebb_source_";
+
+type SourceRequest = DistributiveOmit<StatementSource, "relation">;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export function translateSparkSql(statement: string, context: TranslationContext): TranslatedStatement {
+  const tokens = tokenize(statement);
+  while (tokens.length > 0 && (!significant(tokens.at(-1)!) || isSymbol(tokens.at(-1), ";"))) tokens.pop();
+  const first = tokens.find(significant);
+  if (first === undefined) throw new SqlNotSupportedError("the statement is empty");
+  const keyword = first.kind === "word" ? first.value.toUpperCase() : first.value;
+  if (!["SELECT", "WITH", "VALUES", "DESCRIBE", "("].includes(keyword)) {
+    throw new SqlNotSupportedError(`a ${keyword} statement cannot run here: only queries do`);
+  }
+  const translator = new Translator(tokens, context);
+  const sql = translator.emit(0, tokens.length);
+  return { sql, sources: translator.sources };
+}
+
+interface Argument {
+  readonly sql: string;
+  /** The argument's value when it is one string literal. */
+  readonly literal?: string;
+  /** The argument's value when it is one integer literal. */
+  readonly integer?: number;
+}
+
+type Rewrite = (args: readonly Argument[], context: TranslationContext, name: string) => string;
+
+const asTimestamp = (sql: string) => `TRY_CAST(${sql} AS TIMESTAMP)`;
+
+function literalArgument(args: readonly Argument[], index: number, name: string, what: string): string {
+  const value = args[index]?.literal;
+  if (value === undefined) throw new SqlNotSupportedError(`${name}'s ${what} must be a string literal here`);
+  return value;
+}
+
+function arity(name: string, args: readonly Argument[], min: number, max: number): void {
+  if (args.length < min || args.length > max) {
+    const count = min === max ? `${min}` : `${min} to ${max}`;
+    throw new SqlNotSupportedError(`${name} takes ${count} arguments, not ${args.length}`);
+  }
+}
+
+const epochSeconds = (sql: string) => `CAST(floor(epoch(${sql})) AS BIGINT)`;
+
+/** Spark functions DuckDB lacks or reads otherwise, by lower-case name. */
+const REWRITES: Readonly<Record<string, Rewrite>> = {
+  unix_timestamp: (args, context, name) => {
+    arity(name, args, 0, 2);
+    if (args.length === 0) return String(Math.floor(context.now / 1000));
+    if (args.length === 1) return epochSeconds(asTimestamp(args[0]!.sql));
+    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
+    return epochSeconds(`try_strptime(${args[0]!.sql}, ${quoteLiteral(format)})`);
+  },
+  from_unixtime: (args, _context, name) => {
+    arity(name, args, 1, 2);
+    const format = args.length === 2 ? literalArgument(args, 1, name, "format") : "yyyy-MM-dd HH:mm:ss";
+    // Spark reads the seconds as a whole number (truncated), in the session's zone: UTC here.
+    const time = `make_timestamp(CAST(trunc(${args[0]!.sql}) AS BIGINT) * 1000000)`;
+    return `strftime(${time}, ${quoteLiteral(strftimeFormat(format))})`;
+  },
+  date_format: (args, _context, name) => {
+    arity(name, args, 2, 2);
+    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
+    return `strftime(${asTimestamp(args[0]!.sql)}, ${quoteLiteral(format)})`;
+  },
+  to_timestamp: (args, _context, name) => {
+    arity(name, args, 1, 2);
+    if (args.length === 1) return asTimestamp(args[0]!.sql);
+    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
+    return `try_strptime(${args[0]!.sql}, ${quoteLiteral(format)})`;
+  },
+  to_date: (args, _context, name) => {
+    arity(name, args, 1, 2);
+    if (args.length === 1) return `TRY_CAST(${args[0]!.sql} AS DATE)`;
+    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
+    return `CAST(try_strptime(${args[0]!.sql}, ${quoteLiteral(format)}) AS DATE)`;
+  },
+  date_add: (args, _context, name) => {
+    arity(name, args, 2, 2);
+    return `CAST(CAST(${args[0]!.sql} AS DATE) + CAST(${args[1]!.sql} AS INTEGER) AS DATE)`;
+  },
+  date_sub: (args, _context, name) => {
+    arity(name, args, 2, 2);
+    return `CAST(CAST(${args[0]!.sql} AS DATE) - CAST(${args[1]!.sql} AS INTEGER) AS DATE)`;
+  },
+  datediff: (args, _context, name) => {
+    arity(name, args, 2, 2);
+    return `date_diff('day', CAST(${args[1]!.sql} AS DATE), CAST(${args[0]!.sql} AS DATE))`;
+  },
+  get_json_object: (args, _context, name) => {
+    arity(name, args, 2, 2);
+    return `json_extract_string(${args[0]!.sql}, ${args[1]!.sql})`;
+  },
+  current_timestamp: (args, context, name) => {
+    arity(name, args, 0, 0);
+    return timestampLiteral(context.now);
+  },
+  now: (args, context, name) => {
+    arity(name, args, 0, 0);
+    return timestampLiteral(context.now);
+  },
+  current_date: (args, context, name) => {
+    arity(name, args, 0, 0);
+    return `DATE ${quoteLiteral(new Date(context.now).toISOString().slice(0, 10))}`;
+  },
+};
+
+/** Spark's niladic keywords, valid without parentheses. */
+const NILADIC = new Set(["current_timestamp", "current_date"]);
+
+function timestampLiteral(ms: number): string {
+  return `TIMESTAMP ${quoteLiteral(new Date(ms).toISOString().slice(0, 23).replace("T", " "))}`;
+}
+
+class Translator {
+  readonly sources: StatementSource[] = [];
+  readonly #cteNames: ReadonlySet<string>;
+
+  constructor(
+    private readonly tokens: readonly Token[],
+    private readonly context: TranslationContext,
+  ) {
+    this.#cteNames = cteNames(tokens);
+  }
+
+  /** The DuckDB text of tokens [from, to). */
+  emit(from: number, to: number): string {
+    let out = "";
+    let i = from;
+    while (i < to) {
+      const [text, next] = this.#translateAt(i, to);
+      out += text;
+      i = next;
+    }
+    return out;
+  }
+
+  /** The translation of the construct starting at token `i`, and the index after it. */
+  #translateAt(i: number, to: number): [string, number] {
+    const token = this.tokens[i]!;
+    switch (token.kind) {
+      case "space":
+      case "number":
+        return [token.text, i + 1];
+      case "string":
+        return [quoteLiteral(token.value), i + 1];
+      case "marker": {
+        const value = this.context.parameters?.get(token.value);
+        if (value === undefined) {
+          throw new SqlNotSupportedError(
+            `the statement's parameter marker :${token.value} has no value: send it in parameters`,
+          );
+        }
+        return [value, i + 1];
+      }
+      case "symbol":
+        return [token.text, i + 1];
+      case "word":
+      case "quoted":
+        return this.#translateName(i, to);
+    }
+  }
+
+  #translateName(i: number, to: number): [string, number] {
+    const token = this.tokens[i]!;
+    const upper = token.kind === "word" ? token.value.toUpperCase() : "";
+    const afterName = this.#nextSignificant(i + 1, to);
+    const callsFunction = token.kind === "word" && isSymbol(this.tokens[afterName], "(");
+
+    if (upper === "DESCRIBE") return this.#describeHistory(i, to);
+    if (token.kind === "word" && token.value.toLowerCase().startsWith(RELATION_PREFIX)) {
+      throw new SqlNotSupportedError(`names starting ${RELATION_PREFIX} are Ebb's own`);
+    }
+    const lower = token.value.toLowerCase();
+    if (callsFunction && (lower === "event_log" || lower === "table_changes")) {
+      return this.#tableFunction(lower, afterName, to);
+    }
+    if (callsFunction && Object.hasOwn(REWRITES, lower)) {
+      const close = this.#matchingParen(afterName, to);
+      const args = this.#arguments(afterName + 1, close);
+      return [REWRITES[lower]!(args, this.context, lower), close + 1];
+    }
+    if (token.kind === "word" && !callsFunction && NILADIC.has(lower)) {
+      return [REWRITES[lower]!([], this.context, lower), i + 1];
+    }
+
+    const { parts, end } = this.#dottedName(i, to);
+    const colon = this.#nextSignificant(end, to);
+    if (isSymbol(this.tokens[colon], ":")) return this.#jsonPath(parts, colon + 1, to);
+    if (this.#followsFromOrJoin(i) && !isSymbol(this.tokens[this.#nextSignificant(end, to)], "(")) {
+      const table = this.#tableName(parts, parts.length === 1 && this.#cteNames.has(lower));
+      if (table !== undefined) return [this.#relation({ kind: "table", table }), end];
+    }
+    return [parts.map((part, n) => (this.#wasQuoted(i, n) ? quoteIdentifier(part) : part)).join("."), end];
+  }
+
+  /** `DESCRIBE HISTORY <table>`: the table's history, newest first. */
+  #describeHistory(i: number, to: number): [string, number] {
+    const history = this.#nextSignificant(i + 1, to);
+    if (!isWord(this.tokens[history], "HISTORY")) {
+      const what = this.tokens[history]?.value.toUpperCase() ?? "";
+      throw new SqlNotSupportedError(`DESCRIBE ${what} is not supported: DESCRIBE HISTORY is`);
+    }
+    const nameAt = this.#nextSignificant(history + 1, to);
+    const named = this.tokens[nameAt];
+    if (named?.kind !== "word" && named?.kind !== "quoted") {
+      throw new SqlNotSupportedError("DESCRIBE HISTORY needs a table name");
+    }
+    const { parts, end } = this.#dottedName(nameAt, to);
+    const table = this.#tableName(parts, false)!;
+    return [`SELECT * FROM ${this.#relation({ kind: "history", table })} ORDER BY version DESC`, end];
+  }
+
+  /** `event_log('<pipeline-id>')`, `table_changes('<table>', from[, to])`. */
+  #tableFunction(name: string, open: number, to: number): [string, number] {
+    const close = this.#matchingParen(open, to);
+    const args = this.#arguments(open + 1, close);
+    if (name === "event_log") {
+      const pipelineId = args.length === 1 ? args[0]!.literal : undefined;
+      if (pipelineId === undefined) {
+        throw new SqlNotSupportedError(
+          "event_log takes one argument here, the pipeline id as a string: event_log('<pipeline-id>') (event_log(TABLE(…)) is not supported)",
+        );
+      }
+      return [this.#relation({ kind: "event_log", pipelineId }), close + 1];
+    }
+    const tableName = args[0]?.literal;
+    const [start, end] = [args[1]?.integer, args[2]?.integer];
+    if (
+      tableName === undefined ||
+      start === undefined ||
+      args.length > 3 ||
+      (args.length === 3 && end === undefined)
+    ) {
+      throw new SqlNotSupportedError(
+        "table_changes takes the table's name as a string and versions as whole numbers here: table_changes('catalog.schema.table', 1[, 5]) (timestamps are not supported)",
+      );
+    }
+    const table = this.#tableName(tableName.split("."), false)!;
+    return [
+      this.#relation({
+        kind: "table_changes",
+        table,
+        startingVersion: start,
+        ...(end !== undefined ? { endingVersion: end } : {}),
+      }),
+      close + 1,
+    ];
+  }
+
+  /** `col:a.b[0]['k']` → `json_extract_string(col, '$."a"."b"[0]."k"')`. */
+  #jsonPath(column: readonly string[], from: number, to: number): [string, number] {
+    let path = "$";
+    let i = from;
+    const key = (name: string) => `.${JSON.stringify(name)}`;
+    const first = this.tokens[i];
+    if (first?.kind === "word" || first?.kind === "quoted") {
+      path += key(first.value);
+      i++;
+    } else if (!isSymbol(first, "[")) {
+      throw new SqlNotSupportedError("a JSON path after ':' must name a field, as in details:rewind_summary");
+    }
+    for (;;) {
+      const token = this.tokens[i];
+      const next = this.tokens[i + 1];
+      if (isSymbol(token, ".") && (next?.kind === "word" || next?.kind === "quoted")) {
+        path += key(next.value);
+        i += 2;
+      } else if (isSymbol(token, "[") && isSymbol(this.tokens[i + 2], "]")) {
+        if (next?.kind === "number" && /^\d+$/.test(next.value)) path += `[${next.value}]`;
+        else if (next?.kind === "string") path += key(next.value);
+        else throw new SqlNotSupportedError("a JSON path subscript must be a whole number or a string");
+        i += 3;
+      } else break;
+    }
+    const columnSql = column.map(quoteIdentifier).join(".");
+    return [`json_extract_string(${columnSql}, ${quoteLiteral(path)})`, Math.min(i, to)];
+  }
+
+  /** A source's relation name: one per distinct source. */
+  #relation(request: SourceRequest): string {
+    const same = this.sources.find(
+      (source) =>
+        JSON.stringify({ ...source, relation: undefined }) ===
+        JSON.stringify({ ...request, relation: undefined }),
+    );
+    if (same) return same.relation;
+    const relation = `${RELATION_PREFIX}${this.sources.length + 1}`;
+    this.sources.push({ ...request, relation } as StatementSource);
+    return relation;
+  }
+
+  /**
+   * `catalog.schema.table`, completing shorter names from the context. A one-part name that may be a
+   * CTE or alias is left alone (undefined) unless the context names a schema; one that must be a table
+   * without a context to complete it is refused.
+   */
+  #tableName(parts: readonly string[], isCte: boolean): string | undefined {
+    const { catalog, schema } = this.context;
+    if (parts.length === 3) return parts.join(".").toLowerCase();
+    if (parts.length === 2 && catalog !== undefined) return [catalog, ...parts].join(".").toLowerCase();
+    if (parts.length === 1 && !isCte && catalog !== undefined && schema !== undefined) {
+      return [catalog, schema, parts[0]].join(".").toLowerCase();
+    }
+    return undefined;
+  }
+
+  #dottedName(i: number, to: number): { parts: string[]; end: number } {
+    const parts = [this.tokens[i]!.value];
+    let end = i + 1;
+    while (
+      end + 1 < to &&
+      isSymbol(this.tokens[end], ".") &&
+      (this.tokens[end + 1]!.kind === "word" || this.tokens[end + 1]!.kind === "quoted")
+    ) {
+      parts.push(this.tokens[end + 1]!.value);
+      end += 2;
+    }
+    return { parts, end };
+  }
+
+  #wasQuoted(i: number, part: number): boolean {
+    return this.tokens[i + 2 * part]?.kind === "quoted";
+  }
+
+  #followsFromOrJoin(i: number): boolean {
+    for (let j = i - 1; j >= 0; j--) {
+      const token = this.tokens[j]!;
+      if (!significant(token)) continue;
+      return isWord(token, "FROM") || isWord(token, "JOIN");
+    }
+    return false;
+  }
+
+  #nextSignificant(i: number, to: number): number {
+    let j = i;
+    while (j < to && !significant(this.tokens[j]!)) j++;
+    return j;
+  }
+
+  #matchingParen(open: number, to: number): number {
+    let depth = 0;
+    for (let j = open; j < to; j++) {
+      if (isSymbol(this.tokens[j], "(")) depth++;
+      else if (isSymbol(this.tokens[j], ")") && --depth === 0) return j;
+    }
+    throw new SqlNotSupportedError("a parenthesis is not closed");
+  }
+
+  /** The comma-separated arguments in tokens [from, to), each translated. */
+  #arguments(from: number, to: number): Argument[] {
+    const args: Argument[] = [];
+    let start = from;
+    let depth = 0;
+    const flush = (end: number) => {
+      const inner = this.tokens.slice(start, end).filter(significant);
+      if (inner.length === 0 && args.length === 0 && end === to) return;
+      const sql = this.emit(start, end).trim();
+      const only = inner.length === 1 ? inner[0] : undefined;
+      const negative = inner.length === 2 && isSymbol(inner[0], "-") ? inner[1] : undefined;
+      const number =
+        only?.kind === "number" ? only.value : negative?.kind === "number" ? `-${negative.value}` : undefined;
+      args.push({
+        sql,
+        ...(only?.kind === "string" ? { literal: only.value } : {}),
+        ...(number !== undefined && /^-?\d+$/.test(number) ? { integer: Number(number) } : {}),
+      });
+    };
+    for (let j = from; j < to; j++) {
+      const token = this.tokens[j]!;
+      if (isSymbol(token, "(") || isSymbol(token, "[")) depth++;
+      else if (isSymbol(token, ")") || isSymbol(token, "]")) depth--;
+      else if (depth === 0 && isSymbol(token, ",")) {
+        flush(j);
+        start = j + 1;
+      }
+    }
+    flush(to);
+    return args;
+  }
+}
+
+/** Names the statement defines with `WITH name AS (` or `, name AS (`. */
+function cteNames(tokens: readonly Token[]): Set<string> {
+  const meaningful = tokens.filter(significant);
+  const names = new Set<string>();
+  for (let i = 1; i + 2 < meaningful.length; i++) {
+    const before = meaningful[i - 1];
+    if (
+      (isWord(before, "WITH") || isSymbol(before, ",")) &&
+      (meaningful[i]!.kind === "word" || meaningful[i]!.kind === "quoted") &&
+      isWord(meaningful[i + 1], "AS") &&
+      isSymbol(meaningful[i + 2], "(")
+    ) {
+      names.add(meaningful[i]!.value.toLowerCase());
+    }
+  }
+  return names;
+}
