@@ -18,6 +18,10 @@ import { startBenchPlane } from "./bench-plane.ts";
  *    every 20 ms), and the same rewind started in process (start-update, then the in-process driver
  *    over the same steps), on the same tables in the same state: their ratio is the overhead of the
  *    API, Step Functions and Lambda invocations.
+ * 3. The fixed cost of an update through the API: the 10-dataset pipeline's update with nothing new,
+ *    start to COMPLETED, p50 of 20.
+ * 4. Listing the rewind points with 10 and with 100 live points (median of 5 each): the listing checks
+ *    that every point is still restorable, so it must not cost a snapshot load per point.
  */
 
 const CALLS = Number(process.env["EBB_BENCH_CALLS"] ?? 1000);
@@ -147,6 +151,40 @@ export async function run(): Promise<void> {
     if (rewound.state !== "COMPLETED") throw rewound.error;
     console.log(
       `rewind of ${CHAIN} datasets: through the API ${apiMs.toFixed(0)} ms, in process ${inProcessMs.toFixed(0)} ms, ratio ${(apiMs / inProcessMs).toFixed(2)}`,
+    );
+
+    // 3. An update with nothing new, through the API.
+    const idle: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      await runToEnd(chain, undefined, 5);
+      idle.push(performance.now() - started);
+    }
+    console.log(summary(`update with nothing new, ${CHAIN} datasets, through the API`, idle));
+
+    // 4. Rewind-point listing, 10 vs 100 points.
+    const listing = async () => {
+      const times: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        await client.rewindPoints(chain);
+        times.push(performance.now() - started);
+      }
+      return percentile(
+        [...times].sort((a, b) => a - b),
+        50,
+      );
+    };
+    const captureUpTo = async (count: number) => {
+      const live = (await client.rewindPoints(chain)).rewind_points.length;
+      for (let i = live; i < count; i++) await client.captureRewindPoint(chain);
+    };
+    await captureUpTo(10);
+    const tenMs = await listing();
+    await captureUpTo(100);
+    const hundredMs = await listing();
+    console.log(
+      `rewind-point listing: 10 points ${tenMs.toFixed(1)} ms, 100 points ${hundredMs.toFixed(1)} ms, ratio ${(hundredMs / tenMs).toFixed(2)}`,
     );
   } finally {
     await close();

@@ -6,10 +6,9 @@ import * as tasks from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
 import {
   MAX_PARALLEL_ITEMS,
-  RETRYABLE_ERRORS,
-  TASK_RETRY,
   TASK_TIMEOUT_SECONDS,
   UPDATE_FAILED,
+  taskRetriers,
   type UpdateTask,
 } from "../../shared/control/update-tasks.ts";
 
@@ -20,14 +19,21 @@ import {
  *   PlanUpdate ─► Branch ─┬─ rewind ─► RewindWaves (Map, one wave at a time)
  *                         │              └─ RewindWave (Map over the wave's datasets) ─► RewindDataset
  *                         │            ─► FinishRewind ─► FinishUpdate
- *                         ├─ run ────► NeedsResets? ─► ResetDatasets ─► RunLevels (Map, one DAG level at a time)
- *                         │              └─ RunLevel (Map over the level's flows) ─► RunFlow ⟲ until caught up
- *                         │            ─► continuous? ─► WaitForTrigger ─► NextCycle ─► RunLevels again,
- *                         │                              or ContinueUpdate (a new execution) every N cycles
+ *                         ├─ resets ─► ResetDatasets ─► AfterResets ─► RunLevels or CycleLevels
+ *                         ├─ run ────► RunLevels (Map, one DAG level at a time)
+ *                         │              └─ RunLevel (Map over the level's flows) ─► RunFlow,
+ *                         │                 retried while its budget runs out (RunBudgetSpentError)
  *                         │            ─► FinishUpdate
+ *                         ├─ continuous ─► CycleLevels (the same, RunFlowInCycle) ─► WaitForTrigger
+ *                         │            ─► NextCycle ─► CycleLevels again, or ContinueUpdate (a new
+ *                         │               execution) every N cycles
  *                         └─ done ───► FinishUpdate
  *
- * Every task has `TimeoutSeconds` (its Lambda's timeout), retries the errors named in `RETRYABLE_ERRORS`, and catches everything else to FailUpdate
+ * Transitions are what a Standard workflow is billed by, so a one-off run pays PlanUpdate, Branch,
+ * RunLevels, FinishUpdate, one RunLevel per DAG level and one RunFlow per flow (a retry per extra
+ * invocation): no Choice or Succeed per flow or per run.
+ *
+ * Every task has `TimeoutSeconds` (its Lambda's timeout), retries the errors named in `taskRetriers`, and catches everything else to FailUpdate
  * (the update FAILED with its error and an event), then the Fail state. Payloads are ids only. The
  * task names, retries and parallelism come from `update-tasks.ts`, which the in-process driver walks
  * the same way.
@@ -71,10 +77,11 @@ export class UpdateStateMachine extends Construct {
       task.addCatch(handler, { resultPath: "$.error" });
 
     const outerFail = failUpdate("FailUpdate");
+    // The machine's last state: the execution succeeds when it does (no Succeed state to pay for).
     const finishUpdate = catching(
       this.task("FinishUpdate", fns.finishUpdate, sfn.JsonPath.DISCARD),
       outerFail,
-    ).next(new sfn.Succeed(this, "UpdateFinished"));
+    );
 
     // Rewind: waves in DAG order, the datasets of a wave side by side.
     const rewindDataset = catching(
@@ -99,25 +106,40 @@ export class UpdateStateMachine extends Construct {
     );
     const rewind = rewindWaves.next(finishRewind).next(finishUpdate);
 
-    // Run: DAG levels in order, the flows of a level side by side, each looping until caught up.
-    const runFlow = catching(this.task("RunFlow", fns.runFlow, "$.result"), failUpdate("FailUpdateInRun"));
-    const flowLoop = runFlow.next(
-      new sfn.Choice(this, "CaughtUp")
-        .when(sfn.Condition.booleanEquals("$.result.caughtUp", true), new sfn.Succeed(this, "FlowCaughtUp"))
-        .otherwise(runFlow),
-    );
-    const runLevel = new sfn.Map(this, "RunLevel", {
-      itemsPath: "$.items",
-      maxConcurrency: MAX_PARALLEL_ITEMS,
-      resultPath: sfn.JsonPath.DISCARD,
-    }).itemProcessor(flowLoop);
-    const runLevels = new sfn.Map(this, "RunLevels", {
-      itemsPath: "$.plan.levels",
-      maxConcurrency: 1,
-      resultPath: sfn.JsonPath.DISCARD,
-    })
-      .itemProcessor(runLevel)
-      .addCatch(outerFail, { resultPath: "$.error" });
+    // Run: DAG levels in order, the flows of a level side by side, each retried while its budget runs
+    // out. A continuous update walks a copy of the levels (its own state names) that loops through
+    // the trigger, so a one-off run goes straight on to FinishUpdate without a Choice.
+    const levels = (names: { levels: string; level: string; task: UpdateTask; fail: UpdateTask }) => {
+      const runFlow = catching(
+        this.task(names.task, fns.runFlow, sfn.JsonPath.DISCARD),
+        failUpdate(names.fail),
+      );
+      const runLevel = new sfn.Map(this, names.level, {
+        itemsPath: "$.items",
+        maxConcurrency: MAX_PARALLEL_ITEMS,
+        resultPath: sfn.JsonPath.DISCARD,
+      }).itemProcessor(runFlow);
+      return new sfn.Map(this, names.levels, {
+        itemsPath: "$.plan.levels",
+        maxConcurrency: 1,
+        resultPath: sfn.JsonPath.DISCARD,
+      })
+        .itemProcessor(runLevel)
+        .addCatch(outerFail, { resultPath: "$.error" });
+    };
+    const runLevels = levels({
+      levels: "RunLevels",
+      level: "RunLevel",
+      task: "RunFlow",
+      fail: "FailUpdateInRun",
+    });
+    runLevels.next(finishUpdate);
+    const cycleLevels = levels({
+      levels: "CycleLevels",
+      level: "CycleLevel",
+      task: "RunFlowInCycle",
+      fail: "FailUpdateInCycle",
+    });
     // Continuous: wait for the trigger, count the cycle, run the levels again (or hand over).
     const continueUpdate = catching(
       this.task("ContinueUpdate", fns.continueUpdate, sfn.JsonPath.DISCARD, {
@@ -132,28 +154,26 @@ export class UpdateStateMachine extends Construct {
       new sfn.Choice(this, "ContinueHere")
         .when(sfn.Condition.booleanEquals("$.cycle.stopped", true), new sfn.Succeed(this, "Stopped"))
         .when(sfn.Condition.booleanEquals("$.cycle.continueAsNew", true), continueUpdate)
-        .otherwise(runLevels),
+        .otherwise(cycleLevels),
     );
-    const waitForTrigger = new sfn.Wait(this, "WaitForTrigger", {
-      time: sfn.WaitTime.secondsPath("$.plan.triggerSeconds"),
-    }).next(nextCycle);
-    runLevels.next(
-      new sfn.Choice(this, "Continuous")
-        .when(sfn.Condition.booleanEquals("$.plan.continuous", true), waitForTrigger)
-        .otherwise(finishUpdate),
+    cycleLevels.next(
+      new sfn.Wait(this, "WaitForTrigger", { time: sfn.WaitTime.secondsPath("$.plan.triggerSeconds") }).next(
+        nextCycle,
+      ),
     );
+    const continuous = sfn.Condition.booleanEquals("$.plan.continuous", true);
     const resetDatasets = catching(
       this.task("ResetDatasets", fns.resetDatasets, sfn.JsonPath.DISCARD),
       outerFail,
-    ).next(runLevels);
-    const run = new sfn.Choice(this, "NeedsResets")
-      .when(sfn.Condition.booleanEquals("$.plan.resets", true), resetDatasets)
-      .otherwise(runLevels);
+    ).next(new sfn.Choice(this, "AfterResets").when(continuous, cycleLevels).otherwise(runLevels));
+    const running = sfn.Condition.stringEquals("$.plan.branch", "run");
 
     const plan = catching(this.task("PlanUpdate", fns.planUpdate, "$.plan"), outerFail).next(
       new sfn.Choice(this, "Branch")
         .when(sfn.Condition.stringEquals("$.plan.branch", "rewind"), rewind)
-        .when(sfn.Condition.stringEquals("$.plan.branch", "run"), run)
+        .when(sfn.Condition.and(running, sfn.Condition.booleanEquals("$.plan.resets", true)), resetDatasets)
+        .when(sfn.Condition.and(running, continuous), cycleLevels)
+        .when(running, runLevels)
         .otherwise(finishUpdate),
     );
 
@@ -190,12 +210,14 @@ export class UpdateStateMachine extends Construct {
       resultPath,
       ...(payload ? { payload: sfn.TaskInput.fromObject(payload) } : {}),
     });
-    task.addRetry({
-      errors: [...RETRYABLE_ERRORS],
-      interval: Duration.seconds(TASK_RETRY.intervalSeconds),
-      maxAttempts: TASK_RETRY.maxAttempts,
-      backoffRate: TASK_RETRY.backoffRate,
-    });
+    for (const retrier of taskRetriers(id)) {
+      task.addRetry({
+        errors: [...retrier.errors],
+        interval: Duration.seconds(retrier.intervalSeconds),
+        maxAttempts: retrier.maxAttempts,
+        backoffRate: retrier.backoffRate,
+      });
+    }
     return task;
   }
 }

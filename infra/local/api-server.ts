@@ -78,7 +78,8 @@ export async function serveApi(
     if (id === undefined) {
       return reply(401, {
         error_code: "UNAUTHENTICATED",
-        message: "that is not this runtime's token: use the one npm start printed (EBB_TOKEN)",
+        message:
+          "that is not this runtime's token: use EBB_TOKEN as npm start exports it (export EBB_TOKEN=$(cat <data folder>/api-token))",
       });
     }
     return { statusCode: 204, headers: { "set-cookie": sessionCookie(id) }, body: "" };
@@ -95,7 +96,9 @@ export async function serveApi(
         ...(typeof ui === "string" ? { ui } : {}),
       };
       if (!sessions.authorized(headers)) {
-        throw new UnauthenticatedError("send Authorization: Bearer $EBB_TOKEN (printed by npm start)");
+        throw new UnauthenticatedError(
+          "send Authorization: Bearer $EBB_TOKEN (npm start exports it from the api-token file in its data folder)",
+        );
       }
       const method = request.method ?? "GET";
       const matches = routes

@@ -49,7 +49,9 @@ export async function startKafkaBroker(options: KafkaBrokerOptions = {}): Promis
   try {
     for (let attempt = 1; ; attempt++) {
       const port = options.port ?? (await freeLoopbackPort());
-      const controllerPort = await freeLoopbackPort();
+      // The kernel may hand back the port just freed: the two listeners need two ports.
+      let controllerPort = await freeLoopbackPort();
+      while (controllerPort === port) controllerPort = await freeLoopbackPort();
       const config = await writeConfig(dataDir, port, controllerPort);
       const logs = path.join(dataDir, "logs");
       if (!existsSync(path.join(logs, "meta.properties"))) {

@@ -11,14 +11,16 @@ import { keepApiToken, shellQuote, type ApiToken } from "./api-token.ts";
 import { loadSynthesizedEbb } from "./ebb-synthesis-cache.ts";
 import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
+import { startKinesisMock } from "./kinesis-mock.ts";
 import { startLocalControlPlane, type LocalControlPlane } from "./local-control-plane.ts";
 import { createOwnerOnly, restrictToOwner } from "./owner-only.ts";
 import { SECRET_ACCESS_KEY_FILE, writeStandInCredentials } from "./stand-in-credentials.ts";
 import type { StorageNames } from "./provision-ebb.ts";
+import type { RunningStandIn } from "./stand-in-process.ts";
 
 /**
  * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>] [--s3-port <n>]
- * [--dynamodb-port <n>] [--allow-local-path <folder>]…`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
+ * [--dynamodb-port <n>] [--allow-local-path <folder>]… [--kinesis]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. Every listener is on 127.0.0.1. The API's port comes from `--port`, else `EBB_PORT`, else any
  * free one; `--s3-port` / `EBB_S3_PORT` and `--dynamodb-port` / `EBB_DYNAMODB_PORT` pin the stand-ins
@@ -26,7 +28,8 @@ import type { StorageNames } from "./provision-ebb.ts";
  * in the data folder (0600, never printed) so they survive restarts. Sources may read local folders
  * only under `<data>/landing` (made on start) and each `--allow-local-path`. The web UI (`ui/dist`, built by
  * `npm run build:ui` before this starts) is served at `/`; its sign-in link, which carries the token
- * in its fragment, is written next to the token rather than printed.
+ * in its fragment, is written next to the token rather than printed. With `--kinesis` the Kinesis
+ * stand-in runs too (streams in its memory), and `kinesis` sources without an `endpoint` read it.
  */
 const UI_ASSETS = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 const { values } = parseArgs({
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     "s3-port": { type: "string", default: process.env["EBB_S3_PORT"] },
     "dynamodb-port": { type: "string", default: process.env["EBB_DYNAMODB_PORT"] },
     "allow-local-path": { type: "string", multiple: true, default: [] },
+    kinesis: { type: "boolean", default: false },
   },
 });
 for (const folder of values["allow-local-path"]) {
@@ -60,7 +64,9 @@ const { aws, storage } = await startEmbeddedEbb({
 let plane: LocalControlPlane;
 let token: ApiToken;
 let landing: string;
+let kinesis: RunningStandIn | undefined;
 try {
+  if (values.kinesis) kinesis = await startKinesisMock();
   token = await keepApiToken(aws.dataDir);
   landing = path.join(token.dir, "landing");
   await mkdir(landing, { recursive: true });
@@ -75,7 +81,10 @@ try {
     localRoots: [landing, ...values["allow-local-path"]],
     ...(port !== undefined ? { port } : {}),
   });
+  // The SDK's own per-service endpoint setting: a source's `endpoint` still wins.
+  if (kinesis) process.env["AWS_ENDPOINT_URL_KINESIS"] = kinesis.endpoint;
 } catch (error) {
+  await kinesis?.stop();
   await aws.stop();
   throw error;
 }
@@ -88,7 +97,15 @@ if (lost.length > 0)
 const signIn = path.join(token.dir, "ui-sign-in");
 await writeFile(signIn, `${plane.endpoint}/#token=${token.token}\n`, { mode: 0o600 });
 console.log(
-  describe(aws, storage, plane, token, [landing, ...values["allow-local-path"]], Date.now() - started),
+  describe(
+    aws,
+    storage,
+    plane,
+    token,
+    [landing, ...values["allow-local-path"]],
+    kinesis,
+    Date.now() - started,
+  ),
 );
 
 let stopping = false;
@@ -100,6 +117,7 @@ const stop = (exitCode: number): void => {
   interruptAllSandboxes();
   void plane
     .stop()
+    .then(() => kinesis?.stop())
     .then(() => aws.stop())
     .then(() => (aws.dataDir === undefined ? rm(token.dir, { recursive: true, force: true }) : undefined))
     .then(() => {
@@ -108,10 +126,12 @@ const stop = (exitCode: number): void => {
     });
 };
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => stop(0));
-void aws.crashed.then((what) => {
-  console.error(`\n${what}`);
-  stop(1);
-});
+for (const crashed of [aws.crashed, ...(kinesis ? [kinesis.crashed] : [])]) {
+  void crashed.then((what) => {
+    console.error(`\n${what}`);
+    stop(1);
+  });
+}
 
 /** A port from `--<flag>`, else the environment variable; exits saying which when it is not one. */
 function portFlag(flag: "port" | "s3-port" | "dynamodb-port", variable: string): number | undefined {
@@ -129,6 +149,7 @@ function describe(
   plane: LocalControlPlane,
   token: ApiToken,
   localRoots: readonly string[],
+  kinesis: RunningStandIn | undefined,
   elapsedMs: number,
 ): string {
   const { endpoints } = aws;
@@ -138,6 +159,7 @@ function describe(
     `  API         ${plane.endpoint}   (Authorization: Bearer $EBB_TOKEN)`,
     `  S3          ${endpoints.s3Endpoint}`,
     `  DynamoDB    ${endpoints.dynamoDbEndpoint}`,
+    ...(kinesis ? [`  Kinesis     ${kinesis.endpoint}   (kinesis sources without an endpoint read it)`] : []),
     `  bucket      ${storage.bucket}`,
     `  tables      Pipelines   ${storage.pipelinesTable}`,
     `              Updates     ${storage.updatesTable}`,
@@ -152,6 +174,7 @@ function describe(
     `export EBB_BUCKET=${storage.bucket}`,
     `export AWS_ENDPOINT_URL_S3=${endpoints.s3Endpoint}`,
     `export AWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamoDbEndpoint}`,
+    ...(kinesis ? [`export AWS_ENDPOINT_URL_KINESIS=${kinesis.endpoint}`] : []),
     `export AWS_REGION=${endpoints.region}`,
     `export AWS_ACCESS_KEY_ID=${endpoints.credentials.accessKeyId}`,
     `export AWS_SECRET_ACCESS_KEY=$(cat ${shellQuote(path.join(token.dir, SECRET_ACCESS_KEY_FILE))})`,

@@ -110,6 +110,7 @@ export function addTableCommands(program: Command, out: (text: string) => void):
             `kept ${result.files_protected} file(s) that live rewind points need (versions ${result.protected_versions.join(", ")})\n`,
           );
         }
+        if (!options.json && result.notice !== undefined) out(`${result.notice}\n`);
         return;
       }
       await withTable(location, async (delta) => {

@@ -300,6 +300,8 @@ export class EbbClient {
       files: { path: string; size: number }[];
       /** Bucket keys of the state files of the table's flows that no live point needs. */
       state_files: string[];
+      /** Set for a table no pipeline owns: nothing but the retention protected its files. */
+      notice?: string;
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {

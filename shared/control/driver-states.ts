@@ -1,8 +1,8 @@
-import { MAX_PARALLEL_ITEMS, RETRYABLE_ERRORS, TASK_RETRY, type UpdateTask } from "./update-tasks.ts";
+import { MAX_PARALLEL_ITEMS, taskRetriers, type UpdateTask } from "./update-tasks.ts";
 
 /**
  * The two kinds of state the update machine is made of, with Step Functions' semantics, for the
- * in-process driver (update-driver.ts): a Task with the machine's Retry, and an inline Map whose items
+ * in-process driver (update-driver.ts): a Task with the machine's Retry list, and an inline Map whose items
  * run side by side, each with its own Catch.
  */
 
@@ -20,22 +20,27 @@ export interface TaskOptions {
   readonly onTask?: (state: UpdateTask) => void | Promise<void>;
 }
 
-/** A Task state: `work`, retried on `RETRYABLE_ERRORS` with the machine's backoff. */
+/** A Task state: `work`, retried as the machine's Retry list for the state says (`taskRetriers`). */
 export async function runTask<T>(
   options: TaskOptions,
   state: UpdateTask,
   work: () => Promise<T>,
 ): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+  const retriers = taskRetriers(state);
+  // Each retrier counts its own attempts, as in Step Functions.
+  const attempts = retriers.map(() => 0);
+  for (;;) {
     if (options.stopped?.()) throw new Stopped();
     await options.onTask?.(state);
     try {
       return await work();
     } catch (error) {
       const name = error instanceof Error ? error.name : "";
-      if (attempt >= TASK_RETRY.maxAttempts || !(RETRYABLE_ERRORS as readonly string[]).includes(name))
-        throw error;
-      await options.sleep(TASK_RETRY.intervalSeconds * 1000 * TASK_RETRY.backoffRate ** attempt);
+      const index = retriers.findIndex((retrier) => retrier.errors.includes(name));
+      const retrier = retriers[index];
+      if (!retrier || attempts[index]! >= retrier.maxAttempts) throw error;
+      const attempt = attempts[index]!++;
+      await options.sleep(retrier.intervalSeconds * 1000 * retrier.backoffRate ** attempt);
     }
   }
 }

@@ -2,7 +2,7 @@ import { captureRewindPoint, listRewindPoints } from "../rewind/rewind-points.ts
 import type { MissingPiece } from "../rewind/errors.ts";
 import { checkTable } from "../rewind/rewind-checks.ts";
 import type { RewindEnvironment } from "../rewind/rewind-environment.ts";
-import { withTableSnapshots } from "../rewind/table-snapshots.ts";
+import { withTableSnapshots, type TableSnapshots } from "../rewind/table-snapshots.ts";
 import type { RewindPoint } from "../rewind/rewind-point.ts";
 import { InvalidStateError } from "../api/errors.ts";
 import { CONFIGURATION_KEYS } from "../pipeline/pipeline-settings.ts";
@@ -44,17 +44,37 @@ export function rewindPointView(
 
 /**
  * Whether each table version a point restores is still whole: in the log, with every data file the
- * RESTORE would bring back (a VACUUM outside Ebb, or log clean-up, can take them).
+ * RESTORE would bring back (a VACUUM outside Ebb, or log clean-up, can take them). Points share most
+ * of their versions (an hourly point of an idle pipeline repeats the last one), so each table version
+ * is checked once per listing, over one snapshot cache.
  */
-async function restorabilityOf(env: RewindEnvironment, point: RewindPoint, catalog: string, schema: string) {
-  const missing: MissingPiece[] = [];
-  await withTableSnapshots(env.tableStore, async (snapshots) => {
+class RestorabilityChecks {
+  readonly #checked = new Map<string, Promise<MissingPiece[]>>();
+
+  constructor(
+    private readonly env: RewindEnvironment,
+    private readonly snapshots: TableSnapshots,
+  ) {}
+
+  async of(point: RewindPoint, catalog: string, schema: string): Promise<Restorability> {
+    const missing: MissingPiece[] = [];
     for (const [dataset, at] of point.cut.datasets)
-      await checkTable(env, snapshots, dataset, at.version, missing);
-  });
-  if (missing.length === 0) return { restorable: true } as const;
-  const reason = missing.map((piece) => `${catalog}.${schema}.${piece.owner}: ${piece.what}`).join("; ");
-  return { restorable: false, reason } as const;
+      missing.push(...(await this.#version(dataset, at.version)));
+    if (missing.length === 0) return { restorable: true };
+    const reason = missing.map((piece) => `${catalog}.${schema}.${piece.owner}: ${piece.what}`).join("; ");
+    return { restorable: false, reason };
+  }
+
+  #version(dataset: string, version: number): Promise<MissingPiece[]> {
+    const key = `${dataset}@${version}`;
+    let checked = this.#checked.get(key);
+    if (!checked) {
+      const missing: MissingPiece[] = [];
+      checked = checkTable(this.env, this.snapshots, dataset, version, missing).then(() => missing);
+      this.#checked.set(key, checked);
+    }
+    return checked;
+  }
 }
 
 export async function listPoints(plane: ControlPlane, pipelineId: string) {
@@ -63,9 +83,13 @@ export async function listPoints(plane: ControlPlane, pipelineId: string) {
   const env = rewindEnvironment(plane, pipelineId, pipeline);
   const points = await listRewindPoints(env);
   const { catalog, schema } = pipeline.definition;
-  const views = [];
-  for (const point of points)
-    views.push(rewindPointView(point, catalog, schema, await restorabilityOf(env, point, catalog, schema)));
+  const views = await withTableSnapshots(env.tableStore, async (snapshots) => {
+    const checks = new RestorabilityChecks(env, snapshots);
+    const listed = [];
+    for (const point of points)
+      listed.push(rewindPointView(point, catalog, schema, await checks.of(point, catalog, schema)));
+    return listed;
+  });
   return { rewind_points: views };
 }
 

@@ -49,6 +49,11 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
     files: result.filesToDelete.map((file) => ({ path: file.key, size: file.size })),
     /** Keys of the bucket: operator and source state of the table's flows that no live point needs. */
     state_files: result.stateFilesToDelete,
+    ...(owner === undefined
+      ? {
+          notice: `no pipeline owns ${display}, so it has no rewind points to protect: only the retention kept files`,
+        }
+      : {}),
   };
 }
 

@@ -17,9 +17,10 @@ import { UPDATE_FAILED, type UpdateTask } from "./update-tasks.ts";
 /**
  * The update state machine walked in process (tests, benchmarks): the same steps, in the same order,
  * as the ASL of `infra/aws/update-state-machine.ts` — PlanUpdate → Branch: rewind waves then
- * FinishRewind, or ResetDatasets (if needed) then DAG levels of RunFlow looping until caught up
- * (again each trigger while continuous) — then FinishUpdate; a failure takes the Catch path to
- * FailUpdate. Tasks and Maps behave as Step Functions' do (driver-states.ts).
+ * FinishRewind, or ResetDatasets (if needed) then DAG levels of RunFlow, retried while its budget
+ * runs out (a continuous update's levels, with their own task names, again each trigger) — then
+ * FinishUpdate; a failure takes the Catch path to FailUpdate. Tasks and Maps behave as Step
+ * Functions' do (driver-states.ts).
  */
 
 export interface DriverOptions {
@@ -76,15 +77,14 @@ export async function driveUpdate(
     );
   const map = <Item>(items: readonly Item[], failState: UpdateTask, work: (item: Item) => Promise<void>) =>
     runMap(items, work, (error) => fail(failState, error));
-  const runUntilCaughtUp = async (item: ExecutionPlan["levels"][number]["items"][number]) => {
-    for (let outcome: RunOutcome | undefined; !outcome?.caughtUp;) {
-      outcome = await task("RunFlow", () =>
+  const runLevel = async (level: ExecutionPlan["levels"][number], inCycle: boolean) =>
+    map(level.items, inCycle ? "FailUpdateInCycle" : "FailUpdateInRun", async (item) => {
+      const outcome = await task(inCycle ? "RunFlowInCycle" : "RunFlow", () =>
         runItem(plane, item, options.budgetMs ?? 600_000, options.crash ? { crash: options.crash } : {}),
       );
       if (outcome.view) views[item.dataset] = outcome.view;
       else if (item.flow) flows[item.flow] = sumProgress(flows[item.flow], outcome);
-    }
-  };
+    });
 
   try {
     const planned = await task("PlanUpdate", () => planExecution(plane, ids));
@@ -100,7 +100,7 @@ export async function driveUpdate(
       if (planned.resets) await task("ResetDatasets", () => resetDatasets(plane, ids));
       let cycle: CycleInput["cycle"];
       for (;;) {
-        for (const level of planned.levels) await map(level.items, "FailUpdateInRun", runUntilCaughtUp);
+        for (const level of planned.levels) await runLevel(level, planned.continuous);
         if (!planned.continuous) break;
         await sleep(planned.triggerSeconds * 1000);
         const next = await task("NextCycle", () => nextCycle(plane, { ...ids, ...(cycle ? { cycle } : {}) }));
@@ -140,7 +140,7 @@ function caughtCause(error: unknown): string {
 
 function sumProgress(before: FlowRunProgress | undefined, outcome: RunOutcome): FlowRunProgress {
   if (!before) {
-    const { caughtUp: _caughtUp, view: _view, ...progress } = outcome;
+    const { view: _view, ...progress } = outcome;
     return progress;
   }
   return {

@@ -11,6 +11,8 @@ export const UPDATE_TASKS = {
   RewindDataset: "rewind-dataset",
   FinishRewind: "finish-rewind",
   RunFlow: "run-flow",
+  /** RunFlow in a continuous update's levels (a machine of their own, so no run pays a Choice). */
+  RunFlowInCycle: "run-flow",
   NextCycle: "next-cycle",
   ContinueUpdate: "continue-update",
   FinishUpdate: "finish-update",
@@ -18,13 +20,19 @@ export const UPDATE_TASKS = {
   FailUpdate: "fail-update",
   FailUpdateInRewind: "fail-update",
   FailUpdateInRun: "fail-update",
+  FailUpdateInCycle: "fail-update",
 } as const;
 export type UpdateTask = keyof typeof UPDATE_TASKS;
 
-/** Transient failures: storage unavailable, a lost commit race, Lambda's own hiccups. */
+/**
+ * Transient failures: storage unavailable, a lost commit race (or a commit that conflicts with a
+ * concurrent one: redone against the table as it now is), Lambda's own hiccups.
+ */
 export const RETRYABLE_ERRORS = [
   "StoreUnavailableError",
   "CommitRetriesExhaustedError",
+  "TableWriteConflictError",
+  "CommitConflictError",
   "Lambda.ServiceException",
   "Lambda.AWSLambdaException",
   "Lambda.SdkClientException",
@@ -33,6 +41,32 @@ export const RETRYABLE_ERRORS = [
 
 /** Every task's Retry: after 2 s, then 4, 8, 16. */
 export const TASK_RETRY = { intervalSeconds: 2, maxAttempts: 4, backoffRate: 2 } as const;
+
+/**
+ * RunFlow's second Retry: its budget ran out with batches left (`RunBudgetSpentError`), so the same
+ * item is invoked again a second later — the loop until caught up, as a retry (one state transition
+ * per invocation, no Choice and Succeed per flow). Step Functions' largest MaxAttempts: the
+ * execution's own timeout bounds the loop.
+ */
+export const RUN_BUDGET_RETRY = {
+  error: "RunBudgetSpentError",
+  intervalSeconds: 1,
+  maxAttempts: 99_999_999,
+  backoffRate: 1,
+} as const;
+
+/** A task state's Retry list, in order: transient errors, then (RunFlow) a spent budget. */
+export function taskRetriers(state: UpdateTask): readonly {
+  errors: readonly string[];
+  intervalSeconds: number;
+  maxAttempts: number;
+  backoffRate: number;
+}[] {
+  const transient = { errors: RETRYABLE_ERRORS, ...TASK_RETRY };
+  if (state !== "RunFlow" && state !== "RunFlowInCycle") return [transient];
+  const { error, ...budget } = RUN_BUDGET_RETRY;
+  return [transient, { errors: [error], ...budget }];
+}
 
 /**
  * Every task's `TimeoutSeconds`, and its Lambda's timeout (Lambda's longest, 15 minutes): the two

@@ -175,7 +175,7 @@ export class DeltaTable {
 
   /** Opens the table at its latest version. */
   static async open(store: ObjectStore, options: DeltaTableOptions = {}): Promise<DeltaTable> {
-    const duck = options.duck ?? (await DuckSession.open());
+    const duck = options.duck ?? DuckSession.deferred();
     try {
       const latest = options.snapshot ?? (await loadSnapshot(store, { duck }));
       return await DeltaTable.#withContext(store, latest, { ...options, duck }, options.duck === undefined);
@@ -191,7 +191,7 @@ export class DeltaTable {
     options: DeltaTableOptions,
     ownsSession = options.duck === undefined,
   ): Promise<DeltaTable> {
-    const duck = options.duck ?? (await DuckSession.open());
+    const duck = options.duck ?? DuckSession.deferred();
     const scratch = await ScratchFolder.create("ebb-delta-");
     const context: OperationContext = {
       store,

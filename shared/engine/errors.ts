@@ -9,6 +9,28 @@ export class EngineError extends CodedError {
   override readonly name: string = "EngineError";
 }
 
+/**
+ * A write of an update lost to a commit it conflicts with (Delta's `ConcurrentModificationException`:
+ * an OPTIMIZE, RESTORE or schema change of the table by another writer landed first). Nothing of the
+ * write was committed. The state machine retries the task, which redoes the write against the table
+ * as it now is; this error is what the update fails with when the table kept changing.
+ */
+export class TableWriteConflictError extends EngineError {
+  override readonly name = "TableWriteConflictError";
+  override readonly errorCode = "RESOURCE_CONFLICT";
+  constructor(
+    readonly table: string,
+    cause: Error,
+  ) {
+    super(
+      `table ${table} changed while this update wrote to it (${cause.message.replace(/; re-read.*$/, "")}); ` +
+        `nothing of the write was committed: start the update again once the other writer (an OPTIMIZE, RESTORE or ` +
+        `another client) is done`,
+      { cause, data: { table } },
+    );
+  }
+}
+
 /** User SQL tried something the sandbox does not allow (a file, a URL, ATTACH, INSTALL, a setting). */
 export class SandboxViolationError extends EngineError {
   override readonly name = "SandboxViolationError";

@@ -3,6 +3,7 @@ import type {
   EventLevel,
   EventLogRepository,
   EventOrigin,
+  NewEvent,
 } from "../store/event-log-repository.ts";
 import type { UpdateState } from "../store/updates-repository.ts";
 import type { StateProgress } from "./stateful/stateful-batch.ts";
@@ -13,14 +14,17 @@ import type { BatchOutcome } from "./micro-batch.ts";
  * of the update filled in once, one method per event type.
  *
  * Writes go out behind the update's work rather than in its way (a DynamoDB round trip per event
- * would dominate a small incremental update); `flush()` waits for all of them and reports the first
- * that failed. Events are written concurrently: each has its own, strictly increasing timestamp, so
- * the log orders them as they happened whatever order the writes land in. Writes whose order matters
- * (update state transitions) go one after another through `enqueue`.
+ * would dominate a small incremental update), in batches: the events of one moment, and those that
+ * arrive while a batch is being written, go out together (`appendAll`: one BatchWriteItem per 25,
+ * not a PutItem each). `flush()` waits for all of them and reports the first that failed. Each event
+ * has its own, strictly increasing timestamp, so the log orders them as they happened. Writes whose
+ * order matters (update state transitions) go one after another through `enqueue`.
  */
 export class EventRecorder {
   #queue: Promise<void> = Promise.resolve();
-  readonly #inFlight = new Set<Promise<void>>();
+  /** Events not yet handed to a batch, and the loop writing them (while there are any). */
+  #pending: NewEvent[] = [];
+  #draining: Promise<void> | undefined;
   /** The last event's timestamp: each event gets a later one, so the log orders them as they happened. */
   #lastTimestamp = Number.NEGATIVE_INFINITY;
   #firstError: { error: unknown } | undefined;
@@ -115,7 +119,7 @@ export class EventRecorder {
   /** Waits for every write; throws the first failure. */
   async flush(): Promise<void> {
     await this.#queue;
-    await Promise.all(this.#inFlight);
+    while (this.#draining) await this.#draining;
     const failed = this.#firstError;
     this.#firstError = undefined;
     if (failed) throw failed.error;
@@ -131,20 +135,28 @@ export class EventRecorder {
   ): Promise<void> {
     const timestamp = Math.max(this.clock(), this.#lastTimestamp + 1);
     this.#lastTimestamp = timestamp;
-    const write = this.#settle(() =>
-      this.events.append({
-        origin: { ...this.origin, ...origin },
-        message,
-        level,
-        event_type: eventType,
-        details,
-        timestamp,
-        ...(error ? { error } : {}),
-      }),
-    );
-    this.#inFlight.add(write);
-    void write.then(() => this.#inFlight.delete(write));
+    this.#pending.push({
+      origin: { ...this.origin, ...origin },
+      message,
+      level,
+      event_type: eventType,
+      details,
+      timestamp,
+      ...(error ? { error } : {}),
+    });
+    this.#draining ??= this.#drain();
     return Promise.resolve();
+  }
+
+  /** Writes the pending events a batch at a time, until none are left. */
+  async #drain(): Promise<void> {
+    // The events of this moment (appended before the next turn of the event loop) join the first batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, EVENT_BATCH_SIZE);
+      await this.#settle(() => this.events.appendAll(batch));
+    }
+    this.#draining = undefined;
   }
 
   /** Runs a write, keeping its failure (the first one) for `flush()` instead of throwing. */
@@ -156,6 +168,9 @@ export class EventRecorder {
     }
   }
 }
+
+/** Events per `appendAll`: DynamoDB's BatchWriteItem limit. */
+const EVENT_BATCH_SIZE = 25;
 
 /** An error and its causes as the event log's exception chain. */
 export function eventError(error: unknown, fatal: boolean): EventError {

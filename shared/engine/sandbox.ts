@@ -147,8 +147,8 @@ export class Sandbox {
    */
   interrupt(why: "time" | "canceled" | "shutdown"): void {
     this.#interrupted ??= why;
-    this.session.connection.interrupt();
-    this.#reinterrupt ??= setInterval(() => this.session.connection.interrupt(), 50);
+    this.session.interrupt();
+    this.#reinterrupt ??= setInterval(() => this.session.interrupt(), 50);
   }
 
   #endInterrupt(): void {

@@ -23,7 +23,7 @@ import {
   type WriteOptions,
 } from "../delta/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
-import { EngineError, IncompatibleSchemaChangeError } from "./errors.ts";
+import { EngineError, IncompatibleSchemaChangeError, TableWriteConflictError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";
 import { planSchemaEvolution } from "./schema-evolution.ts";
 
@@ -252,7 +252,7 @@ async function commitBatch(
       // The same batch landed meanwhile (a retried task racing itself): not an error.
       return findTxnCommit(target.store, outcome.snapshot, txn);
     case "conflict":
-      throw outcome.error;
+      throw new TableWriteConflictError(target.name, outcome.error);
   }
 }
 

@@ -11,7 +11,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 export class TableSnapshots {
   readonly #versions = new Map<string, Promise<Snapshot>>();
   readonly #latest = new Map<string, Promise<Snapshot | undefined>>();
-  #duck: Promise<DuckSession> | undefined;
+  #duck: DuckSession | undefined;
 
   constructor(private readonly tableStore: (dataset: string) => ObjectStore) {}
 
@@ -43,13 +43,13 @@ export class TableSnapshots {
   async close(): Promise<void> {
     const duck = this.#duck;
     this.#duck = undefined;
-    if (duck) (await duck).close();
+    duck?.close();
   }
 
   async #load(dataset: string, version?: number): Promise<Snapshot> {
-    this.#duck ??= DuckSession.open();
+    this.#duck ??= DuckSession.deferred();
     return loadSnapshot(this.tableStore(dataset), {
-      duck: await this.#duck,
+      duck: this.#duck,
       ...(version !== undefined ? { version } : {}),
     });
   }

@@ -1,9 +1,12 @@
 import {
+  BatchWriteCommand,
+  type BatchWriteCommandOutput,
   GetCommand,
   PutCommand,
   type DynamoDBDocumentClient,
   type GetCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
+import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { EVENT_LOG_TABLE } from "./table-schemas.ts";
 import { InvalidPageTokenError } from "./errors.ts";
@@ -39,6 +42,8 @@ const TIME_KEY = EVENT_LOG_TABLE.timestampKey;
 const TTL = EVENT_LOG_TABLE.ttlAttribute;
 /** Sorts after every `<ISO>#<id>` with that ISO prefix (ids are base32). */
 const AFTER_ANY_ID = "#\uffff";
+/** BatchWriteItem's limit. */
+const BATCH_WRITE_SIZE = 25;
 /** The latest time a 24-character ISO string can show. */
 const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
@@ -75,6 +80,31 @@ export class DynamoEventLogRepository implements EventLogRepository {
   }
 
   async append(event: NewEvent): Promise<PipelineEvent> {
+    const { stored, item } = this.toItem(event);
+    await request(() => this.client.send(new PutCommand({ TableName: this.table, Item: item })));
+    return stored;
+  }
+
+  async appendAll(events: readonly NewEvent[]): Promise<PipelineEvent[]> {
+    const built = events.map((event) => this.toItem(event));
+    for (let i = 0; i < built.length; i += BATCH_WRITE_SIZE) {
+      let pending: NonNullable<BatchWriteCommandOutput["UnprocessedItems"]>[string] = built
+        .slice(i, i + BATCH_WRITE_SIZE)
+        .map(({ item }) => ({ PutRequest: { Item: item } }));
+      // Items DynamoDB did not take (throttling) go again, after a short wait.
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
+        const batch = pending;
+        const output: BatchWriteCommandOutput = await request(() =>
+          this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: batch } })),
+        );
+        pending = output.UnprocessedItems?.[this.table] ?? [];
+      }
+    }
+    return built.map(({ stored }) => stored);
+  }
+
+  private toItem(event: NewEvent): { stored: PipelineEvent; item: EventItem } {
     const time = event.timestamp ?? this.now();
     const stored: PipelineEvent = {
       id: this.ids.next(time),
@@ -100,8 +130,7 @@ export class DynamoEventLogRepository implements EventLogRepository {
       ...(stored.origin.dataset_name !== undefined ? { datasetName: stored.origin.dataset_name } : {}),
       body: JSON.stringify(stored),
     };
-    await request(() => this.client.send(new PutCommand({ TableName: this.table, Item: item })));
-    return stored;
+    return { stored, item };
   }
 
   async get(pipelineId: string, id: string): Promise<PipelineEvent | undefined> {

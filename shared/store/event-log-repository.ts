@@ -96,6 +96,11 @@ export interface EventPageRequest {
 export interface EventLogRepository {
   /** Stores an event and returns it as it will be read. */
   append(event: NewEvent): Promise<PipelineEvent>;
+  /**
+   * Stores events together (on DynamoDB, one BatchWriteItem per 25), in order: each gets an id and
+   * sequence number after the one before, as if appended one by one.
+   */
+  appendAll(events: readonly NewEvent[]): Promise<PipelineEvent[]>;
   /** The event, or undefined if there is none (or it has expired). */
   get(pipelineId: string, id: string): Promise<PipelineEvent | undefined>;
   /** A page of the pipeline's events. Throws `InvalidPageTokenError` for a foreign token. */

@@ -31,6 +31,12 @@ export class MemoryEventLogRepository implements EventLogRepository {
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  async appendAll(events: readonly NewEvent[]): Promise<PipelineEvent[]> {
+    const stored: PipelineEvent[] = [];
+    for (const event of events) stored.push(await this.append(event));
+    return stored;
+  }
+
   async append(event: NewEvent): Promise<PipelineEvent> {
     const time = event.timestamp ?? this.now();
     const stored: PipelineEvent = structuredClone({

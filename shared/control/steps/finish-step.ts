@@ -24,6 +24,7 @@ export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise
       await captureRewindPoint(context.env, "update-end", ids.updateId);
     }
     await context.events.updateProgress("COMPLETED");
+    await context.events.flush();
   }
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE");
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
@@ -40,6 +41,7 @@ export async function failUpdate(
   if (!isTerminal(context.update.state)) {
     const failure = Object.assign(new Error(error.message), { name: caught.Error ?? "Error" });
     await context.events.updateProgress("FAILED", failure);
+    await context.events.flush();
   }
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });

@@ -5,7 +5,7 @@ import type { ControlPlane } from "../control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
-import { openUpdate, type UpdateIds } from "./update-context.ts";
+import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context.ts";
 
 /**
  * The state machine's first step (architecture.md "The shape": Plan → Choice):
@@ -42,6 +42,14 @@ export interface ExecutionPlan {
 }
 
 export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promise<ExecutionPlan> {
+  const context = await openUpdate(plane, ids);
+  const plan = await planWith(plane, ids, context);
+  // The step's events are written (in one batch, most often) before the machine moves on.
+  await context.events.flush();
+  return plan;
+}
+
+async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateContext): Promise<ExecutionPlan> {
   const done: ExecutionPlan = {
     branch: "done",
     continuous: false,
@@ -50,7 +58,6 @@ export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promis
     resets: false,
     levels: [],
   };
-  const context = await openUpdate(plane, ids);
   const { update, pipeline } = context;
   if (isTerminal(update.state)) return done;
   await plane.updates.transition(ids.pipelineId, ids.updateId, "INITIALIZING");

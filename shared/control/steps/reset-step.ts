@@ -16,5 +16,6 @@ export async function resetDatasets(plane: ControlPlane, ids: UpdateIds): Promis
   await context.events.updateProgress("RESETTING");
   const plan = planRefresh(context.pipeline, intent.refresh);
   await executeRefreshPlan(context.env, plan, ids.updateId);
+  await context.events.flush();
   return { resets: plan.resets.length + plan.checkpointResets.length };
 }

@@ -6,24 +6,25 @@ import type { CrashHook } from "../../engine/crash-points.ts";
 import { runFlowUntilCaughtUp, type FlowRunProgress } from "../../engine/flow-runner.ts";
 import { refreshMaterializedView, type ViewRefresh } from "../../engine/materialized-view.ts";
 import { updateFence } from "../../engine/update-fence.ts";
-import { isTerminal } from "../../store/updates-repository.ts";
+import { isTerminal, type UpdateRecord } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import type { RunItem } from "./plan-step.ts";
+import { RunBudgetSpentError } from "./task-errors.ts";
 import { openUpdate } from "./update-context.ts";
 
 /**
  * One item of a DAG level (architecture.md "The shape": RunFlow loops until caught up):
  *
- * - a streaming flow runs micro-batches until it has caught up or its time budget is spent; the state
- *   machine calls the step again while `caughtUp` is false, so a flow with a long backlog spans
- *   several invocations, each batch exactly once (the micro-batch protocol resumes where it stopped);
+ * - a streaming flow runs micro-batches until it has caught up or its time budget is spent; a spent
+ *   budget throws `RunBudgetSpentError`, which the state machine retries, so a flow with a long
+ *   backlog spans several invocations, each batch exactly once (the micro-batch protocol resumes
+ *   where it stopped);
  * - a materialized view recomputes (one overwrite commit).
  * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
  */
 
 /** This invocation's share of the flow's work (or the view's refresh). */
 export interface RunOutcome extends FlowRunProgress {
-  readonly caughtUp: boolean;
   readonly view?: ViewRefresh;
 }
 
@@ -37,14 +38,14 @@ export async function runItem(
   hooks: { readonly crash?: CrashHook } = {},
 ): Promise<RunOutcome> {
   const context = await openUpdate(plane, item);
-  if (isTerminal(context.update.state)) return { caughtUp: true, ...NOTHING };
+  if (isTerminal(context.update.state)) return NOTHING;
   if (context.update.state !== "RUNNING") {
     await plane.updates.transition(item.pipelineId, item.updateId, "RUNNING");
     await context.events.updateProgress("RUNNING");
   }
   const catalog = new DatasetCatalog(context.pipeline, plane.bucket);
   const dataset = catalog.dataset(item.dataset);
-  const duck = await DuckSession.open();
+  const duck = DuckSession.deferred();
   const scratch = await ScratchFolder.create("ebb-task-");
   const stopped = watchForStop(plane, item);
   const session = { duck, scratch, clock: plane.clock, signal: stopped.signal };
@@ -53,7 +54,8 @@ export async function runItem(
     if (dataset.type === "materialized_view") {
       const fence = updateFence(item.updateId, isActive, stopped.signal);
       const refreshed = await refreshMaterializedView(dataset, catalog, session, fence);
-      return { caughtUp: true, ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
+      await context.events.flush();
+      return { ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }
     const flow =
       dataset.type === "streaming_table" ? dataset.flows.find((f) => f.name === item.flow) : undefined;
@@ -64,9 +66,12 @@ export async function runItem(
     }
     const deadline = plane.clock() + budgetMs;
     let outOfTime = false;
+    // Before the first batch the update is as `openUpdate` just read it: no second read.
+    let known: UpdateRecord | undefined = context.update;
     const shouldStop = async () => {
       if (plane.clock() >= deadline) return (outOfTime = true);
-      const update = await plane.updates.get(item.pipelineId, item.updateId);
+      const update = known ?? (await plane.updates.get(item.pipelineId, item.updateId));
+      known = undefined;
       return update === undefined || isTerminal(update.state);
     };
     try {
@@ -87,12 +92,16 @@ export async function runItem(
         shouldStop,
       );
       await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
-      return { caughtUp: true, ...progress };
+      await context.events.flush();
+      return progress;
     } catch (error) {
-      if (error instanceof UpdateCanceledError && outOfTime) return { caughtUp: false, ...NOTHING };
       if (!(error instanceof UpdateCanceledError)) {
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
       }
+      // The failure is the step's answer: its events are written as well as they can be.
+      await context.events.flush().catch(() => undefined);
+      if (error instanceof UpdateCanceledError && outOfTime)
+        throw new RunBudgetSpentError(dataset.name, flow.name);
       throw error;
     }
   } finally {

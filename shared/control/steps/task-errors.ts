@@ -1,3 +1,4 @@
+import { CodedError } from "../../errors/coded-error.ts";
 import type { UpdateError } from "../../store/updates-repository.ts";
 
 /**
@@ -50,4 +51,18 @@ export function codedTaskError(error: Error): Error {
   coded.name = error.name;
   if (error.stack) coded.stack = error.stack;
   return coded;
+}
+
+/**
+ * Not a failure: RunFlow's time budget ran out with batches left. The state machine's Retry on this
+ * name (`RUN_BUDGET_RETRY`) invokes the item again, and it resumes where its last batch ended.
+ */
+export class RunBudgetSpentError extends CodedError {
+  override readonly name = "RunBudgetSpentError";
+
+  constructor(dataset: string, flow: string | undefined) {
+    super(
+      `${flow ? `flow ${flow} of ` : ""}${dataset} has batches left after its time budget; it runs on in a new invocation`,
+    );
+  }
 }

@@ -35,11 +35,21 @@ export async function readLastCheckpointHint(store: ObjectStore): Promise<LastCh
 
 /**
  * Lists `_delta_log/` (from `fromVersion` on, using the zero-padded names' byte order: every file of
- * version v sorts after the bare `<v>`) and indexes it.
+ * version v sorts after the bare `<v>`) and indexes it. With `throughVersion` the listing stops at the
+ * first file of a later version: a read as of an old version does not list the log's whole tail.
  */
-export async function listLog(store: ObjectStore, fromVersion?: number): Promise<LogListing> {
+export async function listLog(
+  store: ObjectStore,
+  fromVersion?: number,
+  throughVersion?: number,
+): Promise<LogListing> {
   const objects: ObjectInfo[] = [];
   const options = fromVersion === undefined ? {} : { startAfter: `${LOG_DIR}${padVersion(fromVersion)}` };
-  for await (const info of listAll(store, LOG_DIR, options)) objects.push(info);
+  // Names past the last version's sort after its padded number (a later version, or `_last_checkpoint`).
+  const past = throughVersion === undefined ? undefined : padVersion(throughVersion);
+  for await (const info of listAll(store, LOG_DIR, options)) {
+    if (past !== undefined && info.key.slice(LOG_DIR.length, LOG_DIR.length + past.length) > past) break;
+    objects.push(info);
+  }
   return indexLogListing(objects);
 }

@@ -18,6 +18,8 @@ export interface CheckpointRef {
   /** One key for a classic checkpoint, every part (in part order) for a multi-part one. */
   readonly keys: readonly string[];
   readonly lastModified: number;
+  /** The parts' keys, sizes and ETags: a checkpoint written again (a table made anew) differs. */
+  readonly identity: string;
 }
 
 /** The log files a listing found, by version. */
@@ -53,6 +55,7 @@ export function indexLogListing(objects: Iterable<ObjectInfo>): LogListing {
         version: file.version,
         keys: [object.key],
         lastModified: object.lastModified,
+        identity: identityOf([object]),
       });
     } else if (file.kind === "checkpoint-part") {
       const id = `${file.version}/${file.parts}`;
@@ -70,11 +73,18 @@ export function indexLogListing(objects: Iterable<ObjectInfo>): LogListing {
       version: group.version,
       keys: ordered.map((info) => info.key),
       lastModified: Math.max(...ordered.map((info) => info.lastModified)),
+      identity: identityOf(ordered),
     });
   }
   // A classic checkpoint is preferred over parts for the same version: one file to read.
   for (const [version, ref] of classic) checkpoints.set(version, ref);
   return { commits, checkpoints };
+}
+
+/** Empty when a part has no ETag: such a checkpoint cannot be told from one written again. */
+function identityOf(parts: readonly ObjectInfo[]): string {
+  if (parts.some((info) => info.etag === "")) return "";
+  return parts.map((info) => `${info.key} ${info.size} ${info.etag}`).join("\n");
 }
 
 /** The newest version the listing shows (commit or checkpoint), or `undefined` for an empty log. */

@@ -1,9 +1,8 @@
 import { DuckSession } from "../../duck/duck-session.ts";
-import { withScratchFolder } from "../../duck/scratch-folder.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { CommitInfo } from "../log/actions.ts";
-import { readCheckpointActions } from "../log/checkpoint-reader.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
+import { checkpointActions } from "./checkpoint-cache.ts";
 import { versionAtTimestamp } from "./commit-history.ts";
 import { readCommits } from "../log/commit-reader.ts";
 import { TableNotFoundError } from "../errors.ts";
@@ -47,10 +46,7 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;
-    const actions = await withDuck(options.duck, (duck) =>
-      withScratchFolder((scratch) => readCheckpointActions(store, checkpoint, duck, scratch)),
-    );
-    applyActions(state, actions);
+    applyActions(state, await checkpointActions(store, checkpoint, (work) => withDuck(options.duck, work)));
   }
   let last: { commitInfo: CommitInfo | undefined; timestamp: number } | undefined;
   for (const { ref, actions } of await readCommits(store, segment.commits)) {
@@ -71,18 +67,21 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
 }
 
 /**
- * Lists and plans. A plan from the tail listing that fails is redone from a full listing, so that
- * errors name every version that can be read, not just those after the checkpoint hint.
+ * Lists and plans: from the checkpoint hint when it is usable, else from the start, and never past
+ * the version asked for. A plan that fails is redone from a full listing, so that errors name every
+ * version that can be read, not just those the shorter listing saw.
  */
 async function planFromListing(
   store: ObjectStore,
   version: number | undefined,
   location: string | undefined,
 ): Promise<{ listing: LogListing; segment: LogSegment }> {
-  const tail = await listForVersion(store, version);
-  if (tail) {
+  const partial =
+    (await listForVersion(store, version)) ??
+    (version === undefined ? undefined : await listLog(store, undefined, version));
+  if (partial) {
     try {
-      return { listing: tail, segment: planLogSegment(tail, version) };
+      return { listing: partial, segment: planLogSegment(partial, version) };
     } catch {
       // fall through to the full listing
     }
@@ -103,7 +102,7 @@ async function listForVersion(
 ): Promise<LogListing | undefined> {
   const hint = await readLastCheckpointHint(store);
   if (!hint || (version !== undefined && hint.version > version)) return undefined;
-  const tail = await listLog(store, hint.version);
+  const tail = await listLog(store, hint.version, version);
   return [...tail.checkpoints.keys()].some((v) => v >= hint.version) ? tail : undefined;
 }
 
@@ -128,7 +127,7 @@ async function withDuck<T>(
   work: (duck: DuckSession) => Promise<T>,
 ): Promise<T> {
   if (given) return work(given);
-  const duck = await DuckSession.open();
+  const duck = DuckSession.deferred();
   try {
     return await work(duck);
   } finally {

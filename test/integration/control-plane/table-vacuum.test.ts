@@ -139,6 +139,21 @@ describe("VACUUM by table name", () => {
     });
   }, 60_000);
 
+  it("says that a table no pipeline owns had nothing but the retention protecting its files", async () => {
+    const loose = await DeltaTable.create(testObjectStore("tables/vac/loose/t/"), {
+      schema: { type: "struct", fields: [{ name: "id", type: "long", nullable: true, metadata: {} }] },
+    });
+    await loose.close();
+    const result = await cp.client.vacuum("vac.loose.t", { dry_run: true });
+    expect(result.pipeline_id).toBeUndefined();
+    expect(result.protected_versions).toEqual([]);
+    expect(result.notice).toBe(
+      "no pipeline owns vac.loose.t, so it has no rewind points to protect: only the retention kept files",
+    );
+    const owned = await cp.client.vacuum("vac.points.totals", { dry_run: true });
+    expect(owned.notice).toBeUndefined();
+  }, 60_000);
+
   it("marks a point whose files a VACUUM outside Ebb deleted restorable: false, with the reason", async () => {
     const { pipeline_id: other } = await cp.client.createPipeline(countingPipeline("outside", "ones"));
     try {

@@ -40,7 +40,9 @@ export class EngineHarness {
   private parser: Promise<SqlReferenceParser> | undefined;
   private deployed: { definition: string; version: number } | undefined;
 
-  constructor(options: { readonly crash?: CrashHook; readonly clock?: () => number } = {}) {
+  constructor(
+    options: { readonly crash?: CrashHook; readonly clock?: () => number; readonly budgetMs?: number } = {},
+  ) {
     const { storage } = testAws();
     const client = testDocumentClient();
     this.store = s3Store(`${this.prefix}pipeline/`);
@@ -48,6 +50,7 @@ export class EngineHarness {
     this.landing = s3Store(`${this.prefix}landing/`);
     this.executions = new InProcessExecutions(() => this.plane, {
       ...(options.crash ? { crash: options.crash } : {}),
+      ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs }),
       onTask: (state) => this.onTask?.(state),
     });
     const now = options.clock ? { now: options.clock } : {};

@@ -3,21 +3,31 @@ import net from "node:net";
 import os from "node:os";
 import { ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
+import {
+  CreateStreamCommand,
+  DescribeStreamSummaryCommand,
+  KinesisClient,
+  PutRecordsCommand,
+} from "@aws-sdk/client-kinesis";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { EbbClient } from "../../../shared/client/ebb-client.ts";
+import { bearerAuth } from "../../../shared/client/request-signer.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isLoopback, listeningSockets, processTree } from "../../support/listening-sockets.ts";
 import { startRuntime, stopRuntime, type Banner } from "../../support/npm-start.ts";
 
 /**
- * `npm start` as a user runs it (in memory): nothing it starts listens beyond loopback, a connection
- * to the machine's own network address is refused, and the S3 stand-in and the Step Functions
- * endpoint refuse requests not signed with the credentials its banner exports.
+ * `npm start -- --kinesis` as a user runs it (in memory): nothing it starts listens beyond loopback, a
+ * connection to the machine's own network address is refused, and the S3 stand-in and the Step
+ * Functions endpoint refuse requests not signed with the credentials its banner exports. A stream put
+ * on the Kinesis stand-in it exports is read by a pipeline whose source names no endpoint.
  */
 
 let child: ChildProcess;
 let banner: Banner;
 
 beforeAll(async () => {
-  ({ child, banner } = await startRuntime(["--data-dir", "memory"]));
+  ({ child, banner } = await startRuntime(["--data-dir", "memory", "--kinesis"]));
 }, 120_000);
 
 afterAll(() => stopRuntime(child), 60_000);
@@ -25,11 +35,16 @@ afterAll(() => stopRuntime(child), 60_000);
 describe("npm start on the network", () => {
   it("listens on loopback only, in every process it starts", () => {
     const sockets = listeningSockets(processTree(child.pid!));
-    // The API, the Step Functions endpoint, S3, DynamoDB Local.
-    expect(sockets.length).toBeGreaterThanOrEqual(4);
+    // The API, the Step Functions endpoint, S3, DynamoDB Local, Kinesis.
+    expect(sockets.length).toBeGreaterThanOrEqual(5);
     expect(sockets.filter((socket) => !isLoopback(socket.address))).toEqual([]);
     const ports = sockets.map((socket) => socket.port);
-    for (const name of ["EBB_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_DYNAMODB"])
+    for (const name of [
+      "EBB_ENDPOINT",
+      "AWS_ENDPOINT_URL_S3",
+      "AWS_ENDPOINT_URL_DYNAMODB",
+      "AWS_ENDPOINT_URL_KINESIS",
+    ])
       expect(ports).toContain(Number(new URL(banner.exports[name]!).port));
   });
 
@@ -93,6 +108,59 @@ describe("npm start on the network", () => {
       name: "SignatureDoesNotMatch",
     });
   });
+
+  it("reads a stream put on the exported Kinesis endpoint, from a source that names none", async () => {
+    const kinesis = new KinesisClient({
+      endpoint: banner.exports["AWS_ENDPOINT_URL_KINESIS"]!,
+      region: banner.exports["AWS_REGION"]!,
+      credentials: banner.credentials,
+      requestHandler: new NodeHttpHandler(),
+    });
+    await kinesis.send(new CreateStreamCommand({ StreamName: "clicks", ShardCount: 2 }));
+    for (let tries = 0; ; tries++) {
+      const { StreamDescriptionSummary } = await kinesis.send(
+        new DescribeStreamSummaryCommand({ StreamName: "clicks" }),
+      );
+      if (StreamDescriptionSummary?.StreamStatus === "ACTIVE") break;
+      expect(tries).toBeLessThan(100);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await kinesis.send(
+      new PutRecordsCommand({
+        StreamName: "clicks",
+        Records: [1, 2, 3].map((id) => ({
+          PartitionKey: `u${id}`,
+          Data: Buffer.from(JSON.stringify({ id })),
+        })),
+      }),
+    );
+    const ebb = new EbbClient({ endpoint: banner.exports["EBB_ENDPOINT"]!, auth: bearerAuth(banner.token) });
+    const { pipeline_id } = await ebb.createPipeline({
+      name: "local kinesis",
+      catalog: "web",
+      schema: "local",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "clicks",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "kinesis", stream: "clicks", data_format: "json", schema: { id: "BIGINT" } },
+                sql: "SELECT data.id AS id FROM source",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const { update_id } = await ebb.startUpdate(pipeline_id);
+    const update = await ebb.waitForUpdate(pipeline_id, update_id, { intervalMs: 200 });
+    expect(update.state, update.error?.message).toBe("COMPLETED");
+    const { rows } = await ebb.query("web.local.clicks", { sql: "SELECT id FROM t ORDER BY id" });
+    expect(rows.map((row) => Number(row["id"]))).toEqual([1, 2, 3]);
+  }, 120_000);
 });
 
 function connect(host: string, port: number): Promise<void> {

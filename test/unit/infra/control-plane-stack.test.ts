@@ -5,6 +5,7 @@ import { buildStack } from "../../../infra/aws/synthesize.ts";
 import { ENTRY_METADATA } from "../../../infra/aws/ebb.ts";
 import {
   RETRYABLE_ERRORS,
+  RUN_BUDGET_RETRY,
   TASK_TIMEOUT_SECONDS,
   UPDATE_TASKS,
 } from "../../../shared/control/update-tasks.ts";
@@ -157,6 +158,7 @@ describe("control plane stack", () => {
     expect(tasks.map(([name]) => name).sort()).toEqual([
       "ContinueUpdate",
       "FailUpdate",
+      "FailUpdateInCycle",
       "FailUpdateInRewind",
       "FailUpdateInRun",
       "FinishRewind",
@@ -166,16 +168,20 @@ describe("control plane stack", () => {
       "ResetDatasets",
       "RewindDataset",
       "RunFlow",
+      "RunFlowInCycle",
     ]);
     for (const [name, task] of tasks) {
       expect(task.TimeoutSeconds, name).toBe(TASK_TIMEOUT_SECONDS);
       expect(task.Retry?.[0]?.ErrorEquals, name).toEqual([...RETRYABLE_ERRORS]);
       expect(task.Catch?.[0]?.ErrorEquals, name).toEqual(["States.ALL"]);
+      // RunFlow loops until caught up by retrying a spent budget; no other task has that retrier.
+      const budget = name === "RunFlow" || name === "RunFlowInCycle" ? [RUN_BUDGET_RETRY.error] : undefined;
+      expect(task.Retry?.[1]?.ErrorEquals, name).toEqual(budget);
     }
     const maps = allStates(definition().States).filter(([, state]) => state.Type === "Map");
     for (const [name, map] of maps) {
       expect(JSON.stringify(map), name).toContain('"Mode":"INLINE"');
-      if (name === "RewindWaves" || name === "RunLevels")
+      if (name === "RewindWaves" || name === "RunLevels" || name === "CycleLevels")
         expect(map.Catch?.[0]?.ErrorEquals).toEqual(["States.ALL"]);
     }
   });

@@ -17,7 +17,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Invariants of Ebb's own plans and values: a broken one is an Ebb bug.
   "shared/control/steps/reset-step.ts": { TypeError: 1 },
   "shared/control/steps/rewind-step.ts": { TypeError: 1 },
-  "shared/control/steps/run-step.ts": { TypeError: 1 },
+  // RunBudgetSpentError is a signal the state machine retries (RunFlow's budget spent), never an answer.
+  "shared/control/steps/run-step.ts": { TypeError: 1, RunBudgetSpentError: 1 },
   "shared/delta/log/log-paths.ts": { RangeError: 1 },
   "shared/engine/auto-cdc/cdc-state.ts": { Error: 1 },
   "shared/engine/dataset-catalog.ts": { RangeError: 1 },

@@ -121,6 +121,23 @@ export function eventLogRepositoryContract(name: string, create: CreateEventLog)
       ]);
     });
 
+    it("appends many events at once (more than one batch), in order, as if one by one", async () => {
+      const repository = create(() => T0);
+      const pipelineId = randomUUID();
+      const before = await repository.append(event(pipelineId, T0));
+      const many = Array.from({ length: 30 }, (_, i) => event(pipelineId, T0 + (i % 3)));
+      const appended = await repository.appendAll(many);
+      expect(appended.map((e) => e.message)).toEqual(many.map((e) => e.message));
+      for (const [i, e] of appended.entries()) {
+        const previous = i === 0 ? before : appended[i - 1]!;
+        expect(e.sequence.control_plane_seq_no).toBeGreaterThan(previous.sequence.control_plane_seq_no);
+        expect(await repository.get(pipelineId, e.id)).toEqual(e);
+      }
+      const listed = await repository.query(pipelineId, { order: "asc" }, { limit: 50 });
+      expect(listed.items).toHaveLength(31);
+      expect(await repository.appendAll([])).toEqual([]);
+    });
+
     it("hides each event once its own retention (30 days by default) has passed", async () => {
       let now = T0;
       const repository = create(() => now);
