@@ -15,11 +15,20 @@ import { UI_HEADER, UiSessions, expiredSessionCookie, sessionCookie } from "./ui
  * API Gateway, locally: the stack's routes served on 127.0.0.1, each request checked for the bearer
  * token (`Authorization: Bearer <token>`, as the Databricks CLI and SDK send it) and turned into the
  * proxy event API Gateway would send the same handler. Outside `/api/` it serves the web UI's files
- * (no token needed) and `/auth/session`, which trades the token for a browser session.
+ * (no token needed), `/auth/session`, which trades the token for a browser session, and the
+ * Databricks host metadata.
  */
 
 const API_PREFIX = "/api/";
 const SESSION_PATH = "/auth/session";
+
+/**
+ * Databricks' host-metadata discovery, which the SDKs read without a token when a client starts
+ * (`WorkspaceClient()` warns when it fails). Ebb runs on AWS and has no OAuth server, so it names
+ * no `oidc_endpoint`: token auth needs none.
+ */
+const HOST_METADATA_PATH = "/.well-known/databricks-config";
+const HOST_METADATA = { cloud: "AWS" } as const;
 
 /** API Gateway refuses larger payloads (10 MB) before any handler sees them. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -45,7 +54,9 @@ export async function serveApi(
       ? handle(request, url)
       : url.pathname === SESSION_PATH
         ? session(request)
-        : ui(request, url);
+        : url.pathname === HOST_METADATA_PATH && request.method === "GET"
+          ? Promise.resolve(reply(200, HOST_METADATA))
+          : ui(request, url);
     void answer.then((result) => {
       response.writeHead(result.statusCode, result.headers as http.OutgoingHttpHeaders);
       response.end(result.body);

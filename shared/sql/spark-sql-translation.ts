@@ -257,7 +257,7 @@ class Translator {
       throw new SqlNotSupportedError("DESCRIBE HISTORY needs a table name");
     }
     const { parts, end } = this.#dottedName(nameAt, to);
-    const table = this.#tableName(parts, false)!;
+    const table = this.#requiredTableName(parts);
     return [`SELECT * FROM ${this.#relation({ kind: "history", table })} ORDER BY version DESC`, end];
   }
 
@@ -286,7 +286,7 @@ class Translator {
         "table_changes takes the table's name as a string and versions as whole numbers here: table_changes('catalog.schema.table', 1[, 5]) (timestamps are not supported)",
       );
     }
-    const table = this.#tableName(tableName.split("."), false)!;
+    const table = this.#requiredTableName(tableName.split("."));
     return [
       this.#relation({
         kind: "table_changes",
@@ -353,6 +353,17 @@ class Translator {
       return [catalog, schema, parts[0]].join(".").toLowerCase();
     }
     return undefined;
+  }
+
+  /** A name that must be a table's (DESCRIBE HISTORY's, table_changes'). */
+  #requiredTableName(parts: readonly string[]): string {
+    const table = this.#tableName(parts, false);
+    if (table === undefined) {
+      throw new SqlNotSupportedError(
+        `${JSON.stringify(parts.join("."))} is not a full table name: write catalog.schema.table, or send catalog and schema`,
+      );
+    }
+    return table;
   }
 
   #dottedName(i: number, to: number): { parts: string[]; end: number } {

@@ -92,8 +92,9 @@ export async function seedPipelineWithBadBatch(
     [1, 2, 3].map((id) => ({ id, amount: id * 10 })),
   );
   expect((await run()).state).toBe("COMPLETED");
-  // The onset midpoint (to the second) must fall after the last good commit of every table.
-  await new Promise((resolve) => setTimeout(resolve, 2100));
+  // The onset midpoint (whole seconds, as the seed's recipe truncates them) must fall after the last
+  // good commit of every table, the downstream ones included, which a loaded machine delays.
+  await new Promise((resolve) => setTimeout(resolve, 4000));
   const badUpdateTime = Date.now();
   await cp.land(
     "bad.json",

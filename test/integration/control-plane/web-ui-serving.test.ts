@@ -45,6 +45,13 @@ describe("the local runtime serves the web UI", () => {
     expect((await fetch(at("/api/2.0/pipelines"))).status).toBe(401);
   });
 
+  it("answers Databricks' host metadata without a token (the SDKs read it when a client starts)", async () => {
+    const metadata = await fetch(at("/.well-known/databricks-config"));
+    expect(metadata.status).toBe(200);
+    expect(metadata.headers.get("content-type")).toBe("application/json");
+    expect(await metadata.json()).toEqual({ cloud: "AWS" });
+  });
+
   it("trades the token for a session cookie that needs the UI header, and signs out", async () => {
     const wrong = await fetch(at("/auth/session"), {
       method: "POST",

@@ -160,6 +160,8 @@ describe("refusals say what is supported", () => {
     ["SELECT date_format(ts, fmt) FROM x", /format must be a string literal/],
     ["SELECT * FROM __ebb_source_1", /are Ebb's own/],
     ["SELECT 'open", /is not closed/],
+    ["DESCRIBE HISTORY schema.table", /"schema.table" is not a full table name/],
+    ["SELECT * FROM table_changes('t', 1)", /"t" is not a full table name/],
     ["  ;  ", /empty/],
   ])("%s", (statement, message) => {
     let error: unknown;
