@@ -37,7 +37,13 @@ export { commitTimestamp, findCommitInfo } from "./log/commit-file.ts";
 export { readCommit, readCommits } from "./log/commit-reader.ts";
 export { listLog } from "./log/log-listing.ts";
 export { LAST_CHECKPOINT_KEY } from "./log/log-paths.ts";
-export { openChangeFeed } from "./read/change-data-feed.ts";
+export {
+  CHANGE_FEED_COLUMNS,
+  changeRelationSql,
+  openChangeFeed,
+  planCommitChanges,
+  type ChangeFile,
+} from "./read/change-data-feed.ts";
 export { listCommits, versionAtTimestamp } from "./read/commit-history.ts";
 export { fileRelationSql, type FileSource } from "./read/file-relation.ts";
 export { dataFileKey } from "./log/data-file-paths.ts";

@@ -88,6 +88,8 @@ export interface FlowSourceContext {
   readonly duck?: DuckSession;
   /** The batch's sandbox, opened on first use. */
   readonly sandbox: () => Promise<Sandbox>;
+  /** A `stream` or `delta` source reads the table's change data feed (`readsChangeFeed`). */
+  readonly changeFeed?: boolean;
   /** A stream-stream join's second stream (a dataset of this pipeline), loaded as a view of its name. */
   readonly joinedStream?: string;
 }
@@ -98,7 +100,7 @@ export function createFlowSource(context: FlowSourceContext): FlowSource {
   const { joinedStream: _, ...alone } = context;
   return joinedSource(
     singleSource(alone),
-    tableSource(context, context.datasetTable(joined), joined, joined),
+    tableSource({ ...alone, changeFeed: false }, context.datasetTable(joined), joined, joined),
   );
 }
 
@@ -183,7 +185,13 @@ function tableSource(
   upstream: string,
   relation = SOURCE_TABLE,
 ): FlowSource {
-  const ref = { store, flow: context.flowName, upstream, ...(context.duck ? { duck: context.duck } : {}) };
+  const ref = {
+    store,
+    flow: context.flowName,
+    upstream,
+    ...(context.duck ? { duck: context.duck } : {}),
+    ...(context.changeFeed ? { changeFeed: true } : {}),
+  };
   const bounds = {
     maxFiles: context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH,
     ...(context.options.max_rows_per_batch !== undefined
@@ -224,8 +232,12 @@ function tableSource(
       // A view over the batch's files, copied into the sandbox: the query reads them in one pass.
       await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(relation)} AS ${sql}`);
       await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${BAD_RECORDS_TABLE} (${BAD_RECORD_COLUMNS})`);
+      // A change feed's files carry no row counts in the log: count what the view holds.
+      const [counted] = plan.changes
+        ? await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(relation)}`)
+        : [];
       return {
-        rowsIn: plan.rows,
+        rowsIn: counted ? Number(counted["n"]) : plan.rows,
         badRecords: 0,
         ...(plan.newestCommitTimestamp !== undefined
           ? { newestUpstreamTimestamp: plan.newestCommitTimestamp }

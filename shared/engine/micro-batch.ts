@@ -26,6 +26,7 @@ import {
   type SinkSession,
   type SinkTarget,
 } from "./table-sink.ts";
+import { readsChangeFeed } from "../pipeline/auto-cdc-rules.ts";
 import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-changes.ts";
 import { openCdcState } from "./auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
@@ -125,6 +126,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       eventStreams: run.eventStreams ?? networkEventStreams,
       duck: run.session.duck,
       sandbox: openSandbox,
+      changeFeed: readsChangeFeed(run.catalog.pipeline.definition, run.flow),
       ...(run.flow.join ? { joinedStream: run.flow.join.stream } : {}),
     });
 

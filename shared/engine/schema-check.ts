@@ -1,5 +1,13 @@
-import { duckType, loadSnapshot, parseSchema, TableNotFoundError, type StructType } from "../delta/index.ts";
+import {
+  CHANGE_FEED_COLUMNS,
+  duckType,
+  loadSnapshot,
+  parseSchema,
+  TableNotFoundError,
+  type StructType,
+} from "../delta/index.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
+import { readsChangeFeed } from "../pipeline/auto-cdc-rules.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { DatasetCatalog } from "./dataset-catalog.ts";
 import { IncompatibleSchemaChangeError } from "./errors.ts";
@@ -67,7 +75,10 @@ export async function checkSchemaChanges(
           flow.source.type === "auto_loader"
             ? flow.source.schema && Object.entries(flow.source.schema)
             : flow.source.type === "stream"
-              ? columnsOf(await tableSchema(flow.source.dataset))
+              ? feedColumns(
+                  columnsOf(await tableSchema(flow.source.dataset)),
+                  readsChangeFeed(pipeline.definition, flow),
+                )
               : undefined;
         if (!source) continue;
         const reads = catalog.snapshotReads(name, flow.name);
@@ -96,6 +107,16 @@ export async function checkSchemaChanges(
 
 function columnsOf(schema: StructType | undefined): [string, string][] | undefined {
   return schema?.fields.map((field) => [field.name, duckType(field.type)]);
+}
+
+/** A change feed reader's source: the table's columns and the feed's. */
+function feedColumns(
+  columns: [string, string][] | undefined,
+  changeFeed: boolean,
+): [string, string][] | undefined {
+  return columns && changeFeed
+    ? [...columns, ...CHANGE_FEED_COLUMNS.map(([c, t]): [string, string] => [c, t])]
+    : columns;
 }
 
 /** The query's output over empty relations of these shapes; undefined when DuckDB cannot say. */

@@ -1,3 +1,4 @@
+import type { ChangeFile } from "../delta/index.ts";
 import { UpstreamChangedError, UpstreamRefreshedError, UpstreamRewoundError } from "./errors.ts";
 import type { TableOffset } from "./source-offsets.ts";
 
@@ -14,6 +15,10 @@ import type { TableOffset } from "./source-offsets.ts";
  *    removes data fails (a stream cannot follow it); appends are read, rows in `add` order.
  * 4. Stop at the batch bounds (rows, files), possibly inside a version, and return the slices and the
  *    end offset.
+ *
+ * A reader of the change data feed (`planChangeFeedBatch`) takes step 3 differently: every live
+ * commit but a TRUNCATE is read, as its change rows (inserts, update images, deletes), whole versions
+ * at a time.
  */
 
 /** What the planner needs of one commit of the source table. */
@@ -28,6 +33,8 @@ export interface SourceCommit {
   readonly addedFiles: readonly { readonly path: string; readonly rows: number }[];
   /** Whether the commit removes data (`remove` with `dataChange: true`). */
   readonly removesData: boolean;
+  /** The files holding the commit's change rows (the change data feed). */
+  readonly changes: readonly ChangeFile[];
 }
 
 /** Rows `[firstRow, endRow)` of one data file added by `version`. */
@@ -57,6 +64,8 @@ export interface TableBatchPlan {
   readonly newestCommitTimestamp?: number;
   /** RESTORE commits whose abandoned versions this batch skips. */
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+  /** A change data feed batch: the files of its versions' change rows (its `slices` are empty). */
+  readonly changes?: readonly ChangeFile[];
 }
 
 export interface TableStreamContext {
@@ -126,6 +135,43 @@ export function planTableBatch(
     }
   }
   return finish(slices, end, commits, skippedRestores);
+}
+
+/**
+ * Plans the next batch of the source's change data feed from `start`: whole live versions, until
+ * `maxFiles` change files (at least one version), or exactly up to `until`.
+ */
+export function planChangeFeedBatch(
+  context: TableStreamContext,
+  start: TableOffset,
+  commits: readonly SourceCommit[],
+  bounds: BatchBounds,
+): TableBatchPlan {
+  if (start.tableId !== context.tableId) {
+    throw new UpstreamRefreshedError(context.flow, context.upstream, "DROP: the table was recreated");
+  }
+  const byVersion = new Map(commits.map((c) => [c.version, c]));
+  const { live, skippedRestores } = liveVersions(context, start, byVersion);
+  const changes: ChangeFile[] = [];
+  let end: TableOffset = { ...start, nextVersion: context.latestVersion + 1, rowsRead: 0 };
+  let taken = 0;
+  for (const version of live) {
+    const stop = bounds.until
+      ? version >= bounds.until.nextVersion
+      : taken > 0 &&
+        atBound({ ...(bounds.maxFiles ? { maxFiles: bounds.maxFiles } : {}) }, 0, changes.length);
+    if (stop) {
+      end = { ...start, nextVersion: version, rowsRead: 0 };
+      break;
+    }
+    const commit = byVersion.get(version)!;
+    if (commit.operation === "TRUNCATE" && commit.removesData)
+      throw new UpstreamRefreshedError(context.flow, context.upstream, `TRUNCATE at version ${version}`);
+    changes.push(...commit.changes);
+    taken += 1;
+  }
+  if (bounds.until) end = bounds.until;
+  return { ...finish([], end, commits, skippedRestores), changes };
 }
 
 function finish(

@@ -9,6 +9,8 @@ import {
   findCommitInfo,
   listLog,
   currentSnapshot,
+  changeRelationSql,
+  planCommitChanges,
   partitionConstants,
   readCommits,
   type Snapshot,
@@ -20,6 +22,7 @@ import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { TableOffset } from "./source-offsets.ts";
 import {
+  planChangeFeedBatch,
   planTableBatch,
   type BatchBounds,
   type SourceCommit,
@@ -39,6 +42,8 @@ export interface TableSourceRef {
   readonly upstream: string;
   /** The engine's session, to decode log checkpoints in (one is opened per read otherwise). */
   readonly duck?: DuckSession;
+  /** Read the table's change data feed (every commit's change rows), not only its appends. */
+  readonly changeFeed?: boolean;
 }
 
 export type PlannedTableBatch = TableBatchPlan & {
@@ -83,7 +88,7 @@ export async function planTableSource(
     from = { ...from, nextVersion: truncate.version + 1 };
     commits = commits.filter((c) => c.version > truncate.version);
   }
-  const plan = planTableBatch(
+  const plan = (source.changeFeed ? planChangeFeedBatch : planTableBatch)(
     {
       flow: source.flow,
       upstream: source.upstream,
@@ -123,15 +128,17 @@ async function readSourceCommits(
       }
     }
     const restored = commitInfo?.operationParameters?.["version"];
+    const timestamp = commitTimestamp(commitInfo, ref.lastModified);
     out.push({
       version: ref.version,
-      timestamp: commitTimestamp(commitInfo, ref.lastModified),
+      timestamp,
       operation: commitInfo?.operation ?? "UNKNOWN",
       ...(commitInfo?.operation === "RESTORE" && restored !== undefined
         ? { restoredVersion: Number(restored) }
         : {}),
       addedFiles: added,
       removesData,
+      changes: planCommitChanges(ref.version, timestamp, actions),
     });
   }
   return out;
@@ -160,6 +167,15 @@ export async function loadTableBatch(
   plan: PlannedTableBatch,
   sandbox: Sandbox,
 ): Promise<string> {
+  if (plan.changes) {
+    const files = [];
+    for (const file of plan.changes)
+      files.push({
+        file,
+        localPath: await sandbox.writeFile(await source.store.get(dataFileKey(file.path)), ".parquet"),
+      });
+    return changeRelationSql(sandbox.duck, plan.snapshot, files);
+  }
   const { schema, columns } = tableColumns(plan.snapshot);
   const partitionColumns = plan.snapshot.metadata.partitionColumns;
   const sources: FileSource[] = [];

@@ -1,4 +1,4 @@
-import type { PipelineDefinition } from "./definition-schema.ts";
+import type { FlowDefinition, PipelineDefinition } from "./definition-schema.ts";
 import type { DefinitionIssue } from "./errors.ts";
 import type { SqlAnalysis } from "./sql-references.ts";
 
@@ -50,4 +50,22 @@ export async function autoCdcIssues(
     }
   }
   return issues;
+}
+
+/**
+ * Whether `flow` reads its source's change data feed: as its options say, else when it streams from
+ * the target of an AUTO CDC flow (whose commits update and delete rows, which an append-only reader
+ * could not follow).
+ */
+export function readsChangeFeed(definition: PipelineDefinition, flow: FlowDefinition): boolean {
+  const explicit = flow.options?.read_change_feed;
+  if (explicit !== undefined) return explicit;
+  if (flow.source.type !== "stream") return false;
+  const upstream = flow.source.dataset;
+  return definition.datasets.some(
+    (dataset) =>
+      dataset.name === upstream &&
+      dataset.type === "streaming_table" &&
+      dataset.flows.some((f) => f.auto_cdc !== undefined),
+  );
 }

@@ -45,6 +45,12 @@ export const flowOptionsSchema = strictObject({
     .nonnegative({ error: "must be 0 or more" })
     .optional(),
   starting_timestamp: timestampSchema.optional(),
+  /**
+   * A stream or delta source reads the table's change data feed (Databricks' `readChangeFeed`): every
+   * commit's inserted, updated (pre and post image) and deleted rows, with `_change_type`,
+   * `_commit_version` and `_commit_timestamp`. @default true for the target of an AUTO CDC flow
+   */
+  read_change_feed: z.boolean().optional(),
 });
 
 /** `10 minutes`, `interval 1 hour`: a positive duration (units millisecond to week). */
@@ -163,6 +169,17 @@ export const flowSchema = strictObject({
       code: "custom",
       path: ["options", "starting_timestamp"],
       message: "set starting_version or starting_timestamp, not both",
+    });
+  }
+  if (
+    options?.read_change_feed !== undefined &&
+    flow.source.type !== "stream" &&
+    flow.source.type !== "delta"
+  ) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["options", "read_change_feed"],
+      message: `read_change_feed applies to stream and delta sources (Delta tables' change data feeds); ${flow.source.type} sources have none`,
     });
   }
   if (flow.source.type === "auto_loader") {

@@ -14,10 +14,18 @@ import { latestListedVersion } from "../log/log-segment.ts";
 import { dataFileKey } from "../log/data-file-paths.ts";
 import { partitionConstants, tableColumns } from "./scan.ts";
 import { loadSnapshot } from "./snapshot-loader.ts";
+import type { Snapshot } from "./snapshot.ts";
 
 /** `_change_type` values (PROTOCOL.md "Change Data Files"). */
 export const CHANGE_TYPES = ["insert", "update_preimage", "update_postimage", "delete"] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
+
+/** The columns the feed adds to the table's, with their DuckDB types. */
+export const CHANGE_FEED_COLUMNS = [
+  ["_change_type", "VARCHAR"],
+  ["_commit_version", "BIGINT"],
+  ["_commit_timestamp", "TIMESTAMPTZ"],
+] as const;
 
 /** One file to read for the feed, and where its `_change_type` comes from. */
 export interface ChangeFile {
@@ -124,7 +132,6 @@ async function changeFeedSql(
   }
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
   const snapshot = await loadSnapshot(store, { version: to, duck });
-  const { schema, columns } = tableColumns(snapshot);
   const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
   const files = (await readCommits(store, refs)).flatMap(({ ref, actions }) =>
     planCommitChanges(ref.version, commitTimestamp(findCommitInfo(actions), ref.lastModified), actions),
@@ -134,10 +141,30 @@ async function changeFeedSql(
     files.map((f) => dataFileKey(f.path)),
     scratch,
   );
-  const sources = files.map((file, i) => ({
+  return changeRelationSql(
+    duck,
+    snapshot,
+    files.map((file, i) => ({ file, localPath: localPaths[i]! })),
+    timeZone,
+  );
+}
+
+/**
+ * The change rows of `files` (copied to local paths) as one SELECT: the columns of `snapshot`'s
+ * schema plus `_change_type`, `_commit_version` and `_commit_timestamp` (the feed's one layout, for
+ * `table_changes` and for streams reading a feed).
+ */
+export async function changeRelationSql(
+  duck: DuckSession,
+  snapshot: Snapshot,
+  files: readonly { readonly file: ChangeFile; readonly localPath: string }[],
+  timeZone: { readonly timeZone?: string } = {},
+): Promise<string> {
+  const { schema, columns } = tableColumns(snapshot);
+  const sources = files.map(({ file, localPath }) => ({
     file,
     source: {
-      localPath: localPaths[i]!,
+      localPath,
       constants: {
         ...partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues, timeZone),
         _commit_version: String(file.version),
@@ -148,9 +175,11 @@ async function changeFeedSql(
   }));
   const feedColumns = (changeTypeSource: RelationColumn["source"]): RelationColumn[] => [
     ...columns,
-    { name: "_change_type", sqlType: "VARCHAR", source: changeTypeSource },
-    { name: "_commit_version", sqlType: "BIGINT", source: "constant" },
-    { name: "_commit_timestamp", sqlType: "TIMESTAMPTZ", source: "constant" },
+    ...CHANGE_FEED_COLUMNS.map(([name, sqlType]) => ({
+      name,
+      sqlType,
+      source: name === "_change_type" ? changeTypeSource : ("constant" as const),
+    })),
   ];
   const fromCdc = sources.filter((s) => s.file.changeType === undefined).map((s) => s.source);
   const fromData = sources.filter((s) => s.file.changeType !== undefined).map((s) => s.source);

@@ -5,7 +5,11 @@ import {
   UpstreamRewoundError,
 } from "../../../shared/engine/errors.ts";
 import type { TableOffset } from "../../../shared/engine/source-offsets.ts";
-import { planTableBatch, type SourceCommit } from "../../../shared/engine/table-stream-plan.ts";
+import {
+  planChangeFeedBatch,
+  planTableBatch,
+  type SourceCommit,
+} from "../../../shared/engine/table-stream-plan.ts";
 
 /** A log: `append(rows...)` adds one file per number; `restore(t)` a RESTORE of version t. */
 type Step = { append: number[] } | { restore: number } | { delete: true } | { truncate: true };
@@ -17,12 +21,27 @@ function log(steps: Step[]): SourceCommit[] {
       timestamp: 1000 + version,
       addedFiles: [] as { path: string; rows: number }[],
       removesData: false,
+      changes: [
+        {
+          version,
+          timestamp: 1000 + version,
+          path: `v${version}-cdc`,
+          partitionValues: {},
+          changeType: undefined,
+        },
+      ],
     };
     if ("append" in step) {
+      const addedFiles = step.append.map((rows, i) => ({ path: `v${version}-f${i}`, rows }));
       return {
         ...base,
         operation: "WRITE",
-        addedFiles: step.append.map((rows, i) => ({ path: `v${version}-f${i}`, rows })),
+        addedFiles,
+        changes: addedFiles.map((f) => ({
+          ...base.changes[0]!,
+          path: f.path,
+          changeType: "insert" as const,
+        })),
       };
     }
     if ("restore" in step)
@@ -165,5 +184,34 @@ describe("planning a table stream batch", () => {
   it("fails on any other commit that removes data", () => {
     const commits = log([{ append: [1] }, { delete: true }]);
     expect(() => planTableBatch(context(commits), at(1), commits.slice(1), {})).toThrow(UpstreamChangedError);
+  });
+});
+
+describe("planChangeFeedBatch", () => {
+  const start: TableOffset = { kind: "table", tableId: "table-1", nextVersion: 0, rowsRead: 0 };
+  const paths = (plan: ReturnType<typeof planChangeFeedBatch>) => plan.changes!.map((c) => c.path);
+
+  it("reads every live commit's change files, appends and deletes alike, in whole versions", () => {
+    const commits = log([{ append: [2] }, { delete: true }, { append: [1, 1] }]);
+    const all = planChangeFeedBatch(context(commits), start, commits, {});
+    expect(paths(all)).toEqual(["v0-f0", "v1-cdc", "v2-f0", "v2-f1"]);
+    expect(all.end).toEqual({ ...start, nextVersion: 3 });
+    const bounded = planChangeFeedBatch(context(commits), start, commits, { maxFiles: 1 });
+    expect(paths(bounded)).toEqual(["v0-f0"]);
+    expect(bounded.end).toEqual({ ...start, nextVersion: 1 });
+    const resumed = planChangeFeedBatch(context(commits), start, commits, { until: bounded.end });
+    expect(paths(resumed)).toEqual(["v0-f0"]);
+  });
+
+  it("skips the versions a RESTORE abandoned, and refuses a TRUNCATE", () => {
+    const commits = log([{ append: [1] }, { delete: true }, { restore: 0 }, { append: [1] }]);
+    const after = { ...start, nextVersion: 1 };
+    const plan = planChangeFeedBatch(context(commits), after, commits, {});
+    expect(paths(plan)).toEqual(["v3-f0"]);
+    expect(plan.skippedRestores).toEqual([{ version: 2, restoredVersion: 0 }]);
+    const truncated = log([{ append: [1] }, { truncate: true }]);
+    expect(() => planChangeFeedBatch(context(truncated), start, truncated, {})).toThrow(
+      UpstreamRefreshedError,
+    );
   });
 });

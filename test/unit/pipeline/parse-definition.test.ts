@@ -218,6 +218,20 @@ describe("parseDefinition", () => {
     ]);
   });
 
+  it("accepts read_change_feed on table sources only", () => {
+    const definition = samplePipeline();
+    const flow = (i: number) => (definition.datasets[i] as { flows: Record<string, unknown>[] }).flows[0]!;
+    flow(0)["options"] = { read_change_feed: true };
+    flow(2)["options"] = { read_change_feed: true };
+    expect(issuesOf(() => parseDefinition(definition))).toEqual([
+      {
+        path: "datasets[0].flows[0].options.read_change_feed",
+        message:
+          "read_change_feed applies to stream and delta sources (Delta tables' change data feeds); auto_loader sources have none",
+      },
+    ]);
+  });
+
   it("refuses TRUNCATE on a view, and table fields a view cannot have", () => {
     const issues = issuesOf(() =>
       parseDefinition(
