@@ -83,11 +83,7 @@ export function planTableBatch(
   commits: readonly SourceCommit[],
   bounds: BatchBounds,
 ): TableBatchPlan {
-  if (start.tableId !== context.tableId) {
-    throw new UpstreamRefreshedError(context.flow, context.upstream, "DROP: the table was recreated");
-  }
-  const byVersion = new Map(commits.map((c) => [c.version, c]));
-  const { live, skippedRestores } = liveVersions(context, start, byVersion);
+  const { live, skippedRestores, byVersion } = liveVersions(context, start, commits);
   if (bounds.until) return cutAt(planTableBatch(context, start, commits, {}), bounds.until, commits);
 
   const slices: RowSlice[] = [];
@@ -147,11 +143,7 @@ export function planChangeFeedBatch(
   commits: readonly SourceCommit[],
   bounds: BatchBounds,
 ): TableBatchPlan {
-  if (start.tableId !== context.tableId) {
-    throw new UpstreamRefreshedError(context.flow, context.upstream, "DROP: the table was recreated");
-  }
-  const byVersion = new Map(commits.map((c) => [c.version, c]));
-  const { live, skippedRestores } = liveVersions(context, start, byVersion);
+  const { live, skippedRestores, byVersion } = liveVersions(context, start, commits);
   const changes: ChangeFile[] = [];
   let end: TableOffset = { ...start, nextVersion: context.latestVersion + 1, rowsRead: 0 };
   let taken = 0;
@@ -206,12 +198,23 @@ function cutAt(plan: TableBatchPlan, until: TableOffset, commits: readonly Sourc
   return finish(slices, until, commits, plan.skippedRestores);
 }
 
-/** Step 2: the versions after the reader's position that lie on the latest version's lineage, ascending. */
+/**
+ * Step 2: the versions after the reader's position that lie on the latest version's lineage,
+ * ascending (with the commits by version). A reader of a table since recreated cannot continue.
+ */
 function liveVersions(
   context: TableStreamContext,
   start: TableOffset,
-  byVersion: ReadonlyMap<number, SourceCommit>,
-): { live: number[]; skippedRestores: { version: number; restoredVersion: number }[] } {
+  commits: readonly SourceCommit[],
+): {
+  live: number[];
+  skippedRestores: { version: number; restoredVersion: number }[];
+  byVersion: ReadonlyMap<number, SourceCommit>;
+} {
+  if (start.tableId !== context.tableId) {
+    throw new UpstreamRefreshedError(context.flow, context.upstream, "DROP: the table was recreated");
+  }
+  const byVersion = new Map(commits.map((c) => [c.version, c]));
   const fullyConsumed = start.nextVersion - 1;
   const live: number[] = [];
   const skippedRestores: { version: number; restoredVersion: number }[] = [];
@@ -239,7 +242,7 @@ function liveVersions(
     live.push(version);
     version -= 1;
   }
-  return { live: live.reverse(), skippedRestores: skippedRestores.reverse() };
+  return { live: live.reverse(), skippedRestores: skippedRestores.reverse(), byVersion };
 }
 
 /** Step 3: only appends can be streamed. */
