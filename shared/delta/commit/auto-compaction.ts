@@ -6,8 +6,10 @@ import type { OperationDescription } from "./commit-info.ts";
 /**
  * Auto-compaction (Databricks' `delta.autoOptimize.autoCompact`): after a commit that added files to
  * a table with the property on, the partitions holding at least `ebb.autoCompact.minNumFiles` small
- * files are compacted by an OPTIMIZE commit of their own. The trigger is pure: it decides from the
- * committed snapshot alone, so the common case (nothing due) costs no request.
+ * files of one size tier are compacted by an OPTIMIZE commit of their own. Tiers keep the rewriting
+ * of a growing table logarithmic: a compacted file waits for files of its own size. The trigger is
+ * pure: it decides from the committed snapshot alone, so the common case (nothing due) costs no
+ * request.
  *
  * A compaction never triggers another, and a RESTORE does not trigger one either: a rewind's
  * RESTORE puts back the files of an earlier version and the next write compacts them if due.
@@ -22,6 +24,7 @@ export function dueAutoCompaction(
   const plan = planOptimize(snapshot, {
     targetFileSizeBytes: properties.targetFileSizeBytes,
     minFilesPerPartition: properties.autoCompactMinFiles,
+    sizeTiers: true,
   });
   return plan.bins.length > 0 ? plan : undefined;
 }

@@ -13,7 +13,9 @@ import { writeDataFiles } from "../write/data-file-writer.ts";
  * OPTIMIZE (bin-packing compaction, as Delta's `OPTIMIZE` without `ZORDER BY`):
  *
  * 1. Candidates: live files smaller than the target size, grouped by partition (a bin never mixes
- *    partitions), oldest first so rows keep their arrival order within a partition.
+ *    partitions), oldest first so rows keep their arrival order within a partition. Auto-compaction
+ *    also groups them by size tier (`sizeTiers`), so that a compacted file is not rewritten with
+ *    each next handful of small files.
  * 2. Bins: each partition's candidates are packed greedily into bins of at most the target size;
  *    a bin of one file is left alone (rewriting it gains nothing).
  * 3. Each bin's rows are written as new files, and the commit removes the bin's files and adds the
@@ -28,8 +30,15 @@ import { writeDataFiles } from "../write/data-file-writer.ts";
 export interface OptimizeOptions {
   /** Size of the files compaction writes, and below which a file is a candidate. */
   readonly targetFileSizeBytes: number;
-  /** Only partitions with at least this many candidates are compacted (auto-compaction's trigger). @default 2 */
+  /** Only groups with at least this many candidates are compacted (auto-compaction's trigger). @default 2 */
   readonly minFilesPerPartition?: number;
+  /**
+   * Group candidates by size tier as well as partition: tier t holds sizes in [m^t, m^(t+1)) for
+   * m = `minFilesPerPartition`. m files of one tier add up to the next, so each byte is rewritten
+   * once per tier it climbs (at most log_m(target size) times), not once per compaction as when a
+   * compacted file joins every later bin.
+   */
+  readonly sizeTiers?: boolean;
 }
 
 export interface OptimizeBin {
@@ -49,12 +58,15 @@ export interface OptimizePlan {
 export function planOptimize(snapshot: Snapshot, options: OptimizeOptions): OptimizePlan {
   const target = options.targetFileSizeBytes;
   const minFiles = Math.max(2, options.minFilesPerPartition ?? 2);
+  // A tier's bin of fewer files would stay in its tier, to be rewritten again with the next ones.
+  const minPerBin = options.sizeTiers ? minFiles : 2;
   const byPartition = new Map<string, AddFile[]>();
   for (const file of snapshot.files.values()) {
     if (file.size >= target) continue;
-    const key = JSON.stringify(
+    const key = JSON.stringify([
       snapshot.metadata.partitionColumns.map((column) => file.partitionValues[column] ?? null),
-    );
+      options.sizeTiers ? sizeTier(file.size, minFiles) : 0,
+    ]);
     const group = byPartition.get(key) ?? [];
     group.push(file);
     byPartition.set(key, group);
@@ -66,7 +78,7 @@ export function planOptimize(snapshot: Snapshot, options: OptimizeOptions): Opti
     let bin: AddFile[] = [];
     let binSize = 0;
     const close = () => {
-      if (bin.length > 1) bins.push({ partitionValues: bin[0]!.partitionValues, files: bin });
+      if (bin.length >= minPerBin) bins.push({ partitionValues: bin[0]!.partitionValues, files: bin });
       bin = [];
       binSize = 0;
     };
@@ -134,6 +146,11 @@ export async function prepareOptimize(
     },
     requirements: standardRequirements({ removedFiles: removed.map(fileKey) }),
   };
+}
+
+/** The tier of a file of `size` bytes: t with base^t <= size < base^(t+1). */
+function sizeTier(size: number, base: number): number {
+  return size < base ? 0 : Math.floor(Math.log(size) / Math.log(base) + 1e-9);
 }
 
 function sum(values: readonly number[]): number {

@@ -5,7 +5,9 @@ import { CommitConflictError } from "../../../shared/delta/errors.ts";
 import { parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { compact } from "../../../shared/delta/commit/transaction.ts";
+import type { AddFile } from "../../../shared/delta/log/actions.ts";
 import { planOptimize } from "../../../shared/delta/operations/optimize.ts";
+import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
@@ -123,6 +125,55 @@ describe("OPTIMIZE", () => {
     expect(plan.filesSkipped).toBe(1);
     expect(planOptimize(table.snapshot, { targetFileSizeBytes: Math.min(...sizes) }).bins).toEqual([]);
     await table.close();
+  });
+
+  it("auto-compaction's size tiers bound the rewriting of a growing table (property, against a model)", () => {
+    // The model: appends of random sizes; each planned bin becomes one file of the bins' total size.
+    // Without tiers a compacted file joins every later bin, and the bytes rewritten grow with the
+    // square of the table's age; with them each byte climbs at most one tier per rewrite.
+    const target = 10_000_000;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 12 }),
+        fc.array(fc.integer({ min: 100, max: 100_000 }), { minLength: 1, maxLength: 600, size: "max" }),
+        (minFiles, appends) => {
+          const files = new Map<string, AddFile>();
+          let bound = 0; // each appended byte climbs at most one tier per rewrite, up to the target
+          let rewritten = 0;
+          let next = 0;
+          const add = (size: number) => {
+            const path = `f${next++}`;
+            files.set(path, { path, size, partitionValues: {}, modificationTime: next, dataChange: true });
+          };
+          for (const size of appends) {
+            add(size);
+            bound += size * Math.ceil(Math.log(target / size) / Math.log(minFiles) + 1);
+            const snapshot = {
+              version: next,
+              metadata: { partitionColumns: [] },
+              files,
+            } as unknown as Snapshot;
+            const plan = planOptimize(snapshot, {
+              targetFileSizeBytes: target,
+              minFilesPerPartition: minFiles,
+              sizeTiers: true,
+            });
+            for (const bin of plan.bins) {
+              const total = bin.files.reduce((sum, file) => sum + file.size, 0);
+              for (const file of bin.files) files.delete(file.path);
+              rewritten += total;
+              add(total);
+            }
+          }
+          expect(rewritten).toBeLessThanOrEqual(bound);
+          const tiers = Math.ceil(Math.log(target) / Math.log(minFiles)) + 1;
+          // And the table stays compact: fewer than minFiles files per tier, plus those at the target.
+          const small = [...files.values()].filter((file) => file.size < target / minFiles).length;
+          expect(small).toBeLessThan(minFiles * tiers);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it("conflicts with a concurrent DELETE of a file it compacts, and rebases over a concurrent append", async () => {
