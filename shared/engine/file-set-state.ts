@@ -22,6 +22,26 @@ const stateFileSchema = z.object({
   files: z.array(z.string()),
 });
 
+/**
+ * State files already read by this process (a warm Lambda's, the local runtime's), by key. They are
+ * immutable and their keys unique (a UUID each), so a kept copy is always right; without it every
+ * batch, even one that finds nothing new, would GET the snapshot and every changelog since it.
+ * Bounded by the file names held, least recently used dropped first.
+ */
+const MAX_NAMES_HELD = 200_000;
+const held = new Map<string, readonly string[]>();
+let namesHeld = 0;
+
+function hold(key: string, files: readonly string[]): void {
+  held.set(key, files);
+  namesHeld += files.length;
+  for (const [oldest, names] of held) {
+    if (namesHeld <= MAX_NAMES_HELD) break;
+    held.delete(oldest);
+    namesHeld -= names.length;
+  }
+}
+
 export class FileSetState {
   constructor(
     /** The pipeline's store (the bucket root view). */
@@ -41,7 +61,7 @@ export class FileSetState {
   }
 
   /** The files of the batch that produced `offset` (its last changelog). */
-  async batchFiles(offset: FileSetOffset): Promise<string[]> {
+  async batchFiles(offset: FileSetOffset): Promise<readonly string[]> {
     const last = offset.changelogs.at(-1);
     return last ? (await this.read(last)).files : [];
   }
@@ -77,7 +97,20 @@ export class FileSetState {
     return key;
   }
 
-  private async read(key: string): Promise<z.infer<typeof stateFileSchema>> {
+  private async read(key: string): Promise<{ readonly files: readonly string[] }> {
+    const known = held.get(key);
+    if (known) {
+      // Most recently used last.
+      held.delete(key);
+      held.set(key, known);
+      return { files: known };
+    }
+    const { files } = await this.fetch(key);
+    hold(key, files);
+    return { files };
+  }
+
+  private async fetch(key: string): Promise<z.infer<typeof stateFileSchema>> {
     let bytes: Uint8Array;
     try {
       bytes = await this.store.get(key);

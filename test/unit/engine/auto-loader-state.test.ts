@@ -52,6 +52,29 @@ describe("the processed-file set", () => {
     expect(keys.every((key) => /^state\/p1\/ingest\/\d{10}-[0-9a-f-]{36}\.json$/.test(key))).toBe(true);
   });
 
+  it("reads each state file from the store once per process: a batch that finds nothing new GETs none", async () => {
+    const store = new MemoryObjectStore();
+    const gets: string[] = [];
+    const counting = new Proxy(store, {
+      get(target, name) {
+        if (name === "get") return (key: string) => (gets.push(key), target.get(key));
+        const value = Reflect.get(target, name, target) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const state = new FileSetState(counting, "p1", "ingest");
+    let offset: FileSetOffset | undefined;
+    for (let seq = 1; seq <= 5; seq++)
+      offset = await state.append(offset, await state.load(offset), seq, [`f${seq}`]);
+    gets.length = 0;
+    const first = await state.load(offset);
+    expect(gets).toEqual([offset!.changelogs.at(-1)]); // the earlier batches' loads read the rest
+    gets.length = 0;
+    // Another flow runner of the same process (a warm Lambda's next invocation): nothing to read.
+    expect(await new FileSetState(counting, "p1", "ingest").load(offset)).toEqual(first);
+    expect(gets).toEqual([]);
+  });
+
   it("fails with what to do when a referenced state file is gone", async () => {
     const store = new MemoryObjectStore();
     const state = new FileSetState(store, "p1", "ingest");
