@@ -9,7 +9,7 @@ export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
   assertValidPrefix(prefix);
   if (prefix === "") return inner;
   const strip = (info: ObjectInfo): ObjectInfo => ({ ...info, key: info.key.slice(prefix.length) });
-  return {
+  const view: ObjectStore = {
     get: (key) => inner.get(prefix + key),
     getRange: (key, range: ByteRange) => inner.getRange(prefix + key, range),
     put: (key, body) => inner.put(prefix + key, body),
@@ -29,4 +29,20 @@ export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
     delete: (key) => inner.delete(prefix + key),
     deleteMany: (keys) => inner.deleteMany(keys.map((k) => prefix + k)),
   };
+  const base = rootOf(inner);
+  roots.set(view, { store: base.store, prefix: base.prefix + prefix });
+  return view;
+}
+
+/** Where a view is rooted: the store it was made from and the whole prefix (`""` for a store itself). */
+export interface StoreRoot {
+  readonly store: ObjectStore;
+  readonly prefix: string;
+}
+
+const roots = new WeakMap<ObjectStore, StoreRoot>();
+
+/** Two views of the same folder of the same store have the same root, however they were made. */
+export function rootOf(store: ObjectStore): StoreRoot {
+  return roots.get(store) ?? { store, prefix: "" };
 }

@@ -11,6 +11,8 @@ export interface CommitRef {
   readonly version: number;
   readonly key: string;
   readonly lastModified: number;
+  /** As listed: tells this commit file from another of the same name (a table made anew). */
+  readonly etag?: string;
 }
 
 export interface CheckpointRef {
@@ -49,6 +51,7 @@ export function indexLogListing(objects: Iterable<ObjectInfo>): LogListing {
         version: file.version,
         key: object.key,
         lastModified: object.lastModified,
+        ...(object.etag ? { etag: object.etag } : {}),
       });
     } else if (file.kind === "checkpoint") {
       classic.set(file.version, {

@@ -1,21 +1,39 @@
 import type { ObjectStore } from "../../store/object-store.ts";
+import { rootOf } from "../../store/prefixed-object-store.ts";
+import { readCommits } from "../log/commit-reader.ts";
+import { listLog } from "../log/log-listing.ts";
 import { assertReadable } from "../table/reader-features.ts";
-import { loadSnapshot, type LoadSnapshotOptions } from "./snapshot-loader.ts";
-import { refreshSnapshot } from "./snapshot-refresh.ts";
+import { loadSnapshotAndHead, type LoadSnapshotOptions } from "./snapshot-loader.ts";
+import { advanceSnapshot, refreshSnapshot } from "./snapshot-refresh.ts";
 import type { Snapshot } from "./snapshot.ts";
 
 /**
- * The latest snapshot of a table, loaded once per store view and then advanced by reading only the
- * commits after the version held (`refreshSnapshot`: one GET when nothing changed), instead of
- * listing the log and replaying everything since the last checkpoint on every load.
+ * The latest snapshot of a table, without listing the log and replaying everything since the last
+ * checkpoint on every load. Two levels:
  *
- * Snapshots are held per object-store view, weakly: a caller that keeps one view of a table for a
- * unit of work (the engine keeps one per table per task) shares one snapshot between its writer,
- * readers and views; a fresh view loads afresh. Reading forward is exact as long as the log is only
- * appended to, which Delta guarantees for a table's lifetime; a table deleted and created again
- * under the same view is the one case it would miss, and a view does not outlive a task.
+ * 1. Per object-store view, weakly: a caller that keeps one view of a table for a unit of work (the
+ *    engine keeps one per table per task) shares one snapshot between its writer, readers and views,
+ *    advanced by reading only the commits after it (`refreshSnapshot`: one GET when nothing changed).
+ * 2. Per process, by the table's folder in its store: the next task of a warm Lambda (or of the local
+ *    runtime) lists the log from the version it last saw. One LIST answers both questions: the commit
+ *    file of that version is still the one seen (same ETag: not a table dropped and made anew under
+ *    the same name), and which commits came since, read and folded in. A listing that shows a newer
+ *    checkpoint, a gap or another commit file loads the table afresh.
+ *
+ * Reading forward is exact as long as the log is only appended to, which Delta guarantees for a
+ * table's lifetime.
  */
 const held = new WeakMap<ObjectStore, Snapshot>();
+
+/** What this process last listed of a table: the snapshot, and its commit file's ETag. */
+interface Seen {
+  readonly snapshot: Snapshot;
+  readonly etag: string;
+}
+
+/** Tables per store kept at once (least recently used dropped first). */
+const MAX_TABLES_SEEN = 64;
+const seen = new WeakMap<ObjectStore, Map<string, Seen>>();
 
 /** The latest snapshot of the table in `store`, advanced from the one held for this view. */
 export async function currentSnapshot(
@@ -24,7 +42,7 @@ export async function currentSnapshot(
 ): Promise<Snapshot> {
   const known = held.get(store);
   if (!known) {
-    const loaded = await loadSnapshot(store, options);
+    const loaded = await latestSnapshot(store, options);
     rememberSnapshot(store, loaded);
     return loaded;
   }
@@ -39,4 +57,48 @@ export async function currentSnapshot(
 export function rememberSnapshot(store: ObjectStore, snapshot: Snapshot): void {
   const known = held.get(store);
   if (!known || snapshot.version > known.version) held.set(store, snapshot);
+}
+
+/** The latest snapshot, from what this process saw of the table when that still holds. */
+async function latestSnapshot(
+  store: ObjectStore,
+  options: Pick<LoadSnapshotOptions, "duck" | "location">,
+): Promise<Snapshot> {
+  const root = rootOf(store);
+  const tables = seen.get(root.store) ?? new Map<string, Seen>();
+  seen.set(root.store, tables);
+  const known = tables.get(root.prefix);
+  const advanced = known && (await advanceSeen(store, known));
+  if (advanced) {
+    see(tables, root.prefix, advanced);
+    return advanced.snapshot;
+  }
+  const { snapshot, head } = await loadSnapshotAndHead(store, options);
+  if (head?.etag) see(tables, root.prefix, { snapshot, etag: head.etag });
+  else tables.delete(root.prefix);
+  return snapshot;
+}
+
+/** `known` brought up to date from one listing, or `undefined` when the listing says to load afresh. */
+async function advanceSeen(store: ObjectStore, known: Seen): Promise<Seen | undefined> {
+  const from = known.snapshot.version;
+  const tail = await listLog(store, from);
+  if (tail.commits.get(from)?.etag !== known.etag) return undefined;
+  if ([...tail.checkpoints.keys()].some((version) => version > from)) return undefined;
+  const next = [...tail.commits.values()]
+    .filter((ref) => ref.version > from)
+    .sort((a, b) => a.version - b.version);
+  if (next.some((ref, i) => ref.version !== from + 1 + i)) return undefined;
+  const last = next.at(-1);
+  if (!last) return known;
+  if (!last.etag) return undefined;
+  const snapshot = advanceSnapshot(known.snapshot, await readCommits(store, next));
+  assertReadable(snapshot.protocol, snapshot.metadata);
+  return { snapshot, etag: last.etag };
+}
+
+function see(tables: Map<string, Seen>, prefix: string, entry: Seen): void {
+  tables.delete(prefix); // most recently used last
+  tables.set(prefix, entry);
+  while (tables.size > MAX_TABLES_SEEN) tables.delete(tables.keys().next().value!);
 }

@@ -8,7 +8,13 @@ import { readCommits } from "../log/commit-reader.ts";
 import { TableNotFoundError } from "../errors.ts";
 import { listLog, readLastCheckpointHint } from "../log/log-listing.ts";
 import { applyActions, emptyTableState, toSnapshot } from "../log/log-replay.ts";
-import { latestListedVersion, planLogSegment, type LogListing, type LogSegment } from "../log/log-segment.ts";
+import {
+  latestListedVersion,
+  planLogSegment,
+  type CommitRef,
+  type LogListing,
+  type LogSegment,
+} from "../log/log-segment.ts";
 import { assertReadable } from "../table/reader-features.ts";
 import type { Snapshot } from "./snapshot.ts";
 
@@ -39,6 +45,14 @@ export interface LoadSnapshotOptions {
  * 5. check the table's reader protocol.
  */
 export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+  return (await loadSnapshotAndHead(store, options)).snapshot;
+}
+
+/** `loadSnapshot`, and the listed commit file of the version loaded (absent once cleaned up). */
+export async function loadSnapshotAndHead(
+  store: ObjectStore,
+  options: LoadSnapshotOptions = {},
+): Promise<{ snapshot: Snapshot; head: CommitRef | undefined }> {
   const version =
     options.version ??
     (options.timestamp === undefined ? undefined : await versionAtTimestamp(store, options.timestamp));
@@ -63,7 +77,7 @@ export async function loadSnapshot(store: ObjectStore, options: LoadSnapshotOpti
     ...(last.commitInfo ? { commitInfo: last.commitInfo } : {}),
   });
   if (options.checkReadable ?? true) assertReadable(snapshot.protocol, snapshot.metadata);
-  return snapshot;
+  return { snapshot, head: listing.commits.get(segment.version) };
 }
 
 /**

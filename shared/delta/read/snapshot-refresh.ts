@@ -1,6 +1,7 @@
 import { ObjectNotFoundError } from "../../store/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { Action } from "../log/actions.ts";
+import type { CommitRef } from "../log/log-segment.ts";
 import { commitTimestamp, findCommitInfo, parseCommitFile } from "../log/commit-file.ts";
 import { commitKey } from "../log/log-paths.ts";
 import { applyActions, toSnapshot, type TableState } from "../log/log-replay.ts";
@@ -23,6 +24,20 @@ export async function refreshSnapshot(store: ObjectStore, snapshot: Snapshot): P
     const timestamp = commitTimestamp(commitInfo, head?.lastModified ?? 0);
     current = toSnapshot(state, { version, timestamp, ...(commitInfo ? { commitInfo } : {}) });
   }
+}
+
+/** `snapshot` with `commits` (the versions right after it, in order, as read) folded in. */
+export function advanceSnapshot(
+  snapshot: Snapshot,
+  commits: readonly { readonly ref: CommitRef; readonly actions: readonly Action[] }[],
+): Snapshot {
+  const last = commits.at(-1);
+  if (!last) return snapshot;
+  const state = tableStateOf(snapshot);
+  for (const { actions } of commits) applyActions(state, actions);
+  const commitInfo = findCommitInfo(last.actions);
+  const timestamp = commitTimestamp(commitInfo, last.ref.lastModified);
+  return toSnapshot(state, { version: last.ref.version, timestamp, ...(commitInfo ? { commitInfo } : {}) });
 }
 
 async function readCommitIfPresent(store: ObjectStore, version: number): Promise<Action[] | undefined> {

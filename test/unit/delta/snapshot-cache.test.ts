@@ -4,7 +4,8 @@ import { currentSnapshot } from "../../../shared/delta/read/snapshot-cache.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
+import { listAllKeys, type ObjectStore } from "../../../shared/store/object-store.ts";
+import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 /** Counts every request a store view receives. */
@@ -78,5 +79,60 @@ describe("one snapshot per table view", () => {
     expect(requests).toEqual(["get _delta_log/00000000000000000007.json"]);
     await table.close();
     await writer.close();
+  });
+
+  it("a new view of the same folder (a warm process's next task) lists once and reads only the commits since", async () => {
+    const clock = new ManualClock();
+    const memory = new MemoryObjectStore(clock.read);
+    const { store: root, requests } = counted(memory);
+    const writer = await DeltaTable.create(
+      withPrefix(memory, "tables/t/"),
+      { schema: schemaOf(field("id", "long")), rows: { rows: [{ id: 1 }] } },
+      { clock: clock.read, duck },
+    );
+    for (let i = 2; i <= 4; i++) await writer.append({ rows: [{ id: i }] });
+    const first = await currentSnapshot(withPrefix(root, "tables/t/"), { duck });
+    expect(first.version).toBe(3);
+
+    requests.length = 0;
+    expect(await currentSnapshot(withPrefix(root, "tables/t/"), { duck })).toBe(first);
+    expect(requests).toEqual(["list tables/t/_delta_log/"]);
+
+    await writer.append({ rows: [{ id: 5 }] });
+    await writer.append({ rows: [{ id: 6 }] });
+    requests.length = 0;
+    const advanced = await currentSnapshot(withPrefix(root, "tables/t/"), { duck });
+    expect(advanced.version).toBe(5);
+    expect(requests).toEqual([
+      "list tables/t/_delta_log/",
+      "get tables/t/_delta_log/00000000000000000004.json",
+      "get tables/t/_delta_log/00000000000000000005.json",
+    ]);
+    expect(advanced.files).toEqual((await loadSnapshot(withPrefix(memory, "tables/t/"), { duck })).files);
+    await writer.close();
+  });
+
+  it("a table dropped and made anew under the same folder is loaded afresh, however many versions it has", async () => {
+    const clock = new ManualClock();
+    const memory = new MemoryObjectStore(clock.read);
+    const make = async (ids: number[]) => {
+      const table = await DeltaTable.create(
+        withPrefix(memory, "tables/t/"),
+        { schema: schemaOf(field("id", "long")), rows: { rows: [{ id: ids[0]! }] } },
+        { clock: clock.read, duck },
+      );
+      for (const id of ids.slice(1)) await table.append({ rows: [{ id }] });
+      await table.close();
+    };
+    await make([1, 2, 3]);
+    const before = await currentSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    await memory.deleteMany((await listAllKeys(memory, "tables/t/")).map((o) => o.key));
+    await make([7, 8, 9, 10]); // the old version 2 is a different commit file now, and more follow
+    const after = await currentSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    const fresh = await loadSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    expect(after.version).toBe(3);
+    expect(after.metadata.id).toBe(fresh.metadata.id);
+    expect(after.metadata.id).not.toBe(before.metadata.id);
+    expect(after.files).toEqual(fresh.files);
   });
 });
