@@ -38,6 +38,10 @@ function checkThenStop(endpoints: AwsEndpoints, bucket: string, stop: () => Prom
   return async () => {
     try {
       await assertBucketTablesConform(endpoints, bucket);
+    } catch (error) {
+      // vitest only logs a teardown's error; the run must fail on it.
+      console.error(error instanceof Error ? error.message : error);
+      process.exitCode = 1;
     } finally {
       await stop();
     }
