@@ -7,7 +7,7 @@ import { assertBucketTablesConform } from "./support/protocol-check.ts";
 import type { TestAws, TestBackend } from "./support/test-aws.ts";
 
 /**
- * Once per run: starts the AWS stand-ins (or LocalStack) with Ebb's storage provisioned from the
+ * Once per run: starts the AWS stand-ins (or LocalStack, in Docker or on the host) with Ebb's storage provisioned from the
  * synthesized stack, and provides where they are to every test as `inject("aws")`. At the end,
  * before stopping them, checks every Delta table the run left in Ebb's bucket against PROTOCOL.md.
  */
@@ -15,10 +15,12 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const backend = testBackend(process.env["EBB_TEST_BACKEND"]);
   // Unit tests alone need no AWS: `EBB_TEST_BACKEND=none npx vitest run test/unit` starts nothing.
   if (backend === "none") return undefined;
-  if (backend === "localstack") {
+  if (backend === "localstack" || backend === "localstack-host") {
     // Loaded only when asked for: testcontainers takes a second to import.
-    const { startLocalStack } = await import("./support/localstack.ts");
-    const localstack = await startLocalStack();
+    const localstack =
+      backend === "localstack"
+        ? await (await import("./support/localstack.ts")).startLocalStack()
+        : await (await import("./support/localstack-host.ts")).startLocalStackHost();
     let storage;
     try {
       storage = await provisionEbb(localstack.endpoints, await loadSynthesizedEbb());
@@ -50,9 +52,9 @@ function checkThenStop(endpoints: AwsEndpoints, bucket: string, stop: () => Prom
 
 function testBackend(value: string | undefined): TestBackend | "none" {
   if (value === undefined || value === "" || value === "embedded") return "embedded";
-  if (value === "localstack" || value === "none") return value;
+  if (value === "localstack" || value === "localstack-host" || value === "none") return value;
   throw new Error(
-    `EBB_TEST_BACKEND must be "embedded" (the default), "localstack" or "none", not ${JSON.stringify(value)}`,
+    `EBB_TEST_BACKEND must be "embedded" (the default), "localstack", "localstack-host" or "none", not ${JSON.stringify(value)}`,
   );
 }
 

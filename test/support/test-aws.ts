@@ -3,11 +3,14 @@ import type { StorageNames } from "../../infra/local/provision-ebb.ts";
 
 /** Where the integration tests find AWS: provided once per run by global-setup.ts as `inject("aws")`. */
 export interface TestAws {
-  /** `embedded` (default) or `localstack` (`EBB_TEST_BACKEND=localstack`). */
+  /**
+   * `embedded` (default), `localstack` (in Docker, `EBB_TEST_BACKEND=localstack`) or `localstack-host`
+   * (LocalStack's runtime on the host, `EBB_TEST_BACKEND=localstack-host`).
+   */
   readonly backend: TestBackend;
   readonly endpoints: Required<AwsEndpoints>;
   /** Ebb's bucket and tables, provisioned from the synthesized stack. Shared by every test file. */
   readonly storage: StorageNames;
 }
 
-export type TestBackend = "embedded" | "localstack";
+export type TestBackend = "embedded" | "localstack" | "localstack-host";
