@@ -126,8 +126,14 @@ async function launch(root: string): Promise<LocalStackHost> {
 
   const stop = async (): Promise<void> => {
     signalGroup(pgid, "SIGTERM");
-    const killed = sleep(STOP_GRACE_MS).then(() => signalGroup(pgid, "SIGKILL"));
+    // Abandoned once it has exited, so the timer keeps no test run waiting.
+    const grace = new AbortController();
+    const killed = sleep(STOP_GRACE_MS, undefined, { signal: grace.signal }).then(
+      () => signalGroup(pgid, "SIGKILL"),
+      () => undefined,
+    );
     await Promise.race([exit, killed]);
+    grace.abort();
     // The JVM may outlive the runtime by a moment: whatever is left of the group goes.
     signalGroup(pgid, "SIGKILL");
     await rm(root, { recursive: true, force: true });
