@@ -25,9 +25,12 @@ export interface PreparedCommit {
 
 /** The schema and partition columns of `snapshot`, as the file writer wants them. */
 export function layoutOf(snapshot: Snapshot): TableLayout {
+  const properties = tableProperties(snapshot.metadata);
   return {
     schema: parseSchema(snapshot.metadata.schemaString),
     partitionColumns: snapshot.metadata.partitionColumns,
+    compression: properties.parquetCompression,
+    indexedColumns: properties.indexedColumns,
   };
 }
 

@@ -41,6 +41,10 @@ const CHECKPOINT_COLUMNS: Readonly<Record<string, string>> = {
   domainMetadata: "STRUCT(domain VARCHAR, configuration VARCHAR, removed BOOLEAN)",
 };
 
+const ADD_WITHOUT_STATS =
+  `STRUCT(path VARCHAR, partitionValues ${MAP}, size BIGINT, modificationTime BIGINT, dataChange BOOLEAN, ` +
+  `tags ${MAP})`;
+
 export interface LastCheckpoint {
   readonly version: number;
   readonly size: number;
@@ -99,12 +103,16 @@ export async function writeCheckpoint(
   now: number,
 ): Promise<LastCheckpoint> {
   const rows = checkpointRows(snapshot, now);
+  const statsAsJson = tableProperties(snapshot.metadata).checkpointStatsAsJson;
   const id = randomUUID();
   const json = path.join(scratch.dir, `checkpoint-${id}.ndjson`);
   const parquet = path.join(scratch.dir, `checkpoint-${id}.parquet`);
   try {
     await writeFile(json, rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
-    const columns = Object.entries(CHECKPOINT_COLUMNS)
+    // `delta.checkpoint.writeStatsAsJson=false`: the add struct has no stats field (PROTOCOL.md "Checkpoints").
+    const columns = Object.entries(
+      statsAsJson ? CHECKPOINT_COLUMNS : { ...CHECKPOINT_COLUMNS, add: ADD_WITHOUT_STATS },
+    )
       .map(([name, type]) => `${quoteLiteral(name)}: ${quoteLiteral(type)}`)
       .join(", ");
     await duck.run(

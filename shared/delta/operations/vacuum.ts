@@ -1,5 +1,6 @@
 import { RetentionTooShortError } from "../errors.ts";
 import { LOG_DIR } from "../log/log-paths.ts";
+import { assertWritable } from "../table/writer-features.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { CHANGE_DATA_DIR } from "../log/data-file-paths.ts";
 import { tableProperties } from "../table/table-properties.ts";
@@ -61,6 +62,9 @@ export function planVacuum(
   listing: Iterable<ObjectInfo>,
   options: VacuumOptions,
 ): VacuumPlan {
+  // PROTOCOL.md "Writer Requirements for Vacuum Protocol Check": VACUUM is a write; a table whose
+  // writer features Ebb does not implement could lose files those features still need.
+  assertWritable(latest.protocol, latest.metadata);
   const retentionMs = effectiveRetentionMs(latest, options);
   const cutoff = options.now - retentionMs;
   const protectedKeys = new Set(protectedSnapshots.flatMap((snapshot) => [...snapshot.files.keys()]));

@@ -64,6 +64,29 @@ export function minimalProtocol(
 /** Of the features Ebb may list, those readers must support too (PROTOCOL.md "Table Features"). */
 const READER_WRITER_FEATURES: ReadonlySet<string> = new Set(["timestampNtz"]);
 
+/** The first NOT NULL struct field inside an array element or a map key or value, as a path. */
+function notNullInsideCollection(
+  fields: readonly StructField[],
+  parent = "",
+  inside = false,
+): string | undefined {
+  const inType = (type: DeltaType, path: string, collection: boolean): string | undefined => {
+    if (typeof type === "string") return undefined;
+    if (type.type === "struct") return notNullInsideCollection(type.fields, path, collection);
+    if (type.type === "array") return inType(type.elementType, `${path}.element`, true);
+    if (type.type === "map")
+      return inType(type.keyType, `${path}.key`, true) ?? inType(type.valueType, `${path}.value`, true);
+    return undefined;
+  };
+  for (const field of fields) {
+    const path = parent === "" ? field.name : `${parent}.${field.name}`;
+    if (inside && !field.nullable) return path;
+    const found = inType(field.type, path, inside);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 function usesTimestampNtz(fields: readonly StructField[]): boolean {
   const inType = (type: DeltaType): boolean => {
     if (typeof type === "string") return type === "timestamp_ntz";
@@ -87,6 +110,12 @@ export function planTableCreation(
   const duplicate = names.find((name, i) => names.indexOf(name) !== i);
   if (duplicate)
     throw new SchemaMismatchError(`column ${duplicate} appears twice (names are case-insensitive)`);
+  const unenforceable = notNullInsideCollection(schema.fields);
+  if (unenforceable) {
+    throw new SchemaMismatchError(
+      `field ${unenforceable} is NOT NULL inside an array or map, which Delta does not enforce: make it nullable`,
+    );
+  }
   const partitionColumns = [...(definition.partitionColumns ?? [])];
   for (const column of partitionColumns) {
     const field = schema.fields.find((f) => f.name === column);

@@ -15,6 +15,10 @@ export const TABLE_PROPERTY = {
   enableExpiredLogCleanup: "delta.enableExpiredLogCleanup",
   autoCompact: "delta.autoOptimize.autoCompact",
   targetFileSize: "delta.targetFileSize",
+  parquetCompressionCodec: "delta.parquet.compression.codec",
+  dataSkippingNumIndexedCols: "delta.dataSkippingNumIndexedCols",
+  checkpointWriteStatsAsJson: "delta.checkpoint.writeStatsAsJson",
+  checkpointWriteStatsAsStruct: "delta.checkpoint.writeStatsAsStruct",
   /** Ebb's own: small files in a partition that trigger auto-compaction (Databricks' `minNumFiles` conf). */
   autoCompactMinNumFiles: "ebb.autoCompact.minNumFiles",
 } as const;
@@ -46,7 +50,26 @@ export interface TableProperties {
   readonly autoCompact: boolean;
   readonly targetFileSizeBytes: number;
   readonly autoCompactMinFiles: number;
+  /** The data files' parquet codec, as DuckDB's COPY names it (Delta's default: snappy). */
+  readonly parquetCompression: string;
+  /** Leading data columns whose stats are collected (Delta's default 32; -1: every column). */
+  readonly indexedColumns: number;
+  /** Whether checkpoints carry `add.stats` (Delta's default: true). */
+  readonly checkpointStatsAsJson: boolean;
 }
+
+/** Delta's codec names (Spark's `parquet.compression`) and DuckDB's for each. */
+const PARQUET_CODECS: Readonly<Record<string, string>> = {
+  uncompressed: "uncompressed",
+  none: "uncompressed",
+  snappy: "snappy",
+  gzip: "gzip",
+  zstd: "zstd",
+  lz4: "lz4_raw",
+  lz4_raw: "lz4_raw",
+  brotli: "brotli",
+};
+export const DEFAULT_INDEXED_COLUMNS = 32;
 
 /** The writer-relevant properties of a table, with Delta's defaults for those not set. */
 export function tableProperties(metadata: Pick<Metadata, "configuration">): TableProperties {
@@ -84,7 +107,52 @@ export function tableProperties(metadata: Pick<Metadata, "configuration">): Tabl
       get(TABLE_PROPERTY.autoCompactMinNumFiles),
       DEFAULT_AUTO_COMPACT_MIN_FILES,
     ),
+    parquetCompression: parseCodec(get(TABLE_PROPERTY.parquetCompressionCodec)),
+    indexedColumns: parseIndexedColumns(get(TABLE_PROPERTY.dataSkippingNumIndexedCols)),
+    checkpointStatsAsJson: parseBoolean(
+      TABLE_PROPERTY.checkpointWriteStatsAsJson,
+      get(TABLE_PROPERTY.checkpointWriteStatsAsJson) ?? "true",
+    ),
+    ...refuseStatsAsStruct(get(TABLE_PROPERTY.checkpointWriteStatsAsStruct)),
   };
+}
+
+function parseCodec(value: string | undefined): string {
+  if (value === undefined) return "snappy";
+  const codec = PARQUET_CODECS[value.trim().toLowerCase()];
+  if (!codec) {
+    throw new InvalidTablePropertyError(
+      TABLE_PROPERTY.parquetCompressionCodec,
+      value,
+      `one of ${Object.keys(PARQUET_CODECS).join(", ")}`,
+    );
+  }
+  return codec;
+}
+
+function parseIndexedColumns(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_INDEXED_COLUMNS;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < -1) {
+    throw new InvalidTablePropertyError(
+      TABLE_PROPERTY.dataSkippingNumIndexedCols,
+      value,
+      "a whole number of columns, or -1 for every column",
+    );
+  }
+  return n === -1 ? Number.POSITIVE_INFINITY : n;
+}
+
+/** Ebb's checkpoints carry statistics as JSON only: asking for `stats_parsed` is refused, not ignored. */
+function refuseStatsAsStruct(value: string | undefined): Record<string, never> {
+  if (value !== undefined && parseBoolean(TABLE_PROPERTY.checkpointWriteStatsAsStruct, value)) {
+    throw new InvalidTablePropertyError(
+      TABLE_PROPERTY.checkpointWriteStatsAsStruct,
+      value,
+      '"false": Ebb writes checkpoint statistics as JSON (add.stats), not as add.stats_parsed',
+    );
+  }
+  return {};
 }
 
 /** Checks every known property of a configuration, so a bad value fails at create time. */

@@ -20,6 +20,8 @@ const SUPPORTED_WRITER_FEATURES: ReadonlySet<string> = new Set([
   "changeDataFeed",
   "generatedColumns",
   "timestampNtz",
+  // VACUUM checks the writer protocol first (operations/vacuum.ts).
+  "vacuumProtocolCheck",
 ]);
 
 /** Throws `UnsupportedFeatureError` naming the first feature Ebb cannot write correctly. */

@@ -36,6 +36,10 @@ export const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * 1024 * 1024;
 export interface TableLayout {
   readonly schema: StructType;
   readonly partitionColumns: readonly string[];
+  /** Parquet codec for DuckDB's COPY (`delta.parquet.compression.codec`). @default "snappy" */
+  readonly compression?: string;
+  /** Leading data columns with stats (`delta.dataSkippingNumIndexedCols`). @default 32 */
+  readonly indexedColumns?: number;
 }
 
 /** The column of change data files that says what a row is (PROTOCOL.md "Change Data Files"). */
@@ -47,7 +51,7 @@ export async function writeDataFiles(
   layout: TableLayout,
   rowsSql: string,
 ): Promise<AddFile[]> {
-  const columns = statsColumns(layout.schema, layout.partitionColumns);
+  const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
   const unchecked = requiredColumnsNeedingScan(layout.schema, layout.partitionColumns, columns);
   await assertNoNullsByScan(context.duck, rowsSql, unchecked);
   const written = await writeFiles(context, layout, rowsSql, false);
@@ -94,7 +98,11 @@ async function writeFiles(
   changeData: boolean,
 ): Promise<WrittenFile[]> {
   const { partitionColumns, schema } = layout;
-  const dataColumns = schema.fields.filter((f) => !partitionColumns.includes(f.name)).map((f) => f.name);
+  assertVoidWritable(schema);
+  // A void column holds only nulls and is left out of data files (PROTOCOL.md "Void Type").
+  const dataColumns = schema.fields
+    .filter((f) => !partitionColumns.includes(f.name) && f.type !== "void")
+    .map((f) => f.name);
   const fileColumns = [...dataColumns, ...(changeData ? [CHANGE_TYPE_COLUMN] : [])]
     .map(quoteIdentifier)
     .join(", ");
@@ -149,9 +157,9 @@ async function writePartitionFiles(
   try {
     await context.duck.run(
       `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
-        `(FORMAT parquet, COMPRESSION snappy, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
+        `(FORMAT parquet, COMPRESSION ${layout.compression ?? "snappy"}, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
     );
-    const columns = statsColumns(layout.schema, layout.partitionColumns);
+    const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
     const written: WrittenFile[] = [];
     for (const name of (await readdir(folder)).sort()) {
       const local = path.join(folder, name);
@@ -168,6 +176,30 @@ async function writePartitionFiles(
     return written;
   } finally {
     await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * PROTOCOL.md "Void Type": writers reject new data files when a void sits inside an array or map, a
+ * struct has only void fields, or every column is void. Ebb also leaves out void only at the top
+ * level, so a void nested in a struct is refused too.
+ */
+function assertVoidWritable(schema: StructType): void {
+  if (schema.fields.every((f) => f.type === "void")) {
+    throw new SchemaMismatchError("every column of the table is void: give one a type before writing");
+  }
+  const nestedVoid = (type: DeltaType): boolean => {
+    if (typeof type === "string") return type === "void";
+    if (type.type === "struct") return type.fields.some((f) => nestedVoid(f.type));
+    if (type.type === "array") return nestedVoid(type.elementType);
+    if (type.type === "map") return nestedVoid(type.keyType) || nestedVoid(type.valueType);
+    return false;
+  };
+  const column = schema.fields.find((f) => typeof f.type !== "string" && nestedVoid(f.type));
+  if (column) {
+    throw new SchemaMismatchError(
+      `column ${column.name} has a void type nested inside it: give the nested field a type before writing`,
+    );
   }
 }
 

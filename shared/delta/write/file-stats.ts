@@ -30,11 +30,15 @@ export interface StatsColumn {
 }
 
 /** The columns a file's stats cover, in schema order. */
-export function statsColumns(schema: StructType, partitionColumns: readonly string[]): StatsColumn[] {
+export function statsColumns(
+  schema: StructType,
+  partitionColumns: readonly string[],
+  limit: number = INDEXED_COLUMN_LIMIT,
+): StatsColumn[] {
   return schema.fields
-    .filter((field) => !partitionColumns.includes(field.name))
+    .filter((field) => !partitionColumns.includes(field.name) && field.type !== "void")
     .filter((field) => typeof field.type === "string" || field.type.type === "decimal")
-    .slice(0, INDEXED_COLUMN_LIMIT)
+    .slice(0, limit)
     .map((field) => ({ name: field.name, type: field.type, minMax: hasMinMax(field.type) }));
 }
 
