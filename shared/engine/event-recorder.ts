@@ -8,6 +8,7 @@ import type {
 import type { UpdateState } from "../store/updates-repository.ts";
 import type { StateProgress } from "./stateful/stateful-batch.ts";
 import type { BatchOutcome } from "./micro-batch.ts";
+import type { RefreshKind } from "./incremental-view.ts";
 import type { ViewRefresh } from "./materialized-view.ts";
 
 /**
@@ -88,17 +89,11 @@ export class EventRecorder {
 
   /**
    * A materialized view's refresh, as the view's flow (named after the view, as on Databricks):
-   * `refresh` says which way it went (INCREMENTAL or FULL_RECOMPUTE; NONE when its inputs were
-   * unchanged) and `refresh_reason` why.
+   * `refresh` says which way it went (INCREMENTAL or FULL_RECOMPUTE) and `refresh_reason` why.
    */
-  viewRefresh(view: string, refresh: ViewRefresh): Promise<void> {
-    const kind = refresh.refresh ?? "NONE";
-    const how =
-      kind === "INCREMENTAL"
-        ? "incrementally"
-        : kind === "FULL_RECOMPUTE"
-          ? "by a full recompute"
-          : "not at all";
+  viewRefresh(view: string, refresh: ViewRefresh & { readonly refresh: RefreshKind }): Promise<void> {
+    const kind = refresh.refresh;
+    const how = kind === "INCREMENTAL" ? "incrementally" : "by a full recompute";
     return this.append(
       "flow_progress",
       "INFO",

@@ -54,7 +54,9 @@ export async function runItem(
     if (dataset.type === "materialized_view") {
       const fence = updateFence(item.updateId, isActive, stopped.signal);
       const refreshed = await refreshMaterializedView(dataset, catalog, session, fence, item.pipelineId);
-      await context.events.viewRefresh(dataset.name, refreshed);
+      // Inputs unchanged, nothing recomputed: no event (an idle update writes as little as it can).
+      if (refreshed.refresh)
+        await context.events.viewRefresh(dataset.name, { ...refreshed, refresh: refreshed.refresh });
       await context.events.flush();
       return { ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }
