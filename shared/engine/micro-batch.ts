@@ -342,9 +342,12 @@ async function applyChangeBatch(
   const cdc = run.flow.auto_cdc!;
   const ref = { store: run.catalog.store, pipelineId: run.pipelineId, flowId: run.flow.name };
   const state = await openCdcState(ref, parentState);
+  const peers = await peerStates(run);
   const adopting =
     cdc.stored_as_scd_type === 2 &&
-    (state.meta.adopting === true || (parentState === undefined && (await holdsRows(target, run.session))));
+    (state.meta.adopting === true ||
+      peers.some((peer) => peer.state.meta.adopting === true) ||
+      (parentState === undefined && (await holdsRows(target, run.session))));
   if (adopting) await registerSnapshotViews(sandbox, [{ kind: "table", name: ADOPTED, store: target.store }]);
   const planned = await applyChanges({
     flow: run.flow.name,
@@ -352,6 +355,8 @@ async function applyChangeBatch(
     sandbox,
     rowsSql,
     state,
+    peers,
+    target: run.dataset.name,
     seq,
     now: run.session.clock(),
     tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
@@ -365,6 +370,21 @@ async function applyChangeBatch(
     options,
   );
   return { ...committed, stateVersion: planned.stateVersion };
+}
+
+/**
+ * The states of the target's other AUTO CDC flows, at their HEAD. The update runs a target's AUTO
+ * CDC flows one after another (plan-step.ts), so a HEAD does not move while this batch reads it.
+ */
+async function peerStates(run: FlowRun) {
+  const peers = run.dataset.flows.filter((flow) => flow.auto_cdc && flow.name !== run.flow.name);
+  return Promise.all(
+    peers.map(async (peer) => {
+      const ref = { store: run.catalog.store, pipelineId: run.pipelineId, flowId: peer.name };
+      const head = await run.checkpoints.head({ pipelineId: run.pipelineId, flowId: peer.name });
+      return { flow: peer.name, state: await openCdcState(ref, head.checkpoint?.stateVersion) };
+    }),
+  );
 }
 
 /** The view of an AUTO CDC target's rows while its state adopts them (after a checkpoint reset). */

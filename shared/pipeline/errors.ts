@@ -29,6 +29,8 @@ export const DEFINITION_ISSUE_CODES = {
   joinTimeBoundRequired: "STREAM_JOIN_TIME_BOUND_REQUIRED",
   /** A stream-stream join of a shape Ebb does not keep (right or full outer, not in the outer query, …). */
   streamJoin: "STREAM_JOIN_NOT_SUPPORTED",
+  /** AUTO CDC flows into one target that disagree on its keys, SCD type or sequence. */
+  autoCdcFlowsIncompatible: "AUTO_CDC_FLOWS_INCOMPATIBLE",
 } as const;
 
 /**

@@ -17,8 +17,11 @@ export const STATE_FORMAT = "ebb-state/1";
 /** Buckets of a new state table. */
 export const DEFAULT_BUCKETS = 16;
 
-/** Changelogs a bucket keeps before the next write to it is a snapshot. */
+/** Changelogs a bucket has at least before the next write to it is a snapshot. */
 export const SNAPSHOT_EVERY = 8;
+
+/** Changelogs a bucket has at most: a lookup reads every file of a bucket it touches. */
+export const MAX_CHANGELOGS = 32;
 
 const fileSchema = z.object({ key: z.string().min(1), bytes: z.number().int().nonnegative() });
 
@@ -73,9 +76,17 @@ export function partFiles(part: StatePart | undefined): StateFile[] {
   return [...(part.snapshot ? [part.snapshot] : []), ...part.changelogs];
 }
 
-/** Whether the next write to this bucket is a snapshot rather than a changelog. */
+/**
+ * Whether the next write to this bucket is a snapshot rather than a changelog: after SNAPSHOT_EVERY
+ * changelogs once they hold half the snapshot's bytes, so rewriting a bucket costs about what the
+ * batches wrote to it since (not a whole-state rewrite every few batches), and at MAX_CHANGELOGS.
+ */
 export function snapshotDue(part: StatePart | undefined): boolean {
-  return (part?.changelogs.length ?? 0) >= SNAPSHOT_EVERY;
+  const changelogs = part?.changelogs ?? [];
+  if (changelogs.length >= MAX_CHANGELOGS) return true;
+  if (changelogs.length < SNAPSHOT_EVERY) return false;
+  const logBytes = changelogs.reduce((sum, file) => sum + file.bytes, 0);
+  return 2 * logBytes >= (part?.snapshot?.bytes ?? 0);
 }
 
 /** What a batch wrote to one bucket, with the bucket's exact figures after it. */

@@ -28,11 +28,12 @@ import { allColumns, DELETED_COLUMN, describeSchema, sameSchema, type StateSchem
  * loads the rows a batch needs into the batch's DuckDB sandbox, and writes the next version.
  *
  * Reading keys: 1. the keys' buckets are computed in DuckDB; 2. only those buckets' files are
- * downloaded into the sandbox's folder; 3. merged (last row per key, deletions dropped) and filtered
- * to the keys. Writing: 1. the staged upserts and deletes become one change table (last change per
- * key wins); 2. per touched bucket, the merged result gives its exact row count and oldest time, and
- * one file is written (a changelog, or a snapshot when due); 3. the manifest is written last, so a
- * crash before it leaves only files no checkpoint names.
+ * downloaded into the sandbox's folder; 3. their rows are filtered to the keys, then merged (last row
+ * per key, deletions dropped). Writing (`writeTableChanges`): 1. the staged upserts and deletes become
+ * one change table (last change per key wins); 2. per touched bucket, the changed keys looked up in
+ * the parent give its exact row count, and one file sorted by key is written (a changelog, or a
+ * snapshot when due); 3. the manifest is written last, so a crash before it leaves only files no
+ * checkpoint names. A batch's cost follows its rows and the keys they touch, not the whole state.
  */
 
 /** What the store needs of the batch's sandbox (`shared/engine/sandbox.ts` is one). */
@@ -61,6 +62,10 @@ export interface TableOptions {
 }
 
 const ORDER = "__ebb_order";
+/** Rows per row group of a state file: small enough that a scan filtered by key skips most of one. */
+const ROW_GROUP_ROWS = 16_384;
+/** Keys per bucket above which a lookup reads every bucket rather than hash the keys (all are hit). */
+const EVERY_BUCKET_KEYS = 64;
 const BUCKET = "__ebb_bucket";
 
 /** Reads the state version the checkpoint names (the empty state for none). */
@@ -208,7 +213,13 @@ export class StateTable {
     const fields = this.schema.key
       .map((c) => `${quoteIdentifier(c.name)} := ${prefix}${quoteIdentifier(c.name)}`)
       .join(", ");
-    return `(md5_number(to_json(struct_pack(${fields}))::VARCHAR) % ${this.shape.buckets})::INTEGER`;
+    const digest = `to_json(struct_pack(${fields}))::VARCHAR`;
+    // For a power of two, `md5_number(x) % n` depends only on the number's low 64 bits, which are
+    // `md5_number_upper(x)`: the same bucket, without the UHUGEINT modulo (ten times slower).
+    const low64 = (this.shape.buckets & (this.shape.buckets - 1)) === 0;
+    return low64
+      ? `(md5_number_upper(${digest}) % ${this.shape.buckets})::INTEGER`
+      : `(md5_number(${digest}) % ${this.shape.buckets})::INTEGER`;
   }
 
   /** `col type, …` of every column, for an empty table of the state's shape. */
@@ -287,16 +298,40 @@ export class StateTable {
     const keysTable = `${into}__keys`;
     const keyCols = this.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
     await sql.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT DISTINCT ${keyCols}, ${this.bucketSql()} AS ${BUCKET} FROM (${keysSql})`,
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT DISTINCT ${keyCols} FROM (${keysSql})`,
     );
-    const rows = await sql.rows(`SELECT DISTINCT ${BUCKET} AS b FROM ${quoteIdentifier(keysTable)}`);
-    const buckets = this.storedBuckets(rows.map((r) => Number(r["b"])));
-    const raw = await this.rawSql(sql, buckets);
-    const merged =
-      raw &&
-      `SELECT m.* FROM (${this.mergedSql(raw)}) m SEMI JOIN ${quoteIdentifier(keysTable)} k ON ${this.keyMatch("m", "k")}`;
-    await this.materialize(sql, into, merged);
+    // So many keys reach every bucket anyway: hashing them would only cost time.
+    const [count] = await sql.rows(`SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(keysTable)}`);
+    const bucketOf =
+      Number(count?.["n"] ?? 0) > EVERY_BUCKET_KEYS * this.shape.buckets ? "-1" : this.bucketSql();
+    await sql.run(
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT *, ${bucketOf} AS ${BUCKET} FROM ${quoteIdentifier(keysTable)}`,
+    );
+    const raw = await this.keysRawSql(sql, keysTable);
+    await this.materialize(sql, into, raw && this.mergedSql(raw));
     await sql.run(`DROP TABLE IF EXISTS ${quoteIdentifier(keysTable)}`);
+  }
+
+  /**
+   * The raw rows (as `rawSql`) of the keys in `keysTable` (their key columns and BUCKET): only their
+   * buckets' files are read, and their rows are kept before the merge, so its cost follows the keys,
+   * not the state (the files are sorted by key, so a scan can also skip row groups).
+   */
+  private async keysRawSql(sql: StateSql, keysTable: string): Promise<string | undefined> {
+    const rows = await sql.rows(`SELECT DISTINCT ${BUCKET} AS b FROM ${quoteIdentifier(keysTable)}`);
+    const buckets = rows.map((r) => Number(r["b"]));
+    const stored = buckets.includes(-1) ? Object.keys(this.stored?.parts ?? {}).map(Number) : buckets;
+    const raw = await this.rawSql(sql, this.storedBuckets(stored));
+    return (
+      raw &&
+      `SELECT r.* FROM (${raw}) r SEMI JOIN ${quoteIdentifier(keysTable)} k ON ${this.keyMatch("r", "k")}`
+    );
+  }
+
+  /** The live rows (as `mergedSql`) of the keys in `keysTable`; undefined when none can be stored. */
+  async keysMergedSql(sql: StateSql, keysTable: string): Promise<string | undefined> {
+    const raw = await this.keysRawSql(sql, keysTable);
+    return raw && this.mergedSql(raw);
   }
 
   /** Temp table `into` with the current rows whose time column is before `boundMicros` (epoch µs). */
@@ -387,7 +422,18 @@ export class StateWriter {
   }
 }
 
-/** One file per touched bucket of a table, with the bucket's figures after the changes. */
+/**
+ * One file per touched bucket of a table, with the bucket's figures after the changes.
+ *
+ * 1. The changes become one table, the last change per key winning.
+ * 2. Only the changed keys are looked up in the parent (`keysMergedSql`): an upsert of a key not
+ *    live adds a row, a delete of a live key removes one, so a bucket's count follows from the
+ *    parent's without reading the bucket.
+ * 3. A bucket is read whole only when it is due a snapshot (amortized: see `snapshotDue`), or when
+ *    its oldest time may have grown (a delete in a table with a time column).
+ * 4. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
+ *    row may have been the oldest, so `loadOlderThan` may read a bucket it need not, never miss one).
+ */
 async function writeTableChanges(
   sql: StateSql,
   table: StateTable,
@@ -400,49 +446,90 @@ async function writeTableChanges(
     const columns = change.kind === "upsert" ? table.columnList() : [keys, ...nullValues].join(", ");
     return `SELECT ${columns}, ${change.kind === "delete"} AS ${quoteIdentifier(DELETED_COLUMN)}, ${i} AS __ebb_change FROM (${change.sql})`;
   });
-  const changeTable = quoteIdentifier(`__ebb_state_changes_${table.name}`);
+  const name = (what: string) => `__ebb_state_${what}_${table.name}`;
+  const changeTable = quoteIdentifier(name("changes"));
+  const liveTable = quoteIdentifier(name("live"));
+  const mergedTable = quoteIdentifier(name("merged"));
+  const deleted = quoteIdentifier(DELETED_COLUMN);
+  const time = table.shape.timeColumn;
+  // 1.
+  // A lone upsert has at most one row per key already: no sort to find each key's last change.
+  const lone = changes.length === 1 && changes[0]!.kind === "upsert";
   await sql.run(
     `CREATE OR REPLACE TEMP TABLE ${changeTable} AS SELECT * EXCLUDE (__ebb_change), ${table.bucketSql()} AS ${BUCKET} FROM (${parts.join("\nUNION ALL\n")}) ` +
-      `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`,
+      (lone ? "" : `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`),
   );
   try {
-    const touched = (await sql.rows(`SELECT DISTINCT ${BUCKET} AS b FROM ${changeTable} ORDER BY 1`)).map(
-      (r) => Number(r["b"]),
+    // 2.
+    const live = await table.keysMergedSql(sql, name("changes"));
+    await sql.run(
+      `CREATE OR REPLACE TEMP TABLE ${liveTable} AS SELECT ${keys} FROM ${live ? `(${live})` : changeTable} WHERE ${live ? "true" : "false"}`,
     );
-    if (touched.length === 0) return [];
-    // The changes read after every stored file of their bucket.
-    const changeRows = `SELECT * EXCLUDE (${BUCKET}), 1000000 AS ${ORDER}, ${BUCKET} FROM ${changeTable}`;
-    const stored = await table.rawSql(sql, touched);
-    const merged = table.mergedSql(stored ? `${stored}\nUNION ALL\n${changeRows}` : changeRows);
-    const mergedTable = quoteIdentifier(`__ebb_state_merged_${table.name}`);
-    await sql.run(`CREATE OR REPLACE TEMP TABLE ${mergedTable} AS ${merged}`);
-    const time = table.shape.timeColumn;
     const figures = await sql.rows(
-      `SELECT ${BUCKET} AS b, count(*)::BIGINT AS n${time ? `, min(epoch_us(${quoteIdentifier(time)}))::DOUBLE AS t` : ""} FROM ${mergedTable} GROUP BY 1`,
+      `SELECT c.${BUCKET} AS b, count(*) FILTER (WHERE NOT c.${deleted} AND l.__ebb_live IS NULL)::BIGINT AS added, ` +
+        `count(*) FILTER (WHERE c.${deleted} AND l.__ebb_live)::BIGINT AS removed, bool_or(c.${deleted}) AS deletes` +
+        `${time ? `, min(epoch_us(c.${quoteIdentifier(time)})) FILTER (WHERE NOT c.${deleted})::DOUBLE AS t` : ""} ` +
+        `FROM ${changeTable} c LEFT JOIN (SELECT *, true AS __ebb_live FROM ${liveTable}) l ON ${table.keyMatch("c", "l")} GROUP BY 1 ORDER BY 1`,
     );
-    const byBucket = new Map(figures.map((r) => [Number(r["b"]), r]));
+    if (figures.length === 0) return [];
+    // 3. The buckets read whole, merged with the changes.
+    const whole = figures
+      .map((f) => Number(f["b"]))
+      .filter((b, i) => {
+        const part = table.stored?.parts[String(b)];
+        return (
+          snapshotDue(part) || (time !== undefined && figures[i]!["deletes"] === true && part !== undefined)
+        );
+      });
+    const exact = new Map<number, { rows: number; minTime: number | undefined }>();
+    if (whole.length > 0) {
+      const changeRows = `SELECT * EXCLUDE (${BUCKET}), 1000000 AS ${ORDER}, ${BUCKET} FROM ${changeTable} WHERE ${BUCKET} IN (${whole.join(", ")})`;
+      const stored = await table.rawSql(sql, whole);
+      const merged = table.mergedSql(stored ? `${stored}\nUNION ALL\n${changeRows}` : changeRows);
+      await sql.run(`CREATE OR REPLACE TEMP TABLE ${mergedTable} AS ${merged}`);
+      for (const r of await sql.rows(
+        `SELECT ${BUCKET} AS b, count(*)::BIGINT AS n${time ? `, min(epoch_us(${quoteIdentifier(time)}))::DOUBLE AS t` : ""} FROM ${mergedTable} GROUP BY 1`,
+      ))
+        exact.set(Number(r["b"]), { rows: Number(r["n"]), minTime: optionalNumber(r["t"]) });
+      for (const bucket of whole) if (!exact.has(bucket)) exact.set(bucket, { rows: 0, minTime: undefined });
+    }
     const writes: BucketWrite[] = [];
-    for (const bucket of touched) {
-      const figure = byBucket.get(bucket);
-      const rows = Number(figure?.["n"] ?? 0);
-      const minTime = figure?.["t"] === null || figure?.["t"] === undefined ? undefined : Number(figure["t"]);
-      const kind = snapshotDue(table.stored?.parts[String(bucket)]) ? "snapshot" : "changelog";
+    for (const figure of figures) {
+      const bucket = Number(figure["b"]);
+      const part = table.stored?.parts[String(bucket)];
+      const kind = snapshotDue(part) ? "snapshot" : "changelog";
+      // 4.
+      const { rows, minTime } = exact.get(bucket) ?? {
+        rows: (part?.rows ?? 0) + Number(figure["added"]) - Number(figure["removed"]),
+        minTime: lowerOf(part?.minTime, optionalNumber(figure["t"])),
+      };
       if (rows === 0) {
         writes.push({ bucket, kind: "snapshot", rows: 0 });
         continue;
       }
       const source =
         kind === "snapshot"
-          ? `SELECT ${table.columnList()}, false AS ${quoteIdentifier(DELETED_COLUMN)} FROM ${mergedTable} WHERE ${BUCKET} = ${bucket}`
-          : `SELECT ${table.columnList()}, ${quoteIdentifier(DELETED_COLUMN)} FROM ${changeTable} WHERE ${BUCKET} = ${bucket}`;
+          ? `SELECT ${table.columnList()}, false AS ${deleted} FROM ${mergedTable} WHERE ${BUCKET} = ${bucket}`
+          : `SELECT ${table.columnList()}, ${deleted} FROM ${changeTable} WHERE ${BUCKET} = ${bucket}`;
       const path = await sql.newPath(".parquet");
-      await sql.run(`COPY (${source}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
+      await sql.run(
+        `COPY (${source} ORDER BY ${keys}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
+      );
       const file = await table.version.upload(path, stateDataKey(table.version.flow, seq));
       writes.push({ bucket, kind, file, rows, ...(minTime !== undefined ? { minTime } : {}) });
     }
-    await sql.run(`DROP TABLE IF EXISTS ${mergedTable}`);
     return writes;
   } finally {
-    await sql.run(`DROP TABLE IF EXISTS ${changeTable}`);
+    for (const temp of [changeTable, liveTable, mergedTable]) await sql.run(`DROP TABLE IF EXISTS ${temp}`);
   }
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  return value === null || value === undefined ? undefined : Number(value);
+}
+
+function lowerOf(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
 }

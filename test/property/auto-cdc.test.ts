@@ -9,13 +9,20 @@ import { scd1Model, scd2Model, type CdcEvent, type ModelOptions } from "../suppo
  * (upserts, deletes, truncates, exact duplicates, out-of-order and late events, equal sequence values)
  * land as files; updates apply them in random batch splits (one to three files a batch) to an SCD
  * type 1 and an SCD type 2 target through the production steps; rewinds go to random points and
- * replay, checkpoint resets re-read the source from the start. After every step each target equals
- * the model's fold of the events its flow has consumed on the live timeline — no refresh needed.
+ * replay, checkpoint resets re-read the source from the start. Each target has two AUTO CDC flows
+ * (A and B, each taking the events sent to it), which updates run together or one alone, so their
+ * batches interleave in any order; a reset may reset one of them. After every step each target
+ * equals the model's fold of the events its flows have consumed on the live timeline — no refresh
+ * needed.
  *
  * RUNS sets the number of runs (default 60).
  */
 
-const event: fc.Arbitrary<CdcEvent> = fc.oneof(
+type Source = "A" | "B";
+const SOURCES = ["A", "B"] as const;
+type SentEvent = CdcEvent & { readonly src: Source };
+
+const cdcEvent: fc.Arbitrary<CdcEvent> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.record({
@@ -48,14 +55,20 @@ const event: fc.Arbitrary<CdcEvent> = fc.oneof(
   },
 );
 
+const event: fc.Arbitrary<SentEvent> = fc
+  .tuple(cdcEvent, fc.constantFrom(...SOURCES))
+  .map(([e, src]) => ({ ...e, src }));
+
 type Step =
   /** A file of events lands; `repeat` re-sends earlier events too (exact duplicates). */
-  | { readonly kind: "arrive"; readonly events: readonly CdcEvent[]; readonly repeat: number }
-  | { readonly kind: "update"; readonly capture: boolean }
+  | { readonly kind: "arrive"; readonly events: readonly SentEvent[]; readonly repeat: number }
+  /** An update of both flows of each target, or of one (`only`). */
+  | { readonly kind: "update"; readonly capture: boolean; readonly only?: Source }
   | { readonly kind: "rewind"; readonly pick: number }
   /** A new definition: the flows' SQL drops the events whose `a` is `drop` (none when null). */
   | { readonly kind: "deploy"; readonly drop: number | null }
-  | { readonly kind: "reset" };
+  /** A checkpoint reset of one flow of each target, or of both. */
+  | { readonly kind: "reset"; readonly only?: Source };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -66,7 +79,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       repeat: fc.nat({ max: 2 }),
     }),
   },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant("update" as const), capture: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant("update" as const),
+        capture: fc.boolean(),
+        only: fc.constantFrom(...SOURCES),
+      },
+      { requiredKeys: ["kind", "capture"] },
+    ),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("rewind" as const), pick: fc.nat() }) },
   {
     weight: 2,
@@ -75,10 +98,18 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       drop: fc.option(fc.integer({ min: 0, max: 2 }), { freq: 2 }),
     }),
   },
-  { weight: 1, arbitrary: fc.constant({ kind: "reset" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      { kind: fc.constant("reset" as const), only: fc.constantFrom(...SOURCES) },
+      { requiredKeys: ["kind"] },
+    ),
+  },
 );
 
-const SCHEMA = { k: "BIGINT", seq: "BIGINT", op: "VARCHAR", a: "BIGINT", b: "VARCHAR" };
+const SCHEMA = { k: "BIGINT", seq: "BIGINT", op: "VARCHAR", a: "BIGINT", b: "VARCHAR", src: "VARCHAR" };
+
+const flowName = (target: "scd1" | "scd2", src: Source) => `${target}_${src.toLowerCase()}`;
 
 function definition(landingUri: string, options: ModelOptions, filesPerBatch: number, drop: number | null) {
   const kept = drop === null ? "true" : `a IS DISTINCT FROM ${drop}`;
@@ -86,7 +117,7 @@ function definition(landingUri: string, options: ModelOptions, filesPerBatch: nu
     keys: ["k"],
     sequence_by: "seq",
     apply_as_deletes: "op = 'D'",
-    except_column_list: ["op", "seq"],
+    except_column_list: ["op", "seq", "src"],
     ignore_null_updates: options.ignoreNullUpdates,
   };
   const source = { type: "auto_loader", path: landingUri, format: "json", schema: SCHEMA };
@@ -100,28 +131,24 @@ function definition(landingUri: string, options: ModelOptions, filesPerBatch: nu
       {
         name: "scd1",
         type: "streaming_table",
-        flows: [
-          {
-            name: "scd1_cdc",
-            source,
-            sql: `SELECT * FROM source WHERE ${kept}`,
-            options: flowOptions,
-            auto_cdc: { ...cdc, apply_as_truncates: "op = 'T'" },
-          },
-        ],
+        flows: SOURCES.map((src) => ({
+          name: flowName("scd1", src),
+          source,
+          sql: `SELECT * FROM source WHERE src = '${src}' AND ${kept}`,
+          options: flowOptions,
+          auto_cdc: { ...cdc, apply_as_truncates: "op = 'T'" },
+        })),
       },
       {
         name: "scd2",
         type: "streaming_table",
-        flows: [
-          {
-            name: "scd2_cdc",
-            source,
-            sql: `SELECT * FROM source WHERE op <> 'T' AND ${kept}`,
-            options: flowOptions,
-            auto_cdc: { ...cdc, stored_as_scd_type: 2, track_history_column_list: options.tracked },
-          },
-        ],
+        flows: SOURCES.map((src) => ({
+          name: flowName("scd2", src),
+          source,
+          sql: `SELECT * FROM source WHERE src = '${src}' AND op <> 'T' AND ${kept}`,
+          options: flowOptions,
+          auto_cdc: { ...cdc, stored_as_scd_type: 2, track_history_column_list: options.tracked },
+        })),
       },
     ],
   };
@@ -133,9 +160,12 @@ interface Consumed {
   readonly drop: number | null;
 }
 
+/** What each flow (A's pair, B's pair) has consumed. */
+type ConsumedBy = Readonly<Record<Source, readonly Consumed[]>>;
+
 interface Point {
   readonly id: string;
-  readonly consumed: readonly Consumed[];
+  readonly consumed: ConsumedBy;
 }
 
 /**
@@ -152,20 +182,23 @@ async function runSequence(
   const h = new RewindHarness();
   let drop: number | null = null;
   await h.deploy(definition(h.landingUri, options, filesPerBatch, drop));
-  const files = new Map<string, readonly CdcEvent[]>();
-  const sent: CdcEvent[] = [];
-  let consumed: readonly Consumed[] = [];
+  const files = new Map<string, readonly SentEvent[]>();
+  const sent: SentEvent[] = [];
+  let consumed: ConsumedBy = { A: [], B: [] };
   const points: Point[] = [];
-  const consumeAll = () => [
-    ...consumed,
+  const consumeAll = (src: Source) => [
+    ...consumed[src],
     ...[...files.keys()]
-      .filter((file) => !consumed.some((c) => c.file === file))
+      .filter((file) => !consumed[src].some((c) => c.file === file))
       .map((file) => ({ file, drop })),
   ];
+  const all = () => [...files.keys()].map((file) => ({ file, drop }));
 
   const check = async () => {
-    const events = consumed.flatMap((c) =>
-      files.get(c.file)!.filter((e) => c.drop === null || e.a !== c.drop),
+    const events = SOURCES.flatMap((src) =>
+      consumed[src].flatMap((c) =>
+        files.get(c.file)!.filter((e) => e.src === src && (c.drop === null || e.a !== c.drop)),
+      ),
     );
     const scd1 = (await h.rows("scd1", "k")).map((r) => ({
       k: Number(r["k"]),
@@ -196,8 +229,13 @@ async function runSequence(
         continue;
       }
       case "update":
-        await h.run();
-        consumed = consumeAll();
+        if (s.only) {
+          await h.run([flowName("scd1", s.only), flowName("scd2", s.only)]);
+          consumed = { ...consumed, [s.only]: consumeAll(s.only) };
+        } else {
+          await h.run();
+          consumed = { A: consumeAll("A"), B: consumeAll("B") };
+        }
         if (s.capture) {
           const point = await captureRewindPoint(h.env());
           if (point) points.push({ id: point.rewindPointId, consumed });
@@ -216,10 +254,19 @@ async function runSequence(
         await h.deploy(definition(h.landingUri, options, filesPerBatch, drop));
         continue;
       case "reset":
-        // Both flows re-read every file against an empty state; their tables keep their rows.
+        // The reset flows re-read every file against an empty state; their tables keep their rows.
+        // The update runs every flow, so the others catch up.
         if (mode !== "resets") continue;
-        await h.refresh({ reset_checkpoint_selection: ["scd1_cdc", "scd2_cdc"] });
-        consumed = [...files.keys()].map((file) => ({ file, drop }));
+        await h.refresh({
+          reset_checkpoint_selection: (s.only ? [s.only] : SOURCES).flatMap((src) => [
+            flowName("scd1", src),
+            flowName("scd2", src),
+          ]),
+        });
+        consumed = {
+          A: s.only === "B" ? consumeAll("A") : all(),
+          B: s.only === "A" ? consumeAll("B") : all(),
+        };
         break;
     }
     await check();
@@ -251,14 +298,39 @@ describe("AUTO CDC against a reference model", () => {
             1,
             "deploys",
             [
-              { kind: "arrive", events: [{ k: 1, seq: 1, op: "U", a: 0, b: "x" }], repeat: 0 },
+              { kind: "arrive", events: [{ k: 1, seq: 1, op: "U", a: 0, b: "x", src: "A" }], repeat: 0 },
               { kind: "update", capture: true },
-              { kind: "arrive", events: [{ k: 1, seq: 5, op: "U", a: 2, b: "x" }], repeat: 0 },
+              { kind: "arrive", events: [{ k: 1, seq: 5, op: "U", a: 2, b: "x", src: "A" }], repeat: 0 },
               { kind: "update", capture: false },
               { kind: "rewind", pick: 0 },
               { kind: "deploy", drop: 2 },
-              { kind: "arrive", events: [{ k: 1, seq: 3, op: "U", a: 1, b: "y" }], repeat: 0 },
+              { kind: "arrive", events: [{ k: 1, seq: 3, op: "U", a: 1, b: "y", src: "A" }], repeat: 0 },
               { kind: "update", capture: false },
+            ],
+          ],
+          // A late, older change through flow B after a newer one through flow A: A's stays, in SCD
+          // type 1 and in SCD type 2's history; then B alone is reset and re-reads.
+          [
+            { ignoreNullUpdates: false, tracked: ["a"] },
+            1,
+            "resets",
+            [
+              { kind: "arrive", events: [{ k: 1, seq: 5, op: "U", a: 2, b: "x", src: "A" }], repeat: 0 },
+              { kind: "update", capture: true, only: "A" },
+              {
+                kind: "arrive",
+                events: [
+                  { k: 1, seq: 3, op: "U", a: 1, b: "y", src: "B" },
+                  { k: 2, seq: 4, op: "D", a: null, b: null, src: "B" },
+                ],
+                repeat: 0,
+              },
+              { kind: "update", capture: false, only: "B" },
+              { kind: "arrive", events: [{ k: 2, seq: 2, op: "U", a: 0, b: "x", src: "A" }], repeat: 0 },
+              { kind: "update", capture: false },
+              { kind: "reset", only: "B" },
+              { kind: "rewind", pick: 0 },
+              { kind: "update", capture: false, only: "B" },
             ],
           ],
           // A late event merges two SCD type 2 versions, then a reset re-reads everything in one
@@ -271,13 +343,13 @@ describe("AUTO CDC against a reference model", () => {
               {
                 kind: "arrive",
                 events: [
-                  { k: 1, seq: 2, op: "U", a: 0, b: "x" },
-                  { k: 1, seq: 5, op: "U", a: 1, b: "x" },
+                  { k: 1, seq: 2, op: "U", a: 0, b: "x", src: "A" },
+                  { k: 1, seq: 5, op: "U", a: 1, b: "x", src: "A" },
                 ],
                 repeat: 0,
               },
               { kind: "update", capture: false },
-              { kind: "arrive", events: [{ k: 1, seq: 3, op: "U", a: 1, b: "y" }], repeat: 0 },
+              { kind: "arrive", events: [{ k: 1, seq: 3, op: "U", a: 1, b: "y", src: "A" }], repeat: 0 },
               { kind: "reset" },
             ],
           ],

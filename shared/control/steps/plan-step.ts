@@ -98,18 +98,18 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
   });
   if (intent.validateOnly) return done;
   const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
-  const levels: RunItem[][] = [];
+  // A DAG level is one wave, or several when AUTO CDC flows share a target: those run one wave
+  // each, since each batch applies its events against the others' committed state.
+  const levels: RunItem[][][] = [];
   for (const name of plan.run) {
     const dataset = pipeline.definition.datasets.find((d) => d.name === name);
-    const items: RunItem[] =
-      dataset?.type === "streaming_table"
-        ? dataset.flows
-            .filter((f) => !runFlows || runFlows.has(f.name))
-            .map((f) => ({ ...ids, dataset: name, flow: f.name }))
-        : dataset?.type === "materialized_view"
-          ? [{ ...ids, dataset: name }]
-          : [];
-    (levels[levelOf.get(name) ?? 0] ??= []).push(...items);
+    const waves = (levels[levelOf.get(name) ?? 0] ??= []);
+    if (dataset?.type === "streaming_table") {
+      const flows = dataset.flows.filter((f) => !runFlows || runFlows.has(f.name));
+      for (const [i, f] of flows.entries()) {
+        (waves[f.auto_cdc ? i : 0] ??= []).push({ ...ids, dataset: name, flow: f.name });
+      }
+    } else if (dataset?.type === "materialized_view") (waves[0] ??= []).push({ ...ids, dataset: name });
   }
   return {
     branch: "run",
@@ -117,6 +117,9 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     triggerSeconds: triggerSeconds(pipeline),
     waves: [],
     resets: plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0,
-    levels: levels.filter((items) => items && items.length > 0).map((items) => ({ items })),
+    levels: levels
+      .flatMap((waves) => waves ?? [])
+      .filter((items) => items && items.length > 0)
+      .map((items) => ({ items })),
   };
 }

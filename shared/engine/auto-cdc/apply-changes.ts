@@ -20,7 +20,8 @@ import {
   stateEventsSql,
   stateRowsSql,
 } from "./cdc-statements.ts";
-import { AutoCdcEventError } from "./errors.ts";
+import { IncompatibleStateError } from "../../state/index.ts";
+import { AutoCdcEventError, AutoCdcFlowsIncompatibleError } from "./errors.ts";
 
 /**
  * One AUTO CDC batch, in the batch's sandbox (the SQL is cdc-statements.ts):
@@ -28,14 +29,18 @@ import { AutoCdcEventError } from "./errors.ts";
  * 1. The flow's rows become events (keys, values, sequence, kind, tie hash); events without a
  *    sequence, or without a key, fail the batch.
  * 2. The state rows of the keys the batch touches are loaded (every row when a truncate moves the
- *    truncate sequence up: it reaches every key).
- * 3. The target's rows for those keys are computed twice, from the state's events (before) and from
+ *    truncate sequence up: it reaches every key), from this flow's state and, read only, from the
+ *    states of the other AUTO CDC flows into the target (`peers`, at their HEAD): the target is what
+ *    the events of all its flows give together, so a late older event of one flow never overwrites
+ *    a newer one of another.
+ * 3. The target's rows for those keys are computed twice, from the states' events (before) and from
  *    those plus the batch's (after); the MERGE source is what changed: new or changed rows, and a
- *    delete mark for each row that is gone. After a checkpoint reset (the state `adopting` the
- *    table), an SCD type 2 key the state lacks takes its before-rows from the table instead: the
- *    versions the re-read no longer produces are deleted, not left beside the new ones.
- * 4. The next state version (each touched key's retained events) is written, before the table commit:
- *    a retried batch recomputes the same state and rewrites it.
+ *    delete mark for each row that is gone. After a checkpoint reset (a state `adopting` the
+ *    table), SCD type 2 takes the before-rows from the table instead, which may still hold versions
+ *    of events no state has any more: the versions the re-read no longer produces are deleted, not
+ *    left beside the new ones.
+ * 4. The next state version (each touched key's retained events of this flow) is written, before
+ *    the table commit: a retried batch recomputes the same state and rewrites it.
  *
  * Returns the MERGE for the table commit, which the caller makes with the batch's txn.
  */
@@ -56,6 +61,10 @@ export interface ChangeBatch {
   /** The flow's SQL over the micro-batch (checked). */
   readonly rowsSql: string;
   readonly state: CdcState;
+  /** The other AUTO CDC flows into the target: their names and states at HEAD (read only). */
+  readonly peers?: readonly { readonly flow: string; readonly state: CdcState }[];
+  /** The target's name (for messages). */
+  readonly target: string;
   readonly seq: number;
   readonly now: number;
   readonly tombstoneGcSeconds: number;
@@ -80,6 +89,7 @@ export interface PlannedChanges {
 
 const BATCH = "__cdc_batch";
 const PRIOR = "__cdc_prior";
+const OWN = "__cdc_own_events";
 const OLD = "__cdc_old_events";
 const ALL = "__cdc_all_events";
 const BEFORE = "__cdc_before";
@@ -108,44 +118,73 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
     `SELECT column_type AS t FROM (DESCRIBE ${BATCH}) WHERE column_name = ${quoteLiteral(SEQ)}`,
   );
   const type = String(described?.["t"]);
-  const truncatedBefore = batch.state.meta.truncate
-    ? `CAST(${quoteLiteral(batch.state.meta.truncate.json)}::JSON AS ${type})`
-    : `CAST(NULL AS ${type})`;
+  const sequenceValue = (json: string) => `CAST(${quoteLiteral(json)}::JSON AS ${type})`;
+  const peers = batch.peers ?? [];
+  const stored = [batch.state, ...peers.map((p) => p.state)].flatMap((s) => s.meta.truncate ?? []);
   const batchTruncate = `(SELECT max(${SEQ}) FROM ${BATCH} WHERE ${OP} = 'truncate')`;
+  const own = batch.state.meta.truncate
+    ? sequenceValue(batch.state.meta.truncate.json)
+    : `CAST(NULL AS ${type})`;
   const [truncate] = await sandbox.rows(
-    `SELECT CASE WHEN b IS NOT NULL AND (o IS NULL OR b > o) THEN to_json(b)::VARCHAR END AS moved ` +
-      `FROM (SELECT ${truncatedBefore} AS o, ${batchTruncate} AS b)`,
+    `SELECT to_json(o)::VARCHAR AS before, CASE WHEN b IS NOT NULL AND (o IS NULL OR b > o) THEN to_json(b)::VARCHAR END AS moved, ` +
+      `CASE WHEN b IS NOT NULL AND (s IS NULL OR b > s) THEN to_json(b)::VARCHAR END AS own ` +
+      `FROM (SELECT (SELECT max(v) FROM (VALUES (CAST(NULL AS ${type}))${stored.map((t) => `, (${sequenceValue(t.json)})`).join("")}) t(v)) AS o, ` +
+      `${own} AS s, ${batchTruncate} AS b)`,
   );
-  const moved = typeof truncate?.["moved"] === "string" ? truncate["moved"] : undefined;
-  const truncatedAfter = moved ? `CAST(${quoteLiteral(moved)}::JSON AS ${type})` : truncatedBefore;
-  const truncated = moved ? { json: moved, type } : batch.state.meta.truncate;
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  const before = text(truncate?.["before"]);
+  const moved = text(truncate?.["moved"]);
+  const ownMoved = text(truncate?.["own"]);
+  const truncatedBefore = before !== undefined ? sequenceValue(before) : `CAST(NULL AS ${type})`;
+  const truncatedAfter = moved ? sequenceValue(moved) : truncatedBefore;
+  const truncated = ownMoved ? { json: ownMoved, type } : batch.state.meta.truncate;
   const meta: CdcStateMeta = {
     ...(truncated ? { truncate: truncated } : {}),
     ...(batch.targetRowsSql !== undefined ? { adopting: true as const } : {}),
   };
-  await batch.state.load(
-    sandbox,
-    PRIOR,
-    stateRowsSql(layout, changes),
-    moved ? undefined : `SELECT DISTINCT ${keys} FROM (${changes})`,
-  );
+  const shape = stateRowsSql(layout, changes);
+  const touchedKeys = moved ? undefined : `SELECT DISTINCT ${keys} FROM (${changes})`;
+  await batch.state.load(sandbox, PRIOR, shape, touchedKeys);
+  const peerEvents: string[] = [];
+  for (const [i, peer] of peers.entries()) {
+    const into = `${PRIOR}_peer${i}`;
+    try {
+      await peer.state.load(sandbox, into, shape, touchedKeys);
+    } catch (error) {
+      if (!(error instanceof IncompatibleStateError)) throw error;
+      throw new AutoCdcFlowsIncompatibleError(batch.flow, peer.flow, batch.target, { cause: error });
+    }
+    peerEvents.push(stateEventsSql(layout, into));
+  }
 
   // 3. Before and after, and what changed.
-  await table(OLD, stateEventsSql(layout, PRIOR));
+  await table(OWN, stateEventsSql(layout, PRIOR));
+  await table(
+    OLD,
+    peers.length > 0
+      ? mergedEventsSql(layout, `SELECT * FROM ${OWN}`, ...peerEvents)
+      : `SELECT * FROM ${OWN}`,
+  );
   await table(ALL, mergedEventsSql(layout, `SELECT * FROM ${OLD}`, changes));
-  await table(TOUCHED, `SELECT ${keys} FROM ${PRIOR} UNION SELECT ${keys} FROM (${changes})`);
+  const priorKeys = [PRIOR, ...peers.map((_, i) => `${PRIOR}_peer${i}`)]
+    .map((t) => `SELECT ${keys} FROM ${t} UNION `)
+    .join("");
+  await table(TOUCHED, `${priorKeys}SELECT ${keys} FROM (${changes})`);
   if (layout.scdType === 1) {
     await table(BEFORE, scd1RowsSql(layout, `SELECT * FROM ${OLD}`, truncatedBefore));
     await table(AFTER, scd1RowsSql(layout, `SELECT * FROM ${ALL}`, truncatedAfter));
     const gone = `SELECT ${keys} FROM ${TOUCHED} EXCEPT SELECT ${keys} FROM ${AFTER}`;
     await table(MERGE, mergeSourceSql(`SELECT * FROM ${AFTER}`, `SELECT * FROM ${BEFORE}`, gone));
   } else {
-    await table(BEFORE, scd2VersionsSql(layout, `SELECT * FROM ${OLD}`));
-    if (batch.targetRowsSql !== undefined) {
+    if (batch.targetRowsSql === undefined)
+      await table(BEFORE, scd2VersionsSql(layout, `SELECT * FROM ${OLD}`));
+    else {
+      await table(BEFORE, `${scd2VersionsSql(layout, `SELECT * FROM ${OLD}`)} LIMIT 0`);
       const present = await sandbox.rows(`DESCRIBE (${batch.targetRowsSql})`);
       const columns = present.map((r) => String(r["column_name"]));
-      const unseen = `SELECT ${keys} FROM (${changes}) EXCEPT SELECT ${keys} FROM ${PRIOR}`;
-      await sandbox.run(adoptedRowsSql(layout, BEFORE, batch.targetRowsSql, columns, unseen));
+      await sandbox.run(
+        adoptedRowsSql(layout, BEFORE, batch.targetRowsSql, columns, `SELECT ${keys} FROM ${TOUCHED}`),
+      );
     }
     await table(AFTER, scd2VersionsSql(layout, `SELECT * FROM ${ALL}`));
     const identity = `${keys}, ${q(START_AT)}`;
@@ -155,10 +194,10 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
 
   // 4. The next state version.
   const expiredBefore = `make_timestamp(${BigInt(batch.now - batch.tombstoneGcSeconds * 1000) * 1000n})`;
+  const ownAll =
+    peers.length > 0 ? mergedEventsSql(layout, `SELECT * FROM ${OWN}`, changes) : `SELECT * FROM ${ALL}`;
   const retained =
-    layout.scdType === 1
-      ? scd1RetainedSql(layout, `SELECT * FROM ${ALL}`, truncatedAfter, expiredBefore)
-      : `SELECT * FROM ${ALL}`;
+    layout.scdType === 1 ? scd1RetainedSql(layout, ownAll, truncatedAfter, expiredBefore) : ownAll;
   await table("__cdc_retained", retained);
   const stateVersion = await batch.state.write(sandbox, batch.seq, {
     upsertSql: stateRowsSql(layout, `SELECT * FROM __cdc_retained`),

@@ -41,3 +41,23 @@ export class AutoCdcStateError extends EngineError {
   override readonly name = "AutoCdcStateError";
   override readonly errorCode = "INVALID_STATE";
 }
+
+/**
+ * Another AUTO CDC flow into the same target keeps its events in another shape (other columns or
+ * column types): the events of both could not be applied as one set.
+ */
+export class AutoCdcFlowsIncompatibleError extends EngineError {
+  override readonly name = "AutoCdcFlowsIncompatibleError";
+  override readonly errorCode = "AUTO_CDC_FLOWS_INCOMPATIBLE";
+  constructor(
+    readonly flow: string,
+    readonly peer: string,
+    readonly target: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `AUTO CDC flows "${flow}" and "${peer}" both write "${target}" but their change events have different columns or column types: give both the same column_list / except_column_list and the same column types in their SQL (then reset the changed flow's checkpoint), or give each its own table`,
+      { ...options, data: { flow, peer, target } },
+    );
+  }
+}

@@ -49,9 +49,10 @@ export async function deduplicate(
   const row = quoteIdentifier(request.rowColumn);
 
   // 1.
+  // (a hash aggregate: the rows are numbered, so each key's first is its smallest number)
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE __ebb_dedup_first AS SELECT * FROM ${request.input} ` +
-      `QUALIFY row_number() OVER (PARTITION BY ${keyList} ORDER BY ${row}) = 1`,
+      `WHERE ${row} IN (SELECT min(${row}) FROM ${request.input} GROUP BY ${keyList})`,
   );
   // 2.
   await table.loadKeys(sandbox, `SELECT ${keyList} FROM __ebb_dedup_first`, "__ebb_dedup_seen");

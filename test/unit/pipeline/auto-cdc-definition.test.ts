@@ -93,20 +93,59 @@ describe("AUTO CDC flow definitions", () => {
     ]);
   });
 
-  it("keeps an AUTO CDC target to its one flow, without owns", async () => {
+  it("keeps an AUTO CDC target to AUTO CDC flows, without owns", async () => {
     const second = {
       name: "append",
       source: { type: "stream", dataset: "feed" },
       sql: "SELECT * FROM source",
     };
     expect(await problems(pipeline(base, { flows: [second] }))).toEqual([
-      expect.stringContaining('no other flow may write it ("append" do)'),
+      expect.stringContaining('only AUTO CDC flows may write it ("append" do not)'),
     ]);
     const owned = pipeline(base);
     (owned.datasets[1]!.flows![0] as Record<string, unknown>)["owns"] = "region = 'eu'";
     expect(await problems(owned)).toEqual([
       expect.stringContaining("owns does not apply to an AUTO CDC flow"),
     ]);
+  });
+
+  it("accepts several AUTO CDC flows into one target that agree on keys, type and sequence", async () => {
+    const backfill = {
+      name: "backfill",
+      source: { type: "delta", path: "s3://bucket/backfill/" },
+      sql: "SELECT * FROM source",
+      auto_cdc: { keys: ["userId"], sequence_by: ["sequenceNum"], except_column_list: ["operation"] },
+    };
+    expect(await problems(pipeline(base, { flows: [backfill] }))).toEqual([]);
+  });
+
+  it("refuses AUTO CDC flows into one target that order its rows differently, by name, with a code", async () => {
+    const other = (cdc: Record<string, unknown>) => ({
+      name: "backfill",
+      source: { type: "delta", path: "s3://bucket/backfill/" },
+      sql: "SELECT * FROM source",
+      auto_cdc: cdc,
+    });
+    const refusal = async (cdc: Record<string, unknown>) => {
+      try {
+        await validatePipeline(pipeline(base, { flows: [other(cdc)] }), parser);
+      } catch (error) {
+        if (error instanceof DefinitionError) return { code: error.errorCode, message: error.message };
+        throw error;
+      }
+      return undefined;
+    };
+    const keys = await refusal({ ...base, keys: ["userId", "region"] });
+    expect(keys?.code).toBe("AUTO_CDC_FLOWS_INCOMPATIBLE");
+    expect(keys?.message).toContain('AUTO CDC flows "users_cdc" and "backfill" both write "users"');
+    expect(keys?.message).toContain('keys ["region","userId"] (flow "users_cdc": ["userId"])');
+    expect((await refusal({ ...base, stored_as_scd_type: 2 }))?.message).toContain(
+      'stored_as_scd_type 2 (flow "users_cdc": 1)',
+    );
+    expect((await refusal({ ...base, sequence_by: "ts" }))?.message).toContain(
+      'sequence_by ["ts"] (flow "users_cdc": ["sequenceNum"])',
+    );
+    expect((await refusal({ ...base, ignore_null_updates: true }))?.code).toBe("AUTO_CDC_FLOWS_INCOMPATIBLE");
   });
 
   it("checks the tombstone retention property", async () => {

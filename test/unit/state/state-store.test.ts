@@ -273,7 +273,11 @@ describe("the operator state store", () => {
     const op = fc.record({
       parent: fc.nat(),
       upsert: fc.array(
-        fc.record({ id: fc.integer({ min: 0, max: 40 }), n: fc.integer({ min: 0, max: 1000 }) }),
+        fc.record({
+          id: fc.integer({ min: 0, max: 40 }),
+          n: fc.integer({ min: 0, max: 1000 }),
+          day: fc.integer({ min: 1, max: 28 }),
+        }),
         {
           maxLength: 8,
         },
@@ -283,21 +287,40 @@ describe("the operator state store", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
         const store = new MemoryObjectStore();
-        const versions: { version: StateVersion; model: Map<number, number> }[] = [
-          { version: await openStateVersion({ store, flow }), model: new Map() },
+        const versions: { version: StateVersion; model: Map<number, number>; days: Map<number, number> }[] = [
+          { version: await openStateVersion({ store, flow }), model: new Map(), days: new Map() },
         ];
         for (const [i, step] of ops.entries()) {
           const from = versions[step.parent % versions.length]!;
-          const upserts = [...new Map(step.upsert.map((r) => [r.id, r])).values()];
+          const upserts = [...new Map(step.upsert.map((r) => [r.id, r])).values()].map((r) => ({
+            id: r.id,
+            n: r.n,
+            seen: `2026-02-${String(r.day).padStart(2, "0")} 00:00:00`,
+          }));
           const model = new Map(from.model);
+          const days = new Map(from.days);
           for (const r of upserts) model.set(r.id, r.n);
+          for (const r of upserts) days.set(r.id, Number(r.seen.slice(8, 10)));
           for (const id of step.delete) model.delete(id);
+          for (const id of step.delete) days.delete(id);
           const version = await write(store, from.version, i + 1, { upsert: upserts, delete: step.delete });
-          versions.push({ version, model });
+          versions.push({ version, model, days });
         }
-        for (const { version, model } of versions) {
+        for (const [i, { version, model, days }] of versions.entries()) {
           expect(await contents(version)).toEqual(Object.fromEntries(model));
           expect(version.metrics().rows).toBe(model.size);
+          // The buckets' oldest times may be bounds, never too new: every old row is found.
+          const bound = 1 + (i % 28);
+          await version
+            .table("seen", schema, { timeColumn: "seen" })
+            .loadOlderThan(sandbox, Date.UTC(2026, 1, bound) * 1000, "__old");
+          const old = (await sandbox.rows(`SELECT id FROM __old ORDER BY id`)).map((r) => Number(r["id"]));
+          expect(old).toEqual(
+            [...days]
+              .filter(([, day]) => day < bound)
+              .map(([id]) => id)
+              .sort((a, b) => a - b),
+          );
         }
       }),
       { numRuns: 15 },
