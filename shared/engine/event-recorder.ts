@@ -8,6 +8,8 @@ import type {
 import type { UpdateState } from "../store/updates-repository.ts";
 import type { StateProgress } from "./stateful/stateful-batch.ts";
 import type { BatchOutcome } from "./micro-batch.ts";
+import type { RefreshKind } from "./incremental-view.ts";
+import type { ViewRefresh } from "./materialized-view.ts";
 
 /**
  * The events an update writes, in the Databricks event-log shape (api.md "Event log"): the origin
@@ -82,6 +84,31 @@ export class EventRecorder {
         },
       },
       { dataset_name: dataset, flow_name: flow, flow_id: flow, batch_id: batch.seq },
+    );
+  }
+
+  /**
+   * A materialized view's refresh, as the view's flow (named after the view, as on Databricks):
+   * `refresh` says which way it went (INCREMENTAL or FULL_RECOMPUTE) and `refresh_reason` why.
+   */
+  viewRefresh(view: string, refresh: ViewRefresh & { readonly refresh: RefreshKind }): Promise<void> {
+    const kind = refresh.refresh;
+    const how = kind === "INCREMENTAL" ? "incrementally" : "by a full recompute";
+    return this.append(
+      "flow_progress",
+      "INFO",
+      `Flow '${view}' refreshed ${how}: ${refresh.reason}`,
+      {
+        flow_progress: {
+          status: "COMPLETED",
+          refresh: kind,
+          refresh_reason: refresh.reason,
+          metrics: { num_output_rows: refresh.rows },
+          table_version: refresh.tableVersion,
+          duration_ms: refresh.durationMs,
+        },
+      },
+      { dataset_name: view, flow_name: view, flow_id: view },
     );
   }
 

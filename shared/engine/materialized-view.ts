@@ -3,6 +3,16 @@ import { currentSnapshot, type Snapshot, TableNotFoundError } from "../delta/ind
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
+import { openStateVersion } from "../state/index.ts";
+import { viewAggregationOf } from "../pipeline/view-aggregation.ts";
+import {
+  aggregateView,
+  chooseIncremental,
+  type RefreshKind,
+  VIEW_INPUTS_PARAMETER,
+  VIEW_STATE_PARAMETER,
+  type ViewInputs,
+} from "./incremental-view.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { overwriteTable, type SinkSession } from "./table-sink.ts";
@@ -17,15 +27,17 @@ import type { UpdateFence } from "./update-fence.ts";
  * 2. The refresh's inputs: the view's definition, the SQL of each view it reads and the exact
  *    `metaData.id` and version of each table it reads.
  * 3. When the view's latest commit is a refresh from those same inputs, its contents are already what
- *    the SQL would produce: nothing to do. Any other latest commit (a RESTORE or TRUNCATE of the view,
- *    a table not there) and any input at another version (an append, a RESTORE of an input, a table
- *    dropped and recreated) recomputes.
- * 4. Otherwise run the SQL over the snapshots of step 1 and overwrite, recording the inputs in the
- *    commit's `operationParameters`.
+ *    the SQL would produce: nothing to do.
+ * 4. A GROUP BY of decomposable aggregates over one input table is kept incrementally
+ *    (incremental-view.ts): from the rows the input gained since the refresh the view's contents come
+ *    from, merged into that refresh's partial aggregates. Anything else, and whenever the input did
+ *    more than gain rows, the view's definition changed or its table was reset, recomputes from all
+ *    rows (FULL_RECOMPUTE), with the reason.
+ * 5. Overwrite, recording the inputs (and the state version, step 4) in the commit's
+ *    `operationParameters`.
  */
 
-/** The `operationParameters` key of a refresh commit holding its inputs (step 2). */
-export const VIEW_INPUTS_PARAMETER = "ebbViewInputs";
+export { VIEW_INPUTS_PARAMETER } from "./incremental-view.ts";
 
 export interface ViewRefresh {
   readonly rows: number;
@@ -34,6 +46,9 @@ export interface ViewRefresh {
   readonly durationMs: number;
   /** False when the view's inputs were unchanged since its last refresh: nothing was recomputed. */
   readonly recomputed: boolean;
+  /** Which way it refreshed (absent when nothing was recomputed), and why. */
+  readonly refresh?: RefreshKind;
+  readonly reason: string;
 }
 
 /** `fence` is the update's (update-fence.ts), asked right before the overwrite commits. */
@@ -42,6 +57,7 @@ export async function refreshMaterializedView(
   catalog: DatasetCatalog,
   session: SinkSession,
   fence: UpdateFence,
+  pipelineId: string,
 ): Promise<ViewRefresh> {
   const started = session.clock();
   const store = catalog.tableStore(view.name);
@@ -50,20 +66,64 @@ export async function refreshMaterializedView(
   const snapshots = await loadReadSnapshots(reads, session.duck);
   const current = await latestSnapshot(store, session);
   const inputs = viewInputs(view, reads, snapshots);
+  const inputsText = JSON.stringify(inputs);
   const recorded = current?.commitInfo?.operationParameters?.[VIEW_INPUTS_PARAMETER];
-  if (current && recorded === inputs) {
+  if (current && recorded === inputsText) {
     return {
       rows: Number(current.commitInfo?.operationMetrics?.["numOutputRows"] ?? 0),
       tableVersion: current.version,
       committedAt: current.timestamp,
       durationMs: session.clock() - started,
       recomputed: false,
+      reason: "its inputs are at the versions its last refresh read",
     };
   }
   const sandbox = await Sandbox.open({ namespace: catalog.namespace, signal: session.signal });
   try {
-    const newestInput = await registerSnapshotViews(sandbox, reads, snapshots);
-    const output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
+    const statement = await sandbox.parsedQuery(view.sql, `materialized view "${view.name}"`);
+    const tables = reads.filter((r) => r.kind === "table");
+    const plan =
+      reads.length === tables.length
+        ? viewAggregationOf(statement, new Set(tables.map((r) => r.name.toLowerCase())))
+        : ({ kind: "recompute", reason: "the view reads a view" } as const);
+    let output: { path: string; rows: number; stateVersion?: string | undefined };
+    let choice: { refresh: RefreshKind; reason: string };
+    let newestInput: number | undefined;
+    if (plan.kind === "incremental") {
+      const read = tables.find((r) => r.name.toLowerCase() === plan.input)!;
+      const inputSnapshot = snapshots.get(read.name)!;
+      const flow = { pipelineId, flowId: viewStateFlowId(view.name) };
+      const chosen = await chooseIncremental({
+        viewStore: store,
+        current,
+        inputs,
+        plan,
+        read,
+        inputSnapshot,
+        stateStore: catalog.store,
+        flow,
+        duck: session.duck,
+      });
+      choice = chosen;
+      newestInput = inputSnapshot.timestamp;
+      output = await aggregateView({
+        sandbox,
+        plan,
+        statement,
+        read,
+        inputSnapshot,
+        state:
+          chosen.refresh === "INCREMENTAL"
+            ? chosen.state
+            : await openStateVersion({ store: catalog.store, flow }),
+        files: chosen.refresh === "INCREMENTAL" ? chosen.files : inputSnapshot.files.values(),
+        seq: current ? current.version + 1 : 0,
+      });
+    } else {
+      choice = { refresh: "FULL_RECOMPUTE", reason: plan.reason };
+      newestInput = await registerSnapshotViews(sandbox, reads, snapshots);
+      output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
+    }
     const committed = await overwriteTable(
       {
         store,
@@ -75,7 +135,10 @@ export async function refreshMaterializedView(
       `SELECT * FROM read_parquet(${quoteLiteral(output.path)})`,
       {
         ...(newestInput === undefined ? {} : { timestampFloor: newestInput + 1 }),
-        extraParameters: { [VIEW_INPUTS_PARAMETER]: inputs },
+        extraParameters: {
+          [VIEW_INPUTS_PARAMETER]: inputsText,
+          ...(output.stateVersion ? { [VIEW_STATE_PARAMETER]: output.stateVersion } : {}),
+        },
         beforeCommit: () => fence(`the refresh of materialized view "${view.name}"`),
       },
     );
@@ -85,10 +148,16 @@ export async function refreshMaterializedView(
       committedAt: committed.timestamp,
       durationMs: session.clock() - started,
       recomputed: true,
+      ...choice,
     };
   } finally {
     await sandbox.close();
   }
+}
+
+/** The state folder of a materialized view (a flow id no streaming flow can have: dataset names hold no dot). */
+export function viewStateFlowId(view: string): string {
+  return `view.${view}`;
 }
 
 async function latestSnapshot(store: ObjectStore, session: SinkSession): Promise<Snapshot | undefined> {
@@ -100,18 +169,18 @@ async function latestSnapshot(store: ObjectStore, session: SinkSession): Promise
   }
 }
 
-/** Step 2, as the JSON string recorded in the refresh commit (compared as a whole). */
+/** Step 2 (recorded in the refresh commit as a JSON string, compared as a whole). */
 function viewInputs(
   view: MaterializedViewDefinition,
   reads: readonly SnapshotRead[],
   snapshots: ReadonlyMap<string, Snapshot>,
-): string {
-  return JSON.stringify({
+): ViewInputs {
+  return {
     view: { sql: view.sql, partition_by: view.partition_by ?? null, properties: view.properties ?? null },
     reads: reads.map((read) => {
       if (read.kind === "view") return { view: read.name, sql: read.sql };
       const snapshot = snapshots.get(read.name)!;
       return { table: read.name, id: snapshot.metadata.id, version: snapshot.version };
     }),
-  });
+  };
 }

@@ -1,6 +1,7 @@
 import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
+  type AddFile,
   dataFileKey,
   fileRelationSql,
   type FileSource,
@@ -67,18 +68,31 @@ export async function registerSnapshotViews(
       continue;
     }
     const snapshot = snapshots?.get(read.name) ?? (await loadReadSnapshot(read));
-    const { schema, columns } = tableColumns(snapshot);
-    const sources: FileSource[] = [];
-    for (const file of snapshot.files.values()) {
-      sources.push({
-        localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
-        constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
-      });
-    }
-    const sql = await fileRelationSql(sandbox.duck, sources, columns);
-    // A view over the copied files (immutable while the sandbox lives): no second copy in memory.
-    await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${name} AS ${sql}`);
+    await registerTableFiles(sandbox, read, snapshot, snapshot.files.values());
     newest = Math.max(newest ?? Number.NEGATIVE_INFINITY, snapshot.timestamp);
   }
   return newest;
+}
+
+/**
+ * Registers table `read` in the sandbox as a read-only view of some of `snapshot`'s data files (all
+ * of them for a read of the table; those it gained since a version, for an incremental view).
+ */
+export async function registerTableFiles(
+  sandbox: Sandbox,
+  read: Extract<SnapshotRead, { kind: "table" }>,
+  snapshot: Snapshot,
+  files: Iterable<AddFile>,
+): Promise<void> {
+  const { schema, columns } = tableColumns(snapshot);
+  const sources: FileSource[] = [];
+  for (const file of files) {
+    sources.push({
+      localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
+      constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+    });
+  }
+  const sql = await fileRelationSql(sandbox.duck, sources, columns);
+  // A view over the copied files (immutable while the sandbox lives): no second copy in memory.
+  await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(read.name)} AS ${sql}`);
 }

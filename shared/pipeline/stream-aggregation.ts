@@ -36,19 +36,9 @@ export interface WindowSpec {
   readonly slideMicros: number;
 }
 
-export interface WindowedAggregation {
+export interface WindowedAggregation extends Decomposition {
   readonly kind: "windowed";
   readonly window: WindowSpec;
-  /** The grouping keys besides the window, as SQL text of their parse tree (for the state's identity). */
-  readonly groupKeys: readonly string[];
-  readonly aggregates: readonly { readonly kind: AggregateKind; readonly text: string }[];
-  /** Serialized statements (json_serialize_sql's shape) of the partial and the final query. */
-  readonly partial: unknown;
-  readonly final: unknown;
-  /** Output name of each item of the final select list, when the user gave one. */
-  readonly aliases: readonly (string | undefined)[];
-  /** The index of the flow's select item each final item comes from. */
-  readonly sources: readonly number[];
 }
 
 export type StreamAggregation = WindowedAggregation | { readonly kind: "refused"; readonly message: string };
@@ -128,7 +118,7 @@ const NOT_DECOMPOSABLE = new Set([
   "sumkahan",
 ]);
 
-type Node = Record<string, unknown>;
+export type Node = Record<string, unknown>;
 
 const isNode = (value: unknown): value is Node =>
   value !== null && typeof value === "object" && !Array.isArray(value);
@@ -304,25 +294,72 @@ function windowedAggregation(select: Node): StreamAggregation {
       "a windowed stream aggregation reads `source` alone: join static data in a downstream dataset",
     );
 
-  const windowShape = shape(windows[0]);
-  const keys = groups.filter((g) => g !== windows[0]);
+  const decomposed = decomposeAggregation(select, {
+    keys: groups.filter((g) => g !== windows[0]),
+    window: windows[0]!,
+    partialFrom: { ...from, table_name: WINDOW_ROWS, alias: from["alias"] || STREAM },
+    leading: [columnRef(WINDOW_START, WINDOW_START)],
+    finalTable: WINDOW_FINAL,
+  });
+  if ("refused" in decomposed) return refuse(decomposed.refused);
+  return { kind: "windowed", window: spec, ...decomposed };
+}
+
+/** A GROUP BY split into partial aggregates and the select list over merged partials. */
+export interface Decomposition {
+  /** The grouping keys (besides a window), as SQL text of their parse tree (for the state's identity). */
+  readonly groupKeys: readonly string[];
+  readonly aggregates: readonly { readonly kind: AggregateKind; readonly text: string }[];
+  /** Serialized statements (json_serialize_sql's shape): partials per key, and the final select list. */
+  readonly partial: unknown;
+  readonly final: unknown;
+  /** Output name of each item of the final select list, when the user gave one. */
+  readonly aliases: readonly (string | undefined)[];
+  /** The index of the select item each final item comes from. */
+  readonly sources: readonly number[];
+}
+
+export interface DecomposeOptions {
+  /** The grouping expressions (without the window). */
+  readonly keys: readonly Node[];
+  /** The `window(...)` call, for a windowed aggregation: it becomes `WINDOW_STRUCT` in the final list. */
+  readonly window?: Node;
+  /** What the partial statement reads, and the partial columns that lead its select list and keys. */
+  readonly partialFrom: Node;
+  readonly leading: readonly Node[];
+  /** The table the final statement reads: key columns `groupColumn(j)`, aggregates `aggregateColumn(i)`. */
+  readonly finalTable: string;
+}
+
+/**
+ * Splits a SELECT ... GROUP BY of decomposable aggregates (pure): `partial` computes, per key, the
+ * partials each aggregate keeps (avg: a sum and a count); `final` is the user's select list over the
+ * merged partials. Refused (with why) when an item is neither a key nor a decomposable aggregate.
+ */
+export function decomposeAggregation(
+  select: Node,
+  options: DecomposeOptions,
+): Decomposition | { readonly refused: string } {
+  const from = select["from_table"] as Node;
+  const windowShape = options.window ? shape(options.window) : undefined;
+  const keys = options.keys;
   for (const key of keys) {
     if (key["class"] === "CONSTANT")
-      return refuse("group by the expressions themselves, not by position (GROUP BY 1)");
-    if (containsAggregate(key)) return refuse("an aggregate cannot be a grouping key");
+      return { refused: "group by the expressions themselves, not by position (GROUP BY 1)" };
+    if (containsAggregate(key)) return { refused: "an aggregate cannot be a grouping key" };
   }
   const keyShapes = keys.map(shape);
   const aggregates: { kind: AggregateKind; node: Node }[] = [];
   const problems: string[] = [];
 
-  // The final select list: aggregates, keys and the window become columns of WINDOW_FINAL.
+  // The final select list: aggregates, keys and the window become columns of the final table.
   const rewrite = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(rewrite);
     if (!isNode(node)) return node;
     const alias = typeof node["alias"] === "string" ? node["alias"] : "";
     const key = keyShapes.indexOf(shape(node));
     if (key >= 0) return columnRef(groupColumn(key), alias);
-    if (shape(node) === windowShape) return columnRef(WINDOW_STRUCT, alias);
+    if (windowShape !== undefined && shape(node) === windowShape) return columnRef(WINDOW_STRUCT, alias);
     if (isAggregateCall(node)) {
       const name = String(node["function_name"]).toLowerCase();
       const kind = DECOMPOSABLE[name];
@@ -341,7 +378,7 @@ function windowedAggregation(select: Node): StreamAggregation {
     }
     if (node["class"] === "COLUMN_REF") {
       const names = node["column_names"] as string[];
-      if (names[0]?.toLowerCase() === "window" && names.length <= 2)
+      if (windowShape !== undefined && names[0]?.toLowerCase() === "window" && names.length <= 2)
         return { ...node, column_names: [WINDOW_STRUCT, ...names.slice(1)] };
       problems.push(
         `column ${names.join(".")} is neither grouped nor aggregated: add it to GROUP BY or wrap it in an aggregate`,
@@ -366,7 +403,8 @@ function windowedAggregation(select: Node): StreamAggregation {
     const alias = typeof item["alias"] === "string" && item["alias"] !== "" ? item["alias"] : undefined;
     const names = item["class"] === "COLUMN_REF" ? (item["column_names"] as string[]) : undefined;
     const whole =
-      shape(item) === windowShape || (names?.length === 1 && names[0]!.toLowerCase() === "window");
+      windowShape !== undefined &&
+      (shape(item) === windowShape || (names?.length === 1 && names[0]!.toLowerCase() === "window"));
     if (whole) {
       for (const field of ["start", "end"]) {
         finalList.push({ ...columnRef(WINDOW_STRUCT, ""), column_names: [WINDOW_STRUCT, field] });
@@ -379,9 +417,9 @@ function windowedAggregation(select: Node): StreamAggregation {
     aliases.push(alias ?? names?.at(-1));
     sources.push(index);
   });
-  if (problems.length > 0) return refuse(problems[0]!);
+  if (problems.length > 0) return { refused: problems[0]! };
 
-  const partials: Node[] = [columnRef(WINDOW_START, WINDOW_START)];
+  const partials: Node[] = [...options.leading];
   keys.forEach((key, j) => partials.push({ ...key, alias: groupColumn(j) }));
   aggregates.forEach(({ kind, node }, i) => {
     const call = (name: string, part: string): Node => ({
@@ -393,25 +431,23 @@ function windowedAggregation(select: Node): StreamAggregation {
     if (kind === "avg") partials.push(call("sum", "sum"), call("count", "count"));
     else partials.push(call(kind === "count" ? argument : kind, kind));
   });
-  const start = columnRef(WINDOW_START, "");
+  const leadingKeys = options.leading.map((node) => columnRef(String(node["alias"]), ""));
   const partialNode: Node = {
     ...select,
     select_list: partials,
-    from_table: { ...from, table_name: WINDOW_ROWS, alias: from["alias"] || STREAM },
-    group_expressions: [start, ...keys],
-    group_sets: [[...Array(keys.length + 1).keys()]],
+    from_table: options.partialFrom,
+    group_expressions: [...leadingKeys, ...keys],
+    group_sets: [[...Array(leadingKeys.length + keys.length).keys()]],
   };
   const finalNode: Node = {
     ...select,
     select_list: finalList,
-    from_table: { ...from, table_name: WINDOW_FINAL, alias: "" },
+    from_table: { ...from, table_name: options.finalTable, alias: "" },
     where_clause: null,
     group_expressions: [],
     group_sets: [],
   };
   return {
-    kind: "windowed",
-    window: spec,
     groupKeys: keyShapes,
     aggregates: aggregates.map(({ kind, node }) => ({ kind, text: shape(node) })),
     partial: { node: partialNode, named_param_map: [] },

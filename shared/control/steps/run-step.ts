@@ -19,7 +19,7 @@ import { openUpdate } from "./update-context.ts";
  *   budget throws `RunBudgetSpentError`, which the state machine retries, so a flow with a long
  *   backlog spans several invocations, each batch exactly once (the micro-batch protocol resumes
  *   where it stopped);
- * - a materialized view recomputes (one overwrite commit).
+ * - a materialized view refreshes (one overwrite commit), incrementally or by a full recompute.
  * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
  */
 
@@ -53,7 +53,10 @@ export async function runItem(
   try {
     if (dataset.type === "materialized_view") {
       const fence = updateFence(item.updateId, isActive, stopped.signal);
-      const refreshed = await refreshMaterializedView(dataset, catalog, session, fence);
+      const refreshed = await refreshMaterializedView(dataset, catalog, session, fence, item.pipelineId);
+      // Inputs unchanged, nothing recomputed: no event (an idle update writes as little as it can).
+      if (refreshed.refresh)
+        await context.events.viewRefresh(dataset.name, { ...refreshed, refresh: refreshed.refresh });
       await context.events.flush();
       return { ...NOTHING, batches: 1, rowsOut: refreshed.rows, view: refreshed };
     }

@@ -2,12 +2,10 @@ import { quoteIdentifier } from "../../duck/sql-text.ts";
 import {
   aggregateColumn,
   groupColumn,
-  partialColumn,
   WINDOW_FINAL,
   WINDOW_ROWS,
   WINDOW_START,
   WINDOW_STRUCT,
-  type AggregateKind,
   windowSignature,
   type WindowedAggregation,
 } from "../../pipeline/stream-aggregation.ts";
@@ -18,6 +16,7 @@ import {
   type StateWriter,
 } from "../../state/index.ts";
 import type { Sandbox } from "../sandbox.ts";
+import { finalOf, partsOf } from "./partial-aggregates.ts";
 import { eventTimeSql } from "./watermark.ts";
 
 /**
@@ -69,22 +68,6 @@ export function checkWindowState(version: StateVersion, flowName: string, signat
       describeWindows(JSON.parse(stored) as { window: WindowedAggregation["window"] }),
       describeWindows(JSON.parse(signature) as { window: WindowedAggregation["window"] }),
     );
-}
-
-/** The partial columns of aggregate `i` and how two partials merge. */
-function partsOf(kind: AggregateKind, i: number): { name: string; merge: string }[] {
-  if (kind === "avg")
-    return [
-      { name: partialColumn(i, "sum"), merge: "sum" },
-      { name: partialColumn(i, "count"), merge: "sum" },
-    ];
-  return [{ name: partialColumn(i, kind), merge: kind === "count" ? "sum" : kind }];
-}
-
-function finalOf(kind: AggregateKind, i: number): string {
-  if (kind === "avg")
-    return `CAST(${partialColumn(i, "sum")} AS DOUBLE) / NULLIF(${partialColumn(i, "count")}, 0)`;
-  return partialColumn(i, kind);
 }
 
 export async function aggregateWindows(

@@ -1,0 +1,279 @@
+import { z } from "zod";
+import type { DuckSession } from "../duck/duck-session.ts";
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import {
+  type AddFile,
+  findCommitInfo,
+  loadSnapshot,
+  readCommit,
+  type Snapshot,
+  VersionNotFoundError,
+} from "../delta/index.ts";
+import { aggregateColumn, groupColumn, type AggregateKind } from "../pipeline/stream-aggregation.ts";
+import { VIEW_FINAL, type IncrementalViewPlan } from "../pipeline/view-aggregation.ts";
+import { openStateVersion, type StateFlow, type StateSchema, type StateVersion } from "../state/index.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import type { SnapshotRead } from "./dataset-catalog.ts";
+import type { Sandbox } from "./sandbox.ts";
+import { registerTableFiles } from "./snapshot-views.ts";
+import { finalOf, partsOf } from "./stateful/partial-aggregates.ts";
+
+/**
+ * A materialized view kept incrementally: its partial aggregates per key live in the operator state
+ * store (shared/state), and each refresh merges in the partials of the rows its input gained.
+ *
+ * 1. The base: the refresh whose contents the view's table holds now. That is its latest commit, or,
+ *    after a RESTORE (a rewind), the refresh at the version restored (and so on, for a RESTORE of a
+ *    RESTORE). The base's commit names the state version it wrote and the input versions it read.
+ * 2. Incremental when the query qualifies (view-aggregation.ts), the view's definition is the one the
+ *    base recorded, the base wrote state for this query, and the input is the same table (metaData.id)
+ *    with the same schema that still holds every data file the base read: nothing removed, so only
+ *    appends since. The rows gained are those of the files it holds now that the base did not read.
+ *    Otherwise a full recompute, with the reason; a qualifying query then rebuilds its state from all
+ *    rows, so the next refresh can be incremental again.
+ * 3. The gained rows' partials merge with the state's; the next state version is written (its files,
+ *    then its manifest); the output is the query's select list over every key's merged partials.
+ * 4. The view's overwrite commit names that state version (`VIEW_STATE_PARAMETER`). Nothing is
+ *    overwritten, so a rewind, which restores the view's table, restores its state with it.
+ */
+
+/** The `operationParameters` key of a refresh commit holding its inputs (materialized-view.ts step 2). */
+export const VIEW_INPUTS_PARAMETER = "ebbViewInputs";
+/** The `operationParameters` key of a refresh commit naming the state version it wrote (step 4). */
+export const VIEW_STATE_PARAMETER = "ebbViewState";
+
+/** The state table of per-key partials, and the meta entry holding the query's signature. */
+const GROUPS_TABLE = "groups";
+const SIGNATURE_META = "view";
+
+const BATCH = "__ebb_view_batch";
+const SEEN = "__ebb_view_seen";
+const MERGED = "__ebb_view_merged";
+const OUTPUT = "__ebb_view_output";
+
+export type RefreshKind = "INCREMENTAL" | "FULL_RECOMPUTE";
+
+/** What a refresh commit records of its inputs (materialized-view.ts step 2), as parsed back. */
+export const viewInputsSchema = z.object({
+  view: z.object({ sql: z.string(), partition_by: z.unknown(), properties: z.unknown() }),
+  reads: z.array(
+    z.union([
+      z.object({ view: z.string(), sql: z.string() }),
+      z.object({ table: z.string(), id: z.string(), version: z.number().int().nonnegative() }),
+    ]),
+  ),
+});
+export type ViewInputs = z.infer<typeof viewInputsSchema>;
+
+/** The refresh the view's contents come from (step 1). */
+interface ViewBase {
+  readonly inputs: ViewInputs;
+  readonly stateVersion?: string;
+}
+
+/** Steps 1 and 2: how to refresh, with the state and the rows to start from. */
+export type IncrementalChoice =
+  | {
+      readonly refresh: "INCREMENTAL";
+      readonly reason: string;
+      readonly state: StateVersion;
+      readonly files: readonly AddFile[];
+    }
+  | { readonly refresh: "FULL_RECOMPUTE"; readonly reason: string };
+
+export interface ChoiceRequest {
+  readonly viewStore: ObjectStore;
+  /** The view's table now; undefined when it has none. */
+  readonly current: Snapshot | undefined;
+  readonly inputs: ViewInputs;
+  readonly plan: IncrementalViewPlan;
+  readonly read: Extract<SnapshotRead, { kind: "table" }>;
+  readonly inputSnapshot: Snapshot;
+  readonly stateStore: ObjectStore;
+  readonly flow: StateFlow;
+  readonly duck?: DuckSession;
+}
+
+const full = (reason: string): IncrementalChoice => ({ refresh: "FULL_RECOMPUTE", reason });
+
+export async function chooseIncremental(request: ChoiceRequest): Promise<IncrementalChoice> {
+  const { current, plan, read } = request;
+  if (!current) return full("the view has no table yet (its first refresh, or a full refresh)");
+  const base = await viewBase(request.viewStore, current);
+  if (typeof base === "string") return full(base);
+  if (JSON.stringify(base.inputs.view) !== JSON.stringify(request.inputs.view))
+    return full("the view's definition changed since its last refresh");
+  if (!base.stateVersion) return full("its last refresh kept no incremental state");
+  const recorded = base.inputs.reads.find((r) => "table" in r && r.table === read.name);
+  if (!recorded || !("table" in recorded) || base.inputs.reads.length !== request.inputs.reads.length)
+    return full("the view reads other inputs than at its last refresh");
+  const gained = await gainedFiles(read.name, read.store, request.inputSnapshot, recorded, request.duck);
+  if (typeof gained === "string") return full(gained);
+  const state = await openStateVersion({
+    store: request.stateStore,
+    flow: request.flow,
+    version: base.stateVersion,
+  });
+  if (state.meta[SIGNATURE_META] !== stateSignature(plan, request.inputSnapshot))
+    return full("its state was kept for another query or input schema");
+  return {
+    refresh: "INCREMENTAL",
+    reason: `input ${read.name} only gained rows since the last refresh (${gained.length} new data files)`,
+    state,
+    files: gained,
+  };
+}
+
+/** Step 1, or why there is no base. */
+async function viewBase(store: ObjectStore, current: Snapshot): Promise<ViewBase | string> {
+  let info = current.commitInfo;
+  // A RESTORE of a RESTORE points further back; a rewind loop cannot go on for ever.
+  for (let hops = 0; hops < 16; hops++) {
+    const parameters = info?.operationParameters ?? {};
+    const recorded = parameters[VIEW_INPUTS_PARAMETER];
+    if (typeof recorded === "string") {
+      const inputs = viewInputsSchema.safeParse(JSON.parse(recorded));
+      if (!inputs.success) return "its last refresh recorded its inputs in another form";
+      const state = parameters[VIEW_STATE_PARAMETER];
+      return { inputs: inputs.data, ...(typeof state === "string" ? { stateVersion: state } : {}) };
+    }
+    if (info?.operation !== "RESTORE")
+      return `the view's table was changed by ${info?.operation ?? "a commit"} since its last refresh`;
+    const target = Number(parameters["version"]);
+    if (!Number.isInteger(target)) return "the view's table was restored to a version it does not name";
+    try {
+      info = findCommitInfo(await readCommit(store, target));
+    } catch (error) {
+      if (error instanceof VersionNotFoundError)
+        return `the refresh the view was restored to (version ${target}) is no longer in its log`;
+      throw error;
+    }
+  }
+  return "the view's table was restored too many times over";
+}
+
+/** The data files `input` gained since `recorded`, or why it did not only gain rows. */
+async function gainedFiles(
+  name: string,
+  store: ObjectStore,
+  now: Snapshot,
+  recorded: { readonly id: string; readonly version: number },
+  duck: DuckSession | undefined,
+): Promise<AddFile[] | string> {
+  if (now.metadata.id !== recorded.id)
+    return `input ${name} was dropped and created again since the last refresh`;
+  if (now.version === recorded.version) return [];
+  let before: Snapshot;
+  try {
+    before = await loadSnapshot(store, { version: recorded.version, ...(duck ? { duck } : {}) });
+  } catch (error) {
+    if (error instanceof VersionNotFoundError)
+      return `version ${recorded.version} of input ${name}, which the last refresh read, is no longer in its log`;
+    throw error;
+  }
+  if (
+    before.metadata.schemaString !== now.metadata.schemaString ||
+    JSON.stringify(before.metadata.partitionColumns) !== JSON.stringify(now.metadata.partitionColumns)
+  )
+    return `input ${name}'s schema changed since the last refresh`;
+  for (const [path, file] of before.files) {
+    const still = now.files.get(path);
+    if (
+      !still ||
+      JSON.stringify(still.deletionVector ?? null) !== JSON.stringify(file.deletionVector ?? null)
+    )
+      return `input ${name} had a delete, update, merge, overwrite, restore, truncate or compaction since the last refresh`;
+  }
+  return [...now.files].filter(([path]) => !before.files.has(path)).map(([, file]) => file);
+}
+
+/** What the kept partials mean: the query's signature and the input's schema. */
+function stateSignature(plan: IncrementalViewPlan, input: Snapshot): string {
+  return JSON.stringify({ query: plan.signature, input: input.metadata.schemaString });
+}
+
+export interface AggregateRequest {
+  readonly sandbox: Sandbox;
+  readonly plan: IncrementalViewPlan;
+  /** The view's statement as parsed (namespace made bare). */
+  readonly statement: unknown;
+  readonly read: Extract<SnapshotRead, { kind: "table" }>;
+  readonly inputSnapshot: Snapshot;
+  /** The state to merge into (empty on a full recompute) and the rows to add (all on a full one). */
+  readonly state: StateVersion;
+  readonly files: Iterable<AddFile>;
+  /** Names the state's files (the view's next table version). */
+  readonly seq: number;
+}
+
+/** Steps 3: the output in a parquet file of the sandbox, and the state version written. */
+export async function aggregateView(
+  request: AggregateRequest,
+): Promise<{ path: string; rows: number; stateVersion: string | undefined }> {
+  const { sandbox, plan, state } = request;
+  await registerTableFiles(sandbox, request.read, request.inputSnapshot, request.files);
+  const query = await sandbox.deparse(request.statement);
+  // The names and types the query itself gives, so both ways write the same table.
+  const output = (await sandbox.rows(`DESCRIBE ${query}`)).map((r) => ({
+    name: String(r["column_name"]),
+    type: String(r["column_type"]),
+  }));
+
+  await sandbox.run(`CREATE OR REPLACE TEMP TABLE __ebb_view_raw AS ${await sandbox.deparse(plan.partial)}`);
+  const types = new Map(
+    (await sandbox.rows("DESCRIBE __ebb_view_raw")).map((r) => [
+      String(r["column_name"]),
+      String(r["column_type"]),
+    ]),
+  );
+  // Parquet has no HUGEINT: integer sums are kept as BIGINT (as windowed aggregation keeps them).
+  const typeOf = (name: string) => (types.get(name) === "HUGEINT" ? "BIGINT" : types.get(name)!);
+  const keys = plan.groupKeys.map((_, j) => groupColumn(j));
+  const parts = plan.aggregates.flatMap((a, i) => partsOf(a.kind, i));
+  const list = (names: readonly string[]) => names.map((n) => quoteIdentifier(n)).join(", ");
+  const cast = (name: string, type: string, merge = "") =>
+    `CAST(${merge}(${quoteIdentifier(name)}) AS ${type}) AS ${quoteIdentifier(name)}`;
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")} FROM __ebb_view_raw`,
+  );
+  const schema: StateSchema = {
+    key: keys.map((name) => ({ name, type: typeOf(name) })),
+    value: parts.map((p) => ({ name: p.name, type: typeOf(p.name) })),
+  };
+  const table = state.table(GROUPS_TABLE, schema);
+  await table.loadAll(sandbox, SEEN);
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${MERGED} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name), p.merge)}`).join("")} ` +
+      `FROM (SELECT * FROM ${BATCH} UNION ALL BY NAME SELECT * FROM ${SEEN}) GROUP BY ALL`,
+  );
+  const writer = state.writer();
+  writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
+  writer.upsert(table, `SELECT m.* FROM ${MERGED} m SEMI JOIN ${BATCH} b ON ${table.keyMatch("m", "b")}`);
+  const written = await writer.commit(sandbox, request.seq);
+
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${VIEW_FINAL} AS SELECT ${[
+      ...keys.map((k) => quoteIdentifier(k)),
+      ...plan.aggregates.map((a, i) => `${finalOf(a.kind as AggregateKind, i)} AS ${aggregateColumn(i)}`),
+    ].join(", ")} FROM ${MERGED}`,
+  );
+  const final = plan.final as { node: { select_list: Record<string, unknown>[] } };
+  const named = {
+    ...final,
+    node: {
+      ...final.node,
+      select_list: final.node.select_list.map((item, i) => ({ ...item, alias: output[i]!.name })),
+    },
+  };
+  await sandbox.run(
+    `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS SELECT ${output
+      .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
+      .join(", ")} FROM (${await sandbox.deparse(named)})`,
+  );
+  const [count] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${OUTPUT}`);
+  return {
+    path: await sandbox.exportParquet(OUTPUT),
+    rows: Number(count?.["n"] ?? 0),
+    stateVersion: written.version,
+  };
+}

@@ -1,0 +1,90 @@
+import { decomposeAggregation, type Decomposition, type Node } from "./stream-aggregation.ts";
+
+/**
+ * Whether a materialized view's query can be kept incrementally, read from DuckDB's serialized parse
+ * tree (pure). One shape qualifies: the outermost SELECT reads one input table (no join, no subquery
+ * or CTE reading anything), optionally filters it (WHERE), and groups it by plain keys with only
+ * decomposable aggregates (count, sum, min, max, avg). Its partial aggregates per key then merge with
+ * the partials of the rows the input gained. Anything else is recomputed, with the reason.
+ */
+
+/** The merged partials the final statement reads: `groupColumn(j)` and `aggregateColumn(i)`. */
+export const VIEW_FINAL = "__ebb_view_final";
+
+export interface IncrementalViewPlan extends Decomposition {
+  readonly kind: "incremental";
+  /** The input table the view groups (as named in the query, lower case). */
+  readonly input: string;
+  /** What decides the meaning of the kept partials (keys, aggregates, filter, input). */
+  readonly signature: string;
+}
+
+export type ViewAggregation = IncrementalViewPlan | { readonly kind: "recompute"; readonly reason: string };
+
+const isNode = (value: unknown): value is Node =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+const recompute = (reason: string): ViewAggregation => ({ kind: "recompute", reason });
+
+/** Every BASE_TABLE a tree names, lower case. */
+function tablesNamed(node: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((child) => tablesNamed(child, into));
+  else if (isNode(node)) {
+    if (node["type"] === "BASE_TABLE" && typeof node["table_name"] === "string")
+      into.add(node["table_name"].toLowerCase());
+    for (const child of Object.values(node)) tablesNamed(child, into);
+  }
+  return into;
+}
+
+function hasSubquery(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(hasSubquery);
+  if (!isNode(node)) return false;
+  if (node["class"] === "SUBQUERY" || node["type"] === "SUBQUERY") return true;
+  return Object.values(node).some(hasSubquery);
+}
+
+/** `tables`: the names of the input tables the view reads (not SQL views). */
+export function viewAggregationOf(statement: unknown, tables: ReadonlySet<string>): ViewAggregation {
+  const select = isNode(statement) && isNode(statement["node"]) ? statement["node"] : undefined;
+  if (!select || select["type"] !== "SELECT_NODE")
+    return recompute("the query is not a single SELECT (a UNION or set operation)");
+  const groups = (select["group_expressions"] as Node[] | undefined) ?? [];
+  if (groups.length === 0) return recompute("the query is not a GROUP BY");
+  if (((select["group_sets"] as unknown[] | undefined)?.length ?? 0) > 1)
+    return recompute("the query groups by GROUPING SETS, ROLLUP or CUBE");
+  if (select["having"]) return recompute("the query has a HAVING clause");
+  if (select["qualify"] || ((select["modifiers"] as unknown[] | undefined)?.length ?? 0) > 0)
+    return recompute("the query has QUALIFY, ORDER BY, LIMIT or DISTINCT");
+  if (((select["cte_map"] as { map?: unknown[] } | undefined)?.map?.length ?? 0) > 0)
+    return recompute("the query has a CTE");
+  const from = select["from_table"];
+  if (!isNode(from) || from["type"] !== "BASE_TABLE" || typeof from["table_name"] !== "string")
+    return recompute("the query does not read one table (a join, a subquery or a table function)");
+  const input = from["table_name"].toLowerCase();
+  if (!tables.has(input) || from["schema_name"] || from["catalog_name"])
+    return recompute(`the query reads ${input}, which is not an input table of the pipeline`);
+  if (hasSubquery(select) || tablesNamed(select).size > 1)
+    return recompute("the query reads more than its one input table (a subquery)");
+  const decomposed = decomposeAggregation(select, {
+    keys: groups,
+    partialFrom: from,
+    leading: [],
+    finalTable: VIEW_FINAL,
+  });
+  if ("refused" in decomposed)
+    return recompute(`the query is not a decomposable GROUP BY: ${decomposed.refused}`);
+  return {
+    kind: "incremental",
+    input,
+    ...decomposed,
+    signature: JSON.stringify({
+      input,
+      keys: decomposed.groupKeys,
+      aggregates: decomposed.aggregates,
+      where: JSON.stringify(select["where_clause"] ?? null, (k, v: unknown) =>
+        k === "query_location" ? undefined : v,
+      ),
+    }),
+  };
+}
