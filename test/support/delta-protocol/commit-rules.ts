@@ -154,7 +154,7 @@ export function checkCommit(
     if (action.stats === undefined || action.stats === null) return;
     if (typeof action.stats !== "string")
       return add("stats", `${kind} ${String(action.path)}: stats is not a JSON string`);
-    for (const problem of statsProblems(action.stats, fields))
+    for (const problem of statsProblems(action.stats, fields, { columnsMayBeGone: kind === "remove" }))
       add("stats", `${kind} ${String(action.path)}: ${problem}`);
   };
 

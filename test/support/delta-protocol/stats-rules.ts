@@ -7,8 +7,23 @@ import { boundProblem, compareBounds, type SchemaType } from "./typed-values.ts"
  * non-negative whole number; `minValues`/`maxValues` mirror the schema with each bound a value of its
  * column's type and in its range, min <= max; `nullCount` mirrors it with counts in 0..numRecords;
  * `tightBounds` a boolean. Returns each problem in words.
+ *
+ * A `remove` carries the stats its file was written with: under the schema of that write, which a
+ * later RESTORE or overwrite may have changed, so with `columnsMayBeGone` a column the current schema
+ * no longer has is not a problem.
  */
-export function statsProblems(text: string, fields: readonly SchemaField[]): string[] {
+export function statsProblems(
+  text: string,
+  fields: readonly SchemaField[],
+  options: { readonly columnsMayBeGone?: boolean } = {},
+): string[] {
+  const problems = boundsAndCounts(text, fields);
+  return options.columnsMayBeGone ? problems.filter((p) => !p.endsWith(NO_SUCH_COLUMN)) : problems;
+}
+
+const NO_SUCH_COLUMN = "no such column";
+
+function boundsAndCounts(text: string, fields: readonly SchemaField[]): string[] {
   let stats: ExactValue;
   try {
     stats = parseExactJson(text);
@@ -84,7 +99,7 @@ function walkBounds(
     const field = fields.find((f) => f.name === name);
     const path = parent === "" ? name : `${parent}.${name}`;
     if (!field) {
-      problems.push(`${where}.${path}: no such column`);
+      problems.push(`${where}.${path}: ${NO_SUCH_COLUMN}`);
       continue;
     }
     if (value === null) continue;
@@ -106,7 +121,7 @@ function walkCounts(
     const field = fields.find((f) => f.name === name);
     const path = parent === "" ? name : `${parent}.${name}`;
     if (!field) {
-      problems.push(`nullCount.${path}: no such column`);
+      problems.push(`nullCount.${path}: ${NO_SUCH_COLUMN}`);
       continue;
     }
     if (typeof field.type === "object" && field.type.type === "struct" && isObject(value)) {
