@@ -1,12 +1,15 @@
 import type { TestProject } from "vitest/node";
+import type { AwsEndpoints } from "../shared/store/aws-clients.ts";
 import { loadSynthesizedEbb } from "../infra/local/ebb-synthesis-cache.ts";
 import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 import { provisionEbb } from "../infra/local/provision-ebb.ts";
+import { assertBucketTablesConform } from "./support/protocol-check.ts";
 import type { TestAws, TestBackend } from "./support/test-aws.ts";
 
 /**
  * Once per run: starts the AWS stand-ins (or LocalStack) with Ebb's storage provisioned from the
- * synthesized stack, and provides where they are to every test as `inject("aws")`.
+ * synthesized stack, and provides where they are to every test as `inject("aws")`. At the end,
+ * before stopping them, checks every Delta table the run left in Ebb's bucket against PROTOCOL.md.
  */
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const backend = testBackend(process.env["EBB_TEST_BACKEND"]);
@@ -16,18 +19,33 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     // Loaded only when asked for: testcontainers takes a second to import.
     const { startLocalStack } = await import("./support/localstack.ts");
     const localstack = await startLocalStack();
+    let storage;
     try {
-      const storage = await provisionEbb(localstack.endpoints, await loadSynthesizedEbb());
+      storage = await provisionEbb(localstack.endpoints, await loadSynthesizedEbb());
       provide(project, { backend, endpoints: localstack.endpoints, storage });
     } catch (error) {
       await localstack.stop();
       throw error;
     }
-    return localstack.stop;
+    return checkThenStop(localstack.endpoints, storage.bucket, localstack.stop);
   }
   const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
   provide(project, { backend, endpoints: aws.endpoints, storage });
-  return aws.stop;
+  return checkThenStop(aws.endpoints, storage.bucket, aws.stop);
+}
+
+function checkThenStop(endpoints: AwsEndpoints, bucket: string, stop: () => Promise<void>) {
+  return async () => {
+    try {
+      await assertBucketTablesConform(endpoints, bucket);
+    } catch (error) {
+      // vitest only logs a teardown's error; the run must fail on it.
+      console.error(error instanceof Error ? error.message : error);
+      process.exitCode = 1;
+    } finally {
+      await stop();
+    }
+  };
 }
 
 function testBackend(value: string | undefined): TestBackend | "none" {

@@ -109,6 +109,29 @@ export class SchemaError extends DeltaError {
 
 // ---- Writer errors (commit, operations, restore, vacuum) ----
 
+/**
+ * A table property that would turn on a Delta feature Ebb does not write (deletion vectors, column
+ * mapping, row tracking, in-commit timestamps, CHECK constraints): refused when the table is
+ * created, not stored as if it held.
+ */
+export class UnsupportedTablePropertyError extends DeltaError {
+  override readonly name = "UnsupportedTablePropertyError";
+  override readonly errorCode = "UNSUPPORTED_TABLE_PROPERTY";
+  constructor(
+    readonly key: string,
+    readonly value: string,
+    readonly feature: string,
+    wayOut: string,
+  ) {
+    super(
+      `table property ${key}=${JSON.stringify(value)} needs the Delta feature ${feature}, which Ebb does not write: ${wayOut}`,
+      {
+        data: { key, value, feature },
+      },
+    );
+  }
+}
+
 /** A `delta.*` table property whose value the writer cannot interpret. */
 export class InvalidTablePropertyError extends DeltaError {
   override readonly name = "InvalidTablePropertyError";

@@ -28,6 +28,7 @@ export {
   TableNotFoundError,
   TimestampOutOfRangeError,
   UnsupportedFeatureError,
+  UnsupportedTablePropertyError,
   VersionNotFoundError,
 } from "./errors.ts";
 
@@ -67,3 +68,4 @@ export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from 
 export type { VacuumPlan } from "./operations/vacuum.ts";
 export type { OptimizePlan } from "./operations/optimize.ts";
 export { TABLE_PROPERTY } from "./table/table-properties.ts";
+export { tablePropertiesError } from "./table/protocol-properties.ts";

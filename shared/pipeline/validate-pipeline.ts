@@ -1,3 +1,4 @@
+import { tablePropertiesError } from "../delta/index.ts";
 import { DEFINITION_ISSUE_CODES, DefinitionError, type DefinitionIssue } from "./errors.ts";
 import type { PipelineDefinition } from "./definition-schema.ts";
 import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
@@ -32,7 +33,8 @@ export interface ValidatedPipeline {
  * problem it finds before failing with one `DefinitionError`:
  *
  * 1. Structure (the zod schema): types, allowed fields and values, identifiers.
- * 2. Names and settings: unique dataset and flow names, reserved names, configuration values.
+ * 2. Names and settings: unique dataset and flow names, reserved names, configuration values, the
+ *    datasets' Delta table properties (refused as creating the table would refuse them).
  * 3. SQL: each query parsed by DuckDB; each table it names (and each stream source) must be a dataset
  *    of this pipeline; `owns` predicates (and AUTO CDC conditions) must parse and read no table;
  *    AUTO CDC targets have one writer; rewind eligibility.
@@ -62,6 +64,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
         message: `SQL of ${query.flow ? `flow "${query.flow}"` : `dataset "${query.dataset}"`} ${analysis.message}`,
       });
   }
+  issues.push(...tablePropertyIssues(definition));
   issues.push(...(await ownsIssues(definition, analyzer)));
   issues.push(...(await autoCdcIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
   const resolved = resolveReferences(definition, referencesByPath);
@@ -88,6 +91,23 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
 /** Validates YAML or JSON text. */
 export async function validatePipelineText(text: string, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
   return validatePipeline(readDefinitionText(text), analyzer);
+}
+
+/** Each dataset's Delta table properties, refused now as creating its table would refuse them. */
+function tablePropertyIssues(definition: PipelineDefinition): DefinitionIssue[] {
+  const issues: DefinitionIssue[] = [];
+  for (const [d, dataset] of definition.datasets.entries()) {
+    if (!("properties" in dataset) || !dataset.properties) continue;
+    const error = tablePropertiesError(dataset.properties);
+    if (error) {
+      issues.push({
+        path: `datasets[${d}].properties`,
+        message: `dataset "${dataset.name}": ${error.message}`,
+        code: error.errorCode,
+      });
+    }
+  }
+  return issues;
 }
 
 /**

@@ -67,6 +67,12 @@ type Step =
   | { readonly kind: "rewind"; readonly pick: number }
   /** A new definition: the flows' SQL drops the events whose `a` is `drop` (none when null). */
   | { readonly kind: "deploy"; readonly drop: number | null }
+  /**
+   * A new column list: `b` written or not (in except_column_list). The flows' state no longer fits,
+   * so the change comes with what semantics.md asks: a dropped column a full refresh (the table
+   * loses it), an added one a checkpoint reset of every flow (the re-read writes it).
+   */
+  | { readonly kind: "columns"; readonly writesB: boolean }
   /** A checkpoint reset of one flow of each target, or of both. */
   | { readonly kind: "reset"; readonly only?: Source };
 
@@ -105,7 +111,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       { requiredKeys: ["kind"] },
     ),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("columns" as const), writesB: fc.boolean() }),
+  },
 );
+
+/** The history columns of SCD type 2 that the target holds (never none). */
+const trackedOf = (options: ModelOptions) => {
+  const held = options.tracked.filter((c) => c !== "b" || options.writesB !== false);
+  return held.length > 0 ? held : (["a"] as const);
+};
 
 const SCHEMA = { k: "BIGINT", seq: "BIGINT", op: "VARCHAR", a: "BIGINT", b: "VARCHAR", src: "VARCHAR" };
 
@@ -117,7 +133,7 @@ function definition(landingUri: string, options: ModelOptions, filesPerBatch: nu
     keys: ["k"],
     sequence_by: "seq",
     apply_as_deletes: "op = 'D'",
-    except_column_list: ["op", "seq", "src"],
+    except_column_list: ["op", "seq", "src", ...(options.writesB === false ? ["b"] : [])],
     ignore_null_updates: options.ignoreNullUpdates,
   };
   const source = { type: "auto_loader", path: landingUri, format: "json", schema: SCHEMA };
@@ -147,7 +163,7 @@ function definition(landingUri: string, options: ModelOptions, filesPerBatch: nu
           source,
           sql: `SELECT * FROM source WHERE src = '${src}' AND op <> 'T' AND ${kept}`,
           options: flowOptions,
-          auto_cdc: { ...cdc, stored_as_scd_type: 2, track_history_column_list: options.tracked },
+          auto_cdc: { ...cdc, stored_as_scd_type: 2, track_history_column_list: trackedOf(options) },
         })),
       },
     ],
@@ -181,7 +197,8 @@ async function runSequence(
 ) {
   const h = new RewindHarness();
   let drop: number | null = null;
-  await h.deploy(definition(h.landingUri, options, filesPerBatch, drop));
+  let columns: ModelOptions = { ...options, writesB: true };
+  await h.deploy(definition(h.landingUri, columns, filesPerBatch, drop));
   const files = new Map<string, readonly SentEvent[]>();
   const sent: SentEvent[] = [];
   let consumed: ConsumedBy = { A: [], B: [] };
@@ -203,19 +220,19 @@ async function runSequence(
     const scd1 = (await h.rows("scd1", "k")).map((r) => ({
       k: Number(r["k"]),
       a: r["a"] === null ? null : Number(r["a"]),
-      b: r["b"] as string | null,
+      b: (r["b"] ?? null) as string | null,
     }));
     const scd2 = (await h.rows("scd2", "k"))
       .map((r) => ({
         k: Number(r["k"]),
         a: r["a"] === null ? null : Number(r["a"]),
-        b: r["b"] as string | null,
+        b: (r["b"] ?? null) as string | null,
         __START_AT: Number(r["__START_AT"]),
         __END_AT: r["__END_AT"] === null ? null : Number(r["__END_AT"]),
       }))
       .sort((x, y) => x.k - y.k || x.__START_AT - y.__START_AT);
-    expect(scd1).toEqual(scd1Model(events, options));
-    expect(scd2).toEqual(scd2Model(events, options));
+    expect(scd1).toEqual(scd1Model(events, columns));
+    expect(scd2).toEqual(scd2Model(events, { ...columns, tracked: trackedOf(columns) }));
   };
 
   for (const s of steps) {
@@ -251,8 +268,19 @@ async function runSequence(
       case "deploy":
         if (mode !== "deploys") continue;
         drop = s.drop;
-        await h.deploy(definition(h.landingUri, options, filesPerBatch, drop));
+        await h.deploy(definition(h.landingUri, columns, filesPerBatch, drop));
         continue;
+      case "columns": {
+        if (mode !== "deploys" || s.writesB === columns.writesB) continue;
+        columns = { ...columns, writesB: s.writesB };
+        await h.deploy(definition(h.landingUri, columns, filesPerBatch, drop));
+        const flows = SOURCES.flatMap((src) => [flowName("scd1", src), flowName("scd2", src)]);
+        await h.refresh(s.writesB ? { reset_checkpoint_selection: flows } : { full_refresh: true });
+        consumed = { A: all(), B: all() };
+        // The points before hold state of the other column list: a replay from them is refused.
+        points.length = 0;
+        break;
+      }
       case "reset":
         // The reset flows re-read every file against an empty state; their tables keep their rows.
         // The update runs every flow, so the others catch up.
@@ -331,6 +359,23 @@ describe("AUTO CDC against a reference model", () => {
               { kind: "reset", only: "B" },
               { kind: "rewind", pick: 0 },
               { kind: "update", capture: false, only: "B" },
+            ],
+          ],
+          // The column list changes between deploys: b dropped (a full refresh), then written again
+          // (a checkpoint reset of every flow re-reads it into the table).
+          [
+            { ignoreNullUpdates: true, tracked: ["b"] },
+            2,
+            "deploys",
+            [
+              { kind: "arrive", events: [{ k: 1, seq: 1, op: "U", a: 0, b: "x", src: "A" }], repeat: 0 },
+              { kind: "update", capture: true },
+              { kind: "columns", writesB: false },
+              { kind: "arrive", events: [{ k: 1, seq: 2, op: "U", a: 1, b: "y", src: "B" }], repeat: 0 },
+              { kind: "update", capture: false },
+              { kind: "columns", writesB: true },
+              { kind: "arrive", events: [{ k: 2, seq: 3, op: "U", a: 1, b: null, src: "A" }], repeat: 0 },
+              { kind: "update", capture: false },
             ],
           ],
           // A late event merges two SCD type 2 versions, then a reset re-reads everything in one

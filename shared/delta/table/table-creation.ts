@@ -5,6 +5,7 @@ import { SchemaMismatchError } from "../errors.ts";
 import { isScalarType, parseSchema, type DeltaType, type StructField, type StructType } from "./schema.ts";
 import { serializeSchema } from "./schema-serialization.ts";
 import type { Snapshot } from "../read/snapshot.ts";
+import { planProtocolProperties, type RequestedProtocol } from "./protocol-properties.ts";
 import { tableProperties, validateTableProperties } from "./table-properties.ts";
 
 /**
@@ -12,7 +13,8 @@ import { tableProperties, validateTableProperties } from "./table-properties.ts"
  * Metadata", "Protocol Evolution"). Ebb asks for the least a reader and writer must support: reader 1,
  * writer 2 (append-only tables and column invariants), or writer 4 when the change data feed is on
  * (PROTOCOL.md "Writer Version Requirements"); reader 3 / writer 7 with the `timestampNtz` feature
- * when a column is a `timestamp_ntz`. No column mapping, no deletion vectors.
+ * when a column is a `timestamp_ntz`; more when the properties ask for it. No column mapping, no
+ * deletion vectors: properties that would turn them on are refused (protocol-properties.ts).
  */
 export interface TableDefinition {
   /** The schema (`schema.ts` types; serialized per PROTOCOL.md "Schema Serialization Format"). */
@@ -25,25 +27,42 @@ export interface TableDefinition {
 }
 
 /**
- * The protocol a table with `configuration` and `schema` needs. A `timestamp_ntz` column needs the
- * `timestampNtz` table feature (PROTOCOL.md "Timestamp without timezone"), so reader 3 / writer 7,
- * whose writer features then list every feature the table uses (writer 7 implies none).
+ * The protocol a table with `configuration` and `schema` needs, raised to what `requested` asks
+ * (protocol-properties.ts). Legacy versions while they suffice: writer 2, or 4 with the change data
+ * feed. A `timestamp_ntz` column needs the `timestampNtz` table feature (PROTOCOL.md "Timestamp
+ * without timezone"), as does a request for writer 7 or any `delta.feature.*`: then reader 3 (when a
+ * reader-writer feature is listed, or asked for) / writer 7, listing every feature the table uses
+ * or asked for (writer 7 implies none).
  */
 export function minimalProtocol(
   configuration: Readonly<Record<string, string>>,
   schema: StructType,
+  requested: RequestedProtocol = { minReaderVersion: 1, minWriterVersion: 1, features: [] },
 ): Protocol {
   const properties = tableProperties({ configuration });
-  if (!usesTimestampNtz(schema.fields)) {
-    return { minReaderVersion: 1, minWriterVersion: properties.changeDataFeed ? 4 : 2 };
+  const features = new Set(requested.features);
+  if (properties.appendOnly) features.add("appendOnly");
+  if (properties.changeDataFeed) features.add("changeDataFeed");
+  if (usesTimestampNtz(schema.fields)) features.add("timestampNtz");
+  const needsFeatures =
+    features.has("timestampNtz") || requested.features.length > 0 || requested.minWriterVersion === 7;
+  if (!needsFeatures) {
+    const legacy = properties.changeDataFeed ? 4 : 2;
+    return {
+      minReaderVersion: requested.minReaderVersion,
+      minWriterVersion: Math.max(legacy, requested.minWriterVersion),
+    };
   }
-  const writerFeatures = [
-    ...(properties.appendOnly ? ["appendOnly"] : []),
-    ...(properties.changeDataFeed ? ["changeDataFeed"] : []),
-    "timestampNtz",
-  ];
-  return { minReaderVersion: 3, minWriterVersion: 7, readerFeatures: ["timestampNtz"], writerFeatures };
+  const writerFeatures = [...features].sort();
+  const readerFeatures = writerFeatures.filter((feature) => READER_WRITER_FEATURES.has(feature));
+  if (readerFeatures.length === 0 && requested.minReaderVersion < 3) {
+    return { minReaderVersion: requested.minReaderVersion, minWriterVersion: 7, writerFeatures };
+  }
+  return { minReaderVersion: 3, minWriterVersion: 7, readerFeatures, writerFeatures };
 }
+
+/** Of the features Ebb may list, those readers must support too (PROTOCOL.md "Table Features"). */
+const READER_WRITER_FEATURES: ReadonlySet<string> = new Set(["timestampNtz"]);
 
 function usesTimestampNtz(fields: readonly StructField[]): boolean {
   const inType = (type: DeltaType): boolean => {
@@ -78,10 +97,10 @@ export function planTableCreation(
   if (partitionColumns.length === schema.fields.length && partitionColumns.length > 0) {
     throw new SchemaMismatchError("a table needs at least one column that is not a partition column");
   }
-  const configuration = { ...(definition.properties ?? {}) };
+  const { stored: configuration, requested } = planProtocolProperties(definition.properties ?? {});
   validateTableProperties(configuration);
   return {
-    protocol: minimalProtocol(configuration, schema),
+    protocol: minimalProtocol(configuration, schema, requested),
     metadata: {
       id,
       ...(definition.name !== undefined ? { name: definition.name } : {}),

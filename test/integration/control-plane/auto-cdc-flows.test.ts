@@ -9,7 +9,8 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  * arriving after the live feed's newer ones, never overwrite them (SCD type 1) and land in the
  * history where their sequence puts them (SCD type 2). A checkpoint reset of the backfill alone, and
  * a rewind to before the backfill with a replay, converge to the same tables. Flows that order the
- * target differently are refused at create, dry run and edit.
+ * target differently are refused at create, dry run and edit. A changed column list does not fit the
+ * flows' state (INCOMPATIBLE_STATE), and a dropped column not the table: it needs a full refresh.
  */
 
 const LIVE = [
@@ -158,6 +159,31 @@ describe("AUTO CDC through the API: several flows into one target", () => {
     );
     expect(edit).toMatchObject({ status: 400, errorCode: "AUTO_CDC_FLOWS_INCOMPATIBLE" });
     await expectConverged();
+  });
+
+  it("refuses a changed column list until the state and the table fit it: a dropped column needs a full refresh", async () => {
+    const edited = definition({ except_column_list: ["operation", "sequenceNum", "city"] });
+    const scd1 = edited.datasets[0]!;
+    scd1.flows[0] = { ...scd1.flows[0]!, auto_cdc: scd1.flows[1]!.auto_cdc };
+    await cp.client.editPipeline(pipelineId, { definition: edited });
+    await cp.land("live/2.json", [{ userId: 127, city: "Puebla", operation: "UPSERT", sequenceNum: 20 }]);
+    const failed = async (body?: unknown) => {
+      const { update_id } = await cp.client.startUpdate(pipelineId, body);
+      return (await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })).error?.message;
+    };
+    expect(await failed()).toMatch(
+      /flow "scd1_live" cannot continue from its operator state.*reset_checkpoint_selection/,
+    );
+    expect(await failed({ reset_checkpoint_selection: ["scd1_live", "scd1_backfill"] })).toMatch(
+      /the new definition of scd1 is incompatible with its table.*fully refresh the dataset/,
+    );
+    await run({ full_refresh_selection: ["scd1"] });
+    expect(await rows("scd1", "userId")).toEqual([
+      { userId: 124 },
+      { userId: 125 },
+      { userId: 126 },
+      { userId: 127 },
+    ]);
   });
 });
 

@@ -20,6 +20,8 @@ export interface ModelOptions {
   readonly ignoreNullUpdates: boolean;
   /** SCD type 2: the columns whose change starts a new version. */
   readonly tracked: readonly ("a" | "b")[];
+  /** Whether `b` is written to the targets (else it is as if every event's `b` were NULL). @default true */
+  readonly writesB?: boolean;
 }
 
 export interface Scd1Row {
@@ -33,15 +35,14 @@ export interface Scd2Row extends Scd1Row {
   readonly __END_AT: number | null;
 }
 
-/** The tie hash: md5 of the row's JSON, keys then values (what DuckDB's `to_json` writes). */
-function tie(event: CdcEvent): string {
-  return createHash("md5")
-    .update(JSON.stringify({ k: event.k, a: event.a, b: event.b }))
-    .digest("hex");
+/** The tie hash: md5 of the written row's JSON, keys then values (what DuckDB's `to_json` writes). */
+function tie(event: CdcEvent, writesB: boolean): string {
+  const row = writesB ? { k: event.k, a: event.a, b: event.b } : { k: event.k, a: event.a };
+  return createHash("md5").update(JSON.stringify(row)).digest("hex");
 }
 
 /** One event per key and sequence: a delete beats an upsert; then the higher tie hash. */
-function perKey(events: readonly CdcEvent[]): Map<number, CdcEvent[]> {
+function perKey(events: readonly CdcEvent[], writesB: boolean): Map<number, CdcEvent[]> {
   const byKey = new Map<number, Map<number, CdcEvent>>();
   for (const event of events) {
     if (event.op === "T" || event.k === null) continue;
@@ -51,8 +52,8 @@ function perKey(events: readonly CdcEvent[]): Map<number, CdcEvent[]> {
     const wins =
       !held ||
       (event.op === "D" && held.op !== "D") ||
-      (event.op === held.op && event.op === "U" && tie(event) > tie(held));
-    if (wins) seqs.set(event.seq, event);
+      (event.op === held.op && event.op === "U" && tie(event, writesB) > tie(held, writesB));
+    if (wins) seqs.set(event.seq, writesB ? event : { ...event, b: null });
   }
   return new Map(
     [...byKey].map(([k, seqs]) => [k, [...seqs.values()].sort((x, y) => x.seq - y.seq)] as const),
@@ -62,7 +63,7 @@ function perKey(events: readonly CdcEvent[]): Map<number, CdcEvent[]> {
 export function scd1Model(events: readonly CdcEvent[], options: ModelOptions): Scd1Row[] {
   const truncatedTo = Math.max(-Infinity, ...events.filter((e) => e.op === "T").map((e) => e.seq));
   const rows: Scd1Row[] = [];
-  for (const [k, keyEvents] of perKey(events)) {
+  for (const [k, keyEvents] of perKey(events, options.writesB ?? true)) {
     let row: Scd1Row | undefined;
     for (const event of keyEvents) {
       if (event.seq <= truncatedTo) continue;
@@ -77,7 +78,7 @@ export function scd1Model(events: readonly CdcEvent[], options: ModelOptions): S
 
 export function scd2Model(events: readonly CdcEvent[], options: ModelOptions): Scd2Row[] {
   const rows: Scd2Row[] = [];
-  for (const [k, keyEvents] of perKey(events)) {
+  for (const [k, keyEvents] of perKey(events, options.writesB ?? true)) {
     let open: { start: number; a: number | null; b: string | null } | undefined;
     /** What the last upsert since the last delete left (for ignore_null_updates). */
     let last: { a: number | null; b: string | null } | undefined;

@@ -57,7 +57,8 @@ async function addCheckConstraint(store: MemoryObjectStore, clock: ManualClock):
     store,
     {
       readSnapshot: snapshot,
-      actions: [{ metaData }],
+      // CHECK constraints need writer version 3 (PROTOCOL.md "Writer Version Requirements").
+      actions: [{ protocol: { ...snapshot.protocol, minWriterVersion: 3 } }, { metaData }],
       operation: { operation: "ADD CONSTRAINT", operationParameters: {}, isBlindAppend: false },
       requirements: [],
     },

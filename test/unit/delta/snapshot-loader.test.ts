@@ -23,6 +23,7 @@ import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { add, commitInfo, protocol, remove, SCHEMA, tableWithCommits, writeCommit } from "./table-fixture.ts";
 
 let duck: DuckSession;
@@ -122,7 +123,7 @@ describe("loadSnapshot over commits", () => {
       /no Delta table at s3:\/\/b\/t\//,
     );
     await expect(loadSnapshot(new MemoryObjectStore())).rejects.toThrow(TableNotFoundError);
-    const store = await tableWithCommits(2);
+    const store = exemptFromProtocolCheck(await tableWithCommits(2));
     await store.put(commitKey(2), text('{"commitInfo":{}}\n{"add": oops}\n'));
     await expect(loadSnapshot(store)).rejects.toThrow(InvalidLogFileError);
     await expect(loadSnapshot(store)).rejects.toThrow(/00000000000000000002\.json line 2/);
@@ -197,7 +198,7 @@ describe("loadSnapshot with checkpoints", () => {
       '{"version":3,"size":4}',
       '{"version":2,"parts":2}',
     ]) {
-      const store = await checkpointedTable();
+      const store = exemptFromProtocolCheck(await checkpointedTable());
       await store.deleteMany([commitKey(0), commitKey(1)]);
       await store.put(LAST_CHECKPOINT_KEY, text(hint));
       const snapshot = await loadSnapshot(store, { duck });
@@ -207,7 +208,7 @@ describe("loadSnapshot with checkpoints", () => {
   });
 
   it("names every readable version when the version asked for is past the end", async () => {
-    const store = await checkpointedTable();
+    const store = exemptFromProtocolCheck(await checkpointedTable());
     await store.put(LAST_CHECKPOINT_KEY, text('{"version":2,"parts":2}'));
     await expect(loadSnapshot(store, { version: 9, duck })).rejects.toThrow(/versions 0 to 4 can be read/);
   });

@@ -31,6 +31,29 @@ async function issuesOf(change: (definition: Definition) => void): Promise<Defin
 }
 
 describe("validatePipeline", () => {
+  it("refuses a dataset's table property that turns on a Delta feature Ebb does not write, by its code", async () => {
+    const issues = await issuesOf((definition) => {
+      (definition.datasets[1] as { properties?: Record<string, string> }).properties = {
+        "delta.enableDeletionVectors": "true",
+      };
+    });
+    expect(issues).toEqual([
+      {
+        path: "datasets[1].properties",
+        message: expect.stringMatching(
+          /delta\.enableDeletionVectors="true" needs the Delta feature deletionVectors/,
+        ),
+        code: "UNSUPPORTED_TABLE_PROPERTY",
+      },
+    ]);
+    const invalid = await issuesOf((definition) => {
+      (definition.datasets[1] as { properties?: Record<string, string> }).properties = {
+        "delta.checkpointInterval": "often",
+      };
+    });
+    expect(invalid).toEqual([expect.objectContaining({ code: "INVALID_TABLE_PROPERTY" })]);
+  });
+
   it("accepts the sample and derives its DAG from sources and SQL", async () => {
     const pipeline = await validatePipeline(samplePipeline(), parser);
     expect(pipeline.settings.rewindEnabled).toBe(true);
