@@ -347,6 +347,25 @@ export class StateTable {
     );
   }
 
+  /**
+   * Temp table `into` with the current rows for which `predicate` (SQL over the state's columns)
+   * holds. The files are scanned with the predicate before any merge (a scan can skip row groups its
+   * statistics exclude), and only the keys of matching rows are merged: a key's newest row decides,
+   * so a key whose older row matched and newer one does not stays out.
+   */
+  async loadWhere(sql: StateSql, predicate: string, into: string): Promise<void> {
+    const raw = await this.rawSql(sql, this.storedBuckets(Object.keys(this.stored?.parts ?? {}).map(Number)));
+    if (!raw) return this.materialize(sql, into, undefined);
+    const keys = this.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
+    const candidates = `${into}__keys`;
+    await sql.run(
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(candidates)} AS SELECT DISTINCT ${keys} FROM (${raw}) WHERE NOT ${quoteIdentifier(DELETED_COLUMN)} AND (${predicate})`,
+    );
+    const matching = `SELECT r.* FROM (${raw}) r SEMI JOIN ${quoteIdentifier(candidates)} k ON ${this.keyMatch("r", "k")}`;
+    await this.materialize(sql, into, this.mergedSql(matching), `(${predicate})`);
+    await sql.run(`DROP TABLE IF EXISTS ${quoteIdentifier(candidates)}`);
+  }
+
   /** Temp table `into` with every current row. */
   async loadAll(sql: StateSql, into: string): Promise<void> {
     const raw = await this.rawSql(sql, this.storedBuckets(Object.keys(this.stored?.parts ?? {}).map(Number)));

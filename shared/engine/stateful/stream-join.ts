@@ -134,7 +134,8 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
   const kept = async (side: JoinSide, into: string, withMatched: boolean) => {
     const late = lateSql(side.watermark.column, before);
     const [figures] = await sandbox.rows(
-      `SELECT count(*) FILTER (WHERE ${late})::BIGINT AS late, max(epoch_us(${eventTimeSql(side.watermark.column)})) FILTER (WHERE NOT ${late})::DOUBLE AS newest FROM ${side.input}`,
+      `SELECT count(*) FILTER (WHERE ${late})::BIGINT AS late, max(epoch_us(${eventTimeSql(side.watermark.column)})) FILTER (WHERE NOT ${late})::DOUBLE AS newest, ` +
+        `min(epoch_us(${eventTimeSql(side.watermark.column)})) FILTER (WHERE NOT ${late})::DOUBLE AS oldest FROM ${side.input}`,
     );
     dropped += Number(figures?.["late"] ?? 0);
     await sandbox.run(
@@ -142,11 +143,16 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
         `${side.columns.map((c) => quoteIdentifier(c.name)).join(", ")}${withMatched ? `, false AS ${MATCHED}` : ""} ` +
         `FROM ${side.input} WHERE NOT ${late}`,
     );
-    const newest = figures?.["newest"];
-    return newest === null || newest === undefined ? undefined : Number(newest);
+    const time = (name: string) => {
+      const value = figures?.[name];
+      return value === null || value === undefined ? undefined : Number(value);
+    };
+    return { newest: time("newest"), oldest: time("oldest") };
   };
-  const newestLeft = await kept(left, "__ebb_join_lnew", true);
-  const newestRight = await kept(right, "__ebb_join_rnew", false);
+  const newLeft = await kept(left, "__ebb_join_lnew", true);
+  const newRight = await kept(right, "__ebb_join_rnew", false);
+  const newestLeft = newLeft.newest;
+  const newestRight = newRight.newest;
   const marks: JoinWatermarks = {
     ...optional(
       "left",
@@ -163,8 +169,32 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
 
   const leftTable = request.version.table(JOIN_LEFT_TABLE, sideSchema(left, true));
   const rightTable = request.version.table(JOIN_RIGHT_TABLE, sideSchema(right, false));
-  await leftTable.loadAll(sandbox, "__ebb_join_lstate");
-  await rightTable.loadAll(sandbox, "__ebb_join_rstate");
+  // Only the waiting rows the batch can pair with or lets go (step 4's bounds) are read.
+  const range = join.range;
+  const leftTime = (t: number) => Math.trunc(t);
+  await leftTable.loadWhere(
+    sandbox,
+    waitingSql(left.watermark.column, [
+      newRight.oldest === undefined
+        ? undefined
+        : {
+            from: leftTime(newRight.oldest + range.loMicros),
+            to: leftTime(newRight.newest! + range.hiMicros),
+          },
+      after === undefined ? undefined : { to: leftTime(after + range.loMicros), open: true },
+    ]),
+    "__ebb_join_lstate",
+  );
+  await rightTable.loadWhere(
+    sandbox,
+    waitingSql(right.watermark.column, [
+      newLeft.oldest === undefined
+        ? undefined
+        : { from: leftTime(newLeft.oldest - range.hiMicros), to: leftTime(newLeft.newest! - range.loMicros) },
+      after === undefined ? undefined : { to: leftTime(after - range.hiMicros), open: true },
+    ]),
+    "__ebb_join_rstate",
+  );
 
   // 2. Pairs: the flow's SQL with `source` and the stream bound to each half in turn.
   const userColumns = (side: JoinSide) => side.columns.map((c) => quoteIdentifier(c.name)).join(", ");
@@ -237,6 +267,28 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
     leftOuterRows,
     watermark: after,
   };
+}
+
+/**
+ * Rows whose event time lies in one of the ranges (epoch µs; `from` inclusive, `to` inclusive unless
+ * `open`), compared as TIMESTAMPs so that a scan of a TIMESTAMP column can use its statistics.
+ */
+function waitingSql(
+  column: string,
+  ranges: readonly ({ from?: number; to: number; open?: boolean } | undefined)[],
+): string {
+  const time = eventTimeSql(column);
+  const terms = ranges.flatMap((r) =>
+    r === undefined
+      ? []
+      : [
+          [
+            ...(r.from !== undefined ? [`${time} >= make_timestamp(${r.from})`] : []),
+            `${time} ${r.open ? "<" : "<="} make_timestamp(${r.to})`,
+          ].join(" AND "),
+        ],
+  );
+  return terms.length === 0 ? "false" : terms.map((t) => `(${t})`).join(" OR ");
 }
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {

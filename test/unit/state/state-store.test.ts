@@ -315,6 +315,17 @@ describe("the operator state store", () => {
             .table("seen", schema, { timeColumn: "seen" })
             .loadOlderThan(sandbox, Date.UTC(2026, 1, bound) * 1000, "__old");
           const old = (await sandbox.rows(`SELECT id FROM __old ORDER BY id`)).map((r) => Number(r["id"]));
+          // loadWhere: a key's newest row decides (an older row in range does not bring it back).
+          await version
+            .table("seen", schema, { timeColumn: "seen" })
+            .loadWhere(sandbox, `seen >= TIMESTAMP '2026-02-${String(bound).padStart(2, "0")}'`, "__new");
+          const young = (await sandbox.rows(`SELECT id FROM __new ORDER BY id`)).map((r) => Number(r["id"]));
+          expect(young).toEqual(
+            [...days]
+              .filter(([, day]) => day >= bound)
+              .map(([id]) => id)
+              .sort((a, b) => a - b),
+          );
           expect(old).toEqual(
             [...days]
               .filter(([, day]) => day < bound)
