@@ -41,14 +41,25 @@ export class KafkaOffsetsGoneError extends Error {
   }
 }
 
+/**
+ * A topic's retention settings: the broker deletes a partition's oldest segments once they are older
+ * than `ms` or once the partition holds more than `bytes`, whichever comes first. Undefined: no limit
+ * (`-1`) or not known.
+ */
+export interface KafkaRetention {
+  readonly ms?: number;
+  /** Per partition. */
+  readonly bytes?: number;
+}
+
 /** One Kafka cluster, as a source's settings reach it. */
 export interface KafkaTopics {
   /** The topics the source reads (its topic, topics, or the ones matching its pattern), with every partition. */
   partitions(): Promise<KafkaPartitionRange[]>;
   /** The records of a partition with `from <= offset < until`, in offset order; `KafkaOffsetsGoneError` if `from` is gone. */
   read(topic: string, partition: number, from: number, until: number): AsyncIterable<KafkaRecord[]>;
-  /** How long the topic keeps records (`retention.ms`; undefined: forever or unknown). */
-  retentionMs(topic: string): Promise<number | undefined>;
+  /** How far back the topic keeps records, as configured (`retention.ms`, `retention.bytes`). */
+  retention(topic: string): Promise<KafkaRetention>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,4 @@
-import type { EventStreams } from "../engine/event-streams.ts";
+import type { EventStreams, KafkaRetention } from "../engine/event-streams.ts";
 import type { KafkaOffset, KinesisOffset } from "../engine/source-offsets.ts";
 import { describeInterval } from "../pipeline/duration.ts";
 import { kinesisStreamName, type KafkaSource, type KinesisSource } from "../pipeline/source-schema.ts";
@@ -11,6 +11,8 @@ import type { MissingPiece } from "./errors.ts";
  *
  * - Kafka: every partition of the target must still hold its target offset (its earliest offset is
  *   at or before it); a partition the target did not hold yet (created since) must still start at 0.
+ *   The earliest offsets are the broker's own, so segments deleted by age (`retention.ms`) and by size
+ *   (`retention.bytes`) are both seen; the message names the limits the topic is configured with.
  * - Kinesis: every shard the target had not drained must still be listed, and the target must be
  *   younger than the stream's retention, or the records after its positions may have been trimmed.
  */
@@ -23,28 +25,51 @@ export async function kafkaRetentionGaps(
 ): Promise<MissingPiece[]> {
   const client = streams.kafka(source);
   try {
+    // The broker's earliest offsets are the truth whichever limit (age, size, or a DeleteRecords call)
+    // moved them; the settings only explain the gap.
     const gaps: { topic: string; partition: number; earliest: number; needed: number }[] = [];
     for (const range of await client.partitions()) {
       const needed = target.next[range.topic]?.[String(range.partition)] ?? 0;
       if (range.earliest > needed) gaps.push({ ...range, needed });
     }
-    const kept = new Map<string, number | undefined>();
-    for (const gap of gaps)
-      if (!kept.has(gap.topic)) kept.set(gap.topic, await client.retentionMs(gap.topic));
+    const kept = new Map<string, KafkaRetention>();
+    for (const gap of gaps) if (!kept.has(gap.topic)) kept.set(gap.topic, await client.retention(gap.topic));
     return gaps.map((gap) => {
-      const retention = kept.get(gap.topic);
-      const keeps =
-        retention === undefined
-          ? ""
-          : ` (it keeps data for ${describeInterval(retention)}, retention.ms=${retention})`;
+      const keeps = describeKafkaRetention(kept.get(gap.topic) ?? {});
       return {
         owner: flow,
-        what: `topic ${gap.topic} partition ${gap.partition} keeps offsets from ${gap.earliest} on${keeps}, but a replay from the target reads from offset ${gap.needed}`,
+        what: `topic ${gap.topic} partition ${gap.partition} keeps offsets from ${gap.earliest} on${keeps ? ` (${keeps})` : ""}, but a replay from the target reads from offset ${gap.needed}`,
       };
     });
   } finally {
     await client.close();
   }
+}
+
+/** `it keeps data for 1 day, retention.ms=86400000, and at most 1 MiB a partition, retention.bytes=1048576`. */
+export function describeKafkaRetention(retention: KafkaRetention): string {
+  const limits = [
+    ...(retention.ms !== undefined
+      ? [`data for ${describeInterval(retention.ms)}, retention.ms=${retention.ms}`]
+      : []),
+    ...(retention.bytes !== undefined
+      ? [`at most ${describeBytes(retention.bytes)} a partition, retention.bytes=${retention.bytes}`]
+      : []),
+  ];
+  return limits.length === 0 ? "" : `it keeps ${limits.join(", and ")}`;
+}
+
+const BYTE_UNITS = [
+  ["GiB", 1 << 30],
+  ["MiB", 1 << 20],
+  ["KiB", 1 << 10],
+] as const;
+
+/** `1048576` → `1 MiB`; a size no unit divides is given in bytes. */
+function describeBytes(bytes: number): string {
+  for (const [unit, size] of BYTE_UNITS)
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  return `${bytes} bytes`;
 }
 
 export async function kinesisRetentionGaps(

@@ -31,8 +31,8 @@ class LazyKafkaTopics implements KafkaTopics {
     yield* (await this.#open()).read(topic, partition, from, until);
   }
 
-  async retentionMs(topic: string) {
-    return (await this.#open()).retentionMs(topic);
+  async retention(topic: string) {
+    return (await this.#open()).retention(topic);
   }
 
   async close() {

@@ -4,6 +4,7 @@ import { Admin, ConfigResourceTypes, Consumer, ListOffsetTimestamps } from "@pla
 import {
   KafkaOffsetsGoneError,
   type KafkaPartitionRange,
+  type KafkaRetention,
   type KafkaRecord,
   type KafkaTopics,
 } from "../engine/event-streams.ts";
@@ -130,14 +131,19 @@ export class PlatformaticKafkaTopics implements KafkaTopics {
     }
   }
 
-  async retentionMs(topic: string): Promise<number | undefined> {
+  async retention(topic: string): Promise<KafkaRetention> {
+    const keys = ["retention.ms", "retention.bytes"];
     const [description] = await this.#admin.describeConfigs({
-      resources: [
-        { resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: ["retention.ms"] },
-      ],
+      resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: keys }],
     });
-    const value = Number(description?.configs.find((c) => c.name === "retention.ms")?.value ?? NaN);
-    return Number.isFinite(value) && value >= 0 ? value : undefined;
+    // `-1` is no limit; a value the broker did not answer is not known: both leave the field out.
+    const limit = (name: string): number | undefined => {
+      const value = Number(description?.configs.find((c) => c.name === name)?.value ?? NaN);
+      return Number.isFinite(value) && value >= 0 ? value : undefined;
+    };
+    const ms = limit("retention.ms");
+    const bytes = limit("retention.bytes");
+    return { ...(ms !== undefined ? { ms } : {}), ...(bytes !== undefined ? { bytes } : {}) };
   }
 
   async close(): Promise<void> {

@@ -6,23 +6,24 @@ import { startTestKafka, type TestKafka } from "../../support/kafka.ts";
 /**
  * The `kafka` source through the HTTP API on the local runtime, against a real Apache Kafka broker:
  * produce, run, rewind to a point, replay with a fix (exactly once), a partition added mid-stream,
- * a broker restart while an update runs, and a rewind past the topic's retention refused up front.
+ * a broker restart while an update runs, and a rewind past the topic's retention (by age, and by size)
+ * refused up front.
  */
 
 const TOPIC = "orders";
 
-const definition = (bootstrap: string, sql: string) => ({
+const definition = (bootstrap: string, sql: string, topic = TOPIC) => ({
   datasets: [
     {
       type: "streaming_table",
-      name: "orders",
+      name: topic,
       flows: [
         {
           name: "ingest",
           source: {
             type: "kafka",
             bootstrap_servers: bootstrap,
-            topic: TOPIC,
+            topic,
             starting_offsets: "earliest",
             value_format: "json",
             schema: { id: "BIGINT", cents: "BIGINT" },
@@ -192,5 +193,52 @@ describe("the kafka source through the API", () => {
     expect((refused as Error).message).toMatch(/keeps data for 2 seconds/);
     expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(before);
     expect(await table()).toMatchObject({ n: 25 });
+  });
+
+  it("refuses a rewind to a point whose offsets the broker deleted to keep the topic under retention.bytes", async () => {
+    // Size alone: no age limit, and the smallest segments the broker allows (1 MiB), so two records
+    // of 600 kB roll the point's segment and push the partition past its 1 MiB.
+    const topic = "returns";
+    await kafka.createTopic(topic, 1, {
+      "retention.ms": "-1",
+      "retention.bytes": String(1 << 20),
+      "segment.bytes": String(1 << 20),
+    });
+    const { pipeline_id: id } = await cp.client.createPipeline({
+      name: "kafka returns",
+      catalog: "shop",
+      schema: "returns",
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: definition(kafka.broker.bootstrap, "SELECT value.id AS id FROM source", topic),
+    });
+    await kafka.produce(
+      topic,
+      Array.from({ length: 5 }, (_, i) => ({ value: { id: i, cents: 0 }, partition: 0 })),
+    );
+    const { update_id } = await cp.client.startUpdate(id);
+    expect(await cp.client.waitForUpdate(id, update_id, { intervalMs: 200 })).toMatchObject({
+      state: "COMPLETED",
+    });
+    const point = (await cp.client.rewindPoints(id)).rewind_points[0]!.rewind_point_id;
+    const padding = "x".repeat(600_000);
+    const deadline = Date.now() + 30_000;
+    while ((await kafka.earliest(topic, 0)) <= 5) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await kafka.produce(topic, [{ value: { id: -1, cents: 0, padding }, partition: 0 }]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    const before = (await cp.client.listUpdates(id)).updates.length;
+    const refused = await cp.client
+      .startUpdate(id, { rewind_spec: { rewind_point_id: point } })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      status: 400,
+      errorCode: "INVALID_REWIND_SPECIFICATION.BEYOND_RETENTION",
+    });
+    const message = (refused as Error).message;
+    expect(message).toMatch(/topic returns partition 0 keeps offsets from \d+ on/);
+    expect(message).toMatch(/it keeps at most 1 MiB a partition, retention\.bytes=1048576/);
+    expect(message).not.toMatch(/retention\.ms/);
+    expect((await cp.client.listUpdates(id)).updates.length).toBe(before);
   });
 });
