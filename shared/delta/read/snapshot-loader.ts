@@ -57,6 +57,19 @@ export async function loadSnapshotAndHead(
     options.version ??
     (options.timestamp === undefined ? undefined : await versionAtTimestamp(store, options.timestamp));
   const { listing, segment } = await planFromListing(store, version, options.location);
+  return replaySegment(store, listing, segment, options);
+}
+
+/**
+ * Steps 4 and 5 for a segment already planned from `listing`: what `loadSnapshotAndHead` does after
+ * listing, for a caller that listed the log's tail itself (snapshot-cache.ts).
+ */
+export async function replaySegment(
+  store: ObjectStore,
+  listing: LogListing,
+  segment: LogSegment,
+  options: Pick<LoadSnapshotOptions, "duck" | "checkReadable"> = {},
+): Promise<{ snapshot: Snapshot; head: CommitRef | undefined }> {
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;

@@ -112,6 +112,58 @@ describe("one snapshot per table view", () => {
     await writer.close();
   });
 
+  it("a newer checkpoint is read only when it takes fewer GETs than the commits since, planned from the same listing", async () => {
+    const clock = new ManualClock();
+    const memory = new MemoryObjectStore(clock.read);
+    const { store: root, requests } = counted(memory);
+    const writer = await DeltaTable.create(
+      withPrefix(memory, "tables/t/"),
+      {
+        schema: schemaOf(field("id", "long")),
+        rows: { rows: [{ id: 0 }] },
+        properties: { "delta.checkpointInterval": "4" },
+      },
+      { clock: clock.read, duck },
+    );
+    const view = () => withPrefix(root, "tables/t/");
+    // A checkpoint's adds say `dataChange: false`: the files compare by path.
+    const paths = (snapshot: { files: ReadonlyMap<string, unknown> }) => [...snapshot.files.keys()].sort();
+    const fresh = () => loadSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    for (let i = 1; i <= 2; i++) await writer.append({ rows: [{ id: i }] });
+    expect((await currentSnapshot(view(), { duck })).version).toBe(2);
+
+    // Two commits since (3, and 4 with its checkpoint): the commits, as cheap as checkpoint + commit 4.
+    for (let i = 3; i <= 4; i++) await writer.append({ rows: [{ id: i }] });
+    requests.length = 0;
+    const near = await currentSnapshot(view(), { duck });
+    expect(near.version).toBe(4);
+    expect(requests).toEqual([
+      "list tables/t/_delta_log/",
+      "get tables/t/_delta_log/00000000000000000003.json",
+      "get tables/t/_delta_log/00000000000000000004.json",
+    ]);
+    expect(paths(near)).toEqual(paths(await fresh()));
+
+    // Five commits since (5 to 9, a checkpoint at 8): the checkpoint and commit 9, no hint, no second LIST.
+    for (let i = 5; i <= 9; i++) await writer.append({ rows: [{ id: i }] });
+    requests.length = 0;
+    const far = await currentSnapshot(view(), { duck });
+    expect(far.version).toBe(9);
+    expect(requests).toEqual([
+      "list tables/t/_delta_log/",
+      "get tables/t/_delta_log/00000000000000000008.checkpoint.parquet",
+      "get tables/t/_delta_log/00000000000000000009.json",
+    ]);
+    expect(paths(far)).toEqual(paths(await fresh()));
+    expect(far.metadata).toEqual((await fresh()).metadata);
+
+    // And it is remembered with its commit's ETag: nothing new is one LIST.
+    requests.length = 0;
+    expect((await currentSnapshot(view(), { duck })).version).toBe(9);
+    expect(requests).toEqual(["list tables/t/_delta_log/"]);
+    await writer.close();
+  });
+
   it("a table dropped and made anew under the same folder is loaded afresh, however many versions it has", async () => {
     const clock = new ManualClock();
     const memory = new MemoryObjectStore(clock.read);
