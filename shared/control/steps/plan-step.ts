@@ -10,7 +10,8 @@ import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context
 /**
  * The state machine's first step (architecture.md "The shape": Plan → Choice):
  *
- * 1. The update moves to INITIALIZING (an update stopped before it began ends here: `done`).
+ * 1. An update stopped before it began ends here (`done`). The update moves to INITIALIZING, or to
+ *    RUNNING when it is a run that goes straight to its levels (no resets first).
  * 2. A rewind reads the plan start-update made (every check ran there, and no other update has
  *    written since: the pipeline is this update's). A dry run is completed right here: its summary
  *    event is the whole result. A real one marks the pipeline rewind-blocked first (write-ahead),
@@ -18,7 +19,10 @@ import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context
  *    runs after all its upstreams.
  * 3. A run plans its refresh from the recorded intent (pure): whether resets come first, and the
  *    datasets to run, level by level, as one item per streaming flow and one per materialized view.
- * Items carry ids only; every later step re-reads the update and its intent.
+ * A run that goes straight to its levels moves the update to RUNNING here, and its items say so with
+ * the definition version they run: RunFlow then needs no read of the update (a stop is seen by the
+ * execution's stop, the commit fence and the step's own polling). Other items carry ids only, and
+ * their steps re-read the update and its intent.
  */
 
 export interface DatasetItem extends UpdateIds {
@@ -29,6 +33,8 @@ export interface RunItem extends UpdateIds {
   readonly dataset: string;
   /** The streaming flow to run; absent for a materialized view. */
   readonly flow?: string;
+  /** Present once the plan moved the update to RUNNING: the definition version the update runs. */
+  readonly definitionVersion?: number;
 }
 
 export interface ExecutionPlan {
@@ -60,11 +66,17 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
   };
   const { update, pipeline } = context;
   if (isTerminal(update.state)) return done;
-  await plane.updates.transition(ids.pipelineId, ids.updateId, "INITIALIZING");
+  const intent = intentOf(update);
+  const refresh = intent.kind === "run" ? planRefresh(pipeline, intent.refresh) : undefined;
+  const resets =
+    refresh !== undefined &&
+    (refresh.resets.length > 0 || refresh.checkpointResets.length > 0 || refresh.warnings.length > 0);
+  // One transition: a run going straight to its levels is RUNNING from here on.
+  const straightToLevels = intent.kind === "run" && !intent.validateOnly && !resets;
+  await plane.updates.transition(ids.pipelineId, ids.updateId, straightToLevels ? "RUNNING" : "INITIALIZING");
   await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
   await context.events.updateProgress("INITIALIZING");
 
-  const intent = intentOf(update);
   const levelOf = new Map(
     pipeline.graph.levels.flatMap((names, level) => names.map((name) => [name, level])),
   );
@@ -88,7 +100,7 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     return { ...done, branch: "rewind", waves: waves.filter(Boolean).map((items) => ({ items })) };
   }
 
-  const plan = planRefresh(pipeline, intent.refresh);
+  const plan = refresh ?? planRefresh(pipeline, intent.refresh);
   await context.events.planningInformation({
     refresh: plan.mode,
     resets: plan.resets.map((r) => ({ dataset: r.dataset, how: r.reset.how })),
@@ -97,6 +109,8 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     levels: pipeline.graph.levels,
   });
   if (intent.validateOnly) return done;
+  if (straightToLevels) await context.events.updateProgress("RUNNING");
+  const item = straightToLevels ? { ...ids, definitionVersion: update.definitionVersion } : ids;
   const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
   // A DAG level is one wave, or several when AUTO CDC flows share a target: those run one wave
   // each, since each batch applies its events against the others' committed state.
@@ -107,16 +121,16 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     if (dataset?.type === "streaming_table") {
       const flows = dataset.flows.filter((f) => !runFlows || runFlows.has(f.name));
       for (const [i, f] of flows.entries()) {
-        (waves[f.auto_cdc ? i : 0] ??= []).push({ ...ids, dataset: name, flow: f.name });
+        (waves[f.auto_cdc ? i : 0] ??= []).push({ ...item, dataset: name, flow: f.name });
       }
-    } else if (dataset?.type === "materialized_view") (waves[0] ??= []).push({ ...ids, dataset: name });
+    } else if (dataset?.type === "materialized_view") (waves[0] ??= []).push({ ...item, dataset: name });
   }
   return {
     branch: "run",
     continuous: intent.continuous,
     triggerSeconds: triggerSeconds(pipeline),
     waves: [],
-    resets: plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0,
+    resets,
     levels: levels
       .flatMap((waves) => waves ?? [])
       .filter((items) => items && items.length > 0)

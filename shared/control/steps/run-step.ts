@@ -6,11 +6,12 @@ import type { CrashHook } from "../../engine/crash-points.ts";
 import { runFlowUntilCaughtUp, type FlowRunProgress } from "../../engine/flow-runner.ts";
 import { refreshMaterializedView, type ViewRefresh } from "../../engine/materialized-view.ts";
 import { updateFence } from "../../engine/update-fence.ts";
-import { isTerminal, type UpdateRecord } from "../../store/updates-repository.ts";
-import type { ControlPlane } from "../control-plane.ts";
+import { isTerminal } from "../../store/updates-repository.ts";
+import { loadPipeline, type ControlPlane } from "../control-plane.ts";
+import { recorder } from "../update-events.ts";
 import type { RunItem } from "./plan-step.ts";
 import { RunBudgetSpentError } from "./task-errors.ts";
-import { openUpdate } from "./update-context.ts";
+import { openUpdate, type UpdateContext } from "./update-context.ts";
 
 /**
  * One item of a DAG level (architecture.md "The shape": RunFlow loops until caught up):
@@ -37,12 +38,8 @@ export async function runItem(
   budgetMs: number,
   hooks: { readonly crash?: CrashHook } = {},
 ): Promise<RunOutcome> {
-  const context = await openUpdate(plane, item);
-  if (isTerminal(context.update.state)) return NOTHING;
-  if (context.update.state !== "RUNNING") {
-    await plane.updates.transition(item.pipelineId, item.updateId, "RUNNING");
-    await context.events.updateProgress("RUNNING");
-  }
+  const context = await openItem(plane, item);
+  if (!context) return NOTHING;
   const catalog = new DatasetCatalog(context.pipeline, plane.bucket);
   const dataset = catalog.dataset(item.dataset);
   const duck = DuckSession.deferred();
@@ -69,12 +66,12 @@ export async function runItem(
     }
     const deadline = plane.clock() + budgetMs;
     let outOfTime = false;
-    // Before the first batch the update is as `openUpdate` just read it: no second read.
-    let known: UpdateRecord | undefined = context.update;
+    // Before the first batch the update is as just read or planned: RUNNING, no read.
+    let first = true;
     const shouldStop = async () => {
       if (plane.clock() >= deadline) return (outOfTime = true);
-      const update = known ?? (await plane.updates.get(item.pipelineId, item.updateId));
-      known = undefined;
+      if (first) return (first = false);
+      const update = await plane.updates.get(item.pipelineId, item.updateId);
       return update === undefined || isTerminal(update.state);
     };
     try {
@@ -113,6 +110,27 @@ export async function runItem(
     await scratch.dispose();
   }
 }
+
+/**
+ * The item's update context, or `undefined` when the update has ended. An item the plan marked RUNNING
+ * (`definitionVersion` set) is opened without reading the update; any other reads it and moves it to
+ * RUNNING (the first item after the resets).
+ */
+async function openItem(plane: ControlPlane, item: RunItem): Promise<ItemContext | undefined> {
+  if (item.definitionVersion !== undefined) {
+    const { pipeline } = await loadPipeline(plane, item.pipelineId, item.definitionVersion);
+    return { pipeline, events: recorder(plane, item, pipeline.definition.name) };
+  }
+  const context = await openUpdate(plane, item);
+  if (isTerminal(context.update.state)) return undefined;
+  if (context.update.state !== "RUNNING") {
+    await plane.updates.transition(item.pipelineId, item.updateId, "RUNNING");
+    await context.events.updateProgress("RUNNING");
+  }
+  return context;
+}
+
+type ItemContext = Pick<UpdateContext, "pipeline" | "events">;
 
 /** How often a running item looks whether its update was stopped. */
 const STOP_POLL_MS = 2_000;

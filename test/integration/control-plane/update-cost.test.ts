@@ -83,10 +83,11 @@ describe("the cost of an update", () => {
   it("keeps an update with nothing new within its request budget", async () => {
     const idle = await countedUpdate();
     expect(idle.transitions).toBe(4 + 2 + DATASETS);
-    // Figures of this pipeline today (issue 18's targets are 2 S3 and 4 DynamoDB per dataset): a
-    // regression guard until the targets are met. Events go out in batches, not a PutItem each.
-    expect(requestsOf(idle.requests, "S3")).toBeLessThanOrEqual(17);
-    expect(requestsOf(idle.requests, "DynamoDB")).toBeLessThanOrEqual(25);
+    // Issue 18's targets are 2 S3 and 4 DynamoDB requests per dataset. S3 meets it (one LIST per
+    // table, one GET for the view's input); DynamoDB is held at today's figure, a regression guard
+    // until it does. Events go out in batches, not a PutItem each.
+    expect(requestsOf(idle.requests, "S3")).toBeLessThanOrEqual(2 * DATASETS);
+    expect(requestsOf(idle.requests, "DynamoDB")).toBeLessThanOrEqual(20);
     expect(idle.requests.get("DynamoDBDocument PutCommand") ?? 0).toBeLessThanOrEqual(1);
   }, 60_000);
 });

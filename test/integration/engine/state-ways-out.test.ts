@@ -20,7 +20,8 @@ import { EngineHarness, jsonLines } from "./engine-harness.ts";
 /** Where the driver is held so that the update shows each state Ebb enters. */
 const HELD_AT: Partial<Record<UpdateState, { task: UpdateTask; request?: Record<string, unknown> }>> = {
   QUEUED: { task: "PlanUpdate" },
-  INITIALIZING: { task: "RunFlow" },
+  // A run with resets is INITIALIZING until ResetDatasets (one without is RUNNING from PlanUpdate on).
+  INITIALIZING: { task: "ResetDatasets", request: { full_refresh: true } },
   // ResetDatasets moves the update to RESETTING: the first RunFlow after it sees that.
   RESETTING: { task: "RunFlow", request: { full_refresh: true } },
   RUNNING: { task: "FinishUpdate" },
