@@ -1,17 +1,8 @@
-import {
-  CHANGE_FEED_COLUMNS,
-  duckType,
-  loadSnapshot,
-  parseSchema,
-  TableNotFoundError,
-  type StructType,
-} from "../delta/index.ts";
-import { quoteIdentifier } from "../duck/sql-text.ts";
-import { readsChangeFeed } from "../pipeline/auto-cdc-rules.ts";
+import { loadSnapshot, parseSchema, TableNotFoundError, type StructType } from "../delta/index.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { DatasetCatalog } from "./dataset-catalog.ts";
 import { IncompatibleSchemaChangeError } from "./errors.ts";
-import { schemaOfColumns } from "./output-schema.ts";
+import { previewFlowOutput } from "./flow-preview.ts";
 import { Sandbox } from "./sandbox.ts";
 import { planSchemaEvolution } from "./schema-evolution.ts";
 import type { ObjectStore } from "../store/object-store.ts";
@@ -19,8 +10,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 /**
  * The up-front half of schema evolution (schema-evolution.ts): before an update starts, each flow
  * that will append to an existing table has its query described over empty relations shaped like
- * what it reads (`source`: the auto_loader's declared columns or the upstream table's schema; other
- * datasets: their tables' schemas), upstream first, so an upstream's added columns reach its
+ * what it reads (flow-preview.ts), upstream first, so an upstream's added columns reach its
  * readers. A query that no longer fits its table is refused here, before anything runs, with the
  * same error a batch would meet. What cannot be described this way (an inferred file schema, a view
  * in the way, an external Delta source) is left to the batch's own check.
@@ -61,6 +51,7 @@ export async function checkSchemaChanges(
   };
   const runs = new Set(scope.run);
   let sandbox: Sandbox | undefined;
+  const open = async () => (sandbox ??= await Sandbox.open({ namespace: pipeline.definition }));
   try {
     for (const name of pipeline.graph.levels.flat()) {
       const dataset = pipeline.definition.datasets.find((d) => d.name === name);
@@ -71,27 +62,7 @@ export async function checkSchemaChanges(
         // An AUTO CDC flow's rows are change events, not the target's rows: its batch checks the
         // target columns the events map to. A stream-stream join's rows are its batch's to check.
         if (flow.auto_cdc || flow.join) continue;
-        const source =
-          flow.source.type === "auto_loader"
-            ? flow.source.schema && Object.entries(flow.source.schema)
-            : flow.source.type === "stream"
-              ? feedColumns(
-                  columnsOf(await tableSchema(flow.source.dataset)),
-                  readsChangeFeed(pipeline.definition, flow),
-                )
-              : undefined;
-        if (!source) continue;
-        const reads = catalog.snapshotReads(name, flow.name);
-        if (reads.some((read) => read.kind === "view")) continue;
-        const readColumns: [string, [string, string][]][] = [];
-        for (const read of reads) {
-          const columns = columnsOf(await tableSchema(read.name));
-          if (!columns) break;
-          readColumns.push([read.name, columns]);
-        }
-        if (readColumns.length < reads.length) continue;
-        sandbox ??= await Sandbox.open({ namespace: pipeline.definition });
-        const output = await describeFlow(sandbox, flow.sql, source, readColumns);
+        const output = await previewFlowOutput(open, catalog, name, flow, tableSchema);
         if (!output) continue;
         const evolution = planSchemaEvolution(table, output);
         if (evolution.kind === "incompatible")
@@ -102,43 +73,5 @@ export async function checkSchemaChanges(
     }
   } finally {
     await sandbox?.close();
-  }
-}
-
-function columnsOf(schema: StructType | undefined): [string, string][] | undefined {
-  return schema?.fields.map((field) => [field.name, duckType(field.type)]);
-}
-
-/** A change feed reader's source: the table's columns and the feed's. */
-function feedColumns(
-  columns: [string, string][] | undefined,
-  changeFeed: boolean,
-): [string, string][] | undefined {
-  return columns && changeFeed
-    ? [...columns, ...CHANGE_FEED_COLUMNS.map(([c, t]): [string, string] => [c, t])]
-    : columns;
-}
-
-/** The query's output over empty relations of these shapes; undefined when DuckDB cannot say. */
-async function describeFlow(
-  sandbox: Sandbox,
-  sql: string,
-  source: readonly [string, string][],
-  reads: readonly [string, readonly [string, string][]][],
-): Promise<StructType | undefined> {
-  const empty = (name: string, columns: readonly [string, string][]) =>
-    sandbox.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${columns.map(([c, t]) => `${quoteIdentifier(c)} ${t}`).join(", ")})`,
-    );
-  try {
-    await empty("source", source);
-    for (const [name, columns] of reads) await empty(name, columns);
-    const described = await sandbox.rows(`DESCRIBE (${await sandbox.checkedQuery(sql, "the flow")})`);
-    return schemaOfColumns(
-      described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
-      "the flow",
-    );
-  } catch {
-    return undefined;
   }
 }

@@ -1,0 +1,83 @@
+import { CHANGE_FEED_COLUMNS, duckType, type StructType } from "../delta/index.ts";
+import { quoteIdentifier } from "../duck/sql-text.ts";
+import { readsChangeFeed } from "../pipeline/auto-cdc-rules.ts";
+import type { FlowDefinition } from "../pipeline/definition-schema.ts";
+import type { DatasetCatalog } from "./dataset-catalog.ts";
+import { schemaOfColumns } from "./output-schema.ts";
+import type { Sandbox } from "./sandbox.ts";
+
+/**
+ * A streaming flow's output, described before an update runs (the up-front checks: schema-check.ts,
+ * auto-cdc/cdc-compatibility.ts): its query over empty relations shaped like what it reads —
+ * `source` as the auto_loader's declared columns or the upstream table's schema (with the change
+ * feed's columns when the flow reads it), other datasets as their tables' schemas. Undefined when
+ * that cannot be said before the batch: an inferred file schema, a view in the way, an external Delta
+ * source, a table not written yet, SQL DuckDB cannot describe over empty relations.
+ */
+export async function previewFlowOutput(
+  /** The sandbox to describe in, opened only when there is something to describe. */
+  sandbox: () => Promise<Sandbox>,
+  catalog: DatasetCatalog,
+  dataset: string,
+  flow: FlowDefinition,
+  /** A dataset's table schema as the flow will read it (undefined: unknown, no table). */
+  tableSchema: (name: string) => Promise<StructType | undefined>,
+): Promise<StructType | undefined> {
+  const source =
+    flow.source.type === "auto_loader"
+      ? flow.source.schema && Object.entries(flow.source.schema)
+      : flow.source.type === "stream"
+        ? feedColumns(
+            columnsOf(await tableSchema(flow.source.dataset)),
+            readsChangeFeed(catalog.pipeline.definition, flow),
+          )
+        : undefined;
+  if (!source) return undefined;
+  const reads = catalog.snapshotReads(dataset, flow.name);
+  if (reads.some((read) => read.kind === "view")) return undefined;
+  const readColumns: [string, [string, string][]][] = [];
+  for (const read of reads) {
+    const columns = columnsOf(await tableSchema(read.name));
+    if (!columns) return undefined;
+    readColumns.push([read.name, columns]);
+  }
+  return describeFlow(await sandbox(), flow.sql, source, readColumns);
+}
+
+function columnsOf(schema: StructType | undefined): [string, string][] | undefined {
+  return schema?.fields.map((field) => [field.name, duckType(field.type)]);
+}
+
+/** A change feed reader's source: the table's columns and the feed's. */
+function feedColumns(
+  columns: [string, string][] | undefined,
+  changeFeed: boolean,
+): [string, string][] | undefined {
+  return columns && changeFeed
+    ? [...columns, ...CHANGE_FEED_COLUMNS.map(([c, t]): [string, string] => [c, t])]
+    : columns;
+}
+
+/** The query's output over empty relations of these shapes; undefined when DuckDB cannot say. */
+async function describeFlow(
+  sandbox: Sandbox,
+  sql: string,
+  source: readonly [string, string][],
+  reads: readonly [string, readonly [string, string][]][],
+): Promise<StructType | undefined> {
+  const empty = (name: string, columns: readonly [string, string][]) =>
+    sandbox.run(
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${columns.map(([c, t]) => `${quoteIdentifier(c)} ${t}`).join(", ")})`,
+    );
+  try {
+    await empty("source", source);
+    for (const [name, columns] of reads) await empty(name, columns);
+    const described = await sandbox.rows(`DESCRIBE (${await sandbox.checkedQuery(sql, "the flow")})`);
+    return schemaOfColumns(
+      described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+      "the flow",
+    );
+  } catch {
+    return undefined;
+  }
+}
