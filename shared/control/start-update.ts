@@ -1,5 +1,6 @@
 import { checkSchemaChanges } from "../engine/schema-check.ts";
 import { checkHeadStates } from "../engine/stateful/state-compatibility.ts";
+import { checkCdcHeadStates } from "../engine/auto-cdc/cdc-compatibility.ts";
 import type { StartUpdateBody } from "../api/request-schemas.ts";
 import { parseRefreshRequest } from "../rewind/refresh-request.ts";
 import { planRefresh, type RefreshPlan } from "../rewind/refresh-plan.ts";
@@ -30,7 +31,8 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  *    A run whose definition changed since the tables were last written has its flows' output schemas
  *    checked against their tables: an incompatible change is refused here (`INCOMPATIBLE_SCHEMA_CHANGE`),
  *    and so is a stateful flow whose operators no longer match the state it continues from
- *    (`INCOMPATIBLE_STATE`).
+ *    (`INCOMPATIBLE_STATE`), or an AUTO CDC flow whose keys, sequence or columns do not
+ *    (`AUTO_CDC_STATE_INCOMPATIBLE`).
  * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
  *    (`PIPELINE_REWIND_INCOMPLETE`).
  * 4. Record the update QUEUED, take the pipeline (a lost race is `PIPELINE_BUSY`, and the update is
@@ -80,6 +82,13 @@ export async function startUpdate(
           pipelineId,
           continuingFlows(pipeline, plan),
           pipeline.windowSignatures,
+        ),
+        checkCdcHeadStates(
+          pipeline,
+          plane.bucket,
+          plane.checkpoints,
+          pipelineId,
+          continuingFlows(pipeline, plan),
         ),
       ]);
       for (const check of checks) if (check.status === "rejected") throw check.reason;

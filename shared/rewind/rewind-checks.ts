@@ -8,6 +8,7 @@ import {
 import { CheckpointStateError } from "../engine/errors.ts";
 import { FileSetState } from "../engine/file-set-state.ts";
 import { checkStateOf } from "../engine/stateful/state-compatibility.ts";
+import { CdcStateCheck } from "../engine/auto-cdc/cdc-compatibility.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
 import { networkEventStreams } from "../store/event-stream-clients.ts";
 import {
@@ -40,8 +41,9 @@ import type { TableSnapshots } from "./table-snapshots.ts";
  * 3. Source data: an auto_loader flow must find again every file it processed after the target (they
  *    are replayed); a delta-path flow needs its source's log from its target offset on; a kafka or
  *    kinesis flow needs its stream to still hold the target's positions (`event-stream-retention.ts`).
- * 4. Compatibility: the restored offset must be of the kind the flow's current source reads, and a
- *    `stream` offset must name the table its upstream will hold after the rewind.
+ * 4. Compatibility: the restored offset must be of the kind the flow's current source reads, a
+ *    `stream` offset must name the table its upstream will hold after the rewind, and the restored
+ *    operator state (an AUTO CDC flow's per-key state) must fit the current definition.
  */
 
 export interface DatasetCheck {
@@ -123,8 +125,15 @@ export async function checkFlows(
       }
     }
     checkCompatibility(flow.name, flow.source.type, checkpoint);
-    if (missing.checkpoints.length === 0)
+    if (missing.checkpoints.length === 0) {
       await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline.windowSignatures.get(flow.name));
+      const cdc = new CdcStateCheck(env.pipeline, env.stateStore, false);
+      try {
+        await cdc.check(env.pipelineId, dataset, flow, checkpoint);
+      } finally {
+        await cdc.close();
+      }
+    }
     const streamed = [
       ...(flow.source.type === "stream"
         ? [{ upstream: flow.source.dataset, offset: tableOffsetOf(checkpoint) }]

@@ -2,7 +2,8 @@ import { quoteIdentifier as q, quoteLiteral } from "../../duck/sql-text.ts";
 import type { AutoCdcDefinition } from "../../pipeline/auto-cdc-schema.ts";
 import { TOMBSTONE_PROPERTY } from "../../pipeline/auto-cdc-rules.ts";
 import type { Sandbox } from "../sandbox.ts";
-import { cdcLayout, START_AT, type CdcLayout } from "./cdc-layout.ts";
+import { checkCdcLayout } from "./cdc-compatibility.ts";
+import { cdcLayout, START_AT, storedLayoutOf, type CdcLayout } from "./cdc-layout.ts";
 import type { CdcState, CdcStateMeta } from "./cdc-state.ts";
 import {
   adoptedRowsSql,
@@ -27,7 +28,8 @@ import { AutoCdcEventError, AutoCdcFlowsIncompatibleError } from "./errors.ts";
  * One AUTO CDC batch, in the batch's sandbox (the SQL is cdc-statements.ts):
  *
  * 1. The flow's rows become events (keys, values, sequence, kind, tie hash); events without a
- *    sequence, or without a key, fail the batch.
+ *    sequence, or without a key, fail the batch, and so does a layout the state was not written
+ *    under (cdc-compatibility.ts).
  * 2. The state rows of the keys the batch touches are loaded (every row when a truncate moves the
  *    truncate sequence up: it reaches every key), from this flow's state and, read only, from the
  *    states of the other AUTO CDC flows into the target (`peers`, at their HEAD): the target is what
@@ -103,6 +105,12 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
     sandbox.run(`CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${sql}`);
   const output = (await sandbox.rows(`DESCRIBE (${batch.rowsSql})`)).map((r) => String(r["column_name"]));
   const layout = cdcLayout(batch.flow, batch.cdc, output);
+  const peers = batch.peers ?? [];
+  checkCdcLayout(
+    { flow: batch.flow, target: batch.target, flows: [batch.flow, ...peers.map((p) => p.flow)] },
+    batch.state.meta.layout,
+    layout,
+  );
   const keys = layout.keys.map((k) => q(k)).join(", ");
 
   // 1. Events.
@@ -119,7 +127,6 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
   );
   const type = String(described?.["t"]);
   const sequenceValue = (json: string) => `CAST(${quoteLiteral(json)}::JSON AS ${type})`;
-  const peers = batch.peers ?? [];
   const stored = [batch.state, ...peers.map((p) => p.state)].flatMap((s) => s.meta.truncate ?? []);
   const batchTruncate = `(SELECT max(${SEQ}) FROM ${BATCH} WHERE ${OP} = 'truncate')`;
   const own = batch.state.meta.truncate
@@ -139,6 +146,7 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
   const truncatedAfter = moved ? sequenceValue(moved) : truncatedBefore;
   const truncated = ownMoved ? { json: ownMoved, type } : batch.state.meta.truncate;
   const meta: CdcStateMeta = {
+    layout: storedLayoutOf(layout),
     ...(truncated ? { truncate: truncated } : {}),
     ...(batch.targetRowsSql !== undefined ? { adopting: true as const } : {}),
   };

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { sequenceColumns, type AutoCdcDefinition } from "../../pipeline/auto-cdc-schema.ts";
 import { AutoCdcColumnError } from "./errors.ts";
 
@@ -72,5 +73,33 @@ export function cdcLayout(flow: string, cdc: AutoCdcDefinition, output: readonly
     ignoreNullUpdates: cdc.ignore_null_updates,
     ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
     ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+  };
+}
+
+/**
+ * The part of a layout that decides what a flow's per-key state and its target's rows mean, as the
+ * state records it (apply_as_deletes / apply_as_truncates only classify new events, so they may
+ * change freely).
+ */
+export const storedLayoutSchema = z
+  .object({
+    scdType: z.union([z.literal(1), z.literal(2)]),
+    keys: z.array(z.string()),
+    sequence: z.array(z.string()),
+    values: z.array(z.string()),
+    tracked: z.array(z.string()),
+    ignoreNullUpdates: z.boolean(),
+  })
+  .strict();
+export type StoredCdcLayout = z.infer<typeof storedLayoutSchema>;
+
+export function storedLayoutOf(layout: CdcLayout): StoredCdcLayout {
+  return {
+    scdType: layout.scdType,
+    keys: [...layout.keys],
+    sequence: [...layout.sequence],
+    values: [...layout.values],
+    tracked: [...layout.tracked],
+    ignoreNullUpdates: layout.ignoreNullUpdates,
   };
 }

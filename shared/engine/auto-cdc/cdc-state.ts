@@ -2,6 +2,7 @@ import { z } from "zod";
 import { openStateVersion, type StateSchema, type StateTable, type StateVersion } from "../../state/index.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { Sandbox } from "../sandbox.ts";
+import { storedLayoutSchema, type StoredCdcLayout } from "./cdc-layout.ts";
 import { AutoCdcStateError } from "./errors.ts";
 
 /**
@@ -16,6 +17,7 @@ import { AutoCdcStateError } from "./errors.ts";
 export const CDC_TABLE = "cdc_keys";
 const TRUNCATE_META = "cdc_truncate";
 const ADOPTING_META = "cdc_adopting";
+const LAYOUT_META = "cdc_layout";
 
 export interface CdcStateMeta {
   /** The highest truncate sequence applied (as DuckDB JSON text of the sequence type), if any. */
@@ -25,6 +27,12 @@ export interface CdcStateMeta {
    * the table. Such a key's rows before the batch are read from the table, not derived from the state.
    */
   readonly adopting?: true;
+  /**
+   * What the state's events were applied under (keys, sequence, written and tracked columns): a
+   * definition that applies them otherwise is refused (cdc-compatibility.ts). States written before
+   * it was recorded have none.
+   */
+  readonly layout?: StoredCdcLayout;
 }
 
 const truncateSchema = z.object({ json: z.string(), type: z.string() });
@@ -64,14 +72,17 @@ export async function openCdcState(ref: CdcStateRef, version: string | undefined
   });
   const stored = state.meta[TRUNCATE_META];
   const truncate = stored === undefined ? undefined : truncateSchema.safeParse(stored);
-  if (truncate && !truncate.success)
+  const storedLayout = state.meta[LAYOUT_META];
+  const layout = storedLayout === undefined ? undefined : storedLayoutSchema.safeParse(storedLayout);
+  if ((truncate && !truncate.success) || (layout && !layout.success))
     throw new AutoCdcStateError(
-      `the state of AUTO CDC flow "${ref.flowId}" (${version}) has a truncate sequence Ebb did not write: reset the flow's checkpoint (reset_checkpoint_selection) or fully refresh its table`,
+      `the state of AUTO CDC flow "${ref.flowId}" (${version}) has a ${truncate?.success === false ? "truncate sequence" : "column layout"} Ebb did not write: reset the flow's checkpoint (reset_checkpoint_selection) or fully refresh its table`,
       { data: { flow: ref.flowId, version } },
     );
   return new StoredCdcState(state, {
     ...(truncate ? { truncate: truncate.data } : {}),
     ...(state.meta[ADOPTING_META] === true ? { adopting: true } : {}),
+    ...(layout ? { layout: layout.data } : {}),
   });
 }
 
@@ -102,6 +113,7 @@ class StoredCdcState implements CdcState {
     writer.upsert(this.#table, change.upsertSql);
     writer.setMeta(TRUNCATE_META, change.meta.truncate);
     writer.setMeta(ADOPTING_META, change.meta.adopting);
+    writer.setMeta(LAYOUT_META, change.meta.layout);
     return (await writer.commit(sandbox, seq)).version;
   }
 }

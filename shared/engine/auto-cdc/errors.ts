@@ -61,3 +61,27 @@ export class AutoCdcFlowsIncompatibleError extends EngineError {
     );
   }
 }
+
+/**
+ * A definition that would apply an AUTO CDC flow's events otherwise than its per-key state (and the
+ * target's rows) were written under: other keys, sequence, written or tracked columns, null handling.
+ * Continuing would mix two meanings in one table, so the update is refused before it starts.
+ */
+export class AutoCdcStateIncompatibleError extends EngineError {
+  override readonly name = "AutoCdcStateIncompatibleError";
+  override readonly errorCode = "AUTO_CDC_STATE_INCOMPATIBLE";
+  override readonly httpStatus = 409;
+  constructor(
+    readonly flow: string,
+    readonly target: string,
+    readonly checkpointSeq: number | undefined,
+    readonly problems: readonly string[],
+    wayOut: string,
+  ) {
+    const at = checkpointSeq === undefined ? "" : ` (checkpoint ${checkpointSeq})`;
+    super(
+      `AUTO CDC flow "${flow}" into "${target}" cannot continue from its per-key state${at}: ${problems.join("; ")}. ${wayOut}`,
+      { data: { flow, target, checkpointSeq, problems } },
+    );
+  }
+}

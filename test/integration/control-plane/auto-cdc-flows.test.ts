@@ -10,7 +10,8 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  * history where their sequence puts them (SCD type 2). A checkpoint reset of the backfill alone, and
  * a rewind to before the backfill with a replay, converge to the same tables. Flows that order the
  * target differently are refused at create, dry run and edit. A changed column list does not fit the
- * flows' state (INCOMPATIBLE_STATE), and a dropped column not the table: it needs a full refresh.
+ * flows' state (AUTO_CDC_STATE_INCOMPATIBLE, up front), and a dropped column not the table: it needs a
+ * full refresh (auto-cdc-column-changes.test.ts covers every way in and out).
  */
 
 const LIVE = [
@@ -162,17 +163,23 @@ describe("AUTO CDC through the API: several flows into one target", () => {
   });
 
   it("refuses a changed column list until the state and the table fit it: a dropped column needs a full refresh", async () => {
-    const edited = definition({ except_column_list: ["operation", "sequenceNum", "city"] });
-    const scd1 = edited.datasets[0]!;
-    scd1.flows[0] = { ...scd1.flows[0]!, auto_cdc: scd1.flows[1]!.auto_cdc };
+    // scd1's flows drop city; scd2's stay as they are.
+    const dropped = definition({ except_column_list: ["operation", "sequenceNum", "city"] }).datasets[0]!;
+    const edited = definition();
+    edited.datasets[0] = {
+      ...dropped,
+      flows: dropped.flows.map((f) => ({ ...f, auto_cdc: dropped.flows[1]!.auto_cdc })),
+    };
     await cp.client.editPipeline(pipelineId, { definition: edited });
     await cp.land("live/2.json", [{ userId: 127, city: "Puebla", operation: "UPSERT", sequenceNum: 20 }]);
     const failed = async (body?: unknown) => {
       const { update_id } = await cp.client.startUpdate(pipelineId, body);
       return (await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })).error?.message;
     };
-    expect(await failed()).toMatch(
-      /flow "scd1_live" cannot continue from its operator state.*reset_checkpoint_selection/,
+    const refused = await refusal(cp.client.startUpdate(pipelineId, {}));
+    expect(refused).toMatchObject({ status: 409, errorCode: "AUTO_CDC_STATE_INCOMPATIBLE" });
+    expect(refused!.message).toMatch(
+      /AUTO CDC flow "scd1_live" into "scd1" cannot continue from its per-key state.*city no longer written.*full_refresh_selection: \["scd1"\]/,
     );
     expect(await failed({ reset_checkpoint_selection: ["scd1_live", "scd1_backfill"] })).toMatch(
       /the new definition of scd1 is incompatible with its table.*fully refresh the dataset/,

@@ -140,7 +140,7 @@ describe("AUTO CDC through the API: Databricks' users example", () => {
     expect(await rows("users_scd2", "userId, __START_AT")).toEqual(SCD2);
   });
 
-  it("refuses an AUTO CDC flow whose keys its SQL does not produce, naming them", async () => {
+  it("refuses an AUTO CDC flow whose keys its SQL does not produce, naming them, before it starts", async () => {
     const broken = cdcFlow("scd1_cdc", cp.landing, 1);
     await cp.client.editPipeline(pipelineId, {
       name: "users cdc",
@@ -158,11 +158,12 @@ describe("AUTO CDC through the API: Databricks' users example", () => {
       },
     });
     await cp.land("4.json", INSERTS);
-    const { update_id } = await cp.client.startUpdate(pipelineId);
-    const failed = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
-    expect(failed.state).toBe("FAILED");
-    expect(failed.error?.message).toContain(
-      'AUTO CDC flow "scd1_cdc": keys names "user_id", not in the output',
+    // The flow continues from its state, so the start describes its output and refuses up front.
+    const refused = await cp.client.startUpdate(pipelineId).then(
+      () => undefined,
+      (error: { status?: number; errorCode?: string; message: string }) => error,
     );
+    expect(refused).toMatchObject({ status: 400, errorCode: "AUTO_CDC_COLUMN_NOT_FOUND" });
+    expect(refused!.message).toContain('AUTO CDC flow "scd1_cdc": keys names "user_id", not in the output');
   });
 });
