@@ -10,7 +10,7 @@ import { planRewind, type RewindPlan } from "../rewind/rewind-plan.ts";
 import { parseRewindSpec } from "../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
-import { intentOf, isValidation, refreshFieldsOf, type UpdateIntent } from "./update-intent.ts";
+import { refreshFieldsOf, type UpdateIntent } from "./update-intent.ts";
 import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { recorder } from "./update-events.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
@@ -69,7 +69,8 @@ export async function startUpdate(
     const refresh = parseRefreshRequest(refreshFields);
     const plan = planRefresh(pipeline, refresh);
     checkUpdateAllowed(record, pipeline.settings, "other");
-    if (await definitionChangedSinceLastRun(plane, pipelineId, version)) {
+    // Unless the last completed run was of this very version, a deploy or a rewind came in between.
+    if (record.tablesWrittenBy !== version) {
       // Read-only checks, side by side; a schema problem is named before a state problem.
       const checks = await Promise.allSettled([
         checkSchemaChanges(pipeline, plane.bucket, {
@@ -110,7 +111,9 @@ export async function startUpdate(
     state: "QUEUED",
   });
   if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
-  const begun = await plane.pipelines.beginUpdate(pipelineId, update.updateId, "STARTING");
+  const begun = await plane.pipelines.beginUpdate(pipelineId, update.updateId, "STARTING", {
+    restoresTables: rewind !== undefined && !rewind.dryRun,
+  });
   if (begun.outcome === "pipeline-busy") {
     await plane.updates.transition(pipelineId, update.updateId, "CANCELED", {
       error: { errorCode: "PIPELINE_BUSY", message: `update ${begun.activeUpdateId} started first` },
@@ -124,20 +127,6 @@ export async function startUpdate(
   });
   await launch(plane, update);
   return { update_id: update.updateId };
-}
-
-/**
- * Whether the tables may have been written by another definition than `version`: unless the newest
- * completed update (validations aside) ran this very version, a deploy or a rewind came in between.
- */
-async function definitionChangedSinceLastRun(
-  plane: ControlPlane,
-  pipelineId: string,
-  version: number,
-): Promise<boolean> {
-  const { items } = await plane.updates.list(pipelineId, { limit: 10 });
-  const last = items.find((u) => u.state === "COMPLETED" && !isValidation(intentOf(u)));
-  return !last || intentOf(last).kind === "rewind" || last.definitionVersion !== version;
 }
 
 /** The flows that run and continue from their HEAD (their checkpoints are not reset by the update). */

@@ -28,6 +28,7 @@ export const pipelineItemSchema = z.object({
   pipelineState: z.enum(PIPELINE_STATES),
   activeUpdateId: z.string().optional(),
   rewindBlockedBy: z.string().optional(),
+  tablesWrittenBy: z.number().int().positive().optional(),
   /** Absent on pipelines created before tables had owners. */
   ownedTables: z.array(z.string()).readonly().optional(),
   createdAt: z.number(),
@@ -64,6 +65,7 @@ export function toRecord(item: PipelineItem): PipelineRecord {
     ...(item.activeUpdateId ? { activeUpdateId: item.activeUpdateId } : {}),
     rewindBlocked: item.rewindBlockedBy !== undefined,
     ...(item.rewindBlockedBy ? { rewindBlockedBy: item.rewindBlockedBy } : {}),
+    ...(item.tablesWrittenBy !== undefined ? { tablesWrittenBy: item.tablesWrittenBy } : {}),
     createdAt: item.createdAt,
     lastModified: item.lastModified,
   };

@@ -26,6 +26,7 @@ import { PipelineNotFoundError, StoreError, StoreUnavailableError } from "./erro
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {
   type ActiveUpdateResult,
+  type BeginUpdateOptions,
   type BeginUpdateResult,
   type DefinitionVersion,
   type DeleteOptions,
@@ -242,7 +243,9 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     updateId: string,
     state: PipelineState = "RUNNING",
+    options: BeginUpdateOptions = {},
   ): Promise<BeginUpdateResult> {
+    const forget = options.restoresTables ? " REMOVE tablesWrittenBy" : "";
     return untilSettled(pipelineId, async (): Promise<BeginUpdateResult | undefined> => {
       let begun: PipelineItem | undefined;
       const outcome = await conditionalWrite(async () => {
@@ -250,7 +253,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
           new UpdateCommand({
             TableName: this.table,
             Key: { [KEY]: pipelineId },
-            UpdateExpression: "SET activeUpdateId = :update, pipelineState = :state, lastModified = :now",
+            UpdateExpression: `SET activeUpdateId = :update, pipelineState = :state, lastModified = :now${forget}`,
             ConditionExpression: "itemType = :pipeline AND attribute_not_exists(activeUpdateId)",
             ExpressionAttributeValues: {
               ":update": updateId,
@@ -283,12 +286,14 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     updateId: string,
     state: "IDLE" | "FAILED",
+    tablesWrittenBy?: number,
   ): Promise<ActiveUpdateResult> {
+    const written = tablesWrittenBy === undefined ? "" : ", tablesWrittenBy = :written";
     return this.whileActive(
       pipelineId,
       updateId,
-      "SET pipelineState = :state, lastModified = :now REMOVE activeUpdateId",
-      { ":state": state },
+      `SET pipelineState = :state, lastModified = :now${written} REMOVE activeUpdateId`,
+      { ":state": state, ...(tablesWrittenBy === undefined ? {} : { ":written": tablesWrittenBy }) },
     );
   }
 

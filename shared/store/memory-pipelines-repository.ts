@@ -10,6 +10,7 @@ import {
 import {
   MAX_DEFINITION_BYTES,
   type ActiveUpdateResult,
+  type BeginUpdateOptions,
   type BeginUpdateResult,
   type DefinitionVersion,
   type DeleteOptions,
@@ -151,11 +152,19 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     updateId: string,
     state: PipelineState = "RUNNING",
+    options: BeginUpdateOptions = {},
   ): Promise<BeginUpdateResult> {
     const stored = this.require(pipelineId);
     if (stored.record.activeUpdateId)
       return { outcome: "pipeline-busy", activeUpdateId: stored.record.activeUpdateId };
-    stored.record = { ...stored.record, activeUpdateId: updateId, state, lastModified: this.now() };
+    const { tablesWrittenBy, ...record } = stored.record;
+    stored.record = {
+      ...record,
+      ...(tablesWrittenBy !== undefined && !options.restoresTables ? { tablesWrittenBy } : {}),
+      activeUpdateId: updateId,
+      state,
+      lastModified: this.now(),
+    };
     return { outcome: "begun", pipeline: { ...stored.record } };
   }
 
@@ -167,10 +176,12 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     updateId: string,
     state: "IDLE" | "FAILED",
+    tablesWrittenBy?: number,
   ): Promise<ActiveUpdateResult> {
     return this.whileActive(pipelineId, updateId, ({ activeUpdateId: _ended, ...record }) => ({
       ...record,
       state,
+      ...(tablesWrittenBy !== undefined ? { tablesWrittenBy } : {}),
     }));
   }
 

@@ -42,6 +42,12 @@ export interface PipelineRecord {
   readonly rewindBlocked: boolean;
   /** The rewind update that left the pipeline blocked. */
   readonly rewindBlockedBy?: string;
+  /**
+   * The definition version whose run last completed, so every table holds that version's output.
+   * Absent before the first completed run and from the start of a rewind on (the tables then hold a
+   * point's output, whichever definition wrote it).
+   */
+  readonly tablesWrittenBy?: number;
   /** Epoch milliseconds. */
   readonly createdAt: number;
   readonly lastModified: number;
@@ -91,6 +97,11 @@ export interface DeleteOptions {
   readonly keepTables?: boolean;
 }
 
+export interface BeginUpdateOptions {
+  /** The update restores tables to an earlier point (a rewind that is not a dry run). @default false */
+  readonly restoresTables?: boolean;
+}
+
 export type RewindBlock =
   { readonly blocked: true; readonly byUpdateId: string } | { readonly blocked: false };
 
@@ -116,12 +127,29 @@ export interface PipelinesRepository {
   tableOwner(table: string): Promise<string | undefined>;
   /** Releases those of `tables` that `pipelineId` still owns (a deleted pipeline's kept claims). */
   releaseTables(pipelineId: string, tables: readonly string[]): Promise<void>;
-  /** Makes `updateId` the active update and sets `state`, unless another update is active. */
-  beginUpdate(pipelineId: string, updateId: string, state?: PipelineState): Promise<BeginUpdateResult>;
+  /**
+   * Makes `updateId` the active update and sets `state`, unless another update is active. An update
+   * that restores tables (a rewind) forgets `tablesWrittenBy` as it begins, so a crash mid-rewind
+   * cannot leave it claiming tables the rewind already moved.
+   */
+  beginUpdate(
+    pipelineId: string,
+    updateId: string,
+    state?: PipelineState,
+    options?: BeginUpdateOptions,
+  ): Promise<BeginUpdateResult>;
   /** Sets the state while `updateId` is the active update. */
   setState(pipelineId: string, updateId: string, state: PipelineState): Promise<ActiveUpdateResult>;
-  /** Releases the pipeline from `updateId` and sets its resting state (IDLE, or FAILED). */
-  endUpdate(pipelineId: string, updateId: string, state: "IDLE" | "FAILED"): Promise<ActiveUpdateResult>;
+  /**
+   * Releases the pipeline from `updateId` and sets its resting state (IDLE, or FAILED); a completed
+   * run passes the definition version that wrote the tables (`tablesWrittenBy`).
+   */
+  endUpdate(
+    pipelineId: string,
+    updateId: string,
+    state: "IDLE" | "FAILED",
+    tablesWrittenBy?: number,
+  ): Promise<ActiveUpdateResult>;
   /** Sets or clears the rewind-blocked flag. */
   setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void>;
 }

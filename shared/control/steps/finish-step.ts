@@ -18,15 +18,23 @@ export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise
   const { update } = context;
   // Everything is written before the update shows COMPLETED, so a client that sees COMPLETED finds
   // the pipeline free and the point listed.
+  const intent = intentOf(update);
+  const ranFlows = intent.kind === "run" && !intent.validateOnly;
+  // A run of every flow leaves every table as this definition writes it (start-update's schema check).
+  const wroteEveryTable = ranFlows && !intent.refresh.onlySelected;
   if (!isTerminal(update.state)) {
-    const intent = intentOf(update);
-    if (intent.kind === "run" && !intent.validateOnly && context.pipeline.settings.rewindEnabled) {
+    if (ranFlows && context.pipeline.settings.rewindEnabled) {
       await captureRewindPoint(context.env, "update-end", ids.updateId);
     }
     await context.events.updateProgress("COMPLETED");
     await context.events.flush();
   }
-  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE");
+  await plane.pipelines.endUpdate(
+    ids.pipelineId,
+    ids.updateId,
+    "IDLE",
+    wroteEveryTable ? update.definitionVersion : undefined,
+  );
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
   return { state: moved.update.state };
 }

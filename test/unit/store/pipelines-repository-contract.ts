@@ -124,6 +124,21 @@ export function pipelinesRepositoryContract(
       );
     });
 
+    it("remembers which definition version last wrote the tables, and forgets it when a rewind begins", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("Writer"));
+      expect((await repository.get(pipelineId))?.tablesWrittenBy).toBeUndefined();
+      await repository.beginUpdate(pipelineId, "run-1");
+      await repository.endUpdate(pipelineId, "run-1", "IDLE", 1);
+      await repository.beginUpdate(pipelineId, "validate-1");
+      await repository.endUpdate(pipelineId, "validate-1", "IDLE");
+      expect((await repository.get(pipelineId))?.tablesWrittenBy).toBe(1);
+      await repository.beginUpdate(pipelineId, "rewind-1", "STARTING", { restoresTables: true });
+      expect((await repository.get(pipelineId))?.tablesWrittenBy).toBeUndefined();
+      await repository.endUpdate(pipelineId, "rewind-1", "FAILED");
+      expect((await repository.get(pipelineId))?.tablesWrittenBy).toBeUndefined();
+    });
+
     it("records and clears the rewind block", async () => {
       const repository = create();
       const { pipelineId } = await repository.create(definitionNamed("Rewind"));
