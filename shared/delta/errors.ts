@@ -109,6 +109,21 @@ export class SchemaError extends DeltaError {
 
 // ---- Writer errors (commit, operations, restore, vacuum) ----
 
+/** A column name Delta cannot store without column mapping (table/column-names.ts). */
+export class InvalidColumnNameError extends DeltaError {
+  override readonly name = "InvalidColumnNameError";
+  override readonly errorCode = "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES";
+  constructor(
+    readonly column: string,
+    where = "",
+  ) {
+    super(
+      `column "${column}"${where} has a character Delta tables without column mapping cannot hold (one of space , ; { } ( ) newline tab =): rename it, e.g. with AS in the query that writes the table`,
+      { data: { column } },
+    );
+  }
+}
+
 /**
  * A table property that would turn on a Delta feature Ebb does not write (deletion vectors, column
  * mapping, row tracking, in-commit timestamps, CHECK constraints): refused when the table is

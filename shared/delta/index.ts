@@ -23,6 +23,7 @@ export {
   CommitConflictError,
   CorruptLogError,
   DeltaError,
+  InvalidColumnNameError,
   RetentionTooShortError,
   TableAlreadyExistsError,
   TableNotFoundError,
@@ -57,6 +58,7 @@ export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";
 export { duckType, parseSchema, type DeltaType, type StructField, type StructType } from "./table/schema.ts";
 export { serializeSchema } from "./table/schema-serialization.ts";
+export { assertWritableColumnNames } from "./table/column-names.ts";
 
 // Writing: every commit takes the one path of commit/transaction.ts
 export type { TxnMarker } from "./commit/file-actions.ts";

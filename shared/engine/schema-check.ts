@@ -1,4 +1,10 @@
-import { loadSnapshot, parseSchema, TableNotFoundError, type StructType } from "../delta/index.ts";
+import {
+  assertWritableColumnNames,
+  loadSnapshot,
+  parseSchema,
+  TableNotFoundError,
+  type StructType,
+} from "../delta/index.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { DatasetCatalog } from "./dataset-catalog.ts";
 import { IncompatibleSchemaChangeError } from "./errors.ts";
@@ -68,7 +74,10 @@ export async function checkSchemaChanges(
         if (evolution.kind === "incompatible")
           throw new IncompatibleSchemaChangeError(name, evolution.problems);
         // Readers downstream see the evolved table.
-        if (evolution.kind === "additive") schemas.set(name, evolution.schema);
+        if (evolution.kind === "additive") {
+          assertWritableColumnNames(evolution.schema.fields, name);
+          schemas.set(name, evolution.schema);
+        }
       }
     }
   } finally {

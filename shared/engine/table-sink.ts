@@ -6,6 +6,7 @@ import {
   commitTimestamp,
   commitTransaction,
   DeltaTable,
+  assertWritableColumnNames,
   findCommitInfo,
   currentSnapshot,
   LocalFileCache,
@@ -109,10 +110,12 @@ async function rowsSchema(
   rowsSql: string,
 ): Promise<StructType> {
   const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
-  return schemaOfColumns(
+  const schema = schemaOfColumns(
     described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
     `table ${target.name}`,
   );
+  assertWritableColumnNames(schema.fields, target.name);
+  return schema;
 }
 
 /**

@@ -4,6 +4,8 @@ import { findCommitInfo, parseCommitFile } from "../log/commit-file.ts";
 import { buildCommitInfo, nextCommitTimestamp, type OperationDescription } from "./commit-info.ts";
 import { findConflict, type CommitRequirement } from "./commit-requirements.ts";
 import { CommitConflictError, CommitRetriesExhaustedError, TableAlreadyExistsError } from "../errors.ts";
+import { assertWritableColumnNames } from "../table/column-names.ts";
+import { parseSchema } from "../table/schema.ts";
 import { commitKey, LOG_DIR } from "../log/log-paths.ts";
 import { applyActions, toSnapshot } from "../log/log-replay.ts";
 import { tableStateOf } from "../read/snapshot-refresh.ts";
@@ -77,6 +79,8 @@ export async function commit(
   request: CommitRequest,
   options: CommitOptions,
 ): Promise<CommitResult> {
+  for (const action of request.actions)
+    if ("metaData" in action) assertWritableColumnNames(parseSchema(action.metaData.schemaString).fields);
   const read = request.readSnapshot;
   // A draft snapshot (version -1, see `draftSnapshot`) plans the table's creation.
   const creating = read === undefined || read.version < 0;

@@ -145,4 +145,39 @@ describe("schema changes through the API", () => {
     expect(update.state, update.error?.message).toBe("COMPLETED");
     expect((await rows("raw")).map((r) => r["id"])).toEqual([1, 2, 3]);
   });
+
+  it("refuses a column name Delta cannot hold: up front for an existing table, at the batch for a new one", async () => {
+    const current = "SELECT CAST(id AS SMALLINT) AS id, v, upper(v) AS v_up FROM source";
+    await deploy('SELECT CAST(id AS SMALLINT) AS id, v, upper(v) AS v_up, v AS "v copy" FROM source');
+    for (const body of [{ validate_only: true }, {}]) {
+      const refused = await refusal(cp.client.startUpdate(pipelineId, body));
+      expect(refused).toMatchObject({ status: 400, errorCode: "DELTA_INVALID_CHARACTERS_IN_COLUMN_NAMES" });
+      expect((refused as Error).message).toMatch(/column "v copy" of table raw has a character .*rename it/);
+    }
+
+    const withNewTable = definition(cp.landing, current);
+    withNewTable.datasets.push({
+      type: "streaming_table",
+      name: "odd",
+      flows: [
+        {
+          name: "odd_copy",
+          source: { type: "stream", dataset: "raw" },
+          sql: 'SELECT id AS "the id" FROM source',
+        },
+      ],
+    });
+    await cp.client.editPipeline(pipelineId, { definition: withNewTable });
+    const failed = await run();
+    expect(failed.state).toBe("FAILED");
+    expect(failed.error?.message).toMatch(/column "the id" of table odd has a character .*rename it/);
+
+    // The way out: rename it and run again.
+    withNewTable.datasets[2]!.flows[0]!.sql = 'SELECT id AS "the_id" FROM source';
+    await cp.client.editPipeline(pipelineId, { definition: withNewTable });
+    const fixed = await run();
+    expect(fixed.state, fixed.error?.message).toBe("COMPLETED");
+    const odd = await cp.client.query("evolve.s.odd", { sql: "SELECT the_id FROM t ORDER BY the_id" });
+    expect(odd.rows.map((r) => r["the_id"])).toEqual((await rows("raw")).map((r) => r["id"]));
+  });
 });
