@@ -42,13 +42,19 @@ export async function writeJsonFiles(folder: string, count: number, perFile: num
 }
 
 /** A one-table pipeline `bench.<schema>.rows` reading `source` with `sql`. */
-export function streamingTable(schema: string, source: unknown, sql: string) {
+export function streamingTable(schema: string, source: unknown, sql: string, options?: object) {
   return {
     name: schema,
     catalog: "bench",
     schema,
     definition: {
-      datasets: [{ type: "streaming_table", name: "rows", flows: [{ name: "ingest", source, sql }] }],
+      datasets: [
+        {
+          type: "streaming_table",
+          name: "rows",
+          flows: [{ name: "ingest", source, sql, ...(options ? { options } : {}) }],
+        },
+      ],
     },
   };
 }
