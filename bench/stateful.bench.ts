@@ -9,10 +9,11 @@ import { RewindHarness } from "../test/support/rewind/rewind-harness.ts";
  *    then one batch of 10,000 rows touching 1% of the keys is timed. Target ratio <= 2: a batch reads
  *    only the buckets of the keys it touches.
  * 2. Dedup throughput: the same 200,000 rows through a deduplicating flow and through a stateless
- *    pass-through flow, one batch each. Target: dedup rows/s >= 0.5 of pass-through rows/s.
+ *    pass-through flow, one batch each (best of 3). Target: dedup rows/s >= 0.5 of pass-through rows/s.
  */
 
 const BUILD_BATCHES = 10;
+const THROUGHPUT_RUNS = 3;
 
 function definition(landingUri: string, dedup: boolean) {
   return {
@@ -97,10 +98,16 @@ export async function run(): Promise<void> {
     `  building the state (10 batches): ${(small.buildMs / 1000).toFixed(1)} s and ${(large.buildMs / 1000).toFixed(1)} s`,
   );
 
+  // Alternated, best of THROUGHPUT_RUNS each: on a shared host one run of either can be slowed by
+  // another process, and the best run is the closest to the work itself.
   const count = 200_000;
-  const pass = await throughput(false, count);
-  const dedup = await throughput(true, count);
+  let pass = Infinity;
+  let dedup = Infinity;
+  for (let i = 0; i < THROUGHPUT_RUNS; i++) {
+    pass = Math.min(pass, await throughput(false, count));
+    dedup = Math.min(dedup, await throughput(true, count));
+  }
   console.log(
-    `dedup throughput: ${count} rows in ${dedup.toFixed(0)} ms (dedup) vs ${pass.toFixed(0)} ms (pass-through), ratio ${(pass / dedup).toFixed(2)} of pass-through rows/s (target >= 0.5)`,
+    `dedup throughput: ${count} rows in ${dedup.toFixed(0)} ms (dedup) vs ${pass.toFixed(0)} ms (pass-through), best of ${THROUGHPUT_RUNS}, ratio ${(pass / dedup).toFixed(2)} of pass-through rows/s (target >= 0.5)`,
   );
 }

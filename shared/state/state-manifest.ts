@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BUCKET_HASHES, type BucketHash } from "./bucket-hash.ts";
 import { stateSchemaSchema, type StateSchema } from "./state-schema.ts";
 
 /**
@@ -37,6 +38,11 @@ const partSchema = z.object({
 const tableSchema = z.object({
   schema: stateSchemaSchema,
   buckets: z.number().int().positive(),
+  /**
+   * The function that buckets its keys (bucket-hash.ts); absent: `md5-json`, the only one before the
+   * name was kept. A name this engine does not know is refused when the version is opened.
+   */
+  hash: z.enum(BUCKET_HASHES).optional(),
   timeColumn: z.string().optional(),
   /** By bucket number; a bucket with no live rows has no entry. */
   parts: z.record(z.string(), partSchema),
@@ -67,6 +73,7 @@ export const EMPTY_MANIFEST: StateManifest = {
 export interface TableShape {
   readonly schema: StateSchema;
   readonly buckets: number;
+  readonly hash: BucketHash;
   readonly timeColumn?: string;
 }
 
@@ -127,6 +134,7 @@ export function nextTable(
   return {
     schema: shape.schema,
     buckets: shape.buckets,
+    hash: shape.hash,
     ...(shape.timeColumn !== undefined ? { timeColumn: shape.timeColumn } : {}),
     parts,
   };

@@ -1,8 +1,16 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
 import type { DuckRow } from "../duck/duck-session.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { ObjectNotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
+import {
+  BUCKET_HASHES,
+  bucketHashFor,
+  bucketSql,
+  LEGACY_BUCKET_HASH,
+  type BucketHash,
+} from "./bucket-hash.ts";
 import { IncompatibleStateError, StateFormatError, StateVersionMissingError } from "./errors.ts";
 import { stateDataKey, stateVersionKey, type StateFlow } from "./state-keys.ts";
 import {
@@ -81,8 +89,18 @@ export async function openStateVersion(request: OpenStateRequest): Promise<State
     throw new StateFormatError(request.flow.flowId, key, "not JSON");
   }
   const parsed = stateManifestSchema.safeParse(json);
-  if (!parsed.success)
-    throw new StateFormatError(request.flow.flowId, key, `not an ${STATE_FORMAT} manifest`);
+  if (!parsed.success) {
+    // A newer engine's bucket hash: said as such, so it is not taken for a damaged file.
+    const hash = parsed.error.issues.find((issue) => issue.path.at(-1) === "hash");
+    const table = hash?.path[1];
+    throw new StateFormatError(
+      request.flow.flowId,
+      key,
+      hash
+        ? `its ${String(table)} table is bucketed by a hash this version of Ebb does not know (it knows ${BUCKET_HASHES.join(", ")})`
+        : `not an ${STATE_FORMAT} manifest`,
+    );
+  }
   return new StateVersion(request.store, request.flow, key, parsed.data);
 }
 
@@ -130,6 +148,8 @@ export class StateVersion {
     const shape: TableShape = {
       schema,
       buckets: stored?.buckets ?? options.buckets ?? DEFAULT_BUCKETS,
+      // Fixed when the table is first written, like its buckets.
+      hash: stored ? storedHash(stored) : bucketHashFor(schema),
       ...(options.timeColumn !== undefined ? { timeColumn: options.timeColumn } : {}),
     };
     if (stored && (!sameSchema(stored.schema, schema) || stored.timeColumn !== options.timeColumn)) {
@@ -153,6 +173,7 @@ export class StateVersion {
       {
         schema: stored.schema,
         buckets: stored.buckets,
+        hash: storedHash(stored),
         ...(stored.timeColumn !== undefined ? { timeColumn: stored.timeColumn } : {}),
       },
       stored,
@@ -207,19 +228,9 @@ export class StateTable {
     return Object.values(this.stored?.parts ?? {}).reduce((sum, part) => sum + part.rows, 0);
   }
 
-  /** The bucket of a row, as DuckDB SQL over its key columns (stable across DuckDB versions: md5). */
+  /** The bucket of a row, as DuckDB SQL over its key columns (the table's hash: bucket-hash.ts). */
   bucketSql(alias?: string): string {
-    const prefix = alias ? `${quoteIdentifier(alias)}.` : "";
-    const fields = this.schema.key
-      .map((c) => `${quoteIdentifier(c.name)} := ${prefix}${quoteIdentifier(c.name)}`)
-      .join(", ");
-    const digest = `to_json(struct_pack(${fields}))::VARCHAR`;
-    // For a power of two, `md5_number(x) % n` depends only on the number's low 64 bits, which are
-    // `md5_number_upper(x)`: the same bucket, without the UHUGEINT modulo (ten times slower).
-    const low64 = (this.shape.buckets & (this.shape.buckets - 1)) === 0;
-    return low64
-      ? `(md5_number_upper(${digest}) % ${this.shape.buckets})::INTEGER`
-      : `(md5_number(${digest}) % ${this.shape.buckets})::INTEGER`;
+    return bucketSql(this.shape.hash, this.schema, this.shape.buckets, alias);
   }
 
   /** `col type, …` of every column, for an empty table of the state's shape. */
@@ -294,18 +305,28 @@ export class StateTable {
    * Temp table `into` with the current rows whose key is among `keysSql`'s rows (a SELECT of exactly
    * the key columns, by name). Only the buckets of those keys are read.
    */
-  async loadKeys(sql: StateSql, keysSql: string, into: string): Promise<void> {
+  async loadKeys(
+    sql: StateSql,
+    keysSql: string,
+    into: string,
+    /** `distinct`: `keysSql` gives each key once already (no pass to drop repeats). */
+    options: { readonly distinct?: boolean } = {},
+  ): Promise<void> {
     const keysTable = `${into}__keys`;
     const keyCols = this.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
-    await sql.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT DISTINCT ${keyCols} FROM (${keysSql})`,
-    );
+    let keys = `SELECT ${keyCols} FROM (${keysSql})`;
+    if (!options.distinct) {
+      await sql.run(
+        `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT DISTINCT ${keyCols} FROM (${keysSql})`,
+      );
+      keys = `SELECT * FROM ${quoteIdentifier(keysTable)}`;
+    }
     // So many keys reach every bucket anyway: hashing them would only cost time.
-    const [count] = await sql.rows(`SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(keysTable)}`);
+    const [count] = await sql.rows(`SELECT count(*)::BIGINT AS n FROM (${keys})`);
     const bucketOf =
       Number(count?.["n"] ?? 0) > EVERY_BUCKET_KEYS * this.shape.buckets ? "-1" : this.bucketSql();
     await sql.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT *, ${bucketOf} AS ${BUCKET} FROM ${quoteIdentifier(keysTable)}`,
+      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT *, ${bucketOf} AS ${BUCKET} FROM (${keys})`,
     );
     const raw = await this.keysRawSql(sql, keysTable);
     await this.materialize(sql, into, raw && this.mergedSql(raw));
@@ -452,6 +473,8 @@ export class StateWriter {
  *    its oldest time may have grown (a delete in a table with a time column).
  * 4. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
  *    row may have been the oldest, so `loadOlderThan` may read a bucket it need not, never miss one).
+ * 5. The buckets' files are written by one partitioned COPY per kind (snapshots, changelogs), not
+ *    one statement per bucket, and uploaded together.
  */
 async function writeTableChanges(
   sql: StateSql,
@@ -513,6 +536,7 @@ async function writeTableChanges(
       for (const bucket of whole) if (!exact.has(bucket)) exact.set(bucket, { rows: 0, minTime: undefined });
     }
     const writes: BucketWrite[] = [];
+    const files: { bucket: number; kind: "snapshot" | "changelog"; rows: number; minTime?: number }[] = [];
     for (const figure of figures) {
       const bucket = Number(figure["b"]);
       const part = table.stored?.parts[String(bucket)];
@@ -522,25 +546,68 @@ async function writeTableChanges(
         rows: (part?.rows ?? 0) + Number(figure["added"]) - Number(figure["removed"]),
         minTime: lowerOf(part?.minTime, optionalNumber(figure["t"])),
       };
-      if (rows === 0) {
-        writes.push({ bucket, kind: "snapshot", rows: 0 });
-        continue;
-      }
-      const source =
-        kind === "snapshot"
-          ? `SELECT ${table.columnList()}, false AS ${deleted} FROM ${mergedTable} WHERE ${BUCKET} = ${bucket}`
-          : `SELECT ${table.columnList()}, ${deleted} FROM ${changeTable} WHERE ${BUCKET} = ${bucket}`;
-      const path = await sql.newPath(".parquet");
-      await sql.run(
-        `COPY (${source} ORDER BY ${keys}) TO ${quoteLiteral(path)} (FORMAT parquet, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
-      );
-      const file = await table.version.upload(path, stateDataKey(table.version.flow, seq));
-      writes.push({ bucket, kind, file, rows, ...(minTime !== undefined ? { minTime } : {}) });
+      if (rows === 0) writes.push({ bucket, kind: "snapshot", rows: 0 });
+      else files.push({ bucket, kind, rows, ...(minTime !== undefined ? { minTime } : {}) });
     }
+    // 5.
+    const sources = {
+      snapshot: `SELECT ${table.columnList()}, false AS ${deleted}, ${BUCKET} FROM ${mergedTable}`,
+      changelog: `SELECT ${table.columnList()}, ${deleted}, ${BUCKET} FROM ${changeTable}`,
+    };
+    const paths = new Map<number, string>();
+    for (const kind of ["snapshot", "changelog"] as const) {
+      const buckets = files.filter((f) => f.kind === kind).map((f) => f.bucket);
+      for (const [bucket, path] of await copyBuckets(sql, sources[kind], keys, buckets))
+        paths.set(bucket, path);
+    }
+    const uploaded = await Promise.all(
+      files.map((f) => table.version.upload(paths.get(f.bucket)!, stateDataKey(table.version.flow, seq))),
+    );
+    files.forEach((f, i) => writes.push({ ...f, file: uploaded[i]! }));
     return writes;
   } finally {
     for (const temp of [changeTable, liveTable, mergedTable]) await sql.run(`DROP TABLE IF EXISTS ${temp}`);
   }
+}
+
+function storedHash(stored: StateTableManifest): BucketHash {
+  return stored.hash ?? LEGACY_BUCKET_HASH;
+}
+
+/**
+ * One parquet file per bucket of `buckets`, sorted by key, of `source`'s rows (its BUCKET column
+ * names the bucket and is left out of the files). Returns each bucket's local path. One partitioned
+ * COPY writes them all; a bucket DuckDB split into several files (it closes files past
+ * `partitioned_write_max_open_files`) is written again alone.
+ */
+async function copyBuckets(
+  sql: StateSql,
+  source: string,
+  keys: string,
+  buckets: readonly number[],
+): Promise<Map<number, string>> {
+  const paths = new Map<number, string>();
+  if (buckets.length === 0) return paths;
+  const dir = `${await sql.newPath("")}.d`;
+  await sql.run(
+    `COPY (SELECT * FROM (${source}) WHERE ${BUCKET} IN (${buckets.join(", ")}) ORDER BY ${BUCKET}, ${keys}) ` +
+      `TO ${quoteLiteral(dir)} (FORMAT parquet, PARTITION_BY (${BUCKET}), ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
+  );
+  for (const bucket of buckets) {
+    const folder = path.join(dir, `${BUCKET}=${bucket}`);
+    const written = (await readdir(folder).catch(() => [])).filter((name) => name.endsWith(".parquet"));
+    if (written.length === 1) {
+      paths.set(bucket, path.join(folder, written[0]!));
+      continue;
+    }
+    const alone = await sql.newPath(".parquet");
+    await sql.run(
+      `COPY (SELECT * EXCLUDE (${BUCKET}) FROM (${source}) WHERE ${BUCKET} = ${bucket} ORDER BY ${keys}) ` +
+        `TO ${quoteLiteral(alone)} (FORMAT parquet, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
+    );
+    paths.set(bucket, alone);
+  }
+  return paths;
 }
 
 function optionalNumber(value: unknown): number | undefined {

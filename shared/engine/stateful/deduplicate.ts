@@ -7,15 +7,21 @@ import { eventTimeSql } from "./watermark.ts";
  * Deduplication by key across batches (Spark's `dropDuplicates` / `dropDuplicatesWithinWatermark`).
  * State table `dedup`: one row per key seen, with its event time when kept within the watermark.
  *
- * 1. Within the batch, the first row of each key (arrival order) survives.
- * 2. The keys the batch touches are read from the state; a row whose key is there is dropped.
+ * 1. Within the batch, the first row of each key (arrival order) survives: one narrow hash aggregate
+ *    gives each key with its first row's number (and event time).
+ * 2. Those keys are read from the state; a key found there is dropped.
  * 3. The surviving keys are remembered, except those already older than the advanced watermark
  *    (they would be let go at once).
  * 4. Within the watermark: keys of the state older than the advanced watermark are let go.
+ * 5. The batch's output is its rows whose number survived (as SQL: the caller materializes it once,
+ *    in arrival order, as the flow's `source`).
  */
 
 export const DEDUP_TABLE = "dedup";
 const EVENT_TIME = "event_time";
+const FIRST = "__ebb_dedup_first";
+const SEEN = "__ebb_dedup_seen";
+const NEW = "__ebb_dedup_new";
 
 export interface DeduplicateRequest {
   readonly sandbox: Sandbox;
@@ -38,7 +44,7 @@ export function dedupSchema(keys: DeduplicateRequest["keys"], withinWatermark: b
 
 export async function deduplicate(
   request: DeduplicateRequest,
-): Promise<{ table: string; duplicates: number }> {
+): Promise<{ rowsSql: string; duplicates: number }> {
   const { sandbox, eventTime } = request;
   const table = request.version.table(
     DEDUP_TABLE,
@@ -47,34 +53,35 @@ export async function deduplicate(
   );
   const keyList = request.keys.map((k) => quoteIdentifier(k.name)).join(", ");
   const row = quoteIdentifier(request.rowColumn);
+  const time = eventTime ? `, arg_min(${eventTimeSql(eventTime.column)}, ${row}) AS ${EVENT_TIME}` : "";
 
   // 1.
-  // (a hash aggregate: the rows are numbered, so each key's first is its smallest number)
   await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE __ebb_dedup_first AS SELECT * FROM ${request.input} ` +
-      `WHERE ${row} IN (SELECT min(${row}) FROM ${request.input} GROUP BY ${keyList})`,
+    `CREATE OR REPLACE TEMP TABLE ${FIRST} AS SELECT ${keyList}, min(${row}) AS ${row}${time} FROM ${request.input} GROUP BY ${keyList}`,
   );
   // 2.
-  await table.loadKeys(sandbox, `SELECT ${keyList} FROM __ebb_dedup_first`, "__ebb_dedup_seen");
+  await table.loadKeys(sandbox, `SELECT ${keyList} FROM ${FIRST}`, SEEN, { distinct: true });
   await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE __ebb_dedup_out AS SELECT f.* FROM __ebb_dedup_first f ANTI JOIN __ebb_dedup_seen s ON ${table.keyMatch("f", "s")}`,
+    `CREATE OR REPLACE TEMP TABLE ${NEW} AS SELECT f.* FROM ${FIRST} f ANTI JOIN ${SEEN} s ON ${table.keyMatch("f", "s")}`,
   );
   const [counts] = await sandbox.rows(
-    `SELECT (SELECT count(*) FROM ${request.input})::BIGINT - (SELECT count(*) FROM __ebb_dedup_out)::BIGINT AS d`,
+    `SELECT (SELECT count(*) FROM ${request.input})::BIGINT - (SELECT count(*) FROM ${NEW})::BIGINT AS d`,
   );
   // 3.
   const watermark = eventTime?.watermark;
   const fresh = eventTime
-    ? `SELECT ${keyList}, ${eventTimeSql(eventTime.column)} AS ${EVENT_TIME} FROM __ebb_dedup_out` +
-      (watermark !== undefined
-        ? ` WHERE epoch_us(${eventTimeSql(eventTime.column)}) >= ${Math.trunc(watermark)}`
-        : "")
-    : `SELECT ${keyList} FROM __ebb_dedup_out`;
+    ? `SELECT ${keyList}, ${EVENT_TIME} FROM ${NEW}` +
+      (watermark !== undefined ? ` WHERE epoch_us(${EVENT_TIME}) >= ${Math.trunc(watermark)}` : "")
+    : `SELECT ${keyList} FROM ${NEW}`;
   request.writer.upsert(table, fresh);
   // 4.
   if (eventTime && watermark !== undefined) {
     await table.loadOlderThan(sandbox, watermark, "__ebb_dedup_expired");
     request.writer.delete(table, `SELECT ${keyList} FROM __ebb_dedup_expired`);
   }
-  return { table: "__ebb_dedup_out", duplicates: Number(counts?.["d"] ?? 0) };
+  // 5.
+  return {
+    rowsSql: `SELECT * FROM ${request.input} WHERE ${row} IN (SELECT ${row} FROM ${NEW})`,
+    duplicates: Number(counts?.["d"] ?? 0),
+  };
 }

@@ -153,14 +153,14 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
         ? undefined
         : Number(figures["newest"]);
     watermark = advanceWatermark(previous, newest, parseInterval(mark.delay) ?? 0);
-    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${KEPT} AS SELECT * FROM ${INPUT} WHERE NOT ${late}`);
+    // A view: the rows are materialized once, as `source` (step 5).
+    await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${KEPT} AS SELECT * FROM ${INPUT} WHERE NOT ${late}`);
     if (watermark !== undefined) writer.setMeta("watermark", { column: mark.column, micros: watermark });
-  } else {
-    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${KEPT} AS SELECT * FROM ${INPUT}`);
   }
+  const kept = mark ? KEPT : INPUT;
 
   // 4.
-  let output = KEPT;
+  let output = `SELECT * FROM ${kept}`;
   let duplicates = 0;
   const dedup = definition.drop_duplicates;
   if (dedup) {
@@ -169,17 +169,17 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
       sandbox,
       version,
       writer,
-      input: KEPT,
+      input: kept,
       rowColumn: ROW,
       keys: dedup.keys.map((name) => ({ name, type: columns.get(name)! })),
       ...(dedup.within_watermark && mark ? { eventTime: { column: mark.column, watermark } } : {}),
     });
-    output = result.table;
+    output = result.rowsSql;
     duplicates = result.duplicates;
   }
 
   // 5.
-  await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM ${output} ORDER BY ${ROW}`);
+  await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM (${output}) ORDER BY ${ROW}`);
   let windows: { sql: string; windowsEmitted: number } | undefined;
   if (mark) {
     const statement = await sandbox.parsedQuery(
@@ -302,12 +302,15 @@ async function columnTypes(sandbox: Sandbox, table: string): Promise<Map<string,
   return new Map(rows.map((r) => [String(r["column_name"]), String(r["column_type"])]));
 }
 
-/** Points `source` (a view or a temp table, as the source loaded it) at `sql`. */
+/**
+ * Points `source` (a view or a temp table, as the source loaded it) at `sql`, as a view: its rows
+ * are computed when the flow's SQL reads them, streaming into the data files, not copied first.
+ */
 async function replaceSource(sandbox: Sandbox, sql: string): Promise<void> {
   const [kind] = await sandbox.rows(
     `SELECT 'VIEW' AS k FROM duckdb_views() WHERE view_name = '${SOURCE_TABLE}' AND NOT internal ` +
       `UNION ALL SELECT 'TABLE' FROM duckdb_tables() WHERE table_name = '${SOURCE_TABLE}'`,
   );
   if (kind) await sandbox.run(`DROP ${String(kind["k"])} ${SOURCE_TABLE}`);
-  await sandbox.run(`CREATE TEMP TABLE ${SOURCE_TABLE} AS ${sql}`);
+  await sandbox.run(`CREATE TEMP VIEW ${SOURCE_TABLE} AS ${sql}`);
 }
