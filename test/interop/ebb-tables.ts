@@ -8,7 +8,9 @@ import {
   type StructType,
 } from "../../shared/delta/index.ts";
 import type { DuckSession } from "../../shared/duck/duck-session.ts";
+import { ScratchFolder } from "../../shared/duck/scratch-folder.ts";
 import { quoteIdentifier } from "../../shared/duck/sql-text.ts";
+import { appendBatch } from "../../shared/engine/table-sink.ts";
 import type { ObjectStore } from "../../shared/store/object-store.ts";
 
 /**
@@ -68,7 +70,37 @@ export interface Shape {
   readonly partitionColumns?: readonly string[];
   readonly properties?: Readonly<Record<string, string>>;
   /** Builds the table's versions. */
-  build(table: DeltaTable): Promise<void>;
+  build(table: DeltaTable, on: ShapeContext): Promise<void>;
+  /**
+   * The first version after a non-additive schema change (a RESTORE to before added columns): Spark
+   * refuses a batch change feed across one, as on its own tables
+   * (DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE), so its change feed is compared from here.
+   */
+  readonly sparkChangesFrom?: number;
+}
+
+/** What a shape's build may use besides the table handle. */
+export interface ShapeContext {
+  readonly duck: DuckSession;
+  readonly store: ObjectStore;
+}
+
+/**
+ * Appends `sql` the way a streaming table's flow does (the engine's sink, with a txn marker): a query
+ * with more columns than the table evolves its schema in the same commit.
+ */
+async function flowBatch(on: ShapeContext, seq: number, sql: string): Promise<void> {
+  const scratch = await ScratchFolder.create("ebb-interop-");
+  try {
+    await appendBatch(
+      { store: on.store, name: "evolving" },
+      { duck: on.duck, scratch, clock: Date.now },
+      sql,
+      { appId: "interop/flow", version: seq },
+    );
+  } finally {
+    await scratch.dispose();
+  }
 }
 
 const CDF = { "delta.enableChangeDataFeed": "true" };
@@ -156,6 +188,23 @@ export const SHAPES: readonly Shape[] = [
       await t.update({ set: { n: "n + 1" }, where: "id > 102" });
     },
   },
+  {
+    name: "schema evolution, then RESTORE to before it",
+    properties: CDF,
+    sparkChangesFrom: 4,
+    build: async (t, on) => {
+      await flowBatch(on, 1, `SELECT *, 'x-' || id AS extra FROM (${rowsSql(10, 13)})`);
+      await flowBatch(
+        on,
+        2,
+        `SELECT *, 'y-' || id AS extra, (id * 2)::INTEGER AS more FROM (${rowsSql(13, 15)})`,
+      );
+      await t.refresh();
+      await t.update({ set: { extra: "'changed'" }, where: "id < 3 OR id = 13" });
+      await t.restore({ to: { version: 0 } });
+      await t.append({ sql: rowsSql(60, 62) });
+    },
+  },
 ];
 
 export interface HistoryRow {
@@ -190,7 +239,8 @@ export async function writeShape(duck: DuckSession, store: ObjectStore, shape: S
     { duck },
   );
   try {
-    await shape.build(table);
+    await shape.build(table, { duck, store });
+    await table.refresh();
     return table;
   } catch (error) {
     await table.close();
@@ -232,18 +282,28 @@ export async function ebbView(duck: DuckSession, store: ObjectStore, table: Delt
   let cdfFrom = Math.max(1, earliest);
   for (; cdf && cdfFrom <= latest; cdfFrom++) {
     try {
-      const view = await openChangeFeed(store, cdfFrom, undefined, { duck, viewName: "changes" });
-      try {
-        changes = sortRows(await rowsOf(duck, cdfSelect, "changes"));
-      } finally {
-        await view.close();
-      }
+      changes = await ebbChanges(duck, store, cdfFrom, cdfSelect);
       break;
     } catch {
       continue;
     }
   }
   return { versions, selects, history, cdf: changes, cdfSelect, cdfFrom };
+}
+
+/** Ebb's change feed from `from` to the latest version, as sorted canonical rows of `select`. */
+export async function ebbChanges(
+  duck: DuckSession,
+  store: ObjectStore,
+  from: number,
+  select: string,
+): Promise<string[]> {
+  const view = await openChangeFeed(store, from, undefined, { duck, viewName: "changes" });
+  try {
+    return sortRows(await rowsOf(duck, select, "changes"));
+  } finally {
+    await view.close();
+  }
 }
 
 export async function rowsOf(duck: DuckSession, select: string, relation: string): Promise<unknown[][]> {
