@@ -25,11 +25,13 @@ export const UPDATE_TASKS = {
 export type UpdateTask = keyof typeof UPDATE_TASKS;
 
 /**
- * Transient failures: storage unavailable, a lost commit race (or a commit that conflicts with a
+ * Transient failures: storage unavailable, a source's stream unreachable for a while (a broker
+ * restarting), a lost commit race (or a commit that conflicts with a
  * concurrent one: redone against the table as it now is), Lambda's own hiccups.
  */
 export const RETRYABLE_ERRORS = [
   "StoreUnavailableError",
+  "SourceUnavailableError",
   "CommitRetriesExhaustedError",
   "TableWriteConflictError",
   "CommitConflictError",

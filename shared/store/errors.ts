@@ -22,7 +22,15 @@ export class ObjectNotFoundError extends StoreError {
 
 /** The store could not be reached or refused the request for a reason other than a missing key. */
 export class StoreUnavailableError extends StoreError {
-  override readonly name = "StoreUnavailableError";
+  override readonly name: string = "StoreUnavailableError";
+}
+
+/**
+ * A stream a source reads (Kafka's brokers, a Kinesis endpoint) could not be reached or cannot serve
+ * now: a restart, a leader moving. The update's tasks retry it (its own name in their Retry list).
+ */
+export class SourceUnavailableError extends StoreUnavailableError {
+  override readonly name = "SourceUnavailableError";
 }
 
 /** A key that is not allowed (empty, absolute, or escaping its prefix with `..`). */

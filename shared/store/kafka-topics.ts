@@ -1,6 +1,15 @@
 import { readFileSync } from "node:fs";
 import type { ConnectionOptions as TlsOptions } from "node:tls";
-import { Admin, ConfigResourceTypes, Consumer, ListOffsetTimestamps } from "@platformatic/kafka";
+import {
+  Admin,
+  AuthenticationError,
+  ConfigResourceTypes,
+  Consumer,
+  GenericError,
+  ListOffsetTimestamps,
+  NetworkError,
+  ProtocolError,
+} from "@platformatic/kafka";
 import {
   KafkaOffsetsGoneError,
   type KafkaPartitionRange,
@@ -9,7 +18,7 @@ import {
   type KafkaTopics,
 } from "../engine/event-streams.ts";
 import type { KafkaSource } from "../pipeline/source-schema.ts";
-import { SourceSettingsError } from "./errors.ts";
+import { SourceSettingsError, SourceUnavailableError } from "./errors.ts";
 import { mskIamToken } from "./msk-iam-token.ts";
 
 /**
@@ -44,52 +53,58 @@ export class PlatformaticKafkaTopics implements KafkaTopics {
   }
 
   async partitions(): Promise<KafkaPartitionRange[]> {
-    const topics = await this.#topics();
-    if (topics.length === 0) return [];
-    // Forced: a partition or topic created since the last look must be seen.
-    await this.#consumer.metadata({ topics, forceUpdate: true });
-    const [earliest, end] = await Promise.all([
-      this.#consumer.listOffsets({ topics, timestamp: ListOffsetTimestamps.EARLIEST }),
-      this.#consumer.listOffsets({ topics, timestamp: ListOffsetTimestamps.LATEST }),
-    ]);
-    const ranges: KafkaPartitionRange[] = [];
-    for (const topic of topics) {
-      (end.get(topic) ?? []).forEach((last, partition) => {
-        const first = earliest.get(topic)?.[partition] ?? 0n;
-        ranges.push({ topic, partition, earliest: Number(first), end: Number(last) });
-      });
-    }
-    return ranges;
+    return this.#reach(async () => {
+      const topics = await this.#topics();
+      if (topics.length === 0) return [];
+      // Forced: a partition or topic created since the last look must be seen.
+      await this.#consumer.metadata({ topics, forceUpdate: true });
+      const [earliest, end] = await Promise.all([
+        this.#consumer.listOffsets({ topics, timestamp: ListOffsetTimestamps.EARLIEST }),
+        this.#consumer.listOffsets({ topics, timestamp: ListOffsetTimestamps.LATEST }),
+      ]);
+      const ranges: KafkaPartitionRange[] = [];
+      for (const topic of topics) {
+        (end.get(topic) ?? []).forEach((last, partition) => {
+          const first = earliest.get(topic)?.[partition] ?? 0n;
+          ranges.push({ topic, partition, earliest: Number(first), end: Number(last) });
+        });
+      }
+      return ranges;
+    });
   }
 
   async *read(topic: string, partition: number, from: number, until: number): AsyncIterable<KafkaRecord[]> {
     let next = from;
     while (next < until) {
-      const metadata = await this.#consumer.metadata({ topics: [topic] });
+      const metadata = await this.#reach(() => this.#consumer.metadata({ topics: [topic] }));
       const info = metadata.topics.get(topic)?.partitions[partition];
       if (!info) throw new Error(`Kafka topic ${topic} has no partition ${partition}`);
-      const response = await this.#consumer.fetch({
-        node: info.leader,
-        maxWaitTime: FETCH_WAIT_MS,
-        minBytes: 1,
-        maxBytes: FETCH_BYTES,
-        topics: [
-          {
-            topicId: metadata.topics.get(topic)!.id,
-            partitions: [
-              {
-                partition,
-                fetchOffset: BigInt(next),
-                partitionMaxBytes: FETCH_BYTES,
-                currentLeaderEpoch: -1,
-                lastFetchedEpoch: -1,
-              },
-            ],
-          },
-        ],
-      });
+      const response = await this.#reach(() =>
+        this.#consumer.fetch({
+          node: info.leader,
+          maxWaitTime: FETCH_WAIT_MS,
+          minBytes: 1,
+          maxBytes: FETCH_BYTES,
+          topics: [
+            {
+              topicId: metadata.topics.get(topic)!.id,
+              partitions: [
+                {
+                  partition,
+                  fetchOffset: BigInt(next),
+                  partitionMaxBytes: FETCH_BYTES,
+                  currentLeaderEpoch: -1,
+                  lastFetchedEpoch: -1,
+                },
+              ],
+            },
+          ],
+        }),
+      );
       const answer = response.responses[0]?.partitions[0];
       if (!answer) throw new Error(`Kafka answered no data for ${topic}/${partition}`);
+      if (answer.errorCode !== 0 && retriableCode(answer.errorCode))
+        throw this.#unavailable(new ProtocolError(answer.errorCode));
       if (answer.errorCode !== 0)
         throw new Error(
           `Kafka refused to fetch ${topic}/${partition} at offset ${next} (error code ${answer.errorCode})`,
@@ -133,9 +148,13 @@ export class PlatformaticKafkaTopics implements KafkaTopics {
 
   async retention(topic: string): Promise<KafkaRetention> {
     const keys = ["retention.ms", "retention.bytes"];
-    const [description] = await this.#admin.describeConfigs({
-      resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: keys }],
-    });
+    const [description] = await this.#reach(() =>
+      this.#admin.describeConfigs({
+        resources: [
+          { resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configurationKeys: keys },
+        ],
+      }),
+    );
     // `-1` is no limit; a value the broker did not answer is not known: both leave the field out.
     const limit = (name: string): number | undefined => {
       const value = Number(description?.configs.find((c) => c.name === name)?.value ?? NaN);
@@ -150,6 +169,23 @@ export class PlatformaticKafkaTopics implements KafkaTopics {
     await Promise.all([this.#consumer.close(true), this.#admin.close()]);
   }
 
+  /** Runs a call to the cluster; a broker it could not reach, or one that cannot serve yet, is `SourceUnavailableError`. */
+  async #reach<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw transient(error) ? this.#unavailable(error) : error;
+    }
+  }
+
+  #unavailable(cause: unknown): SourceUnavailableError {
+    const servers = this.#source.bootstrap_servers.join(",");
+    return new SourceUnavailableError(
+      `Kafka at ${servers} could not serve the read (${cause instanceof Error ? cause.message : String(cause)}): check that the brokers are up and reachable from Ebb at the source's bootstrap_servers (an update retries this for about 30 seconds before it fails)`,
+      { cause },
+    );
+  }
+
   async #topics(): Promise<string[]> {
     const source = this.#source;
     if (source.topic !== undefined) return [source.topic];
@@ -157,6 +193,28 @@ export class PlatformaticKafkaTopics implements KafkaTopics {
     // A pattern must match the whole name, as Spark's subscribePattern does.
     const pattern = new RegExp(`^(?:${source.pattern})$`);
     return (await this.#admin.listTopics()).filter((topic) => pattern.test(topic)).sort();
+  }
+}
+
+/**
+ * What a restart or a moving leader looks like to the client: the connection failed or timed out
+ * (`PLT_KFK_NETWORK`, after the client's own retries), or the broker answered with an error its
+ * protocol marks retriable (LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, …), anywhere in the
+ * client's list of attempts. An authentication or a settings error is not.
+ */
+function transient(error: unknown): boolean {
+  if (!GenericError.isGenericError(error as Error)) return false;
+  const found = error as GenericError;
+  if (found.findBy("code", AuthenticationError.code)) return false;
+  return found.findBy("code", NetworkError.code) !== null || found.findBy("canRetry", true) !== null;
+}
+
+/** Whether the protocol marks a partition's error code retriable; a code the client does not know is not. */
+function retriableCode(code: number): boolean {
+  try {
+    return new ProtocolError(code).canRetry === true;
+  } catch {
+    return false;
   }
 }
 
