@@ -16,7 +16,10 @@ export interface BenchPlane {
   close(): Promise<void>;
 }
 
-export async function startBenchPlane(landingPrefix: string): Promise<BenchPlane> {
+export async function startBenchPlane(
+  landingPrefix: string,
+  options: { readonly uiAssets?: string } = {},
+): Promise<BenchPlane> {
   const landing = await mkdtemp(path.join(os.tmpdir(), landingPrefix));
   const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
   const plane = await startLocalControlPlane({
@@ -25,6 +28,7 @@ export async function startBenchPlane(landingPrefix: string): Promise<BenchPlane
     ebb: await loadSynthesizedEbb(),
     schedules: false,
     localRoots: [landing],
+    ...options,
   });
   return {
     plane,
