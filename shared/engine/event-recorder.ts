@@ -20,7 +20,8 @@ import type { ViewRefresh } from "./materialized-view.ts";
  * arrive while a batch is being written, go out together (`appendAll`: one BatchWriteItem per 25,
  * not a PutItem each). `flush()` waits for all of them and reports the first that failed. Each event
  * has its own, strictly increasing timestamp, so the log orders them as they happened. Writes whose
- * order matters (update state transitions) go one after another through `enqueue`.
+ * order matters (update state transitions) go one after another through `enqueue`. A step that
+ * writes its events with its state change, in one request, holds them (`hold`, then `takeHeld`).
  */
 export class EventRecorder {
   #queue: Promise<void> = Promise.resolve();
@@ -30,6 +31,8 @@ export class EventRecorder {
   /** The last event's timestamp: each event gets a later one, so the log orders them as they happened. */
   #lastTimestamp = Number.NEGATIVE_INFINITY;
   #firstError: { error: unknown } | undefined;
+  /** Events kept for the caller to write (`hold`), or undefined while events go out on their own. */
+  #held: NewEvent[] | undefined;
 
   constructor(
     private readonly events: EventLogRepository,
@@ -137,6 +140,18 @@ export class EventRecorder {
     return this.append("warning", "WARN", message, { warning: details }, origin);
   }
 
+  /** Keeps the events appended from now on for `takeHeld`, instead of writing them. */
+  hold(): void {
+    this.#held ??= [];
+  }
+
+  /** The events kept since `hold`, in order, for the caller to write; later ones go out on their own. */
+  takeHeld(): NewEvent[] {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    return held;
+  }
+
   /** Queues `write` after every write queued before it. */
   enqueue(write: () => Promise<unknown>): Promise<void> {
     this.#queue = this.#queue.then(() => this.#settle(write));
@@ -162,7 +177,7 @@ export class EventRecorder {
   ): Promise<void> {
     const timestamp = Math.max(this.clock(), this.#lastTimestamp + 1);
     this.#lastTimestamp = timestamp;
-    this.#pending.push({
+    (this.#held ?? this.#pending).push({
       origin: { ...this.origin, ...origin },
       message,
       level,
@@ -171,7 +186,7 @@ export class EventRecorder {
       timestamp,
       ...(error ? { error } : {}),
     });
-    this.#draining ??= this.#drain();
+    if (!this.#held) this.#draining ??= this.#drain();
     return Promise.resolve();
   }
 

@@ -11,6 +11,8 @@ import { z } from "zod";
 import { EVENT_LOG_TABLE } from "./table-schemas.ts";
 import { InvalidPageTokenError } from "./errors.ts";
 import { request } from "./dynamo-requests.ts";
+import { dynamoWrite } from "./dynamo-store-writes.ts";
+import type { StoreWrite } from "./store-writes.ts";
 import { queryPage, type Page, type PagedQuery } from "./query-pages.ts";
 import { TimeOrderedIds, timeOfId } from "./time-ordered-id.ts";
 import {
@@ -102,6 +104,12 @@ export class DynamoEventLogRepository implements EventLogRepository {
       }
     }
     return built.map(({ stored }) => stored);
+  }
+
+  appendWrites(events: readonly NewEvent[]): StoreWrite[] {
+    return events.map((event) =>
+      dynamoWrite({ Put: { TableName: this.table, Item: this.toItem(event).item } }),
+    );
   }
 
   private toItem(event: NewEvent): { stored: PipelineEvent; item: EventItem } {

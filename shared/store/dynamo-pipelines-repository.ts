@@ -23,6 +23,8 @@ import {
 import { DynamoDefinitionVersions } from "./dynamo-definition-versions.ts";
 import { DynamoTableClaims } from "./dynamo-table-claims.ts";
 import { PipelineNotFoundError, StoreError, StoreUnavailableError } from "./errors.ts";
+import { dynamoWrite } from "./dynamo-store-writes.ts";
+import type { StoreWrite } from "./store-writes.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {
   type ActiveUpdateResult,
@@ -288,13 +290,31 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     state: "IDLE" | "FAILED",
     tablesWrittenBy?: number,
   ): Promise<ActiveUpdateResult> {
-    const written = tablesWrittenBy === undefined ? "" : ", tablesWrittenBy = :written";
-    return this.whileActive(
-      pipelineId,
-      updateId,
-      `SET pipelineState = :state, lastModified = :now${written} REMOVE activeUpdateId`,
-      { ":state": state, ...(tablesWrittenBy === undefined ? {} : { ":written": tablesWrittenBy }) },
-    );
+    const { expression, values } = endUpdateChange(state, tablesWrittenBy);
+    return this.whileActive(pipelineId, updateId, expression, values);
+  }
+
+  setStateWrite(pipelineId: string, updateId: string, state: PipelineState): StoreWrite {
+    return dynamoWrite({
+      Update: this.activeUpdateChange(
+        pipelineId,
+        updateId,
+        "SET pipelineState = :state, lastModified = :now",
+        {
+          ":state": state,
+        },
+      ),
+    });
+  }
+
+  endUpdateWrite(
+    pipelineId: string,
+    updateId: string,
+    state: "IDLE" | "FAILED",
+    tablesWrittenBy?: number,
+  ): StoreWrite {
+    const { expression, values } = endUpdateChange(state, tablesWrittenBy);
+    return dynamoWrite({ Update: this.activeUpdateChange(pipelineId, updateId, expression, values) });
   }
 
   async setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void> {
@@ -327,16 +347,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     const outcome = await conditionalWrite(() =>
       this.client.send(
         new UpdateCommand({
-          TableName: this.table,
-          Key: { [KEY]: pipelineId },
-          UpdateExpression: expression,
-          ConditionExpression: "itemType = :pipeline AND activeUpdateId = :update",
-          ExpressionAttributeValues: {
-            ...values,
-            ":update": updateId,
-            ":now": this.now(),
-            ":pipeline": PIPELINE_ITEM,
-          },
+          ...this.activeUpdateChange(pipelineId, updateId, expression, values),
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       ),
@@ -346,6 +357,27 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     return {
       outcome: "not-active",
       ...(current.activeUpdateId ? { activeUpdateId: current.activeUpdateId } : {}),
+    };
+  }
+
+  /** An UpdateItem of the pipeline that holds only while `updateId` is its active update. */
+  private activeUpdateChange(
+    pipelineId: string,
+    updateId: string,
+    expression: string,
+    values: Record<string, unknown>,
+  ) {
+    return {
+      TableName: this.table,
+      Key: { [KEY]: pipelineId },
+      UpdateExpression: expression,
+      ConditionExpression: "itemType = :pipeline AND activeUpdateId = :update",
+      ExpressionAttributeValues: {
+        ...values,
+        ":update": updateId,
+        ":now": this.now(),
+        ":pipeline": PIPELINE_ITEM,
+      },
     };
   }
 
@@ -416,4 +448,13 @@ async function untilSettled<T>(pipelineId: string, attempt: () => Promise<T | un
   throw new StoreUnavailableError(
     `pipeline ${pipelineId}: its active update kept changing during the request; try again`,
   );
+}
+
+/** The pipeline released from its active update, resting in `state` (and the tables' writer noted). */
+function endUpdateChange(state: "IDLE" | "FAILED", tablesWrittenBy: number | undefined) {
+  const written = tablesWrittenBy === undefined ? "" : ", tablesWrittenBy = :written";
+  return {
+    expression: `SET pipelineState = :state, lastModified = :now${written} REMOVE activeUpdateId`,
+    values: { ":state": state, ...(tablesWrittenBy === undefined ? {} : { ":written": tablesWrittenBy }) },
+  };
 }

@@ -1,6 +1,7 @@
 import {
   GetCommand,
   PutCommand,
+  TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
   type GetCommandOutput,
@@ -8,7 +9,9 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { UPDATES_TABLE } from "./table-schemas.ts";
 import { StoreError, UpdateNotFoundError } from "./errors.ts";
-import { conditionalWrite, request } from "./dynamo-requests.ts";
+import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
+import { dynamoItems } from "./dynamo-store-writes.ts";
+import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";
 import { queryPage, type Page, type PageRequest } from "./query-pages.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
 import {
@@ -124,27 +127,11 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
     state: UpdateState,
     details: TransitionDetails = {},
   ): Promise<TransitionResult> {
-    const now = this.now();
-    const sets = ["updateState = :state", "lastModified = :now"];
-    const values: Record<string, unknown> = { ":state": state, ":now": now };
-    if (isTerminal(state)) {
-      sets.push("endedAt = :now");
-    }
-    if (details.error) {
-      sets.push("#error = :error");
-      values[":error"] = details.error;
-    }
-    TERMINAL_UPDATE_STATES.forEach((terminal, i) => (values[`:terminal${i}`] = terminal));
     let updated: UpdateItem | undefined;
     const outcome = await conditionalWrite(async () => {
       const output: UpdateCommandOutput = await this.client.send(
         new UpdateCommand({
-          TableName: this.table,
-          Key: { [PARTITION]: pipelineId, [SORT]: updateId },
-          UpdateExpression: `SET ${sets.join(", ")}`,
-          ConditionExpression: `attribute_exists(${SORT}) AND NOT updateState IN (${TERMINAL_UPDATE_STATES.map((_, i) => `:terminal${i}`).join(", ")})`,
-          ...(details.error ? { ExpressionAttributeNames: { "#error": "error" } } : {}),
-          ExpressionAttributeValues: values,
+          ...this.transitionUpdate(pipelineId, updateId, state, details),
           ReturnValues: "ALL_NEW",
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
@@ -154,6 +141,52 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
     if (outcome.written && updated) return { outcome: "transitioned", update: toRecord(updated) };
     if (outcome.written || !outcome.current) throw new UpdateNotFoundError(pipelineId, updateId);
     return { outcome: "already-final", update: toRecord(outcome.current as unknown as UpdateItem) };
+  }
+
+  async transitionWith(
+    pipelineId: string,
+    updateId: string,
+    state: UpdateState,
+    writes: readonly StoreWrite[],
+  ): Promise<boolean> {
+    if (writes.length >= MAX_WRITES_TOGETHER)
+      throw new TypeError(`at most ${MAX_WRITES_TOGETHER - 1} writes go with a transition`);
+    const result = await transactWrite(() =>
+      this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Update: this.transitionUpdate(pipelineId, updateId, state, {}) },
+            ...dynamoItems(writes),
+          ],
+        }),
+      ),
+    );
+    return result.ok;
+  }
+
+  /** The conditional UpdateItem of a transition: refused once the update has ended (or is absent). */
+  private transitionUpdate(
+    pipelineId: string,
+    updateId: string,
+    state: UpdateState,
+    details: TransitionDetails,
+  ) {
+    const sets = ["updateState = :state", "lastModified = :now"];
+    const values: Record<string, unknown> = { ":state": state, ":now": this.now() };
+    if (isTerminal(state)) sets.push("endedAt = :now");
+    if (details.error) {
+      sets.push("#error = :error");
+      values[":error"] = details.error;
+    }
+    TERMINAL_UPDATE_STATES.forEach((terminal, i) => (values[`:terminal${i}`] = terminal));
+    return {
+      TableName: this.table,
+      Key: { [PARTITION]: pipelineId, [SORT]: updateId },
+      UpdateExpression: `SET ${sets.join(", ")}`,
+      ConditionExpression: `attribute_exists(${SORT}) AND NOT updateState IN (${TERMINAL_UPDATE_STATES.map((_, i) => `:terminal${i}`).join(", ")})`,
+      ...(details.error ? { ExpressionAttributeNames: { "#error": "error" } } : {}),
+      ExpressionAttributeValues: values,
+    };
   }
 
   async recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void> {

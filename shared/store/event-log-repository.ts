@@ -1,4 +1,5 @@
 import type { Page } from "./query-pages.ts";
+import type { StoreWrite } from "./store-writes.ts";
 
 /**
  * The event log port: events in the Databricks event-log shape (api.md "Event log"), kept for a
@@ -101,6 +102,11 @@ export interface EventLogRepository {
    * sequence number after the one before, as if appended one by one.
    */
   appendAll(events: readonly NewEvent[]): Promise<PipelineEvent[]>;
+  /**
+   * `appendAll` as writes to make with another repository's (store-writes.ts), one per event, each
+   * given its id and sequence number as `appendAll` gives them.
+   */
+  appendWrites(events: readonly NewEvent[]): StoreWrite[];
   /** The event, or undefined if there is none (or it has expired). */
   get(pipelineId: string, id: string): Promise<PipelineEvent | undefined>;
   /** A page of the pipeline's events. Throws `InvalidPageTokenError` for a foreign token. */

@@ -1,4 +1,6 @@
 import { carriedBy, memoryPage } from "./memory-pages.ts";
+import { memoryWrite } from "./memory-store-writes.ts";
+import type { StoreWrite } from "./store-writes.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
 import type { Page } from "./query-pages.ts";
 import {
@@ -38,6 +40,14 @@ export class MemoryEventLogRepository implements EventLogRepository {
   }
 
   async append(event: NewEvent): Promise<PipelineEvent> {
+    return this.store(event);
+  }
+
+  appendWrites(events: readonly NewEvent[]): StoreWrite[] {
+    return events.map((event) => memoryWrite({ check: () => true, apply: () => void this.store(event) }));
+  }
+
+  private store(event: NewEvent): PipelineEvent {
     const time = event.timestamp ?? this.now();
     const stored: PipelineEvent = structuredClone({
       id: this.ids.next(time),

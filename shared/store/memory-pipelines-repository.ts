@@ -1,3 +1,5 @@
+import { memoryWrite } from "./memory-store-writes.ts";
+import type { StoreWrite } from "./store-writes.ts";
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { pipelineTables } from "../pipeline/pipeline-tables.ts";
@@ -169,7 +171,7 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
   }
 
   async setState(pipelineId: string, updateId: string, state: PipelineState): Promise<ActiveUpdateResult> {
-    return this.whileActive(pipelineId, updateId, (record) => ({ ...record, state }));
+    return this.whileActive(pipelineId, updateId, withState(state));
   }
 
   async endUpdate(
@@ -178,11 +180,31 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     state: "IDLE" | "FAILED",
     tablesWrittenBy?: number,
   ): Promise<ActiveUpdateResult> {
-    return this.whileActive(pipelineId, updateId, ({ activeUpdateId: _ended, ...record }) => ({
-      ...record,
-      state,
-      ...(tablesWrittenBy !== undefined ? { tablesWrittenBy } : {}),
-    }));
+    return this.whileActive(pipelineId, updateId, ended(state, tablesWrittenBy));
+  }
+
+  setStateWrite(pipelineId: string, updateId: string, state: PipelineState): StoreWrite {
+    return this.whileActiveWrite(pipelineId, updateId, withState(state));
+  }
+
+  endUpdateWrite(
+    pipelineId: string,
+    updateId: string,
+    state: "IDLE" | "FAILED",
+    tablesWrittenBy?: number,
+  ): StoreWrite {
+    return this.whileActiveWrite(pipelineId, updateId, ended(state, tablesWrittenBy));
+  }
+
+  private whileActiveWrite(
+    pipelineId: string,
+    updateId: string,
+    change: (record: PipelineRecord) => PipelineRecord,
+  ): StoreWrite {
+    return memoryWrite({
+      check: () => this.pipelines.get(pipelineId)?.record.activeUpdateId === updateId,
+      apply: () => void this.whileActive(pipelineId, updateId, change),
+    });
   }
 
   async setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void> {
@@ -217,4 +239,20 @@ function definitionJson(definition: PipelineDefinition): string {
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
   return json;
+}
+
+function withState(state: PipelineState): (record: PipelineRecord) => PipelineRecord {
+  return (record) => ({ ...record, state });
+}
+
+/** The pipeline released from its active update, resting in `state`. */
+function ended(
+  state: "IDLE" | "FAILED",
+  tablesWrittenBy: number | undefined,
+): (record: PipelineRecord) => PipelineRecord {
+  return ({ activeUpdateId: _ended, ...record }) => ({
+    ...record,
+    state,
+    ...(tablesWrittenBy !== undefined ? { tablesWrittenBy } : {}),
+  });
 }

@@ -1,4 +1,6 @@
 import { StoreError, UpdateNotFoundError } from "./errors.ts";
+import { applyMemoryWrites, memoryWrite } from "./memory-store-writes.ts";
+import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";
 import { memoryPage } from "./memory-pages.ts";
 import type { Page, PageRequest } from "./query-pages.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
@@ -68,16 +70,39 @@ export class MemoryUpdatesRepository implements UpdatesRepository {
     const current = updates.get(updateId);
     if (!current) throw new UpdateNotFoundError(pipelineId, updateId);
     if (isTerminal(current.state)) return { outcome: "already-final", update: structuredClone(current) };
+    const next = this.moved(current, state, details);
+    updates.set(updateId, next);
+    return { outcome: "transitioned", update: structuredClone(next) };
+  }
+
+  async transitionWith(
+    pipelineId: string,
+    updateId: string,
+    state: UpdateState,
+    writes: readonly StoreWrite[],
+  ): Promise<boolean> {
+    if (writes.length >= MAX_WRITES_TOGETHER)
+      throw new TypeError(`at most ${MAX_WRITES_TOGETHER - 1} writes go with a transition`);
+    const updates = this.of(pipelineId);
+    const own = memoryWrite({
+      check: () => {
+        const current = updates.get(updateId);
+        return current !== undefined && !isTerminal(current.state);
+      },
+      apply: () => updates.set(updateId, this.moved(updates.get(updateId)!, state, {})),
+    });
+    return applyMemoryWrites([own, ...writes]);
+  }
+
+  private moved(current: UpdateRecord, state: UpdateState, details: TransitionDetails): UpdateRecord {
     const now = this.now();
-    const next: UpdateRecord = {
+    return {
       ...current,
       state,
       lastModified: now,
       ...(isTerminal(state) ? { endedAt: now } : {}),
       ...(details.error ? { error: { ...details.error } } : {}),
     };
-    updates.set(updateId, next);
-    return { outcome: "transitioned", update: structuredClone(next) };
   }
 
   async recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void> {

@@ -1,3 +1,4 @@
+import type { StoreWrite } from "./store-writes.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 
 /**
@@ -150,6 +151,15 @@ export interface PipelinesRepository {
     state: "IDLE" | "FAILED",
     tablesWrittenBy?: number,
   ): Promise<ActiveUpdateResult>;
+  /** `setState` as a write to make with another repository's (store-writes.ts). */
+  setStateWrite(pipelineId: string, updateId: string, state: PipelineState): StoreWrite;
+  /** `endUpdate` as a write to make with another repository's (store-writes.ts). */
+  endUpdateWrite(
+    pipelineId: string,
+    updateId: string,
+    state: "IDLE" | "FAILED",
+    tablesWrittenBy?: number,
+  ): StoreWrite;
   /** Sets or clears the rewind-blocked flag. */
   setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void>;
 }

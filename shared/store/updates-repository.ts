@@ -1,4 +1,5 @@
 import type { Page, PageRequest } from "./query-pages.ts";
+import type { StoreWrite } from "./store-writes.ts";
 
 /**
  * The Updates repository port (architecture.md "Storage"): one record per update of a pipeline, under
@@ -108,6 +109,18 @@ export interface UpdatesRepository {
     state: UpdateState,
     details?: TransitionDetails,
   ): Promise<TransitionResult>;
+  /**
+   * `transition`, and `writes` (other repositories' writes of the same family, at most
+   * `MAX_WRITES_TOGETHER - 1`) made with it, all or none (store-writes.ts). Answers false when nothing
+   * was written: the update is absent or has ended, or one of `writes` found its condition not to
+   * hold. The caller then makes them one by one, to learn which.
+   */
+  transitionWith(
+    pipelineId: string,
+    updateId: string,
+    state: UpdateState,
+    writes: readonly StoreWrite[],
+  ): Promise<boolean>;
   /** Records the execution running the update. Throws `UpdateNotFoundError` when absent. */
   recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void>;
 }

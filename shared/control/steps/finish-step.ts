@@ -2,6 +2,7 @@ import { captureRewindPoint } from "../../rewind/rewind-points.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { intentOf } from "../update-intent.ts";
+import { transitionTogether } from "./step-writes.ts";
 import { describeCaught, type CaughtError } from "./task-errors.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
@@ -26,8 +27,21 @@ export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise
     if (ranFlows && context.pipeline.settings.rewindEnabled) {
       await captureRewindPoint(context.env, "update-end", ids.updateId);
     }
+    context.events.hold();
     await context.events.updateProgress("COMPLETED");
+    const events = context.events.takeHeld();
     await context.events.flush();
+    // The event, the pipeline released and the update COMPLETED: one request.
+    const released = plane.pipelines.endUpdateWrite(
+      ids.pipelineId,
+      ids.updateId,
+      "IDLE",
+      wroteEveryTable ? update.definitionVersion : undefined,
+    );
+    if (await transitionTogether(plane, ids, "COMPLETED", [released], events)) return { state: "COMPLETED" };
+    // One by one: the event only if the update has not ended meanwhile.
+    const now = await plane.updates.get(ids.pipelineId, ids.updateId);
+    if (now && !isTerminal(now.state)) await plane.events.appendAll(events);
   }
   await plane.pipelines.endUpdate(
     ids.pipelineId,

@@ -5,6 +5,7 @@ import type { ControlPlane } from "../control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
+import { transitionTogether } from "./step-writes.ts";
 import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context.ts";
 
 /**
@@ -67,20 +68,13 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
   const { update, pipeline } = context;
   if (isTerminal(update.state)) return done;
   const intent = intentOf(update);
-  const refresh = intent.kind === "run" ? planRefresh(pipeline, intent.refresh) : undefined;
-  const resets =
-    refresh !== undefined &&
-    (refresh.resets.length > 0 || refresh.checkpointResets.length > 0 || refresh.warnings.length > 0);
-  // One transition: a run going straight to its levels is RUNNING from here on.
-  const straightToLevels = intent.kind === "run" && !intent.validateOnly && !resets;
-  await plane.updates.transition(ids.pipelineId, ids.updateId, straightToLevels ? "RUNNING" : "INITIALIZING");
-  await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
-  await context.events.updateProgress("INITIALIZING");
-
   const levelOf = new Map(
     pipeline.graph.levels.flatMap((names, level) => names.map((name) => [name, level])),
   );
   if (intent.kind === "rewind") {
+    await plane.updates.transition(ids.pipelineId, ids.updateId, "INITIALIZING");
+    await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
+    await context.events.updateProgress("INITIALIZING");
     const plan = await readRewindPlan(plane.bucket, ids);
     await context.events.planningInformation({
       rewind: true,
@@ -100,7 +94,14 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     return { ...done, branch: "rewind", waves: waves.filter(Boolean).map((items) => ({ items })) };
   }
 
-  const plan = refresh ?? planRefresh(pipeline, intent.refresh);
+  const plan = planRefresh(pipeline, intent.refresh);
+  const resets = plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0;
+  // A run going straight to its levels is RUNNING from here on; its events and both state changes
+  // go out in one request.
+  const straightToLevels = !intent.validateOnly && !resets;
+  const state = straightToLevels ? "RUNNING" : "INITIALIZING";
+  context.events.hold();
+  await context.events.updateProgress("INITIALIZING");
   await context.events.planningInformation({
     refresh: plan.mode,
     resets: plan.resets.map((r) => ({ dataset: r.dataset, how: r.reset.how })),
@@ -108,8 +109,17 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     run: plan.run,
     levels: pipeline.graph.levels,
   });
-  if (intent.validateOnly) return done;
   if (straightToLevels) await context.events.updateProgress("RUNNING");
+  const events = context.events.takeHeld();
+  const running = plane.pipelines.setStateWrite(ids.pipelineId, ids.updateId, "RUNNING");
+  if (!(await transitionTogether(plane, ids, state, [running], events))) {
+    // One by one: an update stopped meanwhile ends here.
+    const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, state);
+    if (moved.outcome === "already-final") return done;
+    await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
+    await plane.events.appendAll(events);
+  }
+  if (intent.validateOnly) return done;
   const item = straightToLevels ? { ...ids, definitionVersion: update.definitionVersion } : ids;
   const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
   // A DAG level is one wave, or several when AUTO CDC flows share a target: those run one wave
