@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadSnapshot, openTableScan, type StructType } from "../../shared/delta/index.ts";
+import { DeltaTable, loadSnapshot, openTableScan, type StructType } from "../../shared/delta/index.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
 import type { ObjectStore } from "../../shared/store/object-store.ts";
+import { withPrefix } from "../../shared/store/prefixed-object-store.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../support/aws.ts";
 import {
   BIG_LOOKUPS,
@@ -19,6 +20,7 @@ import {
   canonicalSelect,
   writeShape,
 } from "./ebb-tables.ts";
+import { writePipelineTables } from "./pipeline-tables.ts";
 
 /**
  * delta-rs (the `deltalake` Python package) reads every shape of table Ebb writes, at every
@@ -59,50 +61,72 @@ describe("delta-rs reads the tables Ebb writes", () => {
     readonly errors: Record<string, string>;
   }
 
+  interface Place {
+    readonly store: ObjectStore;
+    readonly uri: string;
+    readonly storageOptions?: Record<string, string>;
+  }
+
+  /** A fresh table root on a local folder or on the S3 stand-in, with delta-rs's options for it. */
+  function placeFor(where: "local folder" | "S3 stand-in", name: string): Place {
+    if (where === "local folder") {
+      const root = path.join(folder, name.replace(/[^a-z0-9]+/gi, "-"));
+      return { store: new LocalObjectStore(root), uri: root };
+    }
+    const aws = testAws();
+    const prefix = uniquePrefix("interop");
+    return {
+      store: testObjectStore(prefix),
+      uri: `s3://${aws.storage.bucket}/${prefix.replace(/\/$/, "")}`,
+      storageOptions: {
+        AWS_ENDPOINT_URL: aws.endpoints.s3Endpoint,
+        AWS_ACCESS_KEY_ID: aws.endpoints.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: aws.endpoints.credentials.secretAccessKey,
+        AWS_REGION: aws.endpoints.region,
+        AWS_ALLOW_HTTP: "true",
+        AWS_VIRTUAL_HOSTED_STYLE_REQUEST: "false",
+      },
+    };
+  }
+
   for (const where of ["local folder", "S3 stand-in"] as const) {
     it(`agrees on rows at every version, history and change feed (${where})`, async () => {
       const started = Date.now();
       const tables: { spec: Record<string, unknown>; expected: Expected }[] = [];
-      for (const shape of SHAPES) {
-        let store: ObjectStore;
-        let uri: string;
-        let storageOptions: Record<string, string> | undefined;
-        if (where === "local folder") {
-          const root = path.join(folder, shape.name.replace(/[^a-z0-9]+/gi, "-"));
-          store = new LocalObjectStore(root);
-          uri = root;
-        } else {
-          const aws = testAws();
-          const prefix = uniquePrefix("interop");
-          store = testObjectStore(prefix);
-          uri = `s3://${aws.storage.bucket}/${prefix.replace(/\/$/, "")}`;
-          storageOptions = {
-            AWS_ENDPOINT_URL: aws.endpoints.s3Endpoint,
-            AWS_ACCESS_KEY_ID: aws.endpoints.credentials.accessKeyId,
-            AWS_SECRET_ACCESS_KEY: aws.endpoints.credentials.secretAccessKey,
-            AWS_REGION: aws.endpoints.region,
-            AWS_ALLOW_HTTP: "true",
-            AWS_VIRTUAL_HOSTED_STYLE_REQUEST: "false",
-          };
-        }
-        const table = await writeShape(duck, store, shape);
+      const add = async (name: string, place: Place, table: DeltaTable) => {
         try {
-          const expected = await ebbView(duck, store, table);
+          const expected = await ebbView(duck, place.store, table);
           tables.push({
             expected,
             spec: {
-              name: shape.name,
-              uri,
-              storage_options: storageOptions,
+              name,
+              uri: place.uri,
+              storage_options: place.storageOptions,
               versions: Object.keys(expected.versions).map(Number),
               select: expected.selects,
-              lookups: shape.name === "create and append" ? BIG_LOOKUPS : [],
+              lookups: name === "create and append" ? BIG_LOOKUPS : [],
               cdf: expected.cdf ? { from: expected.cdfFrom, select: expected.cdfSelect } : null,
             },
           });
         } finally {
           await table.close();
         }
+      };
+      for (const shape of SHAPES) {
+        const place = placeFor(where, shape.name);
+        await add(shape.name, place, await writeShape(duck, place.store, shape));
+      }
+      const pipeline = placeFor(where, "pipeline");
+      for (const [dataset, prefix] of Object.entries(await writePipelineTables(pipeline.store))) {
+        const place = {
+          ...pipeline,
+          store: withPrefix(pipeline.store, prefix),
+          uri: `${pipeline.uri}/${prefix.replace(/\/$/, "")}`,
+        };
+        await add(`pipeline ${dataset}`, place, await DeltaTable.open(place.store, { duck }));
+        // The rewind RESTOREd the table and the replay wrote after it.
+        const operations = tables.at(-1)!.expected.history.map((h) => h.operation);
+        expect(operations.indexOf("RESTORE"), dataset).toBeGreaterThan(0);
       }
       const ebbDone = Date.now();
       const seen = await deltaRs({ tables: tables.map((t) => t.spec) });
@@ -124,7 +148,7 @@ describe("delta-rs reads the tables Ebb writes", () => {
         if (expected.cdf) expect(sortRows(got.cdf!), `${name} change feed`).toEqual(expected.cdf);
       }
       console.log(
-        `interop delta-rs (${where}): ${tables.length} shapes; Ebb wrote and read them in ` +
+        `interop delta-rs (${where}): ${tables.length} tables; Ebb wrote and read them in ` +
           `${ebbDone - started} ms, delta-rs read them in ${Date.now() - ebbDone} ms`,
       );
     });

@@ -26,6 +26,7 @@ import {
   sortRows,
   writeShape,
 } from "./ebb-tables.ts";
+import { writePipelineTables } from "./pipeline-tables.ts";
 import { SparkDriver } from "./spark-driver.ts";
 
 /**
@@ -167,6 +168,25 @@ describe("Spark and Ebb read each other's Delta tables", () => {
         await table.close();
       }
     }
+    // The tables a pipeline wrote across a rewind and replay: the latest version, the RESTORE and
+    // the bad deploy's version before it (every version is delta-rs's to check), history, change feed.
+    const root = path.join(folder, "ebb-pipeline");
+    for (const [dataset, prefix] of Object.entries(await writePipelineTables(new LocalObjectStore(root)))) {
+      const uri = path.join(root, prefix);
+      const store = new LocalObjectStore(uri);
+      const table = await DeltaTable.open(store, { duck });
+      try {
+        const expected = await ebbView(duck, store, table);
+        const restore = expected.history.find((h) => h.operation === "RESTORE")!.version;
+        const picked = [restore - 1, restore, table.snapshot.version].map(String);
+        const versions = Object.fromEntries(
+          Object.entries(expected.versions).filter(([v]) => picked.includes(v)),
+        );
+        tables.push({ name: `pipeline ${dataset}`, uri, expected: { ...expected, versions } });
+      } finally {
+        await table.close();
+      }
+    }
     const ebbDone = Date.now();
     const seen = await read([...tables, ...refused].map((t) => readSpec(t.name, t.uri, t.expected)));
     for (const { name, expected } of tables) expectAgreement(name, seen[name]!, expected);
@@ -178,7 +198,7 @@ describe("Spark and Ebb read each other's Delta tables", () => {
       }
     }
     console.log(
-      `interop Spark: ${tables.length} shapes; Ebb wrote and read them in ${ebbDone - started} ms, ` +
+      `interop Spark: ${tables.length} tables; Ebb wrote and read them in ${ebbDone - started} ms, ` +
         `Spark read them in ${Date.now() - ebbDone} ms`,
     );
   });

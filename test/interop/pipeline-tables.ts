@@ -1,0 +1,93 @@
+import { DatasetCatalog } from "../../shared/engine/dataset-catalog.ts";
+import { captureRewindPoint, listRewindPoints } from "../../shared/rewind/rewind-points.ts";
+import type { ObjectStore } from "../../shared/store/object-store.ts";
+import { withPrefix } from "../../shared/store/prefixed-object-store.ts";
+import { jsonLines, memoryPorts, RewindHarness, TestClock } from "../support/rewind/rewind-harness.ts";
+
+/**
+ * The tables a whole pipeline writes across a rewind and replay, for other engines to read: files
+ * land → `raw` (auto_loader) → `cleaned` (a streaming table reading `raw` as a stream) → `totals` (a
+ * materialized view), run on the production path (start-update and the control-plane steps) with
+ * the bucket on `store`. Two good updates (a rewind point after each), a bad deploy's update, a
+ * rewind to the last good point (each table RESTOREd), the fix deployed and a replay with one more
+ * file: every table's log then holds appends, a RESTORE, and the replay's appends after it.
+ */
+
+export const PIPELINE_DATASETS = ["raw", "cleaned", "totals"] as const;
+
+const CDF = { "delta.enableChangeDataFeed": "true" };
+const GOOD_SQL = "SELECT id, amount * 2 AS amount2, region FROM source";
+const BAD_SQL = "SELECT id, amount * 3 AS amount2, region FROM source";
+
+function definition(landingUri: string, cleanedSql: string) {
+  return {
+    name: "Interop pipeline",
+    catalog: "main",
+    schema: "interop",
+    configuration: { "pipelines.rewind.enabled": "true" },
+    datasets: [
+      {
+        name: "raw",
+        type: "streaming_table",
+        properties: CDF,
+        flows: [
+          {
+            name: "ingest",
+            source: {
+              type: "auto_loader",
+              path: landingUri,
+              format: "json",
+              schema: { id: "BIGINT", amount: "BIGINT", region: "VARCHAR" },
+            },
+            sql: "SELECT id, amount, region FROM source",
+          },
+        ],
+      },
+      {
+        name: "cleaned",
+        type: "streaming_table",
+        properties: CDF,
+        flows: [{ name: "clean", source: { type: "stream", dataset: "raw" }, sql: cleanedSql }],
+      },
+      {
+        name: "totals",
+        type: "materialized_view",
+        properties: CDF,
+        sql: "SELECT region, sum(amount2) AS total, count(*) AS n FROM cleaned GROUP BY region",
+      },
+    ],
+  };
+}
+
+/**
+ * Wall time, strictly increasing: Spark dates a commit by its log file's modification time, so the
+ * commits' own timestamps must be near it.
+ */
+class WallClock extends TestClock {
+  #last = 0;
+  override readonly now = (): number => (this.#last = Math.max(Date.now(), this.#last + 1));
+}
+
+/** Runs the pipeline on `store`; answers each dataset's table root (a key prefix of `store`). */
+export async function writePipelineTables(store: ObjectStore): Promise<Record<string, string>> {
+  const h = new RewindHarness({
+    clock: new WallClock(),
+    ports: (clock) => ({ ...memoryPorts(clock), store, landing: withPrefix(store, "landing/") }),
+  });
+  await h.deploy(definition(h.landingUri, GOOD_SQL));
+  for (const i of [0, 1]) {
+    await h.land(`batch-${i}.json`, jsonLines(1 + 5 * i, 5));
+    await h.run();
+    await captureRewindPoint(h.env(), "update-end");
+  }
+  const [lastGood] = await listRewindPoints(h.env()); // newest first
+  await h.deploy(definition(h.landingUri, BAD_SQL));
+  await h.land("batch-2.json", jsonLines(11, 5));
+  await h.run();
+  await h.rewind({ rewind_point_id: lastGood!.rewindPointId });
+  await h.deploy(definition(h.landingUri, GOOD_SQL));
+  await h.land("batch-3.json", jsonLines(16, 5));
+  await h.run();
+  const catalog = new DatasetCatalog(h.pipeline, store);
+  return Object.fromEntries(PIPELINE_DATASETS.map((dataset) => [dataset, catalog.tablePrefix(dataset)]));
+}
