@@ -101,6 +101,15 @@ export async function openStateVersion(request: OpenStateRequest): Promise<State
         : `not an ${STATE_FORMAT} manifest`,
     );
   }
+  for (const [name, table] of Object.entries(parsed.data.tables)) {
+    // So a table's hash can always be computed over its key (bucketSql's invariant).
+    if (table.hash === "fib32" && bucketHashFor(table.schema) !== "fib32")
+      throw new StateFormatError(
+        request.flow.flowId,
+        key,
+        `its ${name} table is bucketed by fib32 over a key that is not all integers`,
+      );
+  }
   return new StateVersion(request.store, request.flow, key, parsed.data);
 }
 

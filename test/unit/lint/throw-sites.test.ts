@@ -25,6 +25,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/engine/micro-batch.ts": { EngineError: 2 },
   "shared/engine/table-sink.ts": { EngineError: 1 },
   "shared/engine/table-stream-plan.ts": { RangeError: 1 },
+  "shared/state/bucket-hash.ts": { Error: 1 },
   "shared/state/state-store.ts": { Error: 2 },
   "shared/store/node-sha256.ts": { Error: 1 },
   "shared/store/object-key.ts": { InvalidKeyError: 6 },
