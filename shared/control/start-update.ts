@@ -82,7 +82,7 @@ export async function startUpdate(
           plane.checkpoints,
           pipelineId,
           continuingFlows(pipeline, plan),
-          pipeline.windowSignatures,
+          pipeline,
         ),
         checkCdcHeadStates(
           pipeline,

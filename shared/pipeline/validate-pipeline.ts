@@ -10,7 +10,7 @@ import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
 import { windowSignature, type StreamAggregation } from "./stream-aggregation.ts";
-import { streamJoinOf } from "./stream-join.ts";
+import { joinSignature, streamJoinOf, type StreamJoinAnalysis } from "./stream-join.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
@@ -26,6 +26,8 @@ export interface ValidatedPipeline {
   readonly graph: PipelineGraph;
   /** Per windowed flow, the signature of its window state (`windowSignature`), for up-front checks. */
   readonly windowSignatures: ReadonlyMap<string, string>;
+  /** Per stream-stream join flow, the signature of its join state (`joinSignature`), likewise. */
+  readonly joinSignatures: ReadonlyMap<string, string>;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
 
   const referencesByPath = new Map<string, readonly TableReference[]>();
   const windowSignatures = new Map<string, string>();
+  const joinSignatures = new Map<string, string>();
   for (const query of queriesOf(definition)) {
     const analysis = await analyzer.analyze(query.sql);
     if (analysis.ok && analysis.aggregation && query.isFlowQuery) {
@@ -55,8 +58,11 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
       if (analysis.aggregation.kind === "windowed")
         windowSignatures.set(query.flow!, windowSignature(analysis.aggregation));
     }
-    if (analysis.ok && query.isFlowQuery)
-      issues.push(...joinIssues(definition, query.path, query.flow!, analysis.statement));
+    if (analysis.ok && query.isFlowQuery) {
+      const join = joinOfFlow(definition, query.flow!, analysis.statement);
+      if (join?.kind === "join") joinSignatures.set(query.flow!, joinSignature(join, analysis.statement));
+      else if (join) issues.push(joinIssue(query.path, query.flow!, join));
+    }
     if (analysis.ok) referencesByPath.set(query.path, analysis.references);
     else
       issues.push({
@@ -85,7 +91,13 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
       },
     ]);
   }
-  return { definition, settings: settingsResult.settings, graph: built.graph, windowSignatures };
+  return {
+    definition,
+    settings: settingsResult.settings,
+    graph: built.graph,
+    windowSignatures,
+    joinSignatures,
+  };
 }
 
 /** Validates YAML or JSON text. */
@@ -136,32 +148,36 @@ async function ownsIssues(definition: PipelineDefinition, analyzer: SqlAnalyzer)
  * A stream-stream join flow: its SQL must join `source` with the joined stream (INNER or LEFT) under
  * an event-time range, or its state could never be let go. (Missing watermarks are the schema's.)
  */
-function joinIssues(
+/** The stream-stream join of a flow that declares one (undefined: it declares none). */
+function joinOfFlow(
   definition: PipelineDefinition,
-  path: string,
   flowName: string,
   statement: unknown,
-): DefinitionIssue[] {
+): StreamJoinAnalysis | undefined {
   const flow = definition.datasets
     .flatMap((dataset) => (dataset.type === "streaming_table" ? dataset.flows : []))
     .find((candidate) => candidate.name === flowName);
-  if (!flow?.join || !flow.watermark || !flow.join.watermark) return [];
-  const join = streamJoinOf(statement, {
+  if (!flow?.join || !flow.watermark || !flow.join.watermark) return undefined;
+  return streamJoinOf(statement, {
     stream: flow.join.stream,
     leftTime: flow.watermark.column,
     rightTime: flow.join.watermark.column,
   });
-  if (join.kind === "join") return [];
-  return [
-    {
-      path,
-      code:
-        join.reason === "time-bound"
-          ? DEFINITION_ISSUE_CODES.joinTimeBoundRequired
-          : DEFINITION_ISSUE_CODES.streamJoin,
-      message: `flow "${flowName}" ${join.message}`,
-    },
-  ];
+}
+
+function joinIssue(
+  path: string,
+  flowName: string,
+  join: Extract<StreamJoinAnalysis, { kind: "refused" }>,
+): DefinitionIssue {
+  return {
+    path,
+    code:
+      join.reason === "time-bound"
+        ? DEFINITION_ISSUE_CODES.joinTimeBoundRequired
+        : DEFINITION_ISSUE_CODES.streamJoin,
+    message: `flow "${flowName}" ${join.message}`,
+  };
 }
 
 /**

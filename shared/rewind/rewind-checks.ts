@@ -126,7 +126,7 @@ export async function checkFlows(
     }
     checkCompatibility(flow.name, flow.source.type, checkpoint);
     if (missing.checkpoints.length === 0) {
-      await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline.windowSignatures.get(flow.name));
+      await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline);
       const cdc = new CdcStateCheck(env.pipeline, env.stateStore, false);
       try {
         await cdc.check(env.pipelineId, dataset, flow, checkpoint);

@@ -2,12 +2,13 @@ import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
 import type { Checkpoint, CheckpointsRepository, FlowRef } from "../../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { isStatefulFlow, openFlowState } from "./stateful-batch.ts";
+import { checkJoinState } from "./stream-join.ts";
 import { checkWindowState } from "./window-aggregation.ts";
 
 /**
  * The up-front state compatibility check (semantics.md "Replay"): a flow that will continue from a
  * checkpoint's operator state must have the operators that wrote it (dedup keys, watermark column,
- * window, grouping keys and aggregates). Run at start and validate_only (from HEAD) and at rewind and
+ * window, grouping keys and aggregates, a join's type, time range and ON condition). Run at start and validate_only (from HEAD) and at rewind and
  * dry run (from the checkpoint the rewind restores), so a refused definition is refused before
  * anything changes, with `INCOMPATIBLE_STATE` and the way out. A flow that no longer keeps state
  * ignores the old one.
@@ -17,12 +18,20 @@ export async function checkStateOf(
   flow: FlowRef,
   definition: FlowDefinition,
   checkpoint: Checkpoint | undefined,
-  /** The flow's `windowSignature` when it aggregates windows (ValidatedPipeline.windowSignatures). */
-  windowSignature?: string,
+  signatures: StateSignatures,
 ): Promise<void> {
   if (!isStatefulFlow(definition) || !checkpoint?.stateVersion) return;
   const version = await openFlowState(store, flow, definition, checkpoint.stateVersion);
-  if (windowSignature !== undefined) checkWindowState(version, definition.name, windowSignature);
+  const window = signatures.windowSignatures.get(definition.name);
+  if (window !== undefined) checkWindowState(version, definition.name, window);
+  const join = signatures.joinSignatures.get(definition.name);
+  if (join !== undefined) checkJoinState(version, definition.name, join);
+}
+
+/** The state signatures a validated pipeline computed per flow (ValidatedPipeline). */
+export interface StateSignatures {
+  readonly windowSignatures: ReadonlyMap<string, string>;
+  readonly joinSignatures: ReadonlyMap<string, string>;
 }
 
 /** The check from each flow's HEAD. */
@@ -31,12 +40,12 @@ export async function checkHeadStates(
   checkpoints: CheckpointsRepository,
   pipelineId: string,
   flows: readonly FlowDefinition[],
-  windowSignatures: ReadonlyMap<string, string>,
+  signatures: StateSignatures,
 ): Promise<void> {
   for (const definition of flows) {
     if (!isStatefulFlow(definition)) continue;
     const ref = { pipelineId, flowId: definition.name };
     const head = (await checkpoints.head(ref)).checkpoint;
-    await checkStateOf(store, ref, definition, head, windowSignatures.get(definition.name));
+    await checkStateOf(store, ref, definition, head, signatures);
   }
 }

@@ -1,6 +1,6 @@
 import { quoteIdentifier } from "../../duck/sql-text.ts";
 import { parseInterval } from "../../pipeline/duration.ts";
-import type { StreamJoin } from "../../pipeline/stream-join.ts";
+import { describeJoinChange, joinSignature, type StreamJoin } from "../../pipeline/stream-join.ts";
 import {
   IncompatibleStateError,
   type StateSchema,
@@ -96,34 +96,21 @@ function sideSchema(side: JoinSide, left: boolean): StateSchema {
 }
 
 /**
- * What decides which rows the state keeps and what they match: the join's type, range and ON
- * condition (without positions in the text). A state kept under another is refused.
+ * Refuses a state whose waiting rows were kept under another join (type, range or ON condition):
+ * they would be matched by another rule. A state without a join can start one.
  */
-export function joinSignature(join: StreamJoin, statement: unknown): string {
-  const from = (statement as { node: Node }).node["from_table"] as Node;
-  const condition = JSON.stringify(from["condition"], (key, value: unknown) =>
-    key === "query_location" ? undefined : value,
-  );
-  return JSON.stringify({ type: join.type, range: join.range, condition });
-}
-
-function describeJoin(signature: string): string {
-  const { type, range } = JSON.parse(signature) as { type: string; range: StreamJoin["range"] };
-  const minutes = (micros: number) => `${micros / 60_000_000} minutes`;
-  return `an ${type === "left" ? "LEFT OUTER" : "INNER"} join with source's event time from ${minutes(range.loMicros)} to ${minutes(range.hiMicros)} after the joined stream's (or another ON condition)`;
+export function checkJoinState(version: StateVersion, flowName: string, signature: string): void {
+  const stored = version.meta["join"];
+  if (typeof stored === "string" && stored !== signature) {
+    const { stored: was, wanted } = describeJoinChange(stored, signature);
+    throw new IncompatibleStateError(flowName, "join", was, wanted);
+  }
 }
 
 export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoinResult> {
   const { sandbox, writer, join, left, right, seq } = request;
   const signature = joinSignature(join, request.statement);
-  const storedJoin = request.version.meta["join"];
-  if (typeof storedJoin === "string" && storedJoin !== signature)
-    throw new IncompatibleStateError(
-      request.flowName,
-      "join",
-      describeJoin(storedJoin),
-      describeJoin(signature),
-    );
+  checkJoinState(request.version, request.flowName, signature);
   writer.setMeta("join", signature);
   const stored = joinWatermarksSchema.safeParse(request.version.meta["join_watermarks"]);
   const previous: JoinWatermarks = stored.success ? stored.data : {};

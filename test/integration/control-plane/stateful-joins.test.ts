@@ -243,25 +243,51 @@ describe("stream-stream joins through the API", () => {
     expect(edit).toMatchObject({ status: 400, errorCode: "STREAM_JOIN_WATERMARK_REQUIRED" });
   });
 
-  it("refuses a changed join: another condition at its next batch, no join at validate_only", async () => {
+  it("refuses a changed join (range or keys) up front: validate_only, start, dry run and rewind; the ways out work", async () => {
     const id = await create("changed", "JOIN");
     await impression("changed", "i1", "a", 0);
     await click("changed", "c1", "a", 4);
     await run(id);
+    const point = (await cp.client.rewindPoints(id)).rewind_points[0]!.rewind_point_id;
     const landing = `${cp.landing}/changed`;
-    await cp.client.editPipeline(id, {
-      definition: definition(landing, "JOIN", {
-        sql: `SELECT c.id AS click, i.id AS impression FROM source c JOIN impressions i ON ${ON_RANGE.replace("10 MINUTES", "20 MINUTES")}`,
-      }),
-    });
-    await click("changed", "c2", "a", 5);
-    const { update_id } = await cp.client.startUpdate(id);
-    const failed = await cp.client.waitForUpdate(id, update_id, { intervalMs: 200 });
-    expect(failed.state).toBe("FAILED");
-    expect(failed.error?.message).toMatch(
-      /cannot continue from its operator state: its join state holds an INNER join with source's event time from 0 minutes to 10 minutes.*reset_checkpoint_selection/,
-    );
+    const sqlOn = (on: string) =>
+      `SELECT c.id AS click, i.id AS impression FROM source c JOIN impressions i ON ${on}`;
+    // The definition as it ran passes: the check compares like with like.
+    await run(id, { validate_only: true });
 
+    const changes = [
+      {
+        sql: sqlOn(ON_RANGE.replace("10 MINUTES", "20 MINUTES")),
+        needs: /needs an INNER join with source's event time from 0 minutes to 20 minutes/,
+      },
+      {
+        sql: sqlOn(ON_RANGE.replace("c.ad = i.ad", "c.id = i.id")),
+        needs:
+          /needs an INNER join with source's event time from 0 minutes to 10 minutes after the joined stream's under another ON condition \(other join keys\)/,
+      },
+    ];
+    for (const change of changes) {
+      await cp.client.editPipeline(id, { definition: definition(landing, "JOIN", { sql: change.sql }) });
+      const updates = (await cp.client.listUpdates(id)).updates.length;
+      for (const body of [
+        { validate_only: true },
+        {},
+        { rewind_spec: { rewind_point_id: point, dry_run: true } },
+        { rewind_spec: { rewind_point_id: point } },
+      ]) {
+        const refused = await refusal(cp.client.startUpdate(id, body));
+        expect(refused, JSON.stringify(body)).toMatchObject({ status: 409, errorCode: "INCOMPATIBLE_STATE" });
+        expect(refused!.message).toMatch(
+          /flow "attribute" cannot continue from its operator state: its join state holds an INNER join with source's event time from 0 minutes to 10 minutes/,
+        );
+        expect(refused!.message).toMatch(change.needs);
+        expect(refused!.message).toMatch(/reset the flow's checkpoint \(reset_checkpoint_selection\)/);
+      }
+      // Refused before anything ran: no update recorded.
+      expect((await cp.client.listUpdates(id)).updates.length).toBe(updates);
+    }
+
+    // A flow that no longer joins ignores the join's state; one whose checkpoint is reset starts anew.
     await cp.client.editPipeline(id, {
       definition: definition(landing, "JOIN", {
         join: undefined,
@@ -273,6 +299,9 @@ describe("stream-stream joins through the API", () => {
     expect(refused!.message).toMatch(
       /a stream-stream join with impressions on click_time and impression_time/,
     );
+    await cp.client.editPipeline(id, { definition: definition(landing, "JOIN", { sql: changes[1]!.sql }) });
+    await run(id, { reset_checkpoint_selection: ["attribute"] });
+    await run(id, { validate_only: true });
   });
 });
 
