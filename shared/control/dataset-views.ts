@@ -1,4 +1,4 @@
-import { loadSnapshot, TableNotFoundError } from "../delta/index.ts";
+import { currentSnapshot, TableNotFoundError } from "../delta/index.ts";
 import { upstreamOf } from "../pipeline/pipeline-graph.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 
@@ -12,10 +12,12 @@ export async function listDatasets(plane: ControlPlane, pipelineId: string) {
   const { pipeline } = await loadPipeline(plane, pipelineId);
   const env = rewindEnvironment(plane, pipelineId, pipeline);
   const { catalog, schema } = pipeline.definition;
-  const datasets = [];
-  for (const dataset of pipeline.definition.datasets) {
-    const table = dataset.type === "view" ? undefined : await tableState(env.tableStore(dataset.name));
-    datasets.push({
+  const tables = await mapInParallel(pipeline.definition.datasets, SNAPSHOTS_IN_PARALLEL, (dataset) =>
+    dataset.type === "view" ? Promise.resolve(undefined) : tableState(env.tableStore(dataset.name)),
+  );
+  const datasets = pipeline.definition.datasets.map((dataset, i) => {
+    const table = tables[i];
+    return {
       name: dataset.name,
       identifier: `${catalog}.${schema}.${dataset.name}`,
       type: dataset.type,
@@ -24,14 +26,41 @@ export async function listDatasets(plane: ControlPlane, pipelineId: string) {
       last_commit_time: table ? new Date(table.timestamp).toISOString() : null,
       flows: dataset.type === "streaming_table" ? dataset.flows.map((flow) => flow.name) : [],
       upstreams: upstreamOf(pipeline.graph, dataset.name),
-    });
-  }
+    };
+  });
   return { datasets };
 }
 
-async function tableState(store: Parameters<typeof loadSnapshot>[0]) {
+/**
+ * Snapshot loads in flight at once. Each is one or more small, dependent object-store reads (the
+ * log's listing, then any commits since), so one after the other a 50-dataset pipeline waits for 50
+ * round trips or more in a row; a handful at a time overlaps them without flooding the store or the
+ * connection pool.
+ */
+const SNAPSHOTS_IN_PARALLEL = 8;
+
+/** `work` over `items` with at most `limit` in flight; the results in the items' order. */
+async function mapInParallel<Item, Result>(
+  items: readonly Item[],
+  limit: number,
+  work: (item: Item) => Promise<Result>,
+): Promise<Result[]> {
+  const results = new Array<Result>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+async function tableState(store: Parameters<typeof currentSnapshot>[0]) {
   try {
-    const snapshot = await loadSnapshot(store);
+    // The process's snapshot cache: a table this process has seen costs one LIST of its log's tail.
+    const snapshot = await currentSnapshot(store);
     let rows: number | null = 0;
     for (const file of snapshot.files.values()) {
       const records = statsRecords(file.stats);
