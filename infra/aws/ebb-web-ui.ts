@@ -1,25 +1,33 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import type * as apigw from "aws-cdk-lib/aws-apigateway";
 import * as cloudfront from "aws-cdk-lib/aws-cloudfront";
 import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import * as s3deploy from "aws-cdk-lib/aws-s3-deployment";
 import { Construct } from "constructs";
+import { EbbSignIn } from "./ebb-sign-in.ts";
 
 export interface EbbWebUiProps {
   /** The built app (`ui/dist`, from `npm run build:ui`). */
   readonly assets: string;
-  /** The API's URL, written to `config.json` beside the app. */
-  readonly apiUrl: string;
+  /** The IAM-authorized API: served under `/api/*` of the app's own origin, its URL in `config.json`. */
+  readonly api: apigw.RestApi;
+  /** The hosted sign-in's domain prefix (ebb-sign-in.ts). */
+  readonly signInDomainPrefix?: string;
 }
 
 /**
  * The web UI on AWS: its built files in a private bucket (no public access, TLS only), served by
  * CloudFront through origin access control; every path that is no file answers `index.html`, so the
- * app's own routes load on a reload. `config.json` tells the app where the API is.
+ * app's own routes load on a reload. `/api/*` goes to the API on the same origin (no CORS), with the
+ * viewer's headers but not its Host, so the SigV4 signature the app computes for the API's own host
+ * holds; nothing of it is cached. `config.json` tells the app the API's URL and how to sign in
+ * (ebb-sign-in.ts).
  */
 export class EbbWebUi extends Construct {
   readonly bucket: s3.Bucket;
   readonly distribution: cloudfront.Distribution;
+  readonly signIn: EbbSignIn;
 
   constructor(scope: Construct, id: string, props: EbbWebUiProps) {
     super(scope, id);
@@ -35,7 +43,7 @@ export class EbbWebUi extends Construct {
         contentSecurityPolicy: {
           // The API's host is a deploy-time token: allow API Gateway's domain.
           contentSecurityPolicy:
-            "default-src 'self'; connect-src 'self' https://*.amazonaws.com; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+            "default-src 'self'; connect-src 'self' https://*.amazoncognito.com https://cognito-identity.*.amazonaws.com; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
           override: true,
         },
         contentTypeOptions: { override: true },
@@ -56,6 +64,15 @@ export class EbbWebUi extends Construct {
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         responseHeadersPolicy: headers,
       },
+      additionalBehaviors: {
+        "/api/*": {
+          origin: new origins.RestApiOrigin(props.api),
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+          cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        },
+      },
       // Without ListBucket a missing key answers 403: both mean "an app route", answered by the app.
       errorResponses: [403, 404].map((httpStatus) => ({
         httpStatus,
@@ -64,11 +81,16 @@ export class EbbWebUi extends Construct {
         ttl: Duration.seconds(0),
       })),
     });
+    this.signIn = new EbbSignIn(this, "SignIn", {
+      appUrl: `https://${this.distribution.distributionDomainName}`,
+      api: props.api,
+      ...(props.signInDomainPrefix !== undefined ? { domainPrefix: props.signInDomainPrefix } : {}),
+    });
     new s3deploy.BucketDeployment(this, "Deploy", {
       destinationBucket: this.bucket,
       sources: [
         s3deploy.Source.asset(props.assets),
-        s3deploy.Source.jsonData("config.json", { apiUrl: props.apiUrl }),
+        s3deploy.Source.jsonData("config.json", { apiUrl: props.api.url, signIn: this.signIn.appConfig() }),
       ],
       distribution: this.distribution,
       distributionPaths: ["/index.html", "/config.json"],

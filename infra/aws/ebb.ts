@@ -34,6 +34,11 @@ export interface EbbProps {
    * @default no web UI
    */
   readonly webUiAssets?: string;
+  /**
+   * The prefix of the web UI's hosted sign-in domain (`<prefix>.auth.<region>.amazoncognito.com`).
+   * @default `ebb-<account>-<hash of the construct's path>`
+   */
+  readonly signInDomainPrefix?: string;
   /** Steady requests per second the API stage accepts, and the burst above it. @default 50 and 100 */
   readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
   /**
@@ -167,7 +172,11 @@ export class Ebb extends Construct {
     });
 
     if (props.webUiAssets !== undefined) {
-      this.webUi = new EbbWebUi(this, "WebUi", { assets: props.webUiAssets, apiUrl: this.api.url });
+      this.webUi = new EbbWebUi(this, "WebUi", {
+        assets: props.webUiAssets,
+        api: this.api,
+        ...(props.signInDomainPrefix !== undefined ? { signInDomainPrefix: props.signInDomainPrefix } : {}),
+      });
     }
   }
 

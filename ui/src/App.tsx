@@ -1,6 +1,9 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { isUnauthenticated, signIn, signOut } from "./api/client.ts";
+import type { AppConfig } from "./api/app-config.ts";
+import { isUnauthenticated, signIn, signOut, signRequestsAs } from "./api/client.ts";
+import { beginSignIn, completeSignIn } from "./api/cognito-sign-in.ts";
+import { logoutUrl, redirectUri } from "./api/hosted-sign-in.ts";
 import { usePipelines } from "./api/queries.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { LoginPage } from "./pages/LoginPage.tsx";
@@ -11,19 +14,38 @@ import { TablePage } from "./pages/TablePage.tsx";
 import { navigate, paths, useRoute } from "./routing.ts";
 
 /**
- * The shell: signs in from a one-time link (`/#token=…`, the fragment is removed at once), shows the
- * login page while the API answers 401, and otherwise the page the route names.
+ * The shell: signs in — on the local runtime from a one-time link (`/#token=…`, the fragment is
+ * removed at once) or the token; on AWS through Cognito's hosted sign-in (cognito-sign-in.ts) —,
+ * shows the login page while the API answers 401, and otherwise the page the route names.
  */
-export function App() {
+export function App({ config }: { config: AppConfig }) {
   const route = useRoute();
   const queryClient = useQueryClient();
+  const cognito = "apiUrl" in config ? config : undefined;
   const [auth, setAuth] = useState<"link" | "unknown" | "in" | "out">(() =>
-    window.location.hash.startsWith("#token=") ? "link" : "unknown",
+    cognito ? "link" : window.location.hash.startsWith("#token=") ? "link" : "unknown",
   );
   const [problem, setProblem] = useState<string>();
+  const [user, setUser] = useState<string>();
 
   useEffect(() => {
-    if (auth !== "link") return;
+    if (auth !== "link" || !cognito) return;
+    completeSignIn(cognito.signIn).then(
+      (session) => {
+        if (!session) return setAuth("out");
+        signRequestsAs({ ...cognito, session });
+        setUser(session.user);
+        setAuth("in");
+      },
+      (error: Error) => {
+        setProblem(error.message);
+        setAuth("out");
+      },
+    );
+  }, [auth, cognito]);
+
+  useEffect(() => {
+    if (auth !== "link" || cognito) return;
     const token = decodeURIComponent(window.location.hash.slice("#token=".length));
     window.history.replaceState(null, "", window.location.pathname + window.location.search);
     signIn(token).then(
@@ -33,7 +55,7 @@ export function App() {
         setAuth("out");
       },
     );
-  }, [auth]);
+  }, [auth, cognito]);
 
   // Any 401 (an expired session after a restart, a sign-out elsewhere) shows the sign-in page.
   const probe = usePipelines(auth === "unknown" || auth === "in");
@@ -48,6 +70,7 @@ export function App() {
       <LoginPage
         problem={problem}
         signIn={signIn}
+        hostedSignIn={cognito ? () => beginSignIn(cognito.signIn) : undefined}
         onSignedIn={() => {
           setProblem(undefined);
           queryClient.clear();
@@ -87,11 +110,17 @@ export function App() {
           </a>
         </nav>
         <span className="topbar-spacer" />
-        <span className="topbar-note">local runtime</span>
+        <span className="topbar-note">{cognito ? (user ?? "AWS") : "local runtime"}</span>
         <button
           type="button"
           className="button button-quiet"
           onClick={() => {
+            if (cognito) {
+              signRequestsAs(undefined);
+              queryClient.clear();
+              window.location.assign(logoutUrl(cognito.signIn, redirectUri(window.location)));
+              return;
+            }
             void signOut().then(() => {
               queryClient.clear();
               setAuth("out");

@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
+import { loadAppConfig } from "./api/app-config.ts";
 import "./styles.css";
 
 const queryClient = new QueryClient({
@@ -10,10 +11,15 @@ const queryClient = new QueryClient({
   },
 });
 
-createRoot(document.getElementById("root")!).render(
-  <StrictMode>
-    <QueryClientProvider client={queryClient}>
-      <App />
-    </QueryClientProvider>
-  </StrictMode>,
+const root = createRoot(document.getElementById("root")!);
+loadAppConfig().then(
+  (config) =>
+    root.render(
+      <StrictMode>
+        <QueryClientProvider client={queryClient}>
+          <App config={config} />
+        </QueryClientProvider>
+      </StrictMode>,
+    ),
+  (error: Error) => root.render(<div className="splash">The app cannot start: {error.message}</div>),
 );

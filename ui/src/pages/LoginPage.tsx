@@ -1,10 +1,15 @@
 import { useState } from "react";
 
-/** Sign in with the token `npm start` printed (or open the link it printed, which does this). */
+/**
+ * Sign in with the token `npm start` printed (or open the link it printed, which does this); on AWS
+ * (`hostedSignIn`), with the Ebb account through Cognito's hosted sign-in page.
+ */
 export function LoginPage(props: {
   problem?: string | undefined;
   signIn: (token: string) => Promise<void>;
   onSignedIn: () => void;
+  /** Leaves for the hosted sign-in page (which comes back to the app signed in). */
+  hostedSignIn?: (() => Promise<void>) | undefined;
 }) {
   const [token, setToken] = useState("");
   const [error, setError] = useState(props.problem);
@@ -16,7 +21,10 @@ export function LoginPage(props: {
         onSubmit={(e) => {
           e.preventDefault();
           setBusy(true);
-          props.signIn(token.trim()).then(props.onSignedIn, (err: Error) => {
+          const signingIn = props.hostedSignIn
+            ? props.hostedSignIn()
+            : props.signIn(token.trim()).then(props.onSignedIn);
+          signingIn.catch((err: Error) => {
             setError(err.message);
             setBusy(false);
           });
@@ -28,26 +36,38 @@ export function LoginPage(props: {
           </span>{" "}
           Ebb
         </h1>
-        <p className="muted">
-          Open the link <code>npm start</code> printed, or paste its token (<code>EBB_TOKEN</code>).
-        </p>
-        <label className="field">
-          <span>Token</span>
-          <input
-            type="password"
-            autoComplete="off"
-            value={token}
-            onChange={(e) => setToken(e.target.value)}
-            autoFocus
-            required
-          />
-        </label>
+        {props.hostedSignIn ? (
+          <p className="muted">
+            Sign in with your Ebb account (an administrator creates it in the stack's user pool).
+          </p>
+        ) : (
+          <p className="muted">
+            Open the link <code>npm start</code> printed, or paste its token (<code>EBB_TOKEN</code>).
+          </p>
+        )}
+        {!props.hostedSignIn && (
+          <label className="field">
+            <span>Token</span>
+            <input
+              type="password"
+              autoComplete="off"
+              value={token}
+              onChange={(e) => setToken(e.target.value)}
+              autoFocus
+              required
+            />
+          </label>
+        )}
         {error && (
           <div className="note note-bad" role="alert">
             {error}
           </div>
         )}
-        <button type="submit" className="button button-primary" disabled={busy || token.trim() === ""}>
+        <button
+          type="submit"
+          className="button button-primary"
+          disabled={busy || (!props.hostedSignIn && token.trim() === "")}
+        >
           Sign in
         </button>
       </form>
