@@ -1,6 +1,13 @@
 import { finishUpdate } from "../../shared/control/steps/finish-step.ts";
+import type { ExecutionPlan } from "../../shared/control/steps/plan-step.ts";
 import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 
-/** State `FinishUpdate`: COMPLETED, the pipeline released, a rewind point captured. */
-export const handler = taskHandler((plane, ids: UpdateIds) => finishUpdate(plane, ids));
+/**
+ * State `FinishUpdate`: COMPLETED, the pipeline released, a rewind point captured. Its input is the
+ * machine's state: the ids, and the plan PlanUpdate answered (`$.plan`).
+ */
+export const handler = taskHandler(
+  (plane, input: UpdateIds & { readonly plan?: Pick<ExecutionPlan, "finish"> }) =>
+    finishUpdate(plane, { pipelineId: input.pipelineId, updateId: input.updateId }, input.plan?.finish),
+);

@@ -115,7 +115,7 @@ export async function driveUpdate(
         cycle = { number: next.number };
       }
     }
-    const finished = await task("FinishUpdate", () => finishUpdate(plane, ids));
+    const finished = await task("FinishUpdate", () => finishUpdate(plane, ids, planned.finish));
     return ended(finished.state as UpdateState);
   } catch (error) {
     const original = error instanceof MapFailed ? error.cause : error;

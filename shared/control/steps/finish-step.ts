@@ -1,6 +1,9 @@
 import { captureRewindPoint } from "../../rewind/rewind-points.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
-import type { ControlPlane } from "../control-plane.ts";
+import { UpdateNotFoundError } from "../../store/errors.ts";
+import { loadPipeline, rewindEnvironment, type ControlPlane } from "../control-plane.ts";
+import { recorder } from "../update-events.ts";
+import type { FinishFacts } from "./plan-step.ts";
 import { intentOf } from "../update-intent.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { describeCaught, type CaughtError } from "./task-errors.ts";
@@ -14,43 +17,55 @@ import { openUpdate, type UpdateIds } from "./update-context.ts";
  * Both are idempotent: a terminal update stays as it is.
  */
 
-export async function finishUpdate(plane: ControlPlane, ids: UpdateIds): Promise<{ state: string }> {
-  const context = await openUpdate(plane, ids);
-  const { update } = context;
+export async function finishUpdate(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  planned?: FinishFacts,
+): Promise<{ state: string }> {
+  const { facts, ended } = planned ? { facts: planned, ended: false } : await factsOf(plane, ids);
+  const tablesWrittenBy = facts.wroteEveryTable ? facts.definitionVersion : undefined;
   // Everything is written before the update shows COMPLETED, so a client that sees COMPLETED finds
   // the pipeline free and the point listed.
-  const intent = intentOf(update);
-  const ranFlows = intent.kind === "run" && !intent.validateOnly;
-  // A run of every flow leaves every table as this definition writes it (start-update's schema check).
-  const wroteEveryTable = ranFlows && !intent.refresh.onlySelected;
-  if (!isTerminal(update.state)) {
-    if (ranFlows && context.pipeline.settings.rewindEnabled) {
-      await captureRewindPoint(context.env, "update-end", ids.updateId);
+  if (!ended) {
+    const { pipeline } = await loadPipeline(plane, ids.pipelineId, facts.definitionVersion);
+    if (facts.ranFlows && pipeline.settings.rewindEnabled) {
+      await captureRewindPoint(
+        rewindEnvironment(plane, ids.pipelineId, pipeline),
+        "update-end",
+        ids.updateId,
+      );
     }
-    context.events.hold();
-    await context.events.updateProgress("COMPLETED");
-    const events = context.events.takeHeld();
-    await context.events.flush();
+    const events = recorder(plane, ids, pipeline.definition.name);
+    events.hold();
+    await events.updateProgress("COMPLETED");
+    const held = events.takeHeld();
     // The event, the pipeline released and the update COMPLETED: one request.
-    const released = plane.pipelines.endUpdateWrite(
-      ids.pipelineId,
-      ids.updateId,
-      "IDLE",
-      wroteEveryTable ? update.definitionVersion : undefined,
-    );
-    if (await transitionTogether(plane, ids, "COMPLETED", [released], events)) return { state: "COMPLETED" };
+    const released = plane.pipelines.endUpdateWrite(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
+    if (await transitionTogether(plane, ids, "COMPLETED", [released], held)) return { state: "COMPLETED" };
     // One by one: the event only if the update has not ended meanwhile.
     const now = await plane.updates.get(ids.pipelineId, ids.updateId);
-    if (now && !isTerminal(now.state)) await plane.events.appendAll(events);
+    if (now && !isTerminal(now.state)) await plane.events.appendAll(held);
   }
-  await plane.pipelines.endUpdate(
-    ids.pipelineId,
-    ids.updateId,
-    "IDLE",
-    wroteEveryTable ? update.definitionVersion : undefined,
-  );
+  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
   return { state: moved.update.state };
+}
+
+/** What FinishUpdate needs of the update, as the plan knew it or as read now (and whether it ended). */
+async function factsOf(plane: ControlPlane, ids: UpdateIds): Promise<{ facts: FinishFacts; ended: boolean }> {
+  const update = await plane.updates.get(ids.pipelineId, ids.updateId);
+  if (!update) throw new UpdateNotFoundError(ids.pipelineId, ids.updateId);
+  const intent = intentOf(update);
+  const ranFlows = intent.kind === "run" && !intent.validateOnly;
+  return {
+    facts: {
+      definitionVersion: update.definitionVersion,
+      ranFlows,
+      // A run of every flow leaves every table as this definition writes it (start-update's schema check).
+      wroteEveryTable: ranFlows && !intent.refresh.onlySelected,
+    },
+    ended: isTerminal(update.state),
+  };
 }
 
 export async function failUpdate(

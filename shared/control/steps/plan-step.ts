@@ -38,6 +38,19 @@ export interface RunItem extends UpdateIds {
   readonly definitionVersion?: number;
 }
 
+/**
+ * What FinishUpdate needs to know of the update. The plan of a run that went straight to its levels
+ * hands it on (the machine's state carries `$.plan`), so FinishUpdate reads nothing before its one
+ * write; without it, FinishUpdate reads the update.
+ */
+export interface FinishFacts {
+  readonly definitionVersion: number;
+  /** A run that was not a validation: a rewind point is captured at its end (rewind on). */
+  readonly ranFlows: boolean;
+  /** Every flow ran: the tables are as this definition version writes them. */
+  readonly wroteEveryTable: boolean;
+}
+
 export interface ExecutionPlan {
   readonly branch: "rewind" | "run" | "done";
   /** A continuous pipeline's run: after the levels, wait `triggerSeconds` and run them again. */
@@ -46,6 +59,8 @@ export interface ExecutionPlan {
   readonly waves: readonly { readonly items: readonly DatasetItem[] }[];
   readonly resets: boolean;
   readonly levels: readonly { readonly items: readonly RunItem[] }[];
+  /** Present when the update is RUNNING from this plan on (see `FinishFacts`). */
+  readonly finish?: FinishFacts;
 }
 
 export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promise<ExecutionPlan> {
@@ -141,6 +156,15 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     triggerSeconds: triggerSeconds(pipeline),
     waves: [],
     resets,
+    ...(straightToLevels
+      ? {
+          finish: {
+            definitionVersion: update.definitionVersion,
+            ranFlows: true,
+            wroteEveryTable: !intent.refresh.onlySelected,
+          },
+        }
+      : {}),
     levels: levels
       .flatMap((waves) => waves ?? [])
       .filter((items) => items && items.length > 0)
