@@ -19,7 +19,11 @@ import { RewindHarness } from "../support/rewind/rewind-harness.ts";
  * join's state with the checkpoint would pair the replayed rows against the abandoned timeline's
  * rows (or miss the point's own), and fail.
  *
- * RUNS sets the number of runs (default 12).
+ * Checkpoint resets of the join flow (a fresh, empty state over everything the feeds hold, appended
+ * to the table) and full refreshes (everything anew; earlier points no longer rewound to) are steps
+ * too.
+ *
+ * RUNS sets the number of runs (default 30).
  */
 
 const CLICK_DELAY = 5;
@@ -39,6 +43,8 @@ interface Event {
 
 interface ModelState {
   readonly processedFiles: readonly string[];
+  /** Rows the table holds from before the join's last checkpoint reset (kept by a reset). */
+  readonly kept: readonly Joined[];
   readonly clicks: readonly Event[];
   readonly impressions: readonly Event[];
   readonly clickMark: number | undefined;
@@ -47,6 +53,7 @@ interface ModelState {
 
 const EMPTY: ModelState = {
   processedFiles: [],
+  kept: [],
   clicks: [],
   impressions: [],
   clickMark: undefined,
@@ -59,7 +66,9 @@ type Step =
       readonly files: readonly (readonly Omit<Event, "id">[])[];
       readonly capture: boolean;
     }
-  | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean };
+  | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean }
+  | { readonly kind: "checkpointReset" }
+  | { readonly kind: "fullRefresh" };
 
 const event = fc.record({
   side: fc.constantFrom("c" as const, "i" as const),
@@ -79,6 +88,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("rewind" as const), pick: fc.nat(), byTimestamp: fc.boolean() }),
   },
+  { weight: 1, arbitrary: fc.constant({ kind: "checkpointReset" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "fullRefresh" as const }) },
 );
 
 function definition(landingUri: string, outer: boolean) {
@@ -151,10 +162,14 @@ function batchModel(state: ModelState, rows: readonly Event[]): ModelState {
   };
 }
 
-/** The batch join over every counted row. */
+/** The batch join over every counted row, after the rows a reset kept. */
 type Joined = { readonly click: number; readonly impression: number | null };
 
 function tableOf(state: ModelState, outer: boolean): Joined[] {
+  return [...state.kept, ...joinOf(state, outer)];
+}
+
+function joinOf(state: ModelState, outer: boolean): Joined[] {
   const matches = (c: Event, i: Event) =>
     c.ad === i.ad && c.minute - i.minute >= LO && c.minute - i.minute <= HI;
   const mark = joinMark(state);
@@ -178,7 +193,9 @@ async function runSequence(outer: boolean, steps: readonly Step[]): Promise<void
   const files = new Map<string, Event[]>();
   let nextId = 1;
   let model = EMPTY;
-  const points: { id: string; time: number; state: ModelState }[] = [];
+  const points: { id: string; time: number; state: ModelState; stale: boolean }[] = [];
+  /** The events of the files the feeds have read, in the order they read them. */
+  const read = (state: ModelState) => state.processedFiles.flatMap((f) => files.get(f)!);
 
   for (const s of steps) {
     if (s.kind === "update") {
@@ -206,11 +223,33 @@ async function runSequence(outer: boolean, steps: readonly Step[]): Promise<void
         };
       if (s.capture) {
         const point = await captureRewindPoint(h.env());
-        if (point) points.push({ id: point.rewindPointId, time: point.time, state: model });
+        if (point) points.push({ id: point.rewindPointId, time: point.time, state: model, stale: false });
       }
+    } else if (s.kind === "checkpointReset") {
+      await h.refresh({ reset_checkpoint_selection: ["attribute"] });
+      // The feeds read what landed since (after a rewind); then the join, from a fresh checkpoint and
+      // an empty state, reads every row they hold in one batch, appended to what the table holds.
+      const processed = [
+        ...model.processedFiles,
+        ...[...files.keys()].filter((f) => !model.processedFiles.includes(f)).sort(),
+      ];
+      model = {
+        ...batchModel({ ...EMPTY, processedFiles: processed }, read({ ...model, processedFiles: processed })),
+        kept: tableOf(model, outer),
+      };
+    } else if (s.kind === "fullRefresh") {
+      await h.refresh({ full_refresh: true });
+      // Every dataset anew: the feeds read every file landed, the join one batch of all of them.
+      for (const point of points) point.stale = true;
+      const all = [...files.keys()].sort();
+      model = batchModel(
+        { ...EMPTY, processedFiles: all },
+        all.flatMap((f) => files.get(f)!),
+      );
     } else {
-      if (points.length === 0) continue;
-      const target = points[s.pick % points.length]!;
+      const live = points.filter((p) => !p.stale);
+      if (live.length === 0) continue;
+      const target = live[s.pick % live.length]!;
       await h.rewind(
         s.byTimestamp
           ? { rewind_timestamp: new Date(target.time).toISOString() }
@@ -233,8 +272,32 @@ describe("stream-stream joins against a reference model", () => {
         runSequence(outer, steps),
       ),
       {
-        numRuns: Number(process.env["RUNS"] ?? 12),
+        numRuns: Number(process.env["RUNS"] ?? 30),
         examples: [
+          // A checkpoint reset after a pair: the fresh state pairs every row again (appended), and a
+          // later click pairs with the impression once more, from the new state only.
+          [
+            false,
+            [
+              { kind: "update", files: [[{ side: "i", ad: 1, minute: 10 }]], capture: true },
+              { kind: "update", files: [[{ side: "c", ad: 1, minute: 12 }]], capture: true },
+              { kind: "checkpointReset" },
+              { kind: "update", files: [[{ side: "c", ad: 1, minute: 14 }]], capture: false },
+              { kind: "rewind", pick: 1, byTimestamp: false },
+              { kind: "update", files: [[{ side: "c", ad: 1, minute: 15 }]], capture: false },
+            ],
+          ],
+          // A full refresh after a rewind: everything landed is joined anew, once.
+          [
+            true,
+            [
+              { kind: "update", files: [[{ side: "i", ad: 1, minute: 10 }]], capture: true },
+              { kind: "update", files: [[{ side: "c", ad: 1, minute: 12 }]], capture: false },
+              { kind: "rewind", pick: 0, byTimestamp: true },
+              { kind: "fullRefresh" },
+              { kind: "update", files: [[{ side: "c", ad: 2, minute: 50 }]], capture: false },
+            ],
+          ],
           // A rewind after a click paired: the replay reads the click again, and an impression that
           // arrives after the rewind pairs with it once. A state not restored still holds the
           // abandoned timeline's click, which would pair a second time.
