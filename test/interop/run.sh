@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash test/interop/setup.sh
 export EBB_INTEROP_PYTHON="$PWD/.ebb/interop-venv/bin/python"
-export EBB_INTEROP_SPARK_JARS="$PWD/.ebb/interop-jars/$(sha256sum test/interop/spark/pom.xml | cut -c 1-16)"
+export EBB_INTEROP_SPARK_JARS="$PWD/.ebb/interop-jars/$(cat test/interop/spark/pom.xml test/interop/spark/s3a/pom.xml | sha256sum | cut -c 1-16)"
 exec npx vitest run --config test/interop/vitest.config.ts "$@"

@@ -12,6 +12,7 @@ Requests:
 - {"op": "sql", "statements": [...]}: runs Spark SQL statements in order (the suite's Spark writers).
 - {"op": "stream", "uri", "checkpoint", "sink", "select"}: one availableNow run of a structured
   stream from the Delta table `uri` into the Delta table `sink`; answers the sink's rows.
+- {"op": "hadoop_conf", "conf": {...}}: sets Hadoop options of the session (s3a's endpoint and keys).
 """
 
 import json
@@ -118,7 +119,9 @@ def stream(spark, con, request):
 
 def short(error):
     """The first line of a Spark error: its class and message, without the JVM stack."""
-    text = str(error).strip() or repr(error)
+    # py4j's own message only names the call; the Java exception names what went wrong.
+    cause = getattr(error, "java_exception", None)
+    text = (str(cause) if cause is not None else str(error)).strip() or repr(error)
     return text.splitlines()[0][:2000]
 
 
@@ -132,6 +135,11 @@ def answer(request, spark, con):
         return None
     if op == "stream":
         return stream(spark, con, request)
+    if op == "hadoop_conf":
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+        for key, value in request["conf"].items():
+            conf.set(key, value)
+        return None
     raise ValueError(f"unknown op {op!r}")
 
 
