@@ -28,6 +28,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/state/bucket-hash.ts": { Error: 1 },
   "shared/state/state-store.ts": { Error: 2 },
   "shared/store/node-sha256.ts": { Error: 1 },
+  // A transition given another adapter's write, or more writes than one transaction holds.
+  "shared/store/dynamo-store-writes.ts": { TypeError: 1 },
   "shared/store/object-key.ts": { InvalidKeyError: 6 },
   "shared/store/query-pages.ts": { RangeError: 1 },
   "shared/store/time-ordered-id.ts": { RangeError: 1 },
@@ -42,7 +44,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/pipeline/column-type.ts": { ColumnTypeSyntaxError: 16 },
   // An id collision the store retries past; Kafka answering what its protocol rules out.
   "shared/store/dynamo-pipelines-repository.ts": { StoreError: 1 },
-  "shared/store/dynamo-updates-repository.ts": { StoreError: 1 },
+  "shared/store/dynamo-updates-repository.ts": { StoreError: 1, TypeError: 1 },
   "shared/store/kafka-topics.ts": { Error: 4, KafkaOffsetsGoneError: 1 },
   // Ebb's own deployment: environment variables the stack or `npm start` sets, the bundled parser.
   "functions/runtime/control-plane-from-env.ts": { Error: 1 },
