@@ -3,8 +3,7 @@ import { isTerminal } from "../../store/updates-repository.ts";
 import { UpdateNotFoundError } from "../../store/errors.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../control-plane.ts";
 import { recorder } from "../update-events.ts";
-import type { FinishFacts } from "./plan-step.ts";
-import { intentOf } from "../update-intent.ts";
+import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { describeCaught, type CaughtError } from "./task-errors.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
@@ -51,21 +50,11 @@ export async function finishUpdate(
   return { state: moved.update.state };
 }
 
-/** What FinishUpdate needs of the update, as the plan knew it or as read now (and whether it ended). */
+/** What FinishUpdate needs of the update, read now (and whether it ended). */
 async function factsOf(plane: ControlPlane, ids: UpdateIds): Promise<{ facts: FinishFacts; ended: boolean }> {
   const update = await plane.updates.get(ids.pipelineId, ids.updateId);
   if (!update) throw new UpdateNotFoundError(ids.pipelineId, ids.updateId);
-  const intent = intentOf(update);
-  const ranFlows = intent.kind === "run" && !intent.validateOnly;
-  return {
-    facts: {
-      definitionVersion: update.definitionVersion,
-      ranFlows,
-      // A run of every flow leaves every table as this definition writes it (start-update's schema check).
-      wroteEveryTable: ranFlows && !intent.refresh.onlySelected,
-    },
-    ended: isTerminal(update.state),
-  };
+  return { facts: finishFactsOf(update), ended: isTerminal(update.state) };
 }
 
 export async function failUpdate(

@@ -5,6 +5,7 @@ import type { ControlPlane } from "../control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
+import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context.ts";
 
@@ -36,19 +37,6 @@ export interface RunItem extends UpdateIds {
   readonly flow?: string;
   /** Present once the plan moved the update to RUNNING: the definition version the update runs. */
   readonly definitionVersion?: number;
-}
-
-/**
- * What FinishUpdate needs to know of the update. The plan of a run that went straight to its levels
- * hands it on (the machine's state carries `$.plan`), so FinishUpdate reads nothing before its one
- * write; without it, FinishUpdate reads the update.
- */
-export interface FinishFacts {
-  readonly definitionVersion: number;
-  /** A run that was not a validation: a rewind point is captured at its end (rewind on). */
-  readonly ranFlows: boolean;
-  /** Every flow ran: the tables are as this definition version writes them. */
-  readonly wroteEveryTable: boolean;
 }
 
 export interface ExecutionPlan {
@@ -156,15 +144,7 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     triggerSeconds: triggerSeconds(pipeline),
     waves: [],
     resets,
-    ...(straightToLevels
-      ? {
-          finish: {
-            definitionVersion: update.definitionVersion,
-            ranFlows: true,
-            wroteEveryTable: !intent.refresh.onlySelected,
-          },
-        }
-      : {}),
+    ...(straightToLevels ? { finish: finishFactsOf(update) } : {}),
     levels: levels
       .flatMap((waves) => waves ?? [])
       .filter((items) => items && items.length > 0)
