@@ -72,7 +72,7 @@ describe("the state's bucket hash", () => {
           const sql = rows
             .map(
               ([a, b], i) =>
-                `SELECT ${a === null ? "NULL" : `${a}`}::BIGINT AS a, ${b === null ? "NULL" : b}::INTEGER AS b, ${i} AS __i`,
+                `SELECT (${a === null ? "NULL" : `${a}`})::BIGINT AS a, (${b === null ? "NULL" : b})::INTEGER AS b, ${i} AS __i`,
             )
             .join(" UNION ALL ");
           const expected = rows.map(([a, b]) => fib32([a, b === null ? null : BigInt(b)], buckets));
@@ -85,7 +85,7 @@ describe("the state's bucket hash", () => {
 
   it("pins a few buckets, so a change of the function is a failing test and not mixed state", async () => {
     const sql = [0, 1, 2, 16, -1, 1_000_000]
-      .map((id, i) => `SELECT ${id}::BIGINT AS id, ${i} AS __i`)
+      .map((id, i) => `SELECT (${id})::BIGINT AS id, ${i} AS __i`)
       .join(" UNION ALL ");
     expect(await bucketsBySql(byId, sql, 16)).toEqual([0, 9, 3, 14, 8, 15]);
     const names = ["a", "b"].map((n, i) => `SELECT '${n}' AS name, ${i} AS __i`).join(" UNION ALL ");

@@ -66,14 +66,14 @@ function rowsSql(rows: readonly { id: number; n: number; seen?: string }[]): str
   return rows
     .map(
       (r) =>
-        `SELECT ${r.id}::BIGINT AS id, TIMESTAMP '${r.seen ?? "2026-01-01 00:00:00"}' AS seen, ${r.n}::BIGINT AS n`,
+        `SELECT (${r.id})::BIGINT AS id, TIMESTAMP '${r.seen ?? "2026-01-01 00:00:00"}' AS seen, ${r.n}::BIGINT AS n`,
     )
     .join(" UNION ALL ");
 }
 
 function keysSql(ids: readonly number[]): string {
   if (ids.length === 0) return `SELECT NULL::BIGINT AS id WHERE false`;
-  return ids.map((id) => `SELECT ${id}::BIGINT AS id`).join(" UNION ALL ");
+  return ids.map((id) => `SELECT (${id})::BIGINT AS id`).join(" UNION ALL ");
 }
 
 async function contents(
