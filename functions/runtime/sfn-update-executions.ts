@@ -8,6 +8,7 @@ import {
 } from "@aws-sdk/client-sfn";
 import type {
   ContinuedExecution,
+  ExecutionStatus,
   UpdateExecutionInput,
   UpdateExecutions,
 } from "../../shared/control/update-executions.ts";
@@ -15,13 +16,17 @@ import type {
 /**
  * The update-executions port on Step Functions: StartExecution named after the update id (a retried
  * start finds the same execution instead of running the update twice), StopExecution, and
- * DescribeExecution to tell a lost execution from a running one.
+ * DescribeExecution to tell a running execution from an ended or an absent one.
  */
 export class SfnUpdateExecutions implements UpdateExecutions {
   constructor(
     private readonly client: SFNClient,
     private readonly stateMachineArn: () => string,
   ) {}
+
+  arnOf(input: UpdateExecutionInput): string {
+    return executionArnOf(this.stateMachineArn(), input.updateId);
+  }
 
   async start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string> {
     const stateMachineArn = continued?.stateMachineArn ?? this.stateMachineArn();
@@ -45,12 +50,13 @@ export class SfnUpdateExecutions implements UpdateExecutions {
     }
   }
 
-  async isRunning(executionArn: string): Promise<boolean> {
+  async status(executionArn: string): Promise<ExecutionStatus> {
     try {
       const described = await this.client.send(new DescribeExecutionCommand({ executionArn }));
-      return described.status === "RUNNING";
+      // PENDING_REDRIVE: a redriven execution about to run again.
+      return described.status === "RUNNING" || described.status === "PENDING_REDRIVE" ? "running" : "ended";
     } catch (error) {
-      if (error instanceof ExecutionDoesNotExist) return false;
+      if (error instanceof ExecutionDoesNotExist) return "absent";
       throw error;
     }
   }

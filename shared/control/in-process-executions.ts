@@ -1,6 +1,11 @@
 import type { ControlPlane } from "./control-plane.ts";
 import { driveUpdate, type DrivenUpdate, type DriverOptions } from "./update-driver.ts";
-import type { ContinuedExecution, UpdateExecutionInput, UpdateExecutions } from "./update-executions.ts";
+import type {
+  ContinuedExecution,
+  ExecutionStatus,
+  UpdateExecutionInput,
+  UpdateExecutions,
+} from "./update-executions.ts";
 
 /**
  * The update-executions port in process: each start runs the driver over the same control plane (not
@@ -19,8 +24,12 @@ export class InProcessExecutions implements UpdateExecutions {
     private readonly options: Omit<DriverOptions, "stopped"> = {},
   ) {}
 
+  arnOf(input: UpdateExecutionInput): string {
+    return arnNamed(input.updateId);
+  }
+
   start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string> {
-    const arn = `in-process:execution:${continued?.name ?? input.updateId}`;
+    const arn = arnNamed(continued?.name ?? input.updateId);
     if (!this.running.has(arn)) {
       const execution = {
         stopped: false,
@@ -43,15 +52,21 @@ export class InProcessExecutions implements UpdateExecutions {
     return Promise.resolve();
   }
 
-  isRunning(executionArn: string): Promise<boolean> {
+  status(executionArn: string): Promise<ExecutionStatus> {
     const execution = this.running.get(executionArn);
-    return Promise.resolve(execution !== undefined && !execution.ended && !execution.stopped);
+    if (!execution) return Promise.resolve("absent");
+    return Promise.resolve(execution.ended || execution.stopped ? "ended" : "running");
   }
 
   /** The execution of an update (its first one), once it has ended. */
   settled(updateId: string): Promise<DrivenUpdate> {
-    const execution = this.running.get(`in-process:execution:${updateId}`);
+    const execution = this.running.get(arnNamed(updateId));
     if (!execution) return Promise.reject(new Error(`no execution was started for update ${updateId}`));
     return execution.done;
   }
+}
+
+/** An in-process execution's ARN, named like a Step Functions execution. */
+function arnNamed(name: string): string {
+  return `in-process:execution:${name}`;
 }

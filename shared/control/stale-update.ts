@@ -10,9 +10,12 @@ import { recorder } from "./update-events.ts";
  * restart empties), the update is FAILED with `EXECUTION_LOST` and the pipeline released, so the new
  * update can start. An update ended but still holding the pipeline (a finish step cut short) is
  * released the same way.
+ *
+ * An update's record names its execution before StartExecution is called, so an execution that does
+ * not exist yet is not lost while the update is young: it may be between its record and its start.
  */
 
-/** An update whose execution is not recorded yet may be between its record and its StartExecution. */
+/** How long an update's execution may be absent after its record was written (its launch). */
 export const LAUNCH_GRACE_MS = 60_000;
 
 export const EXECUTION_LOST = {
@@ -25,16 +28,17 @@ export const EXECUTION_LOST = {
 export async function releaseStaleUpdate(
   plane: ControlPlane,
   record: PipelineRecord,
+  launches: "may-be-launching" | "none-launching" = "may-be-launching",
 ): Promise<PipelineRecord> {
   const updateId = record.activeUpdateId;
   if (updateId === undefined) return record;
   const update = await plane.updates.get(record.pipelineId, updateId);
   if (update && !isTerminal(update.state)) {
-    if (update.executionArn === undefined) {
-      if (plane.clock() - update.createdAt < LAUNCH_GRACE_MS) return record;
-    } else if (await plane.executions.isRunning(update.executionArn)) {
-      return record;
-    }
+    const status =
+      update.executionArn === undefined ? "absent" : await plane.executions.status(update.executionArn);
+    if (status === "running") return record;
+    const young = plane.clock() - update.createdAt < LAUNCH_GRACE_MS;
+    if (status === "absent" && young && launches === "may-be-launching") return record;
     const moved = await plane.updates.transition(record.pipelineId, updateId, "FAILED", {
       error: EXECUTION_LOST,
     });
@@ -51,13 +55,14 @@ export async function releaseStaleUpdate(
 
 /**
  * Every pipeline freed of a stale update, as the local runtime does when it starts again on its data
- * folder (its executions died with the previous process); answers the updates it failed.
+ * folder (its executions died with the previous process, launching ones too); answers the updates it
+ * failed.
  */
 export async function releaseStaleUpdates(plane: ControlPlane): Promise<string[]> {
   const failed: string[] = [];
   for (const record of await plane.pipelines.list()) {
     if (record.activeUpdateId === undefined) continue;
-    const released = await releaseStaleUpdate(plane, record);
+    const released = await releaseStaleUpdate(plane, record, "none-launching");
     if (released.activeUpdateId !== record.activeUpdateId) failed.push(record.activeUpdateId);
   }
   return failed;

@@ -35,8 +35,9 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  *    (`AUTO_CDC_STATE_INCOMPATIBLE`).
  * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
  *    (`PIPELINE_REWIND_INCOMPLETE`).
- * 4. Record the update QUEUED, take the pipeline (a lost race is `PIPELINE_BUSY`, and the update is
- *    recorded CANCELED), write `create_update`, start the execution named after the update id.
+ * 4. Record the update QUEUED with the ARN of its execution-to-be, take the pipeline (a lost race is
+ *    `PIPELINE_BUSY`, and the update is recorded CANCELED), write `create_update`, start the
+ *    execution named after the update id.
  */
 
 export async function startUpdate(
@@ -109,6 +110,7 @@ export async function startUpdate(
     request: { ...body, mode: pipeline.definition.continuous ? "CONTINUOUS" : "DEFAULT" },
     intent,
     state: "QUEUED",
+    executionArnOf: (updateId) => plane.executions.arnOf({ pipelineId, updateId }),
   });
   if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
   const begun = await plane.pipelines.beginUpdate(pipelineId, update.updateId, "STARTING", {
@@ -151,7 +153,9 @@ async function launch(plane: ControlPlane, update: UpdateRecord): Promise<void> 
   const { pipelineId, updateId } = update;
   try {
     const executionArn = await plane.executions.start({ pipelineId, updateId });
-    await plane.updates.recordExecution(pipelineId, updateId, executionArn);
+    // Recorded with the update already, unless the runner named it otherwise.
+    if (executionArn !== update.executionArn)
+      await plane.updates.recordExecution(pipelineId, updateId, executionArn);
   } catch (error) {
     const message = `could not start the update's execution: ${error instanceof Error ? error.message : String(error)}`;
     await plane.updates.transition(pipelineId, updateId, "FAILED", {

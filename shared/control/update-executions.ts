@@ -17,11 +17,21 @@ export interface ContinuedExecution {
   readonly stateMachineArn: string;
 }
 
+/**
+ * Where an execution is: `running`; `ended` (succeeded, failed, stopped or timed out); `absent`: no
+ * execution of that ARN (not started yet, or unknown to a runner that restarted since).
+ */
+export type ExecutionStatus = "running" | "ended" | "absent";
+
 export interface UpdateExecutions {
+  /**
+   * The ARN that `start(input)` will answer, known before it starts: the update's record carries it
+   * from its first write, so starting costs no second write.
+   */
+  arnOf(input: UpdateExecutionInput): string;
   /** Starts the execution named `input.updateId` (or as `continued` says); answers its ARN. */
   start(input: UpdateExecutionInput, continued?: ContinuedExecution): Promise<string>;
   /** Stops a running execution; a finished one is left as it is. */
   stop(executionArn: string, cause: string): Promise<void>;
-  /** Whether the execution still runs (false when it ended, was stopped, or is unknown: e.g. lost in a crash). */
-  isRunning(executionArn: string): Promise<boolean>;
+  status(executionArn: string): Promise<ExecutionStatus>;
 }

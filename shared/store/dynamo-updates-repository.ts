@@ -63,9 +63,10 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
   async create(update: NewUpdate): Promise<UpdateRecord> {
     for (let attempt = 1; ; attempt++) {
       const now = this.now();
+      const updateId = this.ids.next(now);
       const item: UpdateItem = {
         pipelineId: update.pipelineId,
-        updateId: this.ids.next(now),
+        updateId,
         updateState: update.state ?? "CREATED",
         cause: update.cause,
         definitionVersion: update.definitionVersion,
@@ -73,6 +74,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
         intentJson: JSON.stringify(update.intent),
         createdAt: now,
         lastModified: now,
+        ...(update.executionArnOf ? { executionArn: update.executionArnOf(updateId) } : {}),
       };
       const outcome = await conditionalWrite(() =>
         this.client.send(

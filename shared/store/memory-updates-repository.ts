@@ -40,6 +40,7 @@ export class MemoryUpdatesRepository implements UpdatesRepository {
       intent: structuredClone(update.intent),
       createdAt: now,
       lastModified: now,
+      ...(update.executionArnOf ? { executionArn: update.executionArnOf(updateId) } : {}),
     };
     updates.set(updateId, record);
     return structuredClone(record);

@@ -80,6 +80,11 @@ export interface NewUpdate {
   readonly intent: Readonly<Record<string, unknown>>;
   /** @default "CREATED" */
   readonly state?: UpdateState;
+  /**
+   * The ARN of the execution that will run the update, from the id the record gets (executions are
+   * named after it), written with the record instead of after the execution starts.
+   */
+  readonly executionArnOf?: (updateId: string) => string;
 }
 
 export type TransitionResult =

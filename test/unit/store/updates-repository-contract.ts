@@ -91,6 +91,19 @@ export function updatesRepositoryContract(
       ).rejects.toBeInstanceOf(UpdateNotFoundError);
     });
 
+    it("records the execution-to-be with the update, named after the id it gets", async () => {
+      const repository = create();
+      const pipelineId = randomUUID();
+      const created = await repository.create({
+        ...newUpdate(pipelineId),
+        executionArnOf: (updateId) => `arn:aws:states:us-east-1:000000000000:execution:ebb:${updateId}`,
+      });
+      const arn = `arn:aws:states:us-east-1:000000000000:execution:ebb:${created.updateId}`;
+      expect(created.executionArn).toBe(arn);
+      expect((await repository.get(pipelineId, created.updateId))?.executionArn).toBe(arn);
+      expect((await repository.create(newUpdate(pipelineId))).executionArn).toBeUndefined();
+    });
+
     it("lists newest first, page by page, forward and back", async () => {
       let clock = 1_760_000_000_000;
       const repository = create(() => (clock += 10));
