@@ -3,20 +3,33 @@ import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   type AddFile,
+  dataFileKey,
   findCommitInfo,
-  loadSnapshot,
   readCommit,
   type Snapshot,
   VersionNotFoundError,
 } from "../delta/index.ts";
 import { aggregateColumn, groupColumn, type AggregateKind } from "../pipeline/stream-aggregation.ts";
 import { VIEW_FINAL, type IncrementalViewPlan } from "../pipeline/view-aggregation.ts";
-import { openStateVersion, type StateFlow, type StateSchema, type StateVersion } from "../state/index.ts";
+import {
+  openStateVersion,
+  type StateFlow,
+  type StateSchema,
+  type StateVersion,
+  StateVersionMissingError,
+} from "../state/index.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { SnapshotRead } from "./dataset-catalog.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { registerTableFiles } from "./snapshot-views.ts";
 import { finalOf, partsOf } from "./stateful/partial-aggregates.ts";
+import {
+  SourceUnavailableError,
+  UpstreamChangedError,
+  UpstreamRefreshedError,
+  UpstreamRewoundError,
+} from "./errors.ts";
+import { planTableSource } from "./table-stream-source.ts";
 
 /**
  * A materialized view kept incrementally: its partial aggregates per key live in the operator state
@@ -26,11 +39,12 @@ import { finalOf, partsOf } from "./stateful/partial-aggregates.ts";
  *    after a RESTORE (a rewind), the refresh at the version restored (and so on, for a RESTORE of a
  *    RESTORE). The base's commit names the state version it wrote and the input versions it read.
  * 2. Incremental when the query qualifies (view-aggregation.ts), the view's definition is the one the
- *    base recorded, the base wrote state for this query, and the input is the same table (metaData.id)
- *    with the same schema that still holds every data file the base read: nothing removed, so only
- *    appends since. The rows gained are those of the files it holds now that the base did not read.
- *    Otherwise a full recompute, with the reason; a qualifying query then rebuilds its state from all
- *    rows, so the next refresh can be incremental again.
+ *    base recorded, the base wrote state for this query and input schema, and the input is the same
+ *    table (metaData.id) whose lineage since the version the base read only appended rows: RESTOREs
+ *    back to that version or later (a rewind of both) and compactions are passed over (`gainedFiles`).
+ *    The rows gained are those of the files those appends added. Otherwise a full recompute, with the
+ *    reason; a qualifying query then rebuilds its state from all rows, so the next refresh can be
+ *    incremental again.
  * 3. The gained rows' partials merge with the state's; the next state version is written (its files,
  *    then its manifest); the output is the query's select list over every key's merged partials.
  * 4. The view's overwrite commit names that state version (`VIEW_STATE_PARAMETER`). Nothing is
@@ -69,6 +83,8 @@ export type ViewInputs = z.infer<typeof viewInputsSchema>;
 interface ViewBase {
   readonly inputs: ViewInputs;
   readonly stateVersion?: string;
+  /** The version of the view's table that refresh committed, when a RESTORE brought it back. */
+  readonly restored?: number;
 }
 
 /** Steps 1 and 2: how to refresh, with the state and the rows to start from. */
@@ -107,18 +123,35 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
   const recorded = base.inputs.reads.find((r) => "table" in r && r.table === read.name);
   if (!recorded || !("table" in recorded) || base.inputs.reads.length !== request.inputs.reads.length)
     return full("the view reads other inputs than at its last refresh");
-  const gained = await gainedFiles(read.name, read.store, request.inputSnapshot, recorded, request.duck);
+  const gained = await gainedFiles(
+    read.name,
+    read.store,
+    request.inputSnapshot,
+    recorded,
+    request.flow.flowId,
+    request.duck,
+  );
   if (typeof gained === "string") return full(gained);
-  const state = await openStateVersion({
-    store: request.stateStore,
-    flow: request.flow,
-    version: base.stateVersion,
-  });
+  let state: StateVersion;
+  try {
+    state = await openStateVersion({
+      store: request.stateStore,
+      flow: request.flow,
+      version: base.stateVersion,
+    });
+  } catch (error) {
+    if (error instanceof StateVersionMissingError)
+      return full("the state its last refresh kept was removed (VACUUM of an old refresh's state)");
+    throw error;
+  }
   if (state.meta[SIGNATURE_META] !== stateSignature(plan, request.inputSnapshot))
     return full("its state was kept for another query or input schema");
   return {
     refresh: "INCREMENTAL",
-    reason: `input ${read.name} only gained rows since the last refresh (${gained.length} new data files)`,
+    reason:
+      base.restored === undefined
+        ? `input ${read.name} only gained rows since the last refresh (${gained.length} new data files)`
+        : `from the state of its refresh at version ${base.restored}, which a RESTORE of the view (a rewind) brought back: input ${read.name} only gained rows since that refresh (${gained.length} new data files)`,
     state,
     files: gained,
   };
@@ -127,6 +160,7 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
 /** Step 1, or why there is no base. */
 async function viewBase(store: ObjectStore, current: Snapshot): Promise<ViewBase | string> {
   let info = current.commitInfo;
+  let restored: number | undefined;
   // A RESTORE of a RESTORE points further back; a rewind loop cannot go on for ever.
   for (let hops = 0; hops < 16; hops++) {
     const parameters = info?.operationParameters ?? {};
@@ -135,12 +169,17 @@ async function viewBase(store: ObjectStore, current: Snapshot): Promise<ViewBase
       const inputs = viewInputsSchema.safeParse(JSON.parse(recorded));
       if (!inputs.success) return "its last refresh recorded its inputs in another form";
       const state = parameters[VIEW_STATE_PARAMETER];
-      return { inputs: inputs.data, ...(typeof state === "string" ? { stateVersion: state } : {}) };
+      return {
+        inputs: inputs.data,
+        ...(typeof state === "string" ? { stateVersion: state } : {}),
+        ...(restored === undefined ? {} : { restored }),
+      };
     }
     if (info?.operation !== "RESTORE")
       return `the view's table was changed by ${info?.operation ?? "a commit"} since its last refresh`;
     const target = Number(parameters["version"]);
     if (!Number.isInteger(target)) return "the view's table was restored to a version it does not name";
+    restored = target;
     try {
       info = findCommitInfo(await readCommit(store, target));
     } catch (error) {
@@ -152,39 +191,53 @@ async function viewBase(store: ObjectStore, current: Snapshot): Promise<ViewBase
   return "the view's table was restored too many times over";
 }
 
-/** The data files `input` gained since `recorded`, or why it did not only gain rows. */
+/**
+ * The data files `input` gained since `recorded`, or why it did more than gain rows. Its lineage is
+ * walked from `now` back to `recorded` as a stream reader walks it (table-stream-plan.ts): a RESTORE
+ * to `recorded` or later (a rewind) skips the abandoned versions, since it gives back exactly that
+ * version's rows; a compaction (`dataChange: false`) changes no rows; every other live commit must
+ * only append. The files the appends added are the rows gained, even when a compaction has since
+ * replaced them: such a file is still readable until VACUUM removes it.
+ */
 async function gainedFiles(
   name: string,
   store: ObjectStore,
   now: Snapshot,
   recorded: { readonly id: string; readonly version: number },
+  reader: string,
   duck: DuckSession | undefined,
 ): Promise<AddFile[] | string> {
   if (now.metadata.id !== recorded.id)
     return `input ${name} was dropped and created again since the last refresh`;
+  if (now.version < recorded.version)
+    return `input ${name} is at version ${now.version}, before version ${recorded.version} the last refresh read`;
   if (now.version === recorded.version) return [];
-  let before: Snapshot;
+  let plan;
   try {
-    before = await loadSnapshot(store, { version: recorded.version, ...(duck ? { duck } : {}) });
+    plan = await planTableSource(
+      { store, flow: reader, upstream: name, snapshot: now, ...(duck ? { duck } : {}) },
+      { kind: "table", tableId: recorded.id, nextVersion: recorded.version + 1, rowsRead: 0 },
+      {},
+    );
   } catch (error) {
-    if (error instanceof VersionNotFoundError)
-      return `version ${recorded.version} of input ${name}, which the last refresh read, is no longer in its log`;
+    if (error instanceof UpstreamRewoundError)
+      return `input ${name} was restored to version ${error.restoredVersion}, before version ${recorded.version} the last refresh read`;
+    if (error instanceof UpstreamChangedError)
+      return `input ${name} had a ${error.operation} that removed rows (version ${error.version}) since the last refresh`;
+    if (error instanceof UpstreamRefreshedError)
+      return `input ${name} was truncated or fully refreshed since the last refresh`;
+    if (error instanceof SourceUnavailableError) return error.message;
     throw error;
   }
-  if (
-    before.metadata.schemaString !== now.metadata.schemaString ||
-    JSON.stringify(before.metadata.partitionColumns) !== JSON.stringify(now.metadata.partitionColumns)
-  )
-    return `input ${name}'s schema changed since the last refresh`;
-  for (const [path, file] of before.files) {
-    const still = now.files.get(path);
-    if (
-      !still ||
-      JSON.stringify(still.deletionVector ?? null) !== JSON.stringify(file.deletionVector ?? null)
-    )
-      return `input ${name} had a delete, update, merge, overwrite, restore, truncate or compaction since the last refresh`;
+  if (!plan) return `input ${name} has no table`;
+  const files: AddFile[] = [];
+  for (const slice of plan.slices) {
+    const file = plan.files.get(slice.path)!;
+    if (!now.files.has(file.path) && !(await store.head(dataFileKey(file.path))))
+      return `data file ${file.path}, which input ${name} gained since the last refresh, was compacted and then removed by VACUUM`;
+    files.push(file);
   }
-  return [...now.files].filter(([path]) => !before.files.has(path)).map(([, file]) => file);
+  return files;
 }
 
 /** What the kept partials mean: the query's signature and the input's schema. */

@@ -44,6 +44,11 @@ export interface TableSourceRef {
   readonly duck?: DuckSession;
   /** Read the table's change data feed (every commit's change rows), not only its appends. */
   readonly changeFeed?: boolean;
+  /**
+   * Plan up to this snapshot of the table, not its latest: a reader that records the version it
+   * read (a materialized view) must take exactly the rows of that version's lineage.
+   */
+  readonly snapshot?: Snapshot;
 }
 
 export type PlannedTableBatch = TableBatchPlan & {
@@ -65,7 +70,8 @@ export async function planTableSource(
 ): Promise<PlannedTableBatch | undefined> {
   let snapshot: Snapshot;
   try {
-    snapshot = await currentSnapshot(source.store, source.duck ? { duck: source.duck } : {});
+    snapshot =
+      source.snapshot ?? (await currentSnapshot(source.store, source.duck ? { duck: source.duck } : {}));
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;
@@ -79,7 +85,7 @@ export async function planTableSource(
   const files = new Map<string, AddFile>();
   let commits =
     from.tableId === snapshot.metadata.id
-      ? await readSourceCommits(source.store, from.nextVersion, snapshot.version, files)
+      ? await readSourceCommits(source, from.nextVersion, snapshot.version, files)
       : [];
   // A reader starting afresh (its dataset refreshed with the upstream's TRUNCATE, or after it) begins
   // after the upstream's latest TRUNCATE: that commit removed every row before it.
@@ -104,7 +110,7 @@ export async function planTableSource(
 
 /** Commits `from..to` in the planner's terms; every added file lands in `files`. */
 async function readSourceCommits(
-  store: ObjectStore,
+  { store, upstream }: TableSourceRef,
   from: number,
   to: number,
   files: Map<string, AddFile>,
@@ -114,6 +120,15 @@ async function readSourceCommits(
   const refs = [...listing.commits.values()]
     .filter((ref) => ref.version >= from && ref.version <= to)
     .sort((a, b) => a.version - b.version);
+  // The log's cleanup removes commits older than its retention once a checkpoint covers them: a
+  // reader that far behind cannot know what they did.
+  const gap = refs.findIndex((ref, i) => ref.version !== from + i);
+  if (gap !== -1 || refs.length !== to - from + 1) {
+    const missing = gap === -1 ? from + refs.length : from + gap;
+    throw new SourceUnavailableError(
+      `version ${missing} of ${upstream}'s log is gone (removed by its log retention, delta.logRetentionDuration): a reader at version ${from} cannot follow the table; fully refresh the reader`,
+    );
+  }
   const out: SourceCommit[] = [];
   for (const { ref, actions } of await readCommits(store, refs)) {
     const commitInfo = findCommitInfo(actions);

@@ -20,6 +20,9 @@ const definition = (landing: string, sql: string) => ({
     {
       type: "streaming_table",
       name: "raw",
+      // Compacts whenever two small files are due: the replay after the rewind compacts the file it
+      // appends with the restored ones, which the view still reads incrementally.
+      properties: { "ebb.autoCompact.minNumFiles": "2" },
       flows: [
         {
           name: "ingest",
@@ -91,12 +94,21 @@ describe("incremental materialized views through the API", () => {
 
     // Back to the point, then the replay: from the restored partials, not from scratch.
     await run(pipelineId, { rewind_spec: { rewind_point_id: point } });
+    // The file landed after the point is read again, with this one: two appends, then a compaction.
     await land([{ k: "b", v: 7 }]);
     await run(pipelineId);
     expect(await totals()).toEqual([
       { k: "a", n: 2, total: 11, hi: 10 },
       { k: "b", n: 2, total: 12, hi: 7 },
     ]);
+    // What a full recompute gives: the view's query over every row of its input.
+    expect(
+      (
+        await cp.client.query(`views.${name}.raw`, {
+          sql: "SELECT k, count(*) AS n, sum(v) AS total, max(v) AS hi FROM t GROUP BY k ORDER BY k",
+        })
+      ).rows,
+    ).toEqual(await totals());
 
     // Another definition: its state would mean something else, so it recomputes.
     await cp.client.editPipeline(pipelineId, {
@@ -131,7 +143,10 @@ describe("incremental materialized views through the API", () => {
       "FULL_RECOMPUTE",
     ]);
     expect(seen[0]!.refresh_reason).toMatch(/no table yet/);
-    expect(seen[2]!.refresh_reason).toMatch(/input raw only gained rows since the last refresh/);
+    expect(seen[1]!.refresh_reason).toMatch(/input raw only gained rows since the last refresh/);
+    expect(seen[2]!.refresh_reason).toMatch(
+      /from the state of its refresh at version \d+, which a RESTORE of the view \(a rewind\) brought back: input raw only gained rows since that refresh \(1 new data files\)/,
+    );
     expect(seen[3]!.refresh_reason).toMatch(/definition changed/);
     expect(seen[4]!.refresh_reason).toMatch(/not a decomposable GROUP BY: median\(\)/);
     expect(seen[5]!.refresh_reason).toMatch(/no table yet \(its first refresh, or a full refresh\)/);
