@@ -330,14 +330,19 @@ export class StateTable {
       );
       keys = `SELECT * FROM ${quoteIdentifier(keysTable)}`;
     }
-    // So many keys reach every bucket anyway: hashing them would only cost time.
     const [count] = await sql.rows(`SELECT count(*)::BIGINT AS n FROM (${keys})`);
-    const bucketOf =
-      Number(count?.["n"] ?? 0) > EVERY_BUCKET_KEYS * this.shape.buckets ? "-1" : this.bucketSql();
-    await sql.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT *, ${bucketOf} AS ${BUCKET} FROM (${keys})`,
-    );
-    const raw = await this.keysRawSql(sql, keysTable);
+    let raw: string | undefined;
+    if (Number(count?.["n"] ?? 0) > EVERY_BUCKET_KEYS * this.shape.buckets) {
+      // So many keys reach every bucket anyway: hashing them, or copying them to note a bucket, would
+      // only cost time.
+      raw = await this.rawSql(sql, this.storedBuckets(Object.keys(this.stored?.parts ?? {}).map(Number)));
+      raw &&= `SELECT r.* FROM (${raw}) r SEMI JOIN (${keys}) k ON ${this.keyMatch("r", "k")}`;
+    } else {
+      await sql.run(
+        `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(keysTable)} AS SELECT *, ${this.bucketSql()} AS ${BUCKET} FROM (${keys})`,
+      );
+      raw = await this.keysRawSql(sql, keysTable);
+    }
     await this.materialize(sql, into, raw && this.mergedSql(raw));
     await sql.run(`DROP TABLE IF EXISTS ${quoteIdentifier(keysTable)}`);
   }
@@ -349,9 +354,7 @@ export class StateTable {
    */
   private async keysRawSql(sql: StateSql, keysTable: string): Promise<string | undefined> {
     const rows = await sql.rows(`SELECT DISTINCT ${BUCKET} AS b FROM ${quoteIdentifier(keysTable)}`);
-    const buckets = rows.map((r) => Number(r["b"]));
-    const stored = buckets.includes(-1) ? Object.keys(this.stored?.parts ?? {}).map(Number) : buckets;
-    const raw = await this.rawSql(sql, this.storedBuckets(stored));
+    const raw = await this.rawSql(sql, this.storedBuckets(rows.map((r) => Number(r["b"]))));
     return (
       raw &&
       `SELECT r.* FROM (${raw}) r SEMI JOIN ${quoteIdentifier(keysTable)} k ON ${this.keyMatch("r", "k")}`
@@ -403,12 +406,12 @@ export class StateTable {
   }
 }
 
-type Change = { readonly kind: "upsert" | "delete"; readonly sql: string };
+type Change = { readonly kind: "upsert" | "insert" | "delete"; readonly sql: string };
 
 /**
  * The changes a batch makes to a state version, applied in the order staged (the last change of a
- * key wins). `commit` writes the next version. An upsert's rows carry every column of the state's
- * schema and at most one row per key.
+ * key wins). `commit` writes the next version. An upsert's (or insert's) rows carry every column of
+ * the state's schema and at most one row per key.
  */
 export class StateWriter {
   readonly #changes = new Map<string, { table: StateTable; changes: Change[] }>();
@@ -421,6 +424,14 @@ export class StateWriter {
 
   upsert(table: StateTable, rowsSql: string): void {
     this.staged(table).push({ kind: "upsert", sql: rowsSql });
+  }
+
+  /**
+   * An upsert of keys the caller knows the parent does not hold (it looked them up): when a table's
+   * changes are all inserts, the write need not look its keys up again to count the bucket's rows.
+   */
+  insert(table: StateTable, rowsSql: string): void {
+    this.staged(table).push({ kind: "insert", sql: rowsSql });
   }
 
   /** Deletes the keys `keysSql` selects (exactly the key columns, by name). */
@@ -477,13 +488,15 @@ export class StateWriter {
  * 1. The changes become one table, the last change per key winning.
  * 2. Only the changed keys are looked up in the parent (`keysMergedSql`): an upsert of a key not
  *    live adds a row, a delete of a live key removes one, so a bucket's count follows from the
- *    parent's without reading the bucket.
+ *    parent's without reading the bucket. Changes that are all inserts need no lookup: each adds a
+ *    row.
  * 3. A bucket is read whole only when it is due a snapshot (amortized: see `snapshotDue`), or when
  *    its oldest time may have grown (a delete in a table with a time column).
  * 4. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
  *    row may have been the oldest, so `loadOlderThan` may read a bucket it need not, never miss one).
  * 5. The buckets' files are written by one partitioned COPY per kind (snapshots, changelogs), not
- *    one statement per bucket, and uploaded together.
+ *    one statement per bucket, and uploaded together. They are sorted by key only when one has more
+ *    than a row group: a file of one row group is skipped or read whole by its statistics either way.
  */
 async function writeTableChanges(
   sql: StateSql,
@@ -494,7 +507,7 @@ async function writeTableChanges(
   const keys = table.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
   const nullValues = table.schema.value.map((c) => `NULL::${c.type} AS ${quoteIdentifier(c.name)}`);
   const parts = changes.map((change, i) => {
-    const columns = change.kind === "upsert" ? table.columnList() : [keys, ...nullValues].join(", ");
+    const columns = change.kind === "delete" ? [keys, ...nullValues].join(", ") : table.columnList();
     return `SELECT ${columns}, ${change.kind === "delete"} AS ${quoteIdentifier(DELETED_COLUMN)}, ${i} AS __ebb_change FROM (${change.sql})`;
   });
   const name = (what: string) => `__ebb_state_${what}_${table.name}`;
@@ -505,22 +518,29 @@ async function writeTableChanges(
   const time = table.shape.timeColumn;
   // 1.
   // A lone upsert has at most one row per key already: no sort to find each key's last change.
-  const lone = changes.length === 1 && changes[0]!.kind === "upsert";
+  const lone = changes.length === 1 && changes[0]!.kind !== "delete";
+  const inserts = changes.every((change) => change.kind === "insert");
   await sql.run(
     `CREATE OR REPLACE TEMP TABLE ${changeTable} AS SELECT * EXCLUDE (__ebb_change), ${table.bucketSql()} AS ${BUCKET} FROM (${parts.join("\nUNION ALL\n")}) ` +
       (lone ? "" : `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`),
   );
   try {
     // 2.
-    const live = await table.keysMergedSql(sql, name("changes"));
-    await sql.run(
-      `CREATE OR REPLACE TEMP TABLE ${liveTable} AS SELECT ${keys} FROM ${live ? `(${live})` : changeTable} WHERE ${live ? "true" : "false"}`,
-    );
+    const live = inserts ? undefined : await table.keysMergedSql(sql, name("changes"));
+    if (!inserts)
+      await sql.run(
+        `CREATE OR REPLACE TEMP TABLE ${liveTable} AS SELECT ${keys} FROM ${live ? `(${live})` : changeTable} WHERE ${live ? "true" : "false"}`,
+      );
     const figures = await sql.rows(
-      `SELECT c.${BUCKET} AS b, count(*) FILTER (WHERE NOT c.${deleted} AND l.__ebb_live IS NULL)::BIGINT AS added, ` +
+      `SELECT c.${BUCKET} AS b, count(*)::BIGINT AS n, ` +
+        `count(*) FILTER (WHERE NOT c.${deleted} AND l.__ebb_live IS NULL)::BIGINT AS added, ` +
         `count(*) FILTER (WHERE c.${deleted} AND l.__ebb_live)::BIGINT AS removed, bool_or(c.${deleted}) AS deletes` +
         `${time ? `, min(epoch_us(c.${quoteIdentifier(time)})) FILTER (WHERE NOT c.${deleted})::DOUBLE AS t` : ""} ` +
-        `FROM ${changeTable} c LEFT JOIN (SELECT *, true AS __ebb_live FROM ${liveTable}) l ON ${table.keyMatch("c", "l")} GROUP BY 1 ORDER BY 1`,
+        `FROM ${changeTable} c ` +
+        (inserts
+          ? "CROSS JOIN (SELECT NULL::BOOLEAN AS __ebb_live) l "
+          : `LEFT JOIN (SELECT *, true AS __ebb_live FROM ${liveTable}) l ON ${table.keyMatch("c", "l")} `) +
+        "GROUP BY 1 ORDER BY 1",
     );
     if (figures.length === 0) return [];
     // 3. The buckets read whole, merged with the changes.
@@ -545,7 +565,14 @@ async function writeTableChanges(
       for (const bucket of whole) if (!exact.has(bucket)) exact.set(bucket, { rows: 0, minTime: undefined });
     }
     const writes: BucketWrite[] = [];
-    const files: { bucket: number; kind: "snapshot" | "changelog"; rows: number; minTime?: number }[] = [];
+    const files: {
+      bucket: number;
+      kind: "snapshot" | "changelog";
+      rows: number;
+      /** Rows of its file: the bucket's live rows for a snapshot, its changes for a changelog. */
+      fileRows: number;
+      minTime?: number;
+    }[] = [];
     for (const figure of figures) {
       const bucket = Number(figure["b"]);
       const part = table.stored?.parts[String(bucket)];
@@ -555,8 +582,9 @@ async function writeTableChanges(
         rows: (part?.rows ?? 0) + Number(figure["added"]) - Number(figure["removed"]),
         minTime: lowerOf(part?.minTime, optionalNumber(figure["t"])),
       };
+      const fileRows = kind === "snapshot" ? rows : Number(figure["n"]);
       if (rows === 0) writes.push({ bucket, kind: "snapshot", rows: 0 });
-      else files.push({ bucket, kind, rows, ...(minTime !== undefined ? { minTime } : {}) });
+      else files.push({ bucket, kind, rows, fileRows, ...(minTime !== undefined ? { minTime } : {}) });
     }
     // 5.
     const sources = {
@@ -565,14 +593,16 @@ async function writeTableChanges(
     };
     const paths = new Map<number, string>();
     for (const kind of ["snapshot", "changelog"] as const) {
-      const buckets = files.filter((f) => f.kind === kind).map((f) => f.bucket);
-      for (const [bucket, path] of await copyBuckets(sql, sources[kind], keys, buckets))
+      const ofKind = files.filter((f) => f.kind === kind);
+      const order = ofKind.some((f) => f.fileRows > ROW_GROUP_ROWS) ? keys : undefined;
+      const buckets = ofKind.map((f) => f.bucket);
+      for (const [bucket, path] of await copyBuckets(sql, sources[kind], order, buckets))
         paths.set(bucket, path);
     }
     const uploaded = await Promise.all(
       files.map((f) => table.version.upload(paths.get(f.bucket)!, stateDataKey(table.version.flow, seq))),
     );
-    files.forEach((f, i) => writes.push({ ...f, file: uploaded[i]! }));
+    files.forEach(({ fileRows: _, ...f }, i) => writes.push({ ...f, file: uploaded[i]! }));
     return writes;
   } finally {
     for (const temp of [changeTable, liveTable, mergedTable]) await sql.run(`DROP TABLE IF EXISTS ${temp}`);
@@ -584,22 +614,22 @@ function storedHash(stored: StateTableManifest): BucketHash {
 }
 
 /**
- * One parquet file per bucket of `buckets`, sorted by key, of `source`'s rows (its BUCKET column
- * names the bucket and is left out of the files). Returns each bucket's local path. One partitioned
- * COPY writes them all; a bucket DuckDB split into several files (it closes files past
+ * One parquet file per bucket of `buckets` of `source`'s rows (its BUCKET column names the bucket and
+ * is left out of the files), sorted by `orderBy` when given. Returns each bucket's local path. One
+ * partitioned COPY writes them all; a bucket DuckDB split into several files (it closes files past
  * `partitioned_write_max_open_files`) is written again alone.
  */
 async function copyBuckets(
   sql: StateSql,
   source: string,
-  keys: string,
+  orderBy: string | undefined,
   buckets: readonly number[],
 ): Promise<Map<number, string>> {
   const paths = new Map<number, string>();
   if (buckets.length === 0) return paths;
   const dir = `${await sql.newPath("")}.d`;
   await sql.run(
-    `COPY (SELECT * FROM (${source}) WHERE ${BUCKET} IN (${buckets.join(", ")}) ORDER BY ${BUCKET}, ${keys}) ` +
+    `COPY (SELECT * FROM (${source}) WHERE ${BUCKET} IN (${buckets.join(", ")})${orderBy ? ` ORDER BY ${BUCKET}, ${orderBy}` : ""}) ` +
       `TO ${quoteLiteral(dir)} (FORMAT parquet, PARTITION_BY (${BUCKET}), ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
   );
   for (const bucket of buckets) {
@@ -611,7 +641,7 @@ async function copyBuckets(
     }
     const alone = await sql.newPath(".parquet");
     await sql.run(
-      `COPY (SELECT * EXCLUDE (${BUCKET}) FROM (${source}) WHERE ${BUCKET} = ${bucket} ORDER BY ${keys}) ` +
+      `COPY (SELECT * EXCLUDE (${BUCKET}) FROM (${source}) WHERE ${BUCKET} = ${bucket}${orderBy ? ` ORDER BY ${orderBy}` : ""}) ` +
         `TO ${quoteLiteral(alone)} (FORMAT parquet, ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`,
     );
     paths.set(bucket, alone);

@@ -10,11 +10,13 @@ import { eventTimeSql } from "./watermark.ts";
  * 1. Within the batch, the first row of each key (arrival order) survives: one narrow hash aggregate
  *    gives each key with its first row's number (and event time).
  * 2. Those keys are read from the state; a key found there is dropped.
- * 3. The surviving keys are remembered, except those already older than the advanced watermark
- *    (they would be let go at once).
+ * 3. The surviving keys are remembered (inserted: step 2 showed the state does not hold them),
+ *    except those already older than the advanced watermark (they would be let go at once).
  * 4. Within the watermark: keys of the state older than the advanced watermark are let go.
- * 5. The batch's output is its rows whose number survived (as SQL: the caller materializes it once,
- *    in arrival order, as the flow's `source`).
+ * 5. The batch's output is its rows whose number survived, as a filter over the batch (so in arrival
+ *    order, with no join to reorder them and no sort to restore it): the surviving numbers are one
+ *    bitstring, bit n - 1 for row n, in a session variable the filter reads. The caller materializes
+ *    the rows once, as the flow's `source`.
  */
 
 export const DEDUP_TABLE = "dedup";
@@ -22,6 +24,7 @@ const EVENT_TIME = "event_time";
 const FIRST = "__ebb_dedup_first";
 const SEEN = "__ebb_dedup_seen";
 const NEW = "__ebb_dedup_new";
+const SURVIVORS = "__ebb_dedup_survivors";
 
 export interface DeduplicateRequest {
   readonly sandbox: Sandbox;
@@ -65,23 +68,34 @@ export async function deduplicate(
     `CREATE OR REPLACE TEMP TABLE ${NEW} AS SELECT f.* FROM ${FIRST} f ANTI JOIN ${SEEN} s ON ${table.keyMatch("f", "s")}`,
   );
   const [counts] = await sandbox.rows(
-    `SELECT (SELECT count(*) FROM ${request.input})::BIGINT - (SELECT count(*) FROM ${NEW})::BIGINT AS d`,
+    `SELECT count(*)::BIGINT AS n, coalesce(max(${row}), 0)::BIGINT AS last, (SELECT count(*) FROM ${NEW})::BIGINT AS kept FROM ${request.input}`,
   );
+  const rows = Number(counts?.["n"] ?? 0);
+  // The input's highest number (a late row dropped before may have taken any number below it).
+  const last = Number(counts?.["last"] ?? 0);
   // 3.
   const watermark = eventTime?.watermark;
   const fresh = eventTime
     ? `SELECT ${keyList}, ${EVENT_TIME} FROM ${NEW}` +
       (watermark !== undefined ? ` WHERE epoch_us(${EVENT_TIME}) >= ${Math.trunc(watermark)}` : "")
     : `SELECT ${keyList} FROM ${NEW}`;
-  request.writer.upsert(table, fresh);
+  request.writer.insert(table, fresh);
   // 4.
   if (eventTime && watermark !== undefined) {
     await table.loadOlderThan(sandbox, watermark, "__ebb_dedup_expired");
     request.writer.delete(table, `SELECT ${keyList} FROM __ebb_dedup_expired`);
   }
-  // 5.
+  // 5. Row numbers run from 1 to at most `last` (a batch has far fewer than the 2^31 rows a bitstring
+  // index allows).
+  if (last > 0)
+    await sandbox.run(
+      `SET VARIABLE ${SURVIVORS} = (SELECT bitstring_agg(${row}, 1::BIGINT, ${last}::BIGINT) FROM ${NEW})`,
+    );
   return {
-    rowsSql: `SELECT * FROM ${request.input} WHERE ${row} IN (SELECT ${row} FROM ${NEW})`,
-    duplicates: Number(counts?.["d"] ?? 0),
+    rowsSql:
+      last > 0
+        ? `SELECT * FROM ${request.input} WHERE get_bit(getvariable('${SURVIVORS}'), (${row} - 1)::INTEGER) = 1`
+        : `SELECT * FROM ${request.input}`,
+    duplicates: rows - Number(counts?.["kept"] ?? 0),
   };
 }

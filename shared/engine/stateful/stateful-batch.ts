@@ -40,8 +40,9 @@ import {
  * 3. Watermark: drop (and count) the rows older than the parent's watermark; advance it from the rest.
  * 4. Deduplicate: keep the first row of each key not seen in the state; remember the new keys; let go
  *    of keys older than the advanced watermark (within_watermark).
- * 5. `source` becomes the surviving rows, in arrival order, for the flow's SQL; a windowed
- *    aggregation instead adds them to its open windows and gives the SQL of the windows it completes.
+ * 5. `source` becomes the surviving rows, in arrival order (steps 3 and 4 filter the numbered rows,
+ *    and a filter keeps their order: no sort), for the flow's SQL; a windowed aggregation instead
+ *    adds them to its open windows and gives the SQL of the windows it completes.
  * 6. Write the next state version (files, then its manifest); the batch's checkpoint names it when
  *    it commits, so a rewind to that checkpoint restores exactly this state.
  */
@@ -179,7 +180,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   }
 
   // 5.
-  await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM (${output}) ORDER BY ${ROW}`);
+  await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM (${output})`);
   let windows: { sql: string; windowsEmitted: number } | undefined;
   if (mark) {
     const statement = await sandbox.parsedQuery(

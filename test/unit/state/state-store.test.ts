@@ -91,11 +91,17 @@ async function write(
   store: ObjectStore,
   parent: StateVersion,
   seq: number,
-  ops: { upsert?: { id: number; n: number; seen?: string }[]; delete?: number[] },
+  ops: {
+    upsert?: { id: number; n: number; seen?: string }[];
+    /** Rows of keys the parent does not hold. */
+    insert?: { id: number; n: number; seen?: string }[];
+    delete?: number[];
+  },
 ): Promise<StateVersion> {
   const writer = parent.writer();
   const table = parent.table("seen", schema, { timeColumn: "seen" });
   if (ops.upsert) writer.upsert(table, rowsSql(ops.upsert));
+  if (ops.insert) writer.insert(table, rowsSql(ops.insert));
   if (ops.delete) writer.delete(table, keysSql(ops.delete));
   const { version } = await writer.commit(sandbox, seq);
   return openStateVersion({ store, flow, ...(version !== undefined ? { version } : {}) });
@@ -283,6 +289,8 @@ describe("the operator state store", () => {
         },
       ),
       delete: fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 4 }),
+      // Only inserts: the upserted keys the parent does not hold, as the deduplicator writes them.
+      inserts: fc.boolean(),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
@@ -292,18 +300,26 @@ describe("the operator state store", () => {
         ];
         for (const [i, step] of ops.entries()) {
           const from = versions[step.parent % versions.length]!;
-          const upserts = [...new Map(step.upsert.map((r) => [r.id, r])).values()].map((r) => ({
-            id: r.id,
-            n: r.n,
-            seen: `2026-02-${String(r.day).padStart(2, "0")} 00:00:00`,
-          }));
+          const upserts = [...new Map(step.upsert.map((r) => [r.id, r])).values()]
+            .filter((r) => !step.inserts || !from.model.has(r.id))
+            .map((r) => ({
+              id: r.id,
+              n: r.n,
+              seen: `2026-02-${String(r.day).padStart(2, "0")} 00:00:00`,
+            }));
+          const deletes = step.inserts ? [] : step.delete;
           const model = new Map(from.model);
           const days = new Map(from.days);
           for (const r of upserts) model.set(r.id, r.n);
           for (const r of upserts) days.set(r.id, Number(r.seen.slice(8, 10)));
-          for (const id of step.delete) model.delete(id);
-          for (const id of step.delete) days.delete(id);
-          const version = await write(store, from.version, i + 1, { upsert: upserts, delete: step.delete });
+          for (const id of deletes) model.delete(id);
+          for (const id of deletes) days.delete(id);
+          const version = await write(
+            store,
+            from.version,
+            i + 1,
+            step.inserts ? { insert: upserts } : { upsert: upserts, delete: deletes },
+          );
           versions.push({ version, model, days });
         }
         for (const [i, { version, model, days }] of versions.entries()) {
