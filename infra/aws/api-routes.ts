@@ -120,8 +120,18 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     ...served(ROUTES.executeStatement, "execute-statement.ts"),
     // event_log('<id>') reads the pipeline and its events; the rest reads tables.
-    access: { tables: { pipelines: R, eventLog: R }, bucket: READ_TABLES, heavy: true },
+    access: {
+      tables: { pipelines: R, eventLog: R },
+      bucket: { "tables/": R, "statements/": RW },
+      heavy: true,
+    },
   },
+  { ...served(ROUTES.getStatement, "get-statement.ts"), access: { bucket: { "statements/": R } } },
+  {
+    ...served(ROUTES.getStatementResultChunk, "get-statement-result-chunk.ts"),
+    access: { bucket: { "statements/": R } },
+  },
+  { ...served(ROUTES.cancelStatement, "cancel-statement.ts"), access: { bucket: { "statements/": R } } },
   // The document is generated from the contracts in the handler's own code: it touches nothing.
   { ...served(ROUTES.getOpenApi, "get-openapi.ts"), access: {} },
 ];

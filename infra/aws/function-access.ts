@@ -4,12 +4,12 @@
  * a function gets exactly the tables, bucket prefixes and state-machine actions it uses.
  */
 
-import type { STATE_PREFIX, TABLES_PREFIX } from "../../shared/store/bucket-layout.ts";
+import type { STATE_PREFIX, STATEMENTS_PREFIX, TABLES_PREFIX } from "../../shared/store/bucket-layout.ts";
 
 export type TableRole = "pipelines" | "updates" | "checkpoints" | "eventLog";
 export type Access = "read" | "readWrite";
 /** Prefixes of the bucket (architecture.md "Storage"). */
-export type BucketPrefix = typeof TABLES_PREFIX | typeof STATE_PREFIX;
+export type BucketPrefix = typeof TABLES_PREFIX | typeof STATE_PREFIX | typeof STATEMENTS_PREFIX;
 
 export interface FunctionAccess {
   readonly tables?: Readonly<Partial<Record<TableRole, Access>>>;

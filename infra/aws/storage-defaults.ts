@@ -1,15 +1,21 @@
-import { RemovalPolicy } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as s3 from "aws-cdk-lib/aws-s3";
+import { STATEMENTS_PREFIX } from "../../shared/store/bucket-layout.ts";
 
 /**
  * Pure prop factories for Ebb's storage. Kept apart from the constructs so the invariants (what must be
  * true of every table and bucket) sit in one readable place.
  */
 
-/** One bucket for tables and operator state: private, TLS-only, encrypted, unversioned, kept. */
+/**
+ * One bucket for tables, operator state and SQL statements' answers: private, TLS-only, encrypted,
+ * unversioned, kept. A statement's answer is read for 24 hours (statement-answers.ts); the day after,
+ * S3 removes it.
+ */
 export function bucketProps(): s3.BucketProps {
   return {
+    lifecycleRules: [{ id: "StatementAnswers", prefix: STATEMENTS_PREFIX, expiration: Duration.days(2) }],
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,
     encryption: s3.BucketEncryption.S3_MANAGED,

@@ -26,6 +26,14 @@ export const PATH_PARAMETERS: Readonly<
     description: "A flow of the pipeline, by its name",
     schema: { type: "string", pattern: "^[a-z_][a-z0-9_]*$", maxLength: 128 },
   },
+  statement_id: {
+    description: "A SQL statement id: the UUID execute-statement answered",
+    schema: { type: "string", pattern: UUID.source },
+  },
+  chunk_index: {
+    description: "A result chunk's index (Ebb answers every result in one chunk, index 0)",
+    schema: { type: "string", pattern: "^[0-9]{1,9}$" },
+  },
   full_name: {
     description: "A table: catalog.schema.table",
     schema: {
@@ -66,6 +74,24 @@ export function updateIdParam(value: string | undefined): string {
     );
   }
   return value;
+}
+
+export function statementIdParam(value: string | undefined): string {
+  if (value === undefined || !UUID.test(value)) {
+    throw new InvalidParameterError(
+      `${JSON.stringify(value ?? "")} is not a statement id (a UUID such as the one execute-statement answered)`,
+    );
+  }
+  return value;
+}
+
+export function chunkIndexParam(value: string | undefined): number {
+  if (value === undefined || !/^[0-9]{1,9}$/.test(value)) {
+    throw new InvalidParameterError(
+      `${JSON.stringify(value ?? "")} is not a chunk index (a number from 0, as in the manifest's chunks)`,
+    );
+  }
+  return Number(value);
 }
 
 /** `catalog.schema.table` (case-insensitive) → its lower-case parts. */

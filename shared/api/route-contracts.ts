@@ -172,6 +172,27 @@ export const ROUTES = {
     body: schemas.executeStatementBody,
     query: noQuery,
   },
+  getStatement: {
+    method: "GET",
+    path: "/api/2.0/sql/statements/{statement_id}",
+    summary: "A statement's answer again (status, manifest, the first chunk), for 24 hours after it ran",
+    body: emptyBody,
+    query: noQuery,
+  },
+  getStatementResultChunk: {
+    method: "GET",
+    path: "/api/2.0/sql/statements/{statement_id}/result/chunks/{chunk_index}",
+    summary: "One chunk of a statement's result (Ebb answers every result in one chunk, index 0)",
+    body: emptyBody,
+    query: noQuery,
+  },
+  cancelStatement: {
+    method: "POST",
+    path: "/api/2.0/sql/statements/{statement_id}/cancel",
+    summary: "Cancel a statement: Ebb answers once a statement is done, so there is never one to cancel",
+    body: emptyBody,
+    query: noQuery,
+  },
   getOpenApi: {
     method: "GET",
     path: "/api/2.0/openapi.json",

@@ -12,6 +12,7 @@ import {
   type TranslatedStatement,
 } from "../sql/index.ts";
 import type { ControlPlane } from "./control-plane.ts";
+import { keepStatementAnswer } from "./statement-answers.ts";
 import { loadStatementSource } from "./statement-sources.ts";
 
 /**
@@ -25,6 +26,7 @@ import { loadStatementSource } from "./statement-sources.ts";
  * 4. Answer `SUCCEEDED` with the manifest and the rows; a failure of the statement is, as on
  *    Databricks, a 200 `FAILED` whose `status.error` carries the class (`[SQL_NOT_SUPPORTED] …`).
  *    Failures of the request itself (its fields) are refused before, as on every route.
+ * 5. Keep the answer for the follow-up calls (statement-answers.ts) before giving it.
  */
 
 const DEFAULT_ROW_LIMIT = 10_000;
@@ -43,7 +45,16 @@ export async function executeStatement(
   plane: ControlPlane,
   body: ExecuteStatementBody,
 ): Promise<StatementResponse> {
-  const statementId = randomUUID();
+  const response = await answer(plane, body, randomUUID());
+  await keepStatementAnswer(plane, response);
+  return response;
+}
+
+async function answer(
+  plane: ControlPlane,
+  body: ExecuteStatementBody,
+  statementId: string,
+): Promise<StatementResponse> {
   const notices = ignoredFields(body);
   const withNotices = notices.length > 0 ? { notices } : {};
   let translated: TranslatedStatement | undefined;

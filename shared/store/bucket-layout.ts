@@ -6,10 +6,13 @@
  * - `state/<pipelineId>/<flowId>/`: a flow's source and operator state files.
  * - `state/<pipelineId>/update-state/<updateId>/`: what one update's steps hand each other (a rewind
  *   plan); the hyphen keeps it apart from every flow's folder (flow ids are identifiers).
+ * - `statements/<statementId>.json`: a SQL statement's answer, kept for `GET …/statements/{id}`
+ *   (the bucket's lifecycle rule removes them).
  */
 
 export const TABLES_PREFIX = "tables/";
 export const STATE_PREFIX = "state/";
+export const STATEMENTS_PREFIX = "statements/";
 
 /** A table's three-part name. */
 export interface TableLocation {
@@ -31,4 +34,9 @@ export function flowStatePrefix(pipelineId: string, flowId: string): string {
 /** The key of a file one update's steps share. */
 export function updateStateKey(pipelineId: string, updateId: string, file: string): string {
   return `${STATE_PREFIX}${pipelineId}/update-state/${updateId}/${file}`;
+}
+
+/** The key of a SQL statement's kept answer. */
+export function statementKey(statementId: string): string {
+  return `${STATEMENTS_PREFIX}${statementId}.json`;
 }

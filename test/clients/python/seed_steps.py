@@ -163,6 +163,12 @@ def sql(statement):
     resp = w.statement_execution.execute_statement(statement=statement, warehouse_id="any", wait_timeout="30s")
     assert isinstance(resp, StatementResponse), resp
     assert resp.status.state == StatementState.SUCCEEDED, resp.status
+    # A script that polls reads the same answer again, and its first chunk, by the statement's id.
+    again = w.statement_execution.get_statement(resp.statement_id)
+    assert again.status.state == StatementState.SUCCEEDED and again.result.data_array == resp.result.data_array
+    chunk = w.statement_execution.get_statement_result_chunk_n(resp.statement_id, 0)
+    assert chunk.chunk_index == 0 and chunk.data_array == resp.result.data_array, chunk
+    w.statement_execution.cancel_execution(resp.statement_id)
     columns = [(c.name, c.type_name.value) for c in resp.manifest.schema.columns]
     return {"columns": columns, "rows": resp.result.data_array or [], "truncated": resp.manifest.truncated}
 

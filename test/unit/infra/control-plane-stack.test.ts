@@ -94,7 +94,7 @@ describe("control plane stack", () => {
         if (!actions.some((action) => action.startsWith("s3:List"))) continue;
         expect(actions, id).toEqual(["s3:ListBucket"]);
         const prefixes = statement.Condition?.["StringLike"]?.["s3:prefix"] as string[];
-        for (const prefix of prefixes) expect(prefix, id).toMatch(/^(tables|state)\/\*$/);
+        for (const prefix of prefixes) expect(prefix, id).toMatch(/^(tables|state|statements)\/\*$/);
       }
     }
   });

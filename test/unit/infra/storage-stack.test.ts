@@ -26,6 +26,14 @@ describe("storage stack", () => {
     });
   });
 
+  it("removes SQL statements' kept answers, and nothing else, two days after they were written", () => {
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: [{ Id: "StatementAnswers", Prefix: "statements/", ExpirationInDays: 2, Status: "Enabled" }],
+      },
+    });
+  });
+
   it("denies every request to the bucket that is not over TLS", () => {
     template.hasResourceProperties("AWS::S3::BucketPolicy", {
       PolicyDocument: {
