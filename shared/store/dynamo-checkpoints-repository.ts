@@ -1,6 +1,5 @@
 import {
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   type DynamoDBDocumentClient,
@@ -9,7 +8,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { CHECKPOINTS_TABLE } from "./table-schemas.ts";
 import { CheckpointNotFoundError, StoreConfigurationError } from "./errors.ts";
-import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
+import { request, transactWrite } from "./dynamo-requests.ts";
 import { activeUpdateCheck, readActiveUpdate } from "./dynamo-pipelines-repository.ts";
 import {
   ROOT_SEQ,
@@ -35,6 +34,12 @@ import {
  * (seq >= 1) and the flow's HEAD item at seq 0 (`headSeq` names the live checkpoint). Offsets are
  * kept as JSON text so they read back exactly (no number or set conversion). A fenced write adds a
  * ConditionCheck on the pipeline's item in the Pipelines table to its transaction.
+ *
+ * Resuming a flow is one GetItem: the HEAD item also holds a copy of HEAD's checkpoint (written by
+ * the transaction that moves HEAD there; a checkpoint never changes once committed) and the highest
+ * seq planned (written by the transaction that plans it, and by each HEAD move). When nothing was
+ * planned above HEAD, that item is the whole answer; otherwise, or for a HEAD item written before
+ * it held them, the checkpoints from HEAD up are queried as well.
  */
 
 const PARTITION = CHECKPOINTS_TABLE.partitionKey;
@@ -60,10 +65,15 @@ interface CheckpointItem {
 interface HeadItem {
   readonly flowKey: string;
   readonly seq: typeof ROOT_SEQ;
-  readonly headSeq: number;
-  readonly movedAt: number;
+  /** Absent until HEAD first moves (a flow whose first batch is only planned). */
+  readonly headSeq?: number;
+  readonly movedAt?: number;
   /** The highest seq planned at the last `moveHead` (absent: never moved). */
   readonly abandonedThrough?: number;
+  /** The highest seq planned, on any branch (absent on items written before it was kept). */
+  readonly plannedThrough?: number;
+  /** A copy of the checkpoint at `headSeq` (absent at the root, and on older items). */
+  readonly headCheckpoint?: CheckpointItem;
 }
 
 export interface DynamoCheckpointsRepositoryOptions {
@@ -89,8 +99,11 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
   }
 
   async head(flow: FlowRef): Promise<FlowHead> {
-    const seq = await this.headSeq(flow);
+    const headItem = await this.headItem(flow);
+    const seq = headItem?.headSeq ?? ROOT_SEQ;
     if (seq === ROOT_SEQ) return { seq };
+    const copy = headItem?.headCheckpoint;
+    if (copy?.seq === seq) return { seq, checkpoint: toCheckpoint(copy) };
     const checkpoint = await this.get(flow, seq);
     return checkpoint ? { seq, checkpoint } : { seq };
   }
@@ -98,19 +111,28 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
   async resume(flow: FlowRef): Promise<FlowResume> {
     const headItem = await this.headItem(flow);
     const seq = headItem?.headSeq ?? ROOT_SEQ;
-    // One scan from HEAD's own checkpoint (seq 0, the HEAD item, is never a checkpoint).
+    const abandonedThrough = headItem?.abandonedThrough ?? ROOT_SEQ;
+    const copy = headItem?.headCheckpoint;
+    const copied = seq === ROOT_SEQ ? copy === undefined : copy?.seq === seq;
+    if (copied && headItem?.plannedThrough !== undefined && headItem.plannedThrough <= seq) {
+      const head = copy ? { seq, checkpoint: toCheckpoint(copy) } : { seq };
+      return { head, after: [], abandonedThrough };
+    }
+    // One scan from HEAD's own checkpoint, or from above it when the HEAD item holds its copy (seq
+    // 0, the HEAD item, is never a checkpoint).
     const scanned: Checkpoint[] = [];
-    let afterSeq: number | undefined = seq === ROOT_SEQ ? ROOT_SEQ : seq - 1;
+    let afterSeq: number | undefined = seq === ROOT_SEQ || copied ? seq : seq - 1;
     while (afterSeq !== undefined) {
       const page = await this.list(flow, { afterSeq });
       scanned.push(...page.checkpoints);
       afterSeq = page.nextAfterSeq;
     }
-    const checkpoint = seq === ROOT_SEQ ? undefined : scanned.find((c) => c.seq === seq);
+    const checkpoint =
+      seq === ROOT_SEQ ? undefined : copied && copy ? toCheckpoint(copy) : scanned.find((c) => c.seq === seq);
     return {
       head: checkpoint ? { seq, checkpoint } : { seq },
       after: scanned.filter((c) => c.seq > seq),
-      abandonedThrough: headItem?.abandonedThrough ?? ROOT_SEQ,
+      abandonedThrough,
     };
   }
 
@@ -128,20 +150,26 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       ...(planned.updateId !== undefined ? { updateId: planned.updateId } : {}),
       plannedAt: this.now(),
     };
-    // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once.
+    // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once; the
+    // HEAD item learns the seq in the same transaction.
     const put = { TableName: this.table, Item: item, ConditionExpression: `attribute_not_exists(${SORT})` };
-    if (planned.activeUpdateId === undefined) {
-      const outcome = await conditionalWrite(() => this.client.send(new PutCommand(put)));
-      return outcome.written
-        ? { outcome: "planned", checkpoint: toCheckpoint(item) }
-        : { outcome: "seq-taken", seq };
-    }
-    const fence = this.fence(flow, planned.activeUpdateId);
+    const plannedThrough = {
+      Update: {
+        TableName: this.table,
+        Key: { [PARTITION]: flowKey(flow), [SORT]: ROOT_SEQ },
+        UpdateExpression: "SET plannedThrough = :seq",
+        ExpressionAttributeValues: { ":seq": seq },
+      },
+    };
     const result = await transactWrite(() =>
-      this.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, fence] })),
+      this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [{ Put: put }, plannedThrough, ...this.fences(flow, planned.activeUpdateId)],
+        }),
+      ),
     );
     if (result.ok) return { outcome: "planned", checkpoint: toCheckpoint(item) };
-    if (result.failedConditions.includes(1)) return this.fenced(flow);
+    if (result.failedConditions.includes(2)) return this.fenced(flow);
     return { outcome: "seq-taken", seq };
   }
 
@@ -149,6 +177,13 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     const planned = await this.get(flow, seq);
     if (!planned) throw new CheckpointNotFoundError(flowKey(flow), seq);
     if (planned.status === "COMMITTED") return { outcome: "already-committed", checkpoint: planned };
+    const checkpoint: Checkpoint = {
+      ...planned,
+      status: "COMMITTED",
+      tableVersion: committed.tableVersion,
+      committedAt: committed.committedAt,
+      ...(committed.stateVersion !== undefined ? { stateVersion: committed.stateVersion } : {}),
+    };
 
     const result = await transactWrite(() =>
       this.client.send(
@@ -171,24 +206,13 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
                 },
               },
             },
-            this.headUpdate(flow, seq, planned.parent),
+            this.headUpdate(flow, seq, planned.parent, { copy: toItem(checkpoint) }),
             ...this.fences(flow, committed.activeUpdateId),
           ],
         }),
       ),
     );
-    if (result.ok) {
-      return {
-        outcome: "committed",
-        checkpoint: {
-          ...planned,
-          status: "COMMITTED",
-          tableVersion: committed.tableVersion,
-          committedAt: committed.committedAt,
-          ...(committed.stateVersion !== undefined ? { stateVersion: committed.stateVersion } : {}),
-        },
-      };
-    }
+    if (result.ok) return { outcome: "committed", checkpoint };
     if (result.failedConditions.includes(0)) {
       // Committed by a concurrent retry of the same step between the read and the transaction.
       const now = await this.get(flow, seq);
@@ -232,8 +256,13 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
   async moveHead(flow: FlowRef, seq: number, options: MoveHeadOptions = {}): Promise<MoveHeadResult> {
     // Only the active update plans, and it does not plan while it moves HEAD: nothing is planned
     // between this read and the transaction.
-    const abandonedThrough = await this.maxSeq(flow);
-    const headUpdate = this.headUpdate(flow, seq, options.expectedHead, abandonedThrough);
+    const [abandonedThrough, target] = await Promise.all([this.maxSeq(flow), this.get(flow, seq)]);
+    // A target that is not committed fails the transaction's check below: no copy to keep then.
+    const copy = target?.status === "COMMITTED" ? toItem(target) : undefined;
+    const headUpdate = this.headUpdate(flow, seq, options.expectedHead, {
+      abandonedThrough,
+      ...(copy ? { copy } : {}),
+    });
     const items = [
       headUpdate,
       ...this.fences(flow, options.activeUpdateId),
@@ -311,29 +340,39 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
   }
 
   /**
-   * Sets HEAD to `seq`; with `expected`, only if HEAD is there now (an absent HEAD is at the root);
-   * with `abandonedThrough`, a move that abandons the batches planned so far.
+   * Sets HEAD to `seq` with `copy`, its checkpoint (none at the root, or when unknown: a stale copy is
+   * removed); with `expected`, only if HEAD is there now (an absent HEAD is at the root); with
+   * `abandonedThrough` (the highest seq planned), a move that abandons the batches planned so far.
    */
-  private headUpdate(flow: FlowRef, seq: number, expected: number | undefined, abandonedThrough?: number) {
+  private headUpdate(
+    flow: FlowRef,
+    seq: number,
+    expected: number | undefined,
+    moved: { readonly abandonedThrough?: number; readonly copy?: CheckpointItem } = {},
+  ) {
     const condition =
       expected === undefined
         ? undefined
         : expected === ROOT_SEQ
           ? "attribute_not_exists(headSeq) OR headSeq = :expected"
           : "headSeq = :expected";
+    const { abandonedThrough, copy } = moved;
+    const sets = ["headSeq = :seq", "movedAt = :now"];
+    if (abandonedThrough !== undefined)
+      sets.push("abandonedThrough = :abandoned", "plannedThrough = :abandoned");
+    if (copy) sets.push("headCheckpoint = :copy");
     return {
       Update: {
         TableName: this.table,
         Key: { [PARTITION]: flowKey(flow), [SORT]: ROOT_SEQ },
-        UpdateExpression:
-          "SET headSeq = :seq, movedAt = :now" +
-          (abandonedThrough !== undefined ? ", abandonedThrough = :abandoned" : ""),
+        UpdateExpression: `SET ${sets.join(", ")}${copy ? "" : " REMOVE headCheckpoint"}`,
         ...(condition ? { ConditionExpression: condition } : {}),
         ExpressionAttributeValues: {
           ":seq": seq,
           ":now": this.now(),
           ...(expected !== undefined ? { ":expected": expected } : {}),
           ...(abandonedThrough !== undefined ? { ":abandoned": abandonedThrough } : {}),
+          ...(copy ? { ":copy": copy } : {}),
         },
       },
     };
@@ -370,6 +409,25 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     const output: QueryCommandOutput = await request(() => this.client.send(new QueryCommand(input)));
     return (output.Items?.[0]?.[SORT] as number | undefined) ?? ROOT_SEQ;
   }
+}
+
+/** The item of a checkpoint (`toCheckpoint`'s inverse): the HEAD item's copy of HEAD's checkpoint. */
+function toItem(checkpoint: Checkpoint): CheckpointItem {
+  return {
+    flowKey: flowKey(checkpoint.flow),
+    seq: checkpoint.seq,
+    pipelineId: checkpoint.flow.pipelineId,
+    flowId: checkpoint.flow.flowId,
+    parent: checkpoint.parent,
+    checkpointStatus: checkpoint.status,
+    offsetsJson: JSON.stringify(checkpoint.offsets),
+    ...(checkpoint.stateRef !== undefined ? { stateRef: checkpoint.stateRef } : {}),
+    ...(checkpoint.updateId !== undefined ? { updateId: checkpoint.updateId } : {}),
+    plannedAt: checkpoint.plannedAt,
+    ...(checkpoint.tableVersion !== undefined ? { tableVersion: checkpoint.tableVersion } : {}),
+    ...(checkpoint.committedAt !== undefined ? { committedAt: checkpoint.committedAt } : {}),
+    ...(checkpoint.stateVersion !== undefined ? { stateVersion: checkpoint.stateVersion } : {}),
+  };
 }
 
 function toCheckpoint(item: CheckpointItem): Checkpoint {
