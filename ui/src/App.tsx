@@ -57,7 +57,9 @@ export function App({ config }: { config: AppConfig }) {
     );
   }, [auth, cognito]);
 
-  // Any 401 (an expired session after a restart, a sign-out elsewhere) shows the sign-in page.
+  // Any 401 (an expired session after a restart, a sign-out elsewhere) shows the sign-in page. The
+  // page renders beside the probe, not after it: its own requests start at once, and a 401 on the
+  // probe replaces it with the sign-in page as soon as it is known.
   const probe = usePipelines(auth === "unknown" || auth === "in");
   const unauthenticated = isUnauthenticated(probe.error);
   useEffect(() => {
@@ -79,7 +81,6 @@ export function App({ config }: { config: AppConfig }) {
       />
     );
   }
-  if (probe.isPending) return <div className="splash">Loading…</div>;
 
   return (
     <div className="shell">
