@@ -213,12 +213,24 @@ async function startAndFollow(
     command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT_UPDATE_FAILED });
 }
 
-/** A stateful flow's operators in the live progress line, as Spark's `stateOperators` read. */
+/**
+ * A stateful flow's operators in the live progress line, as Spark's `stateOperators` read: the
+ * state and what the watermark dropped, then each operator's own figures, then the watermark. A
+ * server that does not name the operators gets the figures it sends.
+ */
 function stateLine(state: NonNullable<FlowProgress["state"]>): string {
-  return [
+  const runs = (...names: string[]) =>
+    state.operator_names === undefined || names.some((name) => state.operator_names!.includes(name));
+  const parts = [
     `state ${state.num_rows_total} rows, ${state.state_bytes} bytes`,
     `${state.num_rows_dropped_by_watermark} late dropped`,
-    `${state.num_duplicates_dropped} duplicates dropped`,
-    `watermark ${state.watermark ?? "none"}`,
-  ].join(", ");
+  ];
+  if (runs("dedupe", "dedupeWithinWatermark"))
+    parts.push(`${state.num_duplicates_dropped} duplicates dropped`);
+  if (runs("stateStoreSave") && state.num_windows_emitted !== undefined)
+    parts.push(`${state.num_windows_emitted} windows emitted`);
+  if (runs("symmetricHashJoin") && state.num_joined_rows !== undefined)
+    parts.push(`${state.num_joined_rows} joined rows`, `${state.num_left_outer_rows ?? 0} left outer rows`);
+  parts.push(`watermark ${state.watermark ?? "none"}`);
+  return parts.join(", ");
 }

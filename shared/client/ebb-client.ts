@@ -37,12 +37,20 @@ export interface FlowProgress {
   readonly rows_in: number;
   readonly rows_out: number;
   readonly status: string;
-  /** A stateful flow: its state after the latest batch, the rows this update dropped, the watermark. */
+  /**
+   * A stateful flow: its state after the latest batch, what this update's batches dropped, emitted
+   * and joined, the watermark. Fields a server of an earlier version does not send are optional.
+   */
   readonly state?: {
+    /** Spark's `operatorName`s: `dedupe`, `dedupeWithinWatermark`, `stateStoreSave`, `symmetricHashJoin`. */
+    readonly operator_names?: readonly string[];
     readonly num_rows_total: number;
     readonly state_bytes: number;
     readonly num_rows_dropped_by_watermark: number;
     readonly num_duplicates_dropped: number;
+    readonly num_windows_emitted?: number;
+    readonly num_joined_rows?: number;
+    readonly num_left_outer_rows?: number;
     readonly watermark: string | null;
   };
 }

@@ -15,27 +15,40 @@ export interface FlowProgressView {
   /** RUNNING while batches commit; COMPLETED once caught up; FAILED. */
   readonly status: string;
   /**
-   * A stateful flow's operators (Spark's `stateOperators`): the state after its latest batch, the
-   * rows this update dropped as late or duplicate, and the watermark.
+   * A stateful flow's operators (Spark's `stateOperators`): the state after its latest batch, what
+   * this update's batches dropped (late, duplicate), emitted (windows) and joined, and the watermark.
    */
   readonly state?: FlowStateProgressView;
 }
 
 export interface FlowStateProgressView {
+  /** Spark's `operatorName` of each operator the flow ran (`dedupe`, `stateStoreSave`, …). */
+  readonly operator_names: readonly string[];
   readonly num_rows_total: number;
   readonly state_bytes: number;
   readonly num_rows_dropped_by_watermark: number;
   readonly num_duplicates_dropped: number;
+  readonly num_windows_emitted: number;
+  /** A stream-stream join: the pairs written, and the unmatched left rows written (LEFT OUTER). */
+  readonly num_joined_rows?: number;
+  readonly num_left_outer_rows?: number;
   readonly watermark: string | null;
 }
 
-/** The stateful part of a batch's `flow_progress` (event-recorder.ts writes it). */
+/**
+ * The stateful part of a batch's `flow_progress` (event-recorder.ts writes it). Fields added later
+ * are optional: events written before them still read.
+ */
 const batchStateSchema = z.object({
   state_operators: z.object({
+    operator_names: z.array(z.string()).optional(),
     num_rows_total: z.number(),
     state_bytes: z.number(),
     num_rows_dropped_by_watermark: z.number(),
     num_duplicates_dropped: z.number(),
+    num_windows_emitted: z.number().optional(),
+    num_joined_rows: z.number().optional(),
+    num_left_outer_rows: z.number().optional(),
   }),
   event_time: z.object({ watermark: z.string().nullable() }),
 });
@@ -87,30 +100,39 @@ export function flowProgress(events: readonly PipelineEvent[]): Record<string, F
     };
     const batch = event.origin.batch_id !== undefined;
     const stateful = batch ? batchStateSchema.safeParse(event.details["flow_progress"]) : undefined;
-    const state = stateful?.success ? stateful.data : undefined;
+    const state = stateful?.success ? stateProgress(previous.state, stateful.data) : previous.state;
     flows[flow] = {
       ...(event.origin.dataset_name !== undefined ? { dataset: event.origin.dataset_name } : {}),
       batches: previous.batches + (batch ? 1 : 0),
       rows_in: previous.rows_in + (batch ? (details.metrics?.num_input_rows ?? 0) : 0),
       rows_out: previous.rows_out + (batch ? (details.metrics?.num_output_rows ?? 0) : 0),
       status: details.status ?? previous.status,
-      ...(state
-        ? {
-            state: {
-              num_rows_total: state.state_operators.num_rows_total,
-              state_bytes: state.state_operators.state_bytes,
-              num_rows_dropped_by_watermark:
-                (previous.state?.num_rows_dropped_by_watermark ?? 0) +
-                state.state_operators.num_rows_dropped_by_watermark,
-              num_duplicates_dropped:
-                (previous.state?.num_duplicates_dropped ?? 0) + state.state_operators.num_duplicates_dropped,
-              watermark: state.event_time.watermark,
-            },
-          }
-        : previous.state
-          ? { state: previous.state }
-          : {}),
+      ...(state ? { state } : {}),
     };
   }
   return flows;
+}
+
+/** A flow's state after one more batch: the state and watermark as the batch left them, counts summed. */
+function stateProgress(
+  previous: FlowStateProgressView | undefined,
+  batch: z.infer<typeof batchStateSchema>,
+): FlowStateProgressView {
+  const figures = batch.state_operators;
+  const sum = (name: "num_joined_rows" | "num_left_outer_rows") =>
+    figures[name] === undefined && previous?.[name] === undefined
+      ? {}
+      : { [name]: (previous?.[name] ?? 0) + (figures[name] ?? 0) };
+  return {
+    operator_names: [...new Set([...(previous?.operator_names ?? []), ...(figures.operator_names ?? [])])],
+    num_rows_total: figures.num_rows_total,
+    state_bytes: figures.state_bytes,
+    num_rows_dropped_by_watermark:
+      (previous?.num_rows_dropped_by_watermark ?? 0) + figures.num_rows_dropped_by_watermark,
+    num_duplicates_dropped: (previous?.num_duplicates_dropped ?? 0) + figures.num_duplicates_dropped,
+    num_windows_emitted: (previous?.num_windows_emitted ?? 0) + (figures.num_windows_emitted ?? 0),
+    ...sum("num_joined_rows"),
+    ...sum("num_left_outer_rows"),
+    watermark: batch.event_time.watermark,
+  };
 }

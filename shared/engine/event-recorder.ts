@@ -237,6 +237,7 @@ export function eventError(error: unknown, fatal: boolean): EventError {
 function stateDetails(state: StateProgress): Record<string, unknown> {
   return {
     state_operators: {
+      operator_names: state.operators,
       num_rows_total: state.numRowsTotal,
       state_bytes: state.stateBytes,
       num_rows_dropped_by_watermark: state.numRowsDroppedByWatermark,

@@ -57,10 +57,24 @@ export interface StatefulBatchContext {
   readonly seq: number;
 }
 
+/**
+ * The stateful operators a flow runs, by the `operatorName` Spark gives them in `stateOperators`
+ * (a flow with only a watermark runs none: it keeps just the watermark).
+ */
+export const STATE_OPERATOR_NAMES = {
+  dedupe: "dedupe",
+  dedupeWithinWatermark: "dedupeWithinWatermark",
+  windowAggregation: "stateStoreSave",
+  join: "symmetricHashJoin",
+} as const;
+export type StateOperatorName = (typeof STATE_OPERATOR_NAMES)[keyof typeof STATE_OPERATOR_NAMES];
+
 /** What a batch's operators did: the `stateOperators` a Spark user reads in progress. */
 export interface StateProgress {
   /** The state version the batch's checkpoint names. */
   readonly version: string | undefined;
+  /** The operators that ran, in order. */
+  readonly operators: readonly StateOperatorName[];
   readonly numRowsTotal: number;
   readonly stateBytes: number;
   readonly numRowsDroppedByWatermark: number;
@@ -204,7 +218,16 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   }
 
   // 6.
+  const operators: StateOperatorName[] = [];
+  if (dedup)
+    operators.push(
+      dedup.within_watermark && mark
+        ? STATE_OPERATOR_NAMES.dedupeWithinWatermark
+        : STATE_OPERATOR_NAMES.dedupe,
+    );
+  if (windows) operators.push(STATE_OPERATOR_NAMES.windowAggregation);
   return finish(context, writer, {
+    operators,
     dropped,
     duplicates,
     windowsEmitted: windows?.windowsEmitted ?? 0,
@@ -214,6 +237,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
 }
 
 interface OperatorFigures {
+  readonly operators: readonly StateOperatorName[];
   readonly dropped: number;
   readonly duplicates?: number;
   readonly windowsEmitted?: number;
@@ -232,6 +256,7 @@ async function finish(
   const { watermark } = figures;
   return {
     version: written.version,
+    operators: figures.operators,
     numRowsTotal: written.metrics.rows,
     stateBytes: written.metrics.bytes,
     numRowsDroppedByWatermark: figures.dropped,
@@ -291,6 +316,7 @@ async function joinBatch(
     right: side(JOINED_INPUT, rightColumns, rightMark),
   });
   return {
+    operators: [STATE_OPERATOR_NAMES.join],
     dropped: result.dropped,
     joined: { pairs: result.pairs, leftOuterRows: result.leftOuterRows },
     query: result.sql,
