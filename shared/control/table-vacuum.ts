@@ -47,7 +47,7 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
     files_protected: result.filesProtected,
     files_within_retention: result.filesWithinRetention,
     files: result.filesToDelete.map((file) => ({ path: file.key, size: file.size })),
-    /** Keys of the bucket: operator and source state of the table's flows that no live point needs. */
+    /** Keys of the bucket: operator and source state of the table's flows (or a materialized view's incremental state) that no live point needs. */
     state_files: result.stateFilesToDelete,
     ...(owner === undefined
       ? {

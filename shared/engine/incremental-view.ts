@@ -115,7 +115,7 @@ const full = (reason: string): IncrementalChoice => ({ refresh: "FULL_RECOMPUTE"
 export async function chooseIncremental(request: ChoiceRequest): Promise<IncrementalChoice> {
   const { current, plan, read } = request;
   if (!current) return full("the view has no table yet (its first refresh, or a full refresh)");
-  const base = await viewBase(request.viewStore, current);
+  const base = await viewBase(request.viewStore, current.commitInfo);
   if (typeof base === "string") return full(base);
   if (JSON.stringify(base.inputs.view) !== JSON.stringify(request.inputs.view))
     return full("the view's definition changed since its last refresh");
@@ -157,9 +157,27 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
   };
 }
 
-/** Step 1, or why there is no base. */
-async function viewBase(store: ObjectStore, current: Snapshot): Promise<ViewBase | string> {
-  let info = current.commitInfo;
+/**
+ * The state version the view's table at `version` continues from: that of the refresh its contents
+ * come from (step 1), if it kept one and that refresh is still in the log. A VACUUM of the view's
+ * state keeps it for each version a live rewind point restores, and for HEAD.
+ */
+export async function viewStateAt(viewStore: ObjectStore, version: number): Promise<string | undefined> {
+  let info: Snapshot["commitInfo"];
+  try {
+    info = findCommitInfo(await readCommit(viewStore, version));
+  } catch (error) {
+    // A refresh after a RESTORE to it could not read its base either (step 1): it recomputes.
+    if (error instanceof VersionNotFoundError) return undefined;
+    throw error;
+  }
+  const base = await viewBase(viewStore, info);
+  return typeof base === "string" ? undefined : base.stateVersion;
+}
+
+/** Step 1, from the commit that made the view's table what it is, or why there is no base. */
+async function viewBase(store: ObjectStore, head: Snapshot["commitInfo"]): Promise<ViewBase | string> {
+  let info = head;
   let restored: number | undefined;
   // A RESTORE of a RESTORE points further back; a rewind loop cannot go on for ever.
   for (let hops = 0; hops < 16; hops++) {

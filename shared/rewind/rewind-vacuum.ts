@@ -1,7 +1,10 @@
 import { DeltaTable, type VacuumPlan, type VacuumRequest } from "../delta/index.ts";
 import { vacuumFlowState } from "../state/index.ts";
 import { stateFilesOf } from "./checkpoint-offsets.ts";
-import { writersOf } from "./pipeline-datasets.ts";
+import { viewStateAt } from "../engine/incremental-view.ts";
+import { viewStateFlowId } from "../engine/materialized-view.ts";
+import type { ObjectStore } from "../store/object-store.ts";
+import { datasetOf, writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindPoint } from "./rewind-point.ts";
 import { listRewindPoints } from "./rewind-points.ts";
@@ -15,6 +18,9 @@ import { listRewindPoints } from "./rewind-points.ts";
  * 2. The operator state of each flow writing the dataset: the state files of its HEAD checkpoint and
  *    of the checkpoint every live point names for it are kept (with every file their manifests
  *    list); the rest of the flow's state folder older than the same retention is deleted.
+ * 3. A materialized view's incremental state the same way: the state versions that its table's
+ *    latest version and each protected version continue from (the refresh commits name them) are
+ *    kept, the rest of its state folder older than the retention is deleted.
  *
  * So a rewind to any live point inside retention cannot fail because of a vacuum.
  */
@@ -46,7 +52,17 @@ async function liveStateKeys(
   return keys;
 }
 
-/** VACUUM of a dataset's table and its flows' state, keeping every live point's files (a dry run deletes nothing). */
+/** Step 3: the state versions a materialized view's table at `versions` continues from. */
+async function liveViewStateKeys(store: ObjectStore, versions: readonly number[]): Promise<string[]> {
+  const keys = new Set<string>();
+  for (const version of new Set(versions)) {
+    const key = await viewStateAt(store, version);
+    if (key) keys.add(key);
+  }
+  return [...keys];
+}
+
+/** VACUUM of a dataset's table and its flows' (or view's) state, keeping every live point's files (a dry run deletes nothing). */
 export async function vacuumDataset(
   env: RewindEnvironment,
   dataset: string,
@@ -55,7 +71,7 @@ export async function vacuumDataset(
   VacuumPlan & {
     readonly deleted: boolean;
     readonly protectedVersions: readonly number[];
-    /** The state files deleted (or, in a dry run, to delete), per flow writing the dataset. */
+    /** The state files deleted (or, in a dry run, to delete): of the flows writing the dataset, or of the view. */
     readonly stateFilesToDelete: readonly string[];
   }
 > {
@@ -64,8 +80,8 @@ export async function vacuumDataset(
   const table = await DeltaTable.open(env.tableStore(dataset), { clock: env.clock });
   let plan: VacuumPlan & { readonly deleted: boolean };
   let live: number[];
+  const latest = table.snapshot.version;
   try {
-    const latest = table.snapshot.version;
     // A point whose version the log no longer holds cannot be restored anyway; VACUUM cannot load it.
     live = versions.filter((v) => v <= latest);
     plan = await table.vacuum({ ...request, protectedVersions: live });
@@ -78,6 +94,17 @@ export async function vacuumDataset(
       store: env.stateStore,
       flow: flowRef(env, flow.name),
       liveKeys: await liveStateKeys(env, flow.name, points),
+      now: env.clock(),
+      retentionMs: plan.retentionMs,
+      ...(request.dryRun ? { dryRun: true } : {}),
+    });
+    stateFiles.push(...state.delete);
+  }
+  if (datasetOf(env.pipeline, dataset)?.type === "materialized_view") {
+    const state = await vacuumFlowState({
+      store: env.stateStore,
+      flow: { pipelineId: env.pipelineId, flowId: viewStateFlowId(dataset) },
+      liveKeys: await liveViewStateKeys(env.tableStore(dataset), [latest, ...live]),
       now: env.clock(),
       retentionMs: plan.retentionMs,
       ...(request.dryRun ? { dryRun: true } : {}),

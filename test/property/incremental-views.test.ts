@@ -2,15 +2,18 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DeltaTable } from "../../shared/delta/index.ts";
 import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
+import { vacuumDataset } from "../../shared/rewind/rewind-vacuum.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
  * A materialized view kept incrementally equals the view recomputed from all data: random appends
  * (in random batch splits: one batch per update, or one per file), deletes straight on the input
  * table, point captures, rewinds to random points (by id or by timestamp, onto abandoned timelines),
- * full refreshes and definition changes, run through the real engine and the update driver on memory
- * stores. After every step the view's table equals the model: the view's query evaluated over the
- * input's rows (or, right after a rewind, what the view held at the point).
+ * compactions of the input, time passing beyond the points' retention, zero-retention VACUUMs of the
+ * input and the view (which must keep the view's state every live point restores), full refreshes and definition changes, run through the
+ * real engine and the update driver on memory stores. After every step the view's table equals the
+ * model: the view's query evaluated over the input's rows (or, right after a rewind, what the view
+ * held at the point).
  *
  * The view's partial aggregates live in the state store, named by its refresh commits; a rewind
  * restores the view's table and so its state. An engine that kept the abandoned timeline's partials
@@ -84,6 +87,8 @@ type Step =
   | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean }
   | { readonly kind: "delete"; readonly v: number }
   | { readonly kind: "redefine" }
+  | { readonly kind: "vacuum" }
+  | { readonly kind: "age" }
   | { readonly kind: "fullRefresh" };
 
 const row = fc.record({
@@ -114,6 +119,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant("delete" as const), v: fc.integer({ min: 1, max: 9 }) }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "redefine" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "vacuum" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "age" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "fullRefresh" as const }) },
 );
 
@@ -155,18 +162,19 @@ const round = (value: number | null) => (value === null ? null : Math.round(valu
 const ordered = (rows: readonly ViewRow[]) =>
   [...rows].map((r) => ({ ...r, mean: round(r.mean) })).sort((a, b) => (a.k ?? -1) - (b.k ?? -1));
 
-/** Runs the steps; returns the refresh kinds the view's events reported, in order. */
+/** Runs the steps; returns the refresh kinds the view's events reported, in order, and the view's state files VACUUM deleted. */
 async function runSequence(
   perFile: boolean,
   steps: readonly Step[],
   compaction: Compaction = "default",
-): Promise<string[]> {
+): Promise<{ kinds: string[]; vacuumedState: string[] }> {
   const h = new RewindHarness();
   let query = 0;
   await h.deploy(definition(h.landingUri, perFile, QUERIES[query]!, compaction));
   const files = new Map<string, Row[]>();
   let model: ModelState = { processedFiles: [], raw: [], view: [] };
   const points: { id: string; time: number; state: ModelState; stale: boolean }[] = [];
+  const vacuumedState: string[] = [];
   const refreshed = (state: ModelState): ModelState => ({
     ...state,
     view: QUERIES[query]!.evaluate(state.raw),
@@ -243,6 +251,22 @@ async function runSequence(
         await h.run();
         model = refreshed(ingest(model));
         break;
+      case "vacuum":
+        // Zero retention: every file no live point (or HEAD) needs goes, the view's state included.
+        for (const dataset of ["raw", "totals"]) {
+          const result = await vacuumDataset(h.env(), dataset, {
+            retentionHours: 0,
+            allowShortRetention: true,
+          });
+          if (dataset === "totals") vacuumedState.push(...result.stateFilesToDelete);
+        }
+        break;
+      case "age":
+        // Past the rewind points' retention (7 days): every point so far expires, and with them the
+        // view's state they restore becomes VACUUM's to remove.
+        h.clock.advance(8 * 24 * 3600 * 1000);
+        for (const point of points) point.stale = true;
+        break;
       case "fullRefresh":
         await h.refresh({ full_refresh: true });
         for (const point of points) point.stale = true;
@@ -251,9 +275,10 @@ async function runSequence(
     }
     await check();
   }
-  return (await h.eventsOf("flow_progress"))
+  const kinds = (await h.eventsOf("flow_progress"))
     .filter((e) => e.origin.flow_name === "totals")
     .map((e) => String((e.details["flow_progress"] as { refresh?: string }).refresh));
+  return { kinds, vacuumedState };
 }
 
 describe("incremental materialized views against a reference model", () => {
@@ -300,7 +325,7 @@ describe("incremental materialized views against a reference model", () => {
   }, 3_600_000);
 
   it("refreshes incrementally after appends and after a rewind, and recomputes otherwise", async () => {
-    const kinds = await runSequence(false, [
+    const { kinds } = await runSequence(false, [
       { kind: "update", files: [[{ k: 1, v: 3 }]], capture: true },
       { kind: "update", files: [[{ k: 1, v: 2 }]], capture: true },
       { kind: "rewind", pick: 0, byTimestamp: false },
@@ -323,7 +348,7 @@ describe("incremental materialized views against a reference model", () => {
   }, 600_000);
 
   it("refreshes incrementally from the restored state when compactions replaced the files it reads", async () => {
-    const kinds = await runSequence(
+    const { kinds } = await runSequence(
       true,
       [
         { kind: "update", files: [[{ k: 1, v: 3 }]], capture: true },
@@ -337,5 +362,30 @@ describe("incremental materialized views against a reference model", () => {
     // Every refresh but the first reads the appended files, compacted away or not (the rewind itself
     // refreshes nothing).
     expect(kinds).toEqual(["FULL_RECOMPUTE", "INCREMENTAL", "INCREMENTAL", "INCREMENTAL", "INCREMENTAL"]);
+  }, 600_000);
+
+  it("keeps through VACUUM the view's state that live points restore, and removes the rest", async () => {
+    const { kinds, vacuumedState } = await runSequence(false, [
+      { kind: "update", files: [[{ k: 1, v: 3 }]], capture: false },
+      { kind: "update", files: [[{ k: 1, v: 2 }]], capture: false },
+      { kind: "age" },
+      { kind: "update", files: [[{ k: 2, v: 4 }]], capture: true },
+      { kind: "update", files: [[{ k: 2, v: 1 }]], capture: false },
+      { kind: "vacuum" },
+      { kind: "rewind", pick: 0, byTimestamp: false },
+      { kind: "update", files: [[{ k: 3, v: 5 }]], capture: false },
+    ]);
+    // The state of the refreshes before the points' retention went; the point's was kept, so the
+    // replay after the rewind to it continues from it.
+    expect(vacuumedState.length).toBeGreaterThan(0);
+    expect(vacuumedState.every((key) => key.includes("/view.totals/"))).toBe(true);
+    expect(kinds).toEqual([
+      "FULL_RECOMPUTE",
+      "INCREMENTAL",
+      "INCREMENTAL",
+      "INCREMENTAL",
+      "INCREMENTAL",
+      "INCREMENTAL",
+    ]);
   }, 600_000);
 });
