@@ -1,8 +1,10 @@
 import type { RequestAuth } from "./request-auth.ts";
+import { withRetries } from "./request-retry.ts";
 
 /**
  * A small typed client of Ebb's HTTP API (api.md), used by the CLI, the demo, the benchmarks and the
- * tests. Every error answer becomes an `EbbApiError` with the API's `error_code`.
+ * tests. Every error answer becomes an `EbbApiError` with the API's `error_code`; a throttled
+ * request, or a read whose connection dropped, is sent again (request-retry.ts).
  */
 
 export class EbbApiError extends Error {
@@ -143,7 +145,9 @@ export class EbbClient {
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
       ...(await this.#auth.headers({ method, url, body })),
     };
-    const response = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const response = await withRetries(method, () =>
+      fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) }),
+    );
     const text = await response.text();
     let parsed: unknown;
     try {
