@@ -20,7 +20,7 @@ import {
   canonicalSelect,
   writeShape,
 } from "./ebb-tables.ts";
-import { writePipelineTables } from "./pipeline-tables.ts";
+import { PIPELINE_RUNS } from "./pipeline-runs.ts";
 
 /**
  * delta-rs (the `deltalake` Python package) reads every shape of table Ebb writes, at every
@@ -116,17 +116,19 @@ describe("delta-rs reads the tables Ebb writes", () => {
         const place = placeFor(where, shape.name);
         await add(shape.name, place, await writeShape(duck, place.store, shape));
       }
-      const pipeline = placeFor(where, "pipeline");
-      for (const [dataset, prefix] of Object.entries(await writePipelineTables(pipeline.store))) {
-        const place = {
-          ...pipeline,
-          store: withPrefix(pipeline.store, prefix),
-          uri: `${pipeline.uri}/${prefix.replace(/\/$/, "")}`,
-        };
-        await add(`pipeline ${dataset}`, place, await DeltaTable.open(place.store, { duck }));
-        // The rewind RESTOREd the table and the replay wrote after it.
-        const operations = tables.at(-1)!.expected.history.map((h) => h.operation);
-        expect(operations.indexOf("RESTORE"), dataset).toBeGreaterThan(0);
+      for (const [label, write] of PIPELINE_RUNS) {
+        const pipeline = placeFor(where, label);
+        for (const [dataset, prefix] of Object.entries(await write(pipeline.store))) {
+          const place = {
+            ...pipeline,
+            store: withPrefix(pipeline.store, prefix),
+            uri: `${pipeline.uri}/${prefix.replace(/\/$/, "")}`,
+          };
+          await add(`${label} ${dataset}`, place, await DeltaTable.open(place.store, { duck }));
+          // The rewind RESTOREd the table and the replay wrote after it.
+          const operations = tables.at(-1)!.expected.history.map((h) => h.operation);
+          expect(operations.indexOf("RESTORE"), `${label} ${dataset}`).toBeGreaterThan(0);
+        }
       }
       const ebbDone = Date.now();
       const seen = await deltaRs({ tables: tables.map((t) => t.spec) });

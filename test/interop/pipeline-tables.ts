@@ -63,7 +63,7 @@ function definition(landingUri: string, cleanedSql: string) {
  * Wall time, strictly increasing: Spark dates a commit by its log file's modification time, so the
  * commits' own timestamps must be near it.
  */
-class WallClock extends TestClock {
+export class WallClock extends TestClock {
   #last = 0;
   override readonly now = (): number => (this.#last = Math.max(Date.now(), this.#last + 1));
 }

@@ -26,7 +26,7 @@ import {
   sortRows,
   writeShape,
 } from "./ebb-tables.ts";
-import { writePipelineTables } from "./pipeline-tables.ts";
+import { PIPELINE_RUNS } from "./pipeline-runs.ts";
 import { SparkDriver } from "./spark-driver.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../support/aws.ts";
 
@@ -172,6 +172,17 @@ describe("Spark and Ebb read each other's Delta tables", () => {
     };
   }
 
+  /** The latest version, the RESTORE and the version before it. */
+  function aroundRestore(expected: Expected): Expected {
+    const restore = expected.history.find((h) => h.operation === "RESTORE")!.version;
+    const latest = Math.max(...Object.keys(expected.versions).map(Number));
+    const picked = [restore - 1, restore, latest].map(String);
+    return {
+      ...expected,
+      versions: Object.fromEntries(Object.entries(expected.versions).filter(([v]) => picked.includes(v))),
+    };
+  }
+
   it("Spark reads every shape of table Ebb writes at its latest versions and around each RESTORE: rows, history, change feed", async () => {
     const started = Date.now();
     const tables: { name: string; uri: string; expected: Expected }[] = [];
@@ -203,23 +214,23 @@ describe("Spark and Ebb read each other's Delta tables", () => {
         await table.close();
       }
     }
-    // The tables a pipeline wrote across a rewind and replay: the latest version, the RESTORE and
-    // the bad deploy's version before it (every version is delta-rs's to check), history, change feed.
-    const root = path.join(folder, "ebb-pipeline");
-    for (const [dataset, prefix] of Object.entries(await writePipelineTables(new LocalObjectStore(root)))) {
-      const uri = path.join(root, prefix);
-      const store = new LocalObjectStore(uri);
-      const table = await DeltaTable.open(store, { duck });
-      try {
-        const expected = await ebbView(duck, store, table);
-        const restore = expected.history.find((h) => h.operation === "RESTORE")!.version;
-        const picked = [restore - 1, restore, table.snapshot.version].map(String);
-        const versions = Object.fromEntries(
-          Object.entries(expected.versions).filter(([v]) => picked.includes(v)),
-        );
-        tables.push({ name: `pipeline ${dataset}`, uri, expected: { ...expected, versions } });
-      } finally {
-        await table.close();
+    // The tables pipelines wrote across a rewind and replay (every version is delta-rs's to check),
+    // history, change feed. A pipeline's three tables at the latest version, the RESTORE and the bad
+    // deploy's version before it; the shared sink also at the versions after the RESTORE (its
+    // replay, then one writer's DELETE and rewrite).
+    for (const [label, write] of PIPELINE_RUNS) {
+      const root = path.join(folder, `ebb-${label.replace(/[^a-z0-9]+/gi, "-")}`);
+      for (const [dataset, prefix] of Object.entries(await write(new LocalObjectStore(root)))) {
+        const uri = path.join(root, prefix);
+        const store = new LocalObjectStore(uri);
+        const table = await DeltaTable.open(store, { duck });
+        try {
+          const expected = await ebbView(duck, store, table);
+          const picked = label === "shared sink" ? sparkVersions(expected) : aroundRestore(expected);
+          tables.push({ name: `${label} ${dataset}`, uri, expected: picked });
+        } finally {
+          await table.close();
+        }
       }
     }
     const ebbDone = Date.now();

@@ -1,0 +1,15 @@
+import type { ObjectStore } from "../../shared/store/object-store.ts";
+import { writePipelineTables } from "./pipeline-tables.ts";
+import { writeSharedSinkTables } from "./shared-sink-table.ts";
+
+/**
+ * The pipelines the suite runs for other engines to read, each across a rewind and replay: a label
+ * and the run, which answers each dataset's table root (a key prefix of the store it ran on).
+ */
+export const PIPELINE_RUNS: readonly (readonly [
+  label: string,
+  write: (store: ObjectStore) => Promise<Record<string, string>>,
+])[] = [
+  ["pipeline", writePipelineTables],
+  ["shared sink", writeSharedSinkTables],
+];
