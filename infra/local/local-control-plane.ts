@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
 import { ENVIRONMENT } from "../../functions/runtime/environment.ts";
+import { startActivityStepFunctions } from "./activity-step-functions.ts";
 import { serveApi } from "./api-server.ts";
 import { FunctionHost } from "./function-host.ts";
 import { LocalStepFunctions } from "./local-step-functions.ts";
@@ -21,7 +22,9 @@ import {
  * Ebb's control plane on one machine (architecture.md "Two ways to run, one stack"), over stand-ins
  * already running with the storage provisioned: the synthesized stack's functions in process, its
  * state machine definition run by aws-local-stepfunctions behind a Step Functions endpoint, its API
- * routes on 127.0.0.1 behind a bearer token, and its schedule on a timer.
+ * routes on 127.0.0.1 behind a bearer token, and its schedule on a timer. Or, with
+ * `startControlPlaneOnActivities`, the same with the state machine on another Step Functions
+ * (LocalStack's), its tasks served from this process as activities.
  */
 
 export interface LocalControlPlaneOptions {
@@ -44,36 +47,96 @@ export interface LocalControlPlaneOptions {
   readonly localRoots: readonly string[];
 }
 
-export interface LocalControlPlane {
+/** A local control plane, wherever its state machine runs. */
+export interface LocalControlPlaneBase {
   /** `http://127.0.0.1:<port>`: the API. */
   readonly endpoint: string;
   readonly token: string;
-  readonly stepFunctions: LocalStepFunctions;
+  /** The Step Functions API the functions start, stop and describe executions on. */
   readonly stepFunctionsEndpoint: string;
+  /** The update state machine there. */
+  readonly stateMachineArn: string;
   readonly host: FunctionHost;
-  /** Stops serving, stops running executions, and waits for them. */
+  /** Stops serving, waits for running executions to end, and stops running them. */
   stop(): Promise<void>;
 }
 
+/** The local control plane with its state machine run in process. */
+export interface LocalControlPlane extends LocalControlPlaneBase {
+  readonly stepFunctions: LocalStepFunctions;
+}
+
 export async function startLocalControlPlane(options: LocalControlPlaneOptions): Promise<LocalControlPlane> {
+  const stack = localStack(options);
+  const stepFunctions = new LocalStepFunctions(
+    localStateMachineArn(options.endpoints.region, stack.machine.logicalId),
+    stack.machine.definition,
+    stack.host,
+  );
+  const sfnServer = await serveStepFunctions(stepFunctions, options.endpoints.credentials);
+  const plane = await serveControlPlane(options, stack.host, {
+    endpoint: sfnServer.endpoint,
+    stateMachineArn: stepFunctions.stateMachineArn,
+    stop: async () => {
+      await stepFunctions.settled();
+      await sfnServer.close();
+    },
+  });
+  return { ...plane, stepFunctions };
+}
+
+/**
+ * The local control plane with its state machine on the Step Functions at `stepFunctionsEndpoint`
+ * (signed with the stand-ins' credentials), its tasks activities this process serves
+ * (activity-step-functions.ts).
+ */
+export async function startControlPlaneOnActivities(
+  options: LocalControlPlaneOptions & { readonly stepFunctionsEndpoint: string },
+): Promise<LocalControlPlaneBase> {
+  const stack = localStack(options);
+  const machine = await startActivityStepFunctions({
+    endpoint: options.stepFunctionsEndpoint,
+    aws: options.endpoints,
+    logicalId: stack.machine.logicalId,
+    definition: stack.machine.definition,
+    host: stack.host,
+  });
+  try {
+    return await serveControlPlane(options, stack.host, {
+      endpoint: options.stepFunctionsEndpoint,
+      stateMachineArn: machine.stateMachineArn,
+      stop: () => machine.stop(),
+    });
+  } catch (error) {
+    await machine.stop();
+    throw error;
+  }
+}
+
+/** The template's functions (hosted here) and its state machine, every token resolved. */
+function localStack(options: LocalControlPlaneOptions) {
   const { template, logicalIds } = options.ebb;
-  const { region } = options.endpoints;
   const physicalNames = Object.fromEntries(
     (Object.keys(logicalIds) as (keyof StorageNames)[]).map((role) => [
       logicalIds[role],
       options.storage[role],
     ]),
   );
-  const resolve = tokenResolver(template, physicalNames, region);
-  const host = new FunctionHost(templateFunctions(template, resolve));
-  const machine = templateStateMachine(template, resolve);
-  const stepFunctions = new LocalStepFunctions(
-    localStateMachineArn(region, machine.logicalId),
-    machine.definition,
-    host,
-  );
-  const sfnServer = await serveStepFunctions(stepFunctions, options.endpoints.credentials);
+  const resolve = tokenResolver(template, physicalNames, options.endpoints.region);
+  return {
+    host: new FunctionHost(templateFunctions(template, resolve)),
+    machine: templateStateMachine(template, resolve),
+  };
+}
 
+/** The functions' environment, the API and the schedules, over a state machine already running. */
+async function serveControlPlane(
+  options: LocalControlPlaneOptions,
+  host: FunctionHost,
+  machine: { readonly endpoint: string; readonly stateMachineArn: string; stop(): Promise<void> },
+): Promise<LocalControlPlaneBase> {
+  const { template } = options.ebb;
+  const { region } = options.endpoints;
   host.applyEnvironment();
   Object.assign(process.env, {
     AWS_REGION: region,
@@ -81,7 +144,9 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     AWS_SECRET_ACCESS_KEY: options.endpoints.credentials.secretAccessKey,
     AWS_ENDPOINT_URL_S3: options.endpoints.s3Endpoint,
     AWS_ENDPOINT_URL_DYNAMODB: options.endpoints.dynamoDbEndpoint,
-    [ENVIRONMENT.stepFunctionsEndpoint]: sfnServer.endpoint,
+    [ENVIRONMENT.stepFunctionsEndpoint]: machine.endpoint,
+    // The template's ARN, unless the machine runs elsewhere under a name of its own.
+    [ENVIRONMENT.stateMachineArn]: machine.stateMachineArn,
     [ENVIRONMENT.localRoots]: JSON.stringify(options.localRoots.map((root) => path.resolve(root))),
   });
 
@@ -112,14 +177,13 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
   return {
     endpoint: api.endpoint,
     token,
-    stepFunctions,
-    stepFunctionsEndpoint: sfnServer.endpoint,
+    stepFunctionsEndpoint: machine.endpoint,
+    stateMachineArn: machine.stateMachineArn,
     host,
     stop: async () => {
       for (const timer of timers) clearInterval(timer);
       await api.close();
-      await stepFunctions.settled();
-      await sfnServer.close();
+      await machine.stop();
     },
   };
 }
