@@ -24,7 +24,14 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     let storage;
     try {
       storage = await provisionEbb(localstack.endpoints, await loadSynthesizedEbb());
-      provide(project, { backend, endpoints: localstack.endpoints, storage });
+      provide(project, {
+        backend,
+        endpoints: localstack.endpoints,
+        storage,
+        ...("stepFunctionsEndpoint" in localstack
+          ? { stepFunctionsEndpoint: localstack.stepFunctionsEndpoint }
+          : {}),
+      });
     } catch (error) {
       await localstack.stop();
       throw error;

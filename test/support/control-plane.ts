@@ -2,17 +2,25 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { loadSynthesizedEbb } from "../../infra/local/ebb-synthesis-cache.ts";
-import { startLocalControlPlane, type LocalControlPlane } from "../../infra/local/local-control-plane.ts";
+import {
+  startControlPlaneOnActivities,
+  startLocalControlPlane,
+  type LocalControlPlane,
+  type LocalControlPlaneBase,
+} from "../../infra/local/local-control-plane.ts";
 import { EbbClient } from "../../shared/client/ebb-client.ts";
 import { bearerAuth } from "../../shared/client/request-signer.ts";
 import { testAws } from "./aws.ts";
 
 /**
  * The local control plane (API, state machine, functions in process) over the run's stand-ins, with a
- * client holding its token and a landing folder for auto_loader sources.
+ * client holding its token and a landing folder for auto_loader sources. On a backend with a Step
+ * Functions of its own (`localstack-host`) the update state machine runs there, its tasks served from
+ * this process as activities, unless `inProcessStepFunctions` asks for the in-process runner (a test
+ * that reads what that runner counts).
  */
-export interface TestControlPlane {
-  readonly plane: LocalControlPlane;
+export interface TestControlPlane<Plane extends LocalControlPlaneBase = LocalControlPlaneBase> {
+  readonly plane: Plane;
   readonly client: EbbClient;
   /** An absolute folder auto_loader flows can read. */
   readonly landing: string;
@@ -21,17 +29,36 @@ export interface TestControlPlane {
   close(): Promise<void>;
 }
 
-export async function startTestControlPlane(options: { uiAssets?: string } = {}): Promise<TestControlPlane> {
+interface TestControlPlaneOptions {
+  readonly uiAssets?: string;
+  readonly inProcessStepFunctions?: boolean;
+}
+
+export async function startTestControlPlane(
+  options: TestControlPlaneOptions & { readonly inProcessStepFunctions: true },
+): Promise<TestControlPlane<LocalControlPlane>>;
+export async function startTestControlPlane(options?: TestControlPlaneOptions): Promise<TestControlPlane>;
+export async function startTestControlPlane(
+  options: TestControlPlaneOptions = {},
+): Promise<TestControlPlane> {
   const aws = testAws();
-  const plane = await startLocalControlPlane({
+  const { inProcessStepFunctions = false, ...rest } = options;
+  const settings = {
     endpoints: aws.endpoints,
     storage: aws.storage,
     ebb: await loadSynthesizedEbb(),
     schedules: false,
     // Tests land files in fresh temporary folders (and write definition files beside them).
     localRoots: [os.tmpdir()],
-    ...options,
-  });
+    ...rest,
+  };
+  const plane =
+    aws.stepFunctionsEndpoint === undefined || inProcessStepFunctions
+      ? await startLocalControlPlane(settings)
+      : await startControlPlaneOnActivities({
+          ...settings,
+          stepFunctionsEndpoint: aws.stepFunctionsEndpoint,
+        });
   const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-landing-"));
   return {
     plane,

@@ -41,6 +41,8 @@ const RECENT_LINES = 60;
 
 export interface LocalStackHost {
   readonly endpoints: Required<AwsEndpoints>;
+  /** Its Step Functions, which runs the update state machine with activities for tasks. */
+  readonly stepFunctionsEndpoint: string;
   /** Its process group: the Python runtime and the JVM it starts. */
   readonly pgid: number;
   stop(): Promise<void>;
@@ -156,6 +158,7 @@ async function launch(root: string): Promise<LocalStackHost> {
       s3Endpoint: url,
       dynamoDbEndpoint: url,
     },
+    stepFunctionsEndpoint: url,
     pgid,
     stop,
   };

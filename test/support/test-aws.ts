@@ -11,6 +11,12 @@ export interface TestAws {
   readonly endpoints: Required<AwsEndpoints>;
   /** Ebb's bucket and tables, provisioned from the synthesized stack. Shared by every test file. */
   readonly storage: StorageNames;
+  /**
+   * A Step Functions API that runs state machines (LocalStack's, on `localstack-host`): the test
+   * control planes run the update state machine there, their tasks served in process as activities.
+   * Absent: they run it in process (aws-local-stepfunctions), as `npm start` does.
+   */
+  readonly stepFunctionsEndpoint?: string;
 }
 
 export type TestBackend = "embedded" | "localstack" | "localstack-host";

@@ -1,4 +1,7 @@
+import { DescribeExecutionCommand, SFNClient, StopExecutionCommand } from "@aws-sdk/client-sfn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executionArnOf } from "../../../functions/runtime/sfn-update-executions.ts";
+import { testAws } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
@@ -50,10 +53,15 @@ describe("an update whose execution is gone", () => {
       if (batches >= 3 || update.state === "COMPLETED") break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const arn = cp.plane.stepFunctions.describe(
-      `${cp.plane.stepFunctions.stateMachineArn.replace(":stateMachine:", ":execution:")}:${lost}`,
-    ).executionArn;
-    cp.plane.stepFunctions.stop(arn);
+    const executionArn = executionArnOf(cp.plane.stateMachineArn, lost);
+    const sfn = stepFunctions(cp);
+    await sfn.send(new StopExecutionCommand({ executionArn }));
+    // AWS (and the in-process runner) report it ABORTED at once; LocalStack only once the task in
+    // hand is answered (localstack-state-machine.test.ts pins that).
+    while ((await sfn.send(new DescribeExecutionCommand({ executionArn }))).status === "RUNNING") {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    sfn.destroy();
     expect((await cp.client.getUpdate(pipelineId, lost)).update.state).not.toMatch(
       /COMPLETED|FAILED|CANCELED/,
     );
@@ -73,3 +81,9 @@ describe("an update whose execution is gone", () => {
     expect(rows).toEqual([{ n: FILES, ids: FILES, lo: 1, hi: FILES }]);
   }, 180_000);
 });
+
+/** The plane's Step Functions, as an operator outside Ebb would reach it. */
+function stepFunctions(cp: TestControlPlane): SFNClient {
+  const { region, credentials } = testAws().endpoints;
+  return new SFNClient({ endpoint: cp.plane.stepFunctionsEndpoint, region, credentials });
+}
