@@ -4,6 +4,8 @@ import { quoteIdentifier } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { isStatefulFlow } from "../engine/stateful/stateful-batch.ts";
 import { describeWatermark, watermarkMetaSchema } from "../engine/stateful/watermark.ts";
+import { WINDOWS_TABLE } from "../engine/stateful/window-aggregation.ts";
+import { windowStateRows, type NamedStateRows } from "../engine/stateful/window-state-rows.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 import type { FlowDefinition } from "../pipeline/definition-schema.ts";
 import { allFlows } from "../rewind/pipeline-datasets.ts";
@@ -32,7 +34,8 @@ import { loadPipeline, rewindEnvironment, type ControlPlane } from "./control-pl
  * 2. Open that version (its manifest): tables, row counts, watermark. Versions never change, so the
  *    pages of one listing stay consistent while the flow runs on.
  * 3. The page: rows of every state table, by table name then key, as `{table, key, value}`; only the
- *    tables the page covers are read.
+ *    tables the page covers are read. A windowed aggregation's rows and columns carry the names of
+ *    the flow's SQL (window-state-rows.ts), not the engine's own.
  */
 
 const DEFAULT_PAGE = 1000;
@@ -131,10 +134,10 @@ export async function readFlowState(
     .sort()
     .map((name) => state.storedTable(name)!);
   const watermark = watermarkMetaSchema.safeParse(state.meta["watermark"]);
-
   // 3.
   const size = query.max_results ?? DEFAULT_PAGE;
-  const rows = await pageRows(tables, at.o, size);
+  const { rows, names } = await pageRows(tables, at.o, size, state.meta["window"]);
+  const named = (table: StateTable) => names.get(table.name);
   const total = tables.reduce((sum, table) => sum + table.rows, 0);
   return {
     pipeline_id: pipelineId,
@@ -145,8 +148,8 @@ export async function readFlowState(
     watermark: watermark.success ? describeWatermark(watermark.data.micros)! : null,
     tables: tables.map((table) => ({
       name: table.name,
-      key_columns: table.schema.key,
-      value_columns: table.schema.value,
+      key_columns: named(table)?.keyColumns ?? table.schema.key,
+      value_columns: named(table)?.valueColumns ?? table.schema.value,
       num_rows: table.rows,
     })),
     rows,
@@ -154,17 +157,41 @@ export async function readFlowState(
   };
 }
 
-/** Rows `offset .. offset + size` of the tables' rows laid end to end, each table ordered by its key. */
+/**
+ * Rows `offset .. offset + size` of the tables' rows laid end to end, each table ordered by its key,
+ * and the user's names of the tables that have them (a windowed aggregation's, from its signature).
+ */
 async function pageRows(
   tables: readonly StateTable[],
   offset: number,
   size: number,
-): Promise<{ table: string; key: Record<string, unknown>; value: Record<string, unknown> }[]> {
+  windowSignature: unknown,
+): Promise<{
+  rows: { table: string; key: Record<string, unknown>; value: Record<string, unknown> }[];
+  names: Map<string, NamedStateRows>;
+}> {
   const page: { table: string; key: Record<string, unknown>; value: Record<string, unknown> }[] = [];
+  const names = new Map<string, NamedStateRows>();
   let start = 0;
   let sandbox: Sandbox | undefined;
   try {
     for (const table of tables) {
+      if (table.name === WINDOWS_TABLE) {
+        const opened = (sandbox ??= await Sandbox.open());
+        const template = (await opened.parsedQuery("SELECT 1", "a template")) as { node: object };
+        const render = async (node: unknown) =>
+          (
+            await opened.deparse({
+              ...template,
+              node: {
+                ...template.node,
+                select_list: [{ ...(node as object), alias: "", query_location: 0 }],
+              },
+            })
+          ).replace(/^SELECT\s+/i, "");
+        const named = await windowStateRows(windowSignature, table.schema, render);
+        if (named) names.set(table.name, named);
+      }
       const end = start + table.rows;
       const from = Math.max(offset, start);
       const to = Math.min(offset + size, end);
@@ -178,15 +205,17 @@ async function pageRows(
           `SELECT * FROM __ebb_state_read ORDER BY ${keys} LIMIT ${to - from} OFFSET ${from - (end - table.rows)}`,
         ),
       );
+      const named = names.get(table.name);
       for (const row of rows)
         page.push({
           table: table.name,
-          key: Object.fromEntries(table.schema.key.map((c) => [c.name, row[c.name]])),
-          value: Object.fromEntries(table.schema.value.map((c) => [c.name, row[c.name]])),
+          key: named?.key(row) ?? Object.fromEntries(table.schema.key.map((c) => [c.name, row[c.name]])),
+          value:
+            named?.value(row) ?? Object.fromEntries(table.schema.value.map((c) => [c.name, row[c.name]])),
         });
     }
   } finally {
     await sandbox?.close();
   }
-  return page;
+  return { rows: page, names };
 }

@@ -9,7 +9,7 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  * local runtime: a deduplicating flow, a windowed aggregation and a stream-stream join each show the
  * state (rows, bytes), the rows the watermark dropped, their own figures (duplicates dropped, windows
  * emitted, joined and left outer rows) and the watermark; `ebb updates get --json` carries the same
- * figures with Spark's operator names.
+ * figures with Spark's operator names; `ebb state` shows a window's state under the flow's names.
  */
 
 const EVENTS = "{ id: BIGINT, ts: TIMESTAMP }";
@@ -113,6 +113,22 @@ describe("ebb run's progress for stateful flows", () => {
     expect(last(first.out)).toMatch(
       /attribute 1 rows\/1 batches \(state \d+ rows, \d+ bytes, 0 late dropped, 1 joined rows, 0 left outer rows, watermark 2026-01-01T11:55:00\.000Z\)/,
     );
+
+    // The state reader shows the open window under the flow's names, not the engine's.
+    const windowState = await ebb("state", pipelineId, "windows", "--json");
+    expect(windowState.code, windowState.err).toBe(EXIT.ok);
+    expect(
+      windowState.out
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([
+      {
+        table: "windows",
+        key: { window: { start: "2026-01-01T12:00:00.000Z", end: "2026-01-01T12:10:00.000Z" } },
+        value: { "count(*)": 3 },
+      },
+    ]);
 
     // The second: a late event and a duplicate; the watermark passes the first window's end and the
     // unmatched click's range, so the window and the left outer row are written.
