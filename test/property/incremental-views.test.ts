@@ -7,13 +7,14 @@ import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
  * A materialized view kept incrementally equals the view recomputed from all data: random appends
- * (in random batch splits: one batch per update, or one per file), deletes straight on the input
- * table, point captures, rewinds to random points (by id or by timestamp, onto abandoned timelines),
+ * (in random batch splits: one batch per update, or one per file), deletes and RESTOREs (to an
+ * earlier version: the view's state then holds rows its input lost) straight on the input table,
+ * point captures, rewinds to random points (by id or by timestamp, onto abandoned timelines),
  * compactions of the input, time passing beyond the points' retention, zero-retention VACUUMs of the
- * input and the view (which must keep the view's state every live point restores), full refreshes and definition changes, run through the
- * real engine and the update driver on memory stores. After every step the view's table equals the
- * model: the view's query evaluated over the input's rows (or, right after a rewind, what the view
- * held at the point).
+ * input and the view (which must keep the view's state every live point restores), full refreshes
+ * and definition changes, run through the real engine and the update driver on memory stores.
+ * After every step the view's table equals the model: the view's query evaluated over the input's
+ * rows (or, right after a rewind, what the view held at the point).
  *
  * The view's partial aggregates live in the state store, named by its refresh commits; a rewind
  * restores the view's table and so its state. An engine that kept the abandoned timeline's partials
@@ -86,6 +87,7 @@ type Step =
   | { readonly kind: "update"; readonly files: readonly (readonly Row[])[]; readonly capture: boolean }
   | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean }
   | { readonly kind: "delete"; readonly v: number }
+  | { readonly kind: "restore"; readonly pick: number }
   | { readonly kind: "redefine" }
   | { readonly kind: "vacuum" }
   | { readonly kind: "age" }
@@ -119,6 +121,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant("delete" as const), v: fc.integer({ min: 1, max: 9 }) }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "redefine" as const }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("restore" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.constant({ kind: "vacuum" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "age" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "fullRefresh" as const }) },
@@ -175,6 +178,17 @@ async function runSequence(
   let model: ModelState = { processedFiles: [], raw: [], view: [] };
   const points: { id: string; time: number; state: ModelState; stale: boolean }[] = [];
   const vacuumedState: string[] = [];
+  // The input's versions after each step, with its rows then (what a RESTORE to one gives back).
+  const inputVersions: { version: number; raw: readonly Row[] }[] = [];
+  let inputId: string | undefined;
+  const rawTable = async () => {
+    const table = await DeltaTable.open(h.tableStore("raw"), { clock: h.clock.now });
+    try {
+      return { version: table.snapshot.version, id: table.snapshot.metadata.id };
+    } finally {
+      await table.close();
+    }
+  };
   const refreshed = (state: ModelState): ModelState => ({
     ...state,
     view: QUERIES[query]!.evaluate(state.raw),
@@ -245,6 +259,24 @@ async function runSequence(
         model = refreshed(ingest(model));
         break;
       }
+      case "restore": {
+        // A user's RESTORE of the input, not a rewind, to a version before the one the view last
+        // read: its state holds rows the input no longer has, so it must recompute.
+        const { version } = await rawTable();
+        const targets = inputVersions.filter((v) => v.version < version);
+        if (targets.length === 0) continue;
+        const target = targets[s.pick % targets.length]!;
+        const table = await DeltaTable.open(h.tableStore("raw"), { clock: h.clock.now });
+        try {
+          await table.restore({ to: { version: target.version } });
+        } finally {
+          await table.close();
+        }
+        model = { ...model, raw: target.raw };
+        await h.run();
+        model = refreshed(ingest(model));
+        break;
+      }
       case "redefine":
         query = 1 - query;
         await h.deploy(definition(h.landingUri, perFile, QUERIES[query]!, compaction));
@@ -259,6 +291,11 @@ async function runSequence(
             allowShortRetention: true,
           });
           if (dataset === "totals") vacuumedState.push(...result.stateFilesToDelete);
+          // Only the versions live points protect keep their files: the others cannot be restored.
+          if (dataset === "raw") {
+            const kept = inputVersions.filter((v) => result.protectedVersions.includes(v.version));
+            inputVersions.splice(0, inputVersions.length, ...kept);
+          }
         }
         break;
       case "age":
@@ -266,6 +303,8 @@ async function runSequence(
         // view's state they restore becomes VACUUM's to remove.
         h.clock.advance(8 * 24 * 3600 * 1000);
         for (const point of points) point.stale = true;
+        // The input's log keeps 30 days: its older versions are not for restoring any more.
+        inputVersions.length = 0;
         break;
       case "fullRefresh":
         await h.refresh({ full_refresh: true });
@@ -274,6 +313,10 @@ async function runSequence(
         break;
     }
     await check();
+    const { version, id } = await rawTable();
+    if (id !== inputId) inputVersions.length = 0;
+    inputId = id;
+    inputVersions.push({ version, raw: model.raw });
   }
   const kinds = (await h.eventsOf("flow_progress"))
     .filter((e) => e.origin.flow_name === "totals")
