@@ -9,7 +9,8 @@ import type { Sandbox } from "./sandbox.ts";
 /**
  * The `auto_loader` source: files landing under a prefix, each read exactly once. Its offset is the
  * set of files processed (`file-set-state.ts`), not a position in the listing, so a file whose key
- * sorts before ones already processed (a late upload) is still picked up.
+ * sorts before ones already processed (a late upload) is still picked up, at the next listing that
+ * reaches it (incremental-listing.ts).
  */
 
 /** Files per batch when the flow sets no `max_files_per_batch` (Databricks' `maxFilesPerTrigger`). */
@@ -30,10 +31,10 @@ export function planFileBatch(
   return fresh.slice(0, maxFiles);
 }
 
-/** Every key under the source prefix. */
-export async function listSourceKeys(store: ObjectStore): Promise<string[]> {
+/** Every key under the source prefix (after `startAfter`, when given: an incremental listing). */
+export async function listSourceKeys(store: ObjectStore, startAfter?: string): Promise<string[]> {
   const keys: string[] = [];
-  for await (const info of listAll(store, ""))
+  for await (const info of listAll(store, "", startAfter === undefined ? {} : { startAfter }))
     if (info.size > 0 || !info.key.endsWith("/")) keys.push(info.key);
   return keys;
 }

@@ -75,6 +75,7 @@ export class FileSetState {
     processed: ReadonlySet<string>,
     seq: number,
     batchFiles: readonly string[],
+    listing?: FileSetOffset["listing"],
   ): Promise<FileSetOffset> {
     const changelog = await this.write(seq, { kind: "changelog", files: [...batchFiles] });
     const fileCount = processed.size + batchFiles.length;
@@ -85,10 +86,11 @@ export class FileSetState {
         ...(previous?.snapshot ? { snapshot: previous.snapshot } : {}),
         changelogs: [...changelogs, changelog],
         fileCount,
+        ...(listing ? { listing } : {}),
       };
     }
     const snapshot = await this.write(seq, { kind: "snapshot", files: [...processed].sort() });
-    return { kind: "files", snapshot, changelogs: [changelog], fileCount };
+    return { kind: "files", snapshot, changelogs: [changelog], fileCount, ...(listing ? { listing } : {}) };
   }
 
   private async write(seq: number, content: z.infer<typeof stateFileSchema>): Promise<string> {

@@ -17,6 +17,7 @@ import type { EventStreams } from "./event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
+import { fullListingDue, listingAfter, listingStart } from "./incremental-listing.ts";
 import { BAD_RECORD_COLUMNS, isMalformedInputError, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type {
@@ -92,6 +93,8 @@ export interface FlowSourceContext {
   readonly changeFeed?: boolean;
   /** A stream-stream join's second stream (a dataset of this pipeline), loaded as a view of its name. */
   readonly joinedStream?: string;
+  /** Epoch milliseconds (when an auto_loader source last listed in full). @default Date.now */
+  readonly clock?: () => number;
 }
 
 export function createFlowSource(context: FlowSourceContext): FlowSource {
@@ -267,15 +270,27 @@ function fileSource(
   return {
     async plan(start, seq) {
       const previous = asFiles(start);
+      const mode = context.options.use_incremental_listing ?? "auto";
+      const startAfter = listingStart(mode, previous?.listing);
       // The processed set and the listing are independent reads: both at once.
-      const [processed, listed] = await Promise.all([state.load(previous), listSourceKeys(files)]);
+      const [processed, listed] = await Promise.all([
+        state.load(previous),
+        listSourceKeys(files, startAfter),
+      ]);
+      let full = startAfter === undefined;
+      let fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
+      const now = context.clock?.() ?? Date.now();
+      if (!full && fullListingDue(mode, previous!.listing!, fresh.length > 0, now)) {
+        fresh = planFileBatch(await listSourceKeys(files), processed, Number.MAX_SAFE_INTEGER);
+        full = true;
+      }
       const maxFiles = context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH;
-      const fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
       let chosen = fresh.slice(0, maxFiles);
       if (chosen.length === 0) return undefined;
       const maxRows = context.options.max_rows_per_batch;
       if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
-      const end = await state.append(previous, processed, seq, chosen);
+      const listing = listingAfter(previous?.listing, { full, fresh, chosen }, now);
+      const end = await state.append(previous, processed, seq, chosen, listing);
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length };
     },
     async load(_start, end) {

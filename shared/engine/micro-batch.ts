@@ -126,6 +126,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       eventStreams: run.eventStreams ?? networkEventStreams,
       duck: run.session.duck,
       sandbox: openSandbox,
+      clock: run.session.clock,
       changeFeed: readsChangeFeed(run.catalog.pipeline.definition, run.flow),
       ...(run.flow.join ? { joinedStream: run.flow.join.stream } : {}),
     });

@@ -32,6 +32,19 @@ export const fileSetOffsetSchema = z.object({
   changelogs: z.array(z.string()),
   /** Files processed in total (for progress reporting). */
   fileCount: z.number().int().nonnegative(),
+  /** How the source was listed up to this batch (incremental-listing.ts); absent: list in full next. */
+  listing: z
+    .object({
+      /** The greatest key processed: an incremental listing starts after it. */
+      after: z.string(),
+      /** Incremental listings since the last full one. */
+      incremental: z.number().int().nonnegative(),
+      /** When the last full listing ran (epoch ms). */
+      fullAt: z.number().int().nonnegative(),
+      /** Every full listing so far found new keys only after `after` (names arrive in order). */
+      ordered: z.boolean(),
+    })
+    .optional(),
 });
 export type FileSetOffset = z.infer<typeof fileSetOffsetSchema>;
 

@@ -15,6 +15,8 @@ import { DEFINITION_ISSUE_CODES } from "./errors.ts";
 
 export const RESET_MODES = ["DROP", "TRUNCATE"] as const;
 export const BAD_RECORDS_MODES = ["fail", "quarantine"] as const;
+/** Databricks' `cloudFiles.useIncrementalListing` values (incremental-listing.ts says what each does). */
+export const INCREMENTAL_LISTING_MODES = ["auto", "true", "false"] as const;
 
 const resetModeSchema = caseInsensitiveEnum(RESET_MODES, (v) => v.toUpperCase()).default("DROP");
 const sqlSchema = z.string().trim().min(1, { error: "sql must not be empty" });
@@ -36,6 +38,17 @@ export const flowOptionsSchema = strictObject({
   max_rows_per_batch: positiveCount.optional(),
   /** At most this many records per micro-batch of a kafka or kinesis source (Spark's maxOffsetsPerTrigger). */
   max_offsets_per_batch: positiveCount.optional(),
+  /**
+   * How an auto_loader source lists its path (Databricks' `cloudFiles.useIncrementalListing`):
+   * `auto` lists only keys after the last one processed while names arrive in order, with a full
+   * listing every 8th time; `true` always lists incrementally; `false` always in full. @default "auto"
+   */
+  use_incremental_listing: z
+    .preprocess(
+      (v) => (typeof v === "boolean" ? String(v) : typeof v === "string" ? v.toLowerCase() : v),
+      z.enum(INCREMENTAL_LISTING_MODES),
+    )
+    .optional(),
   /** Malformed records fail the batch (default) or go to the dataset's `_quarantine` table. */
   bad_records: caseInsensitiveEnum(BAD_RECORDS_MODES, (v) => v.toLowerCase()).default("fail"),
   /** Where a fresh checkpoint starts reading a Delta source (stream or delta). */
@@ -180,6 +193,13 @@ export const flowSchema = strictObject({
       code: "custom",
       path: ["options", "read_change_feed"],
       message: `read_change_feed applies to stream and delta sources (Delta tables' change data feeds); ${flow.source.type} sources have none`,
+    });
+  }
+  if (options?.use_incremental_listing !== undefined && flow.source.type !== "auto_loader") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["options", "use_incremental_listing"],
+      message: `use_incremental_listing applies to auto_loader sources (how their path is listed); a ${flow.source.type} source lists no files: remove it`,
     });
   }
   if (flow.source.type === "auto_loader") {

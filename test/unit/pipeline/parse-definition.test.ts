@@ -232,6 +232,26 @@ describe("parseDefinition", () => {
     ]);
   });
 
+  it("accepts use_incremental_listing on auto_loader sources only, as Databricks spells its values", () => {
+    const definition = samplePipeline();
+    const flow = (i: number) => (definition.datasets[i] as { flows: Record<string, unknown>[] }).flows[0]!;
+    flow(0)["options"] = { use_incremental_listing: "AUTO" };
+    flow(2)["options"] = { use_incremental_listing: false };
+    expect(issuesOf(() => parseDefinition(definition))).toEqual([
+      {
+        path: "datasets[2].flows[0].options.use_incremental_listing",
+        message: expect.stringMatching(/^use_incremental_listing applies to auto_loader sources/),
+      },
+    ]);
+    flow(2)["options"] = {};
+    const parsed = parseDefinition(definition);
+    expect((parsed.datasets[0] as { flows: { options?: unknown }[] }).flows[0]!.options).toMatchObject({
+      use_incremental_listing: "auto",
+    });
+    flow(0)["options"] = { use_incremental_listing: "sometimes" };
+    expect(issuesOf(() => parseDefinition(definition))).toHaveLength(1);
+  });
+
   it("refuses TRUNCATE on a view, and table fields a view cannot have", () => {
     const issues = issuesOf(() =>
       parseDefinition(

@@ -1,0 +1,75 @@
+import type { INCREMENTAL_LISTING_MODES } from "../pipeline/definition-schema.ts";
+import { compareKeys } from "../store/object-key.ts";
+import type { FileSetOffset } from "./source-offsets.ts";
+
+/**
+ * How an `auto_loader` source lists its path, after Databricks' `cloudFiles.useIncrementalListing`.
+ * A full listing reads every key under the path (one LIST per 1,000 keys, so it grows with the
+ * path); an incremental one starts after the greatest key processed (S3's StartAfter), so it reads
+ * only what sorts after it. Which keys were processed is always the file set (file-set-state.ts),
+ * so a listing, whichever kind, never makes a file read twice; what a listing decides is only when
+ * a file is seen.
+ *
+ * - `false`: every listing is full.
+ * - `true`: every listing is incremental: a file whose name sorts before one already processed is
+ *   never seen. For paths whose names only grow (timestamps, sequence numbers).
+ * - `auto` (the default): incremental while names have arrived in order, and never skipping one
+ *   that did not:
+ *   1. The first listing is full.
+ *   2. A batch after `INCREMENTAL_LISTINGS_BETWEEN_FULL` incremental listings takes its files from
+ *      a full listing (Databricks: a full listing after 7 consecutive incremental ones). Only a
+ *      batch resets the count, so the full listing runs once the incremental one found something
+ *      new: a listing that finds nothing writes no batch, and would otherwise repeat it each update.
+ *   3. A full listing that finds a new key sorting before the greatest key processed marks the path
+ *      unordered: from then on every listing is full (so late keys a batch left for the next, by
+ *      `max_files_per_batch`, are listed again).
+ *   4. An incremental listing that finds nothing new lists again in full when the last full listing
+ *      is older than `FULL_LISTING_MAX_AGE_MS`: a path that gets no new files still has a late one
+ *      found.
+ */
+
+export type IncrementalListingMode = (typeof INCREMENTAL_LISTING_MODES)[number];
+export type ListingState = NonNullable<FileSetOffset["listing"]>;
+
+/** Incremental listings between two full ones in `auto` mode. */
+export const INCREMENTAL_LISTINGS_BETWEEN_FULL = 7;
+/** In `auto` mode, an update that finds nothing new lists in full once the last full listing is this old. */
+export const FULL_LISTING_MAX_AGE_MS = 60 * 60 * 1000;
+
+/** Where the batch's listing starts: after `startAfter`, or (undefined) a full listing. */
+export function listingStart(
+  mode: IncrementalListingMode,
+  state: ListingState | undefined,
+): string | undefined {
+  if (mode === "false" || state === undefined) return undefined;
+  if (mode === "auto" && !state.ordered) return undefined;
+  return state.after;
+}
+
+/** Whether an incremental listing that found `foundNew` keys is followed by a full one (steps 2, 4). */
+export function fullListingDue(
+  mode: IncrementalListingMode,
+  state: ListingState,
+  foundNew: boolean,
+  now: number,
+): boolean {
+  if (mode !== "auto") return false;
+  return foundNew
+    ? state.incremental >= INCREMENTAL_LISTINGS_BETWEEN_FULL
+    : now - state.fullAt >= FULL_LISTING_MAX_AGE_MS;
+}
+
+/**
+ * The listing state after a batch: `full` says whether its files came from a full listing, `fresh`
+ * are the new keys that listing found, `chosen` those the batch takes.
+ */
+export function listingAfter(
+  previous: ListingState | undefined,
+  listing: { readonly full: boolean; readonly fresh: readonly string[]; readonly chosen: readonly string[] },
+  now: number,
+): ListingState {
+  const after = listing.chosen.reduce((a, b) => (compareKeys(a, b) >= 0 ? a : b), previous?.after ?? "");
+  if (!listing.full && previous) return { ...previous, after, incremental: previous.incremental + 1 };
+  const late = previous !== undefined && listing.fresh.some((key) => compareKeys(key, previous.after) < 0);
+  return { after, incremental: 0, fullAt: now, ordered: (previous?.ordered ?? true) && !late };
+}
