@@ -2,6 +2,7 @@ import { ResourceNotFoundError, TableLogCorruptError } from "../api/errors.ts";
 import type { TableName } from "../api/resource-names.ts";
 import { tablePrefix } from "../store/bucket-layout.ts";
 import {
+  ChangeFeedSchemaChangeError,
   CorruptLogError,
   TableNotFoundError,
   TimestampOutOfRangeError,
@@ -15,7 +16,8 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  * A table of the bucket by its full name (`/api/2.0/tables/{full_name}/…`), and the Delta errors a
  * read can meet as API errors: a table that is not there is `RESOURCE_DOES_NOT_EXIST`; a version or
  * timestamp it does not hold is `INVALID_PARAMETER_VALUE`; a log it cannot read is `DELTA_LOG_CORRUPT`
- * naming the table and the file.
+ * naming the table and the file; a change feed across a schema change that is not additive is
+ * `DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE` naming the table.
  */
 export function tableStore(bucket: ObjectStore, name: TableName): ObjectStore {
   return withPrefix(bucket, tablePrefix(name));
@@ -37,6 +39,7 @@ export async function readingTable<T>(name: TableName, read: () => Promise<T>): 
     if (error instanceof VersionNotFoundError || error instanceof TimestampOutOfRangeError) {
       throw new InvalidParameterError(`table ${display}: ${error.message}`, { cause: error });
     }
+    if (error instanceof ChangeFeedSchemaChangeError) throw error.forTable(display);
     if (error instanceof CorruptLogError) {
       throw new TableLogCorruptError(
         `table ${display}: ${error.message}. A log file was changed or written outside Ebb: put the original back (log files are never rewritten), or recreate the table with a full refresh of its dataset`,

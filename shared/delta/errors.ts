@@ -296,3 +296,54 @@ export class MergeDuplicateSourceError extends DeltaError {
     );
   }
 }
+
+/**
+ * A batch change feed over versions whose schemas cannot be read as one (read/change-feed-schemas.ts),
+ * refused as Delta refuses it, with the sub-ranges that can each be read. `table` names the table
+ * for the message once a caller knows it (`forTable`).
+ */
+export class ChangeFeedSchemaChangeError extends DeltaError {
+  override readonly name = "ChangeFeedSchemaChangeError";
+  override readonly errorCode = "DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE";
+  constructor(
+    readonly fromVersion: number,
+    readonly toVersion: number,
+    readonly ranges: readonly (readonly [number, number])[],
+    readonly breaks: readonly {
+      readonly version: number;
+      readonly problems: readonly string[];
+      readonly readVersion: number;
+    }[],
+    readonly table?: string,
+    options: { cause?: unknown } = {},
+  ) {
+    const changes = breaks.map(
+      (b) =>
+        `at version ${b.version} (${b.problems.join(", ")}, from version ${b.version - 1}'s schema to version ${b.readVersion}'s)`,
+    );
+    const pieces = ranges.map(([from, to]) => `${from} to ${to}`);
+    super(
+      `${table ? `table ${table}: ` : ""}the change data feed of versions ${fromVersion} to ${toVersion} cannot be read in one schema: ` +
+        `it crosses ${breaks.length === 1 ? "a schema change that is not additive" : "schema changes that are not additive"} ${changes.join(" and ")}. ` +
+        `Read versions ${pieces.slice(0, -1).join(", ")} and ${pieces.at(-1)} separately: each range reads in its last version's schema`,
+      {
+        ...options,
+        data: { fromVersion, toVersion, ranges, breaks, ...(table ? { table } : {}) },
+      },
+    );
+  }
+
+  /** The same refusal, naming the table. */
+  forTable(table: string): ChangeFeedSchemaChangeError {
+    return new ChangeFeedSchemaChangeError(
+      this.fromVersion,
+      this.toVersion,
+      this.ranges,
+      this.breaks,
+      table,
+      {
+        cause: this,
+      },
+    );
+  }
+}

@@ -7,7 +7,9 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import type { Action } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
 import { readCommits } from "../log/commit-reader.ts";
-import { VersionNotFoundError } from "../errors.ts";
+import { ChangeFeedSchemaChangeError, VersionNotFoundError } from "../errors.ts";
+import { parseSchema } from "../table/schema.ts";
+import { planChangeFeedRange } from "./change-feed-schemas.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
 import { listLog } from "../log/log-listing.ts";
 import { latestListedVersion } from "../log/log-segment.ts";
@@ -133,7 +135,9 @@ async function changeFeedSql(
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
   const snapshot = await loadSnapshot(store, { version: to, duck });
   const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
-  const files = (await readCommits(store, refs)).flatMap(({ ref, actions }) =>
+  const commits = await readCommits(store, refs);
+  await checkRangeSchemas(store, fromVersion, to, commits, duck);
+  const files = commits.flatMap(({ ref, actions }) =>
     planCommitChanges(ref.version, commitTimestamp(findCommitInfo(actions), ref.lastModified), actions),
   );
   const localPaths = await copyToScratch(
@@ -147,6 +151,35 @@ async function changeFeedSql(
     files.map((file, i) => ({ file, localPath: localPaths[i]! })),
     timeZone,
   );
+}
+
+/**
+ * Refuses a range whose rows cannot all be read in its end version's schema, as Delta refuses a
+ * batch change feed across a schema change that is not additive (change-feed-schemas.ts). A range
+ * without a `metaData` change after its start has one schema throughout: nothing more to read.
+ */
+async function checkRangeSchemas(
+  store: ObjectStore,
+  from: number,
+  to: number,
+  commits: readonly { readonly ref: { readonly version: number }; readonly actions: readonly Action[] }[],
+  duck: DuckSession,
+): Promise<void> {
+  const schemaOf = (actions: readonly Action[]) =>
+    actions.find((a) => "metaData" in a)?.metaData.schemaString;
+  const changes = commits
+    .filter(({ ref }) => ref.version > from && ref.version <= to)
+    .flatMap(({ ref, actions }) => {
+      const schema = schemaOf(actions);
+      return schema === undefined ? [] : [{ version: ref.version, schema: parseSchema(schema) }];
+    })
+    .sort((a, b) => a.version - b.version);
+  if (changes.length === 0) return;
+  const atStart =
+    schemaOf(commits.find(({ ref }) => ref.version === from)?.actions ?? []) ??
+    (await loadSnapshot(store, { version: from, duck })).metadata.schemaString;
+  const plan = planChangeFeedRange(from, to, [{ version: from, schema: parseSchema(atStart) }, ...changes]);
+  if (!plan.readable) throw new ChangeFeedSchemaChangeError(from, to, plan.ranges, plan.breaks);
 }
 
 /**

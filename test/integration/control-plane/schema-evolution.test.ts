@@ -102,6 +102,51 @@ describe("schema changes through the API", () => {
       { id: 1, v: "a", v_up: null },
       { id: 2, v: "b", v_up: "B" },
     ]);
+
+    // The change feed across the RESTORE to before the column is refused as Delta refuses it,
+    // naming the ranges that read (each in its last version's schema); the whole range reads, since
+    // the replay added the column back.
+    const entries = (await cp.client.history("evolve.s.raw")).history;
+    const restore = Number(entries.find((h) => h["operation"] === "RESTORE")!["version"]);
+    const changes = async (from: number, to?: number) =>
+      (
+        await cp.client.changes("evolve.s.raw", {
+          starting_version: from,
+          ...(to ? { ending_version: to } : {}),
+        })
+      ).changes.map(({ id, v_up, _change_type }) => [id, v_up, _change_type]);
+    const across = await refusal(changes(1, restore));
+    expect(across).toMatchObject({
+      status: 400,
+      errorCode: "DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE",
+    });
+    expect((across as Error).message).toContain(
+      `table evolve.s.raw: the change data feed of versions 1 to ${restore} cannot be read in one schema: ` +
+        `it crosses a schema change that is not additive at version ${restore} (column v_up is dropped`,
+    );
+    expect((across as Error).message).toContain(
+      `Read versions 1 to ${restore - 1} and ${restore} to ${restore} separately`,
+    );
+    const statement = await cp.client.executeStatement({
+      statement: `SELECT * FROM table_changes('evolve.s.raw', 1, ${restore})`,
+    });
+    // As Databricks answers it: the service's code, the error class first in the message.
+    expect(statement.status).toMatchObject({ state: "FAILED", error: { error_code: "BAD_REQUEST" } });
+    expect(statement.status.error!.message).toMatch(
+      /^\[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE\] table evolve\.s\.raw: the change data feed of versions 1 to/,
+    );
+    expect(await changes(1, restore - 1)).toEqual([
+      [1, null, "insert"],
+      [2, "B", "insert"],
+    ]);
+    // In the RESTORE's own schema, without the column.
+    expect(await changes(restore, restore)).toEqual([[2, undefined, "delete"]]);
+    expect((await changes(1)).map(([id, , type]) => `${type} ${id}`)).toEqual([
+      "insert 1",
+      "insert 2",
+      "delete 2",
+      "insert 2",
+    ]);
   });
 
   it("refuses a dropped column or a lossy type change before anything runs, naming the full refresh", async () => {

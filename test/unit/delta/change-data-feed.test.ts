@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { planCommitChanges, tableChanges } from "../../../shared/delta/read/change-data-feed.ts";
-import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
-import { add, commitInfo, remove, tableWithCommits } from "./table-fixture.ts";
+import { ChangeFeedSchemaChangeError, VersionNotFoundError } from "../../../shared/delta/errors.ts";
+import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import {
+  add,
+  commitInfo,
+  metaData,
+  protocol,
+  remove,
+  SCHEMA,
+  tableWithCommits,
+  writeCommit,
+} from "./table-fixture.ts";
 
 const cdc = (path: string) => ({ cdc: { path, partitionValues: { p: "1" }, size: 1, dataChange: false } });
 
@@ -51,5 +61,54 @@ describe("change data feed plan (PROTOCOL.md Reader Requirements for AddCDCFile)
     const store = await tableWithCommits(3);
     await expect(tableChanges(store, 1, 5)).rejects.toThrow(VersionNotFoundError);
     await expect(tableChanges(store, 4)).rejects.toThrow(/versions 0 to 2/);
+  });
+
+  it("refuses a range across a schema change that is not additive, naming the ranges that can be read", async () => {
+    // 0: create; 1: a column added; 2: a write; 3: a RESTORE to before the column; 4: a write.
+    const store = new MemoryObjectStore(() => 1_000);
+    const fields = JSON.parse(SCHEMA).fields as unknown[];
+    const withExtra = JSON.stringify({
+      type: "struct",
+      fields: [...fields, { name: "extra", type: "string", nullable: true, metadata: {} }],
+    });
+    const commits = [
+      [protocol(), metaData()],
+      [metaData({ schemaString: withExtra })],
+      [],
+      [metaData(), remove("f1"), remove("f2")],
+      [],
+    ];
+    for (const [v, actions] of commits.entries())
+      await writeCommit(store, v, [commitInfo(1_000 + v), ...actions, add(`f${v}`)]);
+    const refused = await tableChanges(store, 1, 4).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ChangeFeedSchemaChangeError);
+    expect(refused).toMatchObject({
+      errorCode: "DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE",
+      data: {
+        fromVersion: 1,
+        toVersion: 4,
+        ranges: [
+          [1, 2],
+          [3, 4],
+        ],
+      },
+    });
+    expect((refused as Error).message).toBe(
+      "the change data feed of versions 1 to 4 cannot be read in one schema: it crosses a schema change that is not additive at version 3 " +
+        "(column extra is dropped, from version 2's schema to version 4's). " +
+        "Read versions 1 to 2 and 3 to 4 separately: each range reads in its last version's schema",
+    );
+    expect((refused as ChangeFeedSchemaChangeError).forTable("main.s.t").message).toMatch(
+      /^table main\.s\.t: the change data feed of versions 1 to 4 cannot/,
+    );
+    // The start's schema comes from its snapshot when its commit has no metaData.
+    await expect(tableChanges(store, 2, 4)).rejects.toMatchObject({
+      data: {
+        ranges: [
+          [2, 2],
+          [3, 4],
+        ],
+      },
+    });
   });
 });
