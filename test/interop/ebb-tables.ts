@@ -1,4 +1,5 @@
 import {
+  ChangeFeedSchemaChangeError,
   DeltaTable,
   duckType,
   loadSnapshot,
@@ -71,12 +72,6 @@ export interface Shape {
   readonly properties?: Readonly<Record<string, string>>;
   /** Builds the table's versions. */
   build(table: DeltaTable, on: ShapeContext): Promise<void>;
-  /**
-   * The first version after a non-additive schema change (a RESTORE to before added columns): Spark
-   * refuses a batch change feed across one, as on its own tables
-   * (DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE), so its change feed is compared from here.
-   */
-  readonly sparkChangesFrom?: number;
 }
 
 /** What a shape's build may use besides the table handle. */
@@ -191,7 +186,6 @@ export const SHAPES: readonly Shape[] = [
   {
     name: "schema evolution, then RESTORE to before it",
     properties: CDF,
-    sparkChangesFrom: 4,
     build: async (t, on) => {
       await flowBatch(on, 1, `SELECT *, 'x-' || id AS extra FROM (${rowsSql(10, 13)})`);
       await flowBatch(
@@ -224,6 +218,20 @@ export interface Expected {
   readonly cdf: string[] | null;
   readonly cdfSelect: string;
   readonly cdfFrom: number;
+  /**
+   * Ebb's refusal of the change feed from an earlier version (a schema change that is not additive
+   * after it): from where, and the ranges before `cdfFrom` the refusal names, each read in its end
+   * version's schema (`cdfFrom` starts the last of them).
+   */
+  readonly cdfRefused: {
+    readonly from: number;
+    readonly pieces: readonly {
+      readonly from: number;
+      readonly to: number;
+      readonly select: string;
+      readonly rows: string[];
+    }[];
+  } | null;
 }
 
 /** Creates `shape` in `store` (ten rows at version 0) and runs its build. */
@@ -278,27 +286,42 @@ export async function ebbView(duck: DuckSession, store: ObjectStore, table: Delt
   const cdfSelect = canonicalSelect(parseSchema(table.snapshot.metadata.schemaString), CDF_EXTRA);
   const cdf = table.snapshot.metadata.configuration["delta.enableChangeDataFeed"] === "true";
   let changes: string[] | null = null;
-  // The change feed from the earliest version whose change files VACUUM left.
+  let refused: ChangeFeedSchemaChangeError | undefined;
+  // The change feed from the earliest version whose change files VACUUM left; refused across a
+  // schema change that is not additive, then from the start of the last range the refusal names.
   let cdfFrom = Math.max(1, earliest);
-  for (; cdf && cdfFrom <= latest; cdfFrom++) {
+  while (cdf && cdfFrom <= latest) {
     try {
       changes = await ebbChanges(duck, store, cdfFrom, cdfSelect);
       break;
-    } catch {
-      continue;
+    } catch (error) {
+      if (!(error instanceof ChangeFeedSchemaChangeError)) {
+        cdfFrom++; // VACUUM removed a file this version's changes are in
+        continue;
+      }
+      refused ??= error;
+      cdfFrom = Math.max(cdfFrom + 1, error.ranges.at(-1)![0]);
     }
   }
-  return { versions, selects, history, cdf: changes, cdfSelect, cdfFrom };
+  const pieces = [];
+  for (const [from, to] of refused?.ranges.slice(0, -1) ?? []) {
+    const snapshot = await loadSnapshot(store, { version: to, duck });
+    const select = canonicalSelect(parseSchema(snapshot.metadata.schemaString), CDF_EXTRA);
+    pieces.push({ from, to, select, rows: await ebbChanges(duck, store, from, select, to) });
+  }
+  const cdfRefused = refused ? { from: refused.fromVersion, pieces } : null;
+  return { versions, selects, history, cdf: changes, cdfSelect, cdfFrom, cdfRefused };
 }
 
-/** Ebb's change feed from `from` to the latest version, as sorted canonical rows of `select`. */
+/** Ebb's change feed from `from` to `to` (the latest version), as sorted canonical rows of `select`. */
 export async function ebbChanges(
   duck: DuckSession,
   store: ObjectStore,
   from: number,
   select: string,
+  to?: number,
 ): Promise<string[]> {
-  const view = await openChangeFeed(store, from, undefined, { duck, viewName: "changes" });
+  const view = await openChangeFeed(store, from, to, { duck, viewName: "changes" });
   try {
     return sortRows(await rowsOf(duck, select, "changes"));
   } finally {

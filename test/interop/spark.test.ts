@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  ChangeFeedSchemaChangeError,
   DeltaTable,
   UnsupportedFeatureError,
   findCommitInfo,
@@ -172,11 +173,13 @@ describe("Spark and Ebb read each other's Delta tables", () => {
     };
   }
 
-  /** The latest version, the RESTORE and the version before it. */
-  function aroundRestore(expected: Expected): Expected {
+  /** The latest version and `before` more, the RESTORE and the version before it. */
+  function aroundRestore(expected: Expected, before = 0): Expected {
     const restore = expected.history.find((h) => h.operation === "RESTORE")!.version;
     const latest = Math.max(...Object.keys(expected.versions).map(Number));
-    const picked = [restore - 1, restore, latest].map(String);
+    const picked = [restore - 1, restore, ...Array.from({ length: before + 1 }, (_, i) => latest - i)].map(
+      String,
+    );
     return {
       ...expected,
       versions: Object.fromEntries(Object.entries(expected.versions).filter(([v]) => picked.includes(v))),
@@ -186,29 +189,25 @@ describe("Spark and Ebb read each other's Delta tables", () => {
   it("Spark reads every shape of table Ebb writes at its latest versions and around each RESTORE: rows, history, change feed", async () => {
     const started = Date.now();
     const tables: { name: string; uri: string; expected: Expected }[] = [];
-    /** Shapes whose whole change feed Spark refuses (a non-additive schema change in it). */
-    const refused: { name: string; uri: string; expected: Expected }[] = [];
+    /**
+     * Change feeds Ebb refuses (a schema change that is not additive after their start), each from
+     * a version before the last range the refusal names to the latest: Spark must refuse them too.
+     */
+    const refused: { name: string; uri: string; expected: Expected; whole: boolean }[] = [];
     for (const shape of SHAPES) {
       const uri = path.join(folder, `ebb-${shape.name.replace(/[^a-z0-9]+/gi, "-")}`);
       const store = new LocalObjectStore(uri);
       const table = await writeShape(duck, store, shape);
       try {
         const expected = await ebbView(duck, store, table);
-        const from = shape.sparkChangesFrom;
-        if (from !== undefined && expected.cdf) {
-          refused.push({
-            name: `${shape.name} (whole change feed)`,
-            uri,
-            expected: { ...expected, versions: {} },
-          });
-          const cdf = await ebbChanges(duck, store, from, expected.cdfSelect);
-          tables.push({
-            name: shape.name,
-            uri,
-            expected: { ...sparkVersions(expected), cdf, cdfFrom: from },
-          });
-        } else {
-          tables.push({ name: shape.name, uri, expected: sparkVersions(expected) });
+        tables.push({ name: shape.name, uri, expected: sparkVersions(expected) });
+        for (let from = expected.cdfRefused?.from ?? expected.cdfFrom; from < expected.cdfFrom; from++) {
+          await expect(ebbChanges(duck, store, from, expected.cdfSelect)).rejects.toThrow(
+            ChangeFeedSchemaChangeError,
+          );
+          const name = `${shape.name} (change feed from ${from})`;
+          const whole = from === expected.cdfRefused!.from;
+          refused.push({ name, uri, expected: { ...expected, versions: {}, cdfFrom: from }, whole });
         }
       } finally {
         await table.close();
@@ -216,8 +215,8 @@ describe("Spark and Ebb read each other's Delta tables", () => {
     }
     // The tables pipelines wrote across a rewind and replay (every version is delta-rs's to check),
     // history, change feed. A pipeline's three tables at the latest version, the RESTORE and the bad
-    // deploy's version before it; the shared sink also at the versions after the RESTORE (its
-    // replay, then one writer's DELETE and rewrite).
+    // deploy's version before it; the shared sink also at the version before its latest (one
+    // writer's DELETE, before the same writer's rewrite).
     for (const [label, write] of PIPELINE_RUNS) {
       const root = path.join(folder, `ebb-${label.replace(/[^a-z0-9]+/gi, "-")}`);
       for (const [dataset, prefix] of Object.entries(await write(new LocalObjectStore(root)))) {
@@ -226,20 +225,30 @@ describe("Spark and Ebb read each other's Delta tables", () => {
         const table = await DeltaTable.open(store, { duck });
         try {
           const expected = await ebbView(duck, store, table);
-          const picked = label === "shared sink" ? sparkVersions(expected) : aroundRestore(expected);
+          const picked = aroundRestore(expected, label === "shared sink" ? 1 : 0);
           tables.push({ name: `${label} ${dataset}`, uri, expected: picked });
         } finally {
           await table.close();
         }
       }
     }
+    expect(refused.map((r) => r.name)).toEqual(
+      [1, 2, 3].map((from) => `schema evolution, then RESTORE to before it (change feed from ${from})`),
+    );
     const ebbDone = Date.now();
-    const seen = await read([...tables, ...refused].map((t) => readSpec(t.name, t.uri, t.expected)));
+    const seen = await read([
+      ...tables.map((t) => readSpec(t.name, t.uri, t.expected)),
+      ...refused.map((t) => ({ ...readSpec(t.name, t.uri, t.expected), history: false })),
+    ]);
     for (const { name, expected } of tables) expectAgreement(name, seen[name]!, expected);
-    for (const { name } of refused) {
+    // Spark names the whole range's refusal as Ebb does; a later start whose own schema is the
+    // one that does not read as the latest (INCOMPATIBLE_DATA_SCHEMA) is its other name for it.
+    for (const { name, whole } of refused) {
       for (const reader of ["readChangeFeed", "table_changes"]) {
-        expect(seen[name]!.errors[reader], `${name} ${reader}`).toContain(
-          "DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE",
+        expect(seen[name]!.errors[reader], `${name} ${reader}`).toMatch(
+          whole
+            ? /^\S*DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE/
+            : /DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_(SCHEMA_CHANGE|DATA_SCHEMA)/,
         );
       }
     }

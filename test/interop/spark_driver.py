@@ -5,8 +5,9 @@ on stdin and answers each with one JSON line on the original stdout ({"ok": true
 {"ok": false, "error": ...}); everything else, Spark's and the JVM's output included, goes to stderr.
 
 Requests:
-- {"op": "read", "tables": [{"name", "uri", "versions", "select", "cdf": {"from", "select"} | null}]}:
-  per table, the rows of every version (time travel), DESCRIBE HISTORY, the change feed read both as
+- {"op": "read", "tables": [{"name", "uri", "versions", "select", "cdf": {"from", "select"} | null,
+  "history": false (optional)}]}:
+  per table, the rows of every version (time travel), DESCRIBE HISTORY unless not asked, the change feed read both as
   readChangeFeed and as table_changes, and any error by where it happened. `select` (one SQL for all
   versions, or one per version) turns rows into canonical text (interop_canonical.py).
 - {"op": "sql", "statements": [...]}: runs Spark SQL statements in order (the suite's Spark writers).
@@ -74,10 +75,11 @@ def read(spark, con, spec):
         except Exception as error:  # reported to the suite, which fails on it
             out["errors"][f"version {version}"] = short(error)
     try:
-        history = DeltaTable.forPath(spark, uri).history().selectExpr(
-            "version", "unix_millis(timestamp) AS timestamp", "operation"
-        )
-        out["history"] = [row.asDict() for row in history.orderBy("version", ascending=False).collect()]
+        if spec.get("history", True):
+            history = DeltaTable.forPath(spark, uri).history().selectExpr(
+                "version", "unix_millis(timestamp) AS timestamp", "operation"
+            )
+            out["history"] = [row.asDict() for row in history.orderBy("version", ascending=False).collect()]
     except Exception as error:
         out["errors"]["history"] = short(error)
     cdf = spec.get("cdf")
