@@ -280,7 +280,7 @@ function fileSource(
       let full = startAfter === undefined;
       let fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
       const now = context.clock?.() ?? Date.now();
-      if (!full && fullListingDue(mode, previous!.listing!, fresh.length > 0, now)) {
+      if (!full && fullListingDue(mode, previous!.listing!, fresh.length > 0)) {
         fresh = planFileBatch(await listSourceKeys(files), processed, Number.MAX_SAFE_INTEGER);
         full = true;
       }

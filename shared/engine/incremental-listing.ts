@@ -23,9 +23,11 @@ import type { FileSetOffset } from "./source-offsets.ts";
  *   3. A full listing that finds a new key sorting before the greatest key processed marks the path
  *      unordered: from then on every listing is full (so late keys a batch left for the next, by
  *      `max_files_per_batch`, are listed again).
- *   4. An incremental listing that finds nothing new lists again in full when the last full listing
- *      is older than `FULL_LISTING_MAX_AGE_MS`: a path that gets no new files still has a late one
- *      found.
+ *   4. An incremental listing that finds nothing new is followed by a full one: a late name is
+ *      found at the latest by the next update after it landed (so names that do not sort in
+ *      arrival order, `9.json` then `10.json`, are found at once and mark the path unordered). An
+ *      update with nothing new so lists twice; one that finds new files lists once, after the
+ *      greatest key processed, however many files the path holds.
  */
 
 export type IncrementalListingMode = (typeof INCREMENTAL_LISTING_MODES)[number];
@@ -33,8 +35,6 @@ export type ListingState = NonNullable<FileSetOffset["listing"]>;
 
 /** Incremental listings between two full ones in `auto` mode. */
 export const INCREMENTAL_LISTINGS_BETWEEN_FULL = 7;
-/** In `auto` mode, an update that finds nothing new lists in full once the last full listing is this old. */
-export const FULL_LISTING_MAX_AGE_MS = 60 * 60 * 1000;
 
 /** Where the batch's listing starts: after `startAfter`, or (undefined) a full listing. */
 export function listingStart(
@@ -51,12 +51,9 @@ export function fullListingDue(
   mode: IncrementalListingMode,
   state: ListingState,
   foundNew: boolean,
-  now: number,
 ): boolean {
   if (mode !== "auto") return false;
-  return foundNew
-    ? state.incremental >= INCREMENTAL_LISTINGS_BETWEEN_FULL
-    : now - state.fullAt >= FULL_LISTING_MAX_AGE_MS;
+  return !foundNew || state.incremental >= INCREMENTAL_LISTINGS_BETWEEN_FULL;
 }
 
 /**

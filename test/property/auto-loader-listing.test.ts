@@ -2,10 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createFlowSource, type FlowSource } from "../../shared/engine/flow-source.ts";
 import { FileSetState } from "../../shared/engine/file-set-state.ts";
-import {
-  FULL_LISTING_MAX_AGE_MS,
-  INCREMENTAL_LISTINGS_BETWEEN_FULL,
-} from "../../shared/engine/incremental-listing.ts";
+import { INCREMENTAL_LISTINGS_BETWEEN_FULL } from "../../shared/engine/incremental-listing.ts";
 import type { FileSetOffset, SourceOffset } from "../../shared/engine/source-offsets.ts";
 import type { IncrementalListingMode } from "../../shared/engine/incremental-listing.ts";
 import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
@@ -14,29 +11,23 @@ import type { ListOptions, ObjectStore } from "../../shared/store/object-store.t
 /**
  * An auto_loader source under its default listing (`use_incremental_listing: auto`), against a
  * reference model of arrivals: files land under names drawn from a small alphabet, so many sort
- * before files already processed (late uploads), between updates that plan batches until the source
- * has nothing new, with the clock moving on by minutes or hours. Every batch takes only files that
- * landed and were never taken before (no file read twice); once files stop landing, an update an
- * hour later takes every file not yet taken (no file skipped). The planning is the engine's own
+ * before files already processed (late uploads), between updates that plan batches until one takes
+ * all its listing found (as the flow runner does). Every batch takes only files that landed and were
+ * never taken before (no file read twice); once files stop landing, at most two more updates take
+ * every file not yet taken (no file skipped). The planning is the engine's own
  * (flow-source.ts over the file-set state in a memory store); no batch is loaded.
  *
  * RUNS sets the number of runs (default 100).
  */
 
-type Step =
-  { readonly kind: "land"; readonly name: string } | { readonly kind: "update"; readonly laterMs: number };
+type Step = { readonly kind: "land"; readonly name: string } | { readonly kind: "update" };
 
 const name = fc
   .tuple(fc.constantFrom("a", "b", "m", "y", "z"), fc.nat({ max: 99 }))
   .map(([prefix, n]) => `${prefix}/${String(n).padStart(2, "0")}.json`);
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: name.map((n) => ({ kind: "land" as const, name: n })) },
-  {
-    weight: 2,
-    arbitrary: fc
-      .constantFrom(0, 60_000, 10 * 60_000, FULL_LISTING_MAX_AGE_MS + 1)
-      .map((laterMs) => ({ kind: "update" as const, laterMs })),
-  },
+  { weight: 2, arbitrary: fc.constant({ kind: "update" as const }) },
 );
 
 /** The landing store, counting full and incremental listings (a listing's first page). */
@@ -53,7 +44,6 @@ class CountedStore extends MemoryObjectStore {
 }
 
 function harness(mode: IncrementalListingMode | undefined, maxFiles: number) {
-  let clock = 1_760_000_000_000;
   const landing = new CountedStore();
   const bucket: ObjectStore = new MemoryObjectStore();
   const ids = { pipelineId: "p", flowName: "ingest" };
@@ -71,16 +61,15 @@ function harness(mode: IncrementalListingMode | undefined, maxFiles: number) {
     locate: () => landing,
     eventStreams: undefined as never,
     sandbox: () => Promise.reject(new Error("planning lands no file")),
-    clock: () => clock,
+    clock: () => 1_760_000_000_000,
   });
   const state = new FileSetState(bucket, ids.pipelineId, ids.flowName);
   let offset: SourceOffset | undefined;
   let seq = 0;
   return {
     landing,
-    later: (ms: number) => (clock += ms),
     land: (key: string) => landing.put(key, new TextEncoder().encode('{"id":1}\n')),
-    /** Plans (and so commits) batches until the source has nothing new; answers their files. */
+    /** Plans (and so commits) batches until one is caught up or none is planned; answers their files. */
     async update(): Promise<string[][]> {
       const batches: string[][] = [];
       for (let n = 0; n < 200; n++) {
@@ -88,6 +77,7 @@ function harness(mode: IncrementalListingMode | undefined, maxFiles: number) {
         if (!planned) return batches;
         offset = planned.end;
         batches.push([...(await state.batchFiles(planned.end as FileSetOffset))]);
+        if (planned.caughtUp) return batches;
       }
       throw new Error("an update planned 200 batches");
     },
@@ -122,12 +112,17 @@ describe("auto_loader listing", () => {
               landed.add(s.name);
               await h.land(s.name);
             } else {
-              h.later(s.laterMs);
               take(await h.update());
             }
           }
-          h.later(FULL_LISTING_MAX_AGE_MS);
-          take(await h.update());
+          // Updates until one takes nothing: a late name waits at most for the update after the
+          // one that took the last in-order name (its listing finds nothing new, so it lists in full).
+          let more = 0;
+          for (let batches = await h.update(); batches.length > 0; batches = await h.update()) {
+            take(batches);
+            more += 1;
+          }
+          expect(more).toBeLessThanOrEqual(2);
           expect([...taken].sort()).toEqual([...landed].sort());
         },
       ),
@@ -142,10 +137,10 @@ describe("auto_loader listing", () => {
       await h.land(`f${String(i).padStart(4, "0")}.json`);
       expect(await h.update()).toEqual([[`f${String(i).padStart(4, "0")}.json`]]);
     }
-    // Each update lists once for its batch and once to find nothing more, incrementally but for
-    // the first; every 8th batch takes its file from a full listing after the incremental one.
+    // Each update lists once, incrementally but for the first; every 8th batch takes its file from
+    // a full listing after the incremental one.
     expect(h.landing.full).toBe(3);
-    expect(h.landing.incremental).toBe(2 * batches - 1);
+    expect(h.landing.incremental).toBe(batches - 1);
   });
 
   it("lists in full once a late name showed the path is not ordered, and always with false", async () => {
@@ -154,12 +149,11 @@ describe("auto_loader listing", () => {
       await h.land("b.json");
       await h.update();
       await h.land("a.json");
-      h.later(FULL_LISTING_MAX_AGE_MS);
       expect(await h.update()).toEqual([["a.json"]]);
       const full = h.landing.full;
       await h.land("c.json");
       expect(await h.update()).toEqual([["c.json"]]);
-      expect(h.landing.full - full).toBe(2);
+      expect(h.landing.full - full).toBe(1);
     }
   });
 
@@ -168,7 +162,6 @@ describe("auto_loader listing", () => {
     await h.land("b.json");
     await h.update();
     await h.land("a.json");
-    h.later(10 * FULL_LISTING_MAX_AGE_MS);
     expect(await h.update()).toEqual([]);
   });
 });
