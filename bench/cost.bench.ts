@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { RequestCounter, requestsOf } from "../infra/local/request-counter.ts";
 import { startBenchPlane } from "./bench-plane.ts";
+import { DynamoCapacity } from "./dynamo-capacity.ts";
 
 /**
  * AWS requests per update, and what they cost (issue 18 "Request counts are a benchmark"), on the
@@ -13,6 +14,8 @@ import { startBenchPlane } from "./bench-plane.ts";
  * (auto-compaction runs every 10 small files, so single updates differ by phase). Then one update
  * with nothing new. Besides the SDK's requests, the local Step Functions counts what AWS bills an
  * execution by: state transitions, and the Lambda invocations of its tasks with their duration.
+ * DynamoDB is priced by the request units on-demand mode bills (dynamo-capacity.ts: a transaction's
+ * items twice, reads by 4 KB, writes by 1 KB), not by request count.
  */
 
 const AGE = Number(process.env["EBB_BENCH_AGE"] ?? 60);
@@ -23,8 +26,8 @@ const PRICES = {
   date: "2025-11",
   s3WritePer1k: 0.005, // PUT, COPY, POST, LIST
   s3ReadPer1k: 0.0004, // GET, HEAD and the rest
-  dynamoWritePerMillion: 0.625, // on-demand write request units
-  dynamoReadPerMillion: 0.125, // on-demand read request units
+  dynamoWritePerMillion: 0.625, // on-demand write request units (WRU)
+  dynamoReadPerMillion: 0.125, // on-demand read request units (RRU)
   transitionsPer1k: 0.025, // Step Functions Standard state transitions
   lambdaRequestsPerMillion: 0.2,
   lambdaGbSecond: 0.0000166667, // x86
@@ -41,38 +44,35 @@ const S3_WRITES = new Set([
   "CompleteMultipartUploadCommand",
   "DeleteObjectsCommand",
 ]);
-const DYNAMO_READS = new Set([
-  "GetCommand",
-  "QueryCommand",
-  "ScanCommand",
-  "BatchGetCommand",
-  "GetItemCommand",
-]);
 
 /** Requests by "Service Command", and the execution's "StepFunctions transitions" and "Lambda …". */
 type Counts = Map<string, number>;
 const TRANSITIONS = "StepFunctions transitions";
 const INVOCATIONS = "Lambda invocations";
 const LAMBDA_MS = "Lambda ms";
+// Not "DynamoDB …": requestsOf counts every key of a service as requests.
+const DYNAMO_RRU = "RRU DynamoDB";
+const DYNAMO_WRU = "WRU DynamoDB";
 /** AWS requests (the execution's own figures left out). */
 function total(c: Counts): number {
   return [...c].filter(([key]) => !EXECUTION.has(key)).reduce((sum, [, n]) => sum + n, 0);
 }
-const EXECUTION = new Set([TRANSITIONS, INVOCATIONS, LAMBDA_MS]);
+const EXECUTION = new Set([TRANSITIONS, INVOCATIONS, LAMBDA_MS, DYNAMO_RRU, DYNAMO_WRU]);
 
-/** Dollars for what `c` counts: S3/DynamoDB by price class, transitions, Lambda requests and time. */
+/**
+ * Dollars for what `c` counts: S3 requests by price class, DynamoDB request units, transitions,
+ * Lambda requests and time.
+ */
 function dollars(c: Counts): number {
   let cost = ((c.get(TRANSITIONS) ?? 0) / 1000) * PRICES.transitionsPer1k;
+  cost += ((c.get(DYNAMO_RRU) ?? 0) / 1e6) * PRICES.dynamoReadPerMillion;
+  cost += ((c.get(DYNAMO_WRU) ?? 0) / 1e6) * PRICES.dynamoWritePerMillion;
   cost += ((c.get(INVOCATIONS) ?? 0) / 1e6) * PRICES.lambdaRequestsPerMillion;
   cost += ((c.get(LAMBDA_MS) ?? 0) / 1000) * TASK_MEMORY_GB * PRICES.lambdaGbSecond;
   for (const [key, n] of c) {
     const [service, command] = key.split(" ") as [string, string];
     if (service === "S3")
       cost += (n / 1000) * (S3_WRITES.has(command) ? PRICES.s3WritePer1k : PRICES.s3ReadPer1k);
-    if (service.startsWith("DynamoDB")) {
-      cost +=
-        (n / 1e6) * (DYNAMO_READS.has(command) ? PRICES.dynamoReadPerMillion : PRICES.dynamoWritePerMillion);
-    }
   }
   return cost;
 }
@@ -92,15 +92,16 @@ function byCommand(c: Counts): string {
 function execution(c: Counts): string {
   return (
     `${c.get(TRANSITIONS) ?? 0} state transitions, ${c.get(INVOCATIONS) ?? 0} Lambda invocations ` +
-    `(${Math.round(c.get(LAMBDA_MS) ?? 0)} ms in process)`
+    `(${Math.round(c.get(LAMBDA_MS) ?? 0)} ms in process); DynamoDB ${c.get(DYNAMO_RRU) ?? 0} RRU, ` +
+    `${c.get(DYNAMO_WRU) ?? 0} WRU`
   );
 }
 
-/** Mean dollars per update of the S3 and DynamoDB requests alone. */
+/** Mean dollars per update of the S3 requests and DynamoDB request units alone. */
 function requestsOnly(updates: readonly Counts[]): number {
+  const storage = (key: string) => !EXECUTION.has(key) || key === DYNAMO_RRU || key === DYNAMO_WRU;
   return (
-    updates.reduce((s, c) => s + dollars(new Map([...c].filter(([k]) => !EXECUTION.has(k)))), 0) /
-    updates.length
+    updates.reduce((s, c) => s + dollars(new Map([...c].filter(([k]) => storage(k)))), 0) / updates.length
   );
 }
 
@@ -114,6 +115,7 @@ function transitionsOnly(updates: readonly Counts[]): number {
 
 export async function run(): Promise<void> {
   const counter = RequestCounter.install();
+  const capacity = DynamoCapacity.install();
   const { plane, client, landing, close } = await startBenchPlane("ebb-bench-cost-");
   try {
     const { pipeline_id: pipelineId } = await client.createPipeline({
@@ -146,6 +148,7 @@ export async function run(): Promise<void> {
     });
     const update = async (): Promise<Counts> => {
       counter.take();
+      capacity.take();
       const before = plane.stepFunctions.usage;
       const { update_id } = await client.startUpdate(pipelineId);
       await plane.stepFunctions.settled(); // not polling get-update: its reads are not the update's
@@ -154,6 +157,9 @@ export async function run(): Promise<void> {
       counted.set(TRANSITIONS, after.transitions - before.transitions);
       counted.set(INVOCATIONS, after.lambdaInvocations - before.lambdaInvocations);
       counted.set(LAMBDA_MS, after.lambdaMilliseconds - before.lambdaMilliseconds);
+      const units = capacity.take();
+      counted.set(DYNAMO_RRU, units.reads);
+      counted.set(DYNAMO_WRU, units.writes);
       const { update: result } = await client.getUpdate(pipelineId, update_id);
       if (result.state !== "COMPLETED")
         throw new Error(`bench update ${result.state}: ${result.error?.message}`);
@@ -190,8 +196,9 @@ export async function run(): Promise<void> {
     console.log(
       `monthly estimate, ${DATASETS}-dataset pipeline updating every 5 minutes (${month} updates), ` +
         `us-east-1 list prices of ${PRICES.date} (S3 $${PRICES.s3WritePer1k}/1k PUT/LIST, ` +
-        `$${PRICES.s3ReadPer1k}/1k GET; DynamoDB on-demand $${PRICES.dynamoWritePerMillion}/M writes, ` +
-        `$${PRICES.dynamoReadPerMillion}/M reads; Step Functions $${PRICES.transitionsPer1k}/1k transitions; ` +
+        `$${PRICES.s3ReadPer1k}/1k GET; DynamoDB on-demand by request units, not requests: ` +
+        `$${PRICES.dynamoWritePerMillion}/M WRU (1 KB written; a transaction's items twice), ` +
+        `$${PRICES.dynamoReadPerMillion}/M RRU (4 KB read strongly consistent); Step Functions $${PRICES.transitionsPer1k}/1k transitions; ` +
         `Lambda $${PRICES.lambdaRequestsPerMillion}/M requests, $${PRICES.lambdaGbSecond}/GB-s at ` +
         `${TASK_MEMORY_GB} GB for the in-process task time; no free tier): at updates 1-10 ` +
         `$${(earlyCost * month).toFixed(2)}, at updates ${AGE - 9}-${AGE} $${(lateCost * month).toFixed(2)} ` +
