@@ -74,6 +74,9 @@ export async function registerSnapshotViews(
   return newest;
 }
 
+/** Data files fetched at once into the sandbox. */
+const COPY_CONCURRENCY = 8;
+
 /**
  * Registers table `read` in the sandbox as a read-only view of some of `snapshot`'s data files (all
  * of them for a read of the table; those it gained since a version, for an incremental view).
@@ -85,13 +88,15 @@ export async function registerTableFiles(
   files: Iterable<AddFile>,
 ): Promise<void> {
   const { schema, columns } = tableColumns(snapshot);
+  const copy = async (file: AddFile): Promise<FileSource> => ({
+    localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
+    constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
+  });
+  // A few GETs at once, in order: one at a time a refresh waits on each round trip in turn.
+  const all = [...files];
   const sources: FileSource[] = [];
-  for (const file of files) {
-    sources.push({
-      localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
-      constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
-    });
-  }
+  for (let i = 0; i < all.length; i += COPY_CONCURRENCY)
+    sources.push(...(await Promise.all(all.slice(i, i + COPY_CONCURRENCY).map(copy))));
   const sql = await fileRelationSql(sandbox.duck, sources, columns);
   // A view over the copied files (immutable while the sandbox lives): no second copy in memory.
   await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(read.name)} AS ${sql}`);
