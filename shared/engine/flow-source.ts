@@ -270,7 +270,7 @@ function fileSource(
   return {
     async plan(start, seq) {
       const previous = asFiles(start);
-      const mode = context.options.use_incremental_listing ?? "auto";
+      const mode = context.options.use_incremental_listing ?? "false";
       const startAfter = listingStart(mode, previous?.listing);
       // The processed set and the listing are independent reads: both at once.
       const [processed, listed] = await Promise.all([

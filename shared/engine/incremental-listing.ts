@@ -10,10 +10,12 @@ import type { FileSetOffset } from "./source-offsets.ts";
  * so a listing, whichever kind, never makes a file read twice; what a listing decides is only when
  * a file is seen.
  *
- * - `false`: every listing is full.
+ * - `false` (the default): every listing is full. A replay after a rewind must read in its one
+ *   update every file the restored checkpoint had not processed, and a restored listing state may
+ *   predate the late names that marked the path unordered: only a full listing guarantees it.
  * - `true`: every listing is incremental: a file whose name sorts before one already processed is
  *   never seen. For paths whose names only grow (timestamps, sequence numbers).
- * - `auto` (the default): incremental while names have arrived in order, and never skipping one
+ * - `auto`: incremental while names have arrived in order, and never skipping one
  *   that did not:
  *   1. The first listing is full.
  *   2. A batch after `INCREMENTAL_LISTINGS_BETWEEN_FULL` incremental listings takes its files from

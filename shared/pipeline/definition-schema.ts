@@ -41,7 +41,7 @@ export const flowOptionsSchema = strictObject({
   /**
    * How an auto_loader source lists its path (Databricks' `cloudFiles.useIncrementalListing`):
    * `auto` lists only keys after the last one processed while names arrive in order, with a full
-   * listing every 8th time; `true` always lists incrementally; `false` always in full. @default "auto"
+   * listing every 8th time; `true` always lists incrementally; `false` always in full. @default "false"
    */
   use_incremental_listing: z
     .preprocess(

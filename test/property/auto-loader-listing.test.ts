@@ -9,7 +9,7 @@ import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
 import type { ListOptions, ObjectStore } from "../../shared/store/object-store.ts";
 
 /**
- * An auto_loader source under its default listing (`use_incremental_listing: auto`), against a
+ * An auto_loader source under `use_incremental_listing: auto`, against a
  * reference model of arrivals: files land under names drawn from a small alphabet, so many sort
  * before files already processed (late uploads), between updates that plan batches until one takes
  * all its listing found (as the flow runner does). Every batch takes only files that landed and were
@@ -91,7 +91,7 @@ describe("auto_loader listing", () => {
         fc.array(step, { maxLength: 40 }),
         fc.integer({ min: 1, max: 4 }),
         async (steps, maxFiles) => {
-          const h = harness(undefined, maxFiles);
+          const h = harness("auto", maxFiles);
           const landed = new Set<string>();
           const taken = new Set<string>();
           const take = (batches: string[][]) => {
@@ -131,7 +131,7 @@ describe("auto_loader listing", () => {
   }, 120_000);
 
   it("lists incrementally while names arrive in order, in full every 8th batch", async () => {
-    const h = harness(undefined, 1);
+    const h = harness("auto", 1);
     const batches = 3 * (INCREMENTAL_LISTINGS_BETWEEN_FULL + 1);
     for (let i = 0; i < batches; i++) {
       await h.land(`f${String(i).padStart(4, "0")}.json`);
