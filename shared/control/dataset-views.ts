@@ -1,5 +1,6 @@
 import { currentSnapshot, TableNotFoundError } from "../delta/index.ts";
 import { upstreamOf } from "../pipeline/pipeline-graph.ts";
+import { mapInParallel } from "../store/map-in-parallel.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 
 /**
@@ -38,24 +39,6 @@ export async function listDatasets(plane: ControlPlane, pipelineId: string) {
  * connection pool.
  */
 const SNAPSHOTS_IN_PARALLEL = 8;
-
-/** `work` over `items` with at most `limit` in flight; the results in the items' order. */
-async function mapInParallel<Item, Result>(
-  items: readonly Item[],
-  limit: number,
-  work: (item: Item) => Promise<Result>,
-): Promise<Result[]> {
-  const results = new Array<Result>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 async function tableState(store: Parameters<typeof currentSnapshot>[0]) {
   try {

@@ -11,6 +11,7 @@ import {
   tableColumns,
   TableNotFoundError,
 } from "../delta/index.ts";
+import { mapInParallel } from "../store/map-in-parallel.ts";
 import type { SnapshotRead } from "./dataset-catalog.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
@@ -92,11 +93,7 @@ export async function registerTableFiles(
     localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
     constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
   });
-  // A few GETs at once, in order: one at a time a refresh waits on each round trip in turn.
-  const all = [...files];
-  const sources: FileSource[] = [];
-  for (let i = 0; i < all.length; i += COPY_CONCURRENCY)
-    sources.push(...(await Promise.all(all.slice(i, i + COPY_CONCURRENCY).map(copy))));
+  const sources = await mapInParallel([...files], COPY_CONCURRENCY, copy);
   const sql = await fileRelationSql(sandbox.duck, sources, columns);
   // A view over the copied files (immutable while the sandbox lives): no second copy in memory.
   await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(read.name)} AS ${sql}`);
