@@ -230,7 +230,10 @@ function stateLine(state: NonNullable<FlowProgress["state"]>): string {
   if (runs("stateStoreSave") && state.num_windows_emitted !== undefined)
     parts.push(`${state.num_windows_emitted} windows emitted`);
   if (runs("symmetricHashJoin") && state.num_joined_rows !== undefined)
-    parts.push(`${state.num_joined_rows} joined rows`, `${state.num_left_outer_rows ?? 0} left outer rows`);
+    parts.push(`${state.num_joined_rows} joined rows`);
+  // Only a left outer join counts the rows it let go unmatched.
+  if (runs("symmetricHashJoin") && state.num_left_outer_rows !== undefined)
+    parts.push(`${state.num_left_outer_rows} left outer rows`);
   parts.push(`watermark ${state.watermark ?? "none"}`);
   return parts.join(", ");
 }

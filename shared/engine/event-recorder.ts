@@ -243,9 +243,8 @@ function stateDetails(state: StateProgress): Record<string, unknown> {
       num_rows_dropped_by_watermark: state.numRowsDroppedByWatermark,
       num_duplicates_dropped: state.numDuplicatesDropped,
       num_windows_emitted: state.numWindowsEmitted,
-      ...(state.numJoinedRows !== undefined
-        ? { num_joined_rows: state.numJoinedRows, num_left_outer_rows: state.numLeftOuterRows ?? 0 }
-        : {}),
+      ...(state.numJoinedRows !== undefined ? { num_joined_rows: state.numJoinedRows } : {}),
+      ...(state.numLeftOuterRows !== undefined ? { num_left_outer_rows: state.numLeftOuterRows } : {}),
       state_version: state.version ?? null,
     },
     event_time: { watermark: state.watermark ?? null },

@@ -241,7 +241,7 @@ interface OperatorFigures {
   readonly dropped: number;
   readonly duplicates?: number;
   readonly windowsEmitted?: number;
-  readonly joined?: { readonly pairs: number; readonly leftOuterRows: number };
+  readonly joined?: { readonly pairs: number; readonly leftOuterRows?: number };
   readonly query?: string;
   readonly watermark: number | undefined;
 }
@@ -262,8 +262,9 @@ async function finish(
     numRowsDroppedByWatermark: figures.dropped,
     numDuplicatesDropped: figures.duplicates ?? 0,
     numWindowsEmitted: figures.windowsEmitted ?? 0,
-    ...(figures.joined
-      ? { numJoinedRows: figures.joined.pairs, numLeftOuterRows: figures.joined.leftOuterRows }
+    ...(figures.joined ? { numJoinedRows: figures.joined.pairs } : {}),
+    ...(figures.joined?.leftOuterRows !== undefined
+      ? { numLeftOuterRows: figures.joined.leftOuterRows }
       : {}),
     ...(figures.query !== undefined ? { query: figures.query } : {}),
     ...(watermark !== undefined
@@ -318,7 +319,10 @@ async function joinBatch(
   return {
     operators: [STATE_OPERATOR_NAMES.join],
     dropped: result.dropped,
-    joined: { pairs: result.pairs, leftOuterRows: result.leftOuterRows },
+    joined: {
+      pairs: result.pairs,
+      ...(result.leftOuterRows !== undefined ? { leftOuterRows: result.leftOuterRows } : {}),
+    },
     query: result.sql,
     watermark: result.watermark,
   };

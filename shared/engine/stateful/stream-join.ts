@@ -73,7 +73,8 @@ export interface StreamJoinResult {
   readonly sql: string;
   readonly dropped: number;
   readonly pairs: number;
-  readonly leftOuterRows: number;
+  /** Rows let go unmatched; a left outer join's only. */
+  readonly leftOuterRows?: number;
   /** The join's watermark after the batch (epoch µs). */
   readonly watermark: number | undefined;
 }
@@ -235,7 +236,7 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
   writer.delete(rightTable, `SELECT ${SEQ}, ${ROW} FROM __ebb_join_rstate WHERE ${rightGone}`);
 
   // 5.
-  let leftOuterRows = 0;
+  let leftOuterRows: number | undefined;
   if (join.type === "left") {
     await bind(
       `SELECT * FROM __ebb_join_lall WHERE ${leftGone} AND NOT ${MATCHED} ORDER BY ${SEQ}, ${ROW}`,
@@ -251,7 +252,7 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
     sql: `SELECT * FROM ${OUT}`,
     dropped,
     pairs: Number(paired?.["n"] ?? 0),
-    leftOuterRows,
+    ...(leftOuterRows !== undefined ? { leftOuterRows } : {}),
     watermark: after,
   };
 }

@@ -131,6 +131,8 @@ describe("stream-stream joins through the API", () => {
     expect(await joined("inner")).toEqual(pairs);
     const batches = await progress(id);
     expect(batches.map((b) => b.state_operators["num_joined_rows"])).toEqual([0, 1, 1, 0]);
+    // An inner join lets no row go unmatched: it reports no left outer rows at all, not zero.
+    expect(batches.every((b) => !("num_left_outer_rows" in b.state_operators))).toBe(true);
     expect(batches.map((b) => b.state_operators["num_rows_dropped_by_watermark"])).toEqual([0, 0, 0, 1]);
     expect(batches.map((b) => b.event_time.watermark)).toEqual([
       "2026-01-01T11:55:00.000Z",
