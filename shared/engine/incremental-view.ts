@@ -157,6 +157,46 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
   };
 }
 
+export interface RestoredCheck {
+  readonly viewStore: ObjectStore;
+  /** The view's table now, whose latest commit is a RESTORE. */
+  readonly current: Snapshot;
+  readonly inputs: ViewInputs;
+  readonly reads: readonly SnapshotRead[];
+  readonly snapshots: ReadonlyMap<string, Snapshot>;
+  /** The view's state flow id, as its readers name it. */
+  readonly flowId: string;
+  readonly duck?: DuckSession;
+}
+
+/**
+ * After a RESTORE of the view (a rewind), whether its contents are already what its SQL would give:
+ * the refresh they come from (step 1) had this definition and read these tables, and none of them
+ * gained or lost a row since (a RESTORE of the input to that version gives back exactly its rows).
+ * Then a refresh would only write the same rows again. The reason when so, otherwise undefined.
+ */
+export async function restoredRefreshCurrent(check: RestoredCheck): Promise<string | undefined> {
+  const base = await viewBase(check.viewStore, check.current.commitInfo);
+  if (typeof base === "string" || base.restored === undefined) return undefined;
+  if (JSON.stringify(base.inputs.view) !== JSON.stringify(check.inputs.view)) return undefined;
+  if (base.inputs.reads.length !== check.reads.length) return undefined;
+  for (const read of check.reads) {
+    if (read.kind !== "table") return undefined;
+    const recorded = base.inputs.reads.find((r) => "table" in r && r.table === read.name);
+    if (!recorded || !("table" in recorded)) return undefined;
+    const gained = await gainedFiles(
+      read.name,
+      read.store,
+      check.snapshots.get(read.name)!,
+      recorded,
+      check.flowId,
+      check.duck,
+    );
+    if (typeof gained === "string" || gained.length > 0) return undefined;
+  }
+  return `a RESTORE brought back its refresh at version ${base.restored}, and its inputs hold the rows that refresh read`;
+}
+
 /**
  * The state version the view's table at `version` continues from: that of the refresh its contents
  * come from (step 1), if it kept one and that refresh is still in the log. A VACUUM of the view's

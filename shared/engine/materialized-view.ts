@@ -9,6 +9,7 @@ import {
   aggregateView,
   chooseIncremental,
   type RefreshKind,
+  restoredRefreshCurrent,
   VIEW_INPUTS_PARAMETER,
   VIEW_STATE_PARAMETER,
   type ViewInputs,
@@ -27,7 +28,8 @@ import type { UpdateFence } from "./update-fence.ts";
  * 2. The refresh's inputs: the view's definition, the SQL of each view it reads and the exact
  *    `metaData.id` and version of each table it reads.
  * 3. When the view's latest commit is a refresh from those same inputs, its contents are already what
- *    the SQL would produce: nothing to do.
+ *    the SQL would produce: nothing to do. So too after a RESTORE of the view (a rewind) when the
+ *    refresh it brought back read tables that have not gained or lost a row since.
  * 4. A GROUP BY of decomposable aggregates over one input table is kept incrementally
  *    (incremental-view.ts): from the rows the input gained since the refresh the view's contents come
  *    from, merged into that refresh's partial aggregates. Anything else, and whenever the input did
@@ -68,14 +70,28 @@ export async function refreshMaterializedView(
   const inputs = viewInputs(view, reads, snapshots);
   const inputsText = JSON.stringify(inputs);
   const recorded = current?.commitInfo?.operationParameters?.[VIEW_INPUTS_PARAMETER];
-  if (current && recorded === inputsText) {
+  const unchanged =
+    current && recorded === inputsText
+      ? "its inputs are at the versions its last refresh read"
+      : current?.commitInfo?.operation === "RESTORE"
+        ? await restoredRefreshCurrent({
+            viewStore: store,
+            current,
+            inputs,
+            reads,
+            snapshots,
+            flowId: viewStateFlowId(view.name),
+            duck: session.duck,
+          })
+        : undefined;
+  if (current && unchanged !== undefined) {
     return {
-      rows: Number(current.commitInfo?.operationMetrics?.["numOutputRows"] ?? 0),
+      rows: rowCount(current),
       tableVersion: current.version,
       committedAt: current.timestamp,
       durationMs: session.clock() - started,
       recomputed: false,
-      reason: "its inputs are at the versions its last refresh read",
+      reason: unchanged,
     };
   }
   const sandbox = await Sandbox.open({ namespace: catalog.namespace, signal: session.signal });
@@ -158,6 +174,17 @@ export async function refreshMaterializedView(
 /** The state folder of a materialized view (a flow id no streaming flow can have: dataset names hold no dot). */
 export function viewStateFlowId(view: string): string {
   return `view.${view}`;
+}
+
+/** The view's rows: what its refresh wrote, or after a RESTORE the rows its files' stats count. */
+function rowCount(current: Snapshot): number {
+  const written = current.commitInfo?.operationMetrics?.["numOutputRows"];
+  if (written !== undefined) return Number(written);
+  let rows = 0;
+  for (const file of current.files.values()) {
+    rows += file.stats ? ((JSON.parse(file.stats) as { numRecords?: number }).numRecords ?? 0) : 0;
+  }
+  return rows;
 }
 
 async function latestSnapshot(store: ObjectStore, session: SinkSession): Promise<Snapshot | undefined> {

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
@@ -7,7 +7,8 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  * way each refresh went (`flow_progress.refresh` and `refresh_reason`, on the view's flow). A GROUP BY
  * of decomposable aggregates refreshes from the rows its input gained, also right after a rewind
  * (from the restored state); a non-decomposable query, a changed definition and a full refresh
- * recompute, each with its reason; the view's rows are right either way.
+ * recompute, each with its reason; the view's rows are right either way. After a rewind with nothing
+ * to replay (the bad batch removed), no view writes a refresh that would only repeat its rows.
  */
 
 interface ViewProgress {
@@ -150,5 +151,70 @@ describe("incremental materialized views through the API", () => {
     expect(seen[3]!.refresh_reason).toMatch(/definition changed/);
     expect(seen[4]!.refresh_reason).toMatch(/not a decomposable GROUP BY: median\(\)/);
     expect(seen[5]!.refresh_reason).toMatch(/no table yet \(its first refresh, or a full refresh\)/);
+  });
+
+  it("writes no refresh after a rewind with nothing to replay, and refreshes from the restored state after it", async () => {
+    const folder = "views_rewound";
+    const landing = `${cp.landing}/${folder}`;
+    await mkdir(landing, { recursive: true });
+    const base = definition(landing, GROUPED);
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: folder,
+      catalog: "views",
+      schema: folder,
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: {
+        datasets: [
+          ...base.datasets,
+          // Not decomposable: recomputed from all rows whenever it refreshes.
+          { type: "materialized_view", name: "medians", sql: "SELECT k, median(v) AS m FROM raw GROUP BY k" },
+        ],
+      },
+    });
+    const rowsOf = async (view: string, order: string) =>
+      (await cp.client.query(`views.${folder}.${view}`, { sql: `SELECT * FROM t ORDER BY ${order}` })).rows;
+    const versions = async () =>
+      Promise.all(
+        ["totals", "medians"].map(
+          async (view) => (await cp.client.history(`views.${folder}.${view}`)).history[0],
+        ),
+      );
+
+    await cp.land(`${folder}/001.json`, [
+      { k: "a", v: 1 },
+      { k: "b", v: 5 },
+    ]);
+    await run(pipelineId);
+    const point = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
+    const atPoint = { totals: await rowsOf("totals", "k"), medians: await rowsOf("medians", "k") };
+    await cp.land(`${folder}/002.json`, [{ k: "a", v: -1000 }]);
+    await run(pipelineId);
+
+    // The bad batch: rewind before it and remove it, so the replay has nothing to read.
+    await run(pipelineId, { rewind_spec: { rewind_point_id: point } });
+    await rm(`${landing}/002.json`);
+    const rewound = await versions();
+    expect(rewound.map((h) => h?.operation)).toEqual(["RESTORE", "RESTORE"]);
+    await run(pipelineId);
+    expect(await versions()).toEqual(rewound);
+    expect(await rowsOf("totals", "k")).toEqual(atPoint.totals);
+    expect(await rowsOf("medians", "k")).toEqual(atPoint.medians);
+
+    // New rows: the incremental view continues from the state the rewind restored.
+    await cp.land(`${folder}/003.json`, [{ k: "b", v: 7 }]);
+    await run(pipelineId);
+    expect(await rowsOf("totals", "k")).toEqual([
+      { k: "a", n: 1, total: 1, hi: 1 },
+      { k: "b", n: 2, total: 12, hi: 7 },
+    ]);
+    expect(await rowsOf("medians", "k")).toEqual([
+      { k: "a", m: 1 },
+      { k: "b", m: 6 },
+    ]);
+    const latest = (await cp.client.events(pipelineId, { max_results: 100 })).events
+      .filter((e) => e.origin?.flow_name === "totals")
+      .map((e) => (e.details as Record<string, unknown>)["flow_progress"] as ViewProgress)
+      .find((p) => p?.refresh !== undefined);
+    expect(latest?.refresh).toBe("INCREMENTAL");
   });
 });
