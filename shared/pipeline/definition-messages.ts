@@ -40,6 +40,24 @@ export const definitionErrorMap: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
+/**
+ * A flow option's value that its schema refused, named by the flow and the option (`flow "ingest":
+ * use_incremental_listing must be …`), as the flow's own rules name them. Messages a schema wrote
+ * itself (custom issues) already say what they are about.
+ */
+export function namingFlowOptions(issues: readonly z.core.$ZodIssue[], input: unknown): z.core.$ZodIssue[] {
+  return issues.map((issue) => {
+    const [datasets, d, flows, f, options, option] = issue.path;
+    if (datasets !== "datasets" || flows !== "flows" || options !== "options" || issue.code === "custom")
+      return issue;
+    const flow = (input as { datasets?: { flows?: { name?: unknown }[] }[] } | undefined)?.datasets?.[
+      d as number
+    ]?.flows?.[f as number];
+    if (typeof flow?.name !== "string" || typeof option !== "string") return issue;
+    return { ...issue, message: `flow ${JSON.stringify(flow.name)}: ${option} ${issue.message}` };
+  });
+}
+
 /** zod issues as `{path, message}` pairs. */
 export function toDefinitionIssues(issues: readonly z.core.$ZodIssue[]): DefinitionIssue[] {
   return issues.map((issue) => {

@@ -46,7 +46,10 @@ export const flowOptionsSchema = strictObject({
   use_incremental_listing: z
     .preprocess(
       (v) => (typeof v === "boolean" ? String(v) : typeof v === "string" ? v.toLowerCase() : v),
-      z.enum(INCREMENTAL_LISTING_MODES),
+      z.enum(INCREMENTAL_LISTING_MODES, {
+        error: (issue) =>
+          `must be "auto", "true" or "false" (Databricks' cloudFiles.useIncrementalListing; true and false may be booleans), not ${JSON.stringify(issue.input)}`,
+      }),
     )
     .optional(),
   /** Malformed records fail the batch (default) or go to the dataset's `_quarantine` table. */

@@ -1,6 +1,6 @@
 import { parseDocument } from "yaml";
 import { DefinitionError } from "./errors.ts";
-import { definitionErrorMap, toDefinitionIssues } from "./definition-messages.ts";
+import { definitionErrorMap, namingFlowOptions, toDefinitionIssues } from "./definition-messages.ts";
 import { pipelineDefinitionSchema, type PipelineDefinition } from "./definition-schema.ts";
 
 /**
@@ -30,7 +30,8 @@ export function readDefinitionText(text: string): unknown {
 /** Checks a plain value against the definition schema. */
 export function parseDefinition(input: unknown): PipelineDefinition {
   const result = pipelineDefinitionSchema.safeParse(input, { error: definitionErrorMap });
-  if (!result.success) throw new DefinitionError(toDefinitionIssues(result.error.issues));
+  if (!result.success)
+    throw new DefinitionError(toDefinitionIssues(namingFlowOptions(result.error.issues, input)));
   return result.data;
 }
 

@@ -192,10 +192,12 @@ describe("parseDefinition", () => {
     );
     const at = (field: string) =>
       issues.find((i) => i.path === `datasets[2].flows[0].options.${field}`)?.message;
-    expect(at("max_files_per_batch")).toBe("must be greater than 0");
-    expect(at("max_rows_per_batch")).toBe("must be a whole number");
-    expect(at("bad_records")).toBe('must be one of "fail", "quarantine", not "drop"');
-    expect(at("starting_version")).toBe("must be 0 or more");
+    // Named by the flow and the option, as the flow's own rules name them.
+    const flow = `flow "${(samplePipeline().datasets[2] as { flows: { name: string }[] }).flows[0]!.name}"`;
+    expect(at("max_files_per_batch")).toBe(`${flow}: max_files_per_batch must be greater than 0`);
+    expect(at("max_rows_per_batch")).toBe(`${flow}: max_rows_per_batch must be a whole number`);
+    expect(at("bad_records")).toBe(`${flow}: bad_records must be one of "fail", "quarantine", not "drop"`);
+    expect(at("starting_version")).toBe(`${flow}: starting_version must be 0 or more`);
     expect(at("starting_timestamp")).toMatch(/^"2026-02-30 10:00:00" is not a timestamp/);
   });
 
@@ -248,8 +250,18 @@ describe("parseDefinition", () => {
     expect((parsed.datasets[0] as { flows: { options?: unknown }[] }).flows[0]!.options).toMatchObject({
       use_incremental_listing: "auto",
     });
-    flow(0)["options"] = { use_incremental_listing: "sometimes" };
-    expect(issuesOf(() => parseDefinition(definition))).toHaveLength(1);
+    flow(0)["options"] = { use_incremental_listing: "sometimes", bad_records: "maybe" };
+    const name = (flow(0) as { name: string }).name;
+    expect(issuesOf(() => parseDefinition(definition))).toEqual([
+      {
+        path: "datasets[0].flows[0].options.use_incremental_listing",
+        message: `flow "${name}": use_incremental_listing must be "auto", "true" or "false" (Databricks' cloudFiles.useIncrementalListing; true and false may be booleans), not "sometimes"`,
+      },
+      {
+        path: "datasets[0].flows[0].options.bad_records",
+        message: `flow "${name}": bad_records must be one of "fail", "quarantine", not "maybe"`,
+      },
+    ]);
   });
 
   it("refuses TRUNCATE on a view, and table fields a view cannot have", () => {
