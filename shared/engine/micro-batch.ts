@@ -1,5 +1,5 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
-import type { FlowDefinition, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
+import type { FlowDefinition, FlowOptions, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
 import { currentSnapshot, TABLE_PROPERTY, TableNotFoundError } from "../delta/index.ts";
 import {
   flowAppId,
@@ -119,7 +119,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       flowName: run.flow.name,
       datasetName: run.dataset.name,
       source: run.flow.source,
-      options: run.flow.options ?? { bad_records: "fail" },
+      options: effectiveOptions(run),
       store: run.catalog.store,
       datasetTable: (name) => run.catalog.tableStore(name),
       locate: run.locate,
@@ -278,6 +278,14 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
  * The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any:
  * one planned since HEAD last moved (a rewind or reset abandons the batches planned before it).
  */
+/** The flow's options, with the pipeline's `cloudFiles.useIncrementalListing` where it sets none. */
+function effectiveOptions(run: FlowRun): FlowOptions {
+  const options = run.flow.options ?? { bad_records: "fail" };
+  const listing = run.catalog.pipeline.settings.incrementalListing;
+  if (listing === undefined || options.use_incremental_listing !== undefined) return options;
+  return { ...options, use_incremental_listing: listing };
+}
+
 function scanAfter(headSeq: number, after: readonly Checkpoint[], abandonedThrough: number) {
   let maxSeq = headSeq;
   let pending: Checkpoint | undefined;

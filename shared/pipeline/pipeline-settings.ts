@@ -1,5 +1,6 @@
 import type { DefinitionIssue } from "./errors.ts";
 import { describeInterval, parseInterval } from "./duration.ts";
+import { INCREMENTAL_LISTING_MODES } from "./definition-schema.ts";
 
 /**
  * The pipeline configuration keys Ebb itself reads (semantics.md "Pipeline, datasets, flows" and
@@ -14,6 +15,11 @@ export const CONFIGURATION_KEYS = {
   /** Accepted as an alias, in the style of Delta's `*RetentionDuration` table properties. */
   rewindRetentionAlias: "pipelines.rewind.retentionDuration",
   allowUpdateAfterIncompleteRewind: "pipelines.allowUpdateAfterIncompleteRewind",
+  /**
+   * Databricks' auto_loader option as a pipeline setting: how every auto_loader flow that sets no
+   * `use_incremental_listing` of its own lists its path.
+   */
+  incrementalListing: "cloudFiles.useIncrementalListing",
 } as const;
 
 /** Rewind points live 7 days unless the pipeline says otherwise (semantics.md "Rewind points"). */
@@ -23,6 +29,8 @@ export interface PipelineSettings {
   readonly rewindEnabled: boolean;
   readonly rewindRetentionMs: number;
   readonly allowUpdateAfterIncompleteRewind: boolean;
+  /** The pipeline's `use_incremental_listing` for auto_loader flows without their own. @default the flow option's */
+  readonly incrementalListing?: (typeof INCREMENTAL_LISTING_MODES)[number];
 }
 
 export type SettingsResult =
@@ -83,6 +91,15 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
     }
   }
 
+  const listingText = configuration[CONFIGURATION_KEYS.incrementalListing];
+  const listing = INCREMENTAL_LISTING_MODES.find((mode) => mode === listingText?.trim().toLowerCase());
+  if (listingText !== undefined && listing === undefined) {
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.incrementalListing),
+      message: `must be "auto", "true" or "false" (how auto_loader flows list their path; a flow's use_incremental_listing overrides it), not ${JSON.stringify(listingText)}`,
+    });
+  }
+
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
@@ -90,6 +107,7 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
       rewindEnabled: enabled ?? alias ?? false,
       rewindRetentionMs: retention,
       allowUpdateAfterIncompleteRewind: allowAfterIncomplete ?? false,
+      ...(listing ? { incrementalListing: listing } : {}),
     },
   };
 }

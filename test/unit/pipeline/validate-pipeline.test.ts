@@ -244,6 +244,24 @@ describe("validatePipeline", () => {
     ]);
   });
 
+  it("reads Databricks' cloudFiles.useIncrementalListing as the auto_loader flows' listing, in any case", () => {
+    const listing = (value: string) => {
+      const result = readSettings({ "cloudFiles.useIncrementalListing": value });
+      return result.ok ? result.settings.incrementalListing : result.issues;
+    };
+    const none = readSettings({});
+    expect(none.ok && none.settings).not.toHaveProperty("incrementalListing");
+    expect(listing("TRUE")).toBe("true");
+    expect(listing("auto")).toBe("auto");
+    expect(listing("sometimes")).toEqual([
+      {
+        path: 'configuration["cloudFiles.useIncrementalListing"]',
+        message:
+          'must be "auto", "true" or "false" (how auto_loader flows list their path; a flow\'s use_incremental_listing overrides it), not "sometimes"',
+      },
+    ]);
+  });
+
   it("reads the rewind retention from pipelines.rewind.retention or its alias, not both at odds", () => {
     const days = (configuration: Record<string, string>) => {
       const result = readSettings(configuration);
