@@ -2,6 +2,7 @@ import { ResourceNotFoundError, TableLogCorruptError } from "../api/errors.ts";
 import type { TableName } from "../api/resource-names.ts";
 import { tablePrefix } from "../store/bucket-layout.ts";
 import {
+  ChangeDataNotRecordedError,
   ChangeFeedSchemaChangeError,
   CorruptLogError,
   TableNotFoundError,
@@ -39,7 +40,8 @@ export async function readingTable<T>(name: TableName, read: () => Promise<T>): 
     if (error instanceof VersionNotFoundError || error instanceof TimestampOutOfRangeError) {
       throw new InvalidParameterError(`table ${display}: ${error.message}`, { cause: error });
     }
-    if (error instanceof ChangeFeedSchemaChangeError) throw error.forTable(display);
+    if (error instanceof ChangeFeedSchemaChangeError || error instanceof ChangeDataNotRecordedError)
+      throw error.forTable(display);
     if (error instanceof CorruptLogError) {
       throw new TableLogCorruptError(
         `table ${display}: ${error.message}. A log file was changed or written outside Ebb: put the original back (log files are never rewritten), or recreate the table with a full refresh of its dataset`,

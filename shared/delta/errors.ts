@@ -298,6 +298,36 @@ export class MergeDuplicateSourceError extends DeltaError {
 }
 
 /**
+ * A commit whose row changes the log does not hold: a DELETE, UPDATE or MERGE that rewrote data files
+ * (removed some and added their kept rows again) without change data files, as on a table without
+ * `delta.enableChangeDataFeed`. Its removes and adds would read as rows deleted and inserted that
+ * never changed, so the feed is refused across it, as Delta refuses it (`DELTA_MISSING_CHANGE_DATA`).
+ */
+export class ChangeDataNotRecordedError extends DeltaError {
+  override readonly name = "ChangeDataNotRecordedError";
+  override readonly errorCode = "DELTA_MISSING_CHANGE_DATA";
+  constructor(
+    readonly version: number,
+    readonly operation: string,
+    readonly table?: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `${table ? `table ${table}: ` : ""}change data was not recorded for version ${version}: its ${operation} rewrote data files ` +
+        `without change data files (delta.enableChangeDataFeed was not true), so the rows it kept would read as deleted and inserted again. ` +
+        `Read the change feed up to version ${version - 1} or from version ${version + 1}; to record the changes of later DELETE, UPDATE and MERGE commits, ` +
+        `set the table property delta.enableChangeDataFeed = true (a dataset's properties in its pipeline)`,
+      { ...options, data: { version, operation, ...(table ? { table } : {}) } },
+    );
+  }
+
+  /** The same refusal, naming the table. */
+  forTable(table: string): ChangeDataNotRecordedError {
+    return new ChangeDataNotRecordedError(this.version, this.operation, table, { cause: this });
+  }
+}
+
+/**
  * A batch change feed over versions whose schemas cannot be read as one (read/change-feed-schemas.ts),
  * refused as Delta refuses it, with the sub-ranges that can each be read. `table` names the table
  * for the message once a caller knows it (`forTable`).

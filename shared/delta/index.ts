@@ -20,6 +20,7 @@ export {
   type WriteOptions,
 } from "./delta-table.ts";
 export {
+  ChangeDataNotRecordedError,
   ChangeFeedSchemaChangeError,
   CommitConflictError,
   CorruptLogError,

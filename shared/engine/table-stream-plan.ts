@@ -1,4 +1,4 @@
-import type { ChangeFile } from "../delta/index.ts";
+import { type ChangeFile, ChangeDataNotRecordedError } from "../delta/index.ts";
 import { UpstreamChangedError, UpstreamRefreshedError, UpstreamRewoundError } from "./errors.ts";
 import type { TableOffset } from "./source-offsets.ts";
 
@@ -33,8 +33,8 @@ export interface SourceCommit {
   readonly addedFiles: readonly { readonly path: string; readonly rows: number }[];
   /** Whether the commit removes data (`remove` with `dataChange: true`). */
   readonly removesData: boolean;
-  /** The files holding the commit's change rows (the change data feed). */
-  readonly changes: readonly ChangeFile[];
+  /** The files holding the commit's change rows (the change data feed), or why the log has none. */
+  readonly changes: readonly ChangeFile[] | ChangeDataNotRecordedError;
 }
 
 /** Rows `[firstRow, endRow)` of one data file added by `version`. */
@@ -159,6 +159,7 @@ export function planChangeFeedBatch(
     const commit = byVersion.get(version)!;
     if (commit.operation === "TRUNCATE" && commit.removesData)
       throw new UpstreamRefreshedError(context.flow, context.upstream, `TRUNCATE at version ${version}`);
+    if (commit.changes instanceof ChangeDataNotRecordedError) throw commit.changes.forTable(context.upstream);
     changes.push(...commit.changes);
     taken += 1;
   }

@@ -7,7 +7,7 @@ import type { ObjectStore } from "../../store/object-store.ts";
 import type { Action } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
 import { readCommits } from "../log/commit-reader.ts";
-import { ChangeFeedSchemaChangeError, VersionNotFoundError } from "../errors.ts";
+import { ChangeDataNotRecordedError, ChangeFeedSchemaChangeError, VersionNotFoundError } from "../errors.ts";
 import { parseSchema } from "../table/schema.ts";
 import { planChangeFeedRange } from "./change-feed-schemas.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
@@ -40,16 +40,22 @@ export interface ChangeFile {
   readonly changeType: ChangeType | undefined;
 }
 
+/** Operations that rewrite files to change some of their rows: their changes are only in `cdc` files. */
+const ROW_REWRITES = new Set(["DELETE", "UPDATE", "MERGE"]);
+
 /**
  * The files that hold one commit's row changes (PROTOCOL.md "Reader Requirements for AddCDCFile"):
  * its `cdc` files when it has any, and nothing else; otherwise the rows of every `add` with
- * `dataChange` as inserts and of every `remove` with `dataChange` as deletes.
+ * `dataChange` as inserts and of every `remove` with `dataChange` as deletes. A DELETE, UPDATE or
+ * MERGE that both removed and added files without `cdc` files rewrote rows it did not change: its
+ * changes were not recorded, and the refusal is returned (a reader of the feed throws it when it
+ * reaches that version; a stream that only reads appends never does).
  */
 export function planCommitChanges(
   version: number,
   timestamp: number,
   actions: readonly Action[],
-): ChangeFile[] {
+): ChangeFile[] | ChangeDataNotRecordedError {
   const at = { version, timestamp };
   const cdc = actions.flatMap((a) => ("cdc" in a ? [a.cdc] : []));
   if (cdc.length > 0) {
@@ -60,6 +66,11 @@ export function planCommitChanges(
       changeType: undefined,
     }));
   }
+  const operation = findCommitInfo(actions)?.operation ?? "";
+  const rewrote =
+    actions.some((a) => "add" in a && a.add.dataChange) &&
+    actions.some((a) => "remove" in a && a.remove.dataChange);
+  if (rewrote && ROW_REWRITES.has(operation)) return new ChangeDataNotRecordedError(version, operation);
   return actions.flatMap((a): ChangeFile[] => {
     if ("add" in a && a.add.dataChange) {
       return [{ ...at, path: a.add.path, partitionValues: a.add.partitionValues, changeType: "insert" }];
@@ -137,9 +148,15 @@ async function changeFeedSql(
   const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
   const commits = await readCommits(store, refs);
   await checkRangeSchemas(store, fromVersion, to, commits, duck);
-  const files = commits.flatMap(({ ref, actions }) =>
-    planCommitChanges(ref.version, commitTimestamp(findCommitInfo(actions), ref.lastModified), actions),
-  );
+  const files = commits.flatMap(({ ref, actions }) => {
+    const changes = planCommitChanges(
+      ref.version,
+      commitTimestamp(findCommitInfo(actions), ref.lastModified),
+      actions,
+    );
+    if (changes instanceof ChangeDataNotRecordedError) throw changes;
+    return changes;
+  });
   const localPaths = await copyToScratch(
     store,
     files.map((f) => dataFileKey(f.path)),
