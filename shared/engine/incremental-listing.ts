@@ -1,4 +1,4 @@
-import type { INCREMENTAL_LISTING_MODES } from "../pipeline/definition-schema.ts";
+import type { IncrementalListingMode } from "../pipeline/definition-schema.ts";
 import { compareKeys } from "../store/object-key.ts";
 import type { FileSetOffset } from "./source-offsets.ts";
 
@@ -32,7 +32,6 @@ import type { FileSetOffset } from "./source-offsets.ts";
  *      greatest key processed, however many files the path holds.
  */
 
-export type IncrementalListingMode = (typeof INCREMENTAL_LISTING_MODES)[number];
 export type ListingState = NonNullable<FileSetOffset["listing"]>;
 
 /** Incremental listings between two full ones in `auto` mode. */

@@ -274,10 +274,6 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   }
 }
 
-/**
- * The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any:
- * one planned since HEAD last moved (a rewind or reset abandons the batches planned before it).
- */
 /** The flow's options, with the pipeline's `cloudFiles.useIncrementalListing` where it sets none. */
 function effectiveOptions(run: FlowRun): FlowOptions {
   const options = run.flow.options ?? { bad_records: "fail" };
@@ -286,6 +282,10 @@ function effectiveOptions(run: FlowRun): FlowOptions {
   return { ...options, use_incremental_listing: listing };
 }
 
+/**
+ * The highest seq after HEAD, and the PLANNED checkpoint on top of HEAD (an unfinished batch), if any:
+ * one planned since HEAD last moved (a rewind or reset abandons the batches planned before it).
+ */
 function scanAfter(headSeq: number, after: readonly Checkpoint[], abandonedThrough: number) {
   let maxSeq = headSeq;
   let pending: Checkpoint | undefined;

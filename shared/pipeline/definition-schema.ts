@@ -17,6 +17,7 @@ export const RESET_MODES = ["DROP", "TRUNCATE"] as const;
 export const BAD_RECORDS_MODES = ["fail", "quarantine"] as const;
 /** Databricks' `cloudFiles.useIncrementalListing` values (incremental-listing.ts says what each does). */
 export const INCREMENTAL_LISTING_MODES = ["auto", "true", "false"] as const;
+export type IncrementalListingMode = (typeof INCREMENTAL_LISTING_MODES)[number];
 
 const resetModeSchema = caseInsensitiveEnum(RESET_MODES, (v) => v.toUpperCase()).default("DROP");
 const sqlSchema = z.string().trim().min(1, { error: "sql must not be empty" });

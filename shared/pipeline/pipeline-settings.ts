@@ -1,6 +1,6 @@
 import type { DefinitionIssue } from "./errors.ts";
 import { describeInterval, parseInterval } from "./duration.ts";
-import { INCREMENTAL_LISTING_MODES } from "./definition-schema.ts";
+import { INCREMENTAL_LISTING_MODES, type IncrementalListingMode } from "./definition-schema.ts";
 
 /**
  * The pipeline configuration keys Ebb itself reads (semantics.md "Pipeline, datasets, flows" and
@@ -30,7 +30,7 @@ export interface PipelineSettings {
   readonly rewindRetentionMs: number;
   readonly allowUpdateAfterIncompleteRewind: boolean;
   /** The pipeline's `use_incremental_listing` for auto_loader flows without their own. @default the flow option's */
-  readonly incrementalListing?: (typeof INCREMENTAL_LISTING_MODES)[number];
+  readonly incrementalListing?: IncrementalListingMode;
 }
 
 export type SettingsResult =

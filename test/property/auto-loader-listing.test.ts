@@ -4,7 +4,7 @@ import { createFlowSource, type FlowSource } from "../../shared/engine/flow-sour
 import { FileSetState } from "../../shared/engine/file-set-state.ts";
 import { INCREMENTAL_LISTINGS_BETWEEN_FULL } from "../../shared/engine/incremental-listing.ts";
 import type { FileSetOffset, SourceOffset } from "../../shared/engine/source-offsets.ts";
-import type { IncrementalListingMode } from "../../shared/engine/incremental-listing.ts";
+import type { IncrementalListingMode } from "../../shared/pipeline/definition-schema.ts";
 import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
 import type { ListOptions, ObjectStore } from "../../shared/store/object-store.ts";
 
