@@ -41,7 +41,32 @@ export async function previewFlowOutput(
     if (!columns) return undefined;
     readColumns.push([read.name, columns]);
   }
-  return describeFlow(await sandbox(), flow.sql, source, readColumns);
+  const key = JSON.stringify([
+    catalog.pipeline.definition.catalog,
+    catalog.pipeline.definition.schema,
+    flow.sql,
+    source,
+    readColumns,
+  ]);
+  const known = DESCRIBED.get(key);
+  if (known) return known;
+  const described = await describeFlow(await sandbox(), flow.sql, source, readColumns);
+  if (described) remember(key, described);
+  return described;
+}
+
+/**
+ * Outputs described so far, by everything a description depends on (the SQL, the shapes it reads,
+ * the namespace its names resolve in): an update's checks describe the same flows over the same
+ * tables each time, and each description would otherwise open a sandbox (a DuckDB instance, ~10 ms).
+ * Only descriptions are kept: one that failed may have failed for a passing reason.
+ */
+const DESCRIBED = new Map<string, StructType>();
+const DESCRIBED_LIMIT = 512;
+
+function remember(key: string, schema: StructType): void {
+  DESCRIBED.set(key, schema);
+  if (DESCRIBED.size > DESCRIBED_LIMIT) DESCRIBED.delete(DESCRIBED.keys().next().value as string);
 }
 
 function columnsOf(schema: StructType | undefined): [string, string][] | undefined {
