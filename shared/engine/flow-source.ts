@@ -270,8 +270,8 @@ function fileSource(
   return {
     async plan(start, seq) {
       const previous = asFiles(start);
-      const mode = context.options.use_incremental_listing ?? "false";
-      const startAfter = listingStart(mode, previous?.listing);
+      const mode = context.options.use_incremental_listing ?? "auto";
+      const startAfter = listingStart(mode, previous?.listing, seq);
       // The processed set and the listing are independent reads: both at once.
       const [processed, listed] = await Promise.all([
         state.load(previous),
@@ -289,7 +289,7 @@ function fileSource(
       if (chosen.length === 0) return undefined;
       const maxRows = context.options.max_rows_per_batch;
       if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
-      const listing = listingAfter(previous?.listing, { full, fresh, chosen }, now);
+      const listing = listingAfter(previous?.listing, { full, fresh, chosen }, now, seq);
       const end = await state.append(previous, processed, seq, chosen, listing);
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length };
     },

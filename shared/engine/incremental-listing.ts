@@ -10,13 +10,12 @@ import type { FileSetOffset } from "./source-offsets.ts";
  * so a listing, whichever kind, never makes a file read twice; what a listing decides is only when
  * a file is seen.
  *
- * - `false` (the default): every listing is full. A replay after a rewind must read in its one
- *   update every file the restored checkpoint had not processed, and a restored listing state may
- *   predate the late names that marked the path unordered: only a full listing guarantees it.
+ * - `false`: every listing is full: a file is seen by the first batch after it lands, whatever its
+ *   name, at the price of a listing that grows with the path.
  * - `true`: every listing is incremental: a file whose name sorts before one already processed is
  *   never seen. For paths whose names only grow (timestamps, sequence numbers).
- * - `auto`: incremental while names have arrived in order, and never skipping one
- *   that did not:
+ * - `auto` (the default, as on Databricks): incremental while names have arrived in order, and
+ *   never skipping one that did not:
  *   1. The first listing is full.
  *   2. A batch after `INCREMENTAL_LISTINGS_BETWEEN_FULL` incremental listings takes its files from
  *      a full listing (Databricks: a full listing after 7 consecutive incremental ones). Only a
@@ -30,6 +29,10 @@ import type { FileSetOffset } from "./source-offsets.ts";
  *      arrival order, `9.json` then `10.json`, are found at once and mark the path unordered). An
  *      update with nothing new so lists twice; one that finds new files lists once, after the
  *      greatest key processed, however many files the path holds.
+ *   5. The first listing after a rewind is full (a listing state the batch just before did not
+ *      write was restored): the restored state may predate the late names that marked the path
+ *      unordered, and a replay must read in its one update every file the restored checkpoint had
+ *      not processed.
  */
 
 export type ListingState = NonNullable<FileSetOffset["listing"]>;
@@ -37,13 +40,14 @@ export type ListingState = NonNullable<FileSetOffset["listing"]>;
 /** Incremental listings between two full ones in `auto` mode. */
 export const INCREMENTAL_LISTINGS_BETWEEN_FULL = 7;
 
-/** Where the batch's listing starts: after `startAfter`, or (undefined) a full listing. */
+/** Where the listing of batch `seq` starts: after `startAfter`, or (undefined) a full listing. */
 export function listingStart(
   mode: IncrementalListingMode,
   state: ListingState | undefined,
+  seq: number,
 ): string | undefined {
   if (mode === "false" || state === undefined) return undefined;
-  if (mode === "auto" && !state.ordered) return undefined;
+  if (mode === "auto" && (!state.ordered || state.seq !== seq - 1)) return undefined;
   return state.after;
 }
 
@@ -58,16 +62,17 @@ export function fullListingDue(
 }
 
 /**
- * The listing state after a batch: `full` says whether its files came from a full listing, `fresh`
- * are the new keys that listing found, `chosen` those the batch takes.
+ * The listing state after batch `seq`: `full` says whether its files came from a full listing,
+ * `fresh` are the new keys that listing found, `chosen` those the batch takes.
  */
 export function listingAfter(
   previous: ListingState | undefined,
   listing: { readonly full: boolean; readonly fresh: readonly string[]; readonly chosen: readonly string[] },
   now: number,
+  seq: number,
 ): ListingState {
   const after = listing.chosen.reduce((a, b) => (compareKeys(a, b) >= 0 ? a : b), previous?.after ?? "");
-  if (!listing.full && previous) return { ...previous, after, incremental: previous.incremental + 1 };
+  if (!listing.full && previous) return { ...previous, after, incremental: previous.incremental + 1, seq };
   const late = previous !== undefined && listing.fresh.some((key) => compareKeys(key, previous.after) < 0);
-  return { after, incremental: 0, fullAt: now, ordered: (previous?.ordered ?? true) && !late };
+  return { after, incremental: 0, fullAt: now, ordered: (previous?.ordered ?? true) && !late, seq };
 }

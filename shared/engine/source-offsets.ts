@@ -43,6 +43,11 @@ export const fileSetOffsetSchema = z.object({
       fullAt: z.number().int().nonnegative(),
       /** Every full listing so far found new keys only after `after` (names arrive in order). */
       ordered: z.boolean(),
+      /**
+       * The batch that wrote this state. One the batch just before did not write was restored by a
+       * rewind (absent: written before Ebb recorded it): the next `auto` listing is full.
+       */
+      seq: z.number().int().nonnegative().optional(),
     })
     .optional(),
 });

@@ -42,7 +42,7 @@ export const flowOptionsSchema = strictObject({
   /**
    * How an auto_loader source lists its path (Databricks' `cloudFiles.useIncrementalListing`):
    * `auto` lists only keys after the last one processed while names arrive in order, with a full
-   * listing every 8th time; `true` always lists incrementally; `false` always in full. @default "false"
+   * listing every 8th time; `true` always lists incrementally; `false` always in full. @default "auto" (as on Databricks)
    */
   use_incremental_listing: z
     .preprocess(

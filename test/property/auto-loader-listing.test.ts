@@ -12,15 +12,20 @@ import type { ListOptions, ObjectStore } from "../../shared/store/object-store.t
  * An auto_loader source under `use_incremental_listing: auto`, against a
  * reference model of arrivals: files land under names drawn from a small alphabet, so many sort
  * before files already processed (late uploads), between updates that plan batches until one takes
- * all its listing found (as the flow runner does). Every batch takes only files that landed and were
- * never taken before (no file read twice); once files stop landing, at most two more updates take
- * every file not yet taken (no file skipped). The planning is the engine's own
+ * all its listing found (as the flow runner does), and rewinds to the state after an earlier update
+ * (a checkpoint's offsets, so its listing state too). Every batch takes only files that landed and
+ * were never taken before on its timeline (no file read twice); the update after a rewind takes every
+ * file the restored point had not (a replay misses none); once files stop landing, at most two more
+ * updates take every file not yet taken (no file skipped). The planning is the engine's own
  * (flow-source.ts over the file-set state in a memory store); no batch is loaded.
  *
  * RUNS sets the number of runs (default 100).
  */
 
-type Step = { readonly kind: "land"; readonly name: string } | { readonly kind: "update" };
+type Step =
+  | { readonly kind: "land"; readonly name: string }
+  | { readonly kind: "update" }
+  | { readonly kind: "rewind"; readonly back: number };
 
 const name = fc
   .tuple(fc.constantFrom("a", "b", "m", "y", "z"), fc.nat({ max: 99 }))
@@ -28,6 +33,7 @@ const name = fc
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: name.map((n) => ({ kind: "land" as const, name: n })) },
   { weight: 2, arbitrary: fc.constant({ kind: "update" as const }) },
+  { weight: 1, arbitrary: fc.nat({ max: 5 }).map((back) => ({ kind: "rewind" as const, back })) },
 );
 
 /** The landing store, counting full and incremental listings (a listing's first page). */
@@ -65,9 +71,17 @@ function harness(mode: IncrementalListingMode | undefined, maxFiles: number) {
   });
   const state = new FileSetState(bucket, ids.pipelineId, ids.flowName);
   let offset: SourceOffset | undefined;
+  // Seqs only grow: a batch after a rewind takes one above every seq ever planned (micro-batch.ts).
   let seq = 0;
   return {
     landing,
+    /** The offsets after the last batch (a checkpoint's), and a rewind back to some. */
+    get offset() {
+      return offset;
+    },
+    rewindTo(restored: SourceOffset | undefined) {
+      offset = restored;
+    },
     land: (key: string) => landing.put(key, new TextEncoder().encode('{"id":1}\n')),
     /** Plans (and so commits) batches until one is caught up or none is planned; answers their files. */
     async update(): Promise<string[][]> {
@@ -93,7 +107,9 @@ describe("auto_loader listing", () => {
         async (steps, maxFiles) => {
           const h = harness("auto", maxFiles);
           const landed = new Set<string>();
-          const taken = new Set<string>();
+          let taken = new Set<string>();
+          // After each update: its offsets and the files taken up to it (a rewind point).
+          const points: { offset: SourceOffset | undefined; taken: Set<string> }[] = [];
           const take = (batches: string[][]) => {
             for (const batch of batches) {
               expect(batch.length).toBeGreaterThan(0);
@@ -111,8 +127,20 @@ describe("auto_loader listing", () => {
               if (landed.has(s.name)) continue;
               landed.add(s.name);
               await h.land(s.name);
+            } else if (s.kind === "rewind") {
+              const point = points.at(-1 - (s.back % Math.max(points.length, 1)));
+              // A rewind to where the flow is abandons no batch: there is nothing to replay.
+              if (!point || point.offset === h.offset) continue;
+              h.rewindTo(point.offset);
+              taken = new Set(point.taken);
+              take(await h.update());
+              expect([...taken].sort(), "the replay after a rewind missed a file").toEqual(
+                [...landed].sort(),
+              );
+              points.push({ offset: h.offset, taken: new Set(taken) });
             } else {
               take(await h.update());
+              points.push({ offset: h.offset, taken: new Set(taken) });
             }
           }
           // Updates until one takes nothing: a late name waits at most for the update after the
