@@ -1,12 +1,22 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type JS } from "@duckdb/node-api";
 
 /**
- * One DuckDB database and connection, opened for a unit of work and closed after it. The Delta
- * reader uses it to decode parquet (checkpoints and data files); the engine reuses it with a
- * sandboxed `config` (e.g. `enable_external_access: "false"` once the files are in place).
+ * One DuckDB connection, opened for a unit of work and closed after it. The Delta reader uses it to
+ * decode parquet (checkpoints and data files); the engine reuses it with a sandboxed `config` (e.g.
+ * `enable_external_access: "false"` once the files are in place).
+ *
+ * Sessions without `config` run only Ebb's own SQL and share the process's one DuckDB instance, each
+ * on its own connection: an instance costs 7-30 ms to create, a connection well under 1 ms. What a
+ * session makes is its connection's alone (TEMP tables and views, `SET VARIABLE`, session settings
+ * such as TimeZone), so concurrent sessions cannot see or collide with each other's objects; only a
+ * non-TEMP object would be shared, and Ebb creates none. A session with `config` gets an instance of
+ * its own: settings such as `enable_external_access`, `threads` and `memory_limit` are instance-wide.
  */
 export interface DuckSessionOptions {
-  /** DuckDB configuration options, passed as given (see DuckDB's `duckdb_settings()`). */
+  /**
+   * DuckDB configuration options, passed as given (see DuckDB's `duckdb_settings()`). Given, the
+   * session has an instance of its own. @default the process's shared instance
+   */
   readonly config?: Readonly<Record<string, string>>;
 }
 
@@ -16,9 +26,40 @@ export type DuckRow = Record<string, JS>;
 /** Two threads keep an embedded engine from taking every core of a shared host by default. */
 const DEFAULT_CONFIG: Readonly<Record<string, string>> = { threads: "2" };
 
+/** The instance that sessions without `config` share; kept for the process's life, never closed. */
+let sharedInstance: Promise<DuckDBInstance> | undefined;
+
+function processInstance(): Promise<DuckDBInstance> {
+  sharedInstance ??= DuckDBInstance.create(":memory:", DEFAULT_CONFIG).catch((error: unknown) => {
+    // A failed start is not kept: the next session tries again.
+    sharedInstance = undefined;
+    throw error;
+  });
+  return sharedInstance;
+}
+
+/**
+ * A FATAL error invalidates the whole instance: later sessions get a fresh one instead of failing
+ * too (sessions already on it fail as they would have).
+ */
+function forgetIfInvalidated(instance: DuckDBInstance, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!/^FATAL Error|database has been invalidated/i.test(message)) return;
+  void sharedInstance?.then((shared) => {
+    if (shared === instance) sharedInstance = undefined;
+  });
+}
+
+interface OpenSession {
+  readonly instance: DuckDBInstance;
+  readonly connection: DuckDBConnection;
+  /** Whether the instance is this session's alone (closed with it). */
+  readonly ownsInstance: boolean;
+}
+
 export class DuckSession {
-  #opening: Promise<{ readonly instance: DuckDBInstance; readonly connection: DuckDBConnection }> | undefined;
-  #open: { readonly instance: DuckDBInstance; readonly connection: DuckDBConnection } | undefined;
+  #opening: Promise<OpenSession> | undefined;
+  #open: OpenSession | undefined;
   #closed = false;
 
   private constructor(private readonly options: DuckSessionOptions) {}
@@ -30,8 +71,8 @@ export class DuckSession {
   }
 
   /**
-   * A session that starts DuckDB on its first statement: a unit of work that finds nothing to do
-   * (an update's task with nothing new) never pays for an instance.
+   * A session that connects on its first statement: a unit of work that finds nothing to do (an
+   * update's task with nothing new) never pays for a connection (or, with `config`, an instance).
    */
   static deferred(options: DuckSessionOptions = {}): DuckSession {
     return new DuckSession(options);
@@ -39,12 +80,23 @@ export class DuckSession {
 
   #connected() {
     this.#opening ??= (async () => {
-      const instance = await DuckDBInstance.create(":memory:", { ...DEFAULT_CONFIG, ...this.options.config });
-      const connection = await instance.connect();
-      // UTC makes casts between TIMESTAMP and TIMESTAMPTZ independent of the host's zone. It is set
-      // after connecting: the ICU extension that owns the setting is not loaded at create time.
-      await connection.run("SET TimeZone = 'UTC'");
-      const open = { instance, connection };
+      const ownsInstance = this.options.config !== undefined;
+      const instance = ownsInstance
+        ? await DuckDBInstance.create(":memory:", { ...DEFAULT_CONFIG, ...this.options.config })
+        : await processInstance();
+      let connection: DuckDBConnection;
+      try {
+        connection = await instance.connect();
+        // UTC makes casts between TIMESTAMP and TIMESTAMPTZ independent of the host's zone. It is set
+        // after connecting (the ICU extension that owns it is not loaded at create time), and only
+        // for this connection.
+        await connection.run("SET TimeZone = 'UTC'");
+      } catch (error) {
+        if (ownsInstance) instance.closeSync();
+        else forgetIfInvalidated(instance, error);
+        throw error;
+      }
+      const open = { instance, connection, ownsInstance };
       this.#open = open;
       // Closed while it was starting: nothing may use it, so it goes at once.
       if (this.#closed) this.close();
@@ -55,13 +107,22 @@ export class DuckSession {
 
   /** Runs statements that return nothing of interest (DDL, SET). */
   async run(sql: string, params?: DuckDBValue[]): Promise<void> {
-    await (await this.#connected()).connection.run(sql, params);
+    await this.#on((connection) => connection.run(sql, params));
   }
 
   /** Runs a query and returns its rows as plain JS objects. */
   async rows(sql: string, params?: DuckDBValue[]): Promise<DuckRow[]> {
-    const reader = await (await this.#connected()).connection.runAndReadAll(sql, params);
-    return reader.getRowObjectsJS();
+    return (await this.#on((connection) => connection.runAndReadAll(sql, params))).getRowObjectsJS();
+  }
+
+  async #on<T>(statement: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const open = await this.#connected();
+    try {
+      return await statement(open.connection);
+    } catch (error) {
+      if (!open.ownsInstance) forgetIfInvalidated(open.instance, error);
+      throw error;
+    }
   }
 
   /** Stops the statement executing now, if any (a session not yet started has none). */
@@ -75,7 +136,7 @@ export class DuckSession {
     this.#open = undefined;
     if (!open) return;
     open.connection.closeSync();
-    open.instance.closeSync();
+    if (open.ownsInstance) open.instance.closeSync();
   }
 }
 
