@@ -22,6 +22,8 @@ import { MemoryObjectStore } from "../shared/store/memory-object-store.ts";
  *    (target ratio <= 2).
  * 3. Append throughput for 1,000,000 rows vs DuckDB's own `COPY ... TO parquet` of the same rows
  *    (target ratio >= 0.5).
+ *
+ * `EBB_BENCH_DELTA` (`restore`, `snapshot` or `append`, comma-separated) runs only those figures.
  */
 
 const schema: StructType = {
@@ -219,12 +221,18 @@ async function benchAppend(duck: DuckSession): Promise<void> {
   );
 }
 
+const FIGURES = { restore: benchRestore, snapshot: benchSnapshotLoad, append: benchAppend };
+
 export async function run(): Promise<void> {
+  const only = process.env["EBB_BENCH_DELTA"]?.split(",");
+  const unknown = only?.filter((name) => !(name in FIGURES));
+  if (unknown?.length)
+    throw new Error(`EBB_BENCH_DELTA: no figure ${unknown.join(", ")} (${Object.keys(FIGURES).join(", ")})`);
   const duck = await DuckSession.open();
   try {
-    await benchRestore(duck);
-    await benchSnapshotLoad(duck);
-    await benchAppend(duck);
+    for (const [name, figure] of Object.entries(FIGURES)) {
+      if (!only || only.includes(name)) await figure(duck);
+    }
   } finally {
     duck.close();
   }

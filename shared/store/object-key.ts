@@ -18,7 +18,19 @@ export function assertValidPrefix(prefix: string): void {
   assertValidKey(prefix.slice(0, -1));
 }
 
-/** Compares keys in UTF-8 byte order, the order S3 lists in. */
+/**
+ * Compares keys in UTF-8 byte order, the order S3 lists in. UTF-8 byte order is code point order,
+ * which UTF-16 code units share below the surrogates (U+D800): only a first difference at or above
+ * them needs the bytes.
+ */
 export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x < 0xd800 && y < 0xd800) return x - y;
+    return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  }
+  return a.length - b.length;
 }

@@ -7,13 +7,19 @@ import { CorruptLogError } from "../errors.ts";
 import { JsonNumber, parseExact, stringifyExact, type ExactJson } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
 
-/** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
-const CHECKPOINT_ACTIONS = ["protocol", "metaData", "txn", "add", "remove", "domainMetadata"] as const;
+/** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"), in replay order. */
+const CHECKPOINT_ACTIONS = ["protocol", "metaData", "txn", "domainMetadata", "remove", "add"] as const;
+type CheckpointAction = (typeof CHECKPOINT_ACTIONS)[number];
 
 /**
  * The actions stored in a checkpoint (all parts of a multi-part one), decoded by DuckDB. Each part
- * is fetched through the store into `scratch`, and every row is turned back into the JSON shape of
- * a commit line with `to_json`, so that checkpoint and commit actions replay through one code path.
+ * is fetched through the store into `scratch`, and DuckDB turns the rows back into the JSON shape
+ * of commit lines, so that checkpoint and commit actions replay through one code path.
+ *
+ * One scan aggregates each kind into a single JSON text: a checkpoint holds one row per live file
+ * and tombstone, and handing them to JS one value at a time costs several times DuckDB's own work
+ * (a native call and a decode per string). A checkpoint is reconciled (each path once, as an add
+ * or a remove), so the order of its rows carries no meaning.
  */
 export async function readCheckpointActions(
   store: ObjectStore,
@@ -24,10 +30,14 @@ export async function readCheckpointActions(
   const files = await Promise.all(
     checkpoint.keys.map(async (key) => scratch.write(await store.get(key), ".parquet")),
   );
-  let rows;
+  let row;
   try {
-    rows = await duck.rows(
-      `SELECT to_json(t)::VARCHAR AS j FROM read_parquet(${stringList(files)}, union_by_name = true) t`,
+    [row] = await duck.rows(
+      // to_json(NULL) is NULL, and string_agg skips NULLs: each column holds the rows of its kind.
+      `SELECT ${CHECKPOINT_ACTIONS.map((kind) => `string_agg(to_json(${kind})::VARCHAR, ',') AS ${kind}`).join(", ")} ` +
+        // A checkpoint may lack a kind's column (Spark's parts have different ones); the union adds it as NULL.
+        `FROM (SELECT * FROM read_parquet(${stringList(files)}, union_by_name = true) UNION ALL BY NAME ` +
+        `SELECT ${CHECKPOINT_ACTIONS.map((kind) => `NULL AS ${kind}`).join(", ")} WHERE false)`,
     );
   } catch (cause) {
     throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
@@ -36,41 +46,39 @@ export async function readCheckpointActions(
     });
   }
   const actions: Action[] = [];
-  for (const row of rows) {
-    const text = String(row.j);
-    const record = JSON.parse(text) as Record<string, unknown>;
-    for (const kind of CHECKPOINT_ACTIONS) {
-      const body = record[kind];
-      if (body && typeof body === "object")
-        actions.push(checkpointAction(kind, body as Record<string, unknown>, text));
-    }
+  for (const kind of CHECKPOINT_ACTIONS) {
+    const joined = row?.[kind];
+    if (joined === null || joined === undefined) continue;
+    const bodies = JSON.parse(`[${String(joined)}]`) as Record<string, unknown>[];
+    // Bounds in `stats_parsed` may not survive JSON.parse; the rare writer that stores only them is read exactly.
+    const exact =
+      kind === "add" && bodies.some((add) => add.stats == null && add.stats_parsed != null)
+        ? (parseExact(`[${String(joined)}]`) as ExactJson[])
+        : undefined;
+    bodies.forEach((body, i) => actions.push(checkpointAction(kind, body, exact?.[i])));
   }
   return actions;
 }
 
 /**
- * One checkpoint column value as the action a commit line would carry: null struct fields dropped
- * (a parquet column exists for every row, a JSON field only where set), empty maps restored, and
+ * A checkpoint column value as the action a commit line would carry: null struct fields dropped (a
+ * parquet column exists for every row, a JSON field only where set), empty maps restored, and
  * `stats_parsed` serialized into `stats` when the writer only wrote the struct form
  * (`delta.checkpoint.writeStatsAsJson = false`, PROTOCOL.md "Checkpoint Schema").
  */
 function checkpointAction(
-  kind: (typeof CHECKPOINT_ACTIONS)[number],
+  kind: CheckpointAction,
   body: Record<string, unknown>,
-  rowText: string,
+  exact: ExactJson | undefined,
 ): Action {
   const fields = withoutNulls(body);
-  if (kind === "add") {
-    const { stats_parsed: statsParsed, partitionValues_parsed: _parsedPartitions, ...add } = fields;
-    if (add.stats === undefined && statsParsed && typeof statsParsed === "object") {
-      add.stats = exactStatsParsed(rowText);
+  if (kind === "add" || kind === "remove") {
+    const { stats_parsed: _stats, partitionValues_parsed: _parts, ...file } = fields;
+    if (kind === "add") {
+      if (file.stats === undefined && exact !== undefined) file.stats = exactStatsParsed(exact);
+      file.partitionValues ??= {};
     }
-    add.partitionValues ??= {};
-    return { add } as unknown as Action;
-  }
-  if (kind === "remove") {
-    const { stats_parsed: _stats, partitionValues_parsed: _parts, ...remove } = fields;
-    return { remove } as unknown as Action;
+    return { [kind]: file } as unknown as Action;
   }
   if (kind === "metaData") {
     const format = (fields.format ?? { provider: "parquet" }) as Record<string, unknown>;
@@ -81,10 +89,9 @@ function checkpointAction(
   return { [kind]: fields } as unknown as Action;
 }
 
-/** `add.stats_parsed` of a checkpoint row as stats JSON, re-read so its bounds keep every digit. */
-function exactStatsParsed(rowText: string): string {
-  const row = parseExact(rowText) as { readonly add: { readonly stats_parsed: ExactJson } };
-  return stringifyExact(withoutNullsDeep(row.add.stats_parsed));
+/** `add.stats_parsed` of a checkpoint row as stats JSON, from its exact parse so its bounds keep every digit. */
+function exactStatsParsed(add: ExactJson): string {
+  return stringifyExact(withoutNullsDeep((add as { readonly stats_parsed: ExactJson }).stats_parsed));
 }
 
 function withoutNullsDeep(value: ExactJson): ExactJson {
@@ -99,5 +106,7 @@ function withoutNullsDeep(value: ExactJson): ExactJson {
 }
 
 function withoutNulls(record: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null));
+  const kept: Record<string, unknown> = {};
+  for (const key in record) if (record[key] !== null) kept[key] = record[key];
+  return kept;
 }

@@ -85,6 +85,8 @@ export function toLogPath(key: string): string {
  * A path that is not valid percent-encoding (some old writers did not encode) is taken as is.
  */
 export function decodeLogPath(path: string): string {
+  // Most paths have nothing to decode (a checkpoint of a large table holds millions).
+  if (!path.includes("%")) return path;
   try {
     return decodeURIComponent(path);
   } catch {
