@@ -24,11 +24,14 @@ import type { FileSetOffset } from "./source-offsets.ts";
  *   3. A full listing that finds a new key sorting before the greatest key processed marks the path
  *      unordered: from then on every listing is full (so late keys a batch left for the next, by
  *      `max_files_per_batch`, are listed again).
- *   4. An incremental listing that finds nothing new is followed by a full one: a late name is
- *      found at the latest by the next update after it landed (so names that do not sort in
- *      arrival order, `9.json` then `10.json`, are found at once and mark the path unordered). An
- *      update with nothing new so lists twice; one that finds new files lists once, after the
- *      greatest key processed, however many files the path holds.
+ *   4. An incremental listing that finds nothing new is followed by a full one. A late name is so
+ *      read by the first update whose incremental listing finds nothing new (the one after files
+ *      stop landing, at the latest), or by the 8th batch after it landed (step 2), whichever comes
+ *      first: as on Databricks, a late name waits for a full listing, and is never skipped. Names
+ *      that do not sort in arrival order (`9.json` then `10.json`) are so found at the first full
+ *      listing, which marks the path unordered. An update with nothing new lists twice; one that
+ *      finds new files lists once, after the greatest key processed, however many files the path
+ *      holds.
  *   5. The first listing after a rewind is full (a listing state the batch just before did not
  *      write was restored): the restored state may predate the late names that marked the path
  *      unordered, and a replay must read in its one update every file the restored checkpoint had
