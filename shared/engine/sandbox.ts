@@ -23,6 +23,10 @@ import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits 
 
 /** The settings applied, in order, before the sandbox is handed out. */
 const LOCK_DOWN = (folder: string): string[] => [
+  // Spill files stay inside the sandbox's own folder: no other sandbox can glob them. Set here, not
+  // at create time, so that every sandbox with the same limits shares one configuration and can take
+  // the instance created ahead for it (duck-session.ts).
+  `SET temp_directory = ${quoteLiteral(path.join(folder, "spill"))}`,
   `SET allowed_directories = [${quoteLiteral(folder + "/")}]`,
   "SET autoinstall_known_extensions = false",
   "SET autoload_known_extensions = false",
@@ -88,8 +92,6 @@ export class Sandbox {
       session = await DuckSession.open({
         config: {
           threads: String(options.threads ?? 2),
-          // Spill files stay inside the sandbox's own folder: no other sandbox can glob them.
-          temp_directory: path.join(folder.dir, "spill"),
           memory_limit: limits.memoryLimit,
           max_temp_directory_size: limits.tempLimit,
         },

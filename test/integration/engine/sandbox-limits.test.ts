@@ -51,6 +51,19 @@ describe("limits on user SQL", () => {
     });
   });
 
+  it("each sandbox spills into its own folder, also when it took an instance created ahead", async () => {
+    const dirs = await Promise.all(
+      [0, 1, 2].map(() =>
+        withSandbox({}, async (s) => {
+          const [row] = await s.rows("SELECT current_setting('temp_directory') AS d");
+          expect(row?.d).toBe(`${s.dir}/spill`);
+          return row?.d;
+        }),
+      ),
+    );
+    expect(new Set(dirs).size).toBe(3);
+  });
+
   it("a stop (the update's abort signal) interrupts a running statement", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
