@@ -114,8 +114,9 @@ export class DuckSession {
 
   #connected() {
     this.#opening ??= (async () => {
-      const ownsInstance = this.options.config !== undefined;
-      const instance = this.options.config ? await ownInstance(this.options.config) : await processInstance();
+      const config = this.options.config;
+      const ownsInstance = config !== undefined;
+      const instance = ownsInstance ? await ownInstance(config) : await processInstance();
       let connection: DuckDBConnection;
       try {
         connection = await instance.connect();

@@ -49,11 +49,12 @@ export async function readCheckpointActions(
   for (const kind of CHECKPOINT_ACTIONS) {
     const joined = row?.[kind];
     if (joined === null || joined === undefined) continue;
-    const bodies = JSON.parse(`[${String(joined)}]`) as Record<string, unknown>[];
+    const text = `[${String(joined)}]`;
+    const bodies = JSON.parse(text) as Record<string, unknown>[];
     // Bounds in `stats_parsed` may not survive JSON.parse; the rare writer that stores only them is read exactly.
     const exact =
       kind === "add" && bodies.some((add) => add.stats == null && add.stats_parsed != null)
-        ? (parseExact(`[${String(joined)}]`) as ExactJson[])
+        ? (parseExact(text) as ExactJson[])
         : undefined;
     bodies.forEach((body, i) => actions.push(checkpointAction(kind, body, exact?.[i])));
   }
