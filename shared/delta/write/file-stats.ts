@@ -53,27 +53,27 @@ function hasMinMax(type: DeltaType): boolean {
  * whose row groups lack a bound (or a null count) gets none in the file's stats rather than a wrong one.
  */
 export function parquetStatsQuery(localPath: string, columns: readonly StatsColumn[]): string {
-  const parts = [
-    `(SELECT sum(row_group_num_rows) FROM (SELECT DISTINCT row_group_id, row_group_num_rows FROM m)) AS n`,
-  ];
+  // One pass over the footer's rows (one per row group and leaf column), each column's aggregates
+  // filtered to its rows: one scalar subquery per aggregate cost ~3 ms each (34 ms for 3 columns).
+  const parts = [`sum(row_group_num_rows) FILTER (WHERE column_id = 0) AS n`];
   columns.forEach((column, i) => {
-    const where = `FROM m WHERE path_in_schema = ${quoteLiteral(column.name)}`;
+    const mine = `FILTER (WHERE path_in_schema = ${quoteLiteral(column.name)})`;
     parts.push(
-      `(SELECT CASE WHEN bool_and(stats_null_count IS NOT NULL) THEN sum(stats_null_count) END ${where}) AS nulls_${i}`,
+      `CASE WHEN bool_and(stats_null_count IS NOT NULL) ${mine} THEN sum(stats_null_count) ${mine} END AS nulls_${i}`,
     );
     if (!column.minMax) return;
     const complete = (bound: string) =>
-      `bool_and(stats_${bound}_value IS NOT NULL OR num_values = coalesce(stats_null_count, -1))`;
+      `bool_and(stats_${bound}_value IS NOT NULL OR num_values = coalesce(stats_null_count, -1)) ${mine}`;
     for (const bound of ["min", "max"] as const) {
       const value = statValue(
         column.type,
-        `${bound}(TRY_CAST(stats_${bound}_value AS ${duckType(column.type)}))`,
+        `${bound}(TRY_CAST(stats_${bound}_value AS ${duckType(column.type)})) ${mine}`,
         bound,
       );
-      parts.push(`(SELECT CASE WHEN ${complete(bound)} THEN ${value} END ${where}) AS ${bound}_${i}`);
+      parts.push(`CASE WHEN ${complete(bound)} THEN ${value} END AS ${bound}_${i}`);
     }
   });
-  return `WITH m AS (SELECT * FROM parquet_metadata(${quoteLiteral(localPath)})) SELECT ${parts.join(", ")}`;
+  return `SELECT ${parts.join(", ")} FROM parquet_metadata(${quoteLiteral(localPath)})`;
 }
 
 function statValue(type: DeltaType, expr: string, bound: "min" | "max"): string {
