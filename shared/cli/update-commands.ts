@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { EbbClient, FlowProgress, UpdateInfo } from "../client/ebb-client.ts";
 import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
+import { printRewindOutcome } from "./rewind-outcome.ts";
 import { UsageError } from "./usage-error.ts";
 
 /**
@@ -101,7 +102,15 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
           return;
         }
       }
-      await startAndFollow(client, pipelineId, { cause: "USER_ACTION", rewind_spec }, options, out, command);
+      const update = await startAndFollow(
+        client,
+        pipelineId,
+        { cause: "USER_ACTION", rewind_spec },
+        options,
+        out,
+        command,
+      );
+      if (update && !options.json) await printRewindOutcome(client, pipelineId, update, out);
     });
 
   const updates = program.command("updates").description("read updates");
@@ -186,11 +195,11 @@ async function startAndFollow(
   options: WaitOptions,
   out: Out,
   command: Command,
-): Promise<void> {
+): Promise<UpdateInfo | undefined> {
   const { update_id } = await client.startUpdate(pipelineId, body);
   if (!options.wait) {
     out(options.json ? `${JSON.stringify({ update_id })}\n` : `${update_id}\n`);
-    return;
+    return undefined;
   }
   let last = "";
   const update: UpdateInfo = await client.waitForUpdate(pipelineId, update_id, {
@@ -211,6 +220,7 @@ async function startAndFollow(
   else if (update.error) out(`error ${update.error.error_code}: ${update.error.message}\n`);
   if (update.state !== "COMPLETED")
     command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT_UPDATE_FAILED });
+  return update;
 }
 
 /**

@@ -70,6 +70,10 @@ describe("ebb CLI over the API", () => {
 
     const dry = await ebb("rewind", pipelineId, "--latest", "--dry-run");
     expect(dry.code, dry.err).toBe(EXIT.ok);
+    // What the rewind would restore, from the dry run's rewind_summary: both tables at their latest versions.
+    expect(dry.out).toContain("dry run, nothing changed");
+    expect(dry.out).toMatch(/cli\.demo\.raw\s+2\n/);
+    expect(dry.out).toMatch(/ingest@2, keep@2/);
     const rewound = await ebb(
       "rewind",
       pipelineId,
@@ -80,6 +84,11 @@ describe("ebb CLI over the API", () => {
     );
     expect(rewound.code, rewound.err).toBe(EXIT.ok);
     expect(rewound.out).toContain("restores_version");
+    // What it did: raw restored to version 1 by a RESTORE commit (version 3), the cascade took good
+    // with it, and both flows moved back one checkpoint; then how to replay.
+    expect(rewound.out).toMatch(/cli\.demo\.raw\s+1\s+3\s+1\s+0\s+ingest 2->1\n/);
+    expect(rewound.out).toMatch(/cli\.demo\.good\s+1\s+3\s+1\s+0\s+keep 2->1\n/);
+    expect(rewound.out).toContain(`replay: ebb run ${pipelineId}`);
     expect(
       JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
     ).toEqual({ n: 1 });

@@ -1,0 +1,73 @@
+import type { EbbClient, EventInfo, UpdateInfo } from "../client/ebb-client.ts";
+import { formatTable } from "./output-format.ts";
+import type { Out } from "./pipeline-commands.ts";
+
+/**
+ * What a finished `ebb rewind` did, from its update's events: for a dry run, what a rewind would
+ * restore (the `rewind_summary`); for a rewind, each dataset's RESTORE and the flows moved back
+ * (`rewind_progress`). Then the next command: the rewind itself, or the replay.
+ */
+export async function printRewindOutcome(
+  client: EbbClient,
+  pipelineId: string,
+  update: UpdateInfo,
+  out: Out,
+): Promise<void> {
+  if (update.state !== "COMPLETED") return;
+  const { events } = await client.events(pipelineId, {
+    filter: `origin.update_id = '${update.update_id}' AND event_type IN ('rewind_summary', 'rewind_progress')`,
+    max_results: 1000,
+  });
+  const summary = detailsOf<RewindSummary>(events, "rewind_summary")[0];
+  if (!summary) return;
+  if (summary.dry_run) {
+    const flows = new Map(summary.flows.map((flow) => [flow.flow, flow.seq]));
+    out(`dry run, nothing changed: a rewind to ${summary.timestamp} restores\n`);
+    out(
+      formatTable(
+        summary.datasets.map((dataset) => ({ dataset: dataset.identifier, version: dataset.table_version })),
+      ),
+    );
+    if (flows.size > 0)
+      out(`and moves flows back to checkpoints ${[...flows].map(([f, seq]) => `${f}@${seq}`).join(", ")}\n`);
+    out(`rewind: run the same command without --dry-run\n`);
+    return;
+  }
+  const restores = detailsOf<RewindProgress>(events, "rewind_progress");
+  out(
+    formatTable(
+      restores.map((restore) => ({
+        dataset: restore.dataset,
+        restored_version: restore.target_version,
+        restore_commit: restore.restore_version ?? "",
+        files_removed: restore.operation_metrics?.numRemovedFiles ?? "",
+        files_restored: restore.operation_metrics?.numRestoredFiles ?? "",
+        flows: (restore.flows ?? []).map((f) => `${f.flow} ${f.from}->${f.to}`).join(", "),
+      })),
+    ),
+  );
+  out(`replay: ebb run ${pipelineId}\n`);
+}
+
+interface RewindSummary {
+  readonly dry_run: boolean;
+  readonly timestamp: string;
+  readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
+  readonly flows: readonly { readonly flow: string; readonly seq: number }[];
+}
+
+interface RewindProgress {
+  readonly dataset: string;
+  readonly target_version: number;
+  readonly restore_version?: number;
+  readonly operation_metrics?: { readonly numRemovedFiles?: number; readonly numRestoredFiles?: number };
+  readonly flows?: readonly { readonly flow: string; readonly from: number; readonly to: number }[];
+}
+
+/** The `details[type]` of each event of that type, oldest first (the API answers newest first). */
+function detailsOf<T>(events: readonly EventInfo[], type: string): T[] {
+  return events
+    .filter((event) => event.event_type === type)
+    .map((event) => event.details[type] as T)
+    .reverse();
+}
