@@ -13,6 +13,7 @@ import {
   parseSchema,
   serializeSchema,
   type OperationContext,
+  type PreparedCommit,
   prepareMerge,
   prepareWrite,
   readCommit,
@@ -159,9 +160,32 @@ export async function appendBatch(
   options: BatchOptions = {},
 ): Promise<BatchCommit> {
   return commitBatch(target, session, rowsSql, txn, options, {
-    prepare: (context, snapshot) => prepareWrite(context, snapshot, { sql: rowsSql }, "append"),
+    prepare: async (context, snapshot) =>
+      asStreamingUpdate(await prepareWrite(context, snapshot, { sql: rowsSql }, "append"), txn),
     rows: (metrics) => Number(metrics?.["numOutputRows"] ?? 0),
   });
+}
+
+/**
+ * A batch's append as Spark's streaming sink records it, so DESCRIBE HISTORY reads as on Databricks:
+ * `STREAMING UPDATE`, the output mode, the query (the flow's txn appId) and the epoch (the batch's seq).
+ */
+function asStreamingUpdate(prepared: PreparedCommit, txn: TxnMarker): PreparedCommit {
+  const metrics = prepared.operation.operationMetrics ?? {};
+  return {
+    ...prepared,
+    operation: {
+      operation: "STREAMING UPDATE",
+      operationParameters: { outputMode: "Append", queryId: txn.appId, epochId: String(txn.version) },
+      operationMetrics: {
+        numAddedFiles: metrics["numFiles"] ?? 0,
+        numRemovedFiles: 0,
+        numOutputRows: metrics["numOutputRows"] ?? 0,
+        numOutputBytes: metrics["numOutputBytes"] ?? 0,
+      },
+      isBlindAppend: true,
+    },
+  };
 }
 
 /** A batch of change events applied by key (AUTO CDC): the MERGE source and what to match on. */

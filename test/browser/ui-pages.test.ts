@@ -133,7 +133,7 @@ describe("the web UI's pages in a browser", () => {
     await page.getByRole("link", { name: `demo.${SCHEMA}.clicks`, exact: true }).click();
     const history = page.getByRole("table", { name: "History" });
     await history.getByText("CREATE TABLE").waitFor();
-    await history.getByText("WRITE").waitFor();
+    await history.getByText("STREAMING UPDATE").waitFor();
     await page.getByLabel("As of version or timestamp").fill("1");
     await page.getByRole("button", { name: "Show rows" }).click();
     await page.getByText("Version 1 (").waitFor();

@@ -71,7 +71,14 @@ describe("compaction", () => {
 
   it("auto-compacts a pipeline table; the stream reader downstream does not read the rows again", async () => {
     for (let i = 0; i < 4; i++) await landAndRun();
-    expect(await operations("raw")).toEqual(["CREATE TABLE", "WRITE", "WRITE", "WRITE", "OPTIMIZE", "WRITE"]);
+    expect(await operations("raw")).toEqual([
+      "CREATE TABLE",
+      "STREAMING UPDATE",
+      "STREAMING UPDATE",
+      "STREAMING UPDATE",
+      "OPTIMIZE",
+      "STREAMING UPDATE",
+    ]);
     expect(await ids("raw")).toEqual(range(4));
     expect(await ids("clean")).toEqual(range(4));
     const [total] = (await cp.client.query("compact.s.total")).rows;

@@ -80,7 +80,7 @@ describe("schema changes through the API", () => {
       { id: 2, v: "b", v_up: "B" },
     ]);
     const history = (await cp.client.history("evolve.s.raw")).history;
-    expect(history[0]).toMatchObject({ operation: "WRITE" });
+    expect(history[0]).toMatchObject({ operation: "STREAMING UPDATE" });
 
     // A rewind to before the change restores the old schema; the replay evolves it again.
     const rewind = await run({ rewind_spec: { rewind_point_id: before } });
