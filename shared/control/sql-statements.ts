@@ -88,7 +88,9 @@ async function answer(
 async function run(plane: ControlPlane, statement: TranslatedStatement, rowLimit: number) {
   const sandbox = await Sandbox.open();
   try {
-    for (const source of statement.sources) await loadStatementSource(plane, sandbox, source);
+    // Parsed first (as runUserQuery will check it), so that each source loads only what it can keep.
+    const tree = await sandbox.parsedQuery(statement.sql, "the statement");
+    for (const source of statement.sources) await loadStatementSource(plane, sandbox, source, tree);
     await sandbox.runUserQuery(statement.sql, "__ebb_result", "the statement", { maxRows: rowLimit + 1 });
     const columns = (await sandbox.rows("DESCRIBE __ebb_result")).map((row) => ({
       name: String(row["column_name"]),

@@ -5,6 +5,7 @@ import type { Sandbox } from "../engine/sandbox.ts";
 import type { StatementSource } from "../sql/index.ts";
 import type { PipelineEvent } from "../store/event-log-repository.ts";
 import { requirePipeline, type ControlPlane } from "./control-plane.ts";
+import { eventTypesRead } from "./event-log-pushdown.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import { loadSnapshotInto } from "./table-reads.ts";
 
@@ -26,10 +27,17 @@ export async function loadStatementSource(
   plane: ControlPlane,
   sandbox: Sandbox,
   source: StatementSource,
+  statement: unknown,
 ): Promise<void> {
   switch (source.kind) {
     case "event_log":
-      return loadEventLog(plane, sandbox, pipelineIdParam(source.pipelineId), source.relation);
+      return loadEventLog(
+        plane,
+        sandbox,
+        pipelineIdParam(source.pipelineId),
+        source.relation,
+        eventTypesRead(statement, source.relation),
+      );
     case "table_changes":
       return loadChanges(plane, sandbox, source);
     case "history":
@@ -58,19 +66,32 @@ const EVENT_COLUMNS = {
   maturity_level: "VARCHAR",
 } as const;
 
-async function loadEventLog(plane: ControlPlane, sandbox: Sandbox, pipelineId: string, relation: string) {
+/** The pipeline's events, or only those of `eventTypes` (read by type: the statement keeps no others). */
+async function loadEventLog(
+  plane: ControlPlane,
+  sandbox: Sandbox,
+  pipelineId: string,
+  relation: string,
+  eventTypes: readonly string[] | undefined,
+) {
   await requirePipeline(plane, pipelineId);
-  const lines: string[] = [];
-  let pageToken: string | undefined;
-  do {
-    const page = await plane.events.query(
-      pipelineId,
-      { order: "asc" },
-      { limit: EVENT_PAGE, ...(pageToken ? { pageToken } : {}) },
-    );
-    for (const event of page.items) lines.push(JSON.stringify(eventRow(event)));
-    pageToken = page.nextPageToken;
-  } while (pageToken);
+  const queries = eventTypes ? [...new Set(eventTypes)].map((eventType) => ({ eventType })) : [{}];
+  const events: PipelineEvent[] = [];
+  for (const query of queries) {
+    let pageToken: string | undefined;
+    do {
+      const page = await plane.events.query(
+        pipelineId,
+        { order: "asc", ...query },
+        { limit: EVENT_PAGE, ...(pageToken ? { pageToken } : {}) },
+      );
+      events.push(...page.items);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+  }
+  if (queries.length > 1)
+    events.sort((a, b) => a.sequence.control_plane_seq_no - b.sequence.control_plane_seq_no);
+  const lines = events.map((event) => JSON.stringify(eventRow(event)));
   await loadJsonLines(sandbox, lines, EVENT_COLUMNS, relation);
 }
 
