@@ -62,12 +62,7 @@ export interface WindowAggregateRequest {
 export function checkWindowState(version: StateVersion, flowName: string, signature: string): void {
   const stored = version.meta["window"];
   if (typeof stored === "string" && stored !== signature)
-    throw new IncompatibleStateError(
-      flowName,
-      "window",
-      describeWindows(JSON.parse(stored) as { window: WindowedAggregation["window"] }),
-      describeWindows(JSON.parse(signature) as { window: WindowedAggregation["window"] }),
-    );
+    throw new IncompatibleStateError(flowName, "window", ...describeDifference(stored, signature));
 }
 
 export async function aggregateWindows(
@@ -191,10 +186,50 @@ async function finalSql(sandbox: Sandbox, request: WindowAggregateRequest): Prom
   return sandbox.deparse({ ...final, node: { ...final.node, select_list: items } });
 }
 
-function describeWindows(signature: { window: WindowedAggregation["window"] }): string {
-  const { column, sizeMicros, slideMicros } = signature.window;
+type WindowSignature = {
+  readonly window: WindowedAggregation["window"];
+  readonly keys: readonly string[];
+  readonly aggregates: readonly { readonly text: string }[];
+};
+
+/** The parts of two window signatures that differ, as the state holds them and as the definition needs them. */
+function describeDifference(stored: string, wanted: string): [string, string] {
+  const [was, now] = [JSON.parse(stored), JSON.parse(wanted)] as [WindowSignature, WindowSignature];
+  const parts: [string, string][] = [];
+  if (JSON.stringify(was.window) !== JSON.stringify(now.window))
+    parts.push([describeWindow(was.window), describeWindow(now.window)]);
+  const keys = (s: WindowSignature) => `grouping keys ${s.keys.map(sketch).join(", ") || "none"}`;
+  if (JSON.stringify(was.keys) !== JSON.stringify(now.keys)) parts.push([keys(was), keys(now)]);
+  const aggregates = (s: WindowSignature) =>
+    `aggregates ${s.aggregates.map((a) => sketch(a.text)).join(", ")}`;
+  if (JSON.stringify(was.aggregates) !== JSON.stringify(now.aggregates))
+    parts.push([aggregates(was), aggregates(now)]);
+  return [parts.map(([a]) => a).join("; "), parts.map(([, b]) => b).join("; ")];
+}
+
+/**
+ * A signature's expression (its parse tree as JSON text) sketched as SQL for a message: columns,
+ * constants and function calls; anything else is `…`.
+ */
+function sketch(text: string): string {
+  const render = (node: Record<string, unknown>): string => {
+    if (node["class"] === "COLUMN_REF") return (node["column_names"] as string[]).join(".");
+    if (node["class"] === "CONSTANT") return String((node["value"] as { value?: unknown }).value);
+    if (node["class"] !== "FUNCTION") return "…";
+    if (node["function_name"] === "count_star") return "count(*)";
+    const args = (node["children"] as Record<string, unknown>[]).map(render).join(", ");
+    return `${String(node["function_name"])}(${node["distinct"] ? "DISTINCT " : ""}${args})`;
+  };
+  try {
+    return render(JSON.parse(text) as Record<string, unknown>);
+  } catch {
+    return text; // not a serialized tree: already text
+  }
+}
+
+function describeWindow({ column, sizeMicros, slideMicros }: WindowedAggregation["window"]): string {
   const minutes = (micros: number) => `${micros / 60_000_000} minutes`;
   return sizeMicros === slideMicros
-    ? `windows of ${minutes(sizeMicros)} on ${column} (or other keys or aggregates)`
-    : `windows of ${minutes(sizeMicros)} sliding by ${minutes(slideMicros)} on ${column} (or other keys or aggregates)`;
+    ? `windows of ${minutes(sizeMicros)} on ${column}`
+    : `windows of ${minutes(sizeMicros)} sliding by ${minutes(slideMicros)} on ${column}`;
 }

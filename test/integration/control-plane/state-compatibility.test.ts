@@ -39,13 +39,13 @@ const CASES: readonly Case[] = [
     name: "changed grouping keys",
     before: windowed(WINDOW),
     after: windowed(`${WINDOW}, v`),
-    message: /window state holds windows of 10 minutes on ts/,
+    message: /window state holds grouping keys k, but the definition needs grouping keys k, v;/,
   },
   {
     name: "a changed aggregate",
     before: windowed(WINDOW),
     after: windowed(WINDOW.replace("count(*) AS n", "sum(v) AS n")),
-    message: /window state holds windows of 10 minutes on ts/,
+    message: /window state holds aggregates count\(\*\), but the definition needs aggregates sum\(v\);/,
   },
   {
     name: "a changed watermark column",
