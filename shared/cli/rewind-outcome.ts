@@ -34,14 +34,17 @@ export async function printRewindOutcome(
     return;
   }
   const restores = detailsOf<RewindProgress>(events, "rewind_progress");
+  if (restores.every((restore) => restore.restore_version === undefined))
+    out("every dataset was already at the point's version: no RESTORE was needed\n");
   out(
     formatTable(
       restores.map((restore) => ({
         dataset: restore.dataset,
         restored_version: restore.target_version,
-        restore_commit: restore.restore_version ?? "",
-        files_removed: restore.operation_metrics?.numRemovedFiles ?? "",
-        files_restored: restore.operation_metrics?.numRestoredFiles ?? "",
+        // No RESTORE commit when the table already was at that version.
+        restore_commit: restore.restore_version ?? "-",
+        files_removed: restore.operation_metrics?.numRemovedFiles ?? "-",
+        files_restored: restore.operation_metrics?.numRestoredFiles ?? "-",
         flows: (restore.flows ?? []).map((f) => `${f.flow} ${f.from}->${f.to}`).join(", "),
       })),
     ),
