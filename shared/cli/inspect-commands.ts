@@ -107,7 +107,14 @@ export function addInspectCommands(program: Command, out: Out): void {
           if (!page.next_page_token || (options.max !== undefined && rows.length >= options.max)) break;
           query = { page_token: page.next_page_token };
         }
-        print(options.max !== undefined ? rows.slice(0, options.max) : rows, options.json);
+        const shown = options.max !== undefined ? rows.slice(0, options.max) : rows;
+        if (options.json) return print(shown, true);
+        // One section per state table: each has its own columns (a join's two sides, say).
+        for (const table of new Set(shown.map((row) => row["table"] as string))) {
+          const own = shown.filter((row) => row["table"] === table).map(({ table: _, ...row }) => row);
+          out(`\n${table}:\n`);
+          print(own, false);
+        }
       },
     );
 

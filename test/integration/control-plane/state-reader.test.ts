@@ -171,6 +171,8 @@ describe("the state reader", () => {
     const shown = await ebb("state", pipelineId, "dedup");
     expect(shown.code, shown.err).toBe(EXIT.ok);
     expect(shown.out).toMatch(/checkpoint \d+, watermark 2026-01-01T12:05:00.000Z, dedup: 4 rows/);
+    // A section per state table, with its own columns.
+    expect(shown.out).toMatch(/\ndedup:\nid\s*\n-+\n(\d+\s*\n){4}$/);
     const point = (await cp.client.rewindPoints(pipelineId)).rewind_points.at(-1)!.rewind_point_id;
     const json = await ebb("state", pipelineId, "dedup", "--point", point, "--json");
     expect(json.code, json.err).toBe(EXIT.ok);
