@@ -21,15 +21,16 @@ export async function printRewindOutcome(
   const summary = detailsOf<RewindSummary>(events, "rewind_summary")[0];
   if (!summary) return;
   if (summary.dry_run) {
-    const flows = new Map(summary.flows.map((flow) => [flow.flow, flow.seq]));
     out(`dry run, nothing changed: a rewind to ${summary.timestamp} restores\n`);
     out(
       formatTable(
         summary.datasets.map((dataset) => ({ dataset: dataset.identifier, version: dataset.table_version })),
       ),
     );
-    if (flows.size > 0)
-      out(`and moves flows back to checkpoints ${[...flows].map(([f, seq]) => `${f}@${seq}`).join(", ")}\n`);
+    if (summary.flows.length > 0)
+      out(
+        `and moves flows back to checkpoints ${summary.flows.map((f) => `${f.flow}@${f.seq}`).join(", ")}\n`,
+      );
     out(`rewind: run the same command without --dry-run\n`);
     return;
   }

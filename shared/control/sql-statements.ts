@@ -88,8 +88,9 @@ async function answer(
 async function run(plane: ControlPlane, statement: TranslatedStatement, rowLimit: number) {
   const sandbox = await Sandbox.open();
   try {
-    // Parsed first (as runUserQuery will check it), so that each source loads only what it can keep.
-    const tree = await sandbox.parsedQuery(statement.sql, "the statement");
+    // An event log is read only in part when the statement keeps only some types: that needs its tree.
+    const readsEvents = statement.sources.some((source) => source.kind === "event_log");
+    const tree = readsEvents ? await sandbox.parsedQuery(statement.sql, "the statement") : undefined;
     for (const source of statement.sources) await loadStatementSource(plane, sandbox, source, tree);
     await sandbox.runUserQuery(statement.sql, "__ebb_result", "the statement", { maxRows: rowLimit + 1 });
     const columns = (await sandbox.rows("DESCRIBE __ebb_result")).map((row) => ({

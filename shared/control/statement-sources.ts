@@ -27,6 +27,7 @@ export async function loadStatementSource(
   plane: ControlPlane,
   sandbox: Sandbox,
   source: StatementSource,
+  /** The statement's parse tree, for an event log: only the event types it keeps are read. */
   statement: unknown,
 ): Promise<void> {
   switch (source.kind) {

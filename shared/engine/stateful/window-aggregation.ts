@@ -198,12 +198,14 @@ function describeDifference(stored: string, wanted: string): [string, string] {
   const parts: [string, string][] = [];
   if (JSON.stringify(was.window) !== JSON.stringify(now.window))
     parts.push([describeWindow(was.window), describeWindow(now.window)]);
-  const keys = (s: WindowSignature) => `grouping keys ${s.keys.map(sketch).join(", ") || "none"}`;
+  const keys = (s: WindowSignature) => `grouping keys ${(s.keys ?? []).map(sketch).join(", ") || "none"}`;
   if (JSON.stringify(was.keys) !== JSON.stringify(now.keys)) parts.push([keys(was), keys(now)]);
   const aggregates = (s: WindowSignature) =>
-    `aggregates ${s.aggregates.map((a) => sketch(a.text)).join(", ")}`;
+    `aggregates ${(s.aggregates ?? []).map((a) => sketch(a.text)).join(", ")}`;
   if (JSON.stringify(was.aggregates) !== JSON.stringify(now.aggregates))
     parts.push([aggregates(was), aggregates(now)]);
+  // Signatures that differ in nothing described (another shape, from an older Ebb): name the windows.
+  if (parts.length === 0) parts.push([describeWindow(was.window), describeWindow(now.window)]);
   return [parts.map(([a]) => a).join("; "), parts.map(([, b]) => b).join("; ")];
 }
 
