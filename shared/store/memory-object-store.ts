@@ -22,6 +22,8 @@ const DEFAULT_PAGE_SIZE = 1000;
 /** An in-memory object store with the same contracts as S3, for unit tests. `now` is injectable. */
 export class MemoryObjectStore implements ObjectStore {
   readonly #objects = new Map<string, StoredObject>();
+  /** The keys in S3's order, so that a listing costs what it returns, as S3's does, not the store's size. */
+  readonly #sorted: string[] = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -52,13 +54,22 @@ export class MemoryObjectStore implements ObjectStore {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     const after = options.pageToken ?? options.startAfter;
-    const keys = [...this.#objects.keys()]
-      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
-      .sort(compareKeys);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-    const page = keys.slice(0, pageSize);
+    const from =
+      after !== undefined && compareKeys(after, prefix) >= 0
+        ? this.#firstAt(after, true)
+        : this.#firstAt(prefix, false);
+    const page: string[] = [];
+    let more = false;
+    for (let i = from; i < this.#sorted.length && this.#sorted[i]!.startsWith(prefix); i++) {
+      if (page.length === pageSize) {
+        more = true;
+        break;
+      }
+      page.push(this.#sorted[i]!);
+    }
     const objects = page.map((k) => this.#objects.get(k)!.info);
-    return keys.length > pageSize ? { objects, nextPageToken: page[page.length - 1]! } : { objects };
+    return more ? { objects, nextPageToken: page[page.length - 1]! } : { objects };
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -66,11 +77,29 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
-    this.#objects.delete(key);
+    this.#remove(key);
   }
 
   async deleteMany(keys: readonly string[]): Promise<void> {
-    for (const key of keys) this.#objects.delete(key);
+    for (const key of keys) this.#remove(key);
+  }
+
+  /** The index of the first sorted key at or after `key` (after it, when `exclusive`). */
+  #firstAt(key: string, exclusive: boolean): number {
+    let low = 0;
+    let high = this.#sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const order = compareKeys(this.#sorted[middle]!, key);
+      if (order < 0 || (exclusive && order === 0)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  #remove(key: string): void {
+    if (!this.#objects.delete(key)) return;
+    this.#sorted.splice(this.#firstAt(key, false), 1);
   }
 
   #require(key: string): StoredObject {
@@ -83,6 +112,7 @@ export class MemoryObjectStore implements ObjectStore {
     assertValidKey(key);
     const etag = `"${createHash("md5").update(body).digest("hex")}"`;
     const info: ObjectInfo = { key, size: body.byteLength, lastModified: this.now(), etag };
+    if (!this.#objects.has(key)) this.#sorted.splice(this.#firstAt(key, false), 0, key);
     this.#objects.set(key, { body: body.slice(), info });
     return etag;
   }
