@@ -16,10 +16,10 @@ type CheckpointAction = (typeof CHECKPOINT_ACTIONS)[number];
  * is fetched through the store into `scratch`, and DuckDB turns the rows back into the JSON shape
  * of commit lines, so that checkpoint and commit actions replay through one code path.
  *
- * One scan aggregates each kind into a single JSON text: a checkpoint holds one row per live file
- * and tombstone, and handing them to JS one value at a time costs several times DuckDB's own work
- * (a native call and a decode per string). A checkpoint is reconciled (each path once, as an add
- * or a remove), so the order of its rows carries no meaning.
+ * One scan aggregates each kind into a single text: a checkpoint holds one row per live file and
+ * tombstone, and handing them to JS one value at a time costs several times DuckDB's own work (a
+ * native call and a decode per string). A checkpoint is reconciled (each path once, as an add or a
+ * remove), so the order of its rows carries no meaning.
  */
 export async function readCheckpointActions(
   store: ObjectStore,
@@ -30,23 +30,36 @@ export async function readCheckpointActions(
   const files = await Promise.all(
     checkpoint.keys.map(async (key) => scratch.write(await store.get(key), ".parquet")),
   );
-  let row;
-  try {
-    [row] = await duck.rows(
-      // to_json(NULL) is NULL, and string_agg skips NULLs: each column holds the rows of its kind.
-      `SELECT ${CHECKPOINT_ACTIONS.map((kind) => `string_agg(to_json(${kind})::VARCHAR, ',') AS ${kind}`).join(", ")} ` +
-        // A checkpoint may lack a kind's column (Spark's parts have different ones); the union adds it as NULL.
-        `FROM (SELECT * FROM read_parquet(${stringList(files)}, union_by_name = true) UNION ALL BY NAME ` +
-        `SELECT ${CHECKPOINT_ACTIONS.map((kind) => `NULL AS ${kind}`).join(", ")} WHERE false)`,
-    );
-  } catch (cause) {
-    throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
-      cause,
-      data: { version: checkpoint.version, keys: checkpoint.keys },
-    });
-  }
+  const from =
+    `FROM (SELECT * FROM read_parquet(${stringList(files)}, union_by_name = true) UNION ALL BY NAME ` +
+    // A checkpoint may lack a kind's column (Spark's parts have different ones); the union adds it as NULL.
+    `SELECT ${CHECKPOINT_ACTIONS.map((kind) => `NULL AS ${kind}`).join(", ")} WHERE false)`;
+  const select = (adds: readonly string[]) =>
+    `SELECT ${[...CHECKPOINT_ACTIONS.filter((kind) => kind !== "add").map(jsonOfKind), ...adds].join(", ")} ${from}`;
+  // Adds without a `stats` field (or no add column) fail the first form, stats that are not JSON text
+  // do not split (`addsApart`): the second form reads those checkpoints.
+  const apart = await duck.rows(select(ADDS_WITH_STATS_APART)).then(
+    ([row]) => row,
+    () => undefined,
+  );
+  const adds = apart && addsApart(apart["add"], Number(apart["add_count"]));
+  const row =
+    adds && apart
+      ? apart
+      : (
+          await duck.rows(select([jsonOfKind("add")])).catch((cause: unknown) => {
+            throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
+              cause,
+              data: { version: checkpoint.version, keys: checkpoint.keys },
+            });
+          })
+        )[0];
   const actions: Action[] = [];
   for (const kind of CHECKPOINT_ACTIONS) {
+    if (kind === "add" && adds) {
+      for (const add of adds) actions.push(checkpointAction(kind, add.body, add.exact, add.stats));
+      continue;
+    }
     const joined = row?.[kind];
     if (joined === null || joined === undefined) continue;
     const text = `[${String(joined)}]`;
@@ -61,6 +74,42 @@ export async function readCheckpointActions(
   return actions;
 }
 
+/** A kind's rows as one text of JSON objects: to_json(NULL) is NULL, and string_agg skips NULLs. */
+function jsonOfKind(kind: CheckpointAction): string {
+  return `string_agg(to_json(${kind})::VARCHAR, ',') AS ${kind}`;
+}
+
+/**
+ * The adds as pairs `<add without stats as JSON> \x01 [\x02<stats>]`, joined by \x01. JSON.parse of
+ * the stats as an escaped string inside the add costs twice the rest of the add; apart, they are
+ * taken as they are. Valid JSON never holds a raw \x01, so a count off from the adds' means some
+ * stats text is not JSON: such a checkpoint is read in the generic form.
+ */
+const ADDS_WITH_STATS_APART = [
+  `string_agg(to_json(struct_update(add, stats := NULL))::VARCHAR || chr(1) || coalesce(chr(2) || add.stats, ''), chr(1)) ` +
+    `FILTER (WHERE add IS NOT NULL) AS add`,
+  `count(add) AS add_count`,
+];
+
+function addsApart(
+  joined: unknown,
+  count: number,
+): { body: Record<string, unknown>; exact: ExactJson | undefined; stats: string | undefined }[] | undefined {
+  if (joined === null || joined === undefined) return count === 0 ? [] : undefined;
+  const parts = String(joined).split("\x01");
+  if (parts.length !== 2 * count) return undefined;
+  const adds = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    const text = parts[i]!;
+    const stats = parts[i + 1] === "" ? undefined : parts[i + 1]!.slice(1);
+    const body = JSON.parse(text) as Record<string, unknown>;
+    // Bounds in `stats_parsed` may not survive JSON.parse; the rare writer that stores only them is read exactly.
+    const exact = stats === undefined && body.stats_parsed != null ? parseExact(text) : undefined;
+    adds.push({ body, exact, stats });
+  }
+  return adds;
+}
+
 /**
  * A checkpoint column value as the action a commit line would carry: null struct fields dropped (a
  * parquet column exists for every row, a JSON field only where set), empty maps restored, and
@@ -71,16 +120,18 @@ function checkpointAction(
   kind: CheckpointAction,
   body: Record<string, unknown>,
   exact: ExactJson | undefined,
+  stats?: string,
 ): Action {
-  const fields = withoutNulls(body);
   if (kind === "add" || kind === "remove") {
-    const { stats_parsed: _stats, partitionValues_parsed: _parts, ...file } = fields;
+    const file = withoutNulls(body, FILE_STRUCT_FORMS);
     if (kind === "add") {
-      if (file.stats === undefined && exact !== undefined) file.stats = exactStatsParsed(exact);
+      if (stats !== undefined) file.stats = stats;
+      else if (file.stats === undefined && exact !== undefined) file.stats = exactStatsParsed(exact);
       file.partitionValues ??= {};
     }
     return { [kind]: file } as unknown as Action;
   }
+  const fields = withoutNulls(body);
   if (kind === "metaData") {
     const format = (fields.format ?? { provider: "parquet" }) as Record<string, unknown>;
     fields.format = { ...format, options: format.options ?? {} };
@@ -106,8 +157,16 @@ function withoutNullsDeep(value: ExactJson): ExactJson {
   );
 }
 
-function withoutNulls(record: Record<string, unknown>): Record<string, unknown> {
+/** Checkpoint-only struct forms of a file action's fields; the action itself carries the JSON forms. */
+const FILE_STRUCT_FORMS: ReadonlySet<string> = new Set(["stats_parsed", "partitionValues_parsed"]);
+const NOTHING_DROPPED: ReadonlySet<string> = new Set();
+
+/** `record` without its null fields and those named in `dropped`, in one pass (a checkpoint has one per file). */
+function withoutNulls(
+  record: Record<string, unknown>,
+  dropped: ReadonlySet<string> = NOTHING_DROPPED,
+): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
-  for (const key in record) if (record[key] !== null) kept[key] = record[key];
+  for (const key in record) if (record[key] !== null && !dropped.has(key)) kept[key] = record[key];
   return kept;
 }

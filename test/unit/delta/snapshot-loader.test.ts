@@ -14,6 +14,7 @@ import {
   VersionNotFoundError,
 } from "../../../shared/delta/errors.ts";
 import {
+  checkpointKey,
   commitKey,
   LAST_CHECKPOINT_KEY,
   multiPartCheckpointKey,
@@ -211,6 +212,49 @@ describe("loadSnapshot with checkpoints", () => {
     const store = exemptFromProtocolCheck(await checkpointedTable());
     await store.put(LAST_CHECKPOINT_KEY, text('{"version":2,"parts":2}'));
     await expect(loadSnapshot(store, { version: 9, duck })).rejects.toThrow(/versions 0 to 4 can be read/);
+  });
+
+  it("reads adds whose struct has no stats field, and stats text that is not JSON, as written", async () => {
+    // Ebb reads a checkpoint's stats apart from the rest of each add; these two shapes take the generic path.
+    const metadata = `{'id': 'table-id', 'format': {'provider': 'parquet', 'options': MAP {}}, 'schemaString': ${quoteLiteral(SCHEMA)}, 'partitionColumns': [], 'configuration': MAP {}, 'createdTime': 0}::${METADATA_TYPE}`;
+    const shapes = [
+      {
+        addType:
+          "STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, modificationTime BIGINT, dataChange BOOLEAN)",
+        add: (path: string) =>
+          `{'path': '${path}', 'partitionValues': MAP {}, 'size': 10, 'modificationTime': 5, 'dataChange': false}`,
+        stats: undefined,
+      },
+      {
+        addType:
+          "STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, modificationTime BIGINT, dataChange BOOLEAN, stats VARCHAR)",
+        add: (path: string) =>
+          `{'path': '${path}', 'partitionValues': MAP {}, 'size': 10, 'modificationTime': 5, 'dataChange': false, 'stats': 'not' || chr(1) || 'json'}`,
+        stats: "not\x01json",
+      },
+    ];
+    for (const shape of shapes) {
+      const store = await tableWithCommits(3);
+      await putParquet(
+        store,
+        checkpointKey(2),
+        `SELECT {'minReaderVersion': 1, 'minWriterVersion': 2}::${PROTOCOL_TYPE} AS protocol, NULL::${METADATA_TYPE} AS metaData, NULL::${shape.addType} AS add
+         UNION ALL SELECT NULL, ${metadata}, NULL
+         UNION ALL SELECT NULL, NULL, ${shape.add("f0")}::${shape.addType}
+         UNION ALL SELECT NULL, NULL, ${shape.add("f1")}::${shape.addType}`,
+      );
+      await store.deleteMany([commitKey(0), commitKey(1)]);
+      const snapshot = await loadSnapshot(store, { duck });
+      expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f1"]);
+      expect(snapshot.files.get("f1")).toEqual({
+        path: "f1",
+        partitionValues: {},
+        size: 10,
+        modificationTime: 5,
+        dataChange: false,
+        ...(shape.stats === undefined ? {} : { stats: shape.stats }),
+      });
+    }
   });
 
   it("ignores a checkpoint with a missing part", async () => {
