@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
+import { optimizeOutcome } from "./optimize-outcome.ts";
 
 /**
  * `ebb events`, `ebb rewind-points`, `ebb state`, `ebb history`, `ebb changes`, `ebb query`,
@@ -251,7 +252,7 @@ export function addInspectCommands(program: Command, out: Out): void {
           ...(options.targetSize !== undefined ? { target_file_size_bytes: options.targetSize } : {}),
           ...(options.dryRun ? { dry_run: true } : {}),
         });
-        printObject(out, result, options.json);
+        out(options.json ? `${JSON.stringify(result, null, 2)}\n` : optimizeOutcome(table, result));
       },
     );
 }

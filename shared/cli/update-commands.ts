@@ -206,9 +206,10 @@ async function startAndFollow(
     intervalMs: 500,
     onPoll: (polled) => {
       const flows = Object.entries(polled.progress ?? {})
-        .map(
-          ([flow, p]) =>
-            `${flow} ${p.rows_out} rows/${p.batches} batches${p.state ? ` (${stateLine(p.state)})` : ""}`,
+        .map(([flow, p]) =>
+          p.refresh !== undefined
+            ? `${flow} ${p.rows_out} rows (${REFRESH_WORDS[p.refresh] ?? p.refresh})`
+            : `${flow} ${p.rows_out} rows/${p.batches} batches${p.state ? ` (${stateLine(p.state)})` : ""}`,
         )
         .join(", ");
       const line = `${update_id} ${polled.state}${flows ? `  ${flows}` : ""}`;
@@ -222,6 +223,12 @@ async function startAndFollow(
     command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT_UPDATE_FAILED });
   return update;
 }
+
+/** How a materialized view refreshed, as the progress line says it. */
+const REFRESH_WORDS: Readonly<Record<string, string>> = {
+  INCREMENTAL: "incremental refresh",
+  FULL_RECOMPUTE: "full recompute",
+};
 
 /**
  * A stateful flow's operators in the live progress line, as Spark's `stateOperators` read: the

@@ -39,6 +39,8 @@ export interface FlowProgress {
   readonly rows_in: number;
   readonly rows_out: number;
   readonly status: string;
+  /** A materialized view's latest refresh: `INCREMENTAL` or `FULL_RECOMPUTE` (rows_out: the rows it wrote). */
+  readonly refresh?: string;
   /**
    * A stateful flow: its state after the latest batch, what this update's batches dropped, emitted
    * and joined, the watermark. Fields a server of an earlier version does not send are optional.
@@ -322,7 +324,7 @@ export class EbbClient {
 
   /** OPTIMIZE: bin-packing compaction of the table's small files. */
   optimize(table: string, body: { target_file_size_bytes?: number; dry_run?: boolean } = {}) {
-    return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/optimize`, { body });
+    return this.request<OptimizeResult>("POST", `/api/2.0/tables/${table}/optimize`, { body });
   }
 
   /** A Databricks SQL query (the Statement Execution API's shape). */
@@ -339,6 +341,22 @@ export class EbbClient {
 }
 
 /** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
+/** What `POST /api/2.0/tables/{name}/optimize` answers (`version` only when it committed). */
+export interface OptimizeResult {
+  readonly read_version: number;
+  readonly dry_run: boolean;
+  readonly target_file_size_bytes: number;
+  readonly version?: number;
+  readonly metrics: {
+    readonly num_bins: number;
+    readonly num_files_removed: number;
+    readonly num_bytes_removed: number;
+    readonly num_files_skipped: number;
+    readonly num_files_added?: number;
+    readonly num_bytes_added?: number;
+  };
+}
+
 export interface StatementResponse {
   readonly statement_id: string;
   readonly status: {

@@ -15,6 +15,11 @@ export interface FlowProgressView {
   /** RUNNING while batches commit; COMPLETED once caught up; FAILED. */
   readonly status: string;
   /**
+   * A materialized view: how its latest refresh went (`INCREMENTAL`, from the rows its input gained,
+   * or `FULL_RECOMPUTE`); `rows_out` then counts the rows the refresh wrote, `batches` stays 0.
+   */
+  readonly refresh?: string;
+  /**
    * A stateful flow's operators (Spark's `stateOperators`): the state after its latest batch, what
    * this update's batches dropped (late, duplicate), emitted (windows) and joined, and the watermark.
    */
@@ -90,6 +95,7 @@ export function flowProgress(events: readonly PipelineEvent[]): Record<string, F
     if (event.event_type !== "flow_progress" || flow === undefined) continue;
     const details = (event.details["flow_progress"] ?? {}) as {
       status?: string;
+      refresh?: string;
       metrics?: { num_input_rows?: number; num_output_rows?: number };
     };
     const previous: FlowProgressView = flows[flow] ?? {
@@ -99,14 +105,19 @@ export function flowProgress(events: readonly PipelineEvent[]): Record<string, F
       status: "RUNNING",
     };
     const batch = event.origin.batch_id !== undefined;
+    // A view's refresh is one event with no batch: its rows count like a batch's.
+    const counted = batch || details.refresh !== undefined;
     const stateful = batch ? batchStateSchema.safeParse(event.details["flow_progress"]) : undefined;
     const state = stateful?.success ? stateProgress(previous.state, stateful.data) : previous.state;
     flows[flow] = {
       ...(event.origin.dataset_name !== undefined ? { dataset: event.origin.dataset_name } : {}),
       batches: previous.batches + (batch ? 1 : 0),
-      rows_in: previous.rows_in + (batch ? (details.metrics?.num_input_rows ?? 0) : 0),
-      rows_out: previous.rows_out + (batch ? (details.metrics?.num_output_rows ?? 0) : 0),
+      rows_in: previous.rows_in + (counted ? (details.metrics?.num_input_rows ?? 0) : 0),
+      rows_out: previous.rows_out + (counted ? (details.metrics?.num_output_rows ?? 0) : 0),
       status: details.status ?? previous.status,
+      ...((details.refresh ?? previous.refresh) !== undefined
+        ? { refresh: details.refresh ?? previous.refresh }
+        : {}),
       ...(state ? { state } : {}),
     };
   }

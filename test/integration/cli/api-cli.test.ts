@@ -135,5 +135,17 @@ describe("ebb CLI over the API", () => {
     const failed = await ebb("sql", "SELECT spark_only_fn(1)");
     expect(failed.code).toBe(EXIT.refused);
     expect(failed.err).toContain("[UNRESOLVED_ROUTINE]");
+
+    // OPTIMIZE answers in a sentence (--json gives the API's answer).
+    const planned = await ebb("optimize", "cli.demo.raw", "--dry-run");
+    expect(planned.out).toMatch(
+      /^cli\.demo\.raw: would compact 2 files \([\d,]+ bytes\) in 1 bin at version \d+ \(dry run, nothing written\)\n$/,
+    );
+    const optimized = await ebb("optimize", "cli.demo.raw");
+    expect(optimized.out).toMatch(
+      /^cli\.demo\.raw: compacted 2 files \([\d,]+ bytes\) into 1 file \([\d,]+ bytes\), version (\d+) \(read version \d+\)\n$/,
+    );
+    const again = await ebb("optimize", "cli.demo.raw", "--json");
+    expect(JSON.parse(again.out)).toMatchObject({ dry_run: false, metrics: { num_bins: 0 } });
   }, 240_000);
 });

@@ -75,6 +75,24 @@ describe("update views", () => {
     });
   });
 
+  it("counts a materialized view's refresh, which has no batch, and says which way it went", () => {
+    const refresh: PipelineEvent = {
+      ...event("totals", undefined, 0, "COMPLETED"),
+      level: "INFO",
+      details: {
+        flow_progress: { status: "COMPLETED", refresh: "INCREMENTAL", metrics: { num_output_rows: 3 } },
+      },
+    };
+    expect(flowProgress([event("a", 1, 10), refresh]).totals).toEqual({
+      dataset: "totals_table",
+      batches: 0,
+      rows_in: 0,
+      rows_out: 3,
+      status: "COMPLETED",
+      refresh: "INCREMENTAL",
+    });
+  });
+
   it("answers Databricks' UpdateInfo fields from the recorded request", () => {
     const info = updateInfo({
       pipelineId: "p",
