@@ -438,6 +438,8 @@ export function decomposeAggregation(
     from_table: options.partialFrom,
     group_expressions: [...leadingKeys, ...keys],
     group_sets: [[...Array(leadingKeys.length + keys.length).keys()]],
+    // Partials are state, not output: an ORDER BY orders only the final rows.
+    modifiers: [],
   };
   const finalNode: Node = {
     ...select,

@@ -4,8 +4,10 @@ import { decomposeAggregation, type Decomposition, type Node } from "./stream-ag
  * Whether a materialized view's query can be kept incrementally, read from DuckDB's serialized parse
  * tree (pure). One shape qualifies: the outermost SELECT reads one input table (no join, no subquery
  * or CTE reading anything), optionally filters it (WHERE), and groups it by plain keys with only
- * decomposable aggregates (count, sum, min, max, avg). Its partial aggregates per key then merge with
- * the partials of the rows the input gained. Anything else is recomputed, with the reason.
+ * decomposable aggregates (count, sum, min, max, avg), and orders its output, if at all, by output
+ * columns (an ORDER BY of the final rows, which the kept partials do not depend on). Its partial
+ * aggregates per key then merge with the partials of the rows the input gained. Anything else is
+ * recomputed, with the reason.
  */
 
 /** The merged partials the final statement reads: `groupColumn(j)` and `aggregateColumn(i)`. */
@@ -44,6 +46,44 @@ function hasSubquery(node: unknown): boolean {
   return Object.values(node).some(hasSubquery);
 }
 
+/**
+ * Why the query's modifiers need a full recompute, if they do: LIMIT and DISTINCT depend on every
+ * row; an ORDER BY only orders the output, so it is kept when it names output columns (by name or
+ * position), which the final statement has too.
+ */
+function modifiersProblem(select: Node): string | undefined {
+  const outputs = ((select["select_list"] as Node[] | undefined) ?? []).map(outputName);
+  for (const modifier of (select["modifiers"] as Node[] | undefined) ?? []) {
+    if (modifier["type"] === "DISTINCT_MODIFIER") return "the query has DISTINCT";
+    if (modifier["type"] !== "ORDER_MODIFIER") return "the query has LIMIT or OFFSET";
+    for (const order of (modifier["orders"] as Node[] | undefined) ?? []) {
+      if (!ordersByOutput(order["expression"], outputs))
+        return "the query orders by an expression, not by output columns (ORDER BY a column of the select list, by name or position, keeps it incremental)";
+    }
+  }
+  return undefined;
+}
+
+/** The name a select item's column has: its alias, or the column it names; undefined for an unnamed expression. */
+function outputName(item: Node): string | undefined {
+  if (typeof item["alias"] === "string" && item["alias"] !== "") return item["alias"].toLowerCase();
+  const names = item["class"] === "COLUMN_REF" ? (item["column_names"] as string[] | undefined) : undefined;
+  return names?.at(-1)?.toLowerCase();
+}
+
+function ordersByOutput(expression: unknown, outputs: readonly (string | undefined)[]): boolean {
+  if (!isNode(expression)) return false;
+  if (expression["class"] === "COLUMN_REF") {
+    const names = expression["column_names"] as string[] | undefined;
+    return names?.length === 1 && outputs.includes(names[0]!.toLowerCase());
+  }
+  const value = expression["class"] === "CONSTANT" ? (expression["value"] as Node | undefined) : undefined;
+  const position = value?.["value"];
+  return (
+    typeof position === "number" && Number.isInteger(position) && position >= 1 && position <= outputs.length
+  );
+}
+
 /** `tables`: the names of the input tables the view reads (not SQL views). */
 export function viewAggregationOf(statement: unknown, tables: ReadonlySet<string>): ViewAggregation {
   const select = isNode(statement) && isNode(statement["node"]) ? statement["node"] : undefined;
@@ -54,8 +94,9 @@ export function viewAggregationOf(statement: unknown, tables: ReadonlySet<string
   if (((select["group_sets"] as unknown[] | undefined)?.length ?? 0) > 1)
     return recompute("the query groups by GROUPING SETS, ROLLUP or CUBE");
   if (select["having"]) return recompute("the query has a HAVING clause");
-  if (select["qualify"] || ((select["modifiers"] as unknown[] | undefined)?.length ?? 0) > 0)
-    return recompute("the query has QUALIFY, ORDER BY, LIMIT or DISTINCT");
+  if (select["qualify"]) return recompute("the query has a QUALIFY clause");
+  const modifiers = modifiersProblem(select);
+  if (modifiers !== undefined) return recompute(modifiers);
   if (((select["cte_map"] as { map?: unknown[] } | undefined)?.map?.length ?? 0) > 0)
     return recompute("the query has a CTE");
   const from = select["from_table"];

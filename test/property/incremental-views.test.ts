@@ -73,6 +73,11 @@ const QUERIES: readonly Query[] = [
         (r) => r.v !== null,
       ),
   },
+  {
+    // An ORDER BY of output columns orders only the final rows: the partials are kept as without it.
+    sql: "SELECT k, count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean FROM raw GROUP BY k ORDER BY hi DESC, 1",
+    evaluate: (rows) => grouped(rows, () => true),
+  },
 ];
 
 interface ModelState {

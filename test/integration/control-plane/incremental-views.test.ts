@@ -217,4 +217,68 @@ describe("incremental materialized views through the API", () => {
       .find((p) => p?.refresh !== undefined);
     expect(latest?.refresh).toBe("INCREMENTAL");
   });
+
+  it("keeps a view that orders by output columns incremental, its rows in that order; LIMIT and DISTINCT recompute", async () => {
+    const folder = "views_ordered";
+    const landing = `${cp.landing}/${folder}`;
+    await mkdir(landing, { recursive: true });
+    const base = definition(
+      landing,
+      "SELECT k, count(*) AS n, sum(v) AS total FROM raw GROUP BY k ORDER BY n DESC, 1",
+    );
+    const views = {
+      ranked: "SELECT k, count(*) AS n, sum(v) AS total FROM raw GROUP BY k ORDER BY n DESC, 1",
+      top: "SELECT k, count(*) AS n FROM raw GROUP BY k ORDER BY n DESC LIMIT 1",
+      distinct: "SELECT DISTINCT k, count(*) AS n FROM raw GROUP BY k",
+      by_expression: "SELECT k, count(*) AS n FROM raw GROUP BY k ORDER BY sum(v)",
+    };
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: folder,
+      catalog: "views",
+      schema: folder,
+      definition: {
+        datasets: [
+          base.datasets[0]!,
+          ...Object.entries(views).map(([view, sql]) => ({ type: "materialized_view", name: view, sql })),
+        ],
+      },
+    });
+    await cp.land(`${folder}/001.json`, [
+      { k: "a", v: 1 },
+      { k: "b", v: 5 },
+      { k: "b", v: 6 },
+    ]);
+    await run(pipelineId);
+    await cp.land(`${folder}/002.json`, [
+      { k: "c", v: 2 },
+      { k: "c", v: 3 },
+      { k: "c", v: 4 },
+    ]);
+    await run(pipelineId);
+
+    // Read without an ORDER BY: the rows as the view wrote them.
+    const ranked = await cp.client.query(`views.${folder}.ranked`, { sql: "SELECT * FROM t" });
+    expect(ranked.rows).toEqual([
+      { k: "c", n: 3, total: 9 },
+      { k: "b", n: 2, total: 11 },
+      { k: "a", n: 1, total: 1 },
+    ]);
+    const last = async (view: string) =>
+      (await cp.client.events(pipelineId, { max_results: 200 })).events
+        .filter((e) => e.origin?.flow_name === view)
+        .map((e) => (e.details as Record<string, unknown>)["flow_progress"] as ViewProgress)
+        .find((p) => p?.refresh !== undefined);
+    expect(await last("ranked")).toMatchObject({ refresh: "INCREMENTAL" });
+    expect(await last("top")).toMatchObject({
+      refresh: "FULL_RECOMPUTE",
+      refresh_reason: "the query has LIMIT or OFFSET",
+    });
+    expect(await last("distinct")).toMatchObject({
+      refresh: "FULL_RECOMPUTE",
+      refresh_reason: "the query has DISTINCT",
+    });
+    expect((await last("by_expression"))?.refresh_reason).toMatch(
+      /orders by an expression, not by output columns/,
+    );
+  });
 });
