@@ -146,12 +146,13 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
   }
   if (state.meta[SIGNATURE_META] !== stateSignature(plan, request.inputSnapshot))
     return full("its state was kept for another query or input schema");
+  const files = `${gained.length} new data file${gained.length === 1 ? "" : "s"}`;
   return {
     refresh: "INCREMENTAL",
     reason:
       base.restored === undefined
-        ? `input ${read.name} only gained rows since the last refresh (${gained.length} new data files)`
-        : `from the state of its refresh at version ${base.restored}, which a RESTORE of the view (a rewind) brought back: input ${read.name} only gained rows since that refresh (${gained.length} new data files)`,
+        ? `input ${read.name} only gained rows since the last refresh (${files})`
+        : `from the state of its refresh at version ${base.restored}, which a RESTORE of the view (a rewind) brought back: input ${read.name} only gained rows since that refresh (${files})`,
     state,
     files: gained,
   };

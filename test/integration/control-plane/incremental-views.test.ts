@@ -146,7 +146,7 @@ describe("incremental materialized views through the API", () => {
     expect(seen[0]!.refresh_reason).toMatch(/no table yet/);
     expect(seen[1]!.refresh_reason).toMatch(/input raw only gained rows since the last refresh/);
     expect(seen[2]!.refresh_reason).toMatch(
-      /from the state of its refresh at version \d+, which a RESTORE of the view \(a rewind\) brought back: input raw only gained rows since that refresh \(1 new data files\)/,
+      /from the state of its refresh at version \d+, which a RESTORE of the view \(a rewind\) brought back: input raw only gained rows since that refresh \(1 new data file\)/,
     );
     expect(seen[3]!.refresh_reason).toMatch(/definition changed/);
     expect(seen[4]!.refresh_reason).toMatch(/not a decomposable GROUP BY: median\(\)/);
