@@ -6,6 +6,8 @@ import { isStatefulFlow } from "../engine/stateful/stateful-batch.ts";
 import { describeWatermark, watermarkMetaSchema } from "../engine/stateful/watermark.ts";
 import { WINDOWS_TABLE } from "../engine/stateful/window-aggregation.ts";
 import { windowStateRows, type NamedStateRows } from "../engine/stateful/window-state-rows.ts";
+import { joinStateRows } from "../engine/stateful/join-state-rows.ts";
+import { JOIN_LEFT_TABLE, JOIN_RIGHT_TABLE } from "../engine/stateful/stream-join.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 import type { FlowDefinition } from "../pipeline/definition-schema.ts";
 import { allFlows } from "../rewind/pipeline-datasets.ts";
@@ -35,7 +37,8 @@ import { loadPipeline, rewindEnvironment, type ControlPlane } from "./control-pl
  *    pages of one listing stay consistent while the flow runs on.
  * 3. The page: rows of every state table, by table name then key, as `{table, key, value}`; only the
  *    tables the page covers are read. A windowed aggregation's rows and columns carry the names of
- *    the flow's SQL (window-state-rows.ts), not the engine's own.
+ *    the flow's SQL (window-state-rows.ts), a join's `batch`, `row` and `matched`
+ *    (join-state-rows.ts), not the engine's own.
  */
 
 const DEFAULT_PAGE = 1000;
@@ -192,6 +195,8 @@ async function pageRows(
         const named = await windowStateRows(windowSignature, table.schema, render);
         if (named) names.set(table.name, named);
       }
+      if (table.name === JOIN_LEFT_TABLE || table.name === JOIN_RIGHT_TABLE)
+        names.set(table.name, joinStateRows(table.schema));
       const end = start + table.rows;
       const from = Math.max(offset, start);
       const to = Math.min(offset + size, end);

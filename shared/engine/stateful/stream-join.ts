@@ -35,9 +35,10 @@ import { z } from "zod";
 
 export const JOIN_LEFT_TABLE = "join_left";
 export const JOIN_RIGHT_TABLE = "join_right";
-const SEQ = "__ebb_seq";
-const ROW = "__ebb_row";
-const MATCHED = "__ebb_matched";
+/** A side's row is keyed by the batch it arrived in and its place there; a left row marks a match. */
+export const JOIN_SEQ = "__ebb_seq";
+export const JOIN_ROW = "__ebb_row";
+export const JOIN_MATCHED = "__ebb_matched";
 const OUT = "__ebb_join_out";
 
 /** Each side's watermark, as kept in the state version's meta (epoch µs). */
@@ -89,10 +90,10 @@ export function joinWatermark(marks: JoinWatermarks): number | undefined {
 function sideSchema(side: JoinSide, left: boolean): StateSchema {
   return {
     key: [
-      { name: SEQ, type: "BIGINT" },
-      { name: ROW, type: "BIGINT" },
+      { name: JOIN_SEQ, type: "BIGINT" },
+      { name: JOIN_ROW, type: "BIGINT" },
     ],
-    value: [...side.columns, ...(left ? [{ name: MATCHED, type: "BOOLEAN" }] : [])],
+    value: [...side.columns, ...(left ? [{ name: JOIN_MATCHED, type: "BOOLEAN" }] : [])],
   };
 }
 
@@ -127,8 +128,8 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
     );
     dropped += Number(figures?.["late"] ?? 0);
     await sandbox.run(
-      `CREATE OR REPLACE TEMP TABLE ${into} AS SELECT ${seq}::BIGINT AS ${SEQ}, ${quoteIdentifier(side.rowColumn)}::BIGINT AS ${ROW}, ` +
-        `${side.columns.map((c) => quoteIdentifier(c.name)).join(", ")}${withMatched ? `, false AS ${MATCHED}` : ""} ` +
+      `CREATE OR REPLACE TEMP TABLE ${into} AS SELECT ${seq}::BIGINT AS ${JOIN_SEQ}, ${quoteIdentifier(side.rowColumn)}::BIGINT AS ${JOIN_ROW}, ` +
+        `${side.columns.map((c) => quoteIdentifier(c.name)).join(", ")}${withMatched ? `, false AS ${JOIN_MATCHED}` : ""} ` +
         `FROM ${side.input} WHERE NOT ${late}`,
     );
     const time = (name: string) => {
@@ -190,7 +191,7 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
     await bindRelation(
       sandbox,
       "source",
-      `SELECT ${ids ? `${SEQ}, ${ROW}, ` : ""}${userColumns(left)} FROM (${leftSql})`,
+      `SELECT ${ids ? `${JOIN_SEQ}, ${JOIN_ROW}, ` : ""}${userColumns(left)} FROM (${leftSql})`,
     );
     await bindRelation(sandbox, request.stream, `SELECT ${userColumns(right)} FROM (${rightSql})`);
   };
@@ -209,9 +210,9 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
   await bind("SELECT * FROM __ebb_join_lstate", "SELECT * FROM __ebb_join_rnew", true);
   await sandbox.run(`INSERT INTO __ebb_join_matched ${matches}`);
   await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE __ebb_join_lall AS SELECT l.* EXCLUDE (${MATCHED}), ` +
-      `l.${MATCHED} OR EXISTS (SELECT 1 FROM __ebb_join_matched m WHERE m.${SEQ} = l.${SEQ} AND m.${ROW} = l.${ROW}) AS ${MATCHED}, ` +
-      `l.${SEQ} = ${seq} AS __ebb_new, l.${MATCHED} AS __ebb_was FROM (SELECT * FROM __ebb_join_lstate UNION ALL BY NAME SELECT * FROM __ebb_join_lnew) l`,
+    `CREATE OR REPLACE TEMP TABLE __ebb_join_lall AS SELECT l.* EXCLUDE (${JOIN_MATCHED}), ` +
+      `l.${JOIN_MATCHED} OR EXISTS (SELECT 1 FROM __ebb_join_matched m WHERE m.${JOIN_SEQ} = l.${JOIN_SEQ} AND m.${JOIN_ROW} = l.${JOIN_ROW}) AS ${JOIN_MATCHED}, ` +
+      `l.${JOIN_SEQ} = ${seq} AS __ebb_new, l.${JOIN_MATCHED} AS __ebb_was FROM (SELECT * FROM __ebb_join_lstate UNION ALL BY NAME SELECT * FROM __ebb_join_lnew) l`,
   );
 
   // 4. Let go (`gone`) what no later row can match.
@@ -226,20 +227,23 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
   const leftColumns = leftTable.columnList();
   writer.upsert(
     leftTable,
-    `SELECT ${leftColumns} FROM __ebb_join_lall WHERE NOT (${leftGone}) AND (__ebb_new OR ${MATCHED} <> __ebb_was)`,
+    `SELECT ${leftColumns} FROM __ebb_join_lall WHERE NOT (${leftGone}) AND (__ebb_new OR ${JOIN_MATCHED} <> __ebb_was)`,
   );
-  writer.delete(leftTable, `SELECT ${SEQ}, ${ROW} FROM __ebb_join_lall WHERE ${leftGone} AND NOT __ebb_new`);
+  writer.delete(
+    leftTable,
+    `SELECT ${JOIN_SEQ}, ${JOIN_ROW} FROM __ebb_join_lall WHERE ${leftGone} AND NOT __ebb_new`,
+  );
   writer.upsert(
     rightTable,
     `SELECT ${rightTable.columnList()} FROM __ebb_join_rnew WHERE NOT (${rightGone})`,
   );
-  writer.delete(rightTable, `SELECT ${SEQ}, ${ROW} FROM __ebb_join_rstate WHERE ${rightGone}`);
+  writer.delete(rightTable, `SELECT ${JOIN_SEQ}, ${JOIN_ROW} FROM __ebb_join_rstate WHERE ${rightGone}`);
 
   // 5.
   let leftOuterRows: number | undefined;
   if (join.type === "left") {
     await bind(
-      `SELECT * FROM __ebb_join_lall WHERE ${leftGone} AND NOT ${MATCHED} ORDER BY ${SEQ}, ${ROW}`,
+      `SELECT * FROM __ebb_join_lall WHERE ${leftGone} AND NOT ${JOIN_MATCHED} ORDER BY ${JOIN_SEQ}, ${JOIN_ROW}`,
       "SELECT * FROM __ebb_join_rnew WHERE false",
       false,
     );
@@ -302,7 +306,7 @@ function matchStatement(statement: unknown, leftAlias: string): unknown {
     query_location: 0,
     column_names: [leftAlias, name],
   });
-  copy.node["select_list"] = [column(SEQ), column(ROW)];
+  copy.node["select_list"] = [column(JOIN_SEQ), column(JOIN_ROW)];
   copy.node["where_clause"] = null;
   copy.node["modifiers"] = [];
   copy.node["qualify"] = null;

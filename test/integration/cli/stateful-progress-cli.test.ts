@@ -129,6 +129,31 @@ describe("ebb run's progress for stateful flows", () => {
         value: { "count(*)": 3 },
       },
     ]);
+    // A join's sides, keyed by the batch each row arrived in and its place there; a left row says
+    // whether it matched.
+    const joinState = await ebb("state", pipelineId, "attribute", "--json");
+    expect(joinState.code, joinState.err).toBe(EXIT.ok);
+    const sides = joinState.out
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { table: string; key: object; value: Record<string, unknown> });
+    expect(
+      sides.filter((row) => row.table === "join_left").map(({ key, value }) => ({ key, value })),
+    ).toEqual([
+      {
+        key: { batch: 1, row: 1 },
+        value: { id: "c1", ad: "a", click_time: expect.any(String), matched: true },
+      },
+      {
+        key: { batch: 1, row: 2 },
+        value: { id: "c2", ad: "b", click_time: expect.any(String), matched: false },
+      },
+    ]);
+    expect(sides.filter((row) => row.table === "join_right").map((row) => row.key)).toEqual([
+      { batch: 1, row: 1 },
+    ]);
+    const printed = await ebb("state", pipelineId, "attribute");
+    expect(printed.out).toMatch(/join_left:\nbatch\s+row\s+id\s+ad\s+click_time\s+matched\n/);
 
     // The second: a late event and a duplicate; the watermark passes the first window's end and the
     // unmatched click's range, so the window and the left outer row are written.
