@@ -1,6 +1,7 @@
 import type { Command } from "commander";
-import { api, printObject, type Out } from "./pipeline-commands.ts";
+import { api, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
+import { onsetOutcome } from "./onset-outcome.ts";
 import { optimizeOutcome } from "./optimize-outcome.ts";
 
 /**
@@ -228,7 +229,7 @@ export function addInspectCommands(program: Command, out: Out): void {
           predicate,
           ...(options.deletes ? { change_types: ["delete"] } : {}),
         });
-        printObject(out, onset, options.json);
+        out(options.json ? `${JSON.stringify(onset, null, 2)}\n` : onsetOutcome(table, onset));
       },
     );
 

@@ -319,7 +319,7 @@ export class EbbClient {
     }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
-    return this.request<Record<string, unknown>>("POST", `/api/2.0/tables/${table}/onset`, { body });
+    return this.request<OnsetResult>("POST", `/api/2.0/tables/${table}/onset`, { body });
   }
 
   /** OPTIMIZE: bin-packing compaction of the table's small files. */
@@ -341,6 +341,17 @@ export class EbbClient {
 }
 
 /** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
+/** What `POST /api/2.0/tables/{name}/onset` answers: the last good fields only when a commit precedes the first bad one. */
+export interface OnsetResult {
+  readonly found: boolean;
+  readonly starting_version: number;
+  readonly first_bad_version?: number;
+  readonly first_bad_commit_time?: string;
+  readonly last_good_version?: number;
+  readonly last_good_commit_time?: string;
+  readonly rewind_timestamp?: string;
+}
+
 /** What `POST /api/2.0/tables/{name}/optimize` answers (`version` only when it committed). */
 export interface OptimizeResult {
   readonly read_version: number;

@@ -67,6 +67,15 @@ describe("ebb CLI over the API", () => {
     expect(
       JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
     ).toEqual({ n: 2 });
+    // Where the bad row came in, and the rewind that goes back before it.
+    const onset = await ebb("onset", "cli.demo.good", "v < 0");
+    expect(onset.code, onset.err).toBe(EXIT.ok);
+    expect(onset.out).toMatch(
+      /^cli\.demo\.good: first matching change in version 2, committed \S+Z\nlast good: version 1, committed \S+Z\nrewind between them: ebb rewind <pipeline-id> --timestamp '\d{4}-\d\d-\d\d \d\d:\d\d:\d\d' --dry-run\n$/,
+    );
+    expect((await ebb("onset", "cli.demo.good", "v > 100")).out).toBe(
+      "cli.demo.good: no change from version 1 on matches the predicate\n",
+    );
 
     const dry = await ebb("rewind", pipelineId, "--latest", "--dry-run");
     expect(dry.code, dry.err).toBe(EXIT.ok);
