@@ -340,7 +340,6 @@ export class EbbClient {
   }
 }
 
-/** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
 /** What `POST /api/2.0/tables/{name}/onset` answers: the last good fields only when a commit precedes the first bad one. */
 export interface OnsetResult {
   readonly found: boolean;
@@ -368,6 +367,7 @@ export interface OptimizeResult {
   };
 }
 
+/** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
 export interface StatementResponse {
   readonly statement_id: string;
   readonly status: {

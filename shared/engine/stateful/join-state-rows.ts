@@ -4,9 +4,9 @@ import type { NamedStateRows } from "./window-state-rows.ts";
 
 /**
  * A stream-stream join side's state rows for the state reader, under names for people: the key is
- * `batch` (the checkpoint seq the row arrived in) and `row` (its place in that batch, from 1), the value the
- * side's own columns and, on the left, `matched` (whether a right row met it yet). A user column
- * with one of those names keeps the engine's name beside it, so no column hides another. Pure.
+ * `batch` (the checkpoint seq the row arrived in) and `row` (its place in that batch, from 1), the
+ * value the side's own columns and, on the left, `matched` (whether a right row met it yet). A user
+ * column with one of those names keeps the engine's name beside it, so no column hides another. Pure.
  */
 export function joinStateRows(schema: StateSchema): NamedStateRows {
   const taken = new Set(schema.value.map((column) => column.name).filter((name) => name !== JOIN_MATCHED));
