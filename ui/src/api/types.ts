@@ -86,14 +86,3 @@ export type Update = UpdateInfo & {
   readonly reset_mode?: string;
   readonly rewind_spec?: RewindSpec;
 };
-
-export interface OnsetResult {
-  readonly found: boolean;
-  readonly first_bad_version?: number;
-  readonly first_bad_commit_time?: string;
-  readonly last_good_version?: number;
-  readonly last_good_commit_time?: string;
-  readonly rewind_timestamp?: string;
-  readonly rewind_point?: { readonly rewind_point_id: string; readonly timestamp: string };
-  readonly [field: string]: unknown;
-}

@@ -1,7 +1,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { ebb } from "../api/client.ts";
-import type { DatasetInfo, OnsetResult, RewindPointInfo } from "../api/types.ts";
+import type { DatasetInfo, RewindPointInfo } from "../api/types.ts";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { formatAgo, formatTime } from "../format.ts";
 import { pointBefore, pointEffect, pointKind, yesterdayPoint, type RewindTarget } from "./wizard-state.ts";
@@ -123,7 +123,7 @@ function OnsetFinder(props: {
   const [table, setTable] = useState(tables[0]?.identifier ?? "");
   const [predicate, setPredicate] = useState("");
   const find = useMutation({
-    mutationFn: async () => (await ebb.onset(table, { predicate })) as OnsetResult,
+    mutationFn: () => ebb.onset(table, { predicate }),
   });
   const onset = find.data;
   const before = onset?.first_bad_commit_time
