@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { api, type Out } from "./pipeline-commands.ts";
+import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
 import { onsetOutcome } from "./onset-outcome.ts";
 import { optimizeOutcome } from "./optimize-outcome.ts";
@@ -229,7 +229,8 @@ export function addInspectCommands(program: Command, out: Out): void {
           predicate,
           ...(options.deletes ? { change_types: ["delete"] } : {}),
         });
-        out(options.json ? `${JSON.stringify(onset, null, 2)}\n` : onsetOutcome(table, onset));
+        if (options.json) printObject(out, onset);
+        else out(onsetOutcome(table, onset));
       },
     );
 
@@ -253,7 +254,8 @@ export function addInspectCommands(program: Command, out: Out): void {
           ...(options.targetSize !== undefined ? { target_file_size_bytes: options.targetSize } : {}),
           ...(options.dryRun ? { dry_run: true } : {}),
         });
-        out(options.json ? `${JSON.stringify(result, null, 2)}\n` : optimizeOutcome(table, result));
+        if (options.json) printObject(out, result);
+        else out(optimizeOutcome(table, result));
       },
     );
 }

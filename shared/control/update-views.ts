@@ -109,15 +109,14 @@ export function flowProgress(events: readonly PipelineEvent[]): Record<string, F
     const counted = batch || details.refresh !== undefined;
     const stateful = batch ? batchStateSchema.safeParse(event.details["flow_progress"]) : undefined;
     const state = stateful?.success ? stateProgress(previous.state, stateful.data) : previous.state;
+    const refresh = details.refresh ?? previous.refresh;
     flows[flow] = {
       ...(event.origin.dataset_name !== undefined ? { dataset: event.origin.dataset_name } : {}),
       batches: previous.batches + (batch ? 1 : 0),
       rows_in: previous.rows_in + (counted ? (details.metrics?.num_input_rows ?? 0) : 0),
       rows_out: previous.rows_out + (counted ? (details.metrics?.num_output_rows ?? 0) : 0),
       status: details.status ?? previous.status,
-      ...((details.refresh ?? previous.refresh) !== undefined
-        ? { refresh: details.refresh ?? previous.refresh }
-        : {}),
+      ...(refresh !== undefined ? { refresh } : {}),
       ...(state ? { state } : {}),
     };
   }
