@@ -56,6 +56,7 @@ export { loadSnapshot } from "./read/snapshot-loader.ts";
 export { currentSnapshot, rememberSnapshot } from "./read/snapshot-cache.ts";
 export { forgetDecodedCheckpoints } from "./read/checkpoint-cache.ts";
 export type { Snapshot } from "./read/snapshot.ts";
+export { snapshotTombstones } from "./log/log-replay.ts";
 export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";
 export { duckType, parseSchema, type DeltaType, type StructField, type StructType } from "./table/schema.ts";

@@ -2,38 +2,48 @@ import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { stringList } from "../../duck/sql-text.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
-import type { Action } from "./actions.ts";
+import type { Action, RemoveFile } from "./actions.ts";
 import { CorruptLogError } from "../errors.ts";
 import { JsonNumber, parseExact, stringifyExact, type ExactJson } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
 
-/** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"), in replay order. */
-const CHECKPOINT_ACTIONS = ["protocol", "metaData", "txn", "domainMetadata", "remove", "add"] as const;
-type CheckpointAction = (typeof CHECKPOINT_ACTIONS)[number];
+/** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
+const CHECKPOINT_COLUMNS = ["protocol", "metaData", "txn", "domainMetadata", "remove", "add"] as const;
+type CheckpointAction = (typeof CHECKPOINT_COLUMNS)[number];
+/** What a snapshot is made of, in replay order: every kind but the tombstones, read apart. */
+const CHECKPOINT_ACTIONS = ["protocol", "metaData", "txn", "domainMetadata", "add"] as const;
 
-/**
- * The actions stored in a checkpoint (all parts of a multi-part one), decoded by DuckDB. Each part
- * is fetched through the store into `scratch`, and DuckDB turns the rows back into the JSON shape
- * of commit lines, so that checkpoint and commit actions replay through one code path.
- *
- * One scan aggregates each kind into a single text: a checkpoint holds one row per live file and
- * tombstone, and handing them to JS one value at a time costs several times DuckDB's own work (a
- * native call and a decode per string). A checkpoint is reconciled (each path once, as an add or a
- * remove), so the order of its rows carries no meaning.
- */
-export async function readCheckpointActions(
+/** A checkpoint's parts (one for a classic checkpoint) as fetched, in part order. */
+export interface CheckpointParts {
+  readonly checkpoint: CheckpointRef;
+  readonly bytes: readonly Uint8Array[];
+}
+
+export async function fetchCheckpoint(
   store: ObjectStore,
   checkpoint: CheckpointRef,
+): Promise<CheckpointParts> {
+  return { checkpoint, bytes: await Promise.all(checkpoint.keys.map((key) => store.get(key))) };
+}
+
+/**
+ * The actions stored in a checkpoint (all parts of a multi-part one) but its tombstones (read by
+ * `readCheckpointTombstones` when needed), decoded by DuckDB into the JSON shape of commit lines, so
+ * that checkpoint and commit actions replay through one code path. DuckDB reads the parts from
+ * `scratch`.
+ *
+ * One scan aggregates each kind into a single text: a checkpoint holds one row per live file, and
+ * handing them to JS one value at a time costs several times DuckDB's own work (a native call and a
+ * decode per string). A checkpoint is reconciled (each path once, as an add or a remove), so the
+ * order of its rows carries no meaning.
+ */
+export async function readCheckpointActions(
+  parts: CheckpointParts,
   duck: DuckSession,
   scratch: ScratchFolder,
 ): Promise<Action[]> {
-  const files = await Promise.all(
-    checkpoint.keys.map(async (key) => scratch.write(await store.get(key), ".parquet")),
-  );
-  const from =
-    `FROM (SELECT * FROM read_parquet(${stringList(files)}, union_by_name = true) UNION ALL BY NAME ` +
-    // A checkpoint may lack a kind's column (Spark's parts have different ones); the union adds it as NULL.
-    `SELECT ${CHECKPOINT_ACTIONS.map((kind) => `NULL AS ${kind}`).join(", ")} WHERE false)`;
+  const { checkpoint } = parts;
+  const from = await checkpointRows(parts, scratch);
   const select = (adds: readonly string[]) =>
     `SELECT ${[...CHECKPOINT_ACTIONS.filter((kind) => kind !== "add").map(jsonOfKind), ...adds].join(", ")} ${from}`;
   // Adds without a `stats` field (or no add column) fail the first form, stats that are not JSON text
@@ -48,10 +58,7 @@ export async function readCheckpointActions(
       ? apart
       : (
           await duck.rows(select([jsonOfKind("add")])).catch((cause: unknown) => {
-            throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
-              cause,
-              data: { version: checkpoint.version, keys: checkpoint.keys },
-            });
+            throw unreadable(checkpoint, cause);
           })
         )[0];
   const actions: Action[] = [];
@@ -74,9 +81,49 @@ export async function readCheckpointActions(
   return actions;
 }
 
-/** A kind's rows as one text of JSON objects: to_json(NULL) is NULL, and string_agg skips NULLs. */
+/**
+ * The tombstones (`remove` actions) stored in a checkpoint: apart from the rest, since only
+ * checkpoints and VACUUM need them, and on a compacted table they are most of the rows.
+ */
+export async function readCheckpointTombstones(
+  parts: CheckpointParts,
+  duck: DuckSession,
+  scratch: ScratchFolder,
+): Promise<RemoveFile[]> {
+  const from = await checkpointRows(parts, scratch);
+  const [row] = await duck.rows(`SELECT ${jsonOfKind("remove")} ${from}`).catch((cause: unknown) => {
+    throw unreadable(parts.checkpoint, cause);
+  });
+  const joined = row?.["remove"];
+  if (joined === null || joined === undefined) return [];
+  return (JSON.parse(`[${String(joined)}]`) as Record<string, unknown>[]).map(
+    (body) => withoutNulls(body, FILE_STRUCT_FORMS) as unknown as RemoveFile,
+  );
+}
+
+/** The FROM clause of a checkpoint's rows, its parts written to `scratch` for DuckDB. */
+async function checkpointRows(parts: CheckpointParts, scratch: ScratchFolder): Promise<string> {
+  const files = await Promise.all(parts.bytes.map((bytes) => scratch.write(bytes, ".parquet")));
+  return (
+    `FROM (SELECT * FROM read_parquet(${stringList(files)}, union_by_name = true) UNION ALL BY NAME ` +
+    // A checkpoint may lack a kind's column (Spark's parts have different ones); the union adds it as NULL.
+    `SELECT ${CHECKPOINT_COLUMNS.map((kind) => `NULL AS ${kind}`).join(", ")} WHERE false)`
+  );
+}
+
+function unreadable(checkpoint: CheckpointRef, cause: unknown): CorruptLogError {
+  return new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
+    cause,
+    data: { version: checkpoint.version, keys: checkpoint.keys },
+  });
+}
+
+/**
+ * A kind's rows as one text of JSON objects (string_agg skips NULLs). Each row holds one kind: CASE
+ * runs to_json on that kind's rows alone, where to_json(NULL) would still cost for every other row.
+ */
 function jsonOfKind(kind: CheckpointAction): string {
-  return `string_agg(to_json(${kind})::VARCHAR, ',') AS ${kind}`;
+  return `string_agg(CASE WHEN ${kind} IS NOT NULL THEN to_json(${kind})::VARCHAR END, ',') AS ${kind}`;
 }
 
 /**
@@ -86,8 +133,8 @@ function jsonOfKind(kind: CheckpointAction): string {
  * stats text is not JSON: such a checkpoint is read in the generic form.
  */
 const ADDS_WITH_STATS_APART = [
-  `string_agg(to_json(struct_update(add, stats := NULL))::VARCHAR || chr(1) || coalesce(chr(2) || add.stats, ''), chr(1)) ` +
-    `FILTER (WHERE add IS NOT NULL) AS add`,
+  `string_agg(CASE WHEN add IS NOT NULL THEN ` +
+    `to_json(struct_update(add, stats := NULL))::VARCHAR || chr(1) || coalesce(chr(2) || add.stats, '') END, chr(1)) AS add`,
   `count(add) AS add_count`,
 ];
 

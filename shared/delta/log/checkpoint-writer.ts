@@ -6,7 +6,9 @@ import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { quoteLiteral } from "../../duck/sql-text.ts";
 import { ObjectNotFoundError } from "../../store/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
+import type { RemoveFile } from "./actions.ts";
 import { checkpointKey, LAST_CHECKPOINT_KEY } from "./log-paths.ts";
+import { snapshotTombstones } from "./log-replay.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { tableProperties } from "../table/table-properties.ts";
 
@@ -59,8 +61,12 @@ export function isCheckpointDue(snapshot: Snapshot): boolean {
   );
 }
 
-/** The checkpoint rows of `snapshot`: one object per action, keyed by its kind. */
-export function checkpointRows(snapshot: Snapshot, now: number): Record<string, unknown>[] {
+/** The checkpoint rows of `snapshot` and its `tombstones`: one object per action, keyed by its kind. */
+export function checkpointRows(
+  snapshot: Snapshot,
+  tombstones: ReadonlyMap<string, RemoveFile>,
+  now: number,
+): Record<string, unknown>[] {
   const tombstoneCutoff = now - tableProperties(snapshot.metadata).deletedFileRetentionMs;
   const rows: Record<string, unknown>[] = [{ protocol: snapshot.protocol }, { metaData: snapshot.metadata }];
   for (const txn of snapshot.txns.values()) rows.push({ txn });
@@ -78,7 +84,7 @@ export function checkpointRows(snapshot: Snapshot, now: number): Record<string, 
       },
     });
   }
-  for (const remove of snapshot.tombstones.values()) {
+  for (const remove of tombstones.values()) {
     if ((remove.deletionTimestamp ?? 0) <= tombstoneCutoff) continue; // expired tombstone
     rows.push({
       remove: {
@@ -102,7 +108,7 @@ export async function writeCheckpoint(
   snapshot: Snapshot,
   now: number,
 ): Promise<LastCheckpoint> {
-  const rows = checkpointRows(snapshot, now);
+  const rows = checkpointRows(snapshot, await snapshotTombstones(snapshot), now);
   const statsAsJson = tableProperties(snapshot.metadata).checkpointStatsAsJson;
   const id = randomUUID();
   const json = path.join(scratch.dir, `checkpoint-${id}.ndjson`);

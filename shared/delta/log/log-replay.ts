@@ -10,7 +10,7 @@ import type {
 } from "./actions.ts";
 import { CorruptLogError } from "../errors.ts";
 import { decodeLogPath } from "./data-file-paths.ts";
-import type { Snapshot } from "../read/snapshot.ts";
+import type { Snapshot, TombstoneSource } from "../read/snapshot.ts";
 
 /**
  * Action reconciliation (PROTOCOL.md "Action Reconciliation"), pure: actions in log order
@@ -21,14 +21,17 @@ import type { Snapshot } from "../read/snapshot.ts";
  * - `txn`: the latest action per `appId` wins (the protocol does not assume versions only grow);
  * - `domainMetadata`: the latest per `domain` wins, `removed: true` drops it;
  * - `add`/`remove`: keyed by the decoded `path` (no deletion vectors: the dvId is always NULL), the
- *   newest reference wins; an `add` clears a tombstone and a `remove` replaces a live file;
+ *   newest reference wins; an `add` clears a tombstone and a `remove` replaces a live file. A
+ *   checkpoint's tombstones are left out until asked for (`snapshotTombstones`): they are older than
+ *   every replayed commit, so a commit's reference to their path always wins;
  * - `commitInfo` belongs to its commit only and is not part of the state (see `toSnapshot`).
  */
 export interface TableState {
   protocol: Protocol | undefined;
   metadata: Metadata | undefined;
   readonly files: Map<string, AddFile>;
-  readonly tombstones: Map<string, RemoveFile>;
+  readonly commitTombstones: Map<string, RemoveFile>;
+  checkpointTombstones: TombstoneSource | undefined;
   readonly txns: Map<string, Txn>;
   readonly domains: Map<string, DomainMetadata>;
 }
@@ -38,7 +41,8 @@ export function emptyTableState(): TableState {
     protocol: undefined,
     metadata: undefined,
     files: new Map(),
-    tombstones: new Map(),
+    commitTombstones: new Map(),
+    checkpointTombstones: undefined,
     txns: new Map(),
     domains: new Map(),
   };
@@ -49,12 +53,12 @@ export function applyActions(state: TableState, actions: Iterable<Action>): Tabl
   for (const action of actions) {
     if ("add" in action) {
       const key = decodeLogPath(action.add.path);
-      state.tombstones.delete(key);
+      state.commitTombstones.delete(key);
       state.files.set(key, action.add);
     } else if ("remove" in action) {
       const key = decodeLogPath(action.remove.path);
       state.files.delete(key);
-      state.tombstones.set(key, action.remove);
+      state.commitTombstones.set(key, action.remove);
     } else if ("protocol" in action) {
       state.protocol = action.protocol;
     } else if ("metaData" in action) {
@@ -100,10 +104,25 @@ export function toSnapshot(
     protocol: state.protocol,
     metadata: state.metadata,
     files: new Map(state.files),
-    tombstones: new Map(state.tombstones),
+    commitTombstones: new Map(state.commitTombstones),
+    ...(state.checkpointTombstones ? { checkpointTombstones: state.checkpointTombstones } : {}),
     txns: new Map(state.txns),
     domains: new Map(state.domains),
     timestamp: at.timestamp,
     ...(at.commitInfo ? { commitInfo: at.commitInfo } : {}),
   };
+}
+
+/**
+ * Every tombstone of `snapshot`: the checkpoint's (read now if not yet), less the paths a later
+ * commit added again, under those of the replayed commits, which are newer.
+ */
+export async function snapshotTombstones(snapshot: Snapshot): Promise<ReadonlyMap<string, RemoveFile>> {
+  if (!snapshot.checkpointTombstones) return snapshot.commitTombstones;
+  const tombstones = new Map<string, RemoveFile>();
+  for (const [path, remove] of await snapshot.checkpointTombstones()) {
+    if (!snapshot.files.has(path)) tombstones.set(path, remove);
+  }
+  for (const [path, remove] of snapshot.commitTombstones) tombstones.set(path, remove);
+  return tombstones;
 }

@@ -1,5 +1,7 @@
 import { RetentionTooShortError } from "../errors.ts";
+import type { RemoveFile } from "../log/actions.ts";
 import { LOG_DIR } from "../log/log-paths.ts";
+import { snapshotTombstones } from "../log/log-replay.ts";
 import { assertWritable } from "../table/writer-features.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { CHANGE_DATA_DIR } from "../log/data-file-paths.ts";
@@ -55,9 +57,13 @@ export function effectiveRetentionMs(latest: Snapshot, options: Omit<VacuumOptio
   return retention;
 }
 
-/** Plans a vacuum of `listing` (every object under the root) against the latest and protected snapshots. */
+/**
+ * Plans a vacuum of `listing` (every object under the root) against the latest snapshot, its
+ * tombstones (`snapshotTombstones`) and the protected snapshots.
+ */
 export function planVacuum(
   latest: Snapshot,
+  tombstones: ReadonlyMap<string, RemoveFile>,
   protectedSnapshots: readonly Snapshot[],
   listing: Iterable<ObjectInfo>,
   options: VacuumOptions,
@@ -77,7 +83,7 @@ export function planVacuum(
       filesProtected += 1;
       continue;
     }
-    const lastNeeded = latest.tombstones.get(object.key)?.deletionTimestamp ?? object.lastModified;
+    const lastNeeded = tombstones.get(object.key)?.deletionTimestamp ?? object.lastModified;
     if (lastNeeded < cutoff) filesToDelete.push({ key: object.key, size: object.size });
     else filesWithinRetention += 1;
   }
@@ -114,7 +120,7 @@ export async function dryRunVacuum(
   effectiveRetentionMs(latest, options); // fail before listing
   const listing: ObjectInfo[] = [];
   for await (const object of listAll(store, "")) listing.push(object);
-  return planVacuum(latest, protectedSnapshots, listing, options);
+  return planVacuum(latest, await snapshotTombstones(latest), protectedSnapshots, listing, options);
 }
 
 const DELETE_BATCH = 1000;

@@ -1,9 +1,23 @@
-import type { DuckSession } from "../../duck/duck-session.ts";
+import { DuckSession } from "../../duck/duck-session.ts";
 import { withScratchFolder } from "../../duck/scratch-folder.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
-import type { Action } from "../log/actions.ts";
-import { readCheckpointActions } from "../log/checkpoint-reader.ts";
+import type { Action, RemoveFile } from "../log/actions.ts";
+import {
+  fetchCheckpoint,
+  readCheckpointActions,
+  readCheckpointTombstones,
+  type CheckpointParts,
+} from "../log/checkpoint-reader.ts";
+import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { CheckpointRef } from "../log/log-segment.ts";
+import type { TombstoneSource } from "./snapshot.ts";
+
+/** A checkpoint's actions, and its tombstones when first asked for (from the bytes kept, not fetched again). */
+export interface DecodedCheckpoint {
+  /** Every action but the tombstones. */
+  readonly actions: readonly Action[];
+  readonly tombstones: TombstoneSource;
+}
 
 /**
  * Decoded checkpoints, kept for the process's life (a warm Lambda's, the local runtime's). Each task
@@ -13,18 +27,14 @@ import type { CheckpointRef } from "../log/log-segment.ts";
  * a table dropped and made anew (whose checkpoint has the same name) is decoded afresh.
  */
 const MAX_CHECKPOINTS = 64;
-const decoded = new Map<string, Promise<readonly Action[]>>();
+const decoded = new Map<string, Promise<DecodedCheckpoint>>();
 
-export function checkpointActions(
+export function decodedCheckpoint(
   store: ObjectStore,
   checkpoint: CheckpointRef,
-  duck: (work: (duck: DuckSession) => Promise<Action[]>) => Promise<Action[]>,
-): Promise<readonly Action[]> {
-  const decode = () =>
-    duck((session) =>
-      withScratchFolder((scratch) => readCheckpointActions(store, checkpoint, session, scratch)),
-    );
-  if (checkpoint.identity === "") return decode();
+  duck: DuckSession | undefined,
+): Promise<DecodedCheckpoint> {
+  if (checkpoint.identity === "") return decode(store, checkpoint, duck);
   const known = decoded.get(checkpoint.identity);
   if (known) {
     // Most recently used last: the first entry is the one to drop.
@@ -32,7 +42,7 @@ export function checkpointActions(
     decoded.set(checkpoint.identity, known);
     return known;
   }
-  const reading = decode();
+  const reading = decode(store, checkpoint, duck);
   decoded.set(checkpoint.identity, reading);
   reading.catch(() => decoded.delete(checkpoint.identity));
   while (decoded.size > MAX_CHECKPOINTS) decoded.delete(decoded.keys().next().value!);
@@ -42,4 +52,41 @@ export function checkpointActions(
 /** Forgets every decoded checkpoint: the next load of each decodes it again (a cold start's cost). */
 export function forgetDecodedCheckpoints(): void {
   decoded.clear();
+}
+
+async function decode(
+  store: ObjectStore,
+  checkpoint: CheckpointRef,
+  duck: DuckSession | undefined,
+): Promise<DecodedCheckpoint> {
+  const parts = await fetchCheckpoint(store, checkpoint);
+  const actions = await withDuck(duck, (session) =>
+    withScratchFolder((scratch) => readCheckpointActions(parts, session, scratch)),
+  );
+  return { actions, tombstones: tombstonesOf(parts) };
+}
+
+/**
+ * The checkpoint's tombstones keyed like a snapshot's files, read on the first call. With a session
+ * of its own: the load's may be closed by then.
+ */
+function tombstonesOf(parts: CheckpointParts): TombstoneSource {
+  let reading: Promise<ReadonlyMap<string, RemoveFile>> | undefined;
+  return () =>
+    (reading ??= withDuck(undefined, (session) =>
+      withScratchFolder((scratch) => readCheckpointTombstones(parts, session, scratch)),
+    ).then((removes) => new Map(removes.map((remove) => [decodeLogPath(remove.path), remove]))));
+}
+
+async function withDuck<T>(
+  given: DuckSession | undefined,
+  work: (duck: DuckSession) => Promise<T>,
+): Promise<T> {
+  if (given) return work(given);
+  const duck = DuckSession.deferred();
+  try {
+    return await work(duck);
+  } finally {
+    duck.close();
+  }
 }

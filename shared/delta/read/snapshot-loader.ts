@@ -1,8 +1,8 @@
-import { DuckSession } from "../../duck/duck-session.ts";
+import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { CommitInfo } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
-import { checkpointActions } from "./checkpoint-cache.ts";
+import { decodedCheckpoint } from "./checkpoint-cache.ts";
 import { versionAtTimestamp } from "./commit-history.ts";
 import { readCommits } from "../log/commit-reader.ts";
 import { TableNotFoundError } from "../errors.ts";
@@ -73,7 +73,9 @@ export async function replaySegment(
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;
-    applyActions(state, await checkpointActions(store, checkpoint, (work) => withDuck(options.duck, work)));
+    const decoded = await decodedCheckpoint(store, checkpoint, options.duck);
+    applyActions(state, decoded.actions);
+    state.checkpointTombstones = decoded.tombstones;
   }
   let last: { commitInfo: CommitInfo | undefined; timestamp: number } | undefined;
   for (const { ref, actions } of await readCommits(store, segment.commits)) {
@@ -147,17 +149,4 @@ async function checkpointVersionCommit(
   }
   // The commit was cleaned up; the checkpoint's own write time is the best record left.
   return { commitInfo: undefined, timestamp: segment.checkpoint?.lastModified ?? 0 };
-}
-
-async function withDuck<T>(
-  given: DuckSession | undefined,
-  work: (duck: DuckSession) => Promise<T>,
-): Promise<T> {
-  if (given) return work(given);
-  const duck = DuckSession.deferred();
-  try {
-    return await work(duck);
-  } finally {
-    duck.close();
-  }
 }

@@ -56,7 +56,8 @@ export function tableStateOf(snapshot: Snapshot | undefined): TableState {
     protocol: snapshot?.protocol,
     metadata: snapshot?.metadata,
     files: new Map(snapshot?.files ?? []),
-    tombstones: new Map(snapshot?.tombstones ?? []),
+    commitTombstones: new Map(snapshot?.commitTombstones ?? []),
+    checkpointTombstones: snapshot?.checkpointTombstones,
     txns: new Map(snapshot?.txns ?? []),
     domains: new Map(snapshot?.domains ?? []),
   };

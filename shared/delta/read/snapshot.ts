@@ -18,8 +18,17 @@ export interface Snapshot {
   readonly metadata: Metadata;
   /** Live data files, keyed by their path as decoded from the log's URI-encoded `path`. */
   readonly files: ReadonlyMap<string, AddFile>;
-  /** Tombstones still in the state (for VACUUM and history), keyed like `files`. */
-  readonly tombstones: ReadonlyMap<string, RemoveFile>;
+  /**
+   * Tombstones of the commits replayed after the checkpoint the snapshot was loaded from (of every
+   * commit, without one), keyed like `files`. Those of the checkpoint are in `checkpointTombstones`;
+   * `snapshotTombstones` joins the two.
+   */
+  readonly commitTombstones: ReadonlyMap<string, RemoveFile>;
+  /**
+   * The tombstones of the checkpoint the snapshot was loaded from, read when first asked for: only
+   * checkpoints and VACUUM need them, and on a compacted table they are most of a checkpoint's rows.
+   */
+  readonly checkpointTombstones?: TombstoneSource;
   /** Latest `txn` per appId. */
   readonly txns: ReadonlyMap<string, Txn>;
   /** Live `domainMetadata` per domain (removed domains dropped). Optional: older builders omit it. */
@@ -29,3 +38,6 @@ export interface Snapshot {
   /** The commitInfo of `version`, when that commit is still in the log. */
   readonly commitInfo?: CommitInfo;
 }
+
+/** Reads a checkpoint's tombstones (once: later calls share the first read), keyed like `files`. */
+export type TombstoneSource = () => Promise<ReadonlyMap<string, RemoveFile>>;

@@ -172,7 +172,7 @@ export function draftSnapshot(created: { protocol: Protocol; metadata: Metadata 
     protocol: created.protocol,
     metadata: created.metadata,
     files: new Map(),
-    tombstones: new Map(),
+    commitTombstones: new Map(),
     txns: new Map(),
     timestamp: Number.NEGATIVE_INFINITY,
   };

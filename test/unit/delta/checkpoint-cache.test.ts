@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
+import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
+import { forgetDecodedCheckpoints } from "../../../shared/delta/read/checkpoint-cache.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import type { ObjectStore } from "../../../shared/store/object-store.ts";
@@ -71,5 +73,29 @@ describe("decoded checkpoints, kept for the process", () => {
     expect(keys).toContain(CHECKPOINT);
     expect(anew.metadata.id).not.toBe(first.metadata.id);
     expect([...anew.files.keys()].sort()).not.toEqual([...first.files.keys()].sort());
+  });
+
+  it("read a checkpoint's tombstones when asked for, from the bytes the load fetched", async () => {
+    const memory = new MemoryObjectStore();
+    const clock = new ManualClock();
+    const table = await DeltaTable.create(
+      memory,
+      {
+        schema: schemaOf(field("id", "long")),
+        properties: { "delta.checkpointInterval": "2" },
+        rows: { rows: [{ id: 1 }] },
+      },
+      { clock: clock.read },
+    );
+    await table.delete("id = 1");
+    await table.append({ rows: [{ id: 2 }] });
+    await table.close();
+    const { store, keys } = gets(memory);
+    forgetDecodedCheckpoints();
+    const snapshot = await loadSnapshot(store);
+    expect(snapshot.commitTombstones.size).toBe(0);
+    keys.length = 0;
+    expect((await snapshotTombstones(snapshot)).size).toBe(1);
+    expect(keys).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import {
   applyActions,
   emptyTableState,
   replayActions,
+  snapshotTombstones,
   toSnapshot,
 } from "../../../shared/delta/log/log-replay.ts";
 import { add, metaData, protocol, remove } from "./table-fixture.ts";
@@ -41,7 +42,7 @@ describe("log replay (PROTOCOL.md Action Reconciliation)", () => {
     expect([...state.files.keys()].sort()).toEqual(["b", "c"]);
     expect(state.files.get("b")?.size).toBe(20);
     expect(state.files.get("c")?.size).toBe(3);
-    expect([...state.tombstones.keys()]).toEqual(["a"]);
+    expect([...state.commitTombstones.keys()]).toEqual(["a"]);
   });
 
   it("keys files by the decoded path but keeps the wire path in the action", () => {
@@ -111,8 +112,36 @@ describe("log replay (PROTOCOL.md Action Reconciliation)", () => {
             .map(([p]) => p)
             .sort();
         expect([...stepwise.files.keys()].sort()).toEqual(expected("add"));
-        expect([...stepwise.tombstones.keys()].sort()).toEqual(expected("remove"));
+        expect([...stepwise.commitTombstones.keys()].sort()).toEqual(expected("remove"));
       }),
+    );
+  });
+
+  it("gives a checkpointed snapshot the tombstones of the whole log, the checkpoint's read apart", async () => {
+    const fileAction = fc
+      .tuple(fc.boolean(), fc.constantFrom("a", "b", "c", "d%20e"))
+      .map(([isAdd, path]): Action => (isAdd ? add(path) : remove(path)));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fileAction, { maxLength: 5 }), { maxLength: 8 }),
+        fc.nat(),
+        async (commits, at) => {
+          const header = [protocol(), metaData()];
+          const whole = replayActions([...header, ...commits.flat()]);
+          // The checkpoint after `cut` commits: its live files as adds, its tombstones read apart (as the loader does).
+          const cut = at % (commits.length + 1);
+          const checkpoint = replayActions([...header, ...commits.slice(0, cut).flat()]);
+          const loaded = replayActions([
+            ...header,
+            ...[...checkpoint.files.values()].map((file) => ({ add: file })),
+          ]);
+          loaded.checkpointTombstones = async () => checkpoint.commitTombstones;
+          for (const commit of commits.slice(cut)) applyActions(loaded, commit);
+          const snapshot = toSnapshot(loaded, { version: commits.length, timestamp: 0 });
+          expect([...snapshot.files.keys()].sort()).toEqual([...whole.files.keys()].sort());
+          expect(new Map(await snapshotTombstones(snapshot))).toEqual(whole.commitTombstones);
+        },
+      ),
     );
   });
 });

@@ -37,7 +37,7 @@ function snapshot(
       ...metadata,
     },
     files: new Map(files.map((f) => [f.path, f])),
-    tombstones: new Map(),
+    commitTombstones: new Map(),
     txns: new Map(Object.entries(txns).map(([appId, v]) => [appId, { appId, version: v }])),
     timestamp: T0 + version,
   };

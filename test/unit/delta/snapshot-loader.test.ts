@@ -26,6 +26,7 @@ import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { add, commitInfo, protocol, remove, SCHEMA, tableWithCommits, writeCommit } from "./table-fixture.ts";
+import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
 
 let duck: DuckSession;
 let scratch: ScratchFolder;
@@ -165,7 +166,7 @@ describe("loadSnapshot with checkpoints", () => {
     const snapshot = await loadSnapshot(store, { duck });
     expect(snapshot.version).toBe(4);
     expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f2", "f3", "f4"]);
-    expect([...snapshot.tombstones.keys()]).toEqual(["f 1"]);
+    expect([...(await snapshotTombstones(snapshot)).keys()]).toEqual(["f 1"]);
     expect(snapshot.txns.get("app")?.version).toBe(7);
     expect(snapshot.metadata.configuration).toEqual({ "delta.checkpointInterval": "2" });
     expect(JSON.parse(snapshot.files.get("f0")!.stats!)).toEqual({
