@@ -8,8 +8,9 @@ import { DynamoCapacity } from "./dynamo-capacity.ts";
  * AWS requests per update, and what they cost (issue 18 "Request counts are a benchmark"), on the
  * embedded local runtime. Every AWS SDK client's `send` is counted, by service and command.
  *
- * Scenario: `raw` (auto_loader, one new file per update) → `clean` (stream) → `total` (a
- * materialized view over raw). `EBB_BENCH_AGE` updates run (default 60); the figures are the
+ * Scenario, the 5-dataset pipeline of issue 18's monthly estimate: `raw` (auto_loader, one new file
+ * per update) → `clean` (stream) → `enriched` (stream), and two materialized views: `total` over
+ * `raw`, `by_bucket` over `clean`. `EBB_BENCH_AGE` updates run (default 60); the figures are the
  * requests of update 10 and of the last update, and the mean of the 10 updates ending at each
  * (auto-compaction runs every 10 small files, so single updates differ by phase). Then one update
  * with nothing new. Besides the SDK's requests, the local Step Functions counts what AWS bills an
@@ -19,7 +20,7 @@ import { DynamoCapacity } from "./dynamo-capacity.ts";
  */
 
 const AGE = Number(process.env["EBB_BENCH_AGE"] ?? 60);
-const DATASETS = 3;
+const DATASETS = 5;
 
 /** us-east-1 list prices, as published in November 2025 (USD). */
 const PRICES = {
@@ -142,7 +143,23 @@ export async function run(): Promise<void> {
               { name: "copy", source: { type: "stream", dataset: "raw" }, sql: "SELECT id FROM source" },
             ],
           },
+          {
+            type: "streaming_table",
+            name: "enriched",
+            flows: [
+              {
+                name: "enrich",
+                source: { type: "stream", dataset: "clean" },
+                sql: "SELECT id, id % 10 AS bucket FROM source",
+              },
+            ],
+          },
           { type: "materialized_view", name: "total", sql: "SELECT count(*) AS n FROM raw" },
+          {
+            type: "materialized_view",
+            name: "by_bucket",
+            sql: "SELECT id % 10 AS bucket, count(*) AS n FROM clean GROUP BY 1",
+          },
         ],
       },
     });
