@@ -349,6 +349,10 @@ export interface OnsetResult {
   readonly last_good_version?: number;
   readonly last_good_commit_time?: string;
   readonly rewind_timestamp?: string;
+  /** The pipeline that owns the table, when one does. */
+  readonly pipeline_id?: string;
+  /** That pipeline's newest live rewind point from before the onset, when it has one. */
+  readonly rewind_point?: RewindPointInfo;
 }
 
 /** What `POST /api/2.0/tables/{name}/optimize` answers (`version` only when it committed). */

@@ -3,6 +3,9 @@ import type { OnsetBody } from "../api/request-schemas.ts";
 import { type HistoryEntry, loadSnapshot, openChangeFeed, readHistory } from "../delta/index.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
+import { listRewindPoints } from "../rewind/rewind-points.ts";
+import { loadPipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
+import { rewindPointView } from "./rewind-point-views.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 
@@ -18,6 +21,8 @@ import type { ObjectStore } from "../store/object-store.ts";
  * 4. `rewind_timestamp`: the midpoint of the two in the seed's `yyyy-MM-dd HH:mm:ss` form, computed
  *    as the seed's SQL recipe computes it (`unix_timestamp` of each, averaged, `from_unixtime`), so
  *    both answer the same second (strictly between the commits whenever they are at least 2 s apart).
+ * 5. The pipeline that owns the table, and its newest live rewind point that restores the table to a
+ *    version before the first bad one (of the same table: not one dropped and made again since).
  * Nothing found: `found: false`.
  */
 
@@ -31,9 +36,21 @@ export interface Onset {
   readonly last_good_version?: number;
   readonly last_good_commit_time?: string;
   readonly rewind_timestamp?: string;
+  /** The pipeline that owns the table, when one does. */
+  readonly pipeline_id?: string;
+  /** Its newest live rewind point from before the onset, as `GET …/rewind-points` lists it. */
+  readonly rewind_point?: ReturnType<typeof rewindPointView>;
 }
 
-export async function findOnset(bucket: ObjectStore, name: TableName, body: OnsetBody): Promise<Onset> {
+export async function findOnset(plane: ControlPlane, name: TableName, body: OnsetBody): Promise<Onset> {
+  const onset = await tableOnset(plane.bucket, name, body);
+  const owner = await plane.pipelines.tableOwner(`${name.catalog}.${name.schema}.${name.table}`);
+  if (owner === undefined) return onset;
+  const point = onset.found ? await pointBefore(plane, owner, name, onset.first_bad_version!) : undefined;
+  return { ...onset, pipeline_id: owner, ...(point ? { rewind_point: point } : {}) };
+}
+
+async function tableOnset(bucket: ObjectStore, name: TableName, body: OnsetBody): Promise<Onset> {
   const store = tableStore(bucket, name);
   return readingTable(name, async () => {
     const history = await readHistory(store);
@@ -57,6 +74,19 @@ export async function findOnset(bucket: ObjectStore, name: TableName, body: Onse
       rewind_timestamp: utcSeconds(1000 * recipeMidpoint(lastGood.timestamp, first.time)),
     };
   });
+}
+
+/** Step 5: the owner's newest live point at which the table (the same one) is older than `firstBad`. */
+async function pointBefore(plane: ControlPlane, owner: string, name: TableName, firstBad: number) {
+  const { pipeline } = await loadPipeline(plane, owner);
+  const tableId = (await loadSnapshot(tableStore(plane.bucket, name))).metadata.id;
+  const points = await listRewindPoints(rewindEnvironment(plane, owner, pipeline));
+  const point = points.find((candidate) => {
+    const at = candidate.cut.datasets.get(name.table);
+    // A point captured before points recorded table ids cannot be told apart: it is taken as the same table.
+    return at !== undefined && (at.tableId === "" || at.tableId === tableId) && at.version < firstBad;
+  });
+  return point && rewindPointView(point, pipeline.definition.catalog, pipeline.definition.schema);
 }
 
 /** History is newest first. */

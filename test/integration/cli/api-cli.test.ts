@@ -67,12 +67,25 @@ describe("ebb CLI over the API", () => {
     expect(
       JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
     ).toEqual({ n: 2 });
-    // Where the bad row came in, and the rewind that goes back before it.
+    // Where the bad row came in, and the rewinds that go back before it: to the midpoint, or to the
+    // owning pipeline's newest point from before it (the first run's).
     const onset = await ebb("onset", "cli.demo.good", "v < 0");
     expect(onset.code, onset.err).toBe(EXIT.ok);
-    expect(onset.out).toMatch(
-      /^cli\.demo\.good: first matching change in version 2, committed \S+Z\nlast good: version 1, committed \S+Z\nrewind between them: ebb rewind <pipeline-id> --timestamp '\d{4}-\d\d-\d\d \d\d:\d\d:\d\d' --dry-run\n$/,
+    const lines = onset.out.split("\n");
+    expect(lines[0]).toMatch(/^cli\.demo\.good: first matching change in version 2, committed \S+Z$/);
+    expect(lines[1]).toMatch(/^last good: version 1, committed \S+Z$/);
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^rewind between them: ebb rewind ${pipelineId} --timestamp '\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d' --dry-run$`,
+      ),
     );
+    expect(lines[3]).toMatch(
+      new RegExp(
+        `^newest rewind point before it: ${point.rewind_point_id}, \\S+Z \\(cli\\.demo\\.good at version 1\\): ` +
+          `ebb rewind ${pipelineId} --point ${point.rewind_point_id} --dry-run$`,
+      ),
+    );
+    expect(lines.slice(4)).toEqual([""]);
     expect((await ebb("onset", "cli.demo.good", "v > 100")).out).toBe(
       "cli.demo.good: no change from version 1 on matches the predicate\n",
     );

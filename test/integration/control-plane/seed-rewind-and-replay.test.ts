@@ -91,6 +91,12 @@ describe("rewind and replay through the API (the seed's request bodies)", () => 
   it("finds the onset and its midpoint rewind_timestamp, which the seed's timestamp body accepts (dry run)", async () => {
     const onset = await cp.client.onset("catalog.schema.table", { predicate: "amount < 0" });
     expect(onset).toMatchObject({ found: true, first_bad_version: 2, last_good_version: 1 });
+    // The owning pipeline, and its newest point from before the onset (the table at version 1).
+    expect(onset.pipeline_id).toBe(pipelineId);
+    expect(onset.rewind_point?.datasets).toContainEqual({
+      identifier: "catalog.schema.table",
+      table_version: 1,
+    });
     const body = SEED_TIMESTAMP_BODY(onset["rewind_timestamp"] as string);
     const update = await run({ ...body, rewind_spec: { ...body.rewind_spec, dry_run: true } });
     expect(update.state).toBe("COMPLETED");

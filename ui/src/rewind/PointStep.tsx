@@ -4,7 +4,7 @@ import { ebb } from "../api/client.ts";
 import type { DatasetInfo, RewindPointInfo } from "../api/types.ts";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { formatAgo, formatTime } from "../format.ts";
-import { pointBefore, pointEffect, pointKind, yesterdayPoint, type RewindTarget } from "./wizard-state.ts";
+import { pointEffect, pointKind, yesterdayPoint, type RewindTarget } from "./wizard-state.ts";
 
 /** Step 1: a rewind point from the list, a shortcut, or a timestamp (with the onset finder at hand). */
 export function PointStep(props: {
@@ -100,7 +100,6 @@ export function PointStep(props: {
         </div>
         <OnsetFinder
           datasets={props.datasets}
-          points={props.points}
           onTimestamp={(t) => {
             setTimestamp(t);
             props.onTarget({ kind: "timestamp", timestamp: t });
@@ -115,7 +114,6 @@ export function PointStep(props: {
 /** Where did it go wrong: a predicate on a table → the first bad commit and the midpoint timestamp. */
 function OnsetFinder(props: {
   datasets: readonly DatasetInfo[];
-  points: readonly RewindPointInfo[];
   onTimestamp: (timestamp: string) => void;
   onPoint: (point: RewindPointInfo) => void;
 }) {
@@ -126,9 +124,8 @@ function OnsetFinder(props: {
     mutationFn: () => ebb.onset(table, { predicate }),
   });
   const onset = find.data;
-  const before = onset?.first_bad_commit_time
-    ? pointBefore(props.points, onset.first_bad_commit_time)
-    : undefined;
+  // The server's pick: the owning pipeline's newest point at which the table is older than the onset.
+  const before = onset?.rewind_point;
   return (
     <div className="onset">
       <h3>Find the onset</h3>

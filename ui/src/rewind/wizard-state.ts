@@ -62,9 +62,3 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function yesterdayPoint(points: readonly RewindPointInfo[], now: number): RewindPointInfo | undefined {
   return points.find((p) => Date.parse(p.timestamp) <= now - DAY_MS);
 }
-
-/** The newest point before `time` (the onset's last good moment). */
-export function pointBefore(points: readonly RewindPointInfo[], time: string): RewindPointInfo | undefined {
-  const limit = Date.parse(time);
-  return points.find((p) => Date.parse(p.timestamp) < limit);
-}
