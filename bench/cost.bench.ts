@@ -184,7 +184,12 @@ export async function run(): Promise<void> {
     };
     const perUpdate: Counts[] = [];
     for (let i = 1; i <= AGE; i++) {
-      await writeFile(path.join(landing, `${i}.json`), JSON.stringify({ id: i }) + "\n");
+      // Names that sort in arrival order, as producers write them (a sequence number, a timestamp):
+      // the auto_loader then lists only after the last one processed (incremental-listing.ts).
+      await writeFile(
+        path.join(landing, `${String(i).padStart(6, "0")}.json`),
+        JSON.stringify({ id: i }) + "\n",
+      );
       perUpdate.push(await update());
     }
     const idle = await update();

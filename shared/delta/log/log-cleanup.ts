@@ -49,14 +49,24 @@ export function planLogCleanup(
   return { earliestKeptVersion: keepFrom, keysToDelete };
 }
 
-/** Lists `_delta_log/`, plans and deletes. */
+/**
+ * Lists `_delta_log/`, plans and deletes. The listing stops at the first commit newer than the
+ * cutoff: keys list in version order (a version's checkpoint just before its commit) and commits
+ * are written in version order, so nothing after it can go, and a log of 30 days of commits costs
+ * one LIST, not one per 1,000 entries. Were a later commit older (a skewed clock), it would only be
+ * kept longer.
+ */
 export async function cleanUpExpiredLogs(
   store: ObjectStore,
   now: number,
   logRetentionMs: number,
 ): Promise<LogCleanupPlan> {
+  const cutoff = now - logRetentionMs;
   const objects: ObjectInfo[] = [];
-  for await (const object of listAll(store, LOG_DIR)) objects.push(object);
+  for await (const object of listAll(store, LOG_DIR)) {
+    objects.push(object);
+    if (parseLogKey(object.key)?.kind === "commit" && object.lastModified > cutoff) break;
+  }
   const plan = planLogCleanup(objects, now, logRetentionMs);
   if (plan.keysToDelete.length > 0) await store.deleteMany(plan.keysToDelete);
   return plan;

@@ -5,12 +5,13 @@ import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { checkpointKey, commitKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
-import { planLogCleanup } from "../../../shared/delta/log/log-cleanup.ts";
+import { cleanUpExpiredLogs, planLogCleanup } from "../../../shared/delta/log/log-cleanup.ts";
 import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { listAllKeys, type ObjectStore } from "../../../shared/store/object-store.ts";
+import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
 
@@ -191,6 +192,43 @@ describe("metadata cleanup after checkpoints", () => {
       earliestKeptVersion: undefined,
       keysToDelete: [],
     });
+  });
+
+  it("lists the log only up to its first commit newer than the cutoff, deleting what a full listing would", async () => {
+    const clock = new ManualClock();
+    // A log of names only: its files are one byte, not a table to check against the protocol.
+    const store = exemptFromProtocolCheck(new MemoryObjectStore(clock.read));
+    const put = (key: string) => store.put(`_delta_log/${key}`, new Uint8Array([1]));
+    for (let version = 0; version < 2_500; version++) {
+      // The first 25 commits are 2 hours old; the rest, 2,475 of them, are new.
+      if (version === 25) clock.advance(2 * HOUR);
+      const name = String(version).padStart(20, "0");
+      if (version % 10 === 0 && version > 0) await put(`${name}.checkpoint.parquet`);
+      await put(`${name}.json`);
+    }
+    await put("_last_checkpoint");
+    const everything = await listAllKeys(store, "_delta_log/");
+    const expected = planLogCleanup(everything, clock.read(), HOUR);
+    expect(expected.keysToDelete).toHaveLength(21); // versions 0-19 and the checkpoint of 10
+    let lists = 0;
+    const counted: ObjectStore = {
+      get: (key) => store.get(key),
+      getRange: (key, range) => store.getRange(key, range),
+      put: (key, body) => store.put(key, body),
+      putIfAbsent: (key, body) => store.putIfAbsent(key, body),
+      putIfMatch: (key, body, etag) => store.putIfMatch(key, body, etag),
+      head: (key) => store.head(key),
+      delete: (key) => store.delete(key),
+      deleteMany: (keys) => store.deleteMany(keys),
+      list: (prefix, options) => {
+        lists += 1;
+        return store.list(prefix, options);
+      },
+    };
+    expect(await cleanUpExpiredLogs(counted, clock.read(), HOUR)).toEqual(expected);
+    expect(lists).toBe(1); // of the 3 pages the log fills
+    expect(await store.head("_delta_log/00000000000000000020.checkpoint.parquet")).toBeDefined();
+    expect(await store.head("_delta_log/00000000000000000019.json")).toBeUndefined();
   });
 
   it("runs after a due checkpoint: older versions are gone, the rest loads and has history", async () => {
