@@ -6,12 +6,20 @@ import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 import { startLocalControlPlane, type LocalControlPlane } from "../infra/local/local-control-plane.ts";
 import { EbbClient } from "../shared/client/ebb-client.ts";
 import { bearerAuth } from "../shared/client/request-signer.ts";
+import { createS3Client } from "../shared/store/aws-clients.ts";
+import type { ObjectStore } from "../shared/store/object-store.ts";
+import { S3ObjectStore } from "../shared/store/s3-object-store.ts";
 
 /** The local runtime in memory with a landing folder, as the benchmarks drive it through the API. */
 export interface BenchPlane {
   readonly plane: LocalControlPlane;
   readonly client: EbbClient;
   readonly landing: string;
+  /**
+   * A landing location in the S3 stand-in (`s3://…/landing/<name>/`), as sources are on AWS, so that
+   * their listings and reads are S3 requests too; `store` writes files there.
+   */
+  s3Landing(name: string): { readonly uri: string; readonly store: ObjectStore };
   /** Stops the control plane and the stand-ins, and removes the landing folder. */
   close(): Promise<void>;
 }
@@ -34,6 +42,14 @@ export async function startBenchPlane(
     plane,
     client: new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) }),
     landing,
+    s3Landing: (name) => ({
+      uri: `s3://${storage.bucket}/landing/${name}/`,
+      store: new S3ObjectStore({
+        client: createS3Client(aws.endpoints),
+        bucket: storage.bucket,
+        prefix: `landing/${name}/`,
+      }),
+    }),
     close: async () => {
       await plane.stop();
       await aws.stop();

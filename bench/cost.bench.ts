@@ -1,5 +1,3 @@
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import { RequestCounter, requestsOf } from "../infra/local/request-counter.ts";
 import { startBenchPlane } from "./bench-plane.ts";
 import { DynamoCapacity } from "./dynamo-capacity.ts";
@@ -117,7 +115,9 @@ function transitionsOnly(updates: readonly Counts[]): number {
 export async function run(): Promise<void> {
   const counter = RequestCounter.install();
   const capacity = DynamoCapacity.install();
-  const { plane, client, landing, close } = await startBenchPlane("ebb-bench-cost-");
+  const { plane, client, s3Landing, close } = await startBenchPlane("ebb-bench-cost-");
+  // In the bucket, as on AWS: the auto_loader's listings and reads of it are S3 requests.
+  const landing = s3Landing("cost");
   try {
     const { pipeline_id: pipelineId } = await client.createPipeline({
       name: "bench cost",
@@ -131,7 +131,7 @@ export async function run(): Promise<void> {
             flows: [
               {
                 name: "ingest",
-                source: { type: "auto_loader", path: landing, format: "json", schema: { id: "BIGINT" } },
+                source: { type: "auto_loader", path: landing.uri, format: "json", schema: { id: "BIGINT" } },
                 sql: "SELECT id FROM source",
               },
             ],
@@ -186,9 +186,10 @@ export async function run(): Promise<void> {
     for (let i = 1; i <= AGE; i++) {
       // Names that sort in arrival order, as producers write them (a sequence number, a timestamp):
       // the auto_loader then lists only after the last one processed (incremental-listing.ts).
-      await writeFile(
-        path.join(landing, `${String(i).padStart(6, "0")}.json`),
-        JSON.stringify({ id: i }) + "\n",
+      // Written before the update's count starts: the producer's PUT is not Ebb's.
+      await landing.store.put(
+        `${String(i).padStart(6, "0")}.json`,
+        new TextEncoder().encode(`{"id":${i}}\n`),
       );
       perUpdate.push(await update());
     }

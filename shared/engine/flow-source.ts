@@ -17,7 +17,7 @@ import type { EventStreams } from "./event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
-import { fullListingDue, listingAfter, listingStart } from "./incremental-listing.ts";
+import { fullListingDue, IdleListings, listingAfter, listingStart } from "./incremental-listing.ts";
 import { BAD_RECORD_COLUMNS, isMalformedInputError, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type {
@@ -95,6 +95,11 @@ export interface FlowSourceContext {
   readonly joinedStream?: string;
   /** Epoch milliseconds (when an auto_loader source last listed in full). @default Date.now */
   readonly clock?: () => number;
+  /**
+   * What is remembered of an auto_loader source's listings after each batch (incremental-listing.ts
+   * step 2). @default this process's
+   */
+  readonly idleListings?: IdleListings;
 }
 
 export function createFlowSource(context: FlowSourceContext): FlowSource {
@@ -251,6 +256,9 @@ function tableSource(
   };
 }
 
+/** This process's count of the listings after each batch it planned or listed after (incremental-listing.ts step 2). */
+const IDLE_LISTINGS = new IdleListings();
+
 function fileSource(
   context: FlowSourceContext,
   format: "json" | "csv" | "parquet",
@@ -259,6 +267,7 @@ function fileSource(
   const location = (context.source as { path: string }).path;
   const files = context.locate(location);
   const state = new FileSetState(context.store, context.pipelineId, context.flowName);
+  const idleListings = context.idleListings ?? IDLE_LISTINGS;
   const landed = new Map<string, LandedFile>();
   const land = async (keys: readonly string[]): Promise<LandedFile[]> => {
     const missing = keys.filter((key) => !landed.has(key));
@@ -280,17 +289,32 @@ function fileSource(
       let full = startAfter === undefined;
       let fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
       const now = context.clock?.() ?? Date.now();
-      if (!full && fullListingDue(mode, previous!.listing!, fresh.length > 0)) {
+      // The batch before is the last one of a listing state (an incremental listing needs one).
+      const batch = previous?.changelogs.at(-1) ?? "";
+      const idle = full ? undefined : idleListings.sinceFull(batch);
+      let sinceFull = (idle ?? previous?.listing?.incremental ?? 0) + 1;
+      const incremental = {
+        foundNew: fresh.length > 0,
+        sinceFull,
+        counted: idle !== undefined,
+        processed: processed.size,
+      };
+      if (!full && fullListingDue(mode, incremental)) {
         fresh = planFileBatch(await listSourceKeys(files), processed, Number.MAX_SAFE_INTEGER);
         full = true;
       }
+      if (full) sinceFull = 0;
       const maxFiles = context.options.max_files_per_batch ?? DEFAULT_MAX_FILES_PER_BATCH;
       let chosen = fresh.slice(0, maxFiles);
-      if (chosen.length === 0) return undefined;
+      if (chosen.length === 0) {
+        if (previous) idleListings.record(batch, sinceFull);
+        return undefined;
+      }
       const maxRows = context.options.max_rows_per_batch;
       if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
-      const listing = listingAfter(previous?.listing, { full, fresh, chosen }, now, seq);
+      const listing = listingAfter(previous?.listing, { full, fresh, chosen, sinceFull }, now, seq);
       const end = await state.append(previous, processed, seq, chosen, listing);
+      idleListings.record(end.changelogs.at(-1)!, sinceFull);
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length };
     },
     async load(_start, end) {

@@ -2,7 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createFlowSource, type FlowSource } from "../../shared/engine/flow-source.ts";
 import { FileSetState } from "../../shared/engine/file-set-state.ts";
-import { INCREMENTAL_LISTINGS_BETWEEN_FULL } from "../../shared/engine/incremental-listing.ts";
+import {
+  IdleListings,
+  INCREMENTAL_LISTINGS_BETWEEN_FULL,
+  ONE_LISTING_PAGE,
+} from "../../shared/engine/incremental-listing.ts";
 import type { FileSetOffset, SourceOffset } from "../../shared/engine/source-offsets.ts";
 import type { IncrementalListingMode } from "../../shared/pipeline/definition-schema.ts";
 import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
@@ -53,22 +57,26 @@ function harness(mode: IncrementalListingMode | undefined, maxFiles: number) {
   const landing = new CountedStore();
   const bucket: ObjectStore = new MemoryObjectStore();
   const ids = { pipelineId: "p", flowName: "ingest" };
-  const source: FlowSource = createFlowSource({
-    ...ids,
-    datasetName: "raw",
-    source: { type: "auto_loader", path: "s3://landing/", format: "json" },
-    options: {
-      bad_records: "fail",
-      max_files_per_batch: maxFiles,
-      ...(mode ? { use_incremental_listing: mode } : {}),
-    },
-    store: bucket,
-    datasetTable: () => bucket,
-    locate: () => landing,
-    eventStreams: undefined as never,
-    sandbox: () => Promise.reject(new Error("planning lands no file")),
-    clock: () => 1_760_000_000_000,
-  });
+  // Each harness is a process of its own: what it remembers of its listings is its alone.
+  const flowSource = (): FlowSource =>
+    createFlowSource({
+      ...ids,
+      datasetName: "raw",
+      source: { type: "auto_loader", path: "s3://landing/", format: "json" },
+      options: {
+        bad_records: "fail",
+        max_files_per_batch: maxFiles,
+        ...(mode ? { use_incremental_listing: mode } : {}),
+      },
+      store: bucket,
+      datasetTable: () => bucket,
+      locate: () => landing,
+      eventStreams: undefined as never,
+      sandbox: () => Promise.reject(new Error("planning lands no file")),
+      clock: () => 1_760_000_000_000,
+      idleListings: new IdleListings(),
+    });
+  let source = flowSource();
   const state = new FileSetState(bucket, ids.pipelineId, ids.flowName);
   let offset: SourceOffset | undefined;
   // Seqs only grow: a batch after a rewind takes one above every seq ever planned (micro-batch.ts).
@@ -82,13 +90,19 @@ function harness(mode: IncrementalListingMode | undefined, maxFiles: number) {
     rewindTo(restored: SourceOffset | undefined) {
       offset = restored;
     },
+    /** Goes on in another process (a cold Lambda): the same stores and offsets, nothing remembered. */
+    restart() {
+      source = flowSource();
+    },
     land: (key: string) => landing.put(key, new TextEncoder().encode('{"id":1}\n')),
     /** Plans (and so commits) batches until one is caught up or none is planned; answers their files. */
     async update(): Promise<string[][]> {
       const batches: string[][] = [];
       for (let n = 0; n < 200; n++) {
-        const planned = await source.plan(offset, ++seq);
+        // An update that plans nothing takes no seq: the next plan is offered the same (micro-batch.ts).
+        const planned = await source.plan(offset, seq + 1);
         if (!planned) return batches;
+        seq += 1;
         offset = planned.end;
         batches.push([...(await state.batchFiles(planned.end as FileSetOffset))]);
         if (planned.caughtUp) return batches;
@@ -169,6 +183,40 @@ describe("auto_loader listing", () => {
     // a full listing after the incremental one.
     expect(h.landing.full).toBe(3);
     expect(h.landing.incremental).toBe(batches - 1);
+  });
+
+  it("past one LIST page, lists an idle path in full at every 8th listing, or first in a cold process", async () => {
+    const h = harness("auto", ONE_LISTING_PAGE);
+    const names = Array.from(
+      { length: ONE_LISTING_PAGE },
+      (_, i) => `f${String(i + 1).padStart(5, "0")}.json`,
+    );
+    for (const key of names) await h.land(key);
+    expect((await h.update()).flat()).toHaveLength(ONE_LISTING_PAGE); // a full listing: the first
+    await h.land("f00000.json"); // a late name: only a full listing finds it
+    const found: number[] = [];
+    for (let i = 1; i <= INCREMENTAL_LISTINGS_BETWEEN_FULL + 2; i++) {
+      const taken = (await h.update()).flat();
+      if (taken.length > 0) found.push(i);
+    }
+    // The 8th listing after the batch is followed by a full one, which takes the late name (and
+    // finds the path unordered: every later listing is full).
+    expect(found).toEqual([INCREMENTAL_LISTINGS_BETWEEN_FULL + 1]);
+    expect(h.landing.incremental).toBe(INCREMENTAL_LISTINGS_BETWEEN_FULL + 1);
+    expect(h.landing.full).toBe(1 + 1 + 1);
+
+    // In order, an idle path stays incremental but for every 8th listing; a process that has not
+    // seen the last batch lists in full at its first update that finds nothing.
+    const ordered = harness("auto", ONE_LISTING_PAGE);
+    for (const key of names) await ordered.land(key);
+    await ordered.update();
+    const idle = 2 * (INCREMENTAL_LISTINGS_BETWEEN_FULL + 1);
+    for (let i = 0; i < idle; i++) expect(await ordered.update()).toEqual([]);
+    expect([ordered.landing.full, ordered.landing.incremental]).toEqual([1 + 2, idle]);
+    ordered.restart();
+    expect(await ordered.update()).toEqual([]);
+    expect(await ordered.update()).toEqual([]);
+    expect([ordered.landing.full, ordered.landing.incremental]).toEqual([1 + 2 + 1, idle + 2]);
   });
 
   it("lists in full once a late name showed the path is not ordered, and always with false", async () => {
