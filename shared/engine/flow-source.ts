@@ -289,7 +289,7 @@ function fileSource(
       let full = startAfter === undefined;
       let fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
       const now = context.clock?.() ?? Date.now();
-      // The batch before is the last one of a listing state (an incremental listing needs one).
+      // The batch this listing follows, by its changelog's key (no other batch has it).
       const batch = previous?.changelogs.at(-1) ?? "";
       const idle = full ? undefined : idleListings.sinceFull(batch);
       let sinceFull = (idle ?? previous?.listing?.incremental ?? 0) + 1;
