@@ -343,8 +343,8 @@ export async function aggregateView(
   const keys = plan.groupKeys.map((_, j) => groupColumn(j));
   const parts = plan.aggregates.flatMap((a, i) => partsOf(a.kind, i));
   const list = (names: readonly string[]) => names.map((n) => quoteIdentifier(n)).join(", ");
-  const cast = (name: string, type: string, merge = "") =>
-    `CAST(${merge}(${quoteIdentifier(name)}) AS ${type}) AS ${quoteIdentifier(name)}`;
+  const cast = (name: string, type: string, merge = (column: string) => column) =>
+    `CAST(${merge(quoteIdentifier(name))} AS ${type}) AS ${quoteIdentifier(name)}`;
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")} FROM __ebb_view_raw`,
   );
@@ -366,7 +366,9 @@ export async function aggregateView(
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE ${VIEW_FINAL} AS SELECT ${[
       ...keys.map((k) => quoteIdentifier(k)),
-      ...plan.aggregates.map((a, i) => `${finalOf(a.kind as AggregateKind, i)} AS ${aggregateColumn(i)}`),
+      ...plan.aggregates.map(
+        (a, i) => `${finalOf(a.kind as AggregateKind, i, typeOf)} AS ${aggregateColumn(i)}`,
+      ),
     ].join(", ")} FROM ${MERGED}`,
   );
   const final = plan.final as { node: { select_list: Record<string, unknown>[] } };

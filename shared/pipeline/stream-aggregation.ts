@@ -6,8 +6,9 @@ import { parseInterval } from "./duration.ts";
  * shape incrementally, as Spark does in append mode: the outermost SELECT groups by an event-time
  * `window(column, size[, slide])` (plus other keys) and every aggregate is decomposable (count, sum,
  * min, max, avg), so a batch adds partial aggregates to the state and a window is written once, when
- * the watermark passes its end. Any other aggregation of the stream (no window, a non-decomposable
- * aggregate, an aggregate in a subquery or CTE) is refused with what to write instead.
+ * the watermark passes its end. count, sum and avg of DISTINCT values keep the set of distinct values
+ * as their partial. Any other aggregation of the stream (no window, a non-decomposable aggregate, an
+ * aggregate in a subquery or CTE, SELECT DISTINCT) is refused with what to write instead.
  *
  * The plan is two rewritten statements: `partial` (the batch's partial aggregates per window and key,
  * read from `WINDOW_ROWS`: each row once per window it falls in) and `final` (the user's select list
@@ -26,7 +27,16 @@ export const groupColumn = (j: number) => `__ebb_g${j}`;
 export const aggregateColumn = (i: number) => `__ebb_a${i}`;
 export const partialColumn = (i: number, part: string) => `__ebb_p${i}_${part}`;
 
-export type AggregateKind = "count" | "sum" | "min" | "max" | "avg";
+export type AggregateKind =
+  | "count"
+  | "sum"
+  | "min"
+  | "max"
+  | "avg"
+  /** count, sum or avg of DISTINCT values: the partial is the set of distinct values. */
+  | "count_distinct"
+  | "sum_distinct"
+  | "avg_distinct";
 
 export interface WindowSpec {
   /** The event-time column the windows are cut from (the flow's watermark column). */
@@ -123,6 +133,18 @@ export type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/** With DISTINCT: count, sum and avg keep the set of distinct values; min and max are unchanged by it. */
+function distinctKind(kind: AggregateKind): AggregateKind {
+  if (kind === "count" || kind === "sum" || kind === "avg") return `${kind}_distinct`;
+  return kind;
+}
+
+/** A call of one argument that is not `*` (what a DISTINCT aggregate's set can hold). */
+function oneArgument(call: Node): boolean {
+  const args = (call["children"] as Node[] | undefined) ?? [];
+  return args.length === 1 && args[0]!["class"] !== "STAR";
+}
+
 function isAggregateCall(node: Node): boolean {
   if (node["class"] !== "FUNCTION" || typeof node["function_name"] !== "string") return false;
   const name = node["function_name"].toLowerCase();
@@ -171,8 +193,14 @@ export function quoteWindowKeyword(sql: string): string {
 export function streamAggregationOf(statement: unknown): StreamAggregation | undefined {
   const root = isNode(statement) && isNode(statement["node"]) ? statement["node"] : undefined;
   if (!root) return undefined;
-  const aggregating = aggregatingStreamSelects(root);
-  if (aggregating.length === 0) return undefined;
+  const selects = streamSelects(root);
+  const aggregating = selects.filter(aggregates);
+  if (aggregating.length === 0)
+    return selects.some(selectsDistinct)
+      ? refuse(
+          "SELECT DISTINCT over its stream would remove duplicates only within each micro-batch; to drop a row whose key was seen in any batch, set drop_duplicates: {keys: [<columns>]} on the flow (add within_watermark: true and a watermark to bound the state), or select the distinct rows in a materialized view",
+        )
+      : undefined;
   if (aggregating.length > 1 || aggregating[0] !== root)
     return refuse(
       `aggregates over its stream inside a subquery or CTE, which would aggregate each micro-batch alone; ${AGGREGATE_ADVICE}`,
@@ -180,8 +208,8 @@ export function streamAggregationOf(statement: unknown): StreamAggregation | und
   return windowedAggregation(root);
 }
 
-/** The SELECT nodes that aggregate (GROUP BY, or an aggregate call) and read the stream. */
-function aggregatingStreamSelects(root: Node): Node[] {
+/** The SELECT nodes that read the stream. */
+function streamSelects(root: Node): Node[] {
   const found: Node[] = [];
   const streamNames = new Set([STREAM]);
   const visit = (node: unknown): void => {
@@ -194,16 +222,22 @@ function aggregatingStreamSelects(root: Node): Node[] {
       if (typeof key === "string" && readsStream(isNode(entry) ? entry["value"] : undefined, streamNames))
         streamNames.add(key.toLowerCase());
     }
-    if (node["type"] === "SELECT_NODE" && readsStream(node["from_table"], streamNames)) {
-      const groups = (node["group_expressions"] as unknown[] | undefined)?.length ?? 0;
-      const forced = node["aggregate_handling"] === "FORCE_AGGREGATES";
-      if (groups > 0 || forced || containsAggregate(node["select_list"]) || node["having"]) found.push(node);
-    }
+    if (node["type"] === "SELECT_NODE" && readsStream(node["from_table"], streamNames)) found.push(node);
     for (const value of Object.values(node)) visit(value);
   };
   visit(root);
   return found;
 }
+
+/** A SELECT that aggregates: GROUP BY, or an aggregate call. */
+function aggregates(select: Node): boolean {
+  const groups = (select["group_expressions"] as unknown[] | undefined)?.length ?? 0;
+  const forced = select["aggregate_handling"] === "FORCE_AGGREGATES";
+  return groups > 0 || forced || containsAggregate(select["select_list"]) || Boolean(select["having"]);
+}
+
+const selectsDistinct = (select: Node): boolean =>
+  ((select["modifiers"] as Node[] | undefined) ?? []).some((m) => m["type"] === "DISTINCT_MODIFIER");
 
 function readsStream(node: unknown, names: ReadonlySet<string>): boolean {
   if (Array.isArray(node)) return node.some((child) => readsStream(child, names));
@@ -362,14 +396,15 @@ export function decomposeAggregation(
     if (windowShape !== undefined && shape(node) === windowShape) return columnRef(WINDOW_STRUCT, alias);
     if (isAggregateCall(node)) {
       const name = String(node["function_name"]).toLowerCase();
-      const kind = DECOMPOSABLE[name];
+      const kind =
+        DECOMPOSABLE[name] && node["distinct"] ? distinctKind(DECOMPOSABLE[name]) : DECOMPOSABLE[name];
       if (!kind)
         problems.push(
-          `${name}() needs every row of a window, so it cannot be kept incrementally: use count, sum, min, max or avg, or aggregate in a materialized view`,
+          `${name}() needs every row of a window, so it cannot be kept incrementally: use count, sum, min, max or avg (also of DISTINCT values), or aggregate in a materialized view`,
         );
-      else if (node["distinct"])
+      else if (node["distinct"] && !oneArgument(node))
         problems.push(
-          `${name}(DISTINCT …) over a stream is not kept incrementally yet: deduplicate first (drop_duplicates) and count the rows`,
+          `${name}(DISTINCT …) of several columns or * is not supported: aggregate the distinct values of one expression, e.g. count(DISTINCT struct_pack(a, b))`,
         );
       else if (containsAggregate(node["children"]))
         problems.push("an aggregate inside an aggregate is not allowed");
@@ -429,6 +464,8 @@ export function decomposeAggregation(
     });
     const argument = String(node["function_name"]).toLowerCase() === "count_star" ? "count_star" : "count";
     if (kind === "avg") partials.push(call("sum", "sum"), call("count", "count"));
+    else if (kind.endsWith("_distinct"))
+      partials.push(call("list", "set")); // list(DISTINCT …): the node keeps DISTINCT
     else partials.push(call(kind === "count" ? argument : kind, kind));
   });
   const leadingKeys = options.leading.map((node) => columnRef(String(node["alias"]), ""));

@@ -60,6 +60,15 @@ function grouped(rows: readonly Row[], count: (r: Row) => boolean): ViewRow[] {
   });
 }
 
+/** The same figures of each group's distinct values (min and max are the same with DISTINCT). */
+function groupedDistinct(rows: readonly Row[]): ViewRow[] {
+  return grouped(rows, () => true).map((row) => {
+    const values = [...new Set(rows.filter((r) => r.k === row.k && r.v !== null).map((r) => r.v!))];
+    const total = values.length === 0 ? null : values.reduce((a, b) => a + b, 0);
+    return { ...row, n: values.length, total, mean: total === null ? null : total / values.length };
+  });
+}
+
 const QUERIES: readonly Query[] = [
   {
     sql: "SELECT k, count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean FROM raw GROUP BY k",
@@ -77,6 +86,11 @@ const QUERIES: readonly Query[] = [
     // An ORDER BY of output columns orders only the final rows: the partials are kept as without it.
     sql: "SELECT k, count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, avg(v) AS mean FROM raw GROUP BY k ORDER BY hi DESC, 1",
     evaluate: (rows) => grouped(rows, () => true),
+  },
+  {
+    // DISTINCT aggregates keep each group's set of distinct values as their partial.
+    sql: "SELECT k, count(DISTINCT v) AS n, sum(DISTINCT v) AS total, min(DISTINCT v) AS lo, max(v) AS hi, avg(DISTINCT v) AS mean FROM raw GROUP BY k",
+    evaluate: groupedDistinct,
   },
 ];
 
@@ -175,9 +189,10 @@ async function runSequence(
   perFile: boolean,
   steps: readonly Step[],
   compaction: Compaction = "default",
+  firstQuery = 0,
 ): Promise<{ kinds: string[]; vacuumedState: string[] }> {
   const h = new RewindHarness();
-  let query = 0;
+  let query = firstQuery;
   await h.deploy(definition(h.landingUri, perFile, QUERIES[query]!, compaction));
   const files = new Map<string, Row[]>();
   let model: ModelState = { processedFiles: [], raw: [], view: [] };
@@ -283,7 +298,7 @@ async function runSequence(
         break;
       }
       case "redefine":
-        query = 1 - query;
+        query = (query + 1) % QUERIES.length;
         await h.deploy(definition(h.landingUri, perFile, QUERIES[query]!, compaction));
         await h.run();
         model = refreshed(ingest(model));
@@ -336,7 +351,9 @@ describe("incremental materialized views against a reference model", () => {
         fc.boolean(),
         fc.array(step, { minLength: 1, maxLength: 7 }),
         fc.constantFrom<Compaction>("default", "often"),
-        (perFile, steps, compaction) => runSequence(perFile, steps, compaction).then(() => undefined),
+        fc.nat({ max: QUERIES.length - 1 }),
+        (perFile, steps, compaction, firstQuery) =>
+          runSequence(perFile, steps, compaction, firstQuery).then(() => undefined),
       ),
       {
         numRuns: Number(process.env["RUNS"] ?? 15),
@@ -353,6 +370,7 @@ describe("incremental materialized views against a reference model", () => {
               { kind: "update", files: [], capture: false },
             ],
             "default",
+            0,
           ],
           // The same with compactions: the replays' appends are compacted with restored files.
           [
@@ -366,6 +384,7 @@ describe("incremental materialized views against a reference model", () => {
               { kind: "update", files: [[{ k: 3, v: 6 }]], capture: false },
             ],
             "often",
+            3, // DISTINCT aggregates
           ],
         ],
       },

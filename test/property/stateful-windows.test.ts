@@ -33,6 +33,9 @@ interface Figures {
   readonly total: number;
   readonly lo: number;
   readonly hi: number;
+  /** count(DISTINCT v) and sum(DISTINCT v): the state keeps the window's set of values. */
+  readonly distinctN: number;
+  readonly distinctTotal: number;
 }
 
 /** One emitted window: its start (minutes after BASE), key and figures. */
@@ -45,7 +48,7 @@ interface ModelState {
   readonly processedFiles: readonly string[];
   readonly table: readonly WindowRow[];
   /** `${start}|${k}` → the partial figures of an open window. */
-  readonly open: ReadonlyMap<string, WindowRow>;
+  readonly open: ReadonlyMap<string, WindowRow & { readonly values: ReadonlySet<number> }>;
   readonly watermark: number | undefined;
 }
 
@@ -111,7 +114,8 @@ function definition(landingUri: string, config: Config) {
             },
             watermark: { column: "ts", delay: `${DELAY_MINUTES} minutes` },
             sql:
-              "SELECT window.start AS start, k, count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi " +
+              "SELECT window.start AS start, k, count(*) AS n, sum(v) AS total, min(v) AS lo, max(v) AS hi, " +
+              "count(DISTINCT v) AS distinct_n, sum(DISTINCT v) AS distinct_total " +
               `FROM source GROUP BY ${window}, k`,
             ...(config.perFile ? { options: { max_files_per_batch: 1 } } : {}),
           },
@@ -136,6 +140,7 @@ function batchModel(state: ModelState, rows: readonly Row[], config: Config): Mo
     for (let start = last; start > r.minute - config.size; start -= config.slide) {
       const key = `${start}|${r.k}`;
       const was = open.get(key);
+      const values = new Set([...(was?.values ?? []), r.v]);
       open.set(key, {
         start,
         k: r.k,
@@ -143,11 +148,14 @@ function batchModel(state: ModelState, rows: readonly Row[], config: Config): Mo
         total: (was?.total ?? 0) + r.v,
         lo: Math.min(was?.lo ?? Infinity, r.v),
         hi: Math.max(was?.hi ?? -Infinity, r.v),
+        values,
+        distinctN: values.size,
+        distinctTotal: [...values].reduce((a, b) => a + b, 0),
       });
     }
   }
   const emitted: WindowRow[] = [];
-  for (const [key, window] of open) {
+  for (const [key, { values: _, ...window }] of open) {
     if (watermark !== undefined && window.start + config.size <= watermark) {
       emitted.push(window);
       open.delete(key);
@@ -198,6 +206,8 @@ async function runSequence(config: Config, steps: readonly Step[]): Promise<void
       total: Number(r["total"]),
       lo: Number(r["lo"]),
       hi: Number(r["hi"]),
+      distinctN: Number(r["distinct_n"]),
+      distinctTotal: Number(r["distinct_total"]),
     }));
     expect(ordered(table)).toEqual(ordered(model.table));
   };

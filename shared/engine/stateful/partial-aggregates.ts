@@ -5,19 +5,53 @@ import { partialColumn, type AggregateKind } from "../../pipeline/stream-aggrega
  * value from its merged partials: shared by windowed aggregation and incremental materialized views.
  */
 
-/** The partial columns of aggregate `i` and how two partials merge (avg: a sum and a count). */
-export function partsOf(kind: AggregateKind, i: number): { name: string; merge: string }[] {
-  if (kind === "avg")
-    return [
-      { name: partialColumn(i, "sum"), merge: "sum" },
-      { name: partialColumn(i, "count"), merge: "sum" },
-    ];
-  return [{ name: partialColumn(i, kind), merge: kind === "count" ? "sum" : kind }];
+export interface Part {
+  readonly name: string;
+  /** The aggregate that merges a column of this part's partials into one. */
+  readonly merge: (column: string) => string;
 }
 
-/** Aggregate `i`'s value from its merged partials. */
-export function finalOf(kind: AggregateKind, i: number): string {
-  if (kind === "avg")
-    return `CAST(${partialColumn(i, "sum")} AS DOUBLE) / NULLIF(${partialColumn(i, "count")}, 0)`;
-  return partialColumn(i, kind);
+const aggregate = (name: string) => (column: string) => `${name}(${column})`;
+/** Sets of distinct values merge into their union (list_distinct also drops NULL, as DISTINCT aggregates do). */
+const union = (column: string) => `list_distinct(flatten(list(${column})))`;
+
+/** The partial columns of aggregate `i` and how two partials merge (avg: a sum and a count). */
+export function partsOf(kind: AggregateKind, i: number): Part[] {
+  switch (kind) {
+    case "avg":
+      return [
+        { name: partialColumn(i, "sum"), merge: aggregate("sum") },
+        { name: partialColumn(i, "count"), merge: aggregate("sum") },
+      ];
+    case "count_distinct":
+    case "sum_distinct":
+    case "avg_distinct":
+      return [{ name: partialColumn(i, "set"), merge: union }];
+    default:
+      return [{ name: partialColumn(i, kind), merge: aggregate(kind === "count" ? "sum" : kind) }];
+  }
+}
+
+const INTEGER_LIST = /^U?(TINYINT|SMALLINT|INTEGER|BIGINT)\[\]$/;
+
+/**
+ * Aggregate `i`'s value from its merged partials. `typeOf` gives a partial column's type: an integer
+ * sum is BIGINT (Spark's sum of integers), with or without DISTINCT.
+ */
+export function finalOf(kind: AggregateKind, i: number, typeOf: (name: string) => string): string {
+  const set = partialColumn(i, "set");
+  switch (kind) {
+    case "avg":
+      return `CAST(${partialColumn(i, "sum")} AS DOUBLE) / NULLIF(${partialColumn(i, "count")}, 0)`;
+    case "count_distinct":
+      return `coalesce(len(list_distinct(${set})), 0)`;
+    case "sum_distinct":
+      return INTEGER_LIST.test(typeOf(set))
+        ? `CAST(list_sum(list_distinct(${set})) AS BIGINT)`
+        : `list_sum(list_distinct(${set}))`;
+    case "avg_distinct":
+      return `list_avg(list_distinct(${set}))`;
+    default:
+      return partialColumn(i, kind);
+  }
 }

@@ -120,7 +120,7 @@ export async function aggregateWindows(
       parts
         .map(
           (p) =>
-            `CAST(${p.merge}(${quoteIdentifier(p.name)}) AS ${typeOf(p.name)}) AS ${quoteIdentifier(p.name)}`,
+            `CAST(${p.merge(quoteIdentifier(p.name))} AS ${typeOf(p.name)}) AS ${quoteIdentifier(p.name)}`,
         )
         .join(", ") +
       ` FROM (SELECT * FROM ${BATCH} UNION ALL BY NAME SELECT * FROM ${SEEN}) GROUP BY ${list(keys)}`,
@@ -148,7 +148,7 @@ export async function aggregateWindows(
     `CREATE OR REPLACE TEMP TABLE ${WINDOW_FINAL} AS SELECT struct_pack("start" := ${quoteIdentifier(WINDOW_START)}, "end" := ${end}) AS ${WINDOW_STRUCT}, ` +
       [
         ...plan.groupKeys.map((_, j) => quoteIdentifier(groupColumn(j))),
-        ...plan.aggregates.map((a, i) => `${finalOf(a.kind, i)} AS ${aggregateColumn(i)}`),
+        ...plan.aggregates.map((a, i) => `${finalOf(a.kind, i, typeOf)} AS ${aggregateColumn(i)}`),
       ].join(", ") +
       ` FROM ${EMIT} ORDER BY ${list(keys)}`,
   );

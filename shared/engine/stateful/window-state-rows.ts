@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { groupColumn, partialColumn, WINDOW_START } from "../../pipeline/stream-aggregation.ts";
+import { groupColumn, WINDOW_START } from "../../pipeline/stream-aggregation.ts";
 import type { StateColumn, StateSchema } from "../../state/index.ts";
 import { partsOf } from "./partial-aggregates.ts";
 
@@ -7,9 +7,9 @@ import { partsOf } from "./partial-aggregates.ts";
  * A windowed aggregation's state rows as the flow's SQL names them, for the state reader: the key is
  * `window` (`{start, end}`, as Databricks shows a window) and each grouping key by its SQL text; the
  * value is each aggregate's partial by the aggregate's text (`count(*)`, `sum(v)`; an `avg` keeps
- * `{sum, count}`). The names come from the window signature kept in the state version's meta (parse
- * trees, turned into SQL text by `render`), so a version reads under the names of the definition
- * that wrote it.
+ * `{sum, count}`, a DISTINCT aggregate the list of its distinct values). The names come from the
+ * window signature kept in the state version's meta (parse trees, turned into SQL text by `render`),
+ * so a version reads under the names of the definition that wrote it.
  */
 
 /** The window signature's JSON (`windowSignature` writes it). */
@@ -18,7 +18,10 @@ const signatureSchema = z.object({
   /** Parse trees as JSON text (`shape` in stream-aggregation.ts). */
   keys: z.array(z.string()),
   aggregates: z.array(
-    z.object({ kind: z.enum(["count", "sum", "min", "max", "avg"]), text: z.string().min(1) }),
+    z.object({
+      kind: z.enum(["count", "sum", "min", "max", "avg", "count_distinct", "sum_distinct", "avg_distinct"]),
+      text: z.string().min(1),
+    }),
   ),
 });
 
@@ -74,7 +77,7 @@ export async function windowStateRows(
       type:
         a.kind === "avg"
           ? `STRUCT(${parts[i]!.map((p) => `${partName(p.name)} ${typeOf(p.name)}`).join(", ")})`
-          : typeOf(partialColumn(i, a.kind)),
+          : typeOf(parts[i]![0]!.name),
     })),
     key: (row) => {
       const start = row[WINDOW_START];
@@ -93,7 +96,7 @@ export async function windowStateRows(
           aggregateName(i),
           a.kind === "avg"
             ? Object.fromEntries(parts[i]!.map((p) => [partName(p.name), row[p.name]]))
-            : row[partialColumn(i, a.kind)],
+            : row[parts[i]![0]!.name],
         ]),
       ),
   };

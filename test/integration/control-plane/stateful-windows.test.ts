@@ -129,6 +129,48 @@ describe("windowed aggregation through the API", () => {
     expect(await rows("tumbling", all)).toEqual(second);
   });
 
+  it("counts, sums and averages distinct values per window across batches; the state keeps each window's set; a rewind restores it", async () => {
+    const pipelineId = await create(
+      "distinct",
+      "SELECT window.start AS start, k, count(DISTINCT v) AS n, sum(DISTINCT v) AS total, avg(DISTINCT v) AS mean, count(*) AS rows_seen " +
+        "FROM source GROUP BY window(ts, '10 minutes'), k",
+    );
+    const all = "SELECT strftime(start, '%H:%M') AS s, k, n, total, mean, rows_seen FROM t ORDER BY s, k";
+    await land("distinct", [
+      { k: "a", v: 1, ts: "2026-01-01 12:01:00" },
+      { k: "a", v: 2, ts: "2026-01-01 12:02:00" },
+      { k: "a", v: 1, ts: "2026-01-01 12:03:00" },
+      { k: "a", v: null, ts: "2026-01-01 12:04:00" },
+    ]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    const point = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
+    const state = await cp.client.flowState(pipelineId, "per_window");
+    expect(state.tables[0]?.value_columns.map((c) => c.name)).toEqual([
+      "count(DISTINCT v)",
+      "sum(DISTINCT v)",
+      "avg(DISTINCT v)",
+      "count(*)",
+    ]);
+    const set = (state.rows[0]?.value["count(DISTINCT v)"] as number[]).filter((v) => v !== null);
+    expect(set.map(Number).sort()).toEqual([1, 2]);
+
+    // A value the window has seen in an earlier batch is not counted again.
+    await land("distinct", [
+      { k: "a", v: 2, ts: "2026-01-01 12:05:00" },
+      { k: "a", v: 5, ts: "2026-01-01 12:06:00" },
+      { k: "a", v: 9, ts: "2026-01-01 12:30:00" },
+    ]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    const written = [{ s: "12:00", k: "a", n: 3, total: 8, mean: 8 / 3, rows_seen: 6 }];
+    expect(await rows("distinct", all)).toEqual(written);
+
+    const rewind = await run(pipelineId, { rewind_spec: { rewind_point_id: point } });
+    expect(rewind.state, rewind.error?.message).toBe("COMPLETED");
+    expect(await rows("distinct", all)).toEqual([]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    expect(await rows("distinct", all)).toEqual(written);
+  });
+
   it("puts a row in every sliding window it falls in", async () => {
     const pipelineId = await create(
       "sliding",

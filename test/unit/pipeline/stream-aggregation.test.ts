@@ -49,6 +49,7 @@ describe("aggregation over a stream", () => {
       "SELECT window.start AS start, window.end AS end, k, count(*) AS n, sum(v) AS s FROM source GROUP BY window(ts, '10 minutes'), k",
       "SELECT window, avg(v) AS a, min(v) AS lo, max(v) AS hi FROM source s WHERE v > 0 GROUP BY WINDOW(ts, '10 minutes', '5 minutes')",
       "SELECT window(ts, '1 hour') AS w, count(v) FILTER (WHERE v > 1) AS n FROM source GROUP BY window(ts, '1 hour')",
+      "SELECT window, count(DISTINCT v) AS users, sum(DISTINCT v) AS s, avg(DISTINCT v) AS a, max(DISTINCT v) AS hi FROM source GROUP BY window(ts, '1 hour')",
     ])
       await expect(validatePipeline(pipeline(sql), parser)).resolves.toBeDefined();
   });
@@ -75,6 +76,21 @@ describe("aggregation over a stream", () => {
     }
   });
 
+  it("refuses SELECT DISTINCT over the stream, which would dedup each micro-batch alone, pointing at drop_duplicates", async () => {
+    for (const sql of [
+      "SELECT DISTINCT k FROM source",
+      "SELECT DISTINCT ON (k) k, v FROM source",
+      "SELECT * FROM (SELECT DISTINCT k, v FROM source) WHERE v > 1",
+    ]) {
+      const error = await refusal(sql);
+      expect(error.errorCode, sql).toBe("STREAMING_AGGREGATION_NOT_SUPPORTED");
+      expect(error.message, sql).toContain("drop_duplicates: {keys: [<columns>]}");
+    }
+    await expect(
+      validatePipeline(pipeline("SELECT * FROM source WHERE k IN (SELECT DISTINCT k FROM dim)"), parser),
+    ).resolves.toBeDefined();
+  });
+
   it("allows aggregates over static datasets in a stream's query", async () => {
     await expect(
       validatePipeline(
@@ -88,9 +104,10 @@ describe("aggregation over a stream", () => {
     expect(
       (await refusal("SELECT median(v) AS m FROM source GROUP BY window(ts, '1 hour')")).message,
     ).toMatch(/median\(\) needs every row of a window.*count, sum, min, max or avg/);
-    expect(
-      (await refusal("SELECT count(DISTINCT v) AS m FROM source GROUP BY window(ts, '1 hour')")).message,
-    ).toMatch(/DISTINCT/);
+    for (const distinct of ["count(DISTINCT v, k)", "count(DISTINCT *)"])
+      expect(
+        (await refusal(`SELECT ${distinct} AS m FROM source GROUP BY window(ts, '1 hour')`)).message,
+      ).toMatch(/DISTINCT …\) of several columns or \* is not supported/);
     expect((await refusal("SELECT v, count(*) FROM source GROUP BY window(ts, '1 hour')")).message).toMatch(
       /column v is neither grouped nor aggregated/,
     );
