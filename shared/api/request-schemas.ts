@@ -91,26 +91,37 @@ const pipelineSettings = {
   ...ignoredSettings,
 };
 
+/** A definition's datasets sent beside the settings, as the YAML file has them. */
+const settingsHints = {
+  datasets: 'the datasets go inside definition: {"name": …, "definition": {"datasets": […]}}',
+};
+
 /** `POST /api/2.0/pipelines`. */
-export const createPipelineBody = strictObject({
-  ...pipelineSettings,
-  /** Validate and answer the `effective_settings` without creating anything. */
-  dry_run: z.boolean().optional(),
-  /** Ebb assigns pipeline ids: reported as ignored. */
-  id: z.unknown().optional(),
-});
+export const createPipelineBody = strictObject(
+  {
+    ...pipelineSettings,
+    /** Validate and answer the `effective_settings` without creating anything. */
+    dry_run: z.boolean().optional(),
+    /** Ebb assigns pipeline ids: reported as ignored. */
+    id: z.unknown().optional(),
+  },
+  settingsHints,
+);
 
 /** `PUT /api/2.0/pipelines/{id}`: any of the settings; what is left out keeps its current value. */
-export const editPipelineBody = strictObject({
-  ...pipelineSettings,
-  /** The Databricks SDKs repeat the path's id in the body; it must match. */
-  pipeline_id: z.string().optional(),
-  id: z.string().optional(),
-  /** Optimistic concurrency: refuse the edit if the current version is no longer this one. */
-  expected_definition_version: z.coerce.number().int().positive().optional(),
-  /** Databricks' optimistic concurrency: refuse the edit if the pipeline changed since (epoch ms). */
-  expected_last_modified: z.number().int().optional(),
-});
+export const editPipelineBody = strictObject(
+  {
+    ...pipelineSettings,
+    /** The Databricks SDKs repeat the path's id in the body; it must match. */
+    pipeline_id: z.string().optional(),
+    id: z.string().optional(),
+    /** Optimistic concurrency: refuse the edit if the current version is no longer this one. */
+    expected_definition_version: z.coerce.number().int().positive().optional(),
+    /** Databricks' optimistic concurrency: refuse the edit if the pipeline changed since (epoch ms). */
+    expected_last_modified: z.number().int().optional(),
+  },
+  settingsHints,
+);
 
 /** `POST /api/2.0/pipelines/{id}/updates`: the refresh fields are the rewind module's own shape. */
 export const startUpdateBody = strictObject({

@@ -4,14 +4,19 @@ import { z } from "zod";
  * A zod object that refuses unknown fields and, when it does, names the fields that are allowed: a
  * typo (`sq:` for `sql:`) must never be silently ignored (api.md: unknown fields are refused).
  */
-export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
+export function strictObject<Shape extends z.ZodRawShape>(
+  shape: Shape,
+  /** Where a field that belongs elsewhere goes, by its name: said instead of the allowed list. */
+  hints: Readonly<Record<string, string>> = {},
+) {
   const names = Object.keys(shape);
   const allowed = names.length === 0 ? "none are allowed here" : `allowed here: ${names.join(", ")}`;
   return z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === "unrecognized_keys"
-        ? `unknown field${issue.keys.length === 1 ? "" : "s"} ${issue.keys.map((k) => `"${k}"`).join(", ")}; ${allowed}`
-        : undefined,
+    error: (issue) => {
+      if (issue.code !== "unrecognized_keys") return undefined;
+      const hint = issue.keys.map((key) => hints[key]).find((text) => text !== undefined);
+      return `unknown field${issue.keys.length === 1 ? "" : "s"} ${issue.keys.map((k) => `"${k}"`).join(", ")}; ${hint ?? allowed}`;
+    },
   });
 }
 

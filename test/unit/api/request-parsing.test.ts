@@ -3,6 +3,8 @@ import { toErrorResponse } from "../../../shared/api/error-response.ts";
 import { MAX_BODY_BYTES, parseWith, readJsonBody } from "../../../shared/api/request-body.ts";
 import { pipelineIdParam, tableNameParam, updateIdParam } from "../../../shared/api/resource-names.ts";
 import {
+  createPipelineBody,
+  editPipelineBody,
   listEventsQuery,
   noQuery,
   startUpdateBody,
@@ -45,6 +47,13 @@ describe("request bodies", () => {
       reset_mode: "TRUNCATE",
       cause: "USER_ACTION",
     });
+  });
+
+  it("says where datasets sent beside the settings go", () => {
+    for (const schema of [createPipelineBody, editPipelineBody])
+      expect(() => parseWith(schema, { name: "p", datasets: [] })).toThrow(
+        'unknown field "datasets"; the datasets go inside definition: {"name": …, "definition": {"datasets": […]}}',
+      );
   });
 
   it("takes the seed's request bodies verbatim", () => {
