@@ -1,4 +1,5 @@
 import type { DeltaType, StructField, StructType } from "../delta/index.ts";
+import { ColumnTypeSyntaxError, parseColumnType, type ColumnType } from "../pipeline/column-type.ts";
 import { QueryError } from "./errors.ts";
 
 /**
@@ -7,6 +8,7 @@ import { QueryError } from "./errors.ts";
  * output makes no promise otherwise).
  */
 
+/** DuckDB's canonical scalar names (`parseColumnType`'s) → Delta's primitive types. */
 const PRIMITIVES: Readonly<Record<string, DeltaType>> = {
   VARCHAR: "string",
   BIGINT: "long",
@@ -18,7 +20,7 @@ const PRIMITIVES: Readonly<Record<string, DeltaType>> = {
   BOOLEAN: "boolean",
   BLOB: "binary",
   DATE: "date",
-  "TIMESTAMP WITH TIME ZONE": "timestamp",
+  TIMESTAMPTZ: "timestamp",
   TIMESTAMP: "timestamp_ntz",
   // Wider integers go to the narrowest Delta type that holds every value.
   UTINYINT: "short",
@@ -28,18 +30,45 @@ const PRIMITIVES: Readonly<Record<string, DeltaType>> = {
   HUGEINT: { type: "decimal", precision: 38, scale: 0 },
 };
 
-/** The Delta type of a DuckDB column type, or undefined when Delta has none. */
+/** The Delta type of a DuckDB column type (as DESCRIBE writes it), or undefined when Delta has none. */
 export function deltaTypeOf(duckType: string): DeltaType | undefined {
-  const type = duckType.trim();
-  const primitive = PRIMITIVES[type.toUpperCase()];
-  if (primitive) return primitive;
-  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/i.exec(type);
-  if (decimal) return { type: "decimal", precision: Number(decimal[1]), scale: Number(decimal[2]) };
-  if (type.endsWith("[]")) {
-    const element = deltaTypeOf(type.slice(0, -2));
-    return element && { type: "array", elementType: element, containsNull: true };
+  let parsed: ColumnType;
+  try {
+    parsed = parseColumnType(duckType);
+  } catch (error) {
+    if (error instanceof ColumnTypeSyntaxError) return undefined;
+    throw error;
   }
-  return undefined;
+  return fromColumnType(parsed);
+}
+
+/** Structs, maps and lists nest as Delta's struct, map and array (a fixed-size list is an array). */
+function fromColumnType(type: ColumnType): DeltaType | undefined {
+  switch (type.kind) {
+    case "scalar":
+      return PRIMITIVES[type.name];
+    case "decimal":
+      return { type: "decimal", precision: type.precision, scale: type.scale };
+    case "list": {
+      const element = fromColumnType(type.element);
+      return element && { type: "array", elementType: element, containsNull: true };
+    }
+    case "struct": {
+      const fields: StructField[] = [];
+      for (const [name, fieldType] of type.fields) {
+        const delta = fromColumnType(fieldType);
+        if (!delta) return undefined;
+        fields.push({ name, type: delta, nullable: true, metadata: {} });
+      }
+      return { type: "struct", fields };
+    }
+    case "map": {
+      const [key, value] = [fromColumnType(type.key), fromColumnType(type.value)];
+      return key && value && { type: "map", keyType: key, valueType: value, valueContainsNull: true };
+    }
+    case "union":
+      return undefined;
+  }
 }
 
 /** The schema of rows described by DuckDB (`column_name`, `column_type` per column). */
@@ -51,7 +80,7 @@ export function schemaOfColumns(
     const type = deltaTypeOf(duckType);
     if (!type) {
       throw new QueryError(
-        `column ${name} of ${what} has DuckDB type ${duckType}, which a Delta table cannot hold: CAST it (e.g. to VARCHAR or a struct-free type)`,
+        `column ${name} of ${what} has DuckDB type ${duckType}, which a Delta table cannot hold: CAST it (e.g. to VARCHAR)`,
         { data: { column: name, duckType } },
       );
     }

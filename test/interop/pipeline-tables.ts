@@ -2,7 +2,7 @@ import { DatasetCatalog } from "../../shared/engine/dataset-catalog.ts";
 import { captureRewindPoint, listRewindPoints } from "../../shared/rewind/rewind-points.ts";
 import type { ObjectStore } from "../../shared/store/object-store.ts";
 import { withPrefix } from "../../shared/store/prefixed-object-store.ts";
-import { jsonLines, memoryPorts, RewindHarness, TestClock } from "../support/rewind/rewind-harness.ts";
+import { memoryPorts, RewindHarness, TestClock } from "../support/rewind/rewind-harness.ts";
 
 /**
  * The tables a whole pipeline writes across a rewind and replay, for other engines to read: files
@@ -10,14 +10,17 @@ import { jsonLines, memoryPorts, RewindHarness, TestClock } from "../support/rew
  * materialized view), run on the production path (start-update and the control-plane steps) with
  * the bucket on `store`. Two good updates (a rewind point after each), a bad deploy's update, a
  * rewind to the last good point (each table RESTOREd), the fix deployed and a replay with one more
- * file: every table's log then holds appends, a RESTORE, and the replay's appends after it.
+ * file: every table's log then holds appends, a RESTORE, and the replay's appends after it. `raw`
+ * and `cleaned` carry a nested column (struct, array, map) from the landed JSON.
  */
 
 export const PIPELINE_DATASETS = ["raw", "cleaned", "totals"] as const;
 
 const CDF = { "delta.enableChangeDataFeed": "true" };
-const GOOD_SQL = "SELECT id, amount * 2 AS amount2, region FROM source";
-const BAD_SQL = "SELECT id, amount * 3 AS amount2, region FROM source";
+const GOOD_SQL = "SELECT id, amount * 2 AS amount2, region, detail FROM source";
+const BAD_SQL = "SELECT id, amount * 3 AS amount2, region, detail FROM source";
+/** A nested column (struct of a list, a struct and a map), as a JSON payload lands: Delta's struct, array and map. */
+const DETAIL = "STRUCT(tags VARCHAR[], spot STRUCT(x BIGINT, y DOUBLE), attrs MAP(VARCHAR, BIGINT))";
 
 function definition(landingUri: string, cleanedSql: string) {
   return {
@@ -37,9 +40,9 @@ function definition(landingUri: string, cleanedSql: string) {
               type: "auto_loader",
               path: landingUri,
               format: "json",
-              schema: { id: "BIGINT", amount: "BIGINT", region: "VARCHAR" },
+              schema: { id: "BIGINT", amount: "BIGINT", region: "VARCHAR", detail: DETAIL },
             },
-            sql: "SELECT id, amount, region FROM source",
+            sql: "SELECT id, amount, region, detail FROM source",
           },
         ],
       },
@@ -59,6 +62,21 @@ function definition(landingUri: string, cleanedSql: string) {
   };
 }
 
+/** Rows `from..from+n` as JSON lines, `detail` empty, NULL or filled by turns. */
+function lines(from: number, n: number): string {
+  const regions = ["eu", "us", "apac"];
+  const detail = (id: number) =>
+    id % 3 === 0
+      ? null
+      : { tags: id % 3 === 1 ? [] : [`t${id}`, "x"], spot: { x: id, y: id / 4 }, attrs: { [`k${id}`]: id } };
+  return (
+    Array.from({ length: n }, (_, i) => {
+      const id = from + i;
+      return JSON.stringify({ id, amount: id * 10, region: regions[id % 3], detail: detail(id) });
+    }).join("\n") + "\n"
+  );
+}
+
 /**
  * Wall time, strictly increasing: Spark dates a commit by its log file's modification time, so the
  * commits' own timestamps must be near it.
@@ -76,17 +94,17 @@ export async function writePipelineTables(store: ObjectStore): Promise<Record<st
   });
   await h.deploy(definition(h.landingUri, GOOD_SQL));
   for (const i of [0, 1]) {
-    await h.land(`batch-${i}.json`, jsonLines(1 + 5 * i, 5));
+    await h.land(`batch-${i}.json`, lines(1 + 5 * i, 5));
     await h.run();
     await captureRewindPoint(h.env(), "update-end");
   }
   const [lastGood] = await listRewindPoints(h.env()); // newest first
   await h.deploy(definition(h.landingUri, BAD_SQL));
-  await h.land("batch-2.json", jsonLines(11, 5));
+  await h.land("batch-2.json", lines(11, 5));
   await h.run();
   await h.rewind({ rewind_point_id: lastGood!.rewindPointId });
   await h.deploy(definition(h.landingUri, GOOD_SQL));
-  await h.land("batch-3.json", jsonLines(16, 5));
+  await h.land("batch-3.json", lines(16, 5));
   await h.run();
   const catalog = new DatasetCatalog(h.pipeline, store);
   return Object.fromEntries(PIPELINE_DATASETS.map((dataset) => [dataset, catalog.tablePrefix(dataset)]));
