@@ -3,6 +3,7 @@ import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { conditionShapeProblem } from "../pipeline/sql-references.ts";
+import { quoteWindowKeyword } from "../pipeline/stream-aggregation.ts";
 import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
 import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
 
@@ -317,7 +318,7 @@ export class Sandbox {
    */
   private async parseUserQuery(sql: string, what: string): Promise<string> {
     const tree = await this.parseTree(sql, what);
-    if (!this.namespace || !unqualify(tree, this.namespace)) return sql;
+    if (!this.namespace || !unqualify(tree, this.namespace)) return quoteWindowKeyword(sql);
     return this.deparse(tree);
   }
 
@@ -347,7 +348,10 @@ export class Sandbox {
     sql: string,
     what: string,
   ): Promise<{ error: boolean; error_type?: string; error_message?: string; statements?: unknown[] }> {
-    const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
+    // Spark's `window` (a windowed table's struct column, the window() function) is a keyword here.
+    const [row] = await this.session.rows("SELECT json_serialize_sql($1::VARCHAR) AS tree", [
+      quoteWindowKeyword(sql),
+    ]);
     const tree = JSON.parse(String(row?.["tree"])) as {
       error: boolean;
       error_type?: string;

@@ -349,8 +349,6 @@ export interface Decomposition {
   readonly final: unknown;
   /** Output name of each item of the final select list, when the user gave one. */
   readonly aliases: readonly (string | undefined)[];
-  /** The index of the select item each final item comes from. */
-  readonly sources: readonly number[];
 }
 
 export interface DecomposeOptions {
@@ -430,27 +428,14 @@ export function decomposeAggregation(
     }
     return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, rewrite(v)]));
   };
-  // A Delta table holds no struct column: the window itself becomes `<name>_start` and `<name>_end`.
+  // The window is a struct {start, end}, as on Databricks; unaliased, its column is `window`.
   const finalList: Node[] = [];
   const aliases: (string | undefined)[] = [];
-  const sources: number[] = [];
-  (select["select_list"] as Node[]).forEach((item, index) => {
+  (select["select_list"] as Node[]).forEach((item) => {
     const alias = typeof item["alias"] === "string" && item["alias"] !== "" ? item["alias"] : undefined;
     const names = item["class"] === "COLUMN_REF" ? (item["column_names"] as string[]) : undefined;
-    const whole =
-      windowShape !== undefined &&
-      (shape(item) === windowShape || (names?.length === 1 && names[0]!.toLowerCase() === "window"));
-    if (whole) {
-      for (const field of ["start", "end"]) {
-        finalList.push({ ...columnRef(WINDOW_STRUCT, ""), column_names: [WINDOW_STRUCT, field] });
-        aliases.push(`${alias ?? "window"}_${field}`);
-        sources.push(index);
-      }
-      return;
-    }
     finalList.push(rewrite(item) as Node);
     aliases.push(alias ?? names?.at(-1));
-    sources.push(index);
   });
   if (problems.length > 0) return { refused: problems[0]! };
 
@@ -492,6 +477,5 @@ export function decomposeAggregation(
     partial: { node: partialNode, named_param_map: [] },
     final: { node: finalNode, named_param_map: [] },
     aliases,
-    sources,
   };
 }

@@ -14,7 +14,7 @@ import { streamJoinOf } from "../../pipeline/stream-join.ts";
 import { joinStreams } from "./stream-join.ts";
 import { SOURCE_TABLE } from "../flow-source.ts";
 import type { Sandbox } from "../sandbox.ts";
-import { quoteWindowKeyword, streamAggregationOf } from "../../pipeline/stream-aggregation.ts";
+import { streamAggregationOf } from "../../pipeline/stream-aggregation.ts";
 import { deduplicate } from "./deduplicate.ts";
 import { aggregateWindows } from "./window-aggregation.ts";
 import {
@@ -197,10 +197,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM (${output})`);
   let windows: { sql: string; windowsEmitted: number } | undefined;
   if (mark) {
-    const statement = await sandbox.parsedQuery(
-      quoteWindowKeyword(definition.sql),
-      `flow "${definition.name}"`,
-    );
+    const statement = await sandbox.parsedQuery(definition.sql, `flow "${definition.name}"`);
     const plan = streamAggregationOf(statement);
     if (plan?.kind === "windowed") {
       requireColumn(plan.window.column, "window(...)");

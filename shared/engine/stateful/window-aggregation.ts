@@ -175,7 +175,7 @@ async function finalSql(sandbox: Sandbox, request: WindowAggregateRequest): Prom
           ...template,
           node: {
             ...template.node,
-            select_list: [{ ...original.select_list[request.plan.sources[i]!], alias: "" }],
+            select_list: [{ ...original.select_list[i], alias: "" }],
           },
         };
         alias = (await sandbox.deparse(alone)).replace(/^SELECT\s+/i, "");

@@ -187,7 +187,7 @@ describe("windowed aggregation through the API", () => {
     expect(
       await rows(
         "sliding",
-        "SELECT strftime(window_start, '%H:%M') AS s, strftime(window_end, '%H:%M') AS e, n FROM t ORDER BY s",
+        "SELECT strftime(window.start, '%H:%M') AS s, strftime(window.end, '%H:%M') AS e, n FROM t ORDER BY s",
       ),
     ).toEqual([
       { s: "11:55", e: "12:05", n: 1 },
