@@ -1,3 +1,5 @@
+import { DecimalText } from "../duck/answer-values.ts";
+
 /**
  * How the CLI prints rows: an aligned text table for people, one JSON object per line (`--json`) for
  * scripts. Values are rendered the same way in both: bigints and dates become strings a person can read.
@@ -32,6 +34,7 @@ export function renderCell(value: unknown): string {
     return String(value);
   }
   if (value instanceof Date) return value.toISOString();
+  if (value instanceof DecimalText) return value.text;
   return JSON.stringify(value, jsonReplacer);
 }
 
@@ -40,5 +43,6 @@ function jsonReplacer(_key: string, value: unknown): unknown {
     return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   }
   if (value instanceof Uint8Array) return Buffer.from(value).toString("base64");
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), v]));
   return value;
 }

@@ -206,7 +206,7 @@ async function pageRows(
       await table.loadAll(sandbox, "__ebb_state_read");
       const keys = table.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
       const rows = toJsonRows(
-        await sandbox.rows(
+        await sandbox.answerRows(
           `SELECT * FROM __ebb_state_read ORDER BY ${keys} LIMIT ${to - from} OFFSET ${from - (end - table.rows)}`,
         ),
       );

@@ -1,8 +1,12 @@
+import { DecimalText } from "../duck/answer-values.ts";
+
 /**
- * DuckDB values as JSON (rows of history, changes and queries): BIGINT as a number when it is exact,
- * else as text; timestamps and dates as ISO-8601; bytes as base64; lists and structs recursively.
+ * DuckDB values as JSON (rows of history, changes and queries): BIGINT and DECIMAL as a number when
+ * it is exact, else as text; timestamps and dates as ISO-8601; bytes as base64; lists, structs and
+ * maps (an object) recursively.
  */
 export function toJsonValue(value: unknown): unknown {
+  if (value instanceof DecimalText) return value.toJSON();
   if (typeof value === "bigint") {
     return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
       ? Number(value)

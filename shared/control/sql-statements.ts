@@ -97,7 +97,7 @@ async function run(plane: ControlPlane, statement: TranslatedStatement, rowLimit
       name: String(row["column_name"]),
       duckType: String(row["column_type"]),
     }));
-    const rows = await sandbox.rows("SELECT * FROM __ebb_result");
+    const rows = await sandbox.answerRows("SELECT * FROM __ebb_result");
     return statementResult(columns, rows, rowLimit);
   } finally {
     await sandbox.close();

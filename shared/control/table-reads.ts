@@ -115,7 +115,7 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
       await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query", {
         maxRows: body.limit + 1,
       });
-      const rows = await sandbox.rows("SELECT * FROM __ebb_result");
+      const rows = await sandbox.answerRows("SELECT * FROM __ebb_result");
       return {
         version: snapshot.version,
         timestamp: new Date(snapshot.timestamp).toISOString(),

@@ -1,4 +1,4 @@
-import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
+import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { LastCheckpoint } from "./log/checkpoint-writer.ts";
@@ -326,15 +326,15 @@ export class DeltaTable {
 
   /**
    * The change data feed of versions `from` to `to` (default latest): the table's columns plus
-   * `_change_type`, `_commit_version`, `_commit_timestamp`.
+   * `_change_type`, `_commit_version`, `_commit_timestamp`; as a user reads them (exact decimals).
    */
-  async changes(from: number, to?: number): Promise<DuckRow[]> {
+  async changes(from: number, to?: number): Promise<AnswerRow[]> {
     const view = await openChangeFeed(this.store, from, to, {
       duck: this.context.duck,
       viewName: tempTableName("changes"),
     });
     try {
-      return await view.rows();
+      return await view.answerRows();
     } finally {
       await view.close();
     }

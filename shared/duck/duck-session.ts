@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type JS } from "@duckdb/node-api";
+import { answerValueConverter, type AnswerValue } from "./answer-values.ts";
 
 /**
  * One DuckDB connection, opened for a unit of work and closed after it. The Delta reader uses it to
@@ -22,6 +23,8 @@ export interface DuckSessionOptions {
 
 /** A row as DuckDB's JS converter gives it: BIGINT as bigint, DECIMAL as number, DATE as Date. */
 export type DuckRow = Record<string, JS>;
+/** A row as an answer gives it (`answer-values.ts`). */
+export type AnswerRow = Record<string, AnswerValue | null>;
 
 /** Two threads keep an embedded engine from taking every core of a shared host by default. */
 const DEFAULT_CONFIG: Readonly<Record<string, string>> = { threads: "2" };
@@ -146,6 +149,12 @@ export class DuckSession {
   /** Runs a query and returns its rows as plain JS objects. */
   async rows(sql: string, params?: DuckDBValue[]): Promise<DuckRow[]> {
     return (await this.#on((connection) => connection.runAndReadAll(sql, params))).getRowObjectsJS();
+  }
+
+  /** Runs a query and returns its rows as a user is answered them: exact decimals, maps as maps. */
+  async answerRows(sql: string): Promise<AnswerRow[]> {
+    const reader = await this.#on((connection) => connection.runAndReadAll(sql));
+    return reader.convertRowObjects(answerValueConverter);
   }
 
   async #on<T>(statement: (connection: DuckDBConnection) => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-import { DuckSession, type DuckRow } from "./duck-session.ts";
+import { DuckSession, type AnswerRow, type DuckRow } from "./duck-session.ts";
 import { ScratchFolder } from "./scratch-folder.ts";
 import { quoteIdentifier } from "./sql-text.ts";
 
@@ -35,6 +35,11 @@ export class ScratchView {
   /** Every row of the view, as plain JS objects. */
   async rows(): Promise<DuckRow[]> {
     return this.duck.rows(`SELECT * FROM ${quoteIdentifier(this.viewName)}`);
+  }
+
+  /** Every row of the view as a user is answered it (exact decimals, maps as maps). */
+  async answerRows(): Promise<AnswerRow[]> {
+    return this.duck.answerRows(`SELECT * FROM ${quoteIdentifier(this.viewName)}`);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DuckSession, type DuckRow } from "../duck/duck-session.ts";
+import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { conditionShapeProblem } from "../pipeline/sql-references.ts";
@@ -139,6 +139,15 @@ export class Sandbox {
   async rows(sql: string): Promise<DuckRow[]> {
     try {
       return await this.session.rows(sql);
+    } catch (error) {
+      throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
+    }
+  }
+
+  /** Rows a user is answered (a query's result, state rows): exact decimals, maps as maps. */
+  async answerRows(sql: string): Promise<AnswerRow[]> {
+    try {
+      return await this.session.answerRows(sql);
     } catch (error) {
       throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
     }

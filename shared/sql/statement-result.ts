@@ -1,3 +1,5 @@
+import { DecimalText } from "../duck/answer-values.ts";
+
 /**
  * A query's columns and rows as the Databricks Statement Execution API answers them (`manifest` and
  * `result` of a `StatementResponse`, format `JSON_ARRAY`, disposition `INLINE`, one chunk): every
@@ -87,6 +89,7 @@ export function cellText(value: unknown, info: ColumnInfo): string | null {
     return String(value);
   }
   if (value instanceof Uint8Array) return Buffer.from(value).toString("base64");
+  if (value instanceof DecimalText) return value.text;
   return JSON.stringify(value, (_key, inner: unknown) => jsonSafe(inner));
 }
 
