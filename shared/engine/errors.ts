@@ -59,7 +59,7 @@ export class QueryError extends EngineError {
  */
 export class UpstreamRewoundError extends EngineError {
   override readonly name = "UpstreamRewoundError";
-  override readonly errorCode = "INVALID_STATE";
+  override readonly errorCode = "UPSTREAM_REWOUND";
   constructor(
     readonly flow: string,
     readonly upstream: string,
@@ -77,7 +77,7 @@ export class UpstreamRewoundError extends EngineError {
 /** An upstream dataset was fully refreshed (DROP: recreated, or TRUNCATE) and this reader was not. */
 export class UpstreamRefreshedError extends EngineError {
   override readonly name = "UpstreamRefreshedError";
-  override readonly errorCode = "INVALID_STATE";
+  override readonly errorCode = "UPSTREAM_FULLY_REFRESHED";
   constructor(
     readonly flow: string,
     readonly upstream: string,
@@ -93,7 +93,7 @@ export class UpstreamRefreshedError extends EngineError {
 /** An upstream commit removed data in a way a streaming reader cannot follow (DELETE, overwrite, …). */
 export class UpstreamChangedError extends EngineError {
   override readonly name = "UpstreamChangedError";
-  override readonly errorCode = "INVALID_STATE";
+  override readonly errorCode = "UPSTREAM_DATA_REMOVED";
   constructor(
     readonly flow: string,
     readonly upstream: string,
@@ -110,7 +110,8 @@ export class UpstreamChangedError extends EngineError {
 /** Source records that could not be read, with where they are (the batch fails in `bad_records: fail`). */
 export class MalformedRecordsError extends EngineError {
   override readonly name = "MalformedRecordsError";
-  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  /** Databricks' error class for a record that does not parse. */
+  override readonly errorCode = "MALFORMED_RECORD_IN_PARSING";
   constructor(
     readonly flow: string,
     /** The first few, in file and line order. */
@@ -240,7 +241,7 @@ export class IncompatibleSchemaChangeError extends EngineError {
  */
 export class SourceRecordsExpiredError extends EngineError {
   override readonly name = "SourceRecordsExpiredError";
-  override readonly errorCode = "INVALID_STATE";
+  override readonly errorCode = "SOURCE_RECORDS_EXPIRED";
   constructor(
     readonly flow: string,
     /** `topic <t> partition <p>` or `stream <s> shard <id>`, with what is gone. */

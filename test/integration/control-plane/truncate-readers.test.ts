@@ -73,6 +73,7 @@ describe("the readers of a TRUNCATE table", () => {
     expect((await run({ refresh: "FULL", selection: ["b"] })).state).toBe("COMPLETED");
     const failed = await run();
     expect(failed.state).toBe("FAILED");
+    expect(failed.error?.error_code).toBe("UPSTREAM_FULLY_REFRESHED");
     expect(failed.error?.message).toContain(
       `flow "fc" cannot continue: its upstream b was fully refreshed (TRUNCATE`,
     );
