@@ -122,7 +122,7 @@ export class MalformedRecordsError extends EngineError {
     // Line 0: the whole file is the record (a file that cannot be read at all).
     const where = first ? `${first.file}${first.line > 0 ? ` line ${first.line}` : ""}: ${first.error}` : "";
     super(
-      `flow "${flow}" read ${count} malformed record${count === 1 ? "" : "s"} (first: ${where}); fix the source files, or set the flow option bad_records: quarantine to divert them to the dataset's _quarantine table`,
+      `flow "${flow}" read ${count} malformed record${count === 1 ? "" : "s"} (first: ${where}); fix the records in their files and run again (the batch is planned with these files: a file removed instead fails it with SOURCE_FILE_GONE), or set the flow option bad_records: quarantine to divert them to the dataset's _quarantine table`,
       { data: { flow, count, records } },
     );
   }
