@@ -1,3 +1,4 @@
+import { pipelineTables } from "../pipeline/pipeline-tables.ts";
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
 import { checkDefinitionLocations, checkSourceLocation } from "../pipeline/source-location-policy.ts";
 import { InvalidStateError, ResourceAlreadyExistsError, ResourceConflictError } from "../api/errors.ts";
@@ -7,6 +8,7 @@ import { PipelineBusyError } from "../rewind/errors.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } from "./pipeline-views.ts";
 import { purgeTables } from "./purge-tables.ts";
+import { refuseUnownedTables } from "./unowned-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
 import { ObjectNotFoundError, TableOwnedError } from "../store/errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
@@ -44,6 +46,7 @@ export async function createPipeline(plane: ControlPlane, body: CreatePipelineBo
   checkDefinitionLocations(validated.definition, plane.localRoots);
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
+  await refuseUnownedTables(plane, validated.definition);
   if (dryRun) return { effective_settings: pipelineSpec(validated.definition), ...reported };
   const record = await claiming(plane, () => plane.pipelines.create(validated.definition));
   return { pipeline_id: record.pipelineId, ...reported };
@@ -98,7 +101,8 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
       `the pipeline was last modified at ${record.lastModified}, not ${expectedLastModified}: read it again and re-apply your edit`,
     );
   }
-  const current = pipelineSpec((await plane.pipelines.getDefinition(pipelineId)).definition);
+  const currentDefinition = (await plane.pipelines.getDefinition(pipelineId)).definition;
+  const current = pipelineSpec(currentDefinition);
   const { ignored, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
   if (
     (settings.catalog ?? current.catalog) !== current.catalog ||
@@ -120,6 +124,10 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
     await refuseDuplicateName(plane, merged.name);
   const validated = await validatePipeline(merged, plane.sql);
   checkDefinitionLocations(validated.definition, plane.localRoots);
+  await refuseUnownedTables(plane, validated.definition, {
+    pipelineId,
+    known: new Set(pipelineTables(currentDefinition)),
+  });
   const edited = await claiming(plane, () =>
     plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
   );

@@ -131,6 +131,27 @@ export class DefinitionTooLargeError extends StoreError {
  * A dataset's table belongs to another pipeline (a table has one owner). An expected outcome of a
  * create or edit, raised as an error because the API answers it directly (409).
  */
+/**
+ * A streaming table a pipeline declares already exists with rows no flow of the pipeline wrote
+ * (`unowned-tables.ts`): Databricks' class for a table that is already there.
+ */
+export class TableExistsError extends StoreError {
+  override readonly name = "TableExistsError";
+  override readonly errorCode = "TABLE_OR_VIEW_ALREADY_EXISTS";
+  override readonly httpStatus = 409;
+  constructor(
+    /** Each table and its folder in Ebb's bucket. */
+    readonly tables: readonly { readonly table: string; readonly prefix: string }[],
+  ) {
+    const one = tables.length === 1;
+    const names = tables.map((t) => t.table).join(", ");
+    super(
+      `table${one ? "" : "s"} ${names} already exist${one ? "s" : ""} and no pipeline owns ${one ? "it" : "them"} (kept when ${one ? "its" : "their"} pipeline was deleted without purge, or written outside Ebb): this pipeline's flows would start from nothing and append their sources' rows beside the rows ${one ? "it holds" : "they hold"}. Read ${one ? "it" : "them"} where ${one ? "it is" : "they are"}, remove ${one ? "its" : "their"} files first (in Ebb's bucket: ${tables.map((t) => `aws s3 rm --recursive s3://$EBB_BUCKET/${t.prefix}`).join("; ")}), or declare the dataset${one ? "" : "s"} under another name, catalog or schema`,
+      { data: { tables: tables.map((t) => t.table) } },
+    );
+  }
+}
+
 export class TableOwnedError extends StoreError {
   override readonly name = "TableOwnedError";
   override readonly errorCode = "TABLE_OWNED_BY_ANOTHER_PIPELINE";
@@ -140,7 +161,7 @@ export class TableOwnedError extends StoreError {
     readonly ownerPipelineId: string,
   ) {
     super(
-      `table ${table} belongs to pipeline ${ownerPipelineId}: a table has one owner; give the dataset another name (or the pipeline another catalog or schema), or delete pipeline ${ownerPipelineId}, which releases its tables`,
+      `table ${table} belongs to pipeline ${ownerPipelineId}: a table has one owner; give the dataset another name (or the pipeline another catalog or schema), or delete pipeline ${ownerPipelineId} with purge, which removes its tables and releases their names`,
     );
   }
 }

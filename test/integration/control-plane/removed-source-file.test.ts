@@ -53,7 +53,10 @@ describe("a planned file removed from the landing folder", () => {
     if (committedFirst) expect((await run()).state).toBe("COMPLETED");
     await land("2.json", '{"id": 3}\n{not json\n');
     const malformed = await run();
-    expect(malformed).toMatchObject({ state: "FAILED", error: { error_code: "MALFORMED_RECORD_IN_PARSING" } });
+    expect(malformed).toMatchObject({
+      state: "FAILED",
+      error: { error_code: "MALFORMED_RECORD_IN_PARSING" },
+    });
     expect(malformed.error?.message).toContain("malformed record");
     await rm(path.join(folder, "2.json"));
     for (let attempt = 0; attempt < 2; attempt++) {

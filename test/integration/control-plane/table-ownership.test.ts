@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { tablePrefix } from "../../../shared/store/bucket-layout.ts";
+import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
  * One owner per table, through the API: a create or edit that declares a table another pipeline owns
  * is refused naming the owner; of concurrent creates exactly one wins; delete releases; a purge
  * removes only the pipeline's own tables; the claims live in DynamoDB, so a restarted runtime keeps
- * them.
+ * them; a streaming table kept by a delete is not taken by a new pipeline while it holds rows.
  */
 
 const pipeline = (landing: string, schema: string, tables: readonly string[], name = "owner") => ({
@@ -81,6 +84,24 @@ describe("table ownership through the API", () => {
     expect(racers).toHaveLength(1);
   });
 
+  it("lets a pipeline declare again a streaming table its own flows wrote, but not one it did not", async () => {
+    const { pipeline_id: id } = await cp.client.createPipeline(pipeline(cp.landing, "again", ["a", "b"]));
+    expect((await run(id)).state).toBe("COMPLETED");
+    await cp.client.editPipeline(id, { definition: pipeline(cp.landing, "again", ["a"]).definition });
+    await cp.client.editPipeline(id, { definition: pipeline(cp.landing, "again", ["a", "b"]).definition });
+    expect((await run(id)).state).toBe("COMPLETED");
+    expect((await cp.client.query("owned.again.b", { sql: "SELECT count(*) AS n FROM t" })).rows).toEqual([
+      { n: 2 },
+    ]);
+
+    const { pipeline_id: other } = await cp.client.createPipeline(pipeline(cp.landing, "again", ["c"]));
+    await cp.client.editPipeline(id, { definition: pipeline(cp.landing, "again", ["a"]).definition });
+    const edit = await refusal(
+      cp.client.editPipeline(other, { definition: pipeline(cp.landing, "again", ["c", "b"]).definition }),
+    );
+    expect(edit).toMatchObject({ status: 409, errorCode: "TABLE_OR_VIEW_ALREADY_EXISTS" });
+  });
+
   it("releases the tables on delete, purges only its own, and keeps claims across a restart", async () => {
     const { pipeline_id: keeper } = await cp.client.createPipeline(pipeline(cp.landing, "purge", ["kept"]));
     const { pipeline_id: purged } = await cp.client.createPipeline(pipeline(cp.landing, "purge", ["gone"]));
@@ -100,11 +121,22 @@ describe("table ownership through the API", () => {
     const kept = await cp.client.query("owned.purge.kept", { sql: "SELECT count(*) AS n FROM t" });
     expect(kept.rows).toEqual([{ n: 2 }]);
 
-    // Deleted without purge: the table stays, and is free for another pipeline.
+    // Deleted without purge: the table stays. A new pipeline declaring it would append every source
+    // row again beside the kept ones: refused (dry run too) until its files are gone; the purged
+    // table's name is free.
     await cp.client.deletePipeline(keeper);
-    const { pipeline_id: adopter } = await cp.client.createPipeline(
-      pipeline(cp.landing, "purge", ["kept", "gone"]),
-    );
-    expect((await cp.client.getPipeline(adopter))["pipeline_id"]).toBe(adopter);
+    for (const dryRun of [true, false]) {
+      const refused = await refusal(
+        cp.client.createPipeline({ ...pipeline(cp.landing, "purge", ["kept", "gone"]), dry_run: dryRun }),
+      );
+      expect(refused).toMatchObject({ status: 409, errorCode: "TABLE_OR_VIEW_ALREADY_EXISTS" });
+      expect((refused as Error).message).toContain(
+        "table owned.purge.kept already exists and no pipeline owns it (kept when its pipeline was deleted without purge",
+      );
+    }
+    await cp.client.createPipeline(pipeline(cp.landing, "purge", ["gone"], "reuses the purged name"));
+    const keptFiles = testObjectStore(tablePrefix({ catalog: "owned", schema: "purge", table: "kept" }));
+    await keptFiles.deleteMany((await listAllKeys(keptFiles, "")).map((o) => o.key));
+    await cp.client.createPipeline(pipeline(cp.landing, "purge", ["kept"], "after the files went"));
   });
 });
