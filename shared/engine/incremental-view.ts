@@ -307,8 +307,9 @@ function stateSignature(plan: IncrementalViewPlan, input: Snapshot): string {
 export interface AggregateRequest {
   readonly sandbox: Sandbox;
   readonly plan: IncrementalViewPlan;
-  /** The view's statement as parsed (namespace made bare). */
+  /** The view's statement as parsed (namespace made bare), and what it is, for its errors. */
   readonly statement: unknown;
+  readonly what: string;
   readonly read: Extract<SnapshotRead, { kind: "table" }>;
   readonly inputSnapshot: Snapshot;
   /** The state to merge into (empty on a full recompute) and the rows to add (all on a full one). */
@@ -325,8 +326,10 @@ export async function aggregateView(
   const { sandbox, plan, state } = request;
   await registerTableFiles(sandbox, request.read, request.inputSnapshot, request.files);
   const query = await sandbox.deparse(request.statement);
-  // The names and types the query itself gives, so both ways write the same table.
-  const output = (await sandbox.rows(`DESCRIBE ${query}`)).map((r) => ({
+  // The names and types the query itself gives, so both ways write the same table. The first
+  // statement over the user's query: a column it names that the input lacks fails here, as the user's.
+  const described = await sandbox.explainingFailures(request.what, () => sandbox.rows(`DESCRIBE ${query}`));
+  const output = described.map((r) => ({
     name: String(r["column_name"]),
     type: String(r["column_type"]),
   }));

@@ -126,6 +126,7 @@ export async function refreshMaterializedView(
         sandbox,
         plan,
         statement,
+        what: `materialized view "${view.name}"`,
         read,
         inputSnapshot,
         state:

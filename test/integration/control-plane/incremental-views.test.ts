@@ -281,4 +281,22 @@ describe("incremental materialized views through the API", () => {
       /orders by an expression, not by output columns/,
     );
   });
+  it("fails an update whose view names a column its input lacks as the user's SQL, naming the view", async () => {
+    const folder = "views_bad_column";
+    await mkdir(`${cp.landing}/${folder}`, { recursive: true });
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: folder,
+      catalog: "views",
+      schema: folder,
+      definition: definition(`${cp.landing}/${folder}`, "SELECT k, sum(nope) AS total FROM raw GROUP BY k"),
+    });
+    await cp.land(`${folder}/001.json`, [{ k: "a", v: 1 }]);
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const failed = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(failed.state).toBe("FAILED");
+    expect(failed.error?.error_code).toBe("INVALID_PARAMETER_VALUE");
+    expect(failed.error?.message).toMatch(
+      /^the SQL of materialized view "totals" failed: Binder Error: .*nope/,
+    );
+  });
 });

@@ -171,6 +171,19 @@ describe("windowed aggregation through the API", () => {
     expect(await rows("distinct", all)).toEqual(written);
   });
 
+  it("fails a batch whose aggregate names a column the source lacks as the user's SQL, naming the flow", async () => {
+    const pipelineId = await create(
+      "bad_column",
+      "SELECT window, sum(nope) AS total FROM source GROUP BY window(ts, '10 minutes')",
+    );
+    await land("bad_column", [{ k: "a", v: 1, ts: "2026-01-01 12:01:00" }]);
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const failed = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(failed.state).toBe("FAILED");
+    expect(failed.error?.error_code).toBe("INVALID_PARAMETER_VALUE");
+    expect(failed.error?.message).toMatch(/^the SQL of flow "per_window" failed: Binder Error: .*nope/);
+  });
+
   it("puts a row in every sliding window it falls in", async () => {
     const pipelineId = await create(
       "sliding",
