@@ -4,7 +4,7 @@ import type { Out } from "./pipeline-commands.ts";
 
 /**
  * What a finished `ebb rewind` did, from its update's events: for a dry run, what a rewind would
- * restore (the `rewind_summary`); for a rewind, each dataset's RESTORE and the flows moved back
+ * restore (its plan's `planning_information`; the `rewind_summary` records the whole point); for a rewind, each dataset's RESTORE and the flows moved back
  * (`rewind_progress`). Then the next command: the rewind itself, or the replay.
  */
 export async function printRewindOutcome(
@@ -15,22 +15,22 @@ export async function printRewindOutcome(
 ): Promise<void> {
   if (update.state !== "COMPLETED") return;
   const { events } = await client.events(pipelineId, {
-    filter: `origin.update_id = '${update.update_id}' AND event_type IN ('rewind_summary', 'rewind_progress')`,
+    filter: `origin.update_id = '${update.update_id}' AND event_type IN ('rewind_summary', 'rewind_progress', 'planning_information')`,
     max_results: 1000,
   });
   const summary = detailsOf<RewindSummary>(events, "rewind_summary")[0];
   if (!summary) return;
   if (summary.dry_run) {
+    // The plan: the datasets of the selection (and the definition), not every one the point holds.
+    const planned = detailsOf<RewindPlanning>(events, "planning_information")[0]?.datasets;
+    const datasets =
+      planned?.map((d) => ({ dataset: d.dataset, version: d.target_version })) ??
+      summary.datasets.map((d) => ({ dataset: d.identifier, version: d.table_version }));
+    const flows = planned ? planned.flatMap((d) => d.flows ?? []) : summary.flows;
     out(`dry run, nothing changed: a rewind to ${summary.timestamp} restores\n`);
-    out(
-      formatTable(
-        summary.datasets.map((dataset) => ({ dataset: dataset.identifier, version: dataset.table_version })),
-      ),
-    );
-    if (summary.flows.length > 0)
-      out(
-        `and moves flows back to checkpoints ${summary.flows.map((f) => `${f.flow}@${f.seq}`).join(", ")}\n`,
-      );
+    out(formatTable(datasets));
+    if (flows.length > 0)
+      out(`and moves flows back to checkpoints ${flows.map((f) => `${f.flow}@${f.seq}`).join(", ")}\n`);
     out(`rewind: run the same command without --dry-run\n`);
     return;
   }
@@ -58,6 +58,15 @@ interface RewindSummary {
   readonly timestamp: string;
   readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
   readonly flows: readonly { readonly flow: string; readonly seq: number }[];
+}
+
+/** A rewind's `planning_information`: the datasets it restores and the flows it moves back. */
+interface RewindPlanning {
+  readonly datasets?: readonly {
+    readonly dataset: string;
+    readonly target_version: number;
+    readonly flows?: readonly { readonly flow: string; readonly seq: number }[];
+  }[];
 }
 
 interface RewindProgress {

@@ -82,7 +82,11 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     await context.events.planningInformation({
       rewind: true,
       dry_run: plan.dryRun,
-      datasets: plan.datasets.map((d) => ({ dataset: d.identifier, target_version: d.targetVersion })),
+      datasets: plan.datasets.map((d) => ({
+        dataset: d.identifier,
+        target_version: d.targetVersion,
+        flows: d.flows.map((f) => ({ flow: f.flow, seq: f.targetSeq })),
+      })),
     });
     if (plan.dryRun) {
       await recordRewindPoint(context.env, plan.cut, "dry-run", ids.updateId);

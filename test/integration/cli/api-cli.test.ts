@@ -96,6 +96,20 @@ describe("ebb CLI over the API", () => {
     expect(dry.out).toContain("dry run, nothing changed");
     expect(dry.out).toMatch(/cli\.demo\.raw\s+2\n/);
     expect(dry.out).toMatch(/ingest@2, keep@2/);
+    // A selection's dry run shows what that rewind restores, not every table the point holds.
+    const selected = await ebb(
+      "rewind",
+      pipelineId,
+      "--latest",
+      "--datasets",
+      "cli.demo.good",
+      "--no-cascade",
+      "--dry-run",
+    );
+    expect(selected.code, selected.err).toBe(EXIT.ok);
+    expect(selected.out).toMatch(/cli\.demo\.good\s+\d+\n/);
+    expect(selected.out).not.toContain("cli.demo.raw");
+    expect(selected.out).toMatch(/flows back to checkpoints keep@2\n/);
     const rewound = await ebb(
       "rewind",
       pipelineId,
