@@ -4,8 +4,9 @@ import type { Out } from "./pipeline-commands.ts";
 
 /**
  * What a finished `ebb rewind` did, from its update's events: for a dry run, what a rewind would
- * restore (its plan's `planning_information`; the `rewind_summary` records the whole point); for a rewind, each dataset's RESTORE and the flows moved back
- * (`rewind_progress`). Then the next command: the rewind itself, or the replay.
+ * restore (its plan's `planning_information`; the `rewind_summary` records the whole point); for a
+ * rewind, each dataset's RESTORE and the flows moved back (`rewind_progress`). Then the next
+ * command: the rewind itself, or the replay.
  */
 export async function printRewindOutcome(
   client: EbbClient,
@@ -22,13 +23,10 @@ export async function printRewindOutcome(
   if (!summary) return;
   if (summary.dry_run) {
     // The plan: the datasets of the selection (and the definition), not every one the point holds.
-    const planned = detailsOf<RewindPlanning>(events, "planning_information")[0]?.datasets;
-    const datasets =
-      planned?.map((d) => ({ dataset: d.dataset, version: d.target_version })) ??
-      summary.datasets.map((d) => ({ dataset: d.identifier, version: d.table_version }));
-    const flows = planned ? planned.flatMap((d) => d.flows ?? []) : summary.flows;
+    const planned = detailsOf<RewindPlanning>(events, "planning_information")[0]?.datasets ?? [];
+    const flows = planned.flatMap((d) => d.flows ?? []);
     out(`dry run, nothing changed: a rewind to ${summary.timestamp} restores\n`);
-    out(formatTable(datasets));
+    out(formatTable(planned.map((d) => ({ dataset: d.dataset, version: d.target_version }))));
     if (flows.length > 0)
       out(`and moves flows back to checkpoints ${flows.map((f) => `${f.flow}@${f.seq}`).join(", ")}\n`);
     out(`rewind: run the same command without --dry-run\n`);
@@ -56,8 +54,6 @@ export async function printRewindOutcome(
 interface RewindSummary {
   readonly dry_run: boolean;
   readonly timestamp: string;
-  readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
-  readonly flows: readonly { readonly flow: string; readonly seq: number }[];
 }
 
 /** A rewind's `planning_information`: the datasets it restores and the flows it moves back. */

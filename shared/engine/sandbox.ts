@@ -136,18 +136,18 @@ export class Sandbox {
   }
 
   /** Runs an engine query and returns its rows. */
-  async rows(sql: string): Promise<DuckRow[]> {
-    try {
-      return await this.session.rows(sql);
-    } catch (error) {
-      throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
-    }
+  rows(sql: string): Promise<DuckRow[]> {
+    return this.reading(() => this.session.rows(sql));
   }
 
   /** Rows a user is answered (a query's result, state rows): exact decimals, maps as maps. */
-  async answerRows(sql: string): Promise<AnswerRow[]> {
+  answerRows(sql: string): Promise<AnswerRow[]> {
+    return this.reading(() => this.session.answerRows(sql));
+  }
+
+  private async reading<T>(read: () => Promise<T>): Promise<T> {
     try {
-      return await this.session.answerRows(sql);
+      return await read();
     } catch (error) {
       throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
     }

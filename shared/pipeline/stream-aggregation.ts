@@ -27,16 +27,18 @@ export const groupColumn = (j: number) => `__ebb_g${j}`;
 export const aggregateColumn = (i: number) => `__ebb_a${i}`;
 export const partialColumn = (i: number, part: string) => `__ebb_p${i}_${part}`;
 
-export type AggregateKind =
-  | "count"
-  | "sum"
-  | "min"
-  | "max"
-  | "avg"
-  /** count, sum or avg of DISTINCT values: the partial is the set of distinct values. */
-  | "count_distinct"
-  | "sum_distinct"
-  | "avg_distinct";
+/** The aggregates whose partials Ebb keeps; `*_distinct`: of DISTINCT values, the set of them the partial. */
+export const AGGREGATE_KINDS = [
+  "count",
+  "sum",
+  "min",
+  "max",
+  "avg",
+  "count_distinct",
+  "sum_distinct",
+  "avg_distinct",
+] as const;
+export type AggregateKind = (typeof AGGREGATE_KINDS)[number];
 
 export interface WindowSpec {
   /** The event-time column the windows are cut from (the flow's watermark column). */

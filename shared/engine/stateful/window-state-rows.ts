@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { groupColumn, WINDOW_START } from "../../pipeline/stream-aggregation.ts";
+import { AGGREGATE_KINDS, groupColumn, WINDOW_START } from "../../pipeline/stream-aggregation.ts";
 import type { StateColumn, StateSchema } from "../../state/index.ts";
 import { partsOf } from "./partial-aggregates.ts";
 
@@ -17,12 +17,7 @@ const signatureSchema = z.object({
   window: z.object({ sizeMicros: z.number().positive() }),
   /** Parse trees as JSON text (`shape` in stream-aggregation.ts). */
   keys: z.array(z.string()),
-  aggregates: z.array(
-    z.object({
-      kind: z.enum(["count", "sum", "min", "max", "avg", "count_distinct", "sum_distinct", "avg_distinct"]),
-      text: z.string().min(1),
-    }),
-  ),
+  aggregates: z.array(z.object({ kind: z.enum(AGGREGATE_KINDS), text: z.string().min(1) })),
 });
 
 /** SQL text of an expression's parse tree (the sandbox's `json_deserialize_sql`). */

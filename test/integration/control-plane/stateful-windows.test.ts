@@ -70,6 +70,19 @@ describe("windowed aggregation through the API", () => {
   };
   const rows = async (schema: string, sql: string) =>
     (await cp.client.query(`windows.${schema}.metrics`, { sql })).rows;
+  /** Rewinds to the point (the table then holds no window) and replays: the same windows, once. */
+  const rewindAndReplay = async (
+    pipelineId: string,
+    point: string,
+    windows: () => Promise<unknown[]>,
+    replayed: unknown[],
+  ) => {
+    const rewind = await run(pipelineId, { rewind_spec: { rewind_point_id: point } });
+    expect(rewind.state, rewind.error?.message).toBe("COMPLETED");
+    expect(await windows()).toEqual([]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    expect(await windows()).toEqual(replayed);
+  };
   const progress = async (pipelineId: string) =>
     (await cp.client.events(pipelineId, { max_results: 100 })).events
       .map((e) => (e.details as Record<string, unknown>)["flow_progress"] as BatchProgress | undefined)
@@ -122,11 +135,7 @@ describe("windowed aggregation through the API", () => {
 
     // Back to the point: nothing appended, and the partials of (12:00, a) = {1, 3} and (12:00, b)
     // restored. The replay reads the later files again and appends the same windows once.
-    const rewind = await run(pipelineId, { rewind_spec: { rewind_point_id: point } });
-    expect(rewind.state, rewind.error?.message).toBe("COMPLETED");
-    expect(await rows("tumbling", all)).toEqual([]);
-    expect((await run(pipelineId)).state).toBe("COMPLETED");
-    expect(await rows("tumbling", all)).toEqual(second);
+    await rewindAndReplay(pipelineId, point, () => rows("tumbling", all), second);
   });
 
   it("counts, sums and averages distinct values per window across batches; the state keeps each window's set; a rewind restores it", async () => {
@@ -164,11 +173,7 @@ describe("windowed aggregation through the API", () => {
     const written = [{ s: "12:00", k: "a", n: 3, total: 8, mean: 8 / 3, rows_seen: 6 }];
     expect(await rows("distinct", all)).toEqual(written);
 
-    const rewind = await run(pipelineId, { rewind_spec: { rewind_point_id: point } });
-    expect(rewind.state, rewind.error?.message).toBe("COMPLETED");
-    expect(await rows("distinct", all)).toEqual([]);
-    expect((await run(pipelineId)).state).toBe("COMPLETED");
-    expect(await rows("distinct", all)).toEqual(written);
+    await rewindAndReplay(pipelineId, point, () => rows("distinct", all), written);
   });
 
   it("fails a batch whose aggregate names a column the source lacks as the user's SQL, naming the flow", async () => {
@@ -177,8 +182,7 @@ describe("windowed aggregation through the API", () => {
       "SELECT window, sum(nope) AS total FROM source GROUP BY window(ts, '10 minutes')",
     );
     await land("bad_column", [{ k: "a", v: 1, ts: "2026-01-01 12:01:00" }]);
-    const { update_id } = await cp.client.startUpdate(pipelineId);
-    const failed = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    const failed = await run(pipelineId);
     expect(failed.state).toBe("FAILED");
     expect(failed.error?.error_code).toBe("INVALID_PARAMETER_VALUE");
     expect(failed.error?.message).toMatch(/^the SQL of flow "per_window" failed: Binder Error: .*nope/);
