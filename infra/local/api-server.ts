@@ -5,8 +5,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import { RequestTooLargeError, RouteNotFoundError, UnauthenticatedError } from "../../shared/api/errors.ts";
 import { MAX_BODY_BYTES } from "../../shared/api/request-body.ts";
 import { toErrorResponse } from "../../shared/api/error-response.ts";
+import { EbbClient } from "../../shared/client/ebb-client.ts";
+import { bearerAuth } from "../../shared/client/request-signer.ts";
 import type { FunctionHost } from "./function-host.ts";
 import { LOOPBACK } from "./loopback-port.ts";
+import { MCP_PATH, McpEndpoint } from "./mcp-endpoint.ts";
 import type { LocalRoute } from "./template-functions.ts";
 import { readUiAsset } from "./ui-assets.ts";
 import { UI_HEADER, UiSessions, expiredSessionCookie, sessionCookie } from "./ui-sessions.ts";
@@ -15,8 +18,8 @@ import { UI_HEADER, UiSessions, expiredSessionCookie, sessionCookie } from "./ui
  * API Gateway, locally: the stack's routes served on 127.0.0.1, each request checked for the bearer
  * token (`Authorization: Bearer <token>`, as the Databricks CLI and SDK send it) and turned into the
  * proxy event API Gateway would send the same handler. Outside `/api/` it serves the web UI's files
- * (no token needed), `/auth/session`, which trades the token for a browser session, and the
- * Databricks host metadata.
+ * (no token needed), `/auth/session`, which trades the token for a browser session, the
+ * Databricks host metadata, and `/mcp`: the MCP server over streamable HTTP, behind the same token.
  */
 
 const API_PREFIX = "/api/";
@@ -48,8 +51,16 @@ export async function serveApi(
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
   const routes = options.routes.map((route) => ({ ...route, pattern: routePattern(route.path) }));
   const sessions = new UiSessions(options.token);
+  // Its client calls this same server, at the address it listens on.
+  const mcp = new McpEndpoint(
+    () => new EbbClient({ endpoint: endpointOf(server), auth: bearerAuth(options.token) }),
+  );
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://local");
+    if (url.pathname === MCP_PATH) {
+      void serveMcp(mcp, request, response);
+      return;
+    }
     const answer = url.pathname.startsWith(API_PREFIX)
       ? handle(request, url)
       : url.pathname === SESSION_PATH
@@ -68,6 +79,40 @@ export async function serveApi(
     if (options.uiAssets === undefined) return handle(request, url);
     const asset = await readUiAsset(options.uiAssets, url.pathname);
     return { statusCode: asset.status, headers: { ...asset.headers }, body: asset.body as string };
+  }
+
+  /** An MCP request: the token as for the API, then the session's own transport. */
+  async function serveMcp(
+    endpoint: McpEndpoint,
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ): Promise<void> {
+    const refuse = (result: APIGatewayProxyResult) => {
+      response.writeHead(result.statusCode, result.headers as http.OutgoingHttpHeaders);
+      response.end(result.body);
+    };
+    const authorization = request.headers.authorization;
+    if (!sessions.authorized(authorization !== undefined ? { authorization } : {})) {
+      const { status, body } = toErrorResponse(
+        new UnauthenticatedError("send Authorization: Bearer $EBB_TOKEN, as the MCP client's headers"),
+      );
+      return refuse(reply(status, body));
+    }
+    const text = await readBody(request);
+    if (text === undefined)
+      return refuse(reply(413, { error_code: "REQUEST_LIMIT_EXCEEDED", message: "the body is over 10 MB" }));
+    let body: unknown;
+    try {
+      body = text === null ? undefined : JSON.parse(text);
+    } catch {
+      return refuse(reply(400, { error_code: "MALFORMED_REQUEST", message: "an MCP message is JSON" }));
+    }
+    try {
+      await endpoint.handle(request, response, body);
+    } catch (error) {
+      console.error(error);
+      if (!response.headersSent) refuse(reply(500, { error_code: "INTERNAL_ERROR", message: String(error) }));
+    }
   }
 
   /** POST `{token}` opens a browser session (HttpOnly cookie); DELETE closes it. */
@@ -155,15 +200,20 @@ export async function serveApi(
     server.once("error", reject);
     server.listen(options.port ?? 0, LOOPBACK, resolve);
   });
-  const { port } = server.address() as AddressInfo;
   return {
-    endpoint: `http://${LOOPBACK}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    endpoint: endpointOf(server),
+    close: async () => {
+      await mcp.close();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
+}
+
+function endpointOf(server: http.Server): string {
+  return `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`;
 }
 
 /** `/api/2.0/pipelines/{pipeline_id}` → a pattern capturing one raw path segment per parameter. */

@@ -3,6 +3,7 @@ import { DeltaError } from "../delta/index.ts";
 import { StoreError } from "../store/errors.ts";
 import { EbbApiError } from "../client/ebb-client.ts";
 import { addInspectCommands, StatementFailedError } from "./inspect-commands.ts";
+import { addMcpCommand } from "./mcp-command.ts";
 import { addPipelineCommands } from "./pipeline-commands.ts";
 import { addTableCommands } from "./table-commands.ts";
 import { addUpdateCommands, EXIT_UPDATE_FAILED, type Confirm } from "./update-commands.ts";
@@ -48,6 +49,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   addPipelineCommands(program, io.out);
   addUpdateCommands(program, io.out, io.confirm ?? (async () => false));
   addInspectCommands(program, io.out);
+  addMcpCommand(program);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return EXIT.ok;

@@ -1,0 +1,26 @@
+import type { Command } from "commander";
+import { api } from "./pipeline-commands.ts";
+
+/**
+ * `ebb mcp`: an MCP server on standard input and output, over the API the other commands use
+ * (`--endpoint`/`--token` or `EBB_ENDPOINT`/`EBB_TOKEN`; SigV4 without a token). An assistant's MCP
+ * client starts it as a child process; it runs until the client closes the pipe.
+ */
+export function addMcpCommand(program: Command): void {
+  program
+    .command("mcp")
+    .description("serve Ebb's tools to an AI assistant over MCP (stdio)")
+    .action(async (_options: object, command: Command) => {
+      const client = api(command);
+      // Loaded here only: the SDK is for this command alone.
+      const [{ StdioServerTransport }, { createEbbMcpServer }, { EBB_VERSION }] = await Promise.all([
+        import("@modelcontextprotocol/sdk/server/stdio.js"),
+        import("../mcp/ebb-mcp-server.ts"),
+        import("../mcp/ebb-version.ts"),
+      ]);
+      const transport = new StdioServerTransport();
+      const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+      await createEbbMcpServer(client, EBB_VERSION).connect(transport);
+      await closed;
+    });
+}
