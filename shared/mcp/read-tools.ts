@@ -208,12 +208,12 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
         const lines = [
           `The first commit with matching rows is version ${onset.first_bad_version} of ${name}, at ${onset.first_bad_commit_time}.`,
           onset.last_good_version !== undefined
-            ? `The last good commit is version ${onset.last_good_version}, at ${onset.last_good_commit_time}; a rewind to ${onset.rewind_timestamp} falls between them.`
+            ? `The last good commit is version ${onset.last_good_version}, at ${onset.last_good_commit_time}; a rewind to ${onset.rewind_timestamp} (UTC) falls between them: plan_rewind takes it as rewind_timestamp.`
             : "No commit precedes it: the table held matching rows from its first version.",
           onset.rewind_point
             ? `Pipeline ${onset.pipeline_id}'s newest rewind point from before the onset: ${onset.rewind_point.rewind_point_id} (${onset.rewind_point.timestamp}). Plan it with plan_rewind.`
             : onset.pipeline_id
-              ? `Pipeline ${onset.pipeline_id} owns the table; it has no live rewind point from before the onset.`
+              ? `Pipeline ${onset.pipeline_id} owns the table; it has no live rewind point from before the onset; plan a rewind to the timestamp above.`
               : "",
         ];
         return answer(lines.filter(Boolean).join("\n"), onset);
