@@ -94,3 +94,10 @@ export class UnauthenticatedError extends ApiError {
   override readonly errorCode = "UNAUTHENTICATED";
   override readonly httpStatus = 401;
 }
+
+/** An answer larger than the API carries in one response; the message names the way out. */
+export class ResultTooLargeError extends ApiError {
+  override readonly name = "ResultTooLargeError";
+  override readonly errorCode = "RESULT_TOO_LARGE";
+  override readonly httpStatus = 400;
+}

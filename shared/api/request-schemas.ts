@@ -175,8 +175,9 @@ export const optimizeTableBody = strictObject({
 
 /**
  * `POST /api/2.0/sql/statements`: the Databricks Statement Execution API's `ExecuteStatementRequest`.
- * Ebb has no warehouses and answers every statement when it is done, in one inline JSON_ARRAY chunk:
- * `warehouse_id`, `wait_timeout`, `on_wait_timeout`, `byte_limit` and `query_tags` are accepted and
+ * Ebb has no warehouses and answers every statement when it is done, inline in JSON_ARRAY chunks of at
+ * most `EBB_ANSWER_MAX_BYTES` (the first in the answer); `byte_limit` truncates the result as on
+ * Databricks. `warehouse_id`, `wait_timeout`, `on_wait_timeout` and `query_tags` are accepted and
  * reported as ignored; another `disposition` or `format` is refused.
  */
 export const executeStatementBody = strictObject({

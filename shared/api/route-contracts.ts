@@ -182,7 +182,8 @@ export const ROUTES = {
   getStatementResultChunk: {
     method: "GET",
     path: "/api/2.0/sql/statements/{statement_id}/result/chunks/{chunk_index}",
-    summary: "One chunk of a statement's result (Ebb answers every result in one chunk, index 0)",
+    summary:
+      "One chunk of a statement's result (the first is in the answer; `next_chunk_index` names the next)",
     body: emptyBody,
     query: noQuery,
   },

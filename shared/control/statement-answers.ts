@@ -1,7 +1,9 @@
+import { z } from "zod";
 import { ResourceNotFoundError, InvalidStateError } from "../api/errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 import { ObjectNotFoundError } from "../store/errors.ts";
-import { statementKey } from "../store/bucket-layout.ts";
+import { statementChunkKey, statementKey } from "../store/bucket-layout.ts";
+import type { ResultChunk } from "../sql/index.ts";
 import type { ControlPlane } from "./control-plane.ts";
 import type { StatementResponse } from "./sql-statements.ts";
 
@@ -27,6 +29,18 @@ export async function keepStatementAnswer(plane: Answers, response: StatementRes
   await plane.bucket.put(statementKey(response.statement_id), new TextEncoder().encode(JSON.stringify(kept)));
 }
 
+/** A chunk past the first (which the answer carries inline), kept beside the answer as it is made. */
+export async function keepStatementChunk(
+  plane: Answers,
+  statementId: string,
+  chunk: ResultChunk,
+): Promise<void> {
+  await plane.bucket.put(
+    statementChunkKey(statementId, chunk.chunk_index),
+    new TextEncoder().encode(JSON.stringify(chunk)),
+  );
+}
+
 /** `GET /api/2.0/sql/statements/{statement_id}`. */
 export async function getStatement(plane: Answers, statementId: string): Promise<StatementResponse> {
   return (await keptAnswer(plane, statementId)).response;
@@ -44,13 +58,27 @@ export async function getStatementResultChunk(
       `statement ${statementId} ended ${response.status.state} and has no result: read its status.error, fix the statement and run it again`,
     );
   }
-  if (chunkIndex !== 0) {
+  const count = response.manifest?.total_chunk_count ?? 1;
+  if (chunkIndex >= count) {
     throw new InvalidParameterError(
-      `statement ${statementId}'s result has one chunk, index 0 (Ebb answers every result in one chunk); there is no chunk ${chunkIndex}`,
+      `statement ${statementId}'s result has ${count === 1 ? "one chunk, index 0" : `${count} chunks, indexes 0 to ${count - 1}`}; there is no chunk ${chunkIndex}`,
     );
   }
-  return response.result;
+  if (chunkIndex === 0) return response.result;
+  return chunkSchema.parse(
+    JSON.parse(new TextDecoder().decode(await plane.bucket.get(statementChunkKey(statementId, chunkIndex)))),
+  ) as ResultChunk;
 }
+
+/** A kept chunk, parsed (Ebb wrote it, but persisted data is parsed, not cast). */
+const chunkSchema = z.object({
+  chunk_index: z.number().int(),
+  row_offset: z.number().int(),
+  row_count: z.number().int(),
+  data_array: z.array(z.array(z.string().nullable())),
+  next_chunk_index: z.number().int().optional(),
+  next_chunk_internal_link: z.string().optional(),
+});
 
 /** `POST /api/2.0/sql/statements/{statement_id}/cancel`: every statement is done when it is answered. */
 export async function cancelStatement(plane: Answers, statementId: string): Promise<Record<string, never>> {

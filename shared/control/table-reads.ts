@@ -19,6 +19,8 @@ import type { ObjectStore } from "../store/object-store.ts";
 import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
+import { ResultTooLargeError } from "../api/errors.ts";
+import { answerBytesFromEnv, describeBytes, planAnswer } from "./answer-size.ts";
 
 /**
  * Time travel over any table of the bucket (api.md "Tables"): DESCRIBE HISTORY, the change data feed
@@ -115,6 +117,10 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
       await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query", {
         maxRows: body.limit + 1,
       });
+      // Sized before it is read: an answer over the limit is refused, never built.
+      const plan = await planAnswer(sandbox, "__ebb_result", Infinity);
+      const maxBytes = answerBytesFromEnv();
+      if (plan.totalBytes > maxBytes) throw answerTooLarge(name, plan.totalBytes, maxBytes);
       const rows = await sandbox.answerRows("SELECT * FROM __ebb_result");
       return {
         version: snapshot.version,
@@ -148,5 +154,12 @@ export async function loadSnapshotInto(
   }
   await sandbox.run(
     `CREATE TEMP TABLE ${quoteIdentifier(relation)} AS ${await fileRelationSql(sandbox.duck, sources, columns)}`,
+  );
+}
+
+function answerTooLarge(name: TableName, bytes: number, limit: number): ResultTooLargeError {
+  return new ResultTooLargeError(
+    `the answer of the query on ${name.catalog}.${name.schema}.${name.table} is ${describeBytes(bytes)}, over the ${describeBytes(limit)} one answer may carry: add a LIMIT or a narrower WHERE, select fewer or shorter columns, or run it through the SQL statements API (POST /api/2.0/sql/statements; ebb sql), which answers large results in chunks`,
+    { data: { bytes, limit } },
   );
 }

@@ -5,7 +5,13 @@ export {
   type TranslatedStatement,
   type TranslationContext,
 } from "./spark-sql-translation.ts";
-export { statementResult, type ResultColumn, type StatementResult } from "./statement-result.ts";
+export {
+  statementChunk,
+  statementManifest,
+  type ResultChunk,
+  type ResultColumn,
+  type StatementResult,
+} from "./statement-result.ts";
 export { PARAMETER_TYPE, parameterLiteral } from "./statement-parameters.ts";
 export { statementFailure } from "./statement-failures.ts";
 export {

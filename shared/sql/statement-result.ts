@@ -105,41 +105,72 @@ function jsonSafe(value: unknown): unknown {
   return value;
 }
 
+/** One chunk of a result: `row_count` rows from `row_offset` on, and where the next chunk is. */
+export interface ResultChunk {
+  readonly chunk_index: number;
+  readonly row_offset: number;
+  readonly row_count: number;
+  readonly data_array: (string | null)[][];
+  readonly next_chunk_index?: number;
+  readonly next_chunk_internal_link?: string;
+}
+
 export interface StatementResult {
   readonly manifest: {
     readonly format: "JSON_ARRAY";
     readonly schema: { readonly column_count: number; readonly columns: readonly ColumnInfo[] };
-    readonly total_chunk_count: 1;
-    readonly chunks: readonly [{ chunk_index: 0; row_offset: 0; row_count: number }];
+    readonly total_chunk_count: number;
+    readonly chunks: readonly { chunk_index: number; row_offset: number; row_count: number }[];
     readonly total_row_count: number;
     readonly truncated: boolean;
   };
-  readonly result: {
-    readonly chunk_index: 0;
-    readonly row_offset: 0;
-    readonly row_count: number;
-    readonly data_array: (string | null)[][];
+  /** The first chunk, inline. */
+  readonly result: ResultChunk;
+}
+
+/** The manifest of a result of `chunks` (each its row count), in order. */
+export function statementManifest(
+  columns: readonly ResultColumn[],
+  chunkRows: readonly number[],
+  truncated: boolean,
+): StatementResult["manifest"] {
+  const infos = columns.map(columnInfo);
+  let offset = 0;
+  const chunks = (chunkRows.length > 0 ? chunkRows : [0]).map((row_count, chunk_index) => {
+    const chunk = { chunk_index, row_offset: offset, row_count };
+    offset += row_count;
+    return chunk;
+  });
+  return {
+    format: "JSON_ARRAY",
+    schema: { column_count: infos.length, columns: infos },
+    total_chunk_count: chunks.length,
+    chunks,
+    total_row_count: offset,
+    truncated,
   };
 }
 
-/** `rows` (at most `rowLimit` of them are answered; `truncated` says whether there were more). */
-export function statementResult(
-  columns: readonly ResultColumn[],
+/** Chunk `chunk_index` of the manifest, its rows as Databricks' JSON_ARRAY strings. */
+export function statementChunk(
+  manifest: StatementResult["manifest"],
+  statementId: string,
+  chunkIndex: number,
   rows: readonly Record<string, unknown>[],
-  rowLimit: number,
-): StatementResult {
-  const infos = columns.map(columnInfo);
-  const kept = rows.slice(0, rowLimit);
-  const data = kept.map((row) => infos.map((info) => cellText(row[info.name], info)));
+): ResultChunk {
+  const infos = manifest.schema.columns;
+  const { row_offset, row_count } = manifest.chunks[chunkIndex]!;
+  const next = chunkIndex + 1 < manifest.total_chunk_count ? chunkIndex + 1 : undefined;
   return {
-    manifest: {
-      format: "JSON_ARRAY",
-      schema: { column_count: infos.length, columns: infos },
-      total_chunk_count: 1,
-      chunks: [{ chunk_index: 0, row_offset: 0, row_count: kept.length }],
-      total_row_count: kept.length,
-      truncated: rows.length > rowLimit,
-    },
-    result: { chunk_index: 0, row_offset: 0, row_count: kept.length, data_array: data },
+    chunk_index: chunkIndex,
+    row_offset,
+    row_count,
+    data_array: rows.map((row) => infos.map((info) => cellText(row[info.name], info))),
+    ...(next !== undefined
+      ? {
+          next_chunk_index: next,
+          next_chunk_internal_link: `/api/2.0/sql/statements/${statementId}/result/chunks/${next}`,
+        }
+      : {}),
   };
 }

@@ -40,3 +40,8 @@ export function updateStateKey(pipelineId: string, updateId: string, file: strin
 export function statementKey(statementId: string): string {
   return `${STATEMENTS_PREFIX}${statementId}.json`;
 }
+
+/** The key of one chunk (past the first) of a SQL statement's kept answer; the same lifecycle rule removes it. */
+export function statementChunkKey(statementId: string, chunkIndex: number): string {
+  return `${STATEMENTS_PREFIX}${statementId}/chunks/${chunkIndex}.json`;
+}
