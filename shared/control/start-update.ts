@@ -36,8 +36,9 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  * 3. The pipeline may start one: not busy (`PIPELINE_BUSY`), not rewind-blocked for a non-rewind
  *    (`PIPELINE_REWIND_INCOMPLETE`).
  * 4. Record the update QUEUED with the ARN of its execution-to-be, take the pipeline (a lost race is
- *    `PIPELINE_BUSY`, and the update is recorded CANCELED), write `create_update`, start the
- *    execution named after the update id.
+ *    `PIPELINE_BUSY`, and the update that never began is removed, so listings and SDK waiters follow
+ *    the winner), record a rewind's plan, write `create_update`, start the execution named after the
+ *    update id.
  */
 
 export async function startUpdate(
@@ -112,16 +113,18 @@ export async function startUpdate(
     state: "QUEUED",
     executionArnOf: (updateId) => plane.executions.arnOf({ pipelineId, updateId }),
   });
-  if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
   const begun = await plane.pipelines.beginUpdate(pipelineId, update.updateId, "STARTING", {
     restoresTables: rewind !== undefined && !rewind.dryRun,
   });
   if (begun.outcome === "pipeline-busy") {
-    await plane.updates.transition(pipelineId, update.updateId, "CANCELED", {
-      error: { errorCode: "PIPELINE_BUSY", message: `update ${begun.activeUpdateId} started first` },
-    });
+    // The loser never began: it leaves no update behind, so the winner is the latest update.
+    if (!(await plane.updates.discard(pipelineId, update.updateId)))
+      await plane.updates.transition(pipelineId, update.updateId, "CANCELED", {
+        error: { errorCode: "PIPELINE_BUSY", message: `update ${begun.activeUpdateId} started first` },
+      });
   }
   assertBegun(begun);
+  if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
   await recorder(plane, update, pipeline.definition.name).createUpdate({
     cause: body.cause,
     definition_version: version,

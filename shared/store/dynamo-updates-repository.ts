@@ -1,4 +1,5 @@
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   TransactWriteCommand,
@@ -204,6 +205,20 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
       ),
     );
     if (!outcome.written) throw new UpdateNotFoundError(pipelineId, updateId);
+  }
+
+  async discard(pipelineId: string, updateId: string): Promise<boolean> {
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: pipelineId, [SORT]: updateId },
+          ConditionExpression: "updateState = :queued",
+          ExpressionAttributeValues: { ":queued": "QUEUED" },
+        }),
+      ),
+    );
+    return outcome.written;
   }
 }
 

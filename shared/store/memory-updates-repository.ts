@@ -121,4 +121,10 @@ export class MemoryUpdatesRepository implements UpdatesRepository {
     }
     return updates;
   }
+
+  async discard(pipelineId: string, updateId: string): Promise<boolean> {
+    const updates = this.of(pipelineId);
+    if (updates.get(updateId)?.state !== "QUEUED") return false;
+    return updates.delete(updateId);
+  }
 }

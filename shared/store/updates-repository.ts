@@ -128,4 +128,10 @@ export interface UpdatesRepository {
   ): Promise<boolean>;
   /** Records the execution running the update. Throws `UpdateNotFoundError` when absent. */
   recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void>;
+  /**
+   * Removes an update that never began: one still QUEUED (a start that lost the race for the pipeline,
+   * so no listing shows it as the latest). Answers false, removing nothing, when it is absent or has
+   * moved on.
+   */
+  discard(pipelineId: string, updateId: string): Promise<boolean>;
 }

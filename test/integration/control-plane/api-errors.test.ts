@@ -128,6 +128,24 @@ describe("documented API errors", () => {
     await cp.client.waitForUpdate(pipelineId, first.update_id, { intervalMs: 200 });
   });
 
+  it("starts that race: one wins, and the losers leave no update behind (the latest is the winner)", async () => {
+    const before = (await cp.client.listUpdates(pipelineId, { max_results: 100 })).updates.length;
+    const starts = await Promise.allSettled(
+      Array.from({ length: 4 }, () => cp.client.startUpdate(pipelineId)),
+    );
+    const won = starts.filter((s) => s.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    for (const lost of starts.filter((s) => s.status === "rejected"))
+      expect(lost.reason).toMatchObject({ status: 409, errorCode: "PIPELINE_BUSY" });
+    const winner = (won[0] as PromiseFulfilledResult<{ update_id: string }>).value.update_id;
+    const { updates } = await cp.client.listUpdates(pipelineId, { max_results: 100 });
+    expect(updates.length).toBe(before + 1);
+    expect(updates[0]!.update_id).toBe(winner);
+    const pipeline = await cp.client.getPipeline(pipelineId);
+    expect((pipeline["latest_updates"] as { update_id: string }[])[0]!.update_id).toBe(winner);
+    await cp.client.waitForUpdate(pipelineId, winner, { intervalMs: 200 });
+  });
+
   it("stop cancels the running update and frees the pipeline", async () => {
     await cp.land("c.json", [{ id: 3 }]);
     const { update_id } = await cp.client.startUpdate(pipelineId);

@@ -91,6 +91,19 @@ export function updatesRepositoryContract(
       ).rejects.toBeInstanceOf(UpdateNotFoundError);
     });
 
+    it("discards an update that never began, and only such an update", async () => {
+      const repository = create();
+      const pipelineId = randomUUID();
+      const queued = await repository.create({ ...newUpdate(pipelineId), state: "QUEUED" });
+      const running = await repository.create({ ...newUpdate(pipelineId), state: "QUEUED" });
+      await repository.transition(pipelineId, running.updateId, "RUNNING");
+      expect(await repository.discard(pipelineId, queued.updateId)).toBe(true);
+      expect(await repository.get(pipelineId, queued.updateId)).toBeUndefined();
+      expect(await repository.discard(pipelineId, queued.updateId)).toBe(false);
+      expect(await repository.discard(pipelineId, running.updateId)).toBe(false);
+      expect((await repository.get(pipelineId, running.updateId))?.state).toBe("RUNNING");
+    });
+
     it("records the execution-to-be with the update, named after the id it gets", async () => {
       const repository = create();
       const pipelineId = randomUUID();
