@@ -172,10 +172,12 @@ export class EbbClient {
   createPipeline(body: unknown) {
     return this.request<{ pipeline_id: string }>("POST", "/api/2.0/pipelines", { body });
   }
-  listPipelines() {
+  /** Every pipeline, newest first; with `max_results`, one page of them. */
+  listPipelines(query: { max_results?: number; page_token?: string } = {}) {
     return this.request<{
       statuses: { pipeline_id: string; name: string; state: string; definition_version: number }[];
-    }>("GET", "/api/2.0/pipelines");
+      next_page_token?: string;
+    }>("GET", "/api/2.0/pipelines", { query });
   }
   getPipeline(pipelineId: string) {
     return this.request<Record<string, unknown>>("GET", `/api/2.0/pipelines/${pipelineId}`);
