@@ -86,8 +86,13 @@ async function build(esbuild, place) {
       continue;
     }
     const target = path.join(place.cacheDir, hashOf(inputs, place.root));
-    if (existsSync(target)) rmSync(staging, { recursive: true, force: true });
-    else renameSync(staging, target);
+    try {
+      renameSync(staging, target);
+    } catch (error) {
+      // Another `ebb` built the same sources first: its build is this one.
+      if (!existsSync(target)) throw error;
+      rmSync(staging, { recursive: true, force: true });
+    }
     const record = path.join(place.cacheDir, `.inputs-${process.pid}.json`);
     writeFileSync(record, JSON.stringify(inputs));
     renameSync(record, path.join(place.cacheDir, "inputs.json"));
