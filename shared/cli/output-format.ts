@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { DecimalText } from "../duck/answer-values.ts";
+import { DecimalText } from "../duck/decimal-text.ts";
 
 /**
  * How the CLI prints rows: an aligned text table for people, one JSON object per line (`--json`) for
