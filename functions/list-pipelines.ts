@@ -2,7 +2,5 @@ import { ROUTES } from "../shared/api/route-contracts.ts";
 import { listPipelines } from "../shared/control/pipeline-commands.ts";
 import { apiRoute } from "./http/api-route.ts";
 
-/** `GET /api/2.0/pipelines` → `{statuses}`, newest first. */
-export const handler = apiRoute(ROUTES.listPipelines, ({ query }, plane) =>
-  listPipelines(plane, query.max_results),
-);
+/** `GET /api/2.0/pipelines?max_results=&page_token=` → `{statuses, next_page_token?}`, newest first. */
+export const handler = apiRoute(ROUTES.listPipelines, ({ query }, plane) => listPipelines(plane, query));

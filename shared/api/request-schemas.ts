@@ -221,9 +221,6 @@ export const executeStatementBody = strictObject({
   query_tags: z.array(strictObject({ key: z.string(), value: z.string().nullable().optional() })).optional(),
 });
 
-/** `GET /api/2.0/pipelines`. */
-export const listPipelinesQuery = strictObject({ max_results: maxResults.optional() });
-
 /** `DELETE /api/2.0/pipelines/{id}`. */
 export const deletePipelineQuery = strictObject({ purge: queryBoolean.optional() });
 
@@ -231,6 +228,9 @@ const paging = {
   max_results: maxResults.optional(),
   page_token: queryText().min(1).optional(),
 };
+
+/** `GET /api/2.0/pipelines`. */
+export const listPipelinesQuery = strictObject(paging);
 
 /** `GET /api/2.0/pipelines/{id}/updates`. */
 export const listUpdatesQuery = strictObject(paging);

@@ -34,7 +34,7 @@ export const ROUTES = {
   listPipelines: {
     method: "GET",
     path: PIPELINES,
-    summary: "List pipelines → {statuses}, newest first",
+    summary: "List pipelines → {statuses, next_page_token?}, newest first, paged by max_results",
     body: emptyBody,
     query: schemas.listPipelinesQuery,
   },

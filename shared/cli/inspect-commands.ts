@@ -1,8 +1,10 @@
 import type { Command } from "commander";
+import { topCommand } from "./command-catalogue.ts";
 import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
 import { onsetOutcome } from "./onset-outcome.ts";
 import { optimizeOutcome } from "./optimize-outcome.ts";
+import { StatementFailedError } from "./statement-failed-error.ts";
 
 /**
  * `ebb events`, `ebb rewind-points`, `ebb state`, `ebb history`, `ebb changes`, `ebb query`,
@@ -10,18 +12,11 @@ import { optimizeOutcome } from "./optimize-outcome.ts";
  * through the API; and `ebb optimize`, their upkeep.
  */
 
-/** A statement the SQL endpoint ran and answered FAILED: printed with its error class, exit 3. */
-export class StatementFailedError extends Error {
-  override readonly name = "StatementFailedError";
-}
-
 export function addInspectCommands(program: Command, out: Out): void {
   const print = (rows: readonly Record<string, unknown>[], json?: boolean) =>
     out(json ? formatJsonLines(rows) : formatTable(rows));
 
-  program
-    .command("events <pipeline-id>")
-    .description("the event log, newest first")
+  topCommand(program, "events")
     .option("--type <types>", "only these event types (comma-separated)")
     .option("--since <time>", "only events after this time (ISO-8601)")
     .option("--filter <filter>", "a filter in the API's grammar (ANDed with the above)")
@@ -55,9 +50,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       },
     );
 
-  program
-    .command("rewind-points <pipeline-id>")
-    .description("the live rewind points, newest first")
+  topCommand(program, "rewind-points")
     .option("--capture", "capture one now first")
     .option("--json", "one JSON object per point")
     .action(async (pipelineId: string, options: { capture?: boolean; json?: boolean }, command: Command) => {
@@ -75,11 +68,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       );
     });
 
-  program
-    .command("state <pipeline-id> <flow>")
-    .description(
-      "a flow's operator state as rows: at HEAD, a checkpoint, or what a rewind to a point restores",
-    )
+  topCommand(program, "state")
     .option("--checkpoint <seq>", "at this checkpoint", Number)
     .option("--point <id>", "at this rewind point (see `ebb rewind-points`)")
     .option("--max <n>", "at most this many rows (default: all)", Number)
@@ -120,9 +109,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       },
     );
 
-  program
-    .command("history <table>")
-    .description("DESCRIBE HISTORY of catalog.schema.table")
+  topCommand(program, "history")
     .option("--json", "one JSON object per commit")
     .action(async (table: string, options: { json?: boolean }, command: Command) => {
       const { history } = await api(command).history(table);
@@ -139,9 +126,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       );
     });
 
-  program
-    .command("changes <table>")
-    .description("the change data feed of catalog.schema.table")
+  topCommand(program, "changes")
     .option("--from <n>", "first version", Number)
     .option("--to <n>", "last version", Number)
     .option("--json", "one JSON object per change")
@@ -155,9 +140,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       },
     );
 
-  program
-    .command("query <table> [sql]")
-    .description("read catalog.schema.table (as `t`), now or as of a version or time")
+  topCommand(program, "query")
     .option("--version <n>", "as of this version", Number)
     .option("--timestamp <time>", "as of this time")
     .option("--limit <n>", "at most this many rows", Number)
@@ -179,11 +162,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       },
     );
 
-  program
-    .command("sql <statement>")
-    .description(
-      "run a Databricks SQL query: event_log('<pipeline-id>'), table_changes, DESCRIBE HISTORY, catalog.schema.table",
-    )
+  topCommand(program, "sql")
     .option("--catalog <name>", "the catalog of names with fewer parts")
     .option("--schema <name>", "the schema of names with fewer parts")
     .option("--limit <n>", "at most this many rows", Number)
@@ -213,9 +192,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       },
     );
 
-  program
-    .command("onset <table> <predicate>")
-    .description("the first version whose changes match the predicate, and the midpoint rewind timestamp")
+  topCommand(program, "onset")
     .option("--deletes", "look for an erroneous delete (change type delete)")
     .option("--json", "print as JSON")
     .action(
@@ -234,9 +211,7 @@ export function addInspectCommands(program: Command, out: Out): void {
       },
     );
 
-  program
-    .command("optimize <table>")
-    .description("compact the table's small files (OPTIMIZE: one dataChange=false commit)")
+  topCommand(program, "optimize")
     .option(
       "--target-size <bytes>",
       "size of the files written (default: the table's delta.targetFileSize)",

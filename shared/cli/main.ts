@@ -1,39 +1,66 @@
-import { Command, CommanderError } from "commander";
-import { DeltaError } from "../delta/index.ts";
-import { StoreError } from "../store/errors.ts";
-import { EbbApiError } from "../client/ebb-client.ts";
-import { addInspectCommands, StatementFailedError } from "./inspect-commands.ts";
-import { addMcpCommand } from "./mcp-command.ts";
-import { addPipelineCommands } from "./pipeline-commands.ts";
-import { addTableCommands } from "./table-commands.ts";
-import { addUpdateCommands, EXIT_UPDATE_FAILED, type Confirm } from "./update-commands.ts";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import packageJson from "../../package.json" with { type: "json" };
+import { commandGroup, TOP_COMMANDS, type CommandGroup } from "./command-catalogue.ts";
+import { DeclinedError } from "./declined-error.ts";
+import { EXIT } from "./exit-codes.ts";
+import type { Confirm } from "./update-commands.ts";
 import { UsageError } from "./usage-error.ts";
 
-/**
- * Exit codes scripts can rely on: 3 when the API refused the request (its error_code is printed),
- * 4 when an update it followed ended FAILED or CANCELED.
- */
-export const EXIT = { ok: 0, failed: 1, usage: 2, refused: 3, updateFailed: EXIT_UPDATE_FAILED } as const;
+export { EXIT } from "./exit-codes.ts";
 
 export interface CliIo {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
-  /** Asks a yes/no question (rewind asks before it changes anything). @default no: refuse */
+  /**
+   * Asks a yes/no question (rewind asks before it changes anything); absent when there is no one to
+   * ask, and a command that needs confirmation then refuses unless `--yes`.
+   */
   readonly confirm?: Confirm;
+  /** The terminal's width, which tables fit in; absent when printing to a pipe. */
+  readonly width?: number;
 }
 
 const processIo: CliIo = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
-  confirm: async (question) => {
-    if (!process.stdin.isTTY) return false;
-    const { createInterface } = await import("node:readline/promises");
-    const prompt = createInterface({ input: process.stdin, output: process.stdout });
-    try {
-      return /^y(es)?$/i.test((await prompt.question(question)).trim());
-    } finally {
-      prompt.close();
-    }
+  ...(process.stdin.isTTY ? { confirm: askOnTerminal } : {}),
+  ...(process.stdout.isTTY ? { width: process.stdout.columns } : {}),
+};
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const { createInterface } = await import("node:readline/promises");
+  const prompt = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(question)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+/**
+ * Each group of commands is loaded only when a command of it runs: `ebb --help` loads commander
+ * alone, `ebb table …` no API client, `ebb pipelines …` no DuckDB.
+ */
+const GROUPS: Record<CommandGroup, () => Promise<(program: Command, io: CliIo) => void>> = {
+  pipelines: async () => {
+    const { addPipelineCommands } = await import("./pipeline-commands.ts");
+    return (program, io) => addPipelineCommands(program, io.out, io.err);
+  },
+  updates: async () => {
+    const { addUpdateCommands } = await import("./update-commands.ts");
+    return (program, io) => addUpdateCommands(program, io.out, io.confirm);
+  },
+  inspect: async () => {
+    const { addInspectCommands } = await import("./inspect-commands.ts");
+    return (program, io) => addInspectCommands(program, io.out);
+  },
+  table: async () => {
+    const { addTableCommands } = await import("./table-commands.ts");
+    return (program, io) => addTableCommands(program, io.out);
+  },
+  mcp: async () => {
+    const { addMcpCommand } = await import("./mcp-command.ts");
+    return (program) => addMcpCommand(program);
   },
 };
 
@@ -44,13 +71,20 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .option("--endpoint <url>", "the Ebb API (default: $EBB_ENDPOINT)")
-    .option("--token <token>", "bearer token of the local runtime (default: $EBB_TOKEN; without one, SigV4)");
-  addTableCommands(program, io.out);
-  addPipelineCommands(program, io.out);
-  addUpdateCommands(program, io.out, io.confirm ?? (async () => false));
-  addInspectCommands(program, io.out);
-  addMcpCommand(program);
+    .option("--token <token>", "bearer token of the local runtime (default: $EBB_TOKEN; without one, SigV4)")
+    .addOption(
+      new Option("--width <columns>", "fit tables in this many columns")
+        .default(io.width, "the terminal's")
+        .argParser(parseWidth),
+    );
   try {
+    const group = commandGroup(argv);
+    if (group) (await GROUPS[group]())(program, io);
+    else {
+      // Only without a command: `table scan --version <n>` is the table's version.
+      program.version(packageJson.version, "-V, --version", "print the version of ebb");
+      listCommands(program);
+    }
     await program.parseAsync([...argv], { from: "user" });
     return EXIT.ok;
   } catch (error) {
@@ -58,7 +92,17 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   }
 }
 
-function report(error: unknown, io: CliIo): number {
+function parseWidth(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 20) throw new InvalidArgumentError("a whole number from 20");
+  return Number(text);
+}
+
+/** Every top-level command, by usage and summary only: what `ebb --help` (or a typo) needs. */
+function listCommands(program: Command): void {
+  for (const { usage, summary } of Object.values(TOP_COMMANDS)) program.command(usage).description(summary);
+}
+
+async function report(error: unknown, io: CliIo): Promise<number> {
   if (error instanceof CommanderError) {
     // Commander has printed its own message (or the help, for --help / --version).
     if (error.exitCode === EXIT.updateFailed) return EXIT.updateFailed;
@@ -68,6 +112,16 @@ function report(error: unknown, io: CliIo): number {
     io.err(`ebb: ${error.message}\n`);
     return EXIT.usage;
   }
+  if (error instanceof DeclinedError) {
+    io.err(`ebb: ${error.message}\n`);
+    return EXIT.failed;
+  }
+  // The error classes of the commands' modules, loaded (if not yet) only when something failed.
+  const [{ EbbApiError }, { StatementFailedError }, { CodedError }] = await Promise.all([
+    import("../client/ebb-client.ts"),
+    import("./statement-failed-error.ts"),
+    import("../errors/coded-error.ts"),
+  ]);
   if (error instanceof EbbApiError) {
     io.err(`ebb: ${error.errorCode} (HTTP ${error.status}): ${error.message}\n`);
     return EXIT.refused;
@@ -76,7 +130,8 @@ function report(error: unknown, io: CliIo): number {
     io.err(`ebb: the statement failed: ${error.message}\n`);
     return EXIT.refused;
   }
-  if (error instanceof DeltaError || error instanceof StoreError) {
+  // Ebb's own errors (a Delta table's, the store's) name the object and the way out: no stack.
+  if (error instanceof CodedError) {
     io.err(`ebb: ${error.message}\n`);
     return EXIT.failed;
   }

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { DeltaTable, TableNotFoundError, type TimeTravel } from "../delta/index.ts";
+import { topCommand } from "./command-catalogue.ts";
+import { DeltaTable, TableNotFoundError, type HistoryEntry, type TimeTravel } from "../delta/index.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
-import { formatJsonLines, formatTable, type Row } from "./output-format.ts";
+import { formatJsonLines, formatTable, renderCell, tableWidth, type Row } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";
 import { api } from "./pipeline-commands.ts";
 import { pipelineTableName, resolveTableLocation } from "./table-location.ts";
@@ -12,7 +13,7 @@ import { pipelineTableName, resolveTableLocation } from "./table-location.ts";
  * HISTORY`, `table_changes`, `RESTORE`, `VACUUM` and `OPTIMIZE`.
  */
 export function addTableCommands(program: Command, out: (text: string) => void): void {
-  const table = program.command("table").description("read and maintain a Delta table directly");
+  const table = topCommand(program, "table");
   const print = (rows: readonly Row[], json: boolean | undefined) =>
     out(json ? formatJsonLines(rows) : formatTable(rows));
 
@@ -36,13 +37,23 @@ export function addTableCommands(program: Command, out: (text: string) => void):
     .description("the table's commits, newest first (DESCRIBE HISTORY)")
     .option("--limit <n>", "at most this many commits", parseCount)
     .option("--json", "one JSON object per commit")
-    .action(async (location: string, options: { limit?: number; json?: boolean }) => {
+    .action(async (location: string, options: { limit?: number; json?: boolean }, command: Command) => {
       await withTable(location, async (delta) => {
         const history = await delta.history(options.limit === undefined ? {} : { limit: options.limit });
-        print(
-          history.map((entry) => ({ ...entry, timestamp: new Date(entry.timestamp).toISOString() })),
-          options.json,
-        );
+        const at = (entry: HistoryEntry) => new Date(entry.timestamp).toISOString();
+        if (options.json)
+          return print(
+            history.map((entry) => ({ ...entry, timestamp: at(entry) })),
+            true,
+          );
+        const rows = history.map((entry) => ({
+          version: entry.version,
+          timestamp: at(entry),
+          operation: entry.operation ?? "",
+          parameters: renderCell(entry.operationParameters),
+          metrics: renderCell(entry.operationMetrics),
+        }));
+        out(formatTable(rows, { width: tableWidth(command), keep: ["version", "timestamp", "operation"] }));
       });
     });
 

@@ -1,8 +1,11 @@
 import type { Command } from "commander";
+import { topCommand } from "./command-catalogue.ts";
 import type { EbbClient, FlowProgress, UpdateInfo } from "../client/ebb-client.ts";
 import { api, printObject, type Out } from "./pipeline-commands.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
 import { printRewindOutcome } from "./rewind-outcome.ts";
+import { DeclinedError } from "./declined-error.ts";
+import { EXIT } from "./exit-codes.ts";
 import { UsageError } from "./usage-error.ts";
 
 /**
@@ -10,8 +13,6 @@ import { UsageError } from "./usage-error.ts";
  * wait for the update to end, showing its state and per-flow rows as they change, unless
  * `--no-wait`; an update that ends FAILED or CANCELED is exit code 4.
  */
-
-export const EXIT_UPDATE_FAILED = 4;
 
 interface WaitOptions {
   wait: boolean;
@@ -22,10 +23,9 @@ export interface Confirm {
   (question: string): Promise<boolean>;
 }
 
-export function addUpdateCommands(program: Command, out: Out, confirm: Confirm): void {
-  program
-    .command("run <pipeline-id>")
-    .description("start an update (replay after a rewind is just this)")
+/** `confirm` is absent when there is no one to ask: a rewind then needs `--yes` (or `--dry-run`). */
+export function addUpdateCommands(program: Command, out: Out, confirm: Confirm | undefined): void {
+  topCommand(program, "run")
     .option("--refresh <mode>", "INCREMENTAL, FULL or RESET")
     .option("--full-refresh", "refresh FULL everything")
     .option("--select <names>", "datasets or flows the refresh applies to (comma-separated)", list)
@@ -47,9 +47,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
       await startAndFollow(api(command), pipelineId, body, options, out, command);
     });
 
-  program
-    .command("rewind <pipeline-id>")
-    .description("rewind the pipeline to a rewind point or a time (then `ebb run` replays)")
+  topCommand(program, "rewind")
     .option("--point <id>", "a rewind point id (see `ebb rewind-points`)")
     .option("--latest", "the newest rewind point")
     .option("--yesterday", "the newest rewind point at least 24 hours old")
@@ -58,11 +56,16 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
     .option("--no-cascade", "do not also rewind what is downstream of the datasets")
     .option("--no-reset-checkpoints", "restore table data only; flows keep their position")
     .option("--dry-run", "validate and record the point, change nothing")
-    .option("--yes", "do not ask for confirmation")
+    .option("--yes", "do not ask for confirmation (needed without a terminal)")
     .option("--stop", "stop the running update first (a continuous pipeline runs until stopped)")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
     .action(async (pipelineId: string, options: RewindOptions, command: Command) => {
+      const asks = !options.dryRun && !options.yes;
+      if (asks && !confirm)
+        throw new UsageError(
+          `a rewind changes ${pipelineId}'s tables and there is no terminal to confirm it: pass --yes (or --dry-run to see what it would restore)`,
+        );
       const client = api(command);
       if (options.stop) await client.stopPipeline(pipelineId);
       const target = await rewindTarget(client, pipelineId, options);
@@ -79,7 +82,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
           : {}),
         dry_run: options.dryRun ?? false,
       };
-      if (!options.dryRun && !options.yes) {
+      if (asks && confirm) {
         const points = (await client.rewindPoints(pipelineId)).rewind_points;
         const point =
           "rewind_point_id" in target
@@ -97,10 +100,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
         out(
           `datasets: ${options.datasets?.join(", ") ?? "all"}; cascade ${options.cascade}; reset checkpoints ${options.resetCheckpoints}\n`,
         );
-        if (!(await confirm("Rewind? [y/N] "))) {
-          out("not rewound\n");
-          return;
-        }
+        if (!(await confirm("Rewind? [y/N] "))) throw new DeclinedError("not rewound");
       }
       const update = await startAndFollow(
         client,
@@ -113,7 +113,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm):
       if (update && !options.json) await printRewindOutcome(client, pipelineId, update, out);
     });
 
-  const updates = program.command("updates").description("read updates");
+  const updates = topCommand(program, "updates");
   updates
     .command("get <pipeline-id> <update-id>")
     .option("--json", "print as JSON")
@@ -220,7 +220,7 @@ async function startAndFollow(
   if (options.json) out(`${JSON.stringify(update, null, 2)}\n`);
   else if (update.error) out(`error ${update.error.error_code}: ${update.error.message}\n`);
   if (update.state !== "COMPLETED")
-    command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT_UPDATE_FAILED });
+    command.error(`update ${update_id} ended ${update.state}`, { exitCode: EXIT.updateFailed });
   return update;
 }
 

@@ -118,6 +118,12 @@ export interface FlowStateInfo {
   readonly next_page_token?: string;
 }
 
+/** A setting Ebb accepted but does not act on (a Databricks cluster's, say), and why. */
+export interface IgnoredSetting {
+  readonly field: string;
+  readonly reason: string;
+}
+
 export interface EbbClientOptions {
   /** `http://127.0.0.1:<port>` locally, the API URL (with its stage) on AWS. */
   readonly endpoint: string;
@@ -170,18 +176,34 @@ export class EbbClient {
 
   // Pipelines
   createPipeline(body: unknown) {
-    return this.request<{ pipeline_id: string }>("POST", "/api/2.0/pipelines", { body });
+    return this.request<{ pipeline_id: string; ignored_settings?: IgnoredSetting[] }>(
+      "POST",
+      "/api/2.0/pipelines",
+      { body },
+    );
   }
-  listPipelines() {
+  /** Every pipeline, newest first; with `max_results`, one page of them. */
+  listPipelines(query: { max_results?: number; page_token?: string } = {}) {
     return this.request<{
-      statuses: { pipeline_id: string; name: string; state: string; definition_version: number }[];
-    }>("GET", "/api/2.0/pipelines");
+      statuses: {
+        pipeline_id: string;
+        name: string;
+        state: string;
+        definition_version: number;
+        latest_updates?: { update_id: string; state: string; creation_time: number }[];
+      }[];
+      next_page_token?: string;
+    }>("GET", "/api/2.0/pipelines", { query });
   }
   getPipeline(pipelineId: string) {
     return this.request<Record<string, unknown>>("GET", `/api/2.0/pipelines/${pipelineId}`);
   }
   editPipeline(pipelineId: string, body: unknown) {
-    return this.request<{ definition_version: number }>("PUT", `/api/2.0/pipelines/${pipelineId}`, { body });
+    return this.request<{ definition_version: number; ignored_settings?: IgnoredSetting[] }>(
+      "PUT",
+      `/api/2.0/pipelines/${pipelineId}`,
+      { body },
+    );
   }
   deletePipeline(pipelineId: string, purge = false) {
     return this.request<object>("DELETE", `/api/2.0/pipelines/${pipelineId}`, {

@@ -10,8 +10,9 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  * range, one event type, levels, update, dataset) go to the store's query; the rest (`id`, several
  * event types, `details.rewind_summary.dry_run`) are applied to each page read. A page may therefore
  * hold fewer than `max_results` events while more follow: clients follow `next_page_token` until
- * there is none, as with Databricks. Tokens carry the filter and order, so a `page_token` excludes
- * every other parameter but `max_results`.
+ * there is none, as with Databricks. Tokens carry the filter and order: with a `page_token`, a
+ * `filter` or `order_by` may be sent again (the Databricks Python SDK repeats them on every page) but
+ * must be the token's.
  */
 
 const DEFAULT_PAGE = 25;
@@ -26,12 +27,8 @@ interface ListingToken {
 
 export async function listEvents(plane: ControlPlane, pipelineId: string, query: ListEventsQuery) {
   await requirePipeline(plane, pipelineId);
-  if (query.page_token !== undefined && (query.filter !== undefined || query.order_by !== undefined)) {
-    throw new InvalidParameterError(
-      "page_token carries the filter and order of the listing it came from: send it with max_results only",
-    );
-  }
   const resumed = query.page_token === undefined ? undefined : readToken(query.page_token);
+  if (resumed) refuseChangedListing(resumed, query);
   const filterText = resumed?.filter ?? query.filter ?? "";
   const filter = parseEventFilter(filterText);
   const order = resumed?.order ?? parseEventOrder(query.order_by);
@@ -66,6 +63,20 @@ export async function listEvents(plane: ControlPlane, pipelineId: string, query:
     ...(nextToken ? { next_page_token: nextToken } : {}),
     ...(prevToken ? { prev_page_token: prevToken } : {}),
   };
+}
+
+/** A page of one listing with another's filter or order would skip or repeat events: refused. */
+function refuseChangedListing(resumed: ListingToken, query: ListEventsQuery): void {
+  if (query.filter !== undefined && query.filter !== resumed.filter) {
+    throw new InvalidParameterError(
+      `page_token comes from the listing with filter ${JSON.stringify(resumed.filter)}, not ${JSON.stringify(query.filter)}: send the same filter (or none) with it, or start a new listing without page_token`,
+    );
+  }
+  if (query.order_by !== undefined && parseEventOrder(query.order_by) !== resumed.order) {
+    throw new InvalidParameterError(
+      `page_token comes from the listing ordered "timestamp ${resumed.order}": send the same order_by (or none) with it, or start a new listing without page_token`,
+    );
+  }
 }
 
 function toStoreQuery(filter: EventFilter, order: EventOrder): EventQuery {

@@ -7,6 +7,7 @@ import { listRewindPoints } from "../rewind/rewind-points.ts";
 import { PipelineBusyError } from "../rewind/errors.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
 import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } from "./pipeline-views.ts";
+import { pipelinePage, type PipelinePageRequest } from "./pipeline-pages.ts";
 import { purgeTables } from "./purge-tables.ts";
 import { refuseUnownedTables } from "./unowned-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
@@ -52,13 +53,16 @@ export async function createPipeline(plane: ControlPlane, body: CreatePipelineBo
   return { pipeline_id: record.pipelineId, ...reported };
 }
 
-export async function listPipelines(plane: ControlPlane, maxResults?: number) {
-  const records = await plane.pipelines.list();
-  const shown = records.filter((r) => r.state !== "DELETED").slice(0, maxResults ?? records.length);
+export async function listPipelines(plane: ControlPlane, request: PipelinePageRequest = {}) {
+  const records = (await plane.pipelines.list()).filter((r) => r.state !== "DELETED");
+  const { shown, nextPageToken } = pipelinePage(records, request);
   const latest = await Promise.all(
     shown.map((r) => plane.updates.list(r.pipelineId, { limit: LATEST_UPDATES_SHOWN })),
   );
-  return { statuses: shown.map((record, i) => pipelineStatus(record, latest[i]!.items)) };
+  return {
+    statuses: shown.map((record, i) => pipelineStatus(record, latest[i]!.items)),
+    ...(nextPageToken ? { next_page_token: nextPageToken } : {}),
+  };
 }
 
 export async function getPipeline(plane: ControlPlane, pipelineId: string) {

@@ -7,6 +7,9 @@ import {
   type DuckDBValueConverter,
   type JS,
 } from "@duckdb/node-api";
+import { DecimalText } from "./decimal-text.ts";
+
+export { DecimalText } from "./decimal-text.ts";
 
 /**
  * Values as an answer hands them to a user (query results, change rows, SQL statements): DuckDB's JS
@@ -14,22 +17,6 @@ import {
  * which rounds past 15 significant digits) and a MAP is a `Map` (rendered as a JSON object, as
  * Databricks renders a map, not as a list of key-value pairs).
  */
-
-/** A DECIMAL's exact text, as DuckDB prints it (`5.00`: all of its scale's digits). */
-export class DecimalText {
-  constructor(readonly text: string) {}
-
-  /** As a JSON value: a number when the number reads back as the same text at the scale, else the text. */
-  toJSON(): number | string {
-    const number = Number(this.text);
-    const scale = this.text.split(".")[1]?.length ?? 0;
-    return Number.isFinite(number) && number.toFixed(scale) === this.text ? number : this.text;
-  }
-
-  toString(): string {
-    return this.text;
-  }
-}
 
 export type AnswerValue = JS | DecimalText | Map<AnswerValue, AnswerValue>;
 

@@ -1,6 +1,4 @@
-import { createRequire } from "node:module";
+import packageJson from "../../package.json" with { type: "json" };
 
 /** Ebb's version, from its package.json: what the MCP server says it is. */
-export const EBB_VERSION: string = (
-  createRequire(import.meta.url)("../../package.json") as { version: string }
-).version;
+export const EBB_VERSION: string = packageJson.version;

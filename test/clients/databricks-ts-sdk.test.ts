@@ -1,6 +1,10 @@
 import { WorkspaceClient } from "@databricks/sdk-experimental";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
+import {
+  createIngestPipelines,
+  startTestControlPlane,
+  type TestControlPlane,
+} from "../support/control-plane.ts";
 import {
   ROOT_TABLE,
   runSeedScenario,
@@ -105,6 +109,33 @@ describe("the Databricks TypeScript SDK", () => {
     const all = (await cp.client.events(seed.pipelineId, { max_results: 1000 })).events.map((e) => e.id);
     expect(paged).toEqual(all);
     expect(all.length).toBeGreaterThan(2);
+  });
+
+  it("pages the rewind-point lookup and listPipelines past three pages", async () => {
+    const pageSize = 2;
+    const others = await createIngestPipelines(cp, 2 * pageSize, "ts_sdk");
+    try {
+      for (let i = 0; i < 2 * pageSize; i++) await cp.client.captureRewindPoint(seed.pipelineId);
+      const filter = "event_type = 'rewind_summary'";
+      const summaries = [];
+      for await (const event of w.pipelines.listPipelineEvents({
+        pipeline_id: seed.pipelineId,
+        filter,
+        max_results: pageSize,
+      }))
+        summaries.push(event.id);
+      const all = (await cp.client.events(seed.pipelineId, { filter, max_results: 1000 })).events;
+      expect(all.length).toBeGreaterThan(2 * pageSize);
+      expect(summaries).toEqual(all.map((e) => e.id));
+      const listed = [];
+      for await (const status of w.pipelines.listPipelines({ max_results: pageSize }))
+        listed.push(status.pipeline_id);
+      const everyPipeline = (await cp.client.listPipelines()).statuses.map((p) => p.pipeline_id);
+      expect(everyPipeline.length).toBeGreaterThan(2 * pageSize);
+      expect(listed).toEqual(everyPipeline);
+    } finally {
+      for (const other of others) await cp.client.deletePipeline(other, true);
+    }
   });
 
   it("stops the pipeline (a no-op when idle) and waits until it is IDLE", async () => {

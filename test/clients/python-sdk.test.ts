@@ -2,7 +2,11 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
+import {
+  createIngestPipelines,
+  startTestControlPlane,
+  type TestControlPlane,
+} from "../support/control-plane.ts";
 import {
   ROOT_TABLE,
   runSeedScenario,
@@ -144,6 +148,26 @@ describe("the Databricks Python SDK", () => {
     expect(paged.length).toBe(seen["events_total"]);
     expect(new Set(paged.map((e) => e.id)).size).toBe(paged.length);
     expect(paged[0]).toMatchObject({ origin: { pipeline_id: seed.pipelineId }, level: expect.any(String) });
+  }, 120_000);
+
+  it("pages the seed's rewind-point lookup and list_pipelines past three pages", async () => {
+    const pageSize = 2;
+    const others = await createIngestPipelines(cp, 2 * pageSize, "python_sdk");
+    try {
+      for (let i = 0; i < 2 * pageSize; i++) await cp.client.captureRewindPoint(seed.pipelineId);
+      const seen = await python("paged_listings", { pipeline_id: seed.pipelineId, page_size: pageSize });
+      const summaries = await cp.client.events(seed.pipelineId, {
+        filter: "event_type = 'rewind_summary'",
+        max_results: 1000,
+      });
+      expect(summaries.events.length).toBeGreaterThan(2 * pageSize);
+      expect(seen["rewind_summaries"]).toEqual(summaries.events.map((e) => e.id));
+      const listed = (await cp.client.listPipelines()).statuses.map((p) => p.pipeline_id);
+      expect(listed.length).toBeGreaterThan(2 * pageSize);
+      expect(seen["pipelines"]).toEqual(listed);
+    } finally {
+      for (const other of others) await cp.client.deletePipeline(other, true);
+    }
   }, 120_000);
 
   it("stops the pipeline and waits with the SDK's own waiter until it is IDLE", async () => {

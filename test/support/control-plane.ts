@@ -104,3 +104,20 @@ export function ingestPipeline(settings: {
     },
   };
 }
+
+/**
+ * `count` idle ingest pipelines, each with tables of its own (`<catalog>.listing_<i>.raw`): enough
+ * pipelines for a listing in small pages to span several. Answers their ids; purge them when done.
+ */
+export async function createIngestPipelines(
+  cp: TestControlPlane,
+  count: number,
+  catalog: string,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = ingestPipeline({ name: `listing ${i}`, catalog, schema: `listing_${i}`, path: cp.landing });
+    ids.push((await cp.client.createPipeline(body)).pipeline_id);
+  }
+  return ids;
+}

@@ -151,6 +151,20 @@ def inspect(pipeline_id, page_size=2):
     }
 
 
+def paged_listings(pipeline_id, page_size):
+    # The seed's rewind-point lookup and the pipeline listing in small pages: the SDK sends the
+    # filter (and max_results) again with every page_token, as it does past 25 rewind points.
+    w = WorkspaceClient()
+    summaries = w.pipelines.list_pipeline_events(
+        pipeline_id, filter="event_type = 'rewind_summary'", max_results=page_size
+    )
+    pipelines = w.pipelines.list_pipelines(max_results=page_size)
+    return {
+        "rewind_summaries": [e.id for e in summaries],
+        "pipelines": [p.pipeline_id for p in pipelines],
+    }
+
+
 def stop(pipeline_id):
     # Stop, and the SDK's own waiter until the pipeline is IDLE.
     w = WorkspaceClient()
@@ -182,6 +196,7 @@ STEPS = {
     "wait": wait,
     "find_point": find_point,
     "inspect": inspect,
+    "paged_listings": paged_listings,
     "stop": stop,
     "sql": sql,
 }

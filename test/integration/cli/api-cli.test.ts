@@ -1,22 +1,27 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import packageJson from "../../../package.json" with { type: "json" };
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXIT, runCli } from "../../../shared/cli/main.ts";
+import { EXIT, runCli, type CliIo } from "../../../shared/cli/main.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /** The rewind scenario driven only through the `ebb` CLI against the local runtime's API. */
 describe("ebb CLI over the API", () => {
   let cp: TestControlPlane;
-  const ebb = async (...args: string[]) => {
+  /** `ebb` on an 80-column terminal whose user answers yes (unless `io` says otherwise). */
+  const ebbWith = async (io: Partial<CliIo>, ...args: string[]) => {
     let out = "";
     let err = "";
     const code = await runCli([...args, "--endpoint", cp.plane.endpoint, "--token", cp.plane.token], {
       out: (text) => (out += text),
       err: (text) => (err += text),
       confirm: async () => true,
+      width: 80,
+      ...io,
     });
     return { code, out, err };
   };
+  const ebb = (...args: string[]) => ebbWith({}, ...args);
   const definitionFile = async (name: string, sql: string) => {
     const file = path.join(cp.landing, "..", `${path.basename(cp.landing)}-${name}.yaml`);
     await writeFile(
@@ -26,6 +31,8 @@ describe("ebb CLI over the API", () => {
         "catalog: cli",
         "schema: demo",
         "configuration: { pipelines.rewind.enabled: 'true' }",
+        "channel: PREVIEW",
+        "photon: true",
         "datasets:",
         "  - type: streaming_table",
         "    name: raw",
@@ -53,11 +60,23 @@ describe("ebb CLI over the API", () => {
     const created = await ebb("pipelines", "create", await definitionFile("v1", "SELECT id, v FROM source"));
     expect(created.code, created.err).toBe(EXIT.ok);
     const pipelineId = created.out.trim();
+    // The id alone on stdout (for `id=$(ebb pipelines create …)`), the settings Ebb ignores on stderr.
+    expect(created.out).toMatch(/^[0-9a-f-]{36}\n$/);
+    expect(created.err).toMatch(/^ebb: ignored setting channel: .+\nebb: ignored setting photon: .+\n$/);
 
     await cp.land("1.json", [{ id: 1, v: 1 }]);
     const first = await ebb("run", pipelineId);
     expect(first.code, first.err).toBe(EXIT.ok);
     expect(first.out).toContain("COMPLETED");
+
+    // A table that fits the terminal, the pipeline's id whole; --json the API's answer.
+    const listed = await ebb("pipelines", "list");
+    const lines = listed.out.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^pipeline_id\s+name\s+state\s+version\s+latest_update$/);
+    expect(lines.every((line) => line.length <= 80)).toBe(true);
+    expect(lines.find((line) => line.startsWith(pipelineId))).toMatch(/ cli demo +IDLE +1 +COMPLETED \d{4}-/);
+    const listedJson = JSON.parse((await ebb("pipelines", "list", "--json")).out.trim().split("\n")[0]!);
+    expect(listedJson).toMatchObject({ pipeline_id: pipelineId, latest_updates: [{ state: "COMPLETED" }] });
 
     const points = await ebb("rewind-points", pipelineId, "--json");
     const point = JSON.parse(points.out.trim().split("\n")[0]!) as { rewind_point_id: string };
@@ -71,21 +90,21 @@ describe("ebb CLI over the API", () => {
     // owning pipeline's newest point from before it (the first run's).
     const onset = await ebb("onset", "cli.demo.good", "v < 0");
     expect(onset.code, onset.err).toBe(EXIT.ok);
-    const lines = onset.out.split("\n");
-    expect(lines[0]).toMatch(/^cli\.demo\.good: first matching change in version 2, committed \S+Z$/);
-    expect(lines[1]).toMatch(/^last good: version 1, committed \S+Z$/);
-    expect(lines[2]).toMatch(
+    const onsetLines = onset.out.split("\n");
+    expect(onsetLines[0]).toMatch(/^cli\.demo\.good: first matching change in version 2, committed \S+Z$/);
+    expect(onsetLines[1]).toMatch(/^last good: version 1, committed \S+Z$/);
+    expect(onsetLines[2]).toMatch(
       new RegExp(
         `^rewind between them: ebb rewind ${pipelineId} --timestamp '\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d' --dry-run$`,
       ),
     );
-    expect(lines[3]).toMatch(
+    expect(onsetLines[3]).toMatch(
       new RegExp(
         `^newest rewind point before it: ${point.rewind_point_id}, \\S+Z \\(cli\\.demo\\.good at version 1\\): ` +
           `ebb rewind ${pipelineId} --point ${point.rewind_point_id} --dry-run$`,
       ),
     );
-    expect(lines.slice(4)).toEqual([""]);
+    expect(onsetLines.slice(4)).toEqual([""]);
     expect((await ebb("onset", "cli.demo.good", "v > 100")).out).toBe(
       "cli.demo.good: no change from version 1 on matches the predicate\n",
     );
@@ -110,6 +129,12 @@ describe("ebb CLI over the API", () => {
     expect(selected.out).toMatch(/cli\.demo\.good\s+\d+\n/);
     expect(selected.out).not.toContain("cli.demo.raw");
     expect(selected.out).toMatch(/flows back to checkpoints keep@2\n/);
+    // Declined at the prompt: nothing started, and a script sees it failed.
+    const updatesBefore = (await cp.client.listUpdates(pipelineId)).updates.length;
+    const declined = await ebbWith({ confirm: async () => false }, "rewind", pipelineId, "--latest");
+    expect(declined.code).toBe(EXIT.failed);
+    expect(declined.err).toBe("ebb: not rewound\n");
+    expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(updatesBefore);
     const rewound = await ebb(
       "rewind",
       pipelineId,
@@ -184,4 +209,38 @@ describe("ebb CLI over the API", () => {
     const again = await ebb("optimize", "cli.demo.raw", "--json");
     expect(JSON.parse(again.out)).toMatchObject({ dry_run: false, metrics: { num_bins: 0 } });
   }, 240_000);
+
+  it("refuses without running anything: a rewind nobody can confirm, a definition file it cannot read", async () => {
+    const run = async (...args: string[]) => {
+      let out = "";
+      let err = "";
+      // No terminal: no one to confirm; an endpoint nothing listens on, so any request would fail.
+      const code = await runCli([...args, "--endpoint", "http://127.0.0.1:9", "--token", "t"], {
+        out: (text) => (out += text),
+        err: (text) => (err += text),
+      });
+      return { code, out, err };
+    };
+    const unconfirmed = await run("rewind", "some-pipeline", "--latest", "--stop");
+    expect(unconfirmed).toEqual({
+      code: EXIT.usage,
+      out: "",
+      err: "ebb: a rewind changes some-pipeline's tables and there is no terminal to confirm it: pass --yes (or --dry-run to see what it would restore)\n",
+    });
+    const missing = path.join(cp.landing, "nope.yaml");
+    expect(await run("pipelines", "create", missing)).toEqual({
+      code: EXIT.usage,
+      out: "",
+      err: `ebb: cannot read the definition file ${missing}: no such file\n`,
+    });
+    const broken = path.join(cp.landing, "..", `${path.basename(cp.landing)}-broken.yaml`);
+    await writeFile(broken, "name: [unclosed\n");
+    const unreadable = await run("pipelines", "update", "some-pipeline", broken);
+    expect(unreadable.code).toBe(EXIT.usage);
+    expect(unreadable.err).toMatch(
+      new RegExp(`^ebb: the definition file ${broken}: .*not valid YAML or JSON`),
+    );
+    expect(unreadable.err.trimEnd().split("\n")).toHaveLength(1);
+    expect(await run("--version")).toMatchObject({ code: EXIT.ok, out: `${packageJson.version}\n` });
+  });
 });

@@ -99,6 +99,20 @@ describe("ebb table (local folder)", () => {
     ]);
   });
 
+  it("prints history as a table that fits the width, its parameters and metrics cut to fit", async () => {
+    const { code, out } = await ebb("--width", "72", "table", "history", folder);
+    expect(code).toBe(0);
+    const lines = out.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^version\s+timestamp\s+operation\s+parameters\s+metrics$/);
+    expect(lines.every((line) => line.length <= 72)).toBe(true);
+    expect(lines.slice(2).map((line) => line.split(/\s+/).slice(0, 3))).toEqual([
+      ["2", expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), "DELETE"],
+      ["1", expect.any(String), "WRITE"],
+      ["0", expect.any(String), "WRITE"],
+    ]);
+    expect(lines[2]).toMatch(/…/);
+  });
+
   it("prints the change data feed", async () => {
     const { out } = await ebb("table", "changes", folder, "--from", "1", "--json");
     const changes = jsonLines(out).map((r) => [r["_change_type"], r["id"], r["_commit_version"]]);

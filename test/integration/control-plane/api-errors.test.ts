@@ -341,7 +341,7 @@ describe("documented API errors", () => {
     expect(response.status).toBe(401);
   });
 
-  it("pages the event log both ways with a page_token that excludes other parameters", async () => {
+  it("pages the event log both ways with a page_token that carries its filter and order", async () => {
     const first = await cp.client.events(pipelineId, {
       max_results: 2,
       filter: "level in ('INFO', 'METRICS')",
@@ -354,7 +354,34 @@ describe("documented API errors", () => {
     const mixed = await refusal(
       cp.client.events(pipelineId, { page_token: first.next_page_token!, filter: "level = 'INFO'" }),
     );
-    expect(mixed.errorCode).toBe("INVALID_PARAMETER_VALUE");
+    expect(mixed).toMatchObject({ status: 400, errorCode: "INVALID_PARAMETER_VALUE" });
+    expect(mixed.message).toContain(`filter "level in ('INFO', 'METRICS')", not "level = 'INFO'"`);
+    const reordered = await refusal(
+      cp.client.events(pipelineId, { page_token: first.next_page_token!, order_by: "timestamp asc" }),
+    );
+    expect(reordered.message).toContain('ordered "timestamp desc"');
+  });
+
+  it("pages a filtered event log with the filter and order sent again on every page, as the Python SDK does", async () => {
+    const filter = "level in ('INFO', 'METRICS')";
+    const order_by = "timestamp desc";
+    const ids: string[] = [];
+    let pages = 0;
+    let page_token: string | undefined;
+    do {
+      const page = await cp.client.events(pipelineId, {
+        filter,
+        order_by,
+        max_results: 2,
+        ...(page_token ? { page_token } : {}),
+      });
+      ids.push(...page.events.map((e) => e.id));
+      page_token = page.next_page_token;
+      pages++;
+    } while (page_token);
+    const all = await cp.client.events(pipelineId, { filter, order_by, max_results: 1000 });
+    expect(pages).toBeGreaterThanOrEqual(3);
+    expect(ids).toEqual(all.events.map((e) => e.id));
   });
 
   it("PIPELINE_REWIND_INCOMPLETE (409) for a run while a rewind is incomplete; a rewind is still accepted", async () => {
