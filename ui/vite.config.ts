@@ -16,6 +16,7 @@ export default defineConfig({
     proxy: {
       "/api": process.env["EBB_ENDPOINT"] ?? "http://127.0.0.1:8080",
       "/auth": process.env["EBB_ENDPOINT"] ?? "http://127.0.0.1:8080",
+      "/config.json": process.env["EBB_ENDPOINT"] ?? "http://127.0.0.1:8080",
     },
   },
 });

@@ -33,6 +33,13 @@ const SESSION_PATH = "/auth/session";
 const HOST_METADATA_PATH = "/.well-known/databricks-config";
 const HOST_METADATA = { cloud: "AWS" } as const;
 
+/**
+ * How the web UI signs in here (ui/src/api/app-config.ts reads it): with the session this server
+ * opens. On AWS the stack deploys its own `config.json` (the API's URL and Cognito).
+ */
+const UI_CONFIG_PATH = "/config.json";
+const UI_CONFIG = { signIn: { kind: "session" } } as const;
+
 /** API Gateway refuses larger payloads (10 MB) before any handler sees them. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 
@@ -77,6 +84,7 @@ export async function serveApi(
   async function ui(request: http.IncomingMessage, url: URL): Promise<APIGatewayProxyResult> {
     if (request.method !== "GET" && request.method !== "HEAD") return handle(request, url); // a route-not-found answer, as before
     if (options.uiAssets === undefined) return handle(request, url);
+    if (url.pathname === UI_CONFIG_PATH) return reply(200, UI_CONFIG);
     const asset = await readUiAsset(options.uiAssets, url.pathname);
     return { statusCode: asset.status, headers: { ...asset.headers }, body: asset.body as string };
   }

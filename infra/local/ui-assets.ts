@@ -4,7 +4,9 @@ import path from "node:path";
 /**
  * The web UI's built files (`ui/dist`, from `npm run build:ui`) as the local runtime serves them at
  * `/`. Static assets carry no secret, so they are served without the bearer token; every `/api/` route
- * still needs it. A path that is no file is the single-page app's own route: it gets `index.html`.
+ * still needs it. A path that is no file is the single-page app's own route (`/tables/demo.sales.orders`:
+ * a table's name has dots, so an extension says nothing) and gets `index.html`; only a missing asset —
+ * under Vite's `assets/` or at the top level, like `/favicon.ico` — is a 404.
  */
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -41,7 +43,7 @@ export async function readUiAsset(root: string, urlPath: string): Promise<UiAsse
       body: await readFile(file),
     };
   }
-  if (path.extname(relative) !== "") return notFound();
+  if (isAssetPath(relative)) return notFound();
   const index = path.join(root, "index.html");
   if (!(await isFile(index))) {
     return {
@@ -63,6 +65,11 @@ export async function readUiAsset(root: string, urlPath: string): Promise<UiAsse
     },
     body: await readFile(index),
   };
+}
+
+/** Where the build puts files: Vite's `assets/` folder and the top level (`index.html`, `favicon.ico`). */
+function isAssetPath(relative: string): boolean {
+  return relative.startsWith("assets/") || (!relative.includes("/") && path.extname(relative) !== "");
 }
 
 function notFound(): UiAsset {

@@ -76,6 +76,8 @@ export interface RewindPointInfo {
   readonly rewind_point_id: string;
   readonly timestamp: string;
   readonly message: string;
+  /** Why it was recorded; a `dry-run` point is a dry run's record of its target. */
+  readonly kind?: "periodic" | "update-end" | "dry-run";
   readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
   readonly flows: readonly { readonly flow: string; readonly checkpoint_seq: number }[];
   /** False once the point's table data is gone (a VACUUM outside Ebb); the reason says what. */

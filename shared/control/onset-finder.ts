@@ -22,7 +22,8 @@ import type { ObjectStore } from "../store/object-store.ts";
  *    as the seed's SQL recipe computes it (`unix_timestamp` of each, averaged, `from_unixtime`), so
  *    both answer the same second (strictly between the commits whenever they are at least 2 s apart).
  * 5. The pipeline that owns the table, and its newest live rewind point that restores the table to a
- *    version before the first bad one (of the same table: not one dropped and made again since).
+ *    version before the first bad one (of the same table: not one dropped and made again since), not
+ *    counting dry runs' points (each repeats the target it rehearsed, and would crowd out the capture).
  * Nothing found: `found: false`.
  */
 
@@ -82,6 +83,7 @@ async function pointBefore(plane: ControlPlane, owner: string, name: TableName, 
   const tableId = (await loadSnapshot(tableStore(plane.bucket, name))).metadata.id;
   const points = await listRewindPoints(rewindEnvironment(plane, owner, pipeline));
   const point = points.find((candidate) => {
+    if (candidate.kind === "dry-run") return false;
     const at = candidate.cut.datasets.get(name.table);
     // A point captured before points recorded table ids cannot be told apart: it is taken as the same table.
     return at !== undefined && (at.tableId === "" || at.tableId === tableId) && at.version < firstBad;

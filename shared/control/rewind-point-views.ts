@@ -27,6 +27,8 @@ export function rewindPointView(
     rewind_point_id: point.rewindPointId,
     timestamp: new Date(point.time).toISOString(),
     message: point.message,
+    /** `periodic`, `update-end` or `dry-run` (a dry run's record of its target; the UI hides these). */
+    kind: point.kind,
     expires_at: new Date(point.expiresAt).toISOString(),
     datasets: [...point.cut.datasets].map(([dataset, at]) => ({
       identifier: `${catalog}.${schema}.${dataset}`,

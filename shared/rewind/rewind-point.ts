@@ -47,9 +47,22 @@ export interface PipelineCut {
   readonly flows: ReadonlyMap<string, number>;
 }
 
+/** Why a point was recorded: a capture, the end of an update, or a dry run's validated target. */
+export type PointKind = Exclude<SummaryKind, "rewind">;
+
+/**
+ * A point's kind, from the message its kind writes (MESSAGES). A dry run's point repeats the point or
+ * time it rehearsed, so pickers pass over it. A message no kind writes reads as a capture.
+ */
+export function pointKindOf(message: string): PointKind {
+  const kind = (Object.keys(MESSAGES) as SummaryKind[]).find((k) => MESSAGES[k] === message);
+  return kind === undefined || kind === "rewind" ? "periodic" : kind;
+}
+
 /** A live point as the API lists it. */
 export interface RewindPoint {
   readonly rewindPointId: string;
+  readonly kind: PointKind;
   /** Epoch ms of the cut. */
   readonly time: number;
   readonly message: string;
@@ -105,6 +118,7 @@ export function readRewindPoint(event: PipelineEvent, retentionMs: number): Rewi
   if (Number.isNaN(time)) return undefined;
   return {
     rewindPointId: event.id,
+    kind: pointKindOf(event.message),
     time,
     message: event.message,
     expiresAt: eventTime(event) + retentionMs,

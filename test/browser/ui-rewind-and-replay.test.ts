@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { accessibilityProblems, launchBrowser, newPage, screenshot, UI_ASSETS } from "../support/browser.ts";
@@ -9,7 +9,9 @@ import { accessibilityProblems, launchBrowser, newPage, screenshot, UI_ASSETS } 
  * run, broken by a bad deploy and run again through the API; then in the browser the onset is found,
  * the wizard picks the point before it, datasets are deselected and reselected, the dry-run preview's
  * counts match the change feed, the rewind is confirmed, and after the fix is deployed the replay is
- * started from the UI. The tables are asserted through the API.
+ * started from the UI. The tables are asserted through the API. The browser is east of UTC
+ * (Asia/Kolkata): a time the user reads and types back must reach the API as the same instant.
+ * Last, every page on a 375-px phone.
  */
 
 const SCHEMA = `ui_${randomBytes(3).toString("hex")}`;
@@ -72,7 +74,7 @@ describe("the web UI: rewind and replay in a browser", () => {
   beforeAll(async () => {
     cp = await startTestControlPlane({ uiAssets: UI_ASSETS });
     browser = await launchBrowser();
-    page = await newPage(browser);
+    page = await newPage(browser, { timezoneId: "Asia/Kolkata" });
     ({ pipeline_id: pipelineId } = await cp.client.createPipeline(pipelineBody(cp.landing, CLEAN_GOOD)));
     await cp.land("day-1.json", [
       { id: 1, amount_cents: 1250, region: "eu" },
@@ -136,8 +138,49 @@ describe("the web UI: rewind and replay in a browser", () => {
     await page.getByText("First bad version").waitFor();
     await expect(page.locator(".onset-result").textContent()).resolves.toContain("v2");
     await screenshot(page, "rewind-1-point");
+
+    // 1a. the midpoint, shown in the browser's zone, typed back as read: the request carries that very
+    // instant (the same wall time read as UTC would be 5½ hours later, after the bad commit)
+    const onset = await cp.client.onset(table("orders"), { predicate: "amount >= 100" });
+    const midpoint = Date.parse(`${onset.rewind_timestamp!.replace(" ", "T")}Z`);
+    const shown = (await page.locator(".onset-midpoint").textContent()) ?? "";
+    expect(shown).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+05:30$/);
+    await page.getByLabel("Rewind timestamp").fill(shown.replace(" UTC+05:30", ""));
+    await page.getByRole("button", { name: "Use this timestamp" }).click();
+    await page.getByRole("button", { name: "Next" }).click();
+    const started: string[] = [];
+    const onRequest = (request: Request) => {
+      if (request.method() === "POST" && request.url().endsWith("/updates"))
+        started.push(request.postData()!);
+    };
+    page.on("request", onRequest);
+    await page.getByRole("button", { name: "Next" }).click();
+    const timestampPreview = page.getByRole("table", { name: "Affected datasets" });
+    await timestampPreview.waitFor({ timeout: 60_000 });
+    page.off("request", onRequest);
+    const carried = (JSON.parse(started.at(-1)!) as { rewind_spec: { rewind_timestamp: string } }).rewind_spec
+      .rewind_timestamp;
+    expect(carried).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Date.parse(carried)).toBe(midpoint);
+    await expect(page.locator(".facts").textContent()).resolves.toContain(`rewind_timestamp: ${carried}`);
+    const timestampCells = await timestampPreview.locator('tr[data-dataset="orders"] td').allTextContents();
+    expect(timestampCells.slice(1, 3)).toEqual(["2", "1"]);
+    await screenshot(page, "rewind-1a-timestamp-review");
+
+    // 1b. back to the points: the dry run just made is no point on offer, and the onset's pick skips it
+    await page.getByRole("button", { name: "Back" }).click();
+    await page.getByRole("button", { name: "Back" }).click();
+    await page.getByRole("combobox", { name: "Table" }).selectOption(table("orders"));
+    await page.getByLabel("Bad rows where").fill("amount >= 100");
+    await page.getByRole("button", { name: "Find onset" }).click();
+    await page.getByText("First bad version").waitFor();
+    await expect.poll(() => page.locator(".point .point-kind").allTextContents()).not.toContain("dry run");
     await page.getByRole("button", { name: /Use the newest point before the onset/ }).click();
     await expect(page.locator(".point-selected").textContent()).resolves.toContain("orders v2 → v1");
+    await expect(page.locator(".point-selected .point-kind").textContent()).resolves.toBe("after update");
+    await page.getByLabel(/Show dry runs' points/).check();
+    await expect.poll(() => page.locator(".point .point-kind").allTextContents()).toContain("dry run");
+    await page.getByLabel(/Show dry runs' points/).uncheck();
     await page.getByRole("button", { name: "Next" }).click();
 
     // 2. deselect and reselect in the list view; clearing the checkpoint reset is refused and locked
@@ -181,11 +224,17 @@ describe("the web UI: rewind and replay in a browser", () => {
     await screenshot(page, "rewind-4-done");
     const orders = await cp.client.query(table("orders"), { sql: "SELECT count(*) AS n FROM t" });
     expect(orders.rows[0]!["n"]).toBe(3);
-  });
+  }, 180_000);
 
   it("shows the pipeline as rewound with replay pending, and replays from the UI after the fix", async () => {
     await page.getByRole("button", { name: "Go to the pipeline" }).click();
     await page.locator(".note-rewound").waitFor();
+    // the wizard's previews were dry runs: listed only when asked for
+    const updates = page.getByRole("list", { name: "Updates" });
+    await expect(updates.getByText("Rewind dry run").count()).resolves.toBe(0);
+    await page.getByLabel(/Show rewind dry runs/).check();
+    await expect.poll(() => updates.getByText("Rewind dry run").count()).toBeGreaterThan(0);
+    await page.getByLabel(/Show rewind dry runs/).uncheck();
     // the rewound datasets are fetched after the pipeline itself: the node is marked once they arrive
     await expect
       .poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent(), { timeout: 30_000 })
@@ -209,5 +258,49 @@ describe("the web UI: rewind and replay in a browser", () => {
       { id: 4, amount: 20 },
       { id: 5, amount: 5 },
     ]);
+  });
+
+  it("fits a 375-px phone on every page: nothing scrolls sideways", async () => {
+    const phone = await newPage(browser, {
+      viewport: { width: 375, height: 812 },
+      timezoneId: "Asia/Kolkata",
+    });
+    const widths: Record<string, number> = {};
+    const measure = async (name: string) => {
+      await phone.waitForLoadState("networkidle");
+      widths[name] = (await phone.evaluate("document.documentElement.scrollWidth")) as number;
+      await screenshot(phone, `phone-${name}`);
+    };
+    await phone.goto(`${cp.plane.endpoint}/`);
+    await phone.getByLabel("Token").waitFor();
+    await measure("login");
+    await phone.getByLabel("Token").fill(cp.plane.token);
+    await phone.getByRole("button", { name: "Sign in" }).click();
+    await phone.getByRole("link", { name: `orders-${SCHEMA}` }).waitFor();
+    await measure("pipelines");
+    await phone.goto(`${cp.plane.endpoint}/pipelines/${pipelineId}`);
+    await phone.locator('.graph-node[data-dataset="orders"]').waitFor();
+    await measure("pipeline");
+    await phone.getByRole("tab", { name: "Event log" }).click();
+    await phone.locator("table.events tbody tr").first().waitFor();
+    await measure("event-log");
+    await phone.getByRole("tab", { name: "Definition" }).click();
+    await measure("definition");
+    await phone.goto(`${cp.plane.endpoint}/tables/${table("orders")}?pipeline=${pipelineId}`);
+    await phone
+      .getByRole("table", { name: "History" })
+      .getByRole("cell", { name: "RESTORE", exact: true })
+      .waitFor();
+    await measure("table");
+    await phone.goto(`${cp.plane.endpoint}/pipelines/${pipelineId}/rewind`);
+    await phone.getByRole("button", { name: "Rewind to the latest point" }).click();
+    await measure("rewind-point");
+    await phone.getByRole("button", { name: "Next" }).click();
+    await measure("rewind-datasets");
+    await phone.getByRole("button", { name: "Next" }).click();
+    await phone.getByRole("table", { name: "Affected datasets" }).waitFor({ timeout: 60_000 });
+    await measure("rewind-review");
+    await phone.context().close();
+    expect(Object.entries(widths).filter(([, width]) => width > 375)).toEqual([]);
   });
 });

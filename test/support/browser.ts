@@ -31,8 +31,18 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-export async function newPage(browser: Browser): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+export interface PageOptions {
+  /** @default 1280 × 860 */
+  readonly viewport?: { readonly width: number; readonly height: number };
+  /** The browser's time zone (an IANA name). @default the machine's */
+  readonly timezoneId?: string;
+}
+
+export async function newPage(browser: Browser, options: PageOptions = {}): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 860 },
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
   // An uncaught error in the app is a test failure's likeliest cause: say it where the test output is.

@@ -1,18 +1,13 @@
-/** How the UI writes times, durations and counts: short, in the reader's time zone, never ambiguous. */
+import { displayZone } from "./time/display-zone.ts";
+import { formatInstant } from "./time/zoned-time.ts";
 
-const TIME = new Intl.DateTimeFormat(undefined, {
-  year: "numeric",
-  month: "short",
-  day: "2-digit",
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit",
-});
+/** How the UI writes times, durations and counts: short, never ambiguous (a time names its zone). */
 
+/** `2026-12-06 13:36:30 UTC+05:30`, in the display zone (time/zoned-time.ts). */
 export function formatTime(value: number | string | undefined): string {
   if (value === undefined) return "—";
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : TIME.format(date);
+  const instant = new Date(value).getTime();
+  return Number.isNaN(instant) ? String(value) : formatInstant(instant, displayZone());
 }
 
 export function formatAgo(value: number | string | undefined, now = Date.now()): string {

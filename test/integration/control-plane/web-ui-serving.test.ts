@@ -36,9 +36,24 @@ describe("the local runtime serves the web UI", () => {
     expect(script.headers.get("content-type")).toContain("text/javascript");
     expect(script.headers.get("cache-control")).toContain("immutable");
     expect((await fetch(at("/assets/missing.js"))).status).toBe(404);
+    expect((await fetch(at("/favicon.ico"))).status).toBe(404);
     for (const escape of ["/%2e%2e/%2e%2e/etc/passwd", "/..%2F..%2F..%2Fetc%2Fpasswd"]) {
       expect(await (await fetch(at(escape))).text()).not.toContain("root:");
     }
+  });
+
+  it("answers a table's page, whose name has dots, with the app (a reload or a pasted link)", async () => {
+    for (const route of ["/tables/demo.sales.orders", "/tables/demo.sales.orders?pipeline=p-1"]) {
+      const page = await fetch(at(route));
+      expect(page.status, route).toBe(200);
+      expect(await page.text()).toContain("<title>Ebb</title>");
+    }
+  });
+
+  it("tells the app to sign in with the session, so no page load meets a missing config.json", async () => {
+    const config = await fetch(at("/config.json"));
+    expect(config.status).toBe(200);
+    expect(await config.json()).toEqual({ signIn: { kind: "session" } });
   });
 
   it("keeps the API behind the token", async () => {

@@ -1,7 +1,8 @@
 /**
  * How the app finds its API and signs in. On AWS the stack deploys `config.json` beside the app
- * (infra/aws/ebb-web-ui.ts): the API's URL and the Cognito sign-in. The local runtime serves none, so
- * a missing file means the local runtime's session sign-in (the token `npm start` prints).
+ * (infra/aws/ebb-web-ui.ts): the API's URL and the Cognito sign-in. The local runtime serves one that
+ * names its session sign-in (the token `npm start` prints; infra/local/api-server.ts); a missing file
+ * means the same.
  */
 
 export interface CognitoSignInConfig {

@@ -35,9 +35,10 @@ export function usePipelines(enabled = true) {
   });
 }
 
-export function usePipeline(id: string) {
+export function usePipeline(id: string, enabled = true) {
   return useQuery({
     queryKey: keys.pipeline(id),
+    enabled,
     queryFn: async () => (await ebb.getPipeline(id)) as unknown as PipelineDetail,
     refetchInterval: (query) => (query.state.data?.state === "IDLE" ? IDLE_MS : ACTIVE_MS),
   });

@@ -11,7 +11,7 @@ import { EventLog } from "../pipeline/EventLog.tsx";
 import { RunControls } from "../pipeline/RunControls.tsx";
 import { UpdateDetails } from "../pipeline/UpdateDetails.tsx";
 import { UpdatesTimeline } from "../pipeline/UpdatesTimeline.tsx";
-import { pendingReplay } from "../pipeline/update-kind.ts";
+import { isDryRun, pendingReplay } from "../pipeline/update-kind.ts";
 import { navigate, paths } from "../routing.ts";
 
 /** A pipeline: its graph, its updates with the selected one live, the event log and the definition. */
@@ -22,7 +22,10 @@ export function PipelinePage({ id, tab }: { id: string; tab: string }) {
   const datasets = useDatasets(id, running);
   const updates = useUpdates(id, running);
   const [chosen, setChosen] = useState<string>();
-  const selected = chosen ?? updates.data?.[0]?.update_id;
+  const [withDryRuns, setWithDryRuns] = useState(false);
+  const dryRuns = (updates.data ?? []).filter(isDryRun).length;
+  const shown = (updates.data ?? []).filter((u) => withDryRuns || !isDryRun(u));
+  const selected = chosen ?? shown[0]?.update_id;
   const selectedUpdate = updates.data?.find((u) => u.update_id === selected);
   const replay = updates.data ? pendingReplay(updates.data) : undefined;
   const rewound = useRewoundDatasets(id, replay);
@@ -104,8 +107,20 @@ export function PipelinePage({ id, tab }: { id: string; tab: string }) {
           <DatasetTable datasets={datasets.data ?? []} pipelineId={id} marks={marks} />
           <div className="split-panes">
             <div className="pane">
-              <h2>Updates</h2>
-              <UpdatesTimeline updates={updates.data ?? []} selected={selected} onSelect={setChosen} />
+              <div className="pane-header">
+                <h2>Updates</h2>
+                {dryRuns > 0 && (
+                  <label className="choice choice-inline subtle">
+                    <input
+                      type="checkbox"
+                      checked={withDryRuns}
+                      onChange={(e) => setWithDryRuns(e.target.checked)}
+                    />
+                    Show rewind dry runs ({dryRuns})
+                  </label>
+                )}
+              </div>
+              <UpdatesTimeline updates={shown} selected={selected} onSelect={setChosen} />
             </div>
             <div className="pane">
               <h2>Update</h2>
@@ -204,40 +219,44 @@ function DatasetTable(props: {
 }) {
   if (props.datasets.length === 0) return null;
   return (
-    <table className="grid grid-compact datasets">
-      <caption className="sr-only">Datasets</caption>
-      <thead>
-        <tr>
-          <th>Dataset</th>
-          <th>Type</th>
-          <th className="num">Version</th>
-          <th className="num">Rows</th>
-          <th>Last commit</th>
-          <th>Status</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.datasets.map((d) => (
-          <tr key={d.name}>
-            <td>
-              <a
-                href={paths.table(d.identifier, props.pipelineId)}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(paths.table(d.identifier, props.pipelineId));
-                }}
-              >
-                {d.identifier}
-              </a>
-            </td>
-            <td>{d.type.replaceAll("_", " ")}</td>
-            <td className="num">{d.version ?? "—"}</td>
-            <td className="num">{d.row_count?.toLocaleString("en-US") ?? "—"}</td>
-            <td>{formatTime(d.last_commit_time ?? undefined)}</td>
-            <td>{props.marks[d.name] ? <StateBadge state={props.marks[d.name]!.toUpperCase()} /> : null}</td>
+    <div className="scroll">
+      <table className="grid grid-compact datasets">
+        <caption className="sr-only">Datasets</caption>
+        <thead>
+          <tr>
+            <th>Dataset</th>
+            <th>Type</th>
+            <th className="num">Version</th>
+            <th className="num">Rows</th>
+            <th>Last commit</th>
+            <th>Status</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.datasets.map((d) => (
+            <tr key={d.name}>
+              <td>
+                <a
+                  href={paths.table(d.identifier, props.pipelineId)}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(paths.table(d.identifier, props.pipelineId));
+                  }}
+                >
+                  {d.identifier}
+                </a>
+              </td>
+              <td>{d.type.replaceAll("_", " ")}</td>
+              <td className="num">{d.version ?? "—"}</td>
+              <td className="num">{d.row_count?.toLocaleString("en-US") ?? "—"}</td>
+              <td>{formatTime(d.last_commit_time ?? undefined)}</td>
+              <td>
+                {props.marks[d.name] ? <StateBadge state={props.marks[d.name]!.toUpperCase()} /> : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -32,23 +32,25 @@ export function PipelinesPage() {
         </div>
       )}
       {pipelines.data && pipelines.data.length > 0 && (
-        <table className="grid">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>State</th>
-              <th>Last update</th>
-              <th>Rewind</th>
-              <th>Definition</th>
-              <th>Modified</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pipelines.data.map((p) => (
-              <PipelineRow key={p.pipeline_id} status={p} />
-            ))}
-          </tbody>
-        </table>
+        <div className="scroll">
+          <table className="grid">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>State</th>
+                <th>Last update</th>
+                <th>Rewind</th>
+                <th>Definition</th>
+                <th>Modified</th>
+              </tr>
+            </thead>
+            <tbody>
+              {pipelines.data.map((p) => (
+                <PipelineRow key={p.pipeline_id} status={p} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <CreatePipelineDialog open={creating} onClose={() => setCreating(false)} />
     </section>

@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { ebb, EbbApiError } from "../api/client.ts";
-import { useDatasets, usePipeline, useRewindPoints } from "../api/queries.ts";
+import { keys, useDatasets, usePipeline, useRewindPoints } from "../api/queries.ts";
 import { Dialog } from "../components/Dialog.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
+import { formatTime } from "../format.ts";
 import { DatasetStep } from "../rewind/DatasetStep.tsx";
 import { PointStep } from "../rewind/PointStep.tsx";
 import { ProgressStep } from "../rewind/ProgressStep.tsx";
@@ -63,6 +64,11 @@ export function RewindPage({ id }: { id: string }) {
     refetchOnWindowFocus: false,
   });
 
+  // Each preview is a dry run, which records a point: the list (which hides those) is read again.
+  useEffect(() => {
+    if (preview.data) void queryClient.invalidateQueries({ queryKey: keys.points(id) });
+  }, [preview.data, queryClient, id]);
+
   const rewind = useMutation({
     mutationFn: () =>
       ebb.startUpdate(id, { cause: "USER_ACTION", rewind_spec: { ...spec!, dry_run: false } }),
@@ -114,7 +120,8 @@ export function RewindPage({ id }: { id: string }) {
             className={i === step ? "stepper-current" : i < step ? "stepper-done" : ""}
             aria-current={i === step ? "step" : undefined}
           >
-            <span className="stepper-number">{i < step ? "✓" : i + 1}</span> {label}
+            <span className="stepper-number">{i < step ? "✓" : i + 1}</span>{" "}
+            <span className="stepper-label">{label}</span>
           </li>
         ))}
       </ol>
@@ -181,8 +188,16 @@ export function RewindPage({ id }: { id: string }) {
       <Dialog title="Rewind now?" open={confirming} onClose={() => setConfirming(false)}>
         <p>
           {affected.length} dataset{affected.length === 1 ? "" : "s"} ({affected.join(", ")}) will be restored
-          to the rewind point{resetCheckpoints ? ", with their checkpoints" : ""}. Each restore is a new table
-          version, so the current state stays in the history.
+          to{" "}
+          {target?.kind === "timestamp" ? (
+            <>
+              {formatTime(target.timestamp)} (<code className="time-request">{target.timestamp}</code>)
+            </>
+          ) : (
+            <>the rewind point {point ? `of ${formatTime(point.timestamp)}` : ""}</>
+          )}
+          {resetCheckpoints ? ", with their checkpoints" : ""}. Each restore is a new table version, so the
+          current state stays in the history.
         </p>
         <ErrorNote error={rewind.error} />
         <div className="actions">

@@ -1,22 +1,35 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { ebb } from "../api/client.ts";
-import { useTableHistory } from "../api/queries.ts";
+import { usePipeline, useTableHistory } from "../api/queries.ts";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { formatTime } from "../format.ts";
+import { displayZone, zoneName } from "../time/display-zone.ts";
+import { parseTime, requestTimestamp } from "../time/zoned-time.ts";
 import { formatValue } from "../rewind/ReviewStep.tsx";
 import { navigate, paths } from "../routing.ts";
 
-/** A table: its history (DESCRIBE HISTORY), its rows as of a version or time, its change feed. */
+/**
+ * A table: its history (DESCRIBE HISTORY, the page's whole width), its rows as of a version or a time
+ * (typed in the display zone), its change feed.
+ */
 export function TablePage({ table, pipelineId }: { table: string; pipelineId?: string | undefined }) {
   const history = useTableHistory(table);
+  const pipeline = usePipeline(pipelineId ?? "", pipelineId !== undefined);
   const [asOf, setAsOf] = useState("");
+  const at = asOf.trim();
+  const asOfInstant = /^\d+$/.test(at) || at === "" ? undefined : parseTime(at, displayZone());
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const browse = useMutation({
     mutationFn: () => {
-      const at = asOf.trim();
-      const version = /^\d+$/.test(at) ? { version: Number(at) } : at ? { timestamp: at } : {};
+      const version = /^\d+$/.test(at)
+        ? { version: Number(at) }
+        : asOfInstant !== undefined
+          ? { timestamp: requestTimestamp(asOfInstant) }
+          : at
+            ? { timestamp: at } // no time the UI reads: the API's refusal says what it takes
+            : {};
       return ebb.query(table, { ...version, limit: 200 });
     },
   });
@@ -50,47 +63,53 @@ export function TablePage({ table, pipelineId }: { table: string; pipelineId?: s
                 navigate(paths.pipeline(pipelineId));
               }}
             >
-              pipeline
+              {pipeline.data?.name ?? "pipeline"}
             </a>
           </>
         )}{" "}
         / <span aria-current="page">{table}</span>
       </nav>
       <h1 className="mono-title">{table}</h1>
-      <div className="split-panes">
+      <div className="table-page">
         <div className="pane">
           <h2>History</h2>
           <ErrorNote error={history.error} />
-          <table className="grid grid-compact" aria-label="History">
-            <thead>
-              <tr>
-                <th className="num">Version</th>
-                <th>Time</th>
-                <th>Operation</th>
-                <th>Parameters</th>
-                <th>Metrics</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(history.data ?? []).map((h) => (
-                <tr key={String(h["version"])}>
-                  <td className="num">
-                    <button
-                      type="button"
-                      className="link-button"
-                      onClick={() => setAsOf(String(h["version"]))}
-                    >
-                      {String(h["version"])}
-                    </button>
-                  </td>
-                  <td className="nowrap">{formatTime(h["timestamp"] as string)}</td>
-                  <td>{String(h["operation"])}</td>
-                  <td className="mono small">{keyValues(h["operationParameters"])}</td>
-                  <td className="mono small">{keyValues(h["operationMetrics"])}</td>
+          <div className="scroll">
+            <table className="grid grid-compact history" aria-label="History">
+              <thead>
+                <tr>
+                  <th className="num">Version</th>
+                  <th>Time</th>
+                  <th>Operation</th>
+                  <th>Parameters</th>
+                  <th>Metrics</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {(history.data ?? []).map((h) => (
+                  <tr key={String(h["version"])}>
+                    <td className="num">
+                      <button
+                        type="button"
+                        className="link-button"
+                        onClick={() => setAsOf(String(h["version"]))}
+                      >
+                        {String(h["version"])}
+                      </button>
+                    </td>
+                    <td className="nowrap">{formatTime(h["timestamp"] as string)}</td>
+                    <td>{String(h["operation"])}</td>
+                    <td className="mono small">
+                      <KeyValues value={h["operationParameters"]} />
+                    </td>
+                    <td className="mono small">
+                      <KeyValues value={h["operationMetrics"]} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </div>
         <div className="pane">
           <h2>Browse</h2>
@@ -102,7 +121,7 @@ export function TablePage({ table, pipelineId }: { table: string; pipelineId?: s
             }}
           >
             <label className="field field-inline grow">
-              <span>As of version or timestamp</span>
+              <span>As of version or timestamp ({zoneName(displayZone())})</span>
               <input
                 className="mono"
                 placeholder="latest"
@@ -114,6 +133,11 @@ export function TablePage({ table, pipelineId }: { table: string; pipelineId?: s
               Show rows
             </button>
           </form>
+          {asOfInstant !== undefined && (
+            <p className="subtle">
+              Sends <code className="time-request">{requestTimestamp(asOfInstant)}</code>
+            </p>
+          )}
           <ErrorNote error={browse.error} />
           {browse.data && (
             <>
@@ -165,12 +189,20 @@ export function TablePage({ table, pipelineId }: { table: string; pipelineId?: s
   );
 }
 
-function keyValues(value: unknown): string {
-  if (!value || typeof value !== "object") return "";
-  return Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== null && v !== "" && v !== "[]" && v !== "{}")
-    .map(([k, v]) => `${k}=${formatValue(v)}`)
-    .join(" ");
+/** One `key=value` a line, so a long value wraps within its own line. */
+function KeyValues({ value }: { value: unknown }) {
+  if (!value || typeof value !== "object") return null;
+  return (
+    <>
+      {Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== null && v !== "" && v !== "[]" && v !== "{}")
+        .map(([k, v]) => (
+          <div key={k} className="key-value">
+            {k}={formatValue(v)}
+          </div>
+        ))}
+    </>
+  );
 }
 
 function Rows({ rows, label }: { rows: readonly Record<string, unknown>[]; label: string }) {

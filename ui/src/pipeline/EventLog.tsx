@@ -2,6 +2,7 @@ import { useInfiniteQuery } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { ebb, errorText } from "../api/client.ts";
 import type { EventInfo } from "../api/types.ts";
+import { TimeInput } from "../components/TimeInput.tsx";
 import { formatTime } from "../format.ts";
 import { EMPTY_FILTER, eventFilter, type EventFilterForm } from "./event-filter.ts";
 
@@ -22,6 +23,7 @@ const TYPES = [
 
 export function EventLog({ pipelineId, datasets }: { pipelineId: string; datasets: readonly string[] }) {
   const [form, setForm] = useState<EventFilterForm>(EMPTY_FILTER);
+  const [clears, setClears] = useState(0); // remakes the time field, which keeps its own text
   const filter = eventFilter(form);
   const events = useInfiniteQuery({
     queryKey: ["pipeline", pipelineId, "events", filter ?? ""],
@@ -96,19 +98,23 @@ export function EventLog({ pipelineId, datasets }: { pipelineId: string; dataset
             onChange={(e) => setForm({ ...form, updateId: e.target.value })}
           />
         </label>
-        <label className="field field-inline">
-          <span>Since</span>
-          <input
-            type="datetime-local"
-            step={1}
-            value={form.after ? form.after.slice(0, 19) : ""}
-            onChange={(e) =>
-              setForm({ ...form, after: e.target.value ? new Date(e.target.value).toISOString() : "" })
-            }
-          />
-        </label>
+        <TimeInput
+          key={clears}
+          label="Since"
+          initial={form.after === "" ? undefined : Date.parse(form.after)}
+          onInstant={(instant) =>
+            setForm({ ...form, after: instant === undefined ? "" : new Date(instant).toISOString() })
+          }
+        />
         {filter && (
-          <button type="button" className="button button-quiet" onClick={() => setForm(EMPTY_FILTER)}>
+          <button
+            type="button"
+            className="button button-quiet"
+            onClick={() => {
+              setForm(EMPTY_FILTER);
+              setClears((n) => n + 1);
+            }}
+          >
             Clear
           </button>
         )}
@@ -119,22 +125,24 @@ export function EventLog({ pipelineId, datasets }: { pipelineId: string; dataset
           {errorText(events.error)}
         </div>
       )}
-      <table className="grid grid-compact events">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Level</th>
-            <th>Type</th>
-            <th>Dataset</th>
-            <th>Message</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((event) => (
-            <EventRow key={event.id} event={event} />
-          ))}
-        </tbody>
-      </table>
+      <div className="scroll">
+        <table className="grid grid-compact events">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Level</th>
+              <th>Type</th>
+              <th>Dataset</th>
+              <th>Message</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((event) => (
+              <EventRow key={event.id} event={event} />
+            ))}
+          </tbody>
+        </table>
+      </div>
       {!events.isPending && rows.length === 0 && <p className="muted pad">No events match.</p>}
       {events.hasNextPage && (
         <button
@@ -216,28 +224,30 @@ function EventDetails({ event }: { event: EventInfo }) {
           <p>
             {summary.dry_run ? "Rewind point" : "Completed rewind"} at {formatTime(summary.timestamp)}
           </p>
-          <table className="grid grid-compact">
-            <thead>
-              <tr>
-                <th>Dataset</th>
-                <th className="num">Table version</th>
-              </tr>
-            </thead>
-            <tbody>
-              {summary.datasets.map((d) => (
-                <tr key={d.identifier}>
-                  <td>{d.identifier}</td>
-                  <td className="num">{d.table_version}</td>
+          <div className="scroll">
+            <table className="grid grid-compact">
+              <thead>
+                <tr>
+                  <th>Dataset</th>
+                  <th className="num">Table version</th>
                 </tr>
-              ))}
-              {summary.flows.map((f) => (
-                <tr key={f.flow}>
-                  <td className="mono">flow {f.flow}</td>
-                  <td className="num">checkpoint {f.seq}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {summary.datasets.map((d) => (
+                  <tr key={d.identifier}>
+                    <td>{d.identifier}</td>
+                    <td className="num">{d.table_version}</td>
+                  </tr>
+                ))}
+                {summary.flows.map((f) => (
+                  <tr key={f.flow}>
+                    <td className="mono">flow {f.flow}</td>
+                    <td className="num">checkpoint {f.seq}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </div>
       )}
       {flow && (

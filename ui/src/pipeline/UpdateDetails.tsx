@@ -58,34 +58,36 @@ export function UpdateDetails({
         </div>
       )}
       {flows.length > 0 ? (
-        <table className="grid grid-compact">
-          <caption className="sr-only">Flow progress</caption>
-          <thead>
-            <tr>
-              <th>Flow</th>
-              <th>Dataset</th>
-              <th>Status</th>
-              <th className="num">Batches</th>
-              <th className="num">Rows in</th>
-              <th className="num">Rows out</th>
-            </tr>
-          </thead>
-          <tbody>
-            {flows.map(([flow, p]) => (
-              <tr key={flow} data-flow={flow}>
-                <td className="mono">{flow}</td>
-                <td>{p.dataset ?? "—"}</td>
-                <td>
-                  <StateBadge state={p.status === "COMPLETED" ? "COMPLETED" : p.status} />
-                  {p.status === "COMPLETED" && <span className="subtle"> caught up</span>}
-                </td>
-                <td className="num">{formatCount(p.batches)}</td>
-                <td className="num">{formatCount(p.rows_in)}</td>
-                <td className="num">{formatCount(p.rows_out)}</td>
+        <div className="scroll">
+          <table className="grid grid-compact">
+            <caption className="sr-only">Flow progress</caption>
+            <thead>
+              <tr>
+                <th>Flow</th>
+                <th>Dataset</th>
+                <th>Status</th>
+                <th className="num">Batches</th>
+                <th className="num">Rows in</th>
+                <th className="num">Rows out</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {flows.map(([flow, p]) => (
+                <tr key={flow} data-flow={flow}>
+                  <td className="mono">{flow}</td>
+                  <td>{p.dataset ?? "—"}</td>
+                  <td>
+                    <StateBadge state={p.status === "COMPLETED" ? "COMPLETED" : p.status} />
+                    {p.status === "COMPLETED" && <span className="subtle"> caught up</span>}
+                  </td>
+                  <td className="num">{formatCount(p.batches)}</td>
+                  <td className="num">{formatCount(p.rows_in)}</td>
+                  <td className="num">{formatCount(p.rows_out)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : (
         <p className="muted">{spec ? "A rewind runs no flows." : "No flow has reported progress yet."}</p>
       )}

@@ -12,9 +12,14 @@ export function updateKind(update: Update): string {
   return "Run";
 }
 
+/** A rewind's dry run (the wizard's preview makes one each time): listed only when asked for. */
+export function isDryRun(update: Update): boolean {
+  return update.rewind_spec?.dry_run ?? false;
+}
+
 /** The update that left the pipeline rewound with replay pending: the newest finished one is a rewind. */
 export function pendingReplay(updates: readonly Update[]): Update | undefined {
-  const last = updates.find((u) => !(u.rewind_spec?.dry_run ?? false) && u.state !== "CANCELED");
+  const last = updates.find((u) => !isDryRun(u) && u.state !== "CANCELED");
   return last?.rewind_spec && last.state === "COMPLETED" ? last : undefined;
 }
 

@@ -69,39 +69,41 @@ export function DatasetStep(props: {
           />
         </>
       ) : (
-        <table className="grid grid-compact">
-          <caption className="sr-only">Datasets to rewind</caption>
-          <thead>
-            <tr>
-              <th>Include</th>
-              <th>Dataset</th>
-              <th>Type</th>
-              <th className="num">Version</th>
-              <th className="num">Rows</th>
-              <th>Upstreams</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.datasets.map((d) => (
-              <tr key={d.name}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Include ${d.name}`}
-                    checked={props.selected.has(d.name)}
-                    onChange={() => toggle(d.name)}
-                  />
-                  {downstream.has(d.name) && <span className="subtle"> via cascade</span>}
-                </td>
-                <td>{d.name}</td>
-                <td>{d.type.replaceAll("_", " ")}</td>
-                <td className="num">{d.version ?? "—"}</td>
-                <td className="num">{formatCount(d.row_count)}</td>
-                <td>{d.upstreams.join(", ") || "—"}</td>
+        <div className="scroll">
+          <table className="grid grid-compact">
+            <caption className="sr-only">Datasets to rewind</caption>
+            <thead>
+              <tr>
+                <th>Include</th>
+                <th>Dataset</th>
+                <th>Type</th>
+                <th className="num">Version</th>
+                <th className="num">Rows</th>
+                <th>Upstreams</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {props.datasets.map((d) => (
+                <tr key={d.name}>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Include ${d.name}`}
+                      checked={props.selected.has(d.name)}
+                      onChange={() => toggle(d.name)}
+                    />
+                    {downstream.has(d.name) && <span className="subtle"> via cascade</span>}
+                  </td>
+                  <td>{d.name}</td>
+                  <td>{d.type.replaceAll("_", " ")}</td>
+                  <td className="num">{d.version ?? "—"}</td>
+                  <td className="num">{formatCount(d.row_count)}</td>
+                  <td>{d.upstreams.join(", ") || "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <div className="options">
         <label className="choice">

@@ -3,8 +3,18 @@ import { useState } from "react";
 import { ebb } from "../api/client.ts";
 import type { DatasetInfo, RewindPointInfo } from "../api/types.ts";
 import { ErrorNote } from "../components/ErrorNote.tsx";
+import { TimeInput } from "../components/TimeInput.tsx";
 import { formatAgo, formatTime } from "../format.ts";
-import { pointEffect, pointKind, yesterdayPoint, type RewindTarget } from "./wizard-state.ts";
+import { parseTime, requestTimestamp } from "../time/zoned-time.ts";
+import {
+  isDryRunPoint,
+  latestPoint,
+  offeredPoints,
+  pointEffect,
+  pointKind,
+  yesterdayPoint,
+  type RewindTarget,
+} from "./wizard-state.ts";
 
 /** Step 1: a rewind point from the list, a shortcut, or a timestamp (with the onset finder at hand). */
 export function PointStep(props: {
@@ -13,11 +23,18 @@ export function PointStep(props: {
   target: RewindTarget | undefined;
   onTarget: (target: RewindTarget) => void;
 }) {
-  const latest = props.points[0];
+  const latest = latestPoint(props.points);
+  const dryRuns = props.points.filter(isDryRunPoint).length;
+  const [withDryRuns, setWithDryRuns] = useState(false);
+  const shown = offeredPoints(props.points, withDryRuns);
   const yesterday = yesterdayPoint(props.points, Date.now());
-  const [timestamp, setTimestamp] = useState(
-    props.target?.kind === "timestamp" ? props.target.timestamp : "",
+  const [instant, setInstant] = useState<number | undefined>(
+    props.target?.kind === "timestamp" ? Date.parse(props.target.timestamp) : undefined,
   );
+  // The field is remade (its key) when the onset finder fills it in.
+  const [filled, setFilled] = useState(0);
+  const chooseInstant = (at: number) =>
+    props.onTarget({ kind: "timestamp", timestamp: requestTimestamp(at) });
   const pick = (point: RewindPointInfo) => props.onTarget({ kind: "point", pointId: point.rewind_point_id });
   return (
     <div className="step">
@@ -43,7 +60,13 @@ export function PointStep(props: {
       )}
       <fieldset className="points">
         <legend>Rewind points (newest first)</legend>
-        {props.points.map((point) => {
+        {dryRuns > 0 && (
+          <label className="choice choice-inline subtle">
+            <input type="checkbox" checked={withDryRuns} onChange={(e) => setWithDryRuns(e.target.checked)} />
+            Show dry runs&apos; points ({dryRuns}): each records the target a dry run rehearsed
+          </label>
+        )}
+        {shown.map((point) => {
           const effect = pointEffect(point, props.datasets);
           const changed = effect.filter((e) => e.changed);
           const checked = props.target?.kind === "point" && props.target.pointId === point.rewind_point_id;
@@ -76,33 +99,29 @@ export function PointStep(props: {
       <fieldset className="timestamp-choice">
         <legend>Or a timestamp</legend>
         <div className="row">
-          <label className="field field-inline">
-            <span>Rewind timestamp</span>
-            <input
-              className="mono"
-              size={26}
-              placeholder="2026-12-01 08:21:53"
-              value={timestamp}
-              onChange={(e) => setTimestamp(e.target.value)}
-            />
-          </label>
-          <button
-            type="button"
-            className="button"
-            disabled={timestamp.trim() === ""}
-            onClick={() => props.onTarget({ kind: "timestamp", timestamp: timestamp.trim() })}
-          >
-            Use this timestamp
-          </button>
+          <TimeInput key={filled} label="Rewind timestamp" initial={instant} onInstant={setInstant}>
+            <button
+              type="button"
+              className="button"
+              disabled={instant === undefined}
+              onClick={() => instant !== undefined && chooseInstant(instant)}
+            >
+              Use this timestamp
+            </button>
+          </TimeInput>
           {props.target?.kind === "timestamp" && (
-            <span className="chip chip-on">using {props.target.timestamp}</span>
+            <span className="chip chip-on">
+              using {formatTime(props.target.timestamp)} ={" "}
+              <code className="time-request">{props.target.timestamp}</code>
+            </span>
           )}
         </div>
         <OnsetFinder
           datasets={props.datasets}
-          onTimestamp={(t) => {
-            setTimestamp(t);
-            props.onTarget({ kind: "timestamp", timestamp: t });
+          onInstant={(at) => {
+            setInstant(at);
+            setFilled((n) => n + 1);
+            chooseInstant(at);
           }}
           onPoint={pick}
         />
@@ -114,7 +133,7 @@ export function PointStep(props: {
 /** Where did it go wrong: a predicate on a table → the first bad commit and the midpoint timestamp. */
 function OnsetFinder(props: {
   datasets: readonly DatasetInfo[];
-  onTimestamp: (timestamp: string) => void;
+  onInstant: (instant: number) => void;
   onPoint: (point: RewindPointInfo) => void;
 }) {
   const tables = props.datasets.filter((d) => d.type !== "view");
@@ -126,6 +145,8 @@ function OnsetFinder(props: {
   const onset = find.data;
   // The server's pick: the owning pipeline's newest point at which the table is older than the onset.
   const before = onset?.rewind_point;
+  // The API's midpoint is UTC without a zone (the seed's form): read as UTC, shown in the display zone.
+  const midpoint = onset?.rewind_timestamp ? parseTime(onset.rewind_timestamp, "UTC") : undefined;
   return (
     <div className="onset">
       <h3>Find the onset</h3>
@@ -182,16 +203,14 @@ function OnsetFinder(props: {
               v{onset.last_good_version} at {formatTime(onset.last_good_commit_time)}
             </dd>
             <dt>Midpoint</dt>
-            <dd className="mono">{onset.rewind_timestamp}</dd>
+            <dd className="onset-midpoint">{formatTime(midpoint)}</dd>
           </dl>
           <div className="row">
-            <button
-              type="button"
-              className="button"
-              onClick={() => props.onTimestamp(onset.rewind_timestamp!)}
-            >
-              Rewind to the midpoint
-            </button>
+            {midpoint !== undefined && (
+              <button type="button" className="button" onClick={() => props.onInstant(midpoint)}>
+                Rewind to the midpoint
+              </button>
+            )}
             {before && (
               <button type="button" className="button" onClick={() => props.onPoint(before)}>
                 Use the newest point before the onset ({formatTime(before.timestamp)})

@@ -28,8 +28,16 @@ export function ReviewStep(props: {
               <span className="subtle mono">{props.target.pointId}</span>
             </>
           ) : (
-            <span className="mono">{props.target.timestamp}</span>
+            formatTime(props.target.timestamp)
           )}
+        </dd>
+        <dt>The request carries</dt>
+        <dd>
+          <code className="time-request">
+            {props.target.kind === "point"
+              ? `rewind_point_id: ${props.target.pointId}`
+              : `rewind_timestamp: ${props.target.timestamp}`}
+          </code>
         </dd>
         <dt>Checkpoints</dt>
         <dd>
@@ -47,39 +55,47 @@ export function ReviewStep(props: {
       {props.preview && (
         <>
           <h3>Affected datasets</h3>
-          <table className="grid grid-compact preview" aria-label="Affected datasets">
-            <thead>
-              <tr>
-                <th>Dataset</th>
-                <th className="num">Version now</th>
-                <th className="num">After rewind</th>
-                <th className="num">Rows added</th>
-                <th className="num">Rows updated</th>
-                <th className="num">Rows deleted</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.preview.datasets.map((d) => (
-                <tr key={d.identifier} data-dataset={d.name}>
-                  <td>{d.identifier}</td>
-                  <td className="num">{d.versionNow ?? "—"}</td>
-                  <td className="num">{d.targetVersion}</td>
-                  <td className="num" data-count="inserted">
-                    {formatCount(d.undo.inserted)}
-                  </td>
-                  <td className="num" data-count="updated">
-                    {formatCount(d.undo.updated)}
-                  </td>
-                  <td className="num" data-count="deleted">
-                    {formatCount(d.undo.deleted)}
-                  </td>
+          <div className="scroll">
+            <table className="grid grid-compact preview" aria-label="Affected datasets">
+              <thead>
+                <tr>
+                  <th>Dataset</th>
+                  <th className="num">Version now</th>
+                  <th className="num">After rewind</th>
+                  <th className="num count-removed">
+                    Rows removed <span className="th-note">added since the point</span>
+                  </th>
+                  <th className="num count-changed">
+                    Rows changed back <span className="th-note">updated since</span>
+                  </th>
+                  <th className="num count-restored">
+                    Rows restored <span className="th-note">deleted since</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {props.preview.datasets.map((d) => (
+                  <tr key={d.identifier} data-dataset={d.name}>
+                    <td>{d.identifier}</td>
+                    <td className="num">{d.versionNow ?? "—"}</td>
+                    <td className="num">{d.targetVersion}</td>
+                    <td className="num count-removed" data-count="inserted">
+                      {formatCount(d.undo.inserted)}
+                    </td>
+                    <td className="num count-changed" data-count="updated">
+                      {formatCount(d.undo.updated)}
+                    </td>
+                    <td className="num count-restored" data-count="deleted">
+                      {formatCount(d.undo.deleted)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           <p className="subtle">
-            Counts are the change feed from each table&apos;s target version to now: what the rewind takes
-            back.
+            Counts are the change feed from each table&apos;s target version to now, which the rewind takes
+            back: rows added since are removed, rows deleted since come back.
           </p>
           {props.preview.datasets
             .filter((d) => d.undo.sample.length > 0)
@@ -101,27 +117,38 @@ export function ReviewStep(props: {
 function SampleTable({ rows }: { rows: readonly Record<string, unknown>[] }) {
   const columns = Object.keys(rows[0] ?? {}).filter((c) => c !== "_commit_timestamp");
   return (
-    <table className="grid grid-compact">
-      <thead>
-        <tr>
-          {columns.map((c) => (
-            <th key={c}>{c === "_change_type" ? "change" : c === "_commit_version" ? "version" : c}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row, i) => (
-          <tr key={i}>
+    <div className="scroll">
+      <table className="grid grid-compact">
+        <thead>
+          <tr>
             {columns.map((c) => (
-              <td key={c} className={c === "_change_type" ? `change change-${String(row[c])}` : "mono"}>
-                {formatValue(row[c])}
-              </td>
+              <th key={c}>{c === "_change_type" ? "the rewind" : c === "_commit_version" ? "version" : c}</th>
             ))}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rows.map((row, i) => (
+            <tr key={i}>
+              {columns.map((c) => (
+                <td key={c} className={c === "_change_type" ? `change undo-${String(row[c])}` : "mono"}>
+                  {c === "_change_type" ? undoWord(String(row[c])) : formatValue(row[c])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
+}
+
+/** What the rewind does to a row the change feed lists since the point. */
+function undoWord(changeType: string): string {
+  if (changeType === "insert") return "removes (added since)";
+  if (changeType === "delete") return "restores (deleted since)";
+  if (changeType === "update_postimage") return "removes (value since)";
+  if (changeType === "update_preimage") return "restores (value before)";
+  return changeType;
 }
 
 export function formatValue(value: unknown): string {

@@ -48,17 +48,32 @@ export function pointEffect(
   });
 }
 
-/** The kind of a point, from the message the API gives each kind. */
+/** The kind of a point, in words. */
 export function pointKind(point: RewindPointInfo): string {
-  if (point.message.startsWith("Periodic")) return "periodic";
-  if (point.message.startsWith("Dry-run")) return "dry run";
-  if (point.message.includes("end of the update")) return "after update";
+  if (point.kind === "periodic") return "periodic";
+  if (point.kind === "dry-run") return "dry run";
+  if (point.kind === "update-end") return "after update";
   return "captured";
+}
+
+/** A dry run's record of the target it rehearsed: it repeats a point or time already on offer. */
+export function isDryRunPoint(point: RewindPointInfo): boolean {
+  return point.kind === "dry-run";
+}
+
+/** The points on offer: every point but dry runs' records, unless asked for. */
+export function offeredPoints(points: readonly RewindPointInfo[], withDryRuns: boolean): RewindPointInfo[] {
+  return points.filter((p) => withDryRuns || !isDryRunPoint(p));
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** "Rewind to yesterday": the newest point at least a day old. */
+/** "Rewind to the latest point": the newest point that is no dry run's record. */
+export function latestPoint(points: readonly RewindPointInfo[]): RewindPointInfo | undefined {
+  return points.find((p) => !isDryRunPoint(p));
+}
+
+/** "Rewind to yesterday": the newest point at least a day old (no dry run's record). */
 export function yesterdayPoint(points: readonly RewindPointInfo[], now: number): RewindPointInfo | undefined {
-  return points.find((p) => Date.parse(p.timestamp) <= now - DAY_MS);
+  return points.find((p) => !isDryRunPoint(p) && Date.parse(p.timestamp) <= now - DAY_MS);
 }
