@@ -44,6 +44,19 @@ export const RETRYABLE_ERRORS = [
 /** Every task's Retry: after 2 s, then 4, 8, 16. */
 export const TASK_RETRY = { intervalSeconds: 2, maxAttempts: 4, backoffRate: 2 } as const;
 
+/** Whether a task's Retry runs it again after `error` (while its attempts last). */
+export function retriedByTask(error: unknown): boolean {
+  return error instanceof Error && (RETRYABLE_ERRORS as readonly string[]).includes(error.name);
+}
+
+/** `up to 4 times over about 30 s`: how long a task's Retry tries, for messages. */
+export function describeTaskRetry(): string {
+  const { intervalSeconds, maxAttempts, backoffRate } = TASK_RETRY;
+  let seconds = 0;
+  for (let attempt = 0; attempt < maxAttempts; attempt++) seconds += intervalSeconds * backoffRate ** attempt;
+  return `up to ${maxAttempts} times over about ${seconds} s`;
+}
+
 /**
  * RunFlow's second Retry: its budget ran out with batches left (`RunBudgetSpentError`), so the same
  * item is invoked again a second later — the loop until caught up, as a retry (one state transition

@@ -248,7 +248,7 @@ export class SourceRecordsExpiredError extends EngineError {
     readonly gone: readonly string[],
   ) {
     super(
-      `flow "${flow}" cannot read on: ${gone.join("; ")}; the records were removed by the stream's retention before the flow read them. Fully refresh the flow's dataset (or reset its checkpoint) to read from what the stream holds now, and raise the retention`,
+      `flow "${flow}" cannot read on: ${gone.join("; ")}; the records were deleted or expired before the flow read them. Fully refresh the flow's dataset (or reset its checkpoint) to read from what the stream holds now, and, if retention removed them, raise it`,
       { data: { flow, gone } },
     );
   }

@@ -115,6 +115,7 @@ export class EventRecorder {
     );
   }
 
+  /** A flow's end in this task: COMPLETED, or FAILED for good (the update fails with it: `fatal`). */
   flowStatus(
     dataset: string,
     flow: string,
@@ -128,7 +129,22 @@ export class EventRecorder {
       status === "FAILED" ? `Flow '${flow}' has FAILED` : `Flow '${flow}' is ${status}`,
       { flow_progress: { status, ...details } },
       { dataset_name: dataset, flow_name: flow, flow_id: flow },
-      error === undefined ? undefined : eventError(error, false),
+      error === undefined ? undefined : eventError(error, true),
+    );
+  }
+
+  /**
+   * A flow's attempt that failed on a transient error the update's task retries (a broker
+   * restarting): a warning, not an error, since the update goes on; `retries` says how long it tries.
+   */
+  flowRetried(dataset: string, flow: string, error: unknown, retries: string): Promise<void> {
+    return this.append(
+      "flow_progress",
+      "WARN",
+      `Flow '${flow}' failed on a transient error and will be retried (${retries}; the update fails only if every retry does)`,
+      { flow_progress: { status: "FAILED" } },
+      { dataset_name: dataset, flow_name: flow, flow_id: flow },
+      eventError(error, false),
     );
   }
 

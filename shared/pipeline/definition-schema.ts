@@ -88,8 +88,8 @@ export const watermarkSchema = strictObject({
 
 /**
  * Deduplication across batches (Spark's `dropDuplicates(keys)`): a row whose key was seen in this or
- * any earlier batch is dropped. `within_watermark` keeps a key only until the watermark passes its
- * event time (Spark's `dropDuplicatesWithinWatermark`), so the state stays bounded.
+ * any earlier batch is dropped. `within_watermark` keeps a key only until the watermark reaches its
+ * event time plus the delay (Spark's `dropDuplicatesWithinWatermark`), so the state stays bounded.
  */
 export const dropDuplicatesSchema = strictObject({
   keys: z.array(columnNameSchema()).min(1, { error: "drop_duplicates needs at least one key column" }),

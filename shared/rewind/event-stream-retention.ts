@@ -11,8 +11,10 @@ import type { MissingPiece } from "./errors.ts";
  *
  * - Kafka: every partition of the target must still hold its target offset (its earliest offset is
  *   at or before it); a partition the target did not hold yet (created since) must still start at 0.
- *   The earliest offsets are the broker's own, so segments deleted by age (`retention.ms`) and by size
- *   (`retention.bytes`) are both seen; the message names the limits the topic is configured with.
+ *   The earliest offsets are the broker's own, so segments deleted by age (`retention.ms`), by size
+ *   (`retention.bytes`) or by DeleteRecords are all seen; the message names the earliest offset, says
+ *   the records were deleted or expired (which of these is not known), and gives the topic's retention
+ *   settings as context.
  * - Kinesis: every shard the target had not drained must still be listed, and the target must be
  *   younger than the stream's retention, or the records after its positions may have been trimmed.
  */
@@ -36,9 +38,10 @@ export async function kafkaRetentionGaps(
     for (const gap of gaps) if (!kept.has(gap.topic)) kept.set(gap.topic, await client.retention(gap.topic));
     return gaps.map((gap) => {
       const keeps = describeKafkaRetention(kept.get(gap.topic) ?? {});
+      // What moved the start (age, size, DeleteRecords) is not known: the settings are context only.
       return {
         owner: flow,
-        what: `topic ${gap.topic} partition ${gap.partition} keeps offsets from ${gap.earliest} on${keeps ? ` (${keeps})` : ""}, but a replay from the target reads from offset ${gap.needed}`,
+        what: `topic ${gap.topic} partition ${gap.partition} now starts at offset ${gap.earliest}, but a replay from the target reads from offset ${gap.needed}: the records before offset ${gap.earliest} were deleted or expired${keeps ? ` (the topic's retention settings: ${keeps})` : ""}`,
       };
     });
   } finally {
@@ -46,7 +49,7 @@ export async function kafkaRetentionGaps(
   }
 }
 
-/** `it keeps data for 1 day, retention.ms=86400000, and at most 1 MiB a partition, retention.bytes=1048576`. */
+/** `data for 1 day, retention.ms=86400000, and at most 1 MiB a partition, retention.bytes=1048576`. */
 export function describeKafkaRetention(retention: KafkaRetention): string {
   const limits = [
     ...(retention.ms !== undefined
@@ -56,7 +59,7 @@ export function describeKafkaRetention(retention: KafkaRetention): string {
       ? [`at most ${describeBytes(retention.bytes)} a partition, retention.bytes=${retention.bytes}`]
       : []),
   ];
-  return limits.length === 0 ? "" : `it keeps ${limits.join(", and ")}`;
+  return limits.join(", and ");
 }
 
 const BYTE_UNITS = [

@@ -27,10 +27,14 @@ export class StoreUnavailableError extends StoreError {
 
 /**
  * A stream a source reads (Kafka's brokers, a Kinesis endpoint) could not be reached or cannot serve
- * now: a restart, a leader moving. The update's tasks retry it (its own name in their Retry list).
+ * now: a restart, a leader moving. The update's tasks retry it (its own name in their Retry list);
+ * an outage that outlasts the retries fails the update with this code, not as an Ebb bug, so
+ * alerting can tell a source down from a defect.
  */
 export class SourceUnavailableError extends StoreUnavailableError {
   override readonly name = "SourceUnavailableError";
+  override readonly errorCode = "SOURCE_UNAVAILABLE";
+  override readonly httpStatus = 503;
 }
 
 /** A key that is not allowed (empty, absolute, or escaping its prefix with `..`). */

@@ -14,6 +14,11 @@ Requests:
 - {"op": "stream", "uri", "checkpoint", "sink", "select"}: one availableNow run of a structured
   stream from the Delta table `uri` into the Delta table `sink`; answers the sink's rows.
 - {"op": "hadoop_conf", "conf": {...}}: sets Hadoop options of the session (s3a's endpoint and keys).
+- {"op": "dedup_within_watermark", "name", "path", "schema", "event_time", "delay", "keys", "checkpoint",
+  "select"}: one availableNow run of a structured stream over the JSON files under `path`, one file
+  per micro-batch (oldest first), `event_time` cast to TIMESTAMP, withWatermark(event_time, delay)
+  and dropDuplicatesWithinWatermark(keys), into a memory sink; answers `select`'s columns of the
+  kept rows.
 """
 
 import json
@@ -27,6 +32,7 @@ os.dup2(2, 1)
 sys.stdout = sys.stderr
 
 from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql.functions import col  # noqa: E402
 from delta.tables import DeltaTable  # noqa: E402
 from interop_canonical import canonical, connect  # noqa: E402
 
@@ -119,6 +125,31 @@ def stream(spark, con, request):
     return canonical(con, frame.toArrow(), request["select"])
 
 
+def dedup_within_watermark(spark, request):
+    name = request["name"]
+    time = request["event_time"]
+    frame = (
+        spark.readStream.schema(request["schema"])
+        .option("maxFilesPerTrigger", 1)
+        .json(request["path"])
+        .withColumn(time, col(time).cast("timestamp"))
+        .withWatermark(time, request["delay"])
+        .dropDuplicatesWithinWatermark(request["keys"])
+    )
+    query = (
+        frame.writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", request["checkpoint"])
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+    rows = spark.table(name).select(*request["select"]).collect()
+    return [list(row) for row in rows]
+
+
 def short(error):
     """The first line of a Spark error: its class and message, without the JVM stack."""
     # py4j's own message only names the call; the Java exception names what went wrong.
@@ -137,6 +168,8 @@ def answer(request, spark, con):
         return None
     if op == "stream":
         return stream(spark, con, request)
+    if op == "dedup_within_watermark":
+        return dedup_within_watermark(spark, request)
     if op == "hadoop_conf":
         conf = spark.sparkContext._jsc.hadoopConfiguration()
         for key, value in request["conf"].items():

@@ -102,25 +102,29 @@ function definition(landingUri: string, config: Config) {
   };
 }
 
-/** One batch on the model (semantics of shared/engine/stateful/). */
+/**
+ * One batch on the model (semantics of shared/engine/stateful/). Within the watermark a key is
+ * remembered until a batch starts with a watermark at or past its event time plus the delay (Spark's
+ * expiry): that batch still drops its duplicates, then lets it go.
+ */
 function batchModel(state: ModelState, rows: readonly Row[], config: Config): ModelState {
-  let watermark = state.watermark;
-  const kept = config.withinWatermark
-    ? rows.filter((r) => watermark === undefined || r.minute >= watermark)
-    : rows;
+  const before = state.watermark;
+  const kept = config.withinWatermark ? rows.filter((r) => before === undefined || r.minute >= before) : rows;
+  let watermark = before;
   if (config.withinWatermark && kept.length > 0) {
     const candidate = Math.max(...kept.map((r) => r.minute)) - DELAY_MINUTES;
     watermark = watermark === undefined ? candidate : Math.max(watermark, candidate);
   }
+  const expired = (minute: number) => before !== undefined && minute + DELAY_MINUTES <= before;
   const seen = new Map(state.seen);
   const firsts = new Map<number, Row>();
   for (const r of kept) if (!firsts.has(r.id)) firsts.set(r.id, r);
   const out = [...firsts.values()].filter((r) => !seen.has(r.id));
   for (const r of out) {
     if (!config.withinWatermark) seen.set(r.id, 0);
-    else if (r.minute >= watermark!) seen.set(r.id, r.minute);
+    else if (!expired(r.minute)) seen.set(r.id, r.minute);
   }
-  if (config.withinWatermark) for (const [id, minute] of seen) if (minute < watermark!) seen.delete(id);
+  if (config.withinWatermark) for (const [id, minute] of seen) if (expired(minute)) seen.delete(id);
   return { ...state, table: [...state.table, ...out], seen, watermark };
 }
 

@@ -25,6 +25,8 @@ export interface TestKafka {
   /** Sets topic configs (`retention.ms`, `segment.ms`, …). */
   configure(topic: string, configs: Record<string, string>): Promise<void>;
   earliest(topic: string, partition: number): Promise<number>;
+  /** Deletes a partition's records before `offset` (Kafka's DeleteRecords, as `kafka-delete-records.sh`). */
+  deleteRecords(topic: string, partition: number, offset: number): Promise<void>;
   /** Stops the broker and starts it again on the same port and data. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -115,6 +117,11 @@ export async function startTestKafka(): Promise<TestKafka> {
     },
     async earliest(topic, partition) {
       return Number((await earliestOffsets(topic))[partition]);
+    },
+    async deleteRecords(topic, partition, offset) {
+      await admin.deleteRecords({
+        topics: [{ name: topic, partitions: [{ partition, offset: BigInt(offset) }] }],
+      });
     },
     async restart() {
       await Promise.all([admin.close(), producer.close()]);

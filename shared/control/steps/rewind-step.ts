@@ -1,6 +1,6 @@
 import { RewindStoppedError } from "../../rewind/errors.ts";
 import { completeRewind, rewindDataset } from "../../rewind/rewind-execution.ts";
-import { RETRYABLE_ERRORS } from "../update-tasks.ts";
+import { retriedByTask } from "../update-tasks.ts";
 import type { ControlPlane } from "../control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
@@ -23,7 +23,7 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
     return { dataset: done.dataset, restoreVersion: done.restoreVersion ?? null };
   } catch (error) {
     // A transient failure is retried as it is; any other names the dataset the rewind stopped at.
-    if (error instanceof Error && (RETRYABLE_ERRORS as readonly string[]).includes(error.name)) throw error;
+    if (retriedByTask(error)) throw error;
     throw new RewindStoppedError(dataset.identifier, error);
   }
 }

@@ -9,6 +9,7 @@ import { updateFence } from "../../engine/update-fence.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import { loadPipeline, type ControlPlane } from "../control-plane.ts";
 import { recorder } from "../update-events.ts";
+import { describeTaskRetry, retriedByTask } from "../update-tasks.ts";
 import type { RunItem } from "./plan-step.ts";
 import { RunBudgetSpentError } from "./task-errors.ts";
 import { openUpdate, type UpdateContext } from "./update-context.ts";
@@ -95,9 +96,11 @@ export async function runItem(
       await context.events.flush();
       return progress;
     } catch (error) {
-      if (!(error instanceof UpdateCanceledError)) {
+      // A transient failure the task's Retry runs again is a warning; any other fails the update.
+      if (retriedByTask(error))
+        await context.events.flowRetried(dataset.name, flow.name, error, describeTaskRetry());
+      else if (!(error instanceof UpdateCanceledError))
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
-      }
       // The failure is the step's answer: its events are written as well as they can be.
       await context.events.flush().catch(() => undefined);
       if (error instanceof UpdateCanceledError && outOfTime)

@@ -7,12 +7,18 @@ import { eventTimeSql } from "./watermark.ts";
  * Deduplication by key across batches (Spark's `dropDuplicates` / `dropDuplicatesWithinWatermark`).
  * State table `dedup`: one row per key seen, with its event time when kept within the watermark.
  *
+ * Within the watermark, a key expires as in Spark's `StreamingDeduplicateWithinWatermarkExec`: at its
+ * first kept row's event time plus the watermark delay (later duplicates do not extend it), and it is
+ * let go by the first batch whose watermark for eviction is at or past that expiry. Spark's watermark
+ * for eviction in a batch is the one computed from the batches before it: here, the watermark the
+ * batch started with (the one its late rows were dropped by), not the one it advances to.
+ *
  * 1. Within the batch, the first row of each key (arrival order) survives: one narrow hash aggregate
  *    gives each key with its first row's number (and event time).
  * 2. Those keys are read from the state; a key found there is dropped.
  * 3. The surviving keys are remembered (inserted: step 2 showed the state does not hold them),
- *    except those already older than the advanced watermark (they would be let go at once).
- * 4. Within the watermark: keys of the state older than the advanced watermark are let go.
+ *    except those already expired (they would be let go at once).
+ * 4. Within the watermark: keys of the state that have expired are let go.
  * 5. The batch's output is its rows whose number survived, as a filter over the batch (so in arrival
  *    order, with no join to reorder them and no sort to restore it): the surviving numbers are one
  *    bitstring, bit n - 1 for row n, in a session variable the filter reads. The caller materializes
@@ -34,8 +40,15 @@ export interface DeduplicateRequest {
   readonly input: string;
   readonly rowColumn: string;
   readonly keys: readonly { readonly name: string; readonly type: string }[];
-  /** Within the watermark: the event time column and the watermark after this batch (epoch µs). */
-  readonly eventTime?: { readonly column: string; readonly watermark: number | undefined };
+  /**
+   * Within the watermark: the event time column, the watermark's delay, and the watermark the batch
+   * started with (epoch µs; undefined before any event), which lets go of expired keys.
+   */
+  readonly eventTime?: {
+    readonly column: string;
+    readonly delayMicros: number;
+    readonly watermark: number | undefined;
+  };
 }
 
 export function dedupSchema(keys: DeduplicateRequest["keys"], withinWatermark: boolean): StateSchema {
@@ -73,16 +86,19 @@ export async function deduplicate(
   const rows = Number(counts?.["n"] ?? 0);
   // The input's highest number (a late row dropped before may have taken any number below it).
   const last = Number(counts?.["last"] ?? 0);
-  // 3.
+  // 3. A key expires once the watermark reaches event time + delay: it is kept while its event time
+  // is after `expiredUpTo`.
   const watermark = eventTime?.watermark;
+  const expiredUpTo =
+    eventTime && watermark !== undefined ? Math.trunc(watermark) - eventTime.delayMicros : undefined;
   const fresh = eventTime
     ? `SELECT ${keyList}, ${EVENT_TIME} FROM ${NEW}` +
-      (watermark !== undefined ? ` WHERE epoch_us(${EVENT_TIME}) >= ${Math.trunc(watermark)}` : "")
+      (expiredUpTo !== undefined ? ` WHERE epoch_us(${EVENT_TIME}) > ${expiredUpTo}` : "")
     : `SELECT ${keyList} FROM ${NEW}`;
   request.writer.insert(table, fresh);
-  // 4.
-  if (eventTime && watermark !== undefined) {
-    await table.loadOlderThan(sandbox, watermark, "__ebb_dedup_expired");
+  // 4. The state's expired keys: event time at or before `expiredUpTo` (older than the next µs).
+  if (expiredUpTo !== undefined) {
+    await table.loadOlderThan(sandbox, expiredUpTo + 1, "__ebb_dedup_expired");
     request.writer.delete(table, `SELECT ${keyList} FROM __ebb_dedup_expired`);
   }
   // 5. Row numbers run from 1 to at most `last` (a batch has far fewer than the 2^31 rows a bitstring

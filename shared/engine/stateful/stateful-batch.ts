@@ -39,7 +39,8 @@ import {
  * 2. Number the batch's rows in arrival order, so every choice below is the same on a retry.
  * 3. Watermark: drop (and count) the rows older than the parent's watermark; advance it from the rest.
  * 4. Deduplicate: keep the first row of each key not seen in the state; remember the new keys; let go
- *    of keys older than the advanced watermark (within_watermark).
+ *    of keys whose event time plus the delay the parent's watermark has reached (within_watermark,
+ *    as Spark).
  * 5. `source` becomes the surviving rows, in arrival order (steps 3 and 4 filter the numbered rows,
  *    and a filter keeps their order: no sort), for the flow's SQL; a windowed aggregation instead
  *    adds them to its open windows and gives the SQL of the windows it completes.
@@ -153,11 +154,13 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   // 3.
   let dropped = 0;
   let watermark: number | undefined;
+  /** The watermark the batch started with: Spark's watermark for eviction in this batch. */
+  let previous: number | undefined;
   const mark = definition.watermark;
   if (mark) {
     requireColumn(mark.column, "watermark.column");
     const stored = watermarkMetaSchema.safeParse(version.meta["watermark"]);
-    const previous = stored.success ? stored.data.micros : undefined;
+    previous = stored.success ? stored.data.micros : undefined;
     const late = lateSql(mark.column, previous);
     const [figures] = await sandbox.rows(
       `SELECT count(*) FILTER (WHERE ${late})::BIGINT AS late, max(epoch_us(${eventTimeSql(mark.column)})) FILTER (WHERE NOT ${late})::DOUBLE AS newest FROM ${INPUT}`,
@@ -187,7 +190,15 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
       input: kept,
       rowColumn: ROW,
       keys: dedup.keys.map((name) => ({ name, type: columns.get(name)! })),
-      ...(dedup.within_watermark && mark ? { eventTime: { column: mark.column, watermark } } : {}),
+      ...(dedup.within_watermark && mark
+        ? {
+            eventTime: {
+              column: mark.column,
+              delayMicros: (parseInterval(mark.delay) ?? 0) * 1000,
+              watermark: previous,
+            },
+          }
+        : {}),
     });
     output = result.rowsSql;
     duplicates = result.duplicates;

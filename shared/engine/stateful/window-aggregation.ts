@@ -15,6 +15,7 @@ import {
   type StateVersion,
   type StateWriter,
 } from "../../state/index.ts";
+import { expressionText } from "../../pipeline/expression-text.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { finalOf, partsOf } from "./partial-aggregates.ts";
 import { eventTimeSql } from "./watermark.ts";
@@ -209,21 +210,10 @@ function describeDifference(stored: string, wanted: string): [string, string] {
   return [parts.map(([a]) => a).join("; "), parts.map(([, b]) => b).join("; ")];
 }
 
-/**
- * A signature's expression (its parse tree as JSON text) sketched as SQL for a message: columns,
- * constants and function calls; anything else is `…`.
- */
+/** A signature's expression (its parse tree as JSON text) as the SQL it was written as. */
 function sketch(text: string): string {
-  const render = (node: Record<string, unknown>): string => {
-    if (node["class"] === "COLUMN_REF") return (node["column_names"] as string[]).join(".");
-    if (node["class"] === "CONSTANT") return String((node["value"] as { value?: unknown }).value);
-    if (node["class"] !== "FUNCTION") return "…";
-    if (node["function_name"] === "count_star") return "count(*)";
-    const args = (node["children"] as Record<string, unknown>[]).map(render).join(", ");
-    return `${String(node["function_name"])}(${node["distinct"] ? "DISTINCT " : ""}${args})`;
-  };
   try {
-    return render(JSON.parse(text) as Record<string, unknown>);
+    return expressionText(JSON.parse(text));
   } catch {
     return text; // not a serialized tree: already text
   }

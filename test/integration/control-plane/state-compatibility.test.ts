@@ -42,10 +42,11 @@ const CASES: readonly Case[] = [
     message: /window state holds grouping keys k, but the definition needs grouping keys k, v;/,
   },
   {
-    name: "a changed aggregate",
+    name: "a changed aggregate, named as the SQL writes it",
     before: windowed(WINDOW),
-    after: windowed(WINDOW.replace("count(*) AS n", "sum(v) AS n")),
-    message: /window state holds aggregates count\(\*\), but the definition needs aggregates sum\(v\);/,
+    after: windowed(WINDOW.replace("count(*) AS n", "sum(v*2) FILTER (WHERE k <> 'x') AS n")),
+    message:
+      /window state holds aggregates count\(\*\), but the definition needs aggregates sum\(v \* 2\) FILTER \(WHERE k <> 'x'\);/,
   },
   {
     name: "a changed watermark column",

@@ -127,27 +127,34 @@ describe("stateful flows through the API", () => {
     expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(updates);
   });
 
-  it("within the watermark: late rows are dropped and counted, keys older than the watermark let go", async () => {
+  it("within the watermark: late rows are dropped and counted, a key let go once the watermark passes its event time plus the delay", async () => {
     await mkdir("late");
     const pipelineId = await create("late", {
       watermark: { column: "ts", delay: "10 minutes" },
       drop_duplicates: { keys: ["id"], within_watermark: true },
     });
-    // Watermark after: 12:30 - 10 min = 12:20. Key 1 (12:00) is already older: not kept.
+    // Both kept, each key remembered until the watermark reaches its event time + 10 minutes (as
+    // Spark's dropDuplicatesWithinWatermark): 1 until 12:10, 2 until 12:40. Watermark after: 12:20.
     await land("late", [
       { id: 1, v: "a", ts: "2026-01-01 12:00:00" },
       { id: 2, v: "b", ts: "2026-01-01 12:30:00" },
     ]);
     expect((await run(pipelineId)).state).toBe("COMPLETED");
-    // 1 at 12:05 is late (before 12:20); 2 is a duplicate; 3 moves the watermark to 12:50, letting 2 go.
+    // 1 at 12:05 is late (before 12:20); 2 is a duplicate; 3 moves the watermark to 12:50. The
+    // watermark this batch started with (12:20) lets 1 go.
     await land("late", [
       { id: 1, v: "late", ts: "2026-01-01 12:05:00" },
       { id: 2, v: "dup", ts: "2026-01-01 12:31:00" },
       { id: 3, v: "c", ts: "2026-01-01 13:00:00" },
     ]);
     expect((await run(pipelineId)).state).toBe("COMPLETED");
-    // 2 again, after it was let go, and not late: kept.
-    await land("late", [{ id: 2, v: "again", ts: "2026-01-01 12:55:00" }]);
+    // 2 again, not late, past its event time (12:30) but not past 12:40 when the batch began:
+    // still a duplicate (forgetting a key at its event time kept this row). The batch's watermark,
+    // 12:50, then lets 2 go.
+    await land("late", [{ id: 2, v: "dup again", ts: "2026-01-01 12:55:00" }]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    // Once let go, 2 is new again.
+    await land("late", [{ id: 2, v: "again", ts: "2026-01-01 12:56:00" }]);
     expect((await run(pipelineId)).state).toBe("COMPLETED");
     expect(await ids("late")).toEqual([
       { id: 1, v: "a" },
@@ -156,15 +163,16 @@ describe("stateful flows through the API", () => {
       { id: 3, v: "c" },
     ]);
     const batches = (await progress(pipelineId)).reverse();
-    expect(batches.map((b) => b.state_operators["num_rows_dropped_by_watermark"])).toEqual([0, 1, 0]);
-    expect(batches.map((b) => b.state_operators["num_duplicates_dropped"])).toEqual([0, 1, 0]);
+    expect(batches.map((b) => b.state_operators["num_rows_dropped_by_watermark"])).toEqual([0, 1, 0, 0]);
+    expect(batches.map((b) => b.state_operators["num_duplicates_dropped"])).toEqual([0, 1, 1, 0]);
     expect(batches.map((b) => b.event_time.watermark)).toEqual([
       "2026-01-01T12:20:00.000Z",
       "2026-01-01T12:50:00.000Z",
       "2026-01-01T12:50:00.000Z",
+      "2026-01-01T12:50:00.000Z",
     ]);
-    // State: 3 (13:00) and 2 (12:55), both at or after the watermark.
-    expect(batches.map((b) => b.state_operators["num_rows_total"])).toEqual([1, 1, 2]);
+    // State: {1, 2}, {2, 3}, {3}, {3, 2}.
+    expect(batches.map((b) => b.state_operators["num_rows_total"])).toEqual([2, 2, 1, 2]);
   });
 
   it("refuses within_watermark without a watermark at create, saying what to add", async () => {

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
@@ -175,7 +176,42 @@ describe("the kafka source through the API", () => {
     const update = await explained(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }));
     expect(update.state).toBe("COMPLETED");
     expect(await table()).toMatchObject({ n: 37, ids: 37, positions: 37, max_id: 37 });
+    // The attempts that met the stopped broker were retried: warnings that say so, no error.
+    const logged = async (level: string) =>
+      (
+        await cp.client.events(pipelineId, {
+          filter: `level = '${level}' AND origin.update_id = '${update_id}'`,
+        })
+      ).events;
+    expect(await logged("ERROR")).toEqual([]);
+    const retried = (await logged("WARN")).filter((e) => e.event_type === "flow_progress");
+    expect(retried.length).toBeGreaterThan(0);
+    for (const event of retried) {
+      expect(event.message).toMatch(/^Flow 'ingest' failed on a transient error and will be retried/);
+      expect(event).toMatchObject({ error: { fatal: false } });
+    }
   });
+
+  it("fails an update whose Kafka stays unreachable past the retries with SOURCE_UNAVAILABLE, not INTERNAL_ERROR", async () => {
+    // A port nothing listens on: every attempt fails to connect, for longer than the task retries.
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const { pipeline_id: id } = await cp.client.createPipeline({
+      name: "kafka gone",
+      catalog: "shop",
+      schema: "gone",
+      definition: definition(`127.0.0.1:${closed}`, "SELECT value.id AS id FROM source"),
+    });
+    const { update_id } = await cp.client.startUpdate(id);
+    const update = await cp.client.waitForUpdate(id, update_id, { intervalMs: 500, timeoutMs: 240_000 });
+    expect(update.state).toBe("FAILED");
+    expect(update.error?.error_code).toBe("SOURCE_UNAVAILABLE");
+    expect(update.error?.message).toContain(`Kafka at 127.0.0.1:${closed} could not serve the read`);
+  }, 300_000);
 
   it("refuses, before anything changes, a rewind to a point whose offsets the topic no longer holds", async () => {
     // A short retention, and small segments so the old ones can go: once a record rolls the segment,
@@ -196,8 +232,8 @@ describe("the kafka source through the API", () => {
       status: 400,
       errorCode: "INVALID_REWIND_SPECIFICATION.BEYOND_RETENTION",
     });
-    expect((refused as Error).message).toMatch(/topic orders partition 0/);
-    expect((refused as Error).message).toMatch(/keeps data for 2 seconds/);
+    expect((refused as Error).message).toMatch(/topic orders partition 0 now starts at offset \d+/);
+    expect((refused as Error).message).toMatch(/retention settings: data for 2 seconds, retention\.ms=2000/);
     expect((await cp.client.listUpdates(pipelineId)).updates.length).toBe(before);
     expect(await table()).toMatchObject({ n: 37 });
   });
@@ -243,9 +279,47 @@ describe("the kafka source through the API", () => {
       errorCode: "INVALID_REWIND_SPECIFICATION.BEYOND_RETENTION",
     });
     const message = (refused as Error).message;
-    expect(message).toMatch(/topic returns partition 0 keeps offsets from \d+ on/);
-    expect(message).toMatch(/it keeps at most 1 MiB a partition, retention\.bytes=1048576/);
+    expect(message).toMatch(/topic returns partition 0 now starts at offset \d+/);
+    expect(message).toMatch(/retention settings: at most 1 MiB a partition, retention\.bytes=1048576/);
     expect(message).not.toMatch(/retention\.ms/);
     expect((await cp.client.listUpdates(id)).updates.length).toBe(before);
+  });
+  it("refuses a rewind to a point whose records were deleted, naming the offset the topic now starts at without blaming its retention", async () => {
+    // The topic keeps data a week (the broker's default): only DeleteRecords removes the point's records.
+    const topic = "refunds";
+    await kafka.createTopic(topic, 1);
+    const { pipeline_id: id } = await cp.client.createPipeline({
+      name: "kafka refunds",
+      catalog: "shop",
+      schema: "refunds",
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: definition(kafka.broker.bootstrap, "SELECT value.id AS id FROM source", topic),
+    });
+    await kafka.produce(
+      topic,
+      Array.from({ length: 3 }, (_, i) => ({ value: { id: i, cents: 0 }, partition: 0 })),
+    );
+    const { update_id } = await cp.client.startUpdate(id);
+    expect(await cp.client.waitForUpdate(id, update_id, { intervalMs: 200 })).toMatchObject({
+      state: "COMPLETED",
+    });
+    const point = (await cp.client.rewindPoints(id)).rewind_points[0]!.rewind_point_id;
+    await kafka.produce(
+      topic,
+      Array.from({ length: 4 }, (_, i) => ({ value: { id: 10 + i, cents: 0 }, partition: 0 })),
+    );
+    await kafka.deleteRecords(topic, 0, 5);
+    const refused = await cp.client
+      .startUpdate(id, { rewind_spec: { rewind_point_id: point } })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      status: 400,
+      errorCode: "INVALID_REWIND_SPECIFICATION.BEYOND_RETENTION",
+    });
+    const message = (refused as Error).message;
+    expect(message).toContain(
+      "topic refunds partition 0 now starts at offset 5, but a replay from the target reads from offset 3: the records before offset 5 were deleted or expired",
+    );
+    expect(message).not.toMatch(/keeps data for/);
   });
 });

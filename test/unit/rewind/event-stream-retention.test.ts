@@ -52,12 +52,12 @@ describe("kafkaRetentionGaps", () => {
     expect(await kafkaRetentionGaps(streams, "ingest", source, target)).toEqual([]);
   });
 
-  it("names each partition whose earliest offset passed the target's, with the size limit that moved it", async () => {
+  it("names each partition whose earliest offset passed the target's, with the topic's retention settings", async () => {
     const streams = cluster([range(0, 11), range(1, 20), range(2, 0)], { bytes: 1 << 20 });
     expect(await kafkaRetentionGaps(streams, "ingest", source, target)).toEqual([
       {
         owner: "ingest",
-        what: "topic orders partition 0 keeps offsets from 11 on (it keeps at most 1 MiB a partition, retention.bytes=1048576), but a replay from the target reads from offset 10",
+        what: "topic orders partition 0 now starts at offset 11, but a replay from the target reads from offset 10: the records before offset 11 were deleted or expired (the topic's retention settings: at most 1 MiB a partition, retention.bytes=1048576)",
       },
     ]);
   });
@@ -67,7 +67,7 @@ describe("kafkaRetentionGaps", () => {
     expect(await kafkaRetentionGaps(streams, "ingest", source, target)).toEqual([
       {
         owner: "ingest",
-        what: "topic orders partition 2 keeps offsets from 3 on, but a replay from the target reads from offset 0",
+        what: "topic orders partition 2 now starts at offset 3, but a replay from the target reads from offset 0: the records before offset 3 were deleted or expired",
       },
     ]);
   });
@@ -75,12 +75,12 @@ describe("kafkaRetentionGaps", () => {
 
 describe("describeKafkaRetention", () => {
   it.each([
-    [{ ms: 86_400_000 }, "it keeps data for 1 day, retention.ms=86400000"],
-    [{ bytes: 1 << 30 }, "it keeps at most 1 GiB a partition, retention.bytes=1073741824"],
-    [{ bytes: 1500 }, "it keeps at most 1500 bytes a partition, retention.bytes=1500"],
+    [{ ms: 86_400_000 }, "data for 1 day, retention.ms=86400000"],
+    [{ bytes: 1 << 30 }, "at most 1 GiB a partition, retention.bytes=1073741824"],
+    [{ bytes: 1500 }, "at most 1500 bytes a partition, retention.bytes=1500"],
     [
       { ms: 2_000, bytes: 64 << 10 },
-      "it keeps data for 2 seconds, retention.ms=2000, and at most 64 KiB a partition, retention.bytes=65536",
+      "data for 2 seconds, retention.ms=2000, and at most 64 KiB a partition, retention.bytes=65536",
     ],
     [{}, ""],
   ])("%j → %s", (retention, text) => {
