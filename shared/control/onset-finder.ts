@@ -1,6 +1,7 @@
 import type { TableName } from "../api/resource-names.ts";
 import type { OnsetBody } from "../api/request-schemas.ts";
 import {
+  DataFilesVacuumedError,
   type HistoryEntry,
   loadSnapshot,
   openChangeFeed,
@@ -21,7 +22,8 @@ import type { ObjectStore } from "../store/object-store.ts";
  *
  * 1. Scan the change data feed from `starting_version`, else from the latest commit that reset the
  *    table's timeline (RESTORE, TRUNCATE, a full overwrite), else from version 1 (version 0 records
- *    no change data).
+ *    no change data); versions whose data files VACUUM has removed (a RESTORE's removed files, a
+ *    week after a rewind) are skipped: the scan starts after them (the answer's `starting_version`).
  * 2. In the engine's sandbox (the predicate is user SQL), the first bad version and its commit time:
  *    the earliest change of the given types matching the predicate.
  * 3. The last good commit time: the newest commit before the first bad version.
@@ -72,8 +74,19 @@ async function tableOnset(
     const history = await readHistory(store);
     // An empty history is no table at all: loading it says so (not found, rather than "no version 1").
     if (history.length === 0) await loadSnapshot(store);
-    const from = body.starting_version ?? scanStart(history);
-    const first = await firstBadChange(store, from, body);
+    const latest = history[0]?.version ?? 0;
+    let from = body.starting_version ?? scanStart(history);
+    let first: { version: number; time: number } | undefined;
+    for (;;) {
+      try {
+        first = from > latest ? undefined : await firstBadChange(store, from, body);
+        break;
+      } catch (error) {
+        // Step 1: versions whose files VACUUM removed cannot be scanned; the scan starts after them.
+        if (!(error instanceof DataFilesVacuumedError)) throw error;
+        from = error.versions.at(-1)! + 1;
+      }
+    }
     if (!first) return { onset: { found: false, starting_version: from }, history };
     const lastGood = history.find((entry) => entry.version < first.version);
     const onset = {

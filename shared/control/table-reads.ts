@@ -10,11 +10,13 @@ import {
   partitionConstants,
   readHistory,
   tableColumns,
+  vacuumedFilesError,
   versionAtTimestamp,
 } from "../delta/index.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
+import { ObjectNotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
@@ -140,9 +142,22 @@ export async function loadSnapshotInto(
 ): Promise<void> {
   const { schema, columns } = tableColumns(snapshot);
   const sources: FileSource[] = [];
-  for (const file of snapshot.files.values()) {
+  const files = [...snapshot.files.values()];
+  const vacuumed = vacuumedFilesError(
+    "snapshot",
+    snapshot,
+    files.map((file) => ({ path: file.path, version: snapshot.version })),
+  );
+  for (const [i, file] of files.entries()) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await store.get(dataFileKey(file.path));
+    } catch (error) {
+      if (error instanceof ObjectNotFoundError) throw vacuumed([i]);
+      throw error;
+    }
     sources.push({
-      localPath: await sandbox.writeFile(await store.get(dataFileKey(file.path)), ".parquet"),
+      localPath: await sandbox.writeFile(bytes, ".parquet"),
       constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
     });
   }
