@@ -21,6 +21,7 @@ import type { ObjectStore } from "../store/object-store.ts";
 import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
+import { travelledReferences, type TimeTravel } from "../sql/index.ts";
 
 /**
  * Time travel over any table of the bucket (api.md "Tables"): DESCRIBE HISTORY, the change data feed
@@ -103,18 +104,31 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
     );
   }
   const store = tableStore(bucket, name);
+  // Spark's time travel in the query (`FROM t VERSION AS OF 3`): each such reference reads its version.
+  const { sql, references } = travelledReferences(body.sql ?? "SELECT * FROM t", [
+    "t",
+    name.table,
+    `${name.catalog}.${name.schema}.${name.table}`,
+  ]);
   return readingTable(name, async () => {
     const version = time === undefined ? body.version : await versionAtTimestamp(store, time);
     // Not in the sandbox's session: a log checkpoint is decoded from a scratch folder outside the
     // sandbox's own, which its lock-down refuses to read.
     const snapshot = await loadSnapshot(store, version !== undefined ? { version } : {});
+    const travelled = [];
+    for (const reference of references) {
+      const at = await travelVersion(store, reference.at);
+      travelled.push({ relation: reference.relation, snapshot: await loadSnapshot(store, { version: at }) });
+    }
     const sandbox = await Sandbox.open();
     try {
       await loadSnapshotInto(sandbox, store, snapshot, "t");
+      for (const { relation, snapshot: past } of travelled)
+        await loadSnapshotInto(sandbox, store, past, relation);
       if (name.table !== "t")
         await sandbox.run(`CREATE TEMP VIEW ${quoteIdentifier(name.table)} AS SELECT * FROM t`);
       // Rows past the limit are never computed: one more tells whether the answer was truncated.
-      await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query", {
+      await sandbox.runUserQuery(sql, "__ebb_result", "the query", {
         maxRows: body.limit + 1,
       });
       const rows = await sandbox.answerRows("SELECT * FROM __ebb_result");
@@ -164,4 +178,19 @@ export async function loadSnapshotInto(
   await sandbox.run(
     `CREATE TEMP TABLE ${quoteIdentifier(relation)} AS ${await fileRelationSql(sandbox.duck, sources, columns)}`,
   );
+}
+
+/**
+ * The version a time travel names: its own, or for a timestamp the latest commit at or before it
+ * (Delta's rule). One rule for the query endpoint and the statements API.
+ */
+export async function travelVersion(store: ObjectStore, at: TimeTravel): Promise<number> {
+  if ("version" in at) return at.version;
+  const time = parseTimestamp(at.timestamp);
+  if (time === undefined) {
+    throw new InvalidParameterError(
+      `TIMESTAMP AS OF ${JSON.stringify(at.timestamp)} is not UTC "yyyy-MM-dd HH:mm:ss" or ISO-8601 with a zone`,
+    );
+  }
+  return versionAtTimestamp(store, time);
 }
