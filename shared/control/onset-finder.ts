@@ -1,6 +1,14 @@
 import type { TableName } from "../api/resource-names.ts";
 import type { OnsetBody } from "../api/request-schemas.ts";
-import { type HistoryEntry, loadSnapshot, openChangeFeed, readHistory } from "../delta/index.ts";
+import {
+  DataFilesVacuumedError,
+  type HistoryEntry,
+  loadSnapshot,
+  openChangeFeed,
+  readHistory,
+  restoredVersion,
+  walkLineage,
+} from "../delta/index.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { listRewindPoints } from "../rewind/rewind-points.ts";
@@ -14,7 +22,8 @@ import type { ObjectStore } from "../store/object-store.ts";
  *
  * 1. Scan the change data feed from `starting_version`, else from the latest commit that reset the
  *    table's timeline (RESTORE, TRUNCATE, a full overwrite), else from version 1 (version 0 records
- *    no change data).
+ *    no change data); versions whose data files VACUUM has removed (a RESTORE's removed files, a
+ *    week after a rewind) are skipped: the scan starts after them (the answer's `starting_version`).
  * 2. In the engine's sandbox (the predicate is user SQL), the first bad version and its commit time:
  *    the earliest change of the given types matching the predicate.
  * 3. The last good commit time: the newest commit before the first bad version.
@@ -22,8 +31,11 @@ import type { ObjectStore } from "../store/object-store.ts";
  *    as the seed's SQL recipe computes it (`unix_timestamp` of each, averaged, `from_unixtime`), so
  *    both answer the same second (strictly between the commits whenever they are at least 2 s apart).
  * 5. The pipeline that owns the table, and its newest live rewind point that restores the table to a
- *    version before the first bad one (of the same table: not one dropped and made again since), not
- *    counting dry runs' points (each repeats the target it rehearsed, and would crowd out the capture).
+ *    version whose rows all come from the live timeline before the first bad version (of the same
+ *    table: not one dropped and made again since), not counting dry runs' points (each repeats the
+ *    target it rehearsed, and would crowd out the capture). Version numbers alone do not say it: after
+ *    a rewind, a version numbered below the onset may lie on the abandoned timeline and hold bad rows
+ *    (the lineage rule of table-lineage.ts: a RESTORE of `t` abandons `t+1 ..` itself).
  * Nothing found: `found: false`.
  */
 
@@ -44,22 +56,39 @@ export interface Onset {
 }
 
 export async function findOnset(plane: ControlPlane, name: TableName, body: OnsetBody): Promise<Onset> {
-  const onset = await tableOnset(plane.bucket, name, body);
+  const { onset, history } = await tableOnset(plane.bucket, name, body);
   const owner = await plane.pipelines.tableOwner(`${name.catalog}.${name.schema}.${name.table}`);
   if (owner === undefined) return onset;
-  const point = onset.found ? await pointBefore(plane, owner, name, onset.first_bad_version!) : undefined;
+  const point = onset.found
+    ? await pointBefore(plane, owner, name, cleanVersions(history, onset.first_bad_version!))
+    : undefined;
   return { ...onset, pipeline_id: owner, ...(point ? { rewind_point: point } : {}) };
 }
 
-async function tableOnset(bucket: ObjectStore, name: TableName, body: OnsetBody): Promise<Onset> {
+async function tableOnset(
+  bucket: ObjectStore,
+  name: TableName,
+  body: OnsetBody,
+): Promise<{ onset: Onset; history: HistoryEntry[] }> {
   const store = tableStore(bucket, name);
   return readingTable(name, async () => {
     const history = await readHistory(store);
     // An empty history is no table at all: loading it says so (not found, rather than "no version 1").
     if (history.length === 0) await loadSnapshot(store);
-    const from = body.starting_version ?? scanStart(history);
-    const first = await firstBadChange(store, from, body);
-    if (!first) return { found: false, starting_version: from };
+    const latest = history[0]?.version ?? 0;
+    let from = body.starting_version ?? scanStart(history);
+    let first: { version: number; time: number } | undefined;
+    for (;;) {
+      try {
+        first = from > latest ? undefined : await firstBadChange(store, from, body);
+        break;
+      } catch (error) {
+        // Step 1: versions whose files VACUUM removed cannot be scanned; the scan starts after them.
+        if (!(error instanceof DataFilesVacuumedError)) throw error;
+        from = error.versions.at(-1)! + 1;
+      }
+    }
+    if (!first) return { onset: { found: false, starting_version: from }, history };
     const lastGood = history.find((entry) => entry.version < first.version);
     const onset = {
       found: true,
@@ -67,18 +96,37 @@ async function tableOnset(bucket: ObjectStore, name: TableName, body: OnsetBody)
       first_bad_version: first.version,
       first_bad_commit_time: new Date(first.time).toISOString(),
     };
-    if (!lastGood) return onset;
+    if (!lastGood) return { onset, history };
     return {
-      ...onset,
-      last_good_version: lastGood.version,
-      last_good_commit_time: new Date(lastGood.timestamp).toISOString(),
-      rewind_timestamp: utcSeconds(1000 * recipeMidpoint(lastGood.timestamp, first.time)),
+      onset: {
+        ...onset,
+        last_good_version: lastGood.version,
+        last_good_commit_time: new Date(lastGood.timestamp).toISOString(),
+        rewind_timestamp: utcSeconds(1000 * recipeMidpoint(lastGood.timestamp, first.time)),
+      },
+      history,
     };
   });
 }
 
-/** Step 5: the owner's newest live point at which the table (the same one) is older than `firstBad`. */
-async function pointBefore(plane: ControlPlane, owner: string, name: TableName, firstBad: number) {
+/**
+ * Step 5: which versions of the table hold only rows from before the onset: those whose whole
+ * lineage lies on the latest version's lineage, below the first bad version. History is newest first.
+ */
+function cleanVersions(history: readonly HistoryEntry[], firstBad: number): (version: number) => boolean {
+  const restores = new Map(history.map((entry) => [entry.version, restoredVersion(entry)]));
+  const lineage = (version: number) => walkLineage(version, -1, (v) => restores.get(v)).live;
+  const clean = new Set(lineage(history[0]?.version ?? -1).filter((version) => version < firstBad));
+  return (version) => lineage(version).every((v) => clean.has(v));
+}
+
+/** Step 5: the owner's newest live point at which the table (the same one) holds only clean rows. */
+async function pointBefore(
+  plane: ControlPlane,
+  owner: string,
+  name: TableName,
+  isClean: (version: number) => boolean,
+) {
   const { pipeline } = await loadPipeline(plane, owner);
   const tableId = (await loadSnapshot(tableStore(plane.bucket, name))).metadata.id;
   const points = await listRewindPoints(rewindEnvironment(plane, owner, pipeline));
@@ -86,7 +134,7 @@ async function pointBefore(plane: ControlPlane, owner: string, name: TableName, 
     if (candidate.kind === "dry-run") return false;
     const at = candidate.cut.datasets.get(name.table);
     // A point captured before points recorded table ids cannot be told apart: it is taken as the same table.
-    return at !== undefined && (at.tableId === "" || at.tableId === tableId) && at.version < firstBad;
+    return at !== undefined && (at.tableId === "" || at.tableId === tableId) && isClean(at.version);
   });
   return point && rewindPointView(point, pipeline.definition.catalog, pipeline.definition.schema);
 }

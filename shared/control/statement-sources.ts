@@ -7,7 +7,7 @@ import type { PipelineEvent } from "../store/event-log-repository.ts";
 import { requirePipeline, type ControlPlane } from "./control-plane.ts";
 import { eventTypesRead } from "./event-log-pushdown.ts";
 import { readingTable, tableStore } from "./table-access.ts";
-import { loadSnapshotInto } from "./table-reads.ts";
+import { loadSnapshotInto, travelVersion } from "./table-reads.ts";
 
 /**
  * The relations a translated statement reads, loaded into its sandbox by trusted code before the
@@ -17,7 +17,8 @@ import { loadSnapshotInto } from "./table-reads.ts";
  *   and `sequence` as JSON text, `origin` a struct);
  * - `table_changes`: the change data feed, as `GET …/changes` reads it;
  * - `DESCRIBE HISTORY`: the table's commits, with Databricks' column names;
- * - a table: its latest version.
+ * - a table: its latest version, or the one its time travel names (`VERSION AS OF 3`, `TIMESTAMP AS
+ *   OF '…'`: the latest commit at or before it, as Delta resolves it).
  */
 
 /** Events read per page. */
@@ -46,9 +47,17 @@ export async function loadStatementSource(
     case "table": {
       const name = tableNameParam(source.table);
       const store = tableStore(plane.bucket, name);
-      return readingTable(name, async () =>
-        loadSnapshotInto(sandbox, store, await loadSnapshot(store), source.relation),
-      );
+      return readingTable(name, async () => {
+        const at =
+          source.version !== undefined
+            ? { version: source.version }
+            : source.timestamp !== undefined
+              ? { timestamp: source.timestamp }
+              : undefined;
+        const version = at && (await travelVersion(store, at));
+        const snapshot = await loadSnapshot(store, version === undefined ? {} : { version });
+        await loadSnapshotInto(sandbox, store, snapshot, source.relation);
+      });
     }
   }
 }

@@ -5,6 +5,7 @@ import {
   ChangeDataNotRecordedError,
   ChangeFeedSchemaChangeError,
   CorruptLogError,
+  DataFilesVacuumedError,
   TableNotFoundError,
   TimestampOutOfRangeError,
   VersionNotFoundError,
@@ -18,7 +19,9 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  * read can meet as API errors: a table that is not there is `RESOURCE_DOES_NOT_EXIST`; a version or
  * timestamp it does not hold is `INVALID_PARAMETER_VALUE`; a log it cannot read is `DELTA_LOG_CORRUPT`
  * naming the table and the file; a change feed across a schema change that is not additive is
- * `DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE` naming the table.
+ * `DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE` naming the table; a version or change whose
+ * data files VACUUM removed is `DELTA_FILE_NOT_FOUND_DETAILED` / `DELTA_CHANGE_DATA_FILE_NOT_FOUND`
+ * naming the table, the versions and the retention.
  */
 export function tableStore(bucket: ObjectStore, name: TableName): ObjectStore {
   return withPrefix(bucket, tablePrefix(name));
@@ -40,7 +43,11 @@ export async function readingTable<T>(name: TableName, read: () => Promise<T>): 
     if (error instanceof VersionNotFoundError || error instanceof TimestampOutOfRangeError) {
       throw new InvalidParameterError(`table ${display}: ${error.message}`, { cause: error });
     }
-    if (error instanceof ChangeFeedSchemaChangeError || error instanceof ChangeDataNotRecordedError)
+    if (
+      error instanceof ChangeFeedSchemaChangeError ||
+      error instanceof ChangeDataNotRecordedError ||
+      error instanceof DataFilesVacuumedError
+    )
       throw error.forTable(display);
     if (error instanceof CorruptLogError) {
       throw new TableLogCorruptError(

@@ -10,17 +10,20 @@ import {
   partitionConstants,
   readHistory,
   tableColumns,
+  vacuumedFilesError,
   versionAtTimestamp,
 } from "../delta/index.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import { Sandbox } from "../engine/sandbox.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
+import { ObjectNotFoundError } from "../store/errors.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 import { ResultTooLargeError } from "../api/errors.ts";
 import { answerBytesFromEnv, describeBytes, planAnswer } from "./answer-size.ts";
+import { travelledReferences, type TimeTravel } from "../sql/index.ts";
 
 /**
  * Time travel over any table of the bucket (api.md "Tables"): DESCRIBE HISTORY, the change data feed
@@ -103,18 +106,31 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
     );
   }
   const store = tableStore(bucket, name);
+  // Spark's time travel in the query (`FROM t VERSION AS OF 3`): each such reference reads its version.
+  const { sql, references } = travelledReferences(body.sql ?? "SELECT * FROM t", [
+    "t",
+    name.table,
+    `${name.catalog}.${name.schema}.${name.table}`,
+  ]);
   return readingTable(name, async () => {
     const version = time === undefined ? body.version : await versionAtTimestamp(store, time);
     // Not in the sandbox's session: a log checkpoint is decoded from a scratch folder outside the
     // sandbox's own, which its lock-down refuses to read.
     const snapshot = await loadSnapshot(store, version !== undefined ? { version } : {});
+    const travelled = [];
+    for (const reference of references) {
+      const at = await travelVersion(store, reference.at);
+      travelled.push({ relation: reference.relation, snapshot: await loadSnapshot(store, { version: at }) });
+    }
     const sandbox = await Sandbox.open();
     try {
       await loadSnapshotInto(sandbox, store, snapshot, "t");
+      for (const { relation, snapshot: past } of travelled)
+        await loadSnapshotInto(sandbox, store, past, relation);
       if (name.table !== "t")
         await sandbox.run(`CREATE TEMP VIEW ${quoteIdentifier(name.table)} AS SELECT * FROM t`);
       // Rows past the limit are never computed: one more tells whether the answer was truncated.
-      await sandbox.runUserQuery(body.sql ?? "SELECT * FROM t", "__ebb_result", "the query", {
+      await sandbox.runUserQuery(sql, "__ebb_result", "the query", {
         maxRows: body.limit + 1,
       });
       // Sized before it is read: an answer over the limit is refused, never built.
@@ -146,9 +162,22 @@ export async function loadSnapshotInto(
 ): Promise<void> {
   const { schema, columns } = tableColumns(snapshot);
   const sources: FileSource[] = [];
-  for (const file of snapshot.files.values()) {
+  const files = [...snapshot.files.values()];
+  const vacuumed = vacuumedFilesError(
+    "snapshot",
+    snapshot,
+    files.map((file) => ({ path: file.path, version: snapshot.version })),
+  );
+  for (const [i, file] of files.entries()) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await store.get(dataFileKey(file.path));
+    } catch (error) {
+      if (error instanceof ObjectNotFoundError) throw vacuumed([i]);
+      throw error;
+    }
     sources.push({
-      localPath: await sandbox.writeFile(await store.get(dataFileKey(file.path)), ".parquet"),
+      localPath: await sandbox.writeFile(bytes, ".parquet"),
       constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
     });
   }
@@ -162,4 +191,19 @@ function answerTooLarge(name: TableName, bytes: number, limit: number): ResultTo
     `the answer of the query on ${name.catalog}.${name.schema}.${name.table} is ${describeBytes(bytes)}, over the ${describeBytes(limit)} one answer may carry: add a LIMIT or a narrower WHERE, select fewer or shorter columns, or run it through the SQL statements API (POST /api/2.0/sql/statements; ebb sql), which answers large results in chunks`,
     { data: { bytes, limit } },
   );
+}
+
+/**
+ * The version a time travel names: its own, or for a timestamp the latest commit at or before it
+ * (Delta's rule). One rule for the query endpoint and the statements API.
+ */
+export async function travelVersion(store: ObjectStore, at: TimeTravel): Promise<number> {
+  if ("version" in at) return at.version;
+  const time = parseTimestamp(at.timestamp);
+  if (time === undefined) {
+    throw new InvalidParameterError(
+      `TIMESTAMP AS OF ${JSON.stringify(at.timestamp)} is not UTC "yyyy-MM-dd HH:mm:ss" or ISO-8601 with a zone`,
+    );
+  }
+  return versionAtTimestamp(store, time);
 }

@@ -36,6 +36,7 @@ import { dryRunVacuum, executeVacuum, type VacuumPlan } from "./operations/vacuu
 import { prepareWrite } from "./operations/write-operation.ts";
 import { planOptimize, type OptimizePlan } from "./operations/optimize.ts";
 import { tableProperties } from "./table/table-properties.ts";
+import type { StructType } from "./table/schema.ts";
 
 /**
  * One Delta table, read and written through the object-store view of its root folder: the entry
@@ -226,8 +227,15 @@ export class DeltaTable {
     return this.#write((context, snapshot) => prepareWrite(context, snapshot, rows, "append"), options);
   }
 
-  overwrite(rows: RowSource, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.#write((context, snapshot) => prepareWrite(context, snapshot, rows, "overwrite"), options);
+  /** With `overwriteSchema`, the table takes that schema when its columns or types differ (Delta's option). */
+  overwrite(
+    rows: RowSource,
+    options: WriteOptions & { readonly overwriteSchema?: StructType } = {},
+  ): Promise<WriteResult> {
+    return this.#write(
+      (context, snapshot) => prepareWrite(context, snapshot, rows, "overwrite", options.overwriteSchema),
+      options,
+    );
   }
 
   /** Deletes the rows matching `where` (a DuckDB SQL predicate), or every row. */

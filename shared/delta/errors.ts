@@ -377,3 +377,51 @@ export class ChangeFeedSchemaChangeError extends DeltaError {
     );
   }
 }
+
+/**
+ * A data file a version's rows (`read: "snapshot"`) or change rows (`read: "changes"`) need is gone:
+ * VACUUM deletes the files commits removed once the table's `delta.deletedFileRetentionDuration` has
+ * passed, so a version from before then (an abandoned timeline a week after a rewind, say) can no
+ * longer be read. The codes are Databricks' for the same failures. `table` names the table for the
+ * message once a caller knows it (`forTable`).
+ */
+export class DataFilesVacuumedError extends DeltaError {
+  override readonly name = "DataFilesVacuumedError";
+  override readonly errorCode: string;
+  constructor(
+    readonly read: "snapshot" | "changes",
+    /** The versions whose files are gone, ascending (for a snapshot: the one version read). */
+    readonly versions: readonly number[],
+    readonly path: string,
+    /** The table's `delta.deletedFileRetentionDuration` as set, or Delta's default. */
+    readonly retention: string,
+    readonly table?: string,
+    options: { cause?: unknown } = {},
+  ) {
+    const last = versions.at(-1)!;
+    const what =
+      read === "snapshot"
+        ? `version ${last} can no longer be read`
+        : `the change data of version${versions.length > 1 ? `s ${versions.join(", ")}` : ` ${last}`} can no longer be read`;
+    const wayOut =
+      read === "snapshot"
+        ? "read a later version (DESCRIBE HISTORY lists them; the latest always reads)"
+        : `read the changes from version ${last + 1} on (starting_version)`;
+    super(
+      `${table ? `table ${table}: ` : ""}${what}: VACUUM removed its data file ${path}, as it removes every file a commit ` +
+        `removed once the table's delta.deletedFileRetentionDuration (${retention}) has passed. ` +
+        `${wayOut[0]!.toUpperCase()}${wayOut.slice(1)}; to keep older versions readable from now on, set ` +
+        `delta.deletedFileRetentionDuration longer (a dataset's properties in its pipeline)`,
+      { ...options, data: { versions, path, retention, ...(table ? { table } : {}) } },
+    );
+    this.errorCode =
+      read === "snapshot" ? "DELTA_FILE_NOT_FOUND_DETAILED" : "DELTA_CHANGE_DATA_FILE_NOT_FOUND";
+  }
+
+  /** The same refusal, naming the table. */
+  forTable(table: string): DataFilesVacuumedError {
+    return new DataFilesVacuumedError(this.read, this.versions, this.path, this.retention, table, {
+      cause: this,
+    });
+  }
+}

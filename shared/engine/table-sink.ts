@@ -305,7 +305,11 @@ async function findTxnCommit(store: ObjectStore, snapshot: Snapshot, txn: TxnMar
   return { version: snapshot.version, timestamp: snapshot.timestamp, alreadyCommitted: true, rows: 0 };
 }
 
-/** Overwrites the table with `rowsSql` in one commit (a materialized view's refresh). */
+/**
+ * Overwrites the table with `rowsSql` in one commit (a materialized view's refresh). The table's
+ * schema follows the rows' (Delta's `overwriteSchema`, as a Databricks materialized view follows its
+ * query): a deploy that adds, drops or retypes a column changes the schema in the same commit.
+ */
 export async function overwriteTable(
   target: SinkTarget,
   session: SinkSession,
@@ -315,7 +319,8 @@ export async function overwriteTable(
   const snapshot = await openOrCreateTable(target, session, rowsSql);
   const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck, snapshot });
   try {
-    const result = await table.overwrite({ sql: rowsSql }, options);
+    const overwriteSchema = await rowsSchema(target, session, rowsSql);
+    const result = await table.overwrite({ sql: rowsSql }, { ...options, overwriteSchema });
     if (result.status !== "committed")
       throw new EngineError(`overwrite of ${target.name} was skipped unexpectedly`);
     return { version: result.version, timestamp: result.timestamp };

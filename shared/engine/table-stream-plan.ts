@@ -1,4 +1,4 @@
-import { type ChangeFile, ChangeDataNotRecordedError } from "../delta/index.ts";
+import { type ChangeFile, ChangeDataNotRecordedError, walkLineage } from "../delta/index.ts";
 import { UpstreamChangedError, UpstreamRefreshedError, UpstreamRewoundError } from "./errors.ts";
 import type { TableOffset } from "./source-offsets.ts";
 
@@ -7,9 +7,9 @@ import type { TableOffset } from "./source-offsets.ts";
  * read next, and the offset after them (semantics.md "Doing the rewind", "Refresh and reset").
  *
  * 1. A table whose id differs from the offset's was dropped and recreated: fail (refresh the reader).
- * 2. Walk the lineage back from the latest version to the last version the reader fully consumed: a
- *    RESTORE commit `R` that restored `t` jumps to `t` (versions `t+1 .. R` are the abandoned timeline
- *    and the restore itself: skipped). A jump below what the reader consumed means it read abandoned
+ * 2. Walk the lineage back from the latest version to the last version the reader fully consumed
+ *    (the Delta layer's `walkLineage`): a RESTORE commit `R` that restored `t` jumps to `t` (versions
+ *    `t+1 .. R` are the abandoned timeline and the restore itself: skipped). A jump below what the reader consumed means it read abandoned
  *    data and was not rewound: fail (rewind or fully refresh the reader).
  * 3. Read the live versions in order: a TRUNCATE fails (refresh the reader too); any other commit that
  *    removes data fails (a stream cannot follow it); appends are read, rows in `add` order.
@@ -217,33 +217,27 @@ function liveVersions(
   }
   const byVersion = new Map(commits.map((c) => [c.version, c]));
   const fullyConsumed = start.nextVersion - 1;
-  const live: number[] = [];
-  const skippedRestores: { version: number; restoredVersion: number }[] = [];
-  let version = context.latestVersion;
-  while (version > fullyConsumed) {
+  const { live, restores } = walkLineage(context.latestVersion, fullyConsumed, (version) => {
     const commit = byVersion.get(version);
     if (!commit)
       throw new RangeError(`commit ${version} of ${context.upstream} was not given to the planner`);
-    if (commit.operation === "RESTORE" && commit.restoredVersion !== undefined) {
-      const restored = commit.restoredVersion;
-      const partlyRead = start.rowsRead > 0 && restored < start.nextVersion;
-      if (restored < fullyConsumed || partlyRead) {
-        throw new UpstreamRewoundError(
-          context.flow,
-          context.upstream,
-          restored,
-          version,
-          start.rowsRead > 0 ? start.nextVersion : fullyConsumed,
-        );
-      }
-      skippedRestores.push({ version, restoredVersion: restored });
-      version = restored;
-      continue;
+    return commit.operation === "RESTORE" ? commit.restoredVersion : undefined;
+  });
+  // Only the walk's last jump can land at or below what the reader consumed: it ends the walk.
+  const deepest = restores[0];
+  if (deepest) {
+    const partlyRead = start.rowsRead > 0 && deepest.restoredVersion < start.nextVersion;
+    if (deepest.restoredVersion < fullyConsumed || partlyRead) {
+      throw new UpstreamRewoundError(
+        context.flow,
+        context.upstream,
+        deepest.restoredVersion,
+        deepest.version,
+        start.rowsRead > 0 ? start.nextVersion : fullyConsumed,
+      );
     }
-    live.push(version);
-    version -= 1;
   }
-  return { live: live.reverse(), skippedRestores: skippedRestores.reverse(), byVersion };
+  return { live: [...live], skippedRestores: [...restores], byVersion };
 }
 
 /** Step 3: only appends can be streamed. */

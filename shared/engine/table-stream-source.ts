@@ -13,6 +13,7 @@ import {
   planCommitChanges,
   partitionConstants,
   readCommits,
+  restoredVersion,
   type Snapshot,
   tableColumns,
   TableNotFoundError,
@@ -142,15 +143,13 @@ async function readSourceCommits(
         removesData = true;
       }
     }
-    const restored = commitInfo?.operationParameters?.["version"];
+    const restored = restoredVersion(commitInfo);
     const timestamp = commitTimestamp(commitInfo, ref.lastModified);
     out.push({
       version: ref.version,
       timestamp,
       operation: commitInfo?.operation ?? "UNKNOWN",
-      ...(commitInfo?.operation === "RESTORE" && restored !== undefined
-        ? { restoredVersion: Number(restored) }
-        : {}),
+      ...(restored !== undefined ? { restoredVersion: restored } : {}),
       addedFiles: added,
       removesData,
       changes: planCommitChanges(ref.version, timestamp, actions),

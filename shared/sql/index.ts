@@ -22,3 +22,4 @@ export {
   SqlUnknownTableError,
   SUPPORTED_SQL,
 } from "./errors.ts";
+export { travelledReferences, type TimeTravel, type TravelledReference } from "./time-travel-clause.ts";

@@ -2,14 +2,16 @@ import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { strftimeFormat } from "./datetime-patterns.ts";
 import { SqlNotSupportedError } from "./errors.ts";
 import { isSymbol, isWord, significant, tokenize, type Token } from "./spark-sql-tokens.ts";
+import { timeTravelAt } from "./time-travel-clause.ts";
 
 /**
  * Databricks SQL → the DuckDB SQL the sandbox runs (api.md "SQL statements"), pure. The Databricks
  * forms a pipeline's user writes (the seed's rewind-point listing and onset recipe) become DuckDB's:
  *
  * - `event_log('<id>')`, `table_changes('<table>', from[, to])`, `DESCRIBE HISTORY <table>` and
- *   `FROM catalog.schema.table` become relations named in `sources`, which the caller loads into the
- *   sandbox before the query runs;
+ *   `FROM catalog.schema.table` (with Delta's time travel: `VERSION AS OF 3`, `TIMESTAMP AS OF '…'`,
+ *   `@v3`; time-travel-clause.ts) become relations named in `sources`, which the caller loads into
+ *   the sandbox before the query runs;
  * - `col:a.b` JSON paths become `json_extract_string` (a STRING, as in Spark);
  * - `current_timestamp()` is the statement's start, fixed for the whole statement as in Spark;
  * - Spark's date functions and datetime patterns become DuckDB's;
@@ -38,7 +40,14 @@ export type StatementSource =
       readonly endingVersion?: number;
     }
   | { readonly kind: "history"; readonly relation: string; readonly table: string }
-  | { readonly kind: "table"; readonly relation: string; readonly table: string };
+  | {
+      readonly kind: "table";
+      readonly relation: string;
+      readonly table: string;
+      /** Time travel (`VERSION AS OF`, `TIMESTAMP AS OF`, `@v…`): the version, or a timestamp to resolve. */
+      readonly version?: number;
+      readonly timestamp?: string;
+    };
 
 export interface TranslatedStatement {
   readonly sql: string;
@@ -238,8 +247,12 @@ class Translator {
     const colon = this.#nextSignificant(end, to);
     if (isSymbol(this.tokens[colon], ":")) return this.#jsonPath(parts, colon + 1, to);
     if (this.#followsFromOrJoin(i) && !isSymbol(this.tokens[this.#nextSignificant(end, to)], "(")) {
-      const table = this.#tableName(parts, parts.length === 1 && this.#cteNames.has(lower));
-      if (table !== undefined) return [this.#relation({ kind: "table", table }), end];
+      const travel = timeTravelAt(this.tokens, end, to);
+      const table = travel
+        ? this.#requiredTableName(parts)
+        : this.#tableName(parts, parts.length === 1 && this.#cteNames.has(lower));
+      if (table !== undefined)
+        return [this.#relation({ kind: "table", table, ...travel?.at }), travel?.end ?? end];
     }
     return [parts.map((part, n) => (this.#wasQuoted(i, n) ? quoteIdentifier(part) : part)).join("."), end];
   }

@@ -32,6 +32,11 @@ export interface TestControlPlane<Plane extends LocalControlPlaneBase = LocalCon
 interface TestControlPlaneOptions {
   readonly uiAssets?: string;
   readonly inProcessStepFunctions?: boolean;
+  /**
+   * The folders local sources may read (the landing folder is made under the first).
+   * @default [os.tmpdir()]
+   */
+  readonly localRoots?: readonly string[];
 }
 
 export async function startTestControlPlane(
@@ -59,7 +64,7 @@ export async function startTestControlPlane(
           ...settings,
           stepFunctionsEndpoint: aws.stepFunctionsEndpoint,
         });
-  const landing = await mkdtemp(path.join(os.tmpdir(), "ebb-landing-"));
+  const landing = await mkdtemp(path.join(settings.localRoots[0] ?? os.tmpdir(), "ebb-landing-"));
   return {
     plane,
     client: new EbbClient({ endpoint: plane.endpoint, auth: bearerAuth(plane.token) }),

@@ -1,4 +1,6 @@
-import type { Action } from "../log/actions.ts";
+import type { Action, Metadata } from "../log/actions.ts";
+import { parseSchema, type StructType } from "../table/schema.ts";
+import { serializeSchema } from "../table/schema-serialization.ts";
 import { standardRequirements } from "../commit/commit-requirements.ts";
 import { writeDataFiles } from "../write/data-file-writer.ts";
 import { AppendOnlyTableError } from "../errors.ts";
@@ -10,7 +12,9 @@ import { tableProperties } from "../table/table-properties.ts";
 
 /**
  * WRITE (Delta's `df.write.format("delta").mode(...)`): `append` adds the rows as new files (a blind
- * append); `overwrite` also removes every live file, in the same commit.
+ * append); `overwrite` also removes every live file, in the same commit. An overwrite given a schema
+ * (Delta's `overwriteSchema`) makes it the table's when its columns or types differ: a `metaData`
+ * action in the same commit, so readers see the schema change at that version.
  */
 export type WriteMode = "append" | "overwrite";
 
@@ -19,9 +23,16 @@ export async function prepareWrite(
   snapshot: Snapshot,
   source: RowSource,
   mode: WriteMode,
+  overwriteSchema?: StructType,
 ): Promise<PreparedCommit> {
   if (mode === "overwrite" && tableProperties(snapshot.metadata).appendOnly) {
     throw new AppendOnlyTableError("WRITE (Overwrite)");
+  }
+  const metaData =
+    mode === "overwrite" && overwriteSchema ? replacedSchema(snapshot.metadata, overwriteSchema) : undefined;
+  if (metaData) {
+    const prepared = await prepareWrite(context, { ...snapshot, metadata: metaData }, source, mode);
+    return { ...prepared, actions: [{ metaData }, ...prepared.actions] };
   }
   const layout = layoutOf(snapshot);
   const staged = await stageRows(context.duck, context.scratch, layout.schema, source);
@@ -59,4 +70,11 @@ export async function prepareWrite(
     },
     requirements: standardRequirements({ removedFiles: removed.map(([key]) => key) }),
   };
+}
+
+/** The table's metadata with `schema`, or undefined when it has the same columns and types already. */
+function replacedSchema(metadata: Metadata, schema: StructType): Metadata | undefined {
+  const shape = (fields: StructType["fields"]) => JSON.stringify(fields.map((f) => [f.name, f.type]));
+  if (shape(parseSchema(metadata.schemaString).fields) === shape(schema.fields)) return undefined;
+  return { ...metadata, schemaString: serializeSchema(schema) };
 }

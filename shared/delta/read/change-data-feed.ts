@@ -17,6 +17,7 @@ import { dataFileKey } from "../log/data-file-paths.ts";
 import { partitionConstants, tableColumns } from "./scan.ts";
 import { loadSnapshot } from "./snapshot-loader.ts";
 import type { Snapshot } from "./snapshot.ts";
+import { vacuumedFilesError } from "./vacuumed-files.ts";
 
 /** `_change_type` values (PROTOCOL.md "Change Data Files"). */
 export const CHANGE_TYPES = ["insert", "update_preimage", "update_postimage", "delete"] as const;
@@ -161,6 +162,8 @@ async function changeFeedSql(
     store,
     files.map((f) => dataFileKey(f.path)),
     scratch,
+    ".parquet",
+    vacuumedFilesError("changes", snapshot, files),
   );
   return changeRelationSql(
     duck,

@@ -10,6 +10,7 @@ import { partitionValueSql, type PartitionValueOptions } from "../table/partitio
 import { assertReadable } from "../table/reader-features.ts";
 import { duckType, isScalarType, parseSchema, type ScalarType, type StructType } from "../table/schema.ts";
 import type { Snapshot } from "./snapshot.ts";
+import { vacuumedFilesError } from "./vacuumed-files.ts";
 
 export interface TableScanOptions {
   /** Session to register the view in; when absent the scan opens its own and closes it on `close()`. */
@@ -104,6 +105,12 @@ async function snapshotRelationSql(
     store,
     files.map((file) => dataFileKey(file.path)),
     scratch,
+    ".parquet",
+    vacuumedFilesError(
+      "snapshot",
+      snapshot,
+      files.map((file) => ({ path: file.path, version: snapshot.version })),
+    ),
   );
   const sources: FileSource[] = files.map((file, i) => ({
     localPath: localPaths[i]!,

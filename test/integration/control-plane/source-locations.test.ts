@@ -10,7 +10,7 @@ import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "..
 
 /**
  * Where a source may read from: on the local runtime, folders under its roots only (the test plane's
- * root is the temporary folder); on AWS, S3 only; control characters in a path never. Each refusal
+ * root is a fresh folder of its own, so the test holds wherever the checkout lies); on AWS, S3 only; control characters in a path never. Each refusal
  * has its own code and names the field.
  */
 
@@ -21,16 +21,20 @@ const FIELD = "datasets[0].flows[0].source.path";
 
 describe("source locations", () => {
   let cp: TestControlPlane;
+  let root: string;
   let outside: string;
 
   beforeAll(async () => {
-    cp = await startTestControlPlane();
-    // A folder outside every root: the test plane's root is os.tmpdir().
-    outside = await mkdtemp(path.join(process.cwd(), ".ebb-outside-"));
+    // The root and a folder outside it are siblings: neither depends on where the checkout lies (a
+    // folder under the working directory is inside the temporary folder when the clone is).
+    root = await mkdtemp(path.join(os.tmpdir(), "ebb-root-"));
+    outside = await mkdtemp(path.join(os.tmpdir(), "ebb-outside-"));
     await writeFile(path.join(outside, "a.json"), '{"id": 1}\n');
+    cp = await startTestControlPlane({ localRoots: [root] });
   });
   afterAll(async () => {
     await cp?.close();
+    await rm(root, { recursive: true, force: true });
     await rm(outside, { recursive: true, force: true });
   });
 
@@ -79,7 +83,7 @@ describe("source locations", () => {
     const ran = await cp.client.startUpdate(good);
     expect((await cp.client.waitForUpdate(good, ran.update_id, { intervalMs: 200 })).state).toBe("COMPLETED");
 
-    const linkDir = await mkdtemp(path.join(os.tmpdir(), "ebb-link-"));
+    const linkDir = await mkdtemp(path.join(root, "ebb-link-"));
     const link = path.join(linkDir, "escape");
     await symlink(outside, link);
     try {
