@@ -181,6 +181,8 @@ describe("rewind rules against storage", () => {
     const ingest = { pipelineId: h.pipelineId, flowId: "ingest" };
     const checkpoint = (await h.checkpoints.get(ingest, point.cut.flows.get("ingest")!))!;
     const offsets = checkpoint.offsets as { changelogs: string[] };
+    // The checkpoint's state ref is this changelog too: the file is still named once.
+    expect(checkpoint.stateRef).toBe(offsets.changelogs[0]);
     await h.store.delete(offsets.changelogs[0]!);
     await expectRefused(
       h,
@@ -188,6 +190,11 @@ describe("rewind rules against storage", () => {
       CheckpointBeyondRetentionError,
       /ingest: state file state\//,
     );
+    const refusal = await h.rewind({ rewind_point_id: point.rewindPointId }).catch((e: unknown) => e);
+    expect((refusal as CheckpointBeyondRetentionError).missing).toEqual([
+      { owner: "ingest", what: `state file ${offsets.changelogs[0]} of checkpoint 1 is gone` },
+    ]);
+    expect((refusal as Error).message.split(`state file ${offsets.changelogs[0]}`)).toHaveLength(2);
     (h.checkpoints as MemoryCheckpointsRepository).forget(
       { pipelineId: h.pipelineId, flowId: "clean" },
       point.cut.flows.get("clean")!,
