@@ -7,6 +7,7 @@ import {
   ResetCheckpointsRequiredError,
   RewindBeforeFullRefreshError,
   RewindDatasetNotFoundError,
+  type SuggestedDatasetSpec,
 } from "./errors.ts";
 import { datasetOf, externalSource, qualifiedName, tableDatasets, writersOf } from "./pipeline-datasets.ts";
 import type { RewindDatasetSpec } from "./rewind-spec.ts";
@@ -29,6 +30,8 @@ import type { RewindDatasetSpec } from "./rewind-spec.ts";
  *    reset_checkpoints: false) and has consumed past the dataset's target version would fail on
  *    replay: `INVALID_CASCADE_CONFIGURATION`, naming it. (A materialized view left out is not an
  *    error: it recomputes from scratch on its next update.)
+ * 8. A refusal of 5 or 7 names the `datasets` list that works: the request's own, with each reader
+ *    that failed added and reset_checkpoints: true on it and its upstreams, checked by these rules.
  */
 
 export interface CascadeInput {
@@ -55,6 +58,71 @@ export interface CascadeMember {
 
 /** The rewound set, upstream first. */
 export function planCascade(input: CascadeInput): CascadeMember[] {
+  try {
+    return membersOf(input);
+  } catch (error) {
+    if (error instanceof InvalidCascadeConfigurationError)
+      throw new InvalidCascadeConfigurationError(error.conflicts, workingSelection(input, error));
+    if (error instanceof InconsistentUpstreamCheckpointResetError)
+      throw new InconsistentUpstreamCheckpointResetError(error.pairs, workingSelection(input, error));
+    throw error;
+  }
+}
+
+/** Rounds of step 8 (each fixes what the last check refused) before giving up on a suggestion. */
+const MAX_FIX_ROUNDS = 8;
+
+/** Step 8: a `datasets` list that passes every rule, or undefined when none was found. */
+function workingSelection(
+  input: CascadeInput,
+  refusal: InvalidCascadeConfigurationError | InconsistentUpstreamCheckpointResetError,
+): SuggestedDatasetSpec[] | undefined {
+  const { pipeline } = input;
+  if (!input.datasets) return undefined;
+  const entries = input.datasets.map((spec) => ({
+    dataset: datasetName(pipeline, spec.identifier) as string,
+    cascade: spec.cascade,
+    resetCheckpoints: spec.reset_checkpoints,
+  }));
+  let error: unknown = refusal;
+  for (let round = 0; round < MAX_FIX_ROUNDS; round++) {
+    // Who must go back with their checkpoints: the readers that failed, or the datasets whose
+    // upstreams disagree. Everything upstream of them in the request resets its checkpoints too.
+    const readers =
+      error instanceof InvalidCascadeConfigurationError
+        ? error.conflicts.map((c) => datasetName(pipeline, c.reader) as string)
+        : error instanceof InconsistentUpstreamCheckpointResetError
+          ? error.pairs.map((p) => datasetName(pipeline, p.dataset) as string)
+          : undefined;
+    if (!readers) return undefined;
+    for (const reader of readers) {
+      const upstreams = new Set(upstreamClosure(pipeline.graph, [reader]));
+      for (const entry of entries) if (upstreams.has(entry.dataset)) entry.resetCheckpoints = true;
+      const covered = new Set([
+        ...entries.map((entry) => entry.dataset),
+        ...downstreamClosure(
+          pipeline.graph,
+          entries.filter((entry) => entry.cascade).map((entry) => entry.dataset),
+        ),
+      ]);
+      if (!covered.has(reader)) entries.push({ dataset: reader, cascade: true, resetCheckpoints: true });
+    }
+    const datasets = entries.map((entry) => ({
+      identifier: qualifiedName(pipeline, entry.dataset),
+      cascade: entry.cascade,
+      reset_checkpoints: entry.resetCheckpoints,
+    }));
+    try {
+      membersOf({ ...input, datasets });
+      return datasets;
+    } catch (next) {
+      error = next;
+    }
+  }
+  return undefined;
+}
+
+function membersOf(input: CascadeInput): CascadeMember[] {
   const { pipeline } = input;
   const specs = input.datasets
     ? resolveIdentifiers(pipeline, input.datasets)

@@ -5,6 +5,7 @@ import {
   CheckpointBeyondRetentionError,
   DatasetNotInRewindPointError,
   IncompatibleRestoredStateError,
+  InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   RewindBeforeFullRefreshError,
   RewindNotEnabledError,
@@ -15,7 +16,7 @@ import { cutAtTime } from "../../../shared/rewind/rewind-target.ts";
 import type { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { ROOT_SEQ } from "../../../shared/store/checkpoints-repository.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
-import { scenarioPipeline } from "./pipeline-definitions.ts";
+import { scenarioPipeline, withFlagged } from "./pipeline-definitions.ts";
 
 /** Two updates with a point after the first; returns the point and the state a failed rewind must leave. */
 async function pipelineWithPoint() {
@@ -243,6 +244,62 @@ describe("rewind rules against storage", () => {
       datasets: [{ identifier: "main.shop.raw", cascade: true }],
     });
     expect(plan.datasets.map((d) => d.dataset)).toEqual(["raw", "cleaned", "totals"]);
+  });
+
+  it("INVALID_CASCADE_CONFIGURATION and INCONSISTENT_UPSTREAM_CHECKPOINT_RESET name the datasets list that works", async () => {
+    const h = new RewindHarness();
+    await h.deploy(withFlagged(scenarioPipeline(h.landingUri)));
+    await h.land("a.json", jsonLines(1, 3));
+    await h.run();
+    const point = (await captureRewindPoint(h.env()))!;
+    await h.land("b.json", jsonLines(4, 3));
+    await h.run();
+    const refusal = async (datasets: unknown[]) =>
+      (await h
+        .rewind({ rewind_point_id: point.rewindPointId, dry_run: true, datasets })
+        .catch((error: unknown) => error)) as
+        InvalidCascadeConfigurationError | InconsistentUpstreamCheckpointResetError;
+    const cases = [
+      {
+        // flagged inherits reset_checkpoints: false through the cascade: cascade is already on.
+        sent: [{ identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: false }],
+        error: InvalidCascadeConfigurationError,
+        message: /keeps the checkpoints of main\.shop\.flagged \(reads main\.shop\.cleaned\)/,
+        working: [{ identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: true }],
+      },
+      {
+        sent: [{ identifier: "main.shop.raw", cascade: false }],
+        error: InvalidCascadeConfigurationError,
+        message: /leaves out main\.shop\.cleaned \(reads main\.shop\.raw\)/,
+        working: [
+          { identifier: "main.shop.raw", cascade: false, reset_checkpoints: true },
+          { identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: true },
+        ],
+      },
+      {
+        // Adding the reader with reset_checkpoints: true, as the old advice said, disagrees with cleaned.
+        sent: [
+          { identifier: "main.shop.cleaned", cascade: false, reset_checkpoints: false },
+          { identifier: "main.shop.flagged", cascade: true, reset_checkpoints: true },
+        ],
+        error: InconsistentUpstreamCheckpointResetError,
+        message: /main\.shop\.flagged and its upstream main\.shop\.cleaned/,
+        working: [
+          { identifier: "main.shop.cleaned", cascade: false, reset_checkpoints: true },
+          { identifier: "main.shop.flagged", cascade: true, reset_checkpoints: true },
+        ],
+      },
+    ];
+    for (const { sent, error, message, working } of cases) {
+      const refused = await refusal(sent);
+      expect(refused).toBeInstanceOf(error);
+      expect(refused.message).toMatch(message);
+      expect(refused.message).not.toMatch(/set cascade: true on the upstream/);
+      expect(refused.message).toContain(`send rewind_spec.datasets = ${JSON.stringify(working)}`);
+      // The list named works as it is.
+      const dry = await h.rewind({ rewind_point_id: point.rewindPointId, dry_run: true, datasets: working });
+      expect(dry.datasets.map((d) => d.dataset)).toContain("cleaned");
+    }
   });
 
   it("REWIND_BEFORE_FULL_REFRESH: a point before a full refresh, by TRUNCATE or by DROP", async () => {
