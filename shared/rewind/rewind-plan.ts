@@ -1,8 +1,8 @@
 import { consumedVersionOf } from "./checkpoint-offsets.ts";
-import { RewindBeforeFullRefreshError, RewindNotEnabledError, type MissingPiece } from "./errors.ts";
-import { lastResets } from "./full-refresh-record.ts";
+import { RewindNotEnabledError, type MissingPiece } from "./errors.ts";
+import { lastResets, refusedAsBeforeFullRefresh } from "./full-refresh-record.ts";
 import { allFlows, qualifiedName } from "./pipeline-datasets.ts";
-import { planCascade, type CascadeMember } from "./rewind-cascade.ts";
+import { planCascade } from "./rewind-cascade.ts";
 import { checkFlows, checkTable, throwIfMissing, type FlowCheck } from "./rewind-checks.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindSpec } from "./rewind-spec.ts";
@@ -77,7 +77,14 @@ async function planWith(
       (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
   });
 
-  await checkFullRefreshes(env, snapshots, resolved, members, resets);
+  const beforeRefresh = await refusedAsBeforeFullRefresh(
+    env,
+    snapshots,
+    cut,
+    members.map((m) => m.dataset),
+    resets,
+  );
+  if (beforeRefresh) throw beforeRefresh;
 
   const rewound = new Set(members.map((m) => m.dataset));
   const tables: MissingPiece[] = [];
@@ -105,25 +112,4 @@ async function planWith(
   }
   throwIfMissing(tables, missing.checkpoints, missing.sources);
   return { resolved, dryRun: spec.dryRun, datasets };
-}
-
-async function checkFullRefreshes(
-  env: RewindEnvironment,
-  snapshots: TableSnapshots,
-  resolved: ResolvedTarget,
-  members: readonly CascadeMember[],
-  resets: ReadonlyMap<string, number>,
-): Promise<void> {
-  const refused: { dataset: string; refreshedAt?: number }[] = [];
-  for (const { dataset } of members) {
-    const at = resets.get(dataset);
-    const targetId = resolved.cut.datasets.get(dataset)?.tableId;
-    const currentId = (await snapshots.latest(dataset))?.metadata.id;
-    const recreated = targetId !== undefined && targetId !== "" && targetId !== currentId;
-    if ((at !== undefined && at > resolved.cut.time) || recreated) {
-      const refreshedAt = at !== undefined && at > resolved.cut.time ? { refreshedAt: at } : {};
-      refused.push({ dataset: qualifiedName(env.pipeline, dataset), ...refreshedAt });
-    }
-  }
-  if (refused.length > 0) throw new RewindBeforeFullRefreshError(refused, resolved.cut.time);
 }
