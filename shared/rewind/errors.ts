@@ -120,13 +120,17 @@ export class RewindDatasetNotFoundError extends RewindError {
   }
 }
 
-/** A dataset to rewind did not exist (had no table version) at the target. */
+/**
+ * A streaming table with no table version at the target, to rewind with reset_checkpoints: false:
+ * emptied while its flows keep their positions, it would never get back what it held.
+ */
 export class DatasetNotInRewindPointError extends RewindError {
   override readonly name = "DatasetNotInRewindPointError";
   override readonly errorCode = `${SPEC}.DATASET_NOT_IN_REWIND_POINT`;
   constructor(readonly datasets: readonly string[]) {
+    const them = datasets.length === 1 ? "it" : "them";
     super(
-      `${datasets.join(", ")} did not exist at the rewind target, so there is nothing to restore ${datasets.length === 1 ? "it" : "them"} to: pick a later point, or leave ${datasets.length === 1 ? "it" : "them"} out of rewind_spec.datasets (and of the cascade)`,
+      `${datasets.join(", ")} did not exist at the rewind target, so the rewind empties ${them}, but rewind_spec asks to keep ${datasets.length === 1 ? "its flows'" : "their flows'"} checkpoints (reset_checkpoints: false), and ${them} would never get back what ${datasets.length === 1 ? "it holds" : "they hold"}: set reset_checkpoints: true on ${them} (${datasets.length === 1 ? "its" : "their"} flows then read their sources from the start on replay)`,
       { data: { datasets } },
     );
   }

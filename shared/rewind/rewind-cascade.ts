@@ -5,7 +5,6 @@ import {
   InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   ResetCheckpointsRequiredError,
-  RewindBeforeFullRefreshError,
   RewindDatasetNotFoundError,
   type SuggestedDatasetSpec,
 } from "./errors.ts";
@@ -20,8 +19,11 @@ import type { RewindDatasetSpec } from "./rewind-spec.ts";
  * 2. Cascade: each dataset with `cascade: true` adds everything downstream of it, which inherits its
  *    `reset_checkpoints` (a dataset listed explicitly keeps its own value).
  * 3. The rewound set is the table datasets reached (views store nothing), upstream first.
- * 4. Each must have a table version at the target: else `REWIND_BEFORE_FULL_REFRESH` when a full
- *    refresh since dropped the table the target saw, and `DATASET_NOT_IN_REWIND_POINT` otherwise.
+ * 4. A dataset with no table version at the target (a deploy since added it, or it had not run yet)
+ *    is emptied with the rest (rewind-plan.ts). A streaming table among them needs
+ *    reset_checkpoints: emptied while its flows keep their positions, it would never get back what
+ *    it held: `DATASET_NOT_IN_REWIND_POINT`. (`REWIND_BEFORE_FULL_REFRESH` is the plan's check, over
+ *    every member: `refusedAsBeforeFullRefresh`.)
  * 5. `reset_checkpoints` must agree between a dataset and its upstreams in the set:
  *    else `INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`.
  * 6. `reset_checkpoints: false` on a dataset written from an external source:
@@ -41,19 +43,18 @@ export interface CascadeInput {
   /** Datasets with a table version at the target. */
   readonly inTarget: ReadonlySet<string>;
   /**
-   * Whether a flow reading `upstream` as a stream has consumed past `upstream`'s target version.
-   * Asked only for readers left out of the set.
+   * Whether a flow reading `upstream` as a stream has consumed past `upstream`'s target version
+   * (anything at all, for an upstream with no version at the target). Asked only for readers left
+   * out of the set.
    */
   readonly consumedPast: (flow: string, upstream: string) => boolean;
-  /** Per dataset, its last full refresh or reset (epoch ms). */
-  readonly lastResets?: ReadonlyMap<string, number>;
-  /** The target's time (epoch ms). */
-  readonly targetTime?: number;
 }
 
 export interface CascadeMember {
   readonly dataset: string;
   readonly resetCheckpoints: boolean;
+  /** False: no table version at the target, so the rewind empties it (step 4). */
+  readonly inTarget: boolean;
 }
 
 /** The rewound set, upstream first. */
@@ -140,18 +141,17 @@ function membersOf(input: CascadeInput): CascadeMember[] {
   const tables = new Set(tableDatasets(pipeline));
   const members = tableDatasets(pipeline)
     .filter((name) => reset.has(name) && tables.has(name))
-    .map((dataset) => ({ dataset, resetCheckpoints: reset.get(dataset) as boolean }));
+    .map((dataset) => ({
+      dataset,
+      resetCheckpoints: reset.get(dataset) as boolean,
+      inTarget: input.inTarget.has(dataset),
+    }));
 
-  const missing = members.filter((m) => !input.inTarget.has(m.dataset)).map((m) => m.dataset);
-  const refreshed = missing.flatMap((dataset) => {
-    const at = input.lastResets?.get(dataset);
-    return at !== undefined && input.targetTime !== undefined && at > input.targetTime
-      ? [{ dataset: qualifiedName(pipeline, dataset), refreshedAt: at }]
-      : [];
-  });
-  if (refreshed.length > 0) throw new RewindBeforeFullRefreshError(refreshed, input.targetTime!);
-  if (missing.length > 0)
-    throw new DatasetNotInRewindPointError(missing.map((d) => qualifiedName(pipeline, d)));
+  const kept = members.filter(
+    (m) => !m.inTarget && !m.resetCheckpoints && writersOf(pipeline, m.dataset).length > 0,
+  );
+  if (kept.length > 0)
+    throw new DatasetNotInRewindPointError(kept.map((m) => qualifiedName(pipeline, m.dataset)));
 
   checkResetAgreement(pipeline, members);
   checkExternalSources(pipeline, members);

@@ -82,11 +82,15 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     await context.events.planningInformation({
       rewind: true,
       dry_run: plan.dryRun,
+      // `action` RESTORE to `target_version`, or TRUNCATE / DROP a dataset the point does not know
+      // (`target_version` null); views store nothing and compute from the rewound tables.
       datasets: plan.datasets.map((d) => ({
         dataset: d.identifier,
-        target_version: d.targetVersion,
+        action: d.action,
+        target_version: d.targetVersion ?? null,
         flows: d.flows.map((f) => ({ flow: f.flow, seq: f.targetSeq })),
       })),
+      views: plan.views,
     });
     if (plan.dryRun) {
       await recordRewindPoint(context.env, plan.cut, "dry-run", ids.updateId);

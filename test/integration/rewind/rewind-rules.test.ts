@@ -208,18 +208,19 @@ describe("rewind rules against storage", () => {
     );
   });
 
-  it("DATASET_NOT_IN_REWIND_POINT: a dataset added after the point, unless left out", async () => {
+  it("a dataset added after the point is emptied with the rest, or left out", async () => {
     const { h, point } = await pipelineWithPoint();
     const definition = scenarioPipeline(h.landingUri);
     definition.datasets.push({ name: "eu_totals", type: "materialized_view", sql: "SELECT * FROM totals" });
     await h.deploy(definition);
     await h.run();
-    await expectRefused(
-      h,
-      { rewind_point_id: point.rewindPointId },
-      DatasetNotInRewindPointError,
-      /main\.shop\.eu_totals/,
-    );
+    const dry = await h.rewind({ rewind_point_id: point.rewindPointId, dry_run: true });
+    expect(dry.datasets.map((d) => [d.dataset, d.action])).toEqual([
+      ["raw", "RESTORE"],
+      ["cleaned", "RESTORE"],
+      ["totals", "RESTORE"],
+      ["eu_totals", "TRUNCATE"],
+    ]);
     const plan = await h.rewind({
       rewind_point_id: point.rewindPointId,
       datasets: [
@@ -378,19 +379,30 @@ describe("rewind rules against storage", () => {
     expect((await state(h)).heads).toEqual({ ingest: 2, clean: 2 });
   });
 
-  it("records the root for a flow that had not run at the point, whose dataset cannot be rewound to it", async () => {
+  it("records the root for a flow that had not run at the point, and empties its dataset back to it", async () => {
     const h = new RewindHarness();
     await h.deploy(scenarioPipeline(h.landingUri));
     await h.land("a.json", jsonLines(1, 3));
     await h.run(["raw"]);
     const point = (await captureRewindPoint(h.env()))!;
     await h.run();
+    expect(point.cut.flows.get("clean")).toBe(ROOT_SEQ);
+    const plan = await h.rewind({ rewind_point_id: point.rewindPointId });
+    expect(plan.datasets.map((d) => [d.dataset, d.action, d.targetVersion])).toEqual([
+      ["raw", "RESTORE", point.cut.datasets.get("raw")!.version],
+      ["cleaned", "TRUNCATE", null],
+      ["totals", "TRUNCATE", null],
+    ]);
+    expect((await state(h)).heads).toEqual({ ingest: point.cut.flows.get("ingest"), clean: ROOT_SEQ });
+    expect(await h.rows("cleaned")).toEqual([]);
     await expectRefused(
       h,
-      { rewind_point_id: point.rewindPointId },
+      {
+        rewind_point_id: point.rewindPointId,
+        datasets: [{ identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: false }],
+      },
       DatasetNotInRewindPointError,
-      /main\.shop\.cleaned, main\.shop\.totals/,
+      /main\.shop\.cleaned did not exist at the rewind target.*set reset_checkpoints: true/,
     );
-    expect(point.cut.flows.get("clean")).toBe(ROOT_SEQ);
   });
 });

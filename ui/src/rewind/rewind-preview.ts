@@ -13,6 +13,7 @@ export interface AffectedDataset {
   readonly name: string;
   readonly type: string;
   readonly versionNow: number | undefined;
+  /** -1: a dataset the point does not know, which the rewind empties. */
   readonly targetVersion: number;
   readonly undo: UndoPreview;
 }
@@ -54,8 +55,9 @@ export async function previewRewind(
     filter: `origin.update_id = '${update_id}' AND event_type = 'planning_information'`,
     max_results: 10,
   });
+  // target_version null: a dataset the point does not know, emptied (its whole change feed undone).
   const plan = events[0]?.details["planning_information"] as
-    { datasets?: { dataset: string; target_version: number }[] } | undefined;
+    { datasets?: { dataset: string; target_version: number | null }[] } | undefined;
   const byIdentifier = new Map(datasets.map((d) => [d.identifier, d]));
   const affected = await Promise.all(
     (plan?.datasets ?? []).map(async (d) => {
@@ -65,8 +67,8 @@ export async function previewRewind(
         name: info?.name ?? d.dataset,
         type: info?.type ?? "",
         versionNow: info?.version ?? undefined,
-        targetVersion: d.target_version,
-        undo: await undoPreview(d.dataset, d.target_version, info?.version ?? undefined),
+        targetVersion: d.target_version ?? -1,
+        undo: await undoPreview(d.dataset, d.target_version ?? -1, info?.version ?? undefined),
       };
     }),
   );
