@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
 import type { DatasetRewind, RewindPlan } from "../rewind/rewind-plan.ts";
 import type { PipelineCut } from "../rewind/rewind-point.ts";
 import { NOT_IN_POINT_MODES } from "../rewind/rewind-spec.ts";
@@ -42,6 +43,14 @@ const recordSchema = z.object({
     }),
   ),
   views: z.array(z.string()),
+  stateDrift: z.array(
+    z.object({
+      flow: z.string(),
+      checkpointSeq: z.number().int(),
+      state: z.array(z.string()),
+      message: z.string(),
+    }),
+  ),
 });
 
 export interface RewindPlanRecord {
@@ -50,6 +59,7 @@ export interface RewindPlanRecord {
   /** Upstream first. */
   readonly datasets: readonly DatasetRewind[];
   readonly views: readonly string[];
+  readonly stateDrift: readonly StateDefinitionDrift[];
 }
 
 function planKey(ids: UpdateIds): string {
@@ -71,6 +81,7 @@ export async function recordRewindPlan(bucket: ObjectStore, ids: UpdateIds, plan
       flows: [...d.flows],
     })),
     views: [...plan.views],
+    stateDrift: plan.stateDrift.map((d) => ({ ...d, state: [...d.state] })),
   };
   await bucket.put(planKey(ids), new TextEncoder().encode(JSON.stringify(recorded)));
 }
@@ -91,5 +102,6 @@ export async function readRewindPlan(bucket: ObjectStore, ids: UpdateIds): Promi
       ...(checkedVersion !== undefined ? { checkedVersion } : {}),
     })),
     views: recorded.views,
+    stateDrift: recorded.stateDrift,
   };
 }

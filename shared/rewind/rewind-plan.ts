@@ -1,6 +1,7 @@
 import { consumedVersionOf } from "./checkpoint-offsets.ts";
 import { RewindNotEnabledError, type MissingPiece } from "./errors.ts";
 import { lastResets, refusedAsBeforeFullRefresh } from "./full-refresh-record.ts";
+import type { StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
 import { downstreamClosure } from "../pipeline/pipeline-graph.ts";
 import { allFlows, datasetOf, qualifiedName } from "./pipeline-datasets.ts";
 import { planCascade } from "./rewind-cascade.ts";
@@ -54,6 +55,8 @@ export interface RewindPlan {
    * nothing is restored; read after the rewind, they compute from the rewound tables.
    */
   readonly views: readonly string[];
+  /** Restored operator states built under another definition of their flow (allowed; said). */
+  readonly stateDrift: readonly StateDefinitionDrift[];
 }
 
 export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Promise<RewindPlan> {
@@ -104,15 +107,22 @@ async function planWith(
   const tables: MissingPiece[] = [];
   const missing = { checkpoints: [] as MissingPiece[], sources: [] as MissingPiece[] };
   const datasets: DatasetRewind[] = [];
+  const stateDrift: StateDefinitionDrift[] = [];
   for (const member of members) {
     const identifier = qualifiedName(env.pipeline, member.dataset);
     // An emptied dataset's flows start again from the root, whatever the cut says of them.
     const targetSeqs = member.inTarget ? cut.flows : new Map<string, number>();
     const flows = member.resetCheckpoints
-      ? await checkFlows(env, member.dataset, targetSeqs, missing, async (upstream) =>
-          rewound.has(upstream)
-            ? cut.datasets.get(upstream)?.tableId || undefined
-            : (await snapshots.latest(upstream))?.metadata.id,
+      ? await checkFlows(
+          env,
+          member.dataset,
+          targetSeqs,
+          missing,
+          async (upstream) =>
+            rewound.has(upstream)
+              ? cut.datasets.get(upstream)?.tableId || undefined
+              : (await snapshots.latest(upstream))?.metadata.id,
+          stateDrift,
         )
       : [];
     const common = { dataset: member.dataset, identifier, resetCheckpoints: member.resetCheckpoints, flows };
@@ -135,5 +145,6 @@ async function planWith(
     dryRun: spec.dryRun,
     datasets,
     views: views.map((name) => qualifiedName(env.pipeline, name)),
+    stateDrift,
   };
 }
