@@ -123,7 +123,7 @@ describe("ebb CLI over the API", () => {
     // What it did: raw restored to version 1 by a RESTORE commit (version 3), the cascade took good
     // with it, and both flows moved back one checkpoint; then how to replay.
     expect(rewound.out).toMatch(/cli\.demo\.raw\s+RESTORE\s+1\s+3\s+1\s+0\s+ingest 2->1\n/);
-    expect(rewound.out).toMatch(/cli\.demo\.good\s+1\s+3\s+1\s+0\s+keep 2->1\n/);
+    expect(rewound.out).toMatch(/cli\.demo\.good\s+RESTORE\s+1\s+3\s+1\s+0\s+keep 2->1\n/);
     expect(rewound.out).toContain(`replay: ebb run ${pipelineId}`);
     expect(
       JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),
