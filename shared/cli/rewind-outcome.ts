@@ -26,7 +26,20 @@ export async function printRewindOutcome(
     const planned = detailsOf<RewindPlanning>(events, "planning_information")[0]?.datasets ?? [];
     const flows = planned.flatMap((d) => d.flows ?? []);
     out(`dry run, nothing changed: a rewind to ${summary.timestamp} restores\n`);
-    out(formatTable(planned.map((d) => ({ dataset: d.dataset, version: d.target_version }))));
+    out(
+      formatTable(
+        planned.map((d) => ({
+          dataset: d.dataset,
+          // A dataset the point does not know is emptied (TRUNCATE) or dropped, not restored.
+          action: d.action ?? "RESTORE",
+          version: d.target_version ?? "-",
+        })),
+      ),
+    );
+    if (planned.some((d) => d.target_version === null))
+      out(
+        `datasets the point does not know are emptied; their flows read their sources from the start on replay\n`,
+      );
     if (flows.length > 0)
       out(`and moves flows back to checkpoints ${flows.map((f) => `${f.flow}@${f.seq}`).join(", ")}\n`);
     out(`rewind: run the same command without --dry-run\n`);
@@ -39,7 +52,8 @@ export async function printRewindOutcome(
     formatTable(
       restores.map((restore) => ({
         dataset: restore.dataset,
-        restored_version: restore.target_version,
+        action: restore.action ?? "RESTORE",
+        restored_version: restore.target_version ?? "-",
         // No RESTORE commit when the table already was at that version.
         restore_commit: restore.restore_version ?? "-",
         files_removed: restore.operation_metrics?.numRemovedFiles ?? "-",
@@ -60,14 +74,17 @@ interface RewindSummary {
 interface RewindPlanning {
   readonly datasets?: readonly {
     readonly dataset: string;
-    readonly target_version: number;
+    /** RESTORE, or TRUNCATE / DROP for a dataset the point does not know (target_version null). */
+    readonly action?: string;
+    readonly target_version: number | null;
     readonly flows?: readonly { readonly flow: string; readonly seq: number }[];
   }[];
 }
 
 interface RewindProgress {
   readonly dataset: string;
-  readonly target_version: number;
+  readonly action?: string;
+  readonly target_version: number | null;
   readonly restore_version?: number;
   readonly operation_metrics?: { readonly numRemovedFiles?: number; readonly numRestoredFiles?: number };
   readonly flows?: readonly { readonly flow: string; readonly from: number; readonly to: number }[];

@@ -31,6 +31,7 @@ export interface AffectedDataset {
   readonly name: string;
   readonly type: string;
   readonly versionNow: number | undefined;
+  /** -1: a dataset the point does not know, which the rewind empties. */
   readonly targetVersion: number;
   /** The flows the rewind moves back, each to the checkpoint it names. */
   readonly flows: readonly { readonly flow: string; readonly seq: number }[];
@@ -61,7 +62,8 @@ const POLL_MS = 400;
 interface RewindPlanning {
   readonly datasets?: readonly {
     readonly dataset: string;
-    readonly target_version: number;
+    /** Null: a dataset the point does not know, emptied (its whole change feed undone). */
+    readonly target_version: number | null;
     readonly flows?: readonly { readonly flow: string; readonly seq: number }[];
   }[];
 }
@@ -105,9 +107,9 @@ export async function previewRewind(
         name: now?.name ?? d.dataset,
         type: now?.type ?? "",
         versionNow: now?.version ?? undefined,
-        targetVersion: d.target_version,
+        targetVersion: d.target_version ?? -1,
         flows: d.flows ?? [],
-        undo: await undoPreview(client, d.dataset, d.target_version, now?.version ?? undefined),
+        undo: await undoPreview(client, d.dataset, d.target_version ?? -1, now?.version ?? undefined),
       };
     }),
   );

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import type { StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
 import type { DatasetRewind, RewindPlan } from "../rewind/rewind-plan.ts";
 import type { PipelineCut } from "../rewind/rewind-point.ts";
+import { NOT_IN_POINT_MODES } from "../rewind/rewind-spec.ts";
 import { updateStateKey } from "../store/bucket-layout.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { UpdateIds } from "./steps/update-context.ts";
@@ -8,8 +10,9 @@ import type { UpdateIds } from "./steps/update-context.ts";
 /**
  * A rewind's plan, made and recorded once by start-update (where every check runs) and read by the
  * state machine's steps, so no step plans the rewind again. It keeps only what they read: per dataset
- * the target, the flows whose HEAD moves and the version its files were checked at; and the target
- * cut (the dry run's point, the final summary). Parsed with its schema on every read.
+ * what is done (a RESTORE to its target, or emptied), the flows whose HEAD moves and the version its
+ * files were checked at; the views reading them (the plan's events); and the target cut (the dry
+ * run's point, the final summary). Parsed with its schema on every read.
  */
 
 const version = z.number().int().nonnegative();
@@ -25,9 +28,10 @@ const recordSchema = z.object({
     z.object({
       dataset: z.string(),
       identifier: z.string(),
-      targetVersion: version,
+      action: z.enum(["RESTORE", ...NOT_IN_POINT_MODES]),
+      targetVersion: version.optional(),
       resetCheckpoints: z.boolean(),
-      checkedVersion: version,
+      checkedVersion: version.optional(),
       flows: z.array(
         z.object({
           flow: z.string(),
@@ -38,6 +42,15 @@ const recordSchema = z.object({
       ),
     }),
   ),
+  views: z.array(z.string()),
+  stateDrift: z.array(
+    z.object({
+      flow: z.string(),
+      checkpointSeq: z.number().int(),
+      state: z.array(z.string()),
+      message: z.string(),
+    }),
+  ),
 });
 
 export interface RewindPlanRecord {
@@ -45,6 +58,8 @@ export interface RewindPlanRecord {
   readonly cut: PipelineCut;
   /** Upstream first. */
   readonly datasets: readonly DatasetRewind[];
+  readonly views: readonly string[];
+  readonly stateDrift: readonly StateDefinitionDrift[];
 }
 
 function planKey(ids: UpdateIds): string {
@@ -59,11 +74,14 @@ export async function recordRewindPlan(bucket: ObjectStore, ids: UpdateIds, plan
     datasets: plan.datasets.map((d) => ({
       dataset: d.dataset,
       identifier: d.identifier,
-      targetVersion: d.targetVersion,
+      action: d.action,
+      ...(d.targetVersion !== undefined ? { targetVersion: d.targetVersion } : {}),
       resetCheckpoints: d.resetCheckpoints,
-      checkedVersion: d.checkedVersion,
+      ...(d.checkedVersion !== undefined ? { checkedVersion: d.checkedVersion } : {}),
       flows: [...d.flows],
     })),
+    views: [...plan.views],
+    stateDrift: plan.stateDrift.map((d) => ({ ...d, state: [...d.state] })),
   };
   await bucket.put(planKey(ids), new TextEncoder().encode(JSON.stringify(recorded)));
 }
@@ -78,6 +96,12 @@ export async function readRewindPlan(bucket: ObjectStore, ids: UpdateIds): Promi
       datasets: new Map(recorded.cut.datasets),
       flows: new Map(recorded.cut.flows),
     },
-    datasets: recorded.datasets,
+    datasets: recorded.datasets.map(({ targetVersion, checkedVersion, ...d }) => ({
+      ...d,
+      ...(targetVersion !== undefined ? { targetVersion } : {}),
+      ...(checkedVersion !== undefined ? { checkedVersion } : {}),
+    })),
+    views: recorded.views,
+    stateDrift: recorded.stateDrift,
   };
 }

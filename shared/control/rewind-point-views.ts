@@ -1,4 +1,6 @@
 import { captureRewindPoint, listRewindPoints } from "../rewind/rewind-points.ts";
+import { lastResets, refusedAsBeforeFullRefresh } from "../rewind/full-refresh-record.ts";
+import { tableDatasets } from "../rewind/pipeline-datasets.ts";
 import type { MissingPiece } from "../rewind/errors.ts";
 import { checkTable } from "../rewind/rewind-checks.ts";
 import type { RewindEnvironment } from "../rewind/rewind-environment.ts";
@@ -13,7 +15,7 @@ import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } f
  * restores, and a capture on demand (the same capture the hourly schedule makes).
  */
 
-/** Why a point can no longer be applied (its table data is gone), or nothing when it can. */
+/** Why a rewind of every dataset to a point would be refused, or nothing when it would not. */
 export type Restorability =
   { readonly restorable: true } | { readonly restorable: false; readonly reason: string };
 
@@ -45,10 +47,12 @@ export function rewindPointView(
 }
 
 /**
- * Whether each table version a point restores is still whole: in the log, with every data file the
- * RESTORE would bring back (a VACUUM outside Ebb, or log clean-up, can take them). Points share most
- * of their versions (an hourly point of an idle pipeline repeats the last one), so each table version
- * is checked once per listing, over one snapshot cache.
+ * Whether a rewind of every dataset to a point would pass the checks the rewind makes on the point's
+ * tables: none was fully refreshed since (the rewind's own rule, `refusedAsBeforeFullRefresh`), and
+ * each table version it restores is still whole: in the log, with every data file the RESTORE would
+ * bring back (a VACUUM outside Ebb, or log clean-up, can take them). Points share most of their
+ * versions (an hourly point of an idle pipeline repeats the last one), so each table version is
+ * checked once per listing, over one snapshot cache.
  */
 class RestorabilityChecks {
   readonly #checked = new Map<string, Promise<MissingPiece[]>>();
@@ -56,9 +60,18 @@ class RestorabilityChecks {
   constructor(
     private readonly env: RewindEnvironment,
     private readonly snapshots: TableSnapshots,
+    private readonly resets: ReadonlyMap<string, number>,
   ) {}
 
   async of(point: RewindPoint, catalog: string, schema: string): Promise<Restorability> {
+    const refused = await refusedAsBeforeFullRefresh(
+      this.env,
+      this.snapshots,
+      point.cut,
+      tableDatasets(this.env.pipeline),
+      this.resets,
+    );
+    if (refused) return { restorable: false, reason: `${refused.errorCode}: ${refused.message}` };
     const missing: MissingPiece[] = [];
     for (const [dataset, at] of point.cut.datasets)
       missing.push(...(await this.#version(dataset, at.version)));
@@ -85,8 +98,9 @@ export async function listPoints(plane: ControlPlane, pipelineId: string) {
   const env = rewindEnvironment(plane, pipelineId, pipeline);
   const points = await listRewindPoints(env);
   const { catalog, schema } = pipeline.definition;
+  const resets = await lastResets(env);
   const views = await withTableSnapshots(env.tableStore, async (snapshots) => {
-    const checks = new RestorabilityChecks(env, snapshots);
+    const checks = new RestorabilityChecks(env, snapshots, resets);
     const listed = [];
     for (const point of points)
       listed.push(rewindPointView(point, catalog, schema, await checks.of(point, catalog, schema)));

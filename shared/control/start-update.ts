@@ -12,6 +12,8 @@ import { checkUpdateAllowed, assertBegun } from "../rewind/update-guard.ts";
 import type { UpdateRecord } from "../store/updates-repository.ts";
 import { refreshFieldsOf, type UpdateIntent } from "./update-intent.ts";
 import { recordRewindPlan } from "./rewind-plan-record.ts";
+import { isStatefulFlow } from "../engine/stateful/stateful-batch.ts";
+import { stateDefinitionDrift, type StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
 import { recorder } from "./update-events.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
 import { loadPipeline, requirePipeline, rewindEnvironment, type ControlPlane } from "./control-plane.ts";
@@ -52,6 +54,7 @@ export async function startUpdate(
 
   let intent: UpdateIntent;
   let rewind: RewindPlan | undefined;
+  let drifts: StateDefinitionDrift[] = [];
   if (body.rewind_spec !== undefined) {
     if (Object.keys(refreshFields).length > 0) {
       throw new InvalidParameterError(
@@ -95,6 +98,7 @@ export async function startUpdate(
         ),
       ]);
       for (const check of checks) if (check.status === "rejected") throw check.reason;
+      drifts = await headStateDrifts(plane, pipelineId, continuingFlows(pipeline, plan));
     }
     intent = {
       kind: "run",
@@ -125,13 +129,43 @@ export async function startUpdate(
   }
   assertBegun(begun);
   if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
-  await recorder(plane, update, pipeline.definition.name).createUpdate({
+  const events = recorder(plane, update, pipeline.definition.name);
+  await events.createUpdate({
     cause: body.cause,
     definition_version: version,
     request: update.request,
   });
+  for (const drift of drifts) {
+    await events.warning(
+      drift.message,
+      {
+        state_definition_drift: { flow: drift.flow, checkpoint_seq: drift.checkpointSeq, state: drift.state },
+      },
+      { flow_name: drift.flow, flow_id: drift.flow },
+    );
+  }
+  if (drifts.length > 0) await events.flush();
   await launch(plane, update);
   return { update_id: update.updateId };
+}
+
+/**
+ * The continuing stateful flows whose state at HEAD was built under another definition of their
+ * query (after a deploy, or a rewind into an open window): allowed, and said by a warning event.
+ */
+async function headStateDrifts(
+  plane: ControlPlane,
+  pipelineId: string,
+  flows: readonly FlowDefinition[],
+): Promise<StateDefinitionDrift[]> {
+  const drifts: StateDefinitionDrift[] = [];
+  for (const flow of flows.filter(isStatefulFlow)) {
+    const ref = { pipelineId, flowId: flow.name };
+    const head = (await plane.checkpoints.head(ref)).checkpoint;
+    const drift = await stateDefinitionDrift(plane.bucket, ref, flow, head);
+    if (drift) drifts.push(drift);
+  }
+  return drifts;
 }
 
 /** The flows that run and continue from their HEAD (their checkpoints are not reset by the update). */

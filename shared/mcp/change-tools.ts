@@ -128,7 +128,9 @@ export function registerChangeTools(server: McpServer, client: EbbClient, plans:
           );
         return answer(
           `Rewound pipeline ${plan.pipelineId} (update ${update_id}): ${plan.preview.datasets
-            .map((d) => `${d.identifier} to version ${d.targetVersion}`)
+            .map(
+              (d) => `${d.identifier} ${d.targetVersion < 0 ? "emptied" : `to version ${d.targetVersion}`}`,
+            )
             .join(", ")}. Replay with start_update.`,
           { update },
         );
@@ -275,7 +277,7 @@ function describePlan(
           ? "chosen"
           : "cascade (reads a rewound table)",
     version_now: d.versionNow ?? "not written",
-    after_rewind: d.targetVersion,
+    after_rewind: d.targetVersion < 0 ? "emptied (not in the point)" : d.targetVersion,
     rows_taken_back: `${d.undo.inserted} inserted, ${d.undo.updated} updated, ${d.undo.deleted} deleted${d.undo.partial ? " (at least)" : ""}`,
     flows_back_to: d.flows.map((f) => `${f.flow}@${f.seq}`).join(", "),
   }));

@@ -64,10 +64,14 @@ export function fileSetOffsetOf(checkpoint: Checkpoint | undefined): FileSetOffs
 export function stateFilesOf(checkpoint: Checkpoint | undefined): string[] {
   if (!checkpoint) return [];
   const files = fileSetOffsetOf(checkpoint);
+  // Each once: an auto_loader checkpoint's stateRef is its last changelog, and a missing file named
+  // twice would be reported twice.
   return [
-    ...(files?.snapshot ? [files.snapshot] : []),
-    ...(files?.changelogs ?? []),
-    ...(checkpoint.stateRef ? [checkpoint.stateRef] : []),
-    ...(checkpoint.stateVersion ? [checkpoint.stateVersion] : []),
+    ...new Set([
+      ...(files?.snapshot ? [files.snapshot] : []),
+      ...(files?.changelogs ?? []),
+      ...(checkpoint.stateRef ? [checkpoint.stateRef] : []),
+      ...(checkpoint.stateVersion ? [checkpoint.stateVersion] : []),
+    ]),
   ];
 }

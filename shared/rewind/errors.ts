@@ -120,16 +120,34 @@ export class RewindDatasetNotFoundError extends RewindError {
   }
 }
 
-/** A dataset to rewind did not exist (had no table version) at the target. */
+/**
+ * A streaming table with no table version at the target, to rewind with reset_checkpoints: false:
+ * emptied while its flows keep their positions, it would never get back what it held.
+ */
 export class DatasetNotInRewindPointError extends RewindError {
   override readonly name = "DatasetNotInRewindPointError";
   override readonly errorCode = `${SPEC}.DATASET_NOT_IN_REWIND_POINT`;
   constructor(readonly datasets: readonly string[]) {
+    const them = datasets.length === 1 ? "it" : "them";
     super(
-      `${datasets.join(", ")} did not exist at the rewind target, so there is nothing to restore ${datasets.length === 1 ? "it" : "them"} to: pick a later point, or leave ${datasets.length === 1 ? "it" : "them"} out of rewind_spec.datasets (and of the cascade)`,
+      `${datasets.join(", ")} did not exist at the rewind target, so the rewind empties ${them}, but rewind_spec asks to keep ${datasets.length === 1 ? "its flows'" : "their flows'"} checkpoints (reset_checkpoints: false), and ${them} would never get back what ${datasets.length === 1 ? "it holds" : "they hold"}: set reset_checkpoints: true on ${them} (${datasets.length === 1 ? "its" : "their"} flows then read their sources from the start on replay)`,
       { data: { datasets } },
     );
   }
+}
+
+/** A `rewind_spec.datasets` entry, as a fix suggests it. */
+export interface SuggestedDatasetSpec {
+  readonly identifier: string;
+  readonly cascade: boolean;
+  readonly reset_checkpoints: boolean;
+}
+
+/** The way out a cascade refusal names: the whole `datasets` list that passes every cascade rule. */
+function sendInstead(working: readonly SuggestedDatasetSpec[] | undefined, fallback: string): string {
+  return working
+    ? `send rewind_spec.datasets = ${JSON.stringify(working)} (or rewind every dataset: leave datasets out)`
+    : fallback;
 }
 
 /** A rewound dataset's reader is left out although it consumed past the target. */
@@ -143,6 +161,8 @@ export class InvalidCascadeConfigurationError extends RewindError {
       /** The reader is rewound, but with reset_checkpoints: false. */
       readonly keepsCheckpoint?: boolean;
     }[],
+    /** A `datasets` list that passes the cascade rules, when one was found. */
+    readonly working?: readonly SuggestedDatasetSpec[],
   ) {
     const left = conflicts.filter((c) => !c.keepsCheckpoint);
     const kept = conflicts.filter((c) => c.keepsCheckpoint);
@@ -150,11 +170,19 @@ export class InvalidCascadeConfigurationError extends RewindError {
       items.map((c) => `${c.reader} (reads ${c.upstream})`).join(", ");
     const parts = [
       ...(left.length > 0 ? [`the rewind leaves out ${list(left)}`] : []),
-      ...(kept.length > 0 ? [`the rewind keeps the checkpoints of ${list(kept)}`] : []),
+      ...(kept.length > 0
+        ? [
+            `the rewind keeps the checkpoints of ${list(kept)} (reset_checkpoints: false, which suits only datasets whose streaming readers have not read past the target)`,
+          ]
+        : []),
     ];
+    const readers = [...new Set(conflicts.map((c) => c.reader))];
     super(
-      `${parts.join(", and ")}, which already consumed data past the rewind target and would fail on replay: set cascade: true on the upstream, or add the reader to rewind_spec.datasets with reset_checkpoints: true`,
-      { data: { conflicts } },
+      `${parts.join(", and ")}, which already consumed data past the rewind target and would fail on replay: ${sendInstead(
+        working,
+        `rewind ${readers.join(", ")} too, with reset_checkpoints: true, and reset_checkpoints: true on ${readers.length === 1 ? "its" : "their"} upstreams in the rewind`,
+      )}`,
+      { data: { conflicts, ...(working ? { working } : {}) } },
     );
   }
 }
@@ -163,12 +191,16 @@ export class InvalidCascadeConfigurationError extends RewindError {
 export class InconsistentUpstreamCheckpointResetError extends RewindError {
   override readonly name = "InconsistentUpstreamCheckpointResetError";
   override readonly errorCode = `${SPEC}.INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`;
-  constructor(readonly pairs: readonly { readonly dataset: string; readonly upstream: string }[]) {
+  constructor(
+    readonly pairs: readonly { readonly dataset: string; readonly upstream: string }[],
+    /** A `datasets` list that passes the cascade rules, when one was found. */
+    readonly working?: readonly SuggestedDatasetSpec[],
+  ) {
     super(
       `reset_checkpoints must be the same for a dataset and its upstreams in the rewind, but differs for ${pairs
         .map((p) => `${p.dataset} and its upstream ${p.upstream}`)
-        .join(", ")}: set the same value on both`,
-      { data: { pairs } },
+        .join(", ")}: ${sendInstead(working, "set reset_checkpoints: true on both")}`,
+      { data: { pairs, ...(working ? { working } : {}) } },
     );
   }
 }

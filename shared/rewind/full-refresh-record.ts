@@ -1,6 +1,9 @@
+import { RewindBeforeFullRefreshError } from "./errors.ts";
 import type { RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES, eventsOfType } from "./rewind-events.ts";
 import { qualifiedName } from "./pipeline-datasets.ts";
+import type { PipelineCut } from "./rewind-point.ts";
+import type { TableSnapshots } from "./table-snapshots.ts";
 
 /**
  * Full refreshes and resets, recorded durably so that a later rewind to a point before one is refused
@@ -52,4 +55,36 @@ export async function lastResets(env: RewindEnvironment): Promise<Map<string, nu
     latest.set(record.dataset, Math.max(latest.get(record.dataset) ?? 0, record.at));
   }
   return latest;
+}
+
+/**
+ * `REWIND_BEFORE_FULL_REFRESH` (semantics.md "Rewind request"), the one place that decides it: a
+ * rewind to `cut` may not touch a dataset reset after the cut's time (a record says so), or whose
+ * table the cut saw has since been dropped and recreated (another table id). The rewind's plan and
+ * the rewind-point listing both ask this.
+ */
+export async function refusedAsBeforeFullRefresh(
+  env: RewindEnvironment,
+  snapshots: TableSnapshots,
+  cut: PipelineCut,
+  datasets: Iterable<string>,
+  resets: ReadonlyMap<string, number>,
+): Promise<RewindBeforeFullRefreshError | undefined> {
+  const refused: { dataset: string; refreshedAt?: number }[] = [];
+  for (const dataset of datasets) {
+    const at = resets.get(dataset);
+    const refreshed = at !== undefined && at > cut.time;
+    const targetId = cut.datasets.get(dataset)?.tableId;
+    const recreated =
+      !refreshed &&
+      targetId !== undefined &&
+      targetId !== "" &&
+      targetId !== (await snapshots.latest(dataset))?.metadata.id;
+    if (refreshed || recreated)
+      refused.push({
+        dataset: qualifiedName(env.pipeline, dataset),
+        ...(refreshed ? { refreshedAt: at } : {}),
+      });
+  }
+  return refused.length > 0 ? new RewindBeforeFullRefreshError(refused, cut.time) : undefined;
 }

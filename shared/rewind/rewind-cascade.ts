@@ -5,8 +5,8 @@ import {
   InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   ResetCheckpointsRequiredError,
-  RewindBeforeFullRefreshError,
   RewindDatasetNotFoundError,
+  type SuggestedDatasetSpec,
 } from "./errors.ts";
 import { datasetOf, externalSource, qualifiedName, tableDatasets, writersOf } from "./pipeline-datasets.ts";
 import type { RewindDatasetSpec } from "./rewind-spec.ts";
@@ -19,8 +19,11 @@ import type { RewindDatasetSpec } from "./rewind-spec.ts";
  * 2. Cascade: each dataset with `cascade: true` adds everything downstream of it, which inherits its
  *    `reset_checkpoints` (a dataset listed explicitly keeps its own value).
  * 3. The rewound set is the table datasets reached (views store nothing), upstream first.
- * 4. Each must have a table version at the target: else `REWIND_BEFORE_FULL_REFRESH` when a full
- *    refresh since dropped the table the target saw, and `DATASET_NOT_IN_REWIND_POINT` otherwise.
+ * 4. A dataset with no table version at the target (a deploy since added it, or it had not run yet)
+ *    is emptied with the rest (rewind-plan.ts). A streaming table among them needs
+ *    reset_checkpoints: emptied while its flows keep their positions, it would never get back what
+ *    it held: `DATASET_NOT_IN_REWIND_POINT`. (`REWIND_BEFORE_FULL_REFRESH` is the plan's check, over
+ *    every member: `refusedAsBeforeFullRefresh`.)
  * 5. `reset_checkpoints` must agree between a dataset and its upstreams in the set:
  *    else `INCONSISTENT_UPSTREAM_CHECKPOINT_RESET`.
  * 6. `reset_checkpoints: false` on a dataset written from an external source:
@@ -29,6 +32,8 @@ import type { RewindDatasetSpec } from "./rewind-spec.ts";
  *    reset_checkpoints: false) and has consumed past the dataset's target version would fail on
  *    replay: `INVALID_CASCADE_CONFIGURATION`, naming it. (A materialized view left out is not an
  *    error: it recomputes from scratch on its next update.)
+ * 8. A refusal of 5 or 7 names the `datasets` list that works: the request's own, with each reader
+ *    that failed added and reset_checkpoints: true on it and its upstreams, checked by these rules.
  */
 
 export interface CascadeInput {
@@ -38,23 +43,87 @@ export interface CascadeInput {
   /** Datasets with a table version at the target. */
   readonly inTarget: ReadonlySet<string>;
   /**
-   * Whether a flow reading `upstream` as a stream has consumed past `upstream`'s target version.
-   * Asked only for readers left out of the set.
+   * Whether a flow reading `upstream` as a stream has consumed past `upstream`'s target version
+   * (anything at all, for an upstream with no version at the target). Asked only for readers left
+   * out of the set.
    */
   readonly consumedPast: (flow: string, upstream: string) => boolean;
-  /** Per dataset, its last full refresh or reset (epoch ms). */
-  readonly lastResets?: ReadonlyMap<string, number>;
-  /** The target's time (epoch ms). */
-  readonly targetTime?: number;
 }
 
 export interface CascadeMember {
   readonly dataset: string;
   readonly resetCheckpoints: boolean;
+  /** False: no table version at the target, so the rewind empties it (step 4). */
+  readonly inTarget: boolean;
 }
 
 /** The rewound set, upstream first. */
 export function planCascade(input: CascadeInput): CascadeMember[] {
+  try {
+    return membersOf(input);
+  } catch (error) {
+    if (error instanceof InvalidCascadeConfigurationError)
+      throw new InvalidCascadeConfigurationError(error.conflicts, workingSelection(input, error));
+    if (error instanceof InconsistentUpstreamCheckpointResetError)
+      throw new InconsistentUpstreamCheckpointResetError(error.pairs, workingSelection(input, error));
+    throw error;
+  }
+}
+
+/** Rounds of step 8 (each fixes what the last check refused) before giving up on a suggestion. */
+const MAX_FIX_ROUNDS = 8;
+
+/** Step 8: a `datasets` list that passes every rule, or undefined when none was found. */
+function workingSelection(
+  input: CascadeInput,
+  refusal: InvalidCascadeConfigurationError | InconsistentUpstreamCheckpointResetError,
+): SuggestedDatasetSpec[] | undefined {
+  const { pipeline } = input;
+  if (!input.datasets) return undefined;
+  const entries = input.datasets.map((spec) => ({
+    dataset: datasetName(pipeline, spec.identifier) as string,
+    cascade: spec.cascade,
+    resetCheckpoints: spec.reset_checkpoints,
+  }));
+  let error: unknown = refusal;
+  for (let round = 0; round < MAX_FIX_ROUNDS; round++) {
+    // Who must go back with their checkpoints: the readers that failed, or the datasets whose
+    // upstreams disagree. Everything upstream of them in the request resets its checkpoints too.
+    const readers =
+      error instanceof InvalidCascadeConfigurationError
+        ? error.conflicts.map((c) => datasetName(pipeline, c.reader) as string)
+        : error instanceof InconsistentUpstreamCheckpointResetError
+          ? error.pairs.map((p) => datasetName(pipeline, p.dataset) as string)
+          : undefined;
+    if (!readers) return undefined;
+    for (const reader of readers) {
+      const upstreams = new Set(upstreamClosure(pipeline.graph, [reader]));
+      for (const entry of entries) if (upstreams.has(entry.dataset)) entry.resetCheckpoints = true;
+      const covered = new Set([
+        ...entries.map((entry) => entry.dataset),
+        ...downstreamClosure(
+          pipeline.graph,
+          entries.filter((entry) => entry.cascade).map((entry) => entry.dataset),
+        ),
+      ]);
+      if (!covered.has(reader)) entries.push({ dataset: reader, cascade: true, resetCheckpoints: true });
+    }
+    const datasets = entries.map((entry) => ({
+      identifier: qualifiedName(pipeline, entry.dataset),
+      cascade: entry.cascade,
+      reset_checkpoints: entry.resetCheckpoints,
+    }));
+    try {
+      membersOf({ ...input, datasets });
+      return datasets;
+    } catch (next) {
+      error = next;
+    }
+  }
+  return undefined;
+}
+
+function membersOf(input: CascadeInput): CascadeMember[] {
   const { pipeline } = input;
   const specs = input.datasets
     ? resolveIdentifiers(pipeline, input.datasets)
@@ -72,18 +141,17 @@ export function planCascade(input: CascadeInput): CascadeMember[] {
   const tables = new Set(tableDatasets(pipeline));
   const members = tableDatasets(pipeline)
     .filter((name) => reset.has(name) && tables.has(name))
-    .map((dataset) => ({ dataset, resetCheckpoints: reset.get(dataset) as boolean }));
+    .map((dataset) => ({
+      dataset,
+      resetCheckpoints: reset.get(dataset) as boolean,
+      inTarget: input.inTarget.has(dataset),
+    }));
 
-  const missing = members.filter((m) => !input.inTarget.has(m.dataset)).map((m) => m.dataset);
-  const refreshed = missing.flatMap((dataset) => {
-    const at = input.lastResets?.get(dataset);
-    return at !== undefined && input.targetTime !== undefined && at > input.targetTime
-      ? [{ dataset: qualifiedName(pipeline, dataset), refreshedAt: at }]
-      : [];
-  });
-  if (refreshed.length > 0) throw new RewindBeforeFullRefreshError(refreshed, input.targetTime!);
-  if (missing.length > 0)
-    throw new DatasetNotInRewindPointError(missing.map((d) => qualifiedName(pipeline, d)));
+  const kept = members.filter(
+    (m) => !m.inTarget && !m.resetCheckpoints && writersOf(pipeline, m.dataset).length > 0,
+  );
+  if (kept.length > 0)
+    throw new DatasetNotInRewindPointError(kept.map((m) => qualifiedName(pipeline, m.dataset)));
 
   checkResetAgreement(pipeline, members);
   checkExternalSources(pipeline, members);

@@ -8,6 +8,8 @@ import {
 import { CheckpointStateError } from "../engine/errors.ts";
 import { FileSetState } from "../engine/file-set-state.ts";
 import { checkStateOf } from "../engine/stateful/state-compatibility.ts";
+import { isStatefulFlow } from "../engine/stateful/stateful-batch.ts";
+import { stateDefinitionDrift, type StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
 import { CdcStateCheck } from "../engine/auto-cdc/cdc-compatibility.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
 import { networkEventStreams } from "../store/event-stream-clients.ts";
@@ -43,7 +45,9 @@ import type { TableSnapshots } from "./table-snapshots.ts";
  *    kinesis flow needs its stream to still hold the target's positions (`event-stream-retention.ts`).
  * 4. Compatibility: the restored offset must be of the kind the flow's current source reads, a
  *    `stream` offset must name the table its upstream will hold after the rewind, and the restored
- *    operator state (an AUTO CDC flow's per-key state) must fit the current definition.
+ *    operator state (an AUTO CDC flow's per-key state) must fit the current definition. A state
+ *    that fits but was built under another definition of the flow's query (a filter added) is
+ *    allowed, and reported (`state-definition.ts`).
  */
 
 export interface DatasetCheck {
@@ -100,6 +104,8 @@ export async function checkFlows(
   missing: { checkpoints: MissingPiece[]; sources: MissingPiece[] },
   /** The id of the table a `stream` source will read after the rewind (undefined: none yet). */
   upstreamTableId: (dataset: string) => Promise<string | undefined> = async () => undefined,
+  /** Receives each restored state built under another definition of its flow (allowed; said). */
+  drifts: StateDefinitionDrift[] = [],
 ): Promise<FlowCheck[]> {
   const checks: FlowCheck[] = [];
   for (const flow of writersOf(env.pipeline, dataset)) {
@@ -127,6 +133,10 @@ export async function checkFlows(
     checkCompatibility(flow.name, flow.source.type, checkpoint);
     if (missing.checkpoints.length === 0) {
       await checkStateOf(env.stateStore, ref, flow, checkpoint, env.pipeline);
+      if (isStatefulFlow(flow)) {
+        const drift = await stateDefinitionDrift(env.stateStore, ref, flow, checkpoint);
+        if (drift) drifts.push(drift);
+      }
       const cdc = new CdcStateCheck(env.pipeline, env.stateStore, false);
       try {
         await cdc.check(env.pipelineId, dataset, flow, checkpoint);

@@ -5,6 +5,7 @@ import { flowRef, tableWriteFence, type RewindEnvironment } from "./rewind-envir
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
 import { rewindSummaryEvent, type PipelineCut } from "./rewind-point.ts";
 import type { DatasetRewind } from "./rewind-plan.ts";
+import { resetTable } from "./dataset-reset.ts";
 import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
 /**
@@ -23,15 +24,21 @@ import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
  *    c. with reset_checkpoints, move each writing flow's HEAD to its checkpoint at the target (the
  *       root for a flow that had not run): offsets and operator state together;
  *    d. record a `rewind_progress` event.
+ *    A dataset with no version at the target is emptied instead of restored (TRUNCATE, or DROP as
+ *    the spec's `not_in_point_mode` says), and its flows' HEAD goes to the root.
  * 2. FinishRewind: clear the block and record the final `rewind_summary` with `dry_run: false`.
  * Transformations do not run; the next ordinary update is the replay.
  */
 
 export interface DatasetRewound {
   readonly dataset: string;
-  readonly targetVersion: number;
+  readonly action: DatasetRewind["action"];
+  /** RESTORE only. */
+  readonly targetVersion?: number;
   /** The RESTORE commit's version, or undefined when the table was already at the target. */
   readonly restoreVersion?: number;
+  /** TRUNCATE only: the commit that emptied it, or undefined when it was empty (or absent) already. */
+  readonly truncateVersion?: number;
   readonly operationMetrics?: Readonly<Record<string, number>>;
   readonly flows: readonly { readonly flow: string; readonly from: number; readonly to: number }[];
 }
@@ -51,11 +58,13 @@ async function rewindWith(
   updateId: string,
   snapshots: TableSnapshots,
 ): Promise<DatasetRewound> {
+  if (dataset.action !== "RESTORE") return emptyDataset(env, dataset, updateId);
+  const targetVersion = dataset.targetVersion!;
   const store = env.tableStore(dataset.dataset);
   // The table as it is now (a retried task may find it restored already), and the immutable target.
   const [current, target] = await Promise.all([
     snapshots.latest(dataset.dataset),
-    snapshots.at(dataset.dataset, dataset.targetVersion),
+    snapshots.at(dataset.dataset, targetVersion),
   ]);
   if (!current) throw new TableNotFoundError(dataset.identifier);
   const restore = planRestore(current, target, env.clock());
@@ -74,6 +83,91 @@ async function rewindWith(
       })
     : undefined;
 
+  const flows = await moveHeads(env, dataset, updateId);
+  const result: DatasetRewound = {
+    dataset: dataset.dataset,
+    action: "RESTORE",
+    targetVersion,
+    ...(committed ? { restoreVersion: committed.version, operationMetrics: { ...restore.metrics } } : {}),
+    flows,
+  };
+  await appendEvent(env, {
+    event_type: EVENT_TYPES.rewindProgress,
+    level: "INFO",
+    message: committed
+      ? `Rewound ${dataset.identifier} to version ${targetVersion} (RESTORE at version ${committed.version})`
+      : `${dataset.identifier} already holds version ${targetVersion}: no RESTORE needed`,
+    updateId,
+    dataset: dataset.dataset,
+    details: {
+      rewind_progress: {
+        dataset: dataset.identifier,
+        action: "RESTORE",
+        target_version: targetVersion,
+        restore_version: committed?.version ?? null,
+        reset_checkpoints: dataset.resetCheckpoints,
+        operation_metrics: committed ? restore.metrics : null,
+        flows,
+      },
+    },
+    timestamp: env.clock(),
+    retentionMs: env.pipeline.settings.rewindRetentionMs,
+  });
+  return result;
+}
+
+/**
+ * Steps 1a–1d for a dataset with no version at the target: one TRUNCATE commit removes every file
+ * (or DROP deletes the table), and its flows go back to the root. No `dataset_reset` is recorded:
+ * after a TRUNCATE its history stays, so a later rewind to a point that knew it still restores it.
+ */
+async function emptyDataset(
+  env: RewindEnvironment,
+  dataset: DatasetRewind,
+  updateId: string,
+): Promise<DatasetRewound> {
+  const how = dataset.action === "DROP" ? "DROP" : "TRUNCATE";
+  const fence = () => tableWriteFence(env, updateId)(`emptying ${dataset.identifier}`);
+  const reset = await resetTable(env.tableStore(dataset.dataset), { how }, env.clock, fence);
+  const flows = await moveHeads(env, dataset, updateId);
+  await appendEvent(env, {
+    event_type: EVENT_TYPES.rewindProgress,
+    level: "INFO",
+    message:
+      how === "DROP"
+        ? `Dropped ${dataset.identifier}, which the rewind point does not know (its flows start again from their sources' start on replay)`
+        : `Emptied ${dataset.identifier}, which the rewind point does not know${reset.version !== undefined ? ` (TRUNCATE at version ${reset.version})` : " (it held nothing)"}; its flows start again from their sources' start on replay`,
+    updateId,
+    dataset: dataset.dataset,
+    details: {
+      rewind_progress: {
+        dataset: dataset.identifier,
+        action: how,
+        target_version: null,
+        restore_version: null,
+        truncate_version: reset.version ?? null,
+        reset_checkpoints: dataset.resetCheckpoints,
+        operation_metrics: null,
+        flows,
+      },
+    },
+    timestamp: env.clock(),
+    retentionMs: env.pipeline.settings.rewindRetentionMs,
+  });
+  return {
+    dataset: dataset.dataset,
+    action: how,
+    ...(reset.version !== undefined ? { truncateVersion: reset.version } : {}),
+    flows,
+  };
+}
+
+/** Step 1c: each writing flow's HEAD to its checkpoint at the target. */
+async function moveHeads(
+  env: RewindEnvironment,
+  dataset: DatasetRewind,
+  updateId: string,
+): Promise<{ flow: string; from: number; to: number }[]> {
   const flows: { flow: string; from: number; to: number }[] = [];
   for (const flow of dataset.flows) {
     const ref = flowRef(env, flow.flow);
@@ -89,35 +183,7 @@ async function rewindWith(
     }
     flows.push({ flow: flow.flow, from: head.seq, to: flow.targetSeq });
   }
-
-  const result: DatasetRewound = {
-    dataset: dataset.dataset,
-    targetVersion: dataset.targetVersion,
-    ...(committed ? { restoreVersion: committed.version, operationMetrics: { ...restore.metrics } } : {}),
-    flows,
-  };
-  await appendEvent(env, {
-    event_type: EVENT_TYPES.rewindProgress,
-    level: "INFO",
-    message: committed
-      ? `Rewound ${dataset.identifier} to version ${dataset.targetVersion} (RESTORE at version ${committed.version})`
-      : `${dataset.identifier} already holds version ${dataset.targetVersion}: no RESTORE needed`,
-    updateId,
-    dataset: dataset.dataset,
-    details: {
-      rewind_progress: {
-        dataset: dataset.identifier,
-        target_version: dataset.targetVersion,
-        restore_version: committed?.version ?? null,
-        reset_checkpoints: dataset.resetCheckpoints,
-        operation_metrics: committed ? restore.metrics : null,
-        flows,
-      },
-    },
-    timestamp: env.clock(),
-    retentionMs: env.pipeline.settings.rewindRetentionMs,
-  });
-  return result;
+  return flows;
 }
 
 /**

@@ -1,11 +1,13 @@
 import { consumedVersionOf } from "./checkpoint-offsets.ts";
-import { RewindBeforeFullRefreshError, RewindNotEnabledError, type MissingPiece } from "./errors.ts";
-import { lastResets } from "./full-refresh-record.ts";
-import { allFlows, qualifiedName } from "./pipeline-datasets.ts";
-import { planCascade, type CascadeMember } from "./rewind-cascade.ts";
+import { RewindNotEnabledError, type MissingPiece } from "./errors.ts";
+import { lastResets, refusedAsBeforeFullRefresh } from "./full-refresh-record.ts";
+import type { StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
+import { downstreamClosure } from "../pipeline/pipeline-graph.ts";
+import { allFlows, datasetOf, qualifiedName } from "./pipeline-datasets.ts";
+import { planCascade } from "./rewind-cascade.ts";
 import { checkFlows, checkTable, throwIfMissing, type FlowCheck } from "./rewind-checks.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
-import type { RewindSpec } from "./rewind-spec.ts";
+import type { NotInPointMode, RewindSpec } from "./rewind-spec.ts";
 import { resolveTarget, type ResolvedTarget } from "./rewind-target.ts";
 import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
 
@@ -20,15 +22,25 @@ import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
  * 4. `REWIND_BEFORE_FULL_REFRESH`: a reset recorded after the target, or a table whose identity
  *    changed since (dropped and recreated).
  * 5. Storage checks: table versions and files, checkpoints and state, source data, compatibility.
+ *    A dataset with no version at the target has nothing to check: it is emptied (TRUNCATE or DROP,
+ *    `not_in_point_mode`), its flows back to the root, so the replay reads their sources from the
+ *    start (a stream of a rewound upstream passes over its abandoned versions, as any reader does).
  */
 
 export interface DatasetRewind {
   readonly dataset: string;
   readonly identifier: string;
-  readonly targetVersion: number;
+  /**
+   * RESTORE to `targetVersion`; or, for a dataset with no table version at the target, empty it as
+   * the spec's `not_in_point_mode` says (TRUNCATE: one commit removing every file; DROP: the table
+   * deleted), its flows back to the root.
+   */
+  readonly action: "RESTORE" | NotInPointMode;
+  /** RESTORE only. */
+  readonly targetVersion?: number;
   readonly resetCheckpoints: boolean;
-  /** The table's version when its target's files were found (the rewind skips checking them again). */
-  readonly checkedVersion: number;
+  /** RESTORE only: the table's version when its target's files were found (not checked again). */
+  readonly checkedVersion?: number;
   /** The writing flows whose HEAD moves (empty without reset_checkpoints). */
   readonly flows: readonly FlowCheck[];
 }
@@ -38,6 +50,13 @@ export interface RewindPlan {
   readonly dryRun: boolean;
   /** Upstream first. */
   readonly datasets: readonly DatasetRewind[];
+  /**
+   * The views that read the rewound datasets (`catalog.schema.name`): they store nothing, so
+   * nothing is restored; read after the rewind, they compute from the rewound tables.
+   */
+  readonly views: readonly string[];
+  /** Restored operator states built under another definition of their flow (allowed; said). */
+  readonly stateDrift: readonly StateDefinitionDrift[];
 }
 
 export async function planRewind(env: RewindEnvironment, spec: RewindSpec): Promise<RewindPlan> {
@@ -68,62 +87,64 @@ async function planWith(
   const resets = await lastResets(env);
   const members = planCascade({
     pipeline: env.pipeline,
-    lastResets: resets,
-    targetTime: cut.time,
     ...(spec.datasets ? { datasets: spec.datasets } : {}),
     inTarget: new Set(cut.datasets.keys()),
+    // An upstream with no version at the target is emptied: any row read of it is past the target.
     consumedPast: (flow, upstream) =>
-      (consumed.get(`${flow}/${upstream}`) ?? -1) >
-      (cut.datasets.get(upstream)?.version ?? Number.POSITIVE_INFINITY),
+      (consumed.get(`${flow}/${upstream}`) ?? -1) > (cut.datasets.get(upstream)?.version ?? -1),
   });
 
-  await checkFullRefreshes(env, snapshots, resolved, members, resets);
+  const beforeRefresh = await refusedAsBeforeFullRefresh(
+    env,
+    snapshots,
+    cut,
+    members.map((m) => m.dataset),
+    resets,
+  );
+  if (beforeRefresh) throw beforeRefresh;
 
   const rewound = new Set(members.map((m) => m.dataset));
   const tables: MissingPiece[] = [];
   const missing = { checkpoints: [] as MissingPiece[], sources: [] as MissingPiece[] };
   const datasets: DatasetRewind[] = [];
+  const stateDrift: StateDefinitionDrift[] = [];
   for (const member of members) {
-    const targetVersion = cut.datasets.get(member.dataset)!.version;
-    const table = await checkTable(env, snapshots, member.dataset, targetVersion, tables);
+    const identifier = qualifiedName(env.pipeline, member.dataset);
+    // An emptied dataset's flows start again from the root, whatever the cut says of them.
+    const targetSeqs = member.inTarget ? cut.flows : new Map<string, number>();
     const flows = member.resetCheckpoints
-      ? await checkFlows(env, member.dataset, cut.flows, missing, async (upstream) =>
-          rewound.has(upstream)
-            ? cut.datasets.get(upstream)?.tableId || undefined
-            : (await snapshots.latest(upstream))?.metadata.id,
+      ? await checkFlows(
+          env,
+          member.dataset,
+          targetSeqs,
+          missing,
+          async (upstream) =>
+            rewound.has(upstream)
+              ? cut.datasets.get(upstream)?.tableId || undefined
+              : (await snapshots.latest(upstream))?.metadata.id,
+          stateDrift,
         )
       : [];
+    const common = { dataset: member.dataset, identifier, resetCheckpoints: member.resetCheckpoints, flows };
+    if (!member.inTarget) {
+      datasets.push({ ...common, action: spec.notInPointMode });
+      continue;
+    }
+    const targetVersion = cut.datasets.get(member.dataset)!.version;
+    const table = await checkTable(env, snapshots, member.dataset, targetVersion, tables);
     if (!table) continue;
-    datasets.push({
-      dataset: member.dataset,
-      identifier: qualifiedName(env.pipeline, member.dataset),
-      targetVersion,
-      resetCheckpoints: member.resetCheckpoints,
-      checkedVersion: table.currentVersion,
-      flows,
-    });
+    datasets.push({ ...common, action: "RESTORE", targetVersion, checkedVersion: table.currentVersion });
   }
   throwIfMissing(tables, missing.checkpoints, missing.sources);
-  return { resolved, dryRun: spec.dryRun, datasets };
-}
-
-async function checkFullRefreshes(
-  env: RewindEnvironment,
-  snapshots: TableSnapshots,
-  resolved: ResolvedTarget,
-  members: readonly CascadeMember[],
-  resets: ReadonlyMap<string, number>,
-): Promise<void> {
-  const refused: { dataset: string; refreshedAt?: number }[] = [];
-  for (const { dataset } of members) {
-    const at = resets.get(dataset);
-    const targetId = resolved.cut.datasets.get(dataset)?.tableId;
-    const currentId = (await snapshots.latest(dataset))?.metadata.id;
-    const recreated = targetId !== undefined && targetId !== "" && targetId !== currentId;
-    if ((at !== undefined && at > resolved.cut.time) || recreated) {
-      const refreshedAt = at !== undefined && at > resolved.cut.time ? { refreshedAt: at } : {};
-      refused.push({ dataset: qualifiedName(env.pipeline, dataset), ...refreshedAt });
-    }
-  }
-  if (refused.length > 0) throw new RewindBeforeFullRefreshError(refused, resolved.cut.time);
+  const views = downstreamClosure(
+    env.pipeline.graph,
+    members.map((m) => m.dataset),
+  ).filter((name) => datasetOf(env.pipeline, name)?.type === "view");
+  return {
+    resolved,
+    dryRun: spec.dryRun,
+    datasets,
+    views: views.map((name) => qualifiedName(env.pipeline, name)),
+    stateDrift,
+  };
 }

@@ -16,6 +16,10 @@ import { InvalidParameterError } from "../errors/coded-error.ts";
  * them synchronously and an invalid spec never starts an update.
  */
 
+/** How a rewind empties a dataset that has no table version at its target. */
+export const NOT_IN_POINT_MODES = ["TRUNCATE", "DROP"] as const;
+export type NotInPointMode = (typeof NOT_IN_POINT_MODES)[number];
+
 export const rewindDatasetSpecSchema = strictObject({
   /** `catalog.schema.table` (the pipeline's own catalog and schema). */
   identifier: z.string().trim().min(1),
@@ -32,6 +36,17 @@ export const rewindSpecSchema = strictObject({
   /** Omitted: every dataset, each with cascade and reset_checkpoints. */
   datasets: z.array(rewindDatasetSpecSchema).min(1).optional(),
   dry_run: z.boolean().default(false),
+  /**
+   * What happens to a rewound dataset the target does not know (a deploy since added it, or it had
+   * not run yet): TRUNCATE empties it in one commit (table id and history stay, so a later rewind
+   * can still restore its old versions), DROP deletes its table (recreated, with a new id, on
+   * replay). Either way its flows start again from the root.
+   */
+  not_in_point_mode: z
+    .string()
+    .transform((value) => value.trim().toUpperCase())
+    .pipe(z.enum(NOT_IN_POINT_MODES))
+    .default("TRUNCATE"),
 });
 
 export type RewindSpecInput = z.input<typeof rewindSpecSchema>;
@@ -47,6 +62,8 @@ export interface RewindSpec {
   /** Undefined: every dataset, with cascade and reset_checkpoints. */
   readonly datasets?: readonly RewindDatasetSpec[];
   readonly dryRun: boolean;
+  /** How a rewound dataset with no table version at the target is emptied. */
+  readonly notInPointMode: NotInPointMode;
 }
 
 /** ISO-8601 is accepted only in UTC (`Z`); the space form is UTC by definition. */
@@ -70,7 +87,10 @@ export function parseRewindSpec(input: unknown, now: number): RewindSpec {
   const timestamp = spec.rewind_timestamp;
   if (pointId !== undefined && timestamp !== undefined) throw new MultipleRewindTargetsError();
   if (pointId === undefined && timestamp === undefined) throw new MissingRewindTargetError();
-  const datasets = spec.datasets ? { datasets: spec.datasets } : {};
+  const datasets = {
+    ...(spec.datasets ? { datasets: spec.datasets } : {}),
+    notInPointMode: spec.not_in_point_mode,
+  };
   if (pointId !== undefined) {
     return { target: { kind: "point", rewindPointId: pointId }, ...datasets, dryRun: spec.dry_run };
   }

@@ -82,12 +82,34 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     await context.events.planningInformation({
       rewind: true,
       dry_run: plan.dryRun,
+      // `action` RESTORE to `target_version`, or TRUNCATE / DROP a dataset the point does not know
+      // (`target_version` null); views store nothing and compute from the rewound tables.
       datasets: plan.datasets.map((d) => ({
         dataset: d.identifier,
-        target_version: d.targetVersion,
+        action: d.action,
+        target_version: d.targetVersion ?? null,
         flows: d.flows.map((f) => ({ flow: f.flow, seq: f.targetSeq })),
       })),
+      views: plan.views,
+      state_definition_drift: plan.stateDrift.map((d) => ({
+        flow: d.flow,
+        checkpoint_seq: d.checkpointSeq,
+        state: d.state,
+      })),
     });
+    for (const drift of plan.stateDrift) {
+      await context.events.warning(
+        drift.message,
+        {
+          state_definition_drift: {
+            flow: drift.flow,
+            checkpoint_seq: drift.checkpointSeq,
+            state: drift.state,
+          },
+        },
+        { flow_name: drift.flow, flow_id: drift.flow },
+      );
+    }
     if (plan.dryRun) {
       await recordRewindPoint(context.env, plan.cut, "dry-run", ids.updateId);
       return done;

@@ -9,6 +9,7 @@ import {
   type StateWriter,
 } from "../../state/index.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
+import { DEFINITION_META, definitionSignature } from "./state-definition.ts";
 import { StatefulColumnError, StreamJoinError } from "../errors.ts";
 import { streamJoinOf } from "../../pipeline/stream-join.ts";
 import { joinStreams } from "./stream-join.ts";
@@ -139,6 +140,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   const version = await openFlowState(context.store, context.flow, definition, context.parentVersion);
   const writer: StateWriter = version.writer();
   writer.setMeta("operators", operatorSignature(definition));
+  writer.setMeta(DEFINITION_META, definitionSignature(definition));
 
   // 2. Arrival order: the order the source loaded the rows in (DuckDB keeps insertion order).
   await sandbox.run(

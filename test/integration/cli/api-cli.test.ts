@@ -113,7 +113,7 @@ describe("ebb CLI over the API", () => {
     expect(dry.code, dry.err).toBe(EXIT.ok);
     // What the rewind would restore, from the dry run's rewind_summary: both tables at their latest versions.
     expect(dry.out).toContain("dry run, nothing changed");
-    expect(dry.out).toMatch(/cli\.demo\.raw\s+2\n/);
+    expect(dry.out).toMatch(/cli\.demo\.raw\s+RESTORE\s+2\n/);
     expect(dry.out).toMatch(/ingest@2, keep@2/);
     // A selection's dry run shows what that rewind restores, not every table the point holds.
     const selected = await ebb(
@@ -126,7 +126,7 @@ describe("ebb CLI over the API", () => {
       "--dry-run",
     );
     expect(selected.code, selected.err).toBe(EXIT.ok);
-    expect(selected.out).toMatch(/cli\.demo\.good\s+\d+\n/);
+    expect(selected.out).toMatch(/cli\.demo\.good\s+RESTORE\s+\d+\n/);
     expect(selected.out).not.toContain("cli.demo.raw");
     expect(selected.out).toMatch(/flows back to checkpoints keep@2\n/);
     // Declined at the prompt: nothing started, and a script sees it failed.
@@ -147,8 +147,8 @@ describe("ebb CLI over the API", () => {
     expect(rewound.out).toContain("restores_version");
     // What it did: raw restored to version 1 by a RESTORE commit (version 3), the cascade took good
     // with it, and both flows moved back one checkpoint; then how to replay.
-    expect(rewound.out).toMatch(/cli\.demo\.raw\s+1\s+3\s+1\s+0\s+ingest 2->1\n/);
-    expect(rewound.out).toMatch(/cli\.demo\.good\s+1\s+3\s+1\s+0\s+keep 2->1\n/);
+    expect(rewound.out).toMatch(/cli\.demo\.raw\s+RESTORE\s+1\s+3\s+1\s+0\s+ingest 2->1\n/);
+    expect(rewound.out).toMatch(/cli\.demo\.good\s+RESTORE\s+1\s+3\s+1\s+0\s+keep 2->1\n/);
     expect(rewound.out).toContain(`replay: ebb run ${pipelineId}`);
     expect(
       JSON.parse((await ebb("query", "cli.demo.good", "SELECT count(*) AS n FROM t", "--json")).out),

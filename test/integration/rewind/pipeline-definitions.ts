@@ -46,3 +46,28 @@ export function scenarioPipeline(
     ],
   };
 }
+
+/**
+ * What a deploy adds to the scenario: `flagged`, a streaming table of `cleaned`'s large orders, and
+ * `flagged_view`, a view over it.
+ */
+export function withFlagged(definition: ReturnType<typeof scenarioPipeline>) {
+  return {
+    ...definition,
+    datasets: [
+      ...definition.datasets,
+      {
+        name: "flagged",
+        type: "streaming_table",
+        flows: [
+          {
+            name: "flag",
+            source: { type: "stream", dataset: "cleaned" },
+            sql: "SELECT id, amount2, region FROM source WHERE amount2 > 50",
+          },
+        ],
+      },
+      { name: "flagged_view", type: "view", sql: "SELECT id, region FROM flagged" },
+    ],
+  };
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadSnapshot } from "../../../shared/delta/index.ts";
-import { RewindPointNotFoundError } from "../../../shared/rewind/errors.ts";
+import { listPoints } from "../../../shared/control/rewind-point-views.ts";
+import { RewindBeforeFullRefreshError, RewindPointNotFoundError } from "../../../shared/rewind/errors.ts";
 import { PERIODIC_MESSAGE } from "../../../shared/rewind/rewind-point.ts";
 import {
   captureRewindPoint,
@@ -128,5 +129,32 @@ describe("rewind points", () => {
       (await loadSnapshot(h.tableStore("raw"))).version - 1,
     );
     expect(point.cut.flows.get("ingest")).toBe(2);
+  });
+
+  it("lists a point before a full refresh as not restorable, for the reason the rewind to it is refused", async () => {
+    const { h, first, second } = await twoUpdates();
+    h.clock.advance(60_000);
+    await h.refresh({ full_refresh_selection: ["totals"] });
+    const third = (await captureRewindPoint(h.env()))!;
+    const listed = new Map(
+      (await listPoints(h.plane, h.pipelineId)).rewind_points.map((p) => [p.rewind_point_id, p]),
+    );
+    const refusal = (await h
+      .rewind({ rewind_point_id: first.rewindPointId, dry_run: true })
+      .catch((error: unknown) => error)) as RewindBeforeFullRefreshError;
+    expect(refusal).toBeInstanceOf(RewindBeforeFullRefreshError);
+    for (const before of [first, second]) {
+      expect(listed.get(before.rewindPointId)).toMatchObject({
+        restorable: false,
+        not_restorable_reason: expect.stringMatching(
+          /^REWIND_BEFORE_FULL_REFRESH: the rewind target .* is before the last full refresh of main\.shop\.totals/,
+        ),
+      });
+    }
+    expect(listed.get(first.rewindPointId)!.not_restorable_reason).toBe(
+      `REWIND_BEFORE_FULL_REFRESH: ${refusal.message}`,
+    );
+    expect(listed.get(third.rewindPointId)!.restorable).toBe(true);
+    await h.rewind({ rewind_point_id: third.rewindPointId, dry_run: true });
   });
 });

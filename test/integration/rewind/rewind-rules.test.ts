@@ -5,6 +5,7 @@ import {
   CheckpointBeyondRetentionError,
   DatasetNotInRewindPointError,
   IncompatibleRestoredStateError,
+  InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   RewindBeforeFullRefreshError,
   RewindNotEnabledError,
@@ -15,7 +16,7 @@ import { cutAtTime } from "../../../shared/rewind/rewind-target.ts";
 import type { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { ROOT_SEQ } from "../../../shared/store/checkpoints-repository.ts";
 import { jsonLines, RewindHarness } from "../../support/rewind/rewind-harness.ts";
-import { scenarioPipeline } from "./pipeline-definitions.ts";
+import { scenarioPipeline, withFlagged } from "./pipeline-definitions.ts";
 
 /** Two updates with a point after the first; returns the point and the state a failed rewind must leave. */
 async function pipelineWithPoint() {
@@ -181,6 +182,8 @@ describe("rewind rules against storage", () => {
     const ingest = { pipelineId: h.pipelineId, flowId: "ingest" };
     const checkpoint = (await h.checkpoints.get(ingest, point.cut.flows.get("ingest")!))!;
     const offsets = checkpoint.offsets as { changelogs: string[] };
+    // The checkpoint's state ref is this changelog too: the file is still named once.
+    expect(checkpoint.stateRef).toBe(offsets.changelogs[0]);
     await h.store.delete(offsets.changelogs[0]!);
     await expectRefused(
       h,
@@ -188,6 +191,11 @@ describe("rewind rules against storage", () => {
       CheckpointBeyondRetentionError,
       /ingest: state file state\//,
     );
+    const refusal = await h.rewind({ rewind_point_id: point.rewindPointId }).catch((e: unknown) => e);
+    expect((refusal as CheckpointBeyondRetentionError).missing).toEqual([
+      { owner: "ingest", what: `state file ${offsets.changelogs[0]} of checkpoint 1 is gone` },
+    ]);
+    expect((refusal as Error).message.split(`state file ${offsets.changelogs[0]}`)).toHaveLength(2);
     (h.checkpoints as MemoryCheckpointsRepository).forget(
       { pipelineId: h.pipelineId, flowId: "clean" },
       point.cut.flows.get("clean")!,
@@ -200,18 +208,19 @@ describe("rewind rules against storage", () => {
     );
   });
 
-  it("DATASET_NOT_IN_REWIND_POINT: a dataset added after the point, unless left out", async () => {
+  it("a dataset added after the point is emptied with the rest, or left out", async () => {
     const { h, point } = await pipelineWithPoint();
     const definition = scenarioPipeline(h.landingUri);
     definition.datasets.push({ name: "eu_totals", type: "materialized_view", sql: "SELECT * FROM totals" });
     await h.deploy(definition);
     await h.run();
-    await expectRefused(
-      h,
-      { rewind_point_id: point.rewindPointId },
-      DatasetNotInRewindPointError,
-      /main\.shop\.eu_totals/,
-    );
+    const dry = await h.rewind({ rewind_point_id: point.rewindPointId, dry_run: true });
+    expect(dry.datasets.map((d) => [d.dataset, d.action])).toEqual([
+      ["raw", "RESTORE"],
+      ["cleaned", "RESTORE"],
+      ["totals", "RESTORE"],
+      ["eu_totals", "TRUNCATE"],
+    ]);
     const plan = await h.rewind({
       rewind_point_id: point.rewindPointId,
       datasets: [
@@ -236,6 +245,62 @@ describe("rewind rules against storage", () => {
       datasets: [{ identifier: "main.shop.raw", cascade: true }],
     });
     expect(plan.datasets.map((d) => d.dataset)).toEqual(["raw", "cleaned", "totals"]);
+  });
+
+  it("INVALID_CASCADE_CONFIGURATION and INCONSISTENT_UPSTREAM_CHECKPOINT_RESET name the datasets list that works", async () => {
+    const h = new RewindHarness();
+    await h.deploy(withFlagged(scenarioPipeline(h.landingUri)));
+    await h.land("a.json", jsonLines(1, 3));
+    await h.run();
+    const point = (await captureRewindPoint(h.env()))!;
+    await h.land("b.json", jsonLines(4, 3));
+    await h.run();
+    const refusal = async (datasets: unknown[]) =>
+      (await h
+        .rewind({ rewind_point_id: point.rewindPointId, dry_run: true, datasets })
+        .catch((error: unknown) => error)) as
+        InvalidCascadeConfigurationError | InconsistentUpstreamCheckpointResetError;
+    const cases = [
+      {
+        // flagged inherits reset_checkpoints: false through the cascade: cascade is already on.
+        sent: [{ identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: false }],
+        error: InvalidCascadeConfigurationError,
+        message: /keeps the checkpoints of main\.shop\.flagged \(reads main\.shop\.cleaned\)/,
+        working: [{ identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: true }],
+      },
+      {
+        sent: [{ identifier: "main.shop.raw", cascade: false }],
+        error: InvalidCascadeConfigurationError,
+        message: /leaves out main\.shop\.cleaned \(reads main\.shop\.raw\)/,
+        working: [
+          { identifier: "main.shop.raw", cascade: false, reset_checkpoints: true },
+          { identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: true },
+        ],
+      },
+      {
+        // Adding the reader with reset_checkpoints: true, as the old advice said, disagrees with cleaned.
+        sent: [
+          { identifier: "main.shop.cleaned", cascade: false, reset_checkpoints: false },
+          { identifier: "main.shop.flagged", cascade: true, reset_checkpoints: true },
+        ],
+        error: InconsistentUpstreamCheckpointResetError,
+        message: /main\.shop\.flagged and its upstream main\.shop\.cleaned/,
+        working: [
+          { identifier: "main.shop.cleaned", cascade: false, reset_checkpoints: true },
+          { identifier: "main.shop.flagged", cascade: true, reset_checkpoints: true },
+        ],
+      },
+    ];
+    for (const { sent, error, message, working } of cases) {
+      const refused = await refusal(sent);
+      expect(refused).toBeInstanceOf(error);
+      expect(refused.message).toMatch(message);
+      expect(refused.message).not.toMatch(/set cascade: true on the upstream/);
+      expect(refused.message).toContain(`send rewind_spec.datasets = ${JSON.stringify(working)}`);
+      // The list named works as it is.
+      const dry = await h.rewind({ rewind_point_id: point.rewindPointId, dry_run: true, datasets: working });
+      expect(dry.datasets.map((d) => d.dataset)).toContain("cleaned");
+    }
   });
 
   it("REWIND_BEFORE_FULL_REFRESH: a point before a full refresh, by TRUNCATE or by DROP", async () => {
@@ -314,19 +379,30 @@ describe("rewind rules against storage", () => {
     expect((await state(h)).heads).toEqual({ ingest: 2, clean: 2 });
   });
 
-  it("records the root for a flow that had not run at the point, whose dataset cannot be rewound to it", async () => {
+  it("records the root for a flow that had not run at the point, and empties its dataset back to it", async () => {
     const h = new RewindHarness();
     await h.deploy(scenarioPipeline(h.landingUri));
     await h.land("a.json", jsonLines(1, 3));
     await h.run(["raw"]);
     const point = (await captureRewindPoint(h.env()))!;
     await h.run();
+    expect(point.cut.flows.get("clean")).toBe(ROOT_SEQ);
+    const plan = await h.rewind({ rewind_point_id: point.rewindPointId });
+    expect(plan.datasets.map((d) => [d.dataset, d.action, d.targetVersion])).toEqual([
+      ["raw", "RESTORE", point.cut.datasets.get("raw")!.version],
+      ["cleaned", "TRUNCATE", null],
+      ["totals", "TRUNCATE", null],
+    ]);
+    expect((await state(h)).heads).toEqual({ ingest: point.cut.flows.get("ingest"), clean: ROOT_SEQ });
+    expect(await h.rows("cleaned")).toEqual([]);
     await expectRefused(
       h,
-      { rewind_point_id: point.rewindPointId },
+      {
+        rewind_point_id: point.rewindPointId,
+        datasets: [{ identifier: "main.shop.cleaned", cascade: true, reset_checkpoints: false }],
+      },
       DatasetNotInRewindPointError,
-      /main\.shop\.cleaned, main\.shop\.totals/,
+      /main\.shop\.cleaned did not exist at the rewind target.*set reset_checkpoints: true/,
     );
-    expect(point.cut.flows.get("clean")).toBe(ROOT_SEQ);
   });
 });

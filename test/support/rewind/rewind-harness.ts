@@ -89,8 +89,14 @@ export interface FinishedRewind {
   readonly dryRun: boolean;
   /** Its `rewind_summary` event (a point id for a dry run). */
   readonly summaryEventId: string;
-  /** The datasets planned, upstream first, with their target versions. */
-  readonly datasets: readonly { readonly dataset: string; readonly targetVersion: number }[];
+  /** The datasets planned, upstream first, with their target versions (null: emptied). */
+  readonly datasets: readonly {
+    readonly dataset: string;
+    readonly action: string;
+    readonly targetVersion: number | null;
+  }[];
+  /** The views reading them (`catalog.schema.name`), as the plan names them. */
+  readonly views: readonly string[];
 }
 
 /**
@@ -207,7 +213,8 @@ export class RewindHarness {
     const [planning] = await ofUpdate("planning_information");
     const summary = (await ofUpdate("rewind_summary")).at(-1)!;
     const planned = (planning!.details["planning_information"] as {
-      datasets: { dataset: string; target_version: number }[];
+      datasets: { dataset: string; action: string; target_version: number | null }[];
+      views: string[];
       dry_run: boolean;
     })!;
     return {
@@ -216,8 +223,10 @@ export class RewindHarness {
       summaryEventId: summary.id,
       datasets: planned.datasets.map((d) => ({
         dataset: d.dataset.split(".").at(-1)!,
+        action: d.action,
         targetVersion: d.target_version,
       })),
+      views: planned.views,
     };
   }
 

@@ -5,7 +5,6 @@ import {
   InconsistentUpstreamCheckpointResetError,
   InvalidCascadeConfigurationError,
   ResetCheckpointsRequiredError,
-  RewindBeforeFullRefreshError,
   RewindDatasetNotFoundError,
 } from "../../../shared/rewind/errors.ts";
 import { planCascade, type CascadeInput } from "../../../shared/rewind/rewind-cascade.ts";
@@ -29,11 +28,11 @@ function spec(identifier: string, cascadeOn: boolean, reset = true) {
 describe("planCascade", () => {
   it("rewinds every table dataset with reset when datasets is omitted, upstream first, views left out", () => {
     expect(cascade()).toEqual([
-      { dataset: "raw", resetCheckpoints: true },
-      { dataset: "clean", resetCheckpoints: true },
-      { dataset: "events", resetCheckpoints: true },
-      { dataset: "totals", resetCheckpoints: true },
-      { dataset: "enriched", resetCheckpoints: true },
+      { dataset: "raw", resetCheckpoints: true, inTarget: true },
+      { dataset: "clean", resetCheckpoints: true, inTarget: true },
+      { dataset: "events", resetCheckpoints: true, inTarget: true },
+      { dataset: "totals", resetCheckpoints: true, inTarget: true },
+      { dataset: "enriched", resetCheckpoints: true, inTarget: true },
     ]);
   });
 
@@ -54,19 +53,13 @@ describe("planCascade", () => {
 
   it("without cascade, rewinds only the dataset when no left-out reader consumed past the target", () => {
     const members = cascade({ datasets: [spec("main.sales.clean", false)], consumedPast: () => false });
-    expect(members).toEqual([{ dataset: "clean", resetCheckpoints: true }]);
+    expect(members).toEqual([{ dataset: "clean", resetCheckpoints: true, inTarget: true }]);
   });
 
   it("refuses an unknown dataset with DATASET_NOT_FOUND, listing the known ones", () => {
     const run = () => cascade({ datasets: [spec("main.sales.nope", true), spec("other.sales.raw", true)] });
     expect(run).toThrow(RewindDatasetNotFoundError);
     expect(run).toThrow(/"main.sales.nope", "other.sales.raw".*main\.sales\.raw/);
-  });
-
-  it("refuses a dataset that did not exist at the target with DATASET_NOT_IN_REWIND_POINT", () => {
-    const run = () => cascade({ inTarget: new Set(["raw", "clean", "totals", "events"]) });
-    expect(run).toThrow(DatasetNotInRewindPointError);
-    expect(run).toThrow(/main\.sales\.enriched did not exist at the rewind target/);
   });
 
   it("refuses a left-out streaming reader that consumed past the target with INVALID_CASCADE_CONFIGURATION, naming it", () => {
@@ -118,25 +111,32 @@ describe("planCascade", () => {
   });
 });
 
-describe("planCascade and full refreshes", () => {
-  it("refuses a dataset missing at the target because a full refresh since dropped it with REWIND_BEFORE_FULL_REFRESH", () => {
-    const run = () =>
-      cascade({
-        inTarget: new Set(["clean", "totals", "enriched", "events"]),
-        lastResets: new Map([["raw", 2_000]]),
-        targetTime: 1_000,
-      });
-    expect(run).toThrow(RewindBeforeFullRefreshError);
-    expect(run).toThrow(/before the last full refresh of main\.sales\.raw/);
+describe("planCascade and datasets the target does not know", () => {
+  it("empties a dataset with no version at the target, with the rest", () => {
+    const members = cascade({ inTarget: new Set(["raw", "clean", "totals", "events"]) });
+    expect(members.find((m) => m.dataset === "enriched")).toEqual({
+      dataset: "enriched",
+      resetCheckpoints: true,
+      inTarget: false,
+    });
+    expect(members.filter((m) => m.inTarget).map((m) => m.dataset)).toEqual([
+      "raw",
+      "clean",
+      "events",
+      "totals",
+    ]);
   });
 
-  it("still says DATASET_NOT_IN_REWIND_POINT when the refresh came before the target", () => {
+  it("refuses to empty a streaming table whose checkpoints the spec keeps with DATASET_NOT_IN_REWIND_POINT", () => {
     const run = () =>
       cascade({
-        inTarget: new Set(["clean", "totals", "enriched", "events"]),
-        lastResets: new Map([["raw", 500]]),
-        targetTime: 1_000,
+        inTarget: new Set(["raw", "clean", "totals", "events"]),
+        datasets: [spec("main.sales.clean", true, false)],
+        consumedPast: () => false,
       });
     expect(run).toThrow(DatasetNotInRewindPointError);
+    expect(run).toThrow(
+      /main\.sales\.enriched did not exist at the rewind target.*set reset_checkpoints: true/,
+    );
   });
 });

@@ -14,7 +14,16 @@ describe("parseRewindSpec", () => {
     expect(parseRewindSpec({ rewind_point_id: "01ABC" }, NOW)).toEqual({
       target: { kind: "point", rewindPointId: "01ABC" },
       dryRun: false,
+      notInPointMode: "TRUNCATE",
     });
+  });
+
+  it("takes not_in_point_mode TRUNCATE (the default) or DROP, in any case, and refuses another", () => {
+    const mode = (value: unknown) =>
+      parseRewindSpec({ rewind_point_id: "01ABC", not_in_point_mode: value }, NOW).notInPointMode;
+    expect(mode("drop")).toBe("DROP");
+    expect(mode("TRUNCATE")).toBe("TRUNCATE");
+    expect(() => mode("DELETE")).toThrow(/rewind_spec\.not_in_point_mode/);
   });
 
   it("takes a UTC timestamp in the Databricks form and in ISO-8601 with T and Z", () => {

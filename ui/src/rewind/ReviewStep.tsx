@@ -78,7 +78,7 @@ export function ReviewStep(props: {
                   <tr key={d.identifier} data-dataset={d.name}>
                     <td>{d.identifier}</td>
                     <td className="num">{d.versionNow ?? "—"}</td>
-                    <td className="num">{d.targetVersion}</td>
+                    <td className="num">{d.targetVersion < 0 ? "emptied" : d.targetVersion}</td>
                     <td className="num count-removed" data-count="inserted">
                       {formatCount(d.undo.inserted)}
                     </td>
