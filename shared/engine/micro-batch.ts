@@ -217,6 +217,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       const options = {
         rowsSession: await sandbox.writer(),
         ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+        afterDataFile: () => crash("after-a-data-file", seq),
         afterDataFiles: async () => {
           await crash("after-data-files", seq);
           await fence();

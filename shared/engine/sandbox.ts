@@ -32,6 +32,9 @@ const LOCK_DOWN = (folder: string, limits: SqlLimits): string[] => [
   // After the folder: DuckDB 1.5.6 takes a `max_temp_directory_size` given at create time into its
   // settings but does not enforce it (a 40 MB limit let 578 MB spill); a SET after the folder is.
   `SET max_temp_directory_size = ${quoteLiteral(limits.tempLimit)}`,
+  // Every connection of the instance in UTC (the session sets only its own): the file writer reads
+  // footers on a second connection, opened after the lock.
+  "SET GLOBAL TimeZone = 'UTC'",
   `SET allowed_directories = [${quoteLiteral(folder + "/")}]`,
   "SET autoinstall_known_extensions = false",
   "SET autoload_known_extensions = false",
