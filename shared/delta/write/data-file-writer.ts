@@ -167,7 +167,7 @@ async function writePartitionFiles(
     context.targetFileSizeBytes ?? layout.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
   const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
   const footers = await context.duck.sibling();
-  const written: WrittenFile[] = [];
+  const written: (WrittenFile & { readonly order: number })[] = [];
   const shipped = new Set<string>();
   const ship = async (name: string): Promise<void> => {
     const local = path.join(folder, name);
@@ -180,7 +180,7 @@ async function writePartitionFiles(
         : newDataFileKey(layout.partitionColumns, partitionValues);
       const bytes = await readFile(local);
       await context.store.put(key, bytes);
-      written.push({ key, size: bytes.byteLength, partitionValues, stats });
+      written.push({ key, size: bytes.byteLength, partitionValues, stats, order: fileNumber(name) });
       await context.afterFileUploaded?.(key);
     }
     await rm(local, { force: true });
@@ -188,12 +188,15 @@ async function writePartitionFiles(
   /** Ships the files the COPY has finished: all of them once it has ended. */
   const shipFinished = async (ended: boolean): Promise<void> => {
     const names = await copyOutputFiles(folder);
+    const ready: string[] = [];
     for (const [i, name] of names.entries()) {
       if (shipped.has(name)) continue;
       const finished = ended || (i < names.length - 1 && (await hasParquetFooter(path.join(folder, name))));
-      if (!finished) return;
-      await ship(name);
+      if (!finished) break;
+      ready.push(name);
     }
+    // At once: DuckDB may finish files faster than one upload at a time takes them away.
+    await Promise.all(ready.map(ship));
   };
   const copy = context.duck.run(
     `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
@@ -211,7 +214,7 @@ async function writePartitionFiles(
     }
     await copy;
     await shipFinished(true);
-    return written;
+    return written.sort((a, b) => a.order - b.order).map(({ order: _, ...file }) => file);
   } catch (error) {
     // Shipping failed while the COPY runs: stop it before its folder goes.
     if (copying) context.duck.interrupt();
@@ -229,8 +232,12 @@ async function copyOutputFiles(folder: string): Promise<string[]> {
     if (error.code === "ENOENT") return [] as string[];
     throw error;
   });
-  const number = (name: string) => Number(/(\d+)\.parquet$/.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
-  return names.filter((name) => name.endsWith(".parquet")).sort((a, b) => number(a) - number(b));
+  return names.filter((name) => name.endsWith(".parquet")).sort((a, b) => fileNumber(a) - fileNumber(b));
+}
+
+/** `data_12.parquet` → 12. */
+function fileNumber(name: string): number {
+  return Number(/(\d+)\.parquet$/.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
 }
 
 const PARQUET_MAGIC = "PAR1";
