@@ -141,6 +141,28 @@ export class DuckSession {
     return this.#opening;
   }
 
+  /**
+   * Another connection to this session's instance, closed on its own: a second statement while a
+   * long one runs here (the file writer reads the footers of the files a COPY has finished). It has
+   * the instance's settings and lock-down, none of this connection's TEMP objects.
+   */
+  async sibling(): Promise<DuckSession> {
+    const { instance } = await this.#connected();
+    const sibling = new DuckSession(this.options);
+    sibling.#opening = (async () => {
+      const connection = await instance.connect();
+      // A locked sandbox has UTC as its global zone (a SET would be refused there).
+      const zone = await connection.runAndReadAll("SELECT current_setting('TimeZone') AS zone");
+      if (zone.getRowObjectsJS()[0]?.["zone"] !== "UTC") await connection.run("SET TimeZone = 'UTC'");
+      const open = { instance, connection, ownsInstance: false };
+      sibling.#open = open;
+      if (sibling.#closed) sibling.close();
+      return open;
+    })();
+    await sibling.#opening;
+    return sibling;
+  }
+
   /** Runs statements that return nothing of interest (DDL, SET). */
   async run(sql: string, params?: DuckDBValue[]): Promise<void> {
     await this.#on((connection) => connection.run(sql, params));

@@ -9,6 +9,8 @@ export const CRASH_POINTS = [
   "after-plan",
   /** The batch's operator state version is written (a stateful flow), nothing else of step 3 on. */
   "after-state-write",
+  /** One data file of the batch is in the table folder, the rest not yet written; nothing committed. */
+  "after-a-data-file",
   /** The batch's data files are in the table folder but not committed. */
   "after-data-files",
   /** The table commit (with the batch's txn) landed. */

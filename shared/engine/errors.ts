@@ -218,6 +218,42 @@ export class SqlLimitExceededError extends EngineError {
 }
 
 /**
+ * The temporary folder's disk filled while a unit of work ran (ENOSPC, DuckDB's "No space left on
+ * device", or a spill refused below its own limit because the disk could not hold it): the batch
+ * needs more room than the function's ephemeral storage has: a batch too large for its function.
+ */
+export class TempSpaceExhaustedError extends EngineError {
+  override readonly name = "TempSpaceExhaustedError";
+  override readonly errorCode = "TEMP_SPACE_EXHAUSTED";
+  constructor(
+    readonly owner: string,
+    readonly folder: string,
+    readonly space: { readonly freeBytes: number; readonly sizeBytes: number } | undefined,
+    options: { cause?: unknown } = {},
+  ) {
+    const free = space
+      ? `${describeBytes(space.freeBytes)} free of ${describeBytes(space.sizeBytes)}`
+      : "its free space unknown";
+    super(
+      `${owner} ran out of temporary space: the disk of ${folder} is full (${free}). Give each batch less (a smaller max_bytes_per_batch, max_files_per_batch or max_rows_per_batch on the flow), or give the function more ephemeral storage (Lambda's /tmp, up to 10 GB); locally, free space under ${folder} or point TMPDIR at a larger disk`,
+      { ...options, data: { owner, folder, ...(space ?? {}) } },
+    );
+  }
+}
+
+/** `1536` → `1.5 KiB`, for messages. */
+export function describeBytes(bytes: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
  * A flow's query no longer fits its table (a dropped or renamed column, a type that would lose
  * data): only a full refresh of the dataset, which recreates the table from the new query, applies it.
  */

@@ -94,7 +94,11 @@ export async function refreshMaterializedView(
       reason: unchanged,
     };
   }
-  const sandbox = await Sandbox.open({ namespace: catalog.namespace, signal: session.signal });
+  const sandbox = await Sandbox.open({
+    namespace: catalog.namespace,
+    signal: session.signal,
+    owner: `materialized view "${view.name}"`,
+  });
   try {
     const statement = await sandbox.parsedQuery(view.sql, `materialized view "${view.name}"`);
     const tables = reads.filter((r) => r.kind === "table");

@@ -112,7 +112,11 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   // Opened on first use: a flow that has caught up never needs one.
   let opening: Promise<Sandbox> | undefined;
   const openSandbox = () =>
-    (opening ??= Sandbox.open({ namespace: run.catalog.namespace, signal: run.session.signal }));
+    (opening ??= Sandbox.open({
+      namespace: run.catalog.namespace,
+      signal: run.session.signal,
+      owner: `flow "${run.flow.name}"`,
+    }));
   try {
     const source = createFlowSource({
       pipelineId: run.pipelineId,
@@ -213,6 +217,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       const options = {
         rowsSession: await sandbox.writer(),
         ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+        afterDataFile: () => crash("after-a-data-file", seq),
         afterDataFiles: async () => {
           await crash("after-data-files", seq);
           await fence();

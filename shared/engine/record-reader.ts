@@ -228,10 +228,12 @@ async function readParquet(
     await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${good} (${columns.join(", ")})`);
     return;
   }
+  // Views, never temp tables: the batch's rows stream from its files into the query's output once,
+  // instead of first filling the memory limit and then the spill folder with a copy of the batch.
   const scan = `read_parquet(${stringList(readable.map((f) => f.localPath))}, union_by_name = true, filename = '__ebb_file', file_row_number = true)`;
   if (!request.schema) {
     await sandbox.run(
-      `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * EXCLUDE (__ebb_file, file_row_number) FROM ${scan}`,
+      `CREATE OR REPLACE TEMP VIEW ${good} AS SELECT * EXCLUDE (__ebb_file, file_row_number) FROM ${scan}`,
     );
     return;
   }
@@ -240,12 +242,9 @@ async function readParquet(
     ([name, type]) =>
       `WHEN ${quoteIdentifier(name)} IS NOT NULL AND TRY_CAST(${quoteIdentifier(name)} AS ${type}) IS NULL THEN ${quoteLiteral(`column ${name}: `)} || ${quoteIdentifier(name)}::VARCHAR || ${quoteLiteral(` does not fit ${type}`)}`,
   );
-  const checked = `__ebb_checked_${request.goodTable}`;
+  const checked = `(SELECT *, CASE ${misfit.join(" ")} ELSE NULL END AS __ebb_error FROM ${scan})`;
   await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(checked)} AS SELECT *, CASE ${misfit.join(" ")} ELSE NULL END AS __ebb_error FROM ${scan}`,
-  );
-  await sandbox.run(
-    `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT k.key, c.file_row_number + 1, NULL, c.__ebb_error FROM ${quoteIdentifier(checked)} c ` +
+    `INSERT INTO ${quoteIdentifier(request.badTable)} SELECT k.key, c.file_row_number + 1, NULL, c.__ebb_error FROM ${checked} c ` +
       `JOIN (VALUES ${readable.map((f) => `(${quoteLiteral(f.localPath)}, ${quoteLiteral(f.key)})`).join(", ")}) k(local, key) ON k.local = c.__ebb_file ` +
       `WHERE c.__ebb_error IS NOT NULL`,
   );
@@ -253,9 +252,8 @@ async function readParquet(
     ([name, type]) => `CAST(${quoteIdentifier(name)} AS ${type}) AS ${quoteIdentifier(name)}`,
   );
   await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT ${casts.join(", ")} FROM ${quoteIdentifier(checked)} WHERE __ebb_error IS NULL`,
+    `CREATE OR REPLACE TEMP VIEW ${good} AS SELECT ${casts.join(", ")} FROM ${checked} WHERE __ebb_error IS NULL`,
   );
-  await sandbox.run(`DROP TABLE ${quoteIdentifier(checked)}`);
 }
 
 function unreadableRecords(files: readonly LandedFile[]) {

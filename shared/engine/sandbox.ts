@@ -6,6 +6,7 @@ import { conditionShapeProblem } from "../pipeline/sql-references.ts";
 import { quoteWindowKeyword } from "../pipeline/stream-aggregation.ts";
 import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
 import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
+import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
 
 /**
  * A DuckDB instance that runs user SQL with access to nothing but its own private folder
@@ -23,11 +24,17 @@ import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits 
  */
 
 /** The settings applied, in order, before the sandbox is handed out. */
-const LOCK_DOWN = (folder: string): string[] => [
+const LOCK_DOWN = (folder: string, limits: SqlLimits): string[] => [
   // Spill files stay inside the sandbox's own folder: no other sandbox can glob them. Set here, not
   // at create time, so that every sandbox with the same limits shares one configuration and can take
   // the instance created ahead for it (duck-session.ts).
   `SET temp_directory = ${quoteLiteral(path.join(folder, "spill"))}`,
+  // After the folder: DuckDB 1.5.6 takes a `max_temp_directory_size` given at create time into its
+  // settings but does not enforce it (a 40 MB limit let 578 MB spill); a SET after the folder is.
+  `SET max_temp_directory_size = ${quoteLiteral(limits.tempLimit)}`,
+  // Every connection of the instance in UTC (the session sets only its own): the file writer reads
+  // footers on a second connection, opened after the lock.
+  "SET GLOBAL TimeZone = 'UTC'",
   `SET allowed_directories = [${quoteLiteral(folder + "/")}]`,
   "SET autoinstall_known_extensions = false",
   "SET autoload_known_extensions = false",
@@ -48,6 +55,8 @@ export interface SandboxOptions {
   readonly limits?: SqlLimits;
   /** Aborted when the work is stopped (the update was canceled): a running statement is interrupted. */
   readonly signal?: AbortSignal | undefined;
+  /** What the sandbox works for (`flow "ingest"`), for errors raised outside a named statement. */
+  readonly owner?: string;
 }
 
 /** The runtime's limits, read from the environment once. */
@@ -80,6 +89,7 @@ export class Sandbox {
     private readonly namespace: SandboxOptions["namespace"],
     readonly limits: SqlLimits,
     private readonly signal: AbortSignal | undefined,
+    private readonly owner: string,
   ) {
     OPEN_SANDBOXES.add(this);
     signal?.addEventListener("abort", this.#onAbort, { once: true });
@@ -94,11 +104,17 @@ export class Sandbox {
         config: {
           threads: String(options.threads ?? 2),
           memory_limit: limits.memoryLimit,
-          max_temp_directory_size: limits.tempLimit,
         },
       });
-      for (const statement of LOCK_DOWN(folder.dir)) await session.run(statement);
-      return new Sandbox(session, folder, options.namespace, limits, options.signal);
+      for (const statement of LOCK_DOWN(folder.dir, limits)) await session.run(statement);
+      return new Sandbox(
+        session,
+        folder,
+        options.namespace,
+        limits,
+        options.signal,
+        options.owner ?? "the statement",
+      );
     } catch (error) {
       session?.close();
       await folder.dispose();
@@ -117,8 +133,12 @@ export class Sandbox {
   }
 
   /** Writes bytes into the folder under a fresh name; returns the absolute path. */
-  writeFile(bytes: Uint8Array, extension = ""): Promise<string> {
-    return this.folder.write(bytes, extension);
+  async writeFile(bytes: Uint8Array, extension = ""): Promise<string> {
+    try {
+      return await this.folder.write(bytes, extension);
+    } catch (error) {
+      throw (await tempSpaceExhaustion(error, this.owner, this.dir)) ?? error;
+    }
   }
 
   /** A fresh absolute path in the folder for the engine to write to (e.g. a query's parquet output). */
@@ -131,7 +151,7 @@ export class Sandbox {
     try {
       await this.session.run(sql);
     } catch (error) {
-      throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
+      throw (await this.explained(error, "reading the data", this.owner)) ?? error;
     }
   }
 
@@ -149,8 +169,18 @@ export class Sandbox {
     try {
       return await read();
     } catch (error) {
-      throw this.stoppedBy(error, "reading the data") ?? refusalOf(error) ?? error;
+      throw (await this.explained(error, "reading the data", this.owner)) ?? error;
     }
+  }
+
+  /**
+   * Ebb's error for a failure that is not the SQL's own: the disk full, an interrupt, a limit, a
+   * refusal by the lock-down; undefined otherwise.
+   */
+  private async explained(error: unknown, what: string, owner = what): Promise<Error | undefined> {
+    return (
+      (await tempSpaceExhaustion(error, owner, this.dir)) ?? this.stoppedBy(error, what) ?? refusalOf(error)
+    );
   }
 
   /**
@@ -241,10 +271,8 @@ export class Sandbox {
       if (this.#interrupted) throw new Error("INTERRUPT Error: interrupted before it started");
       return await work();
     } catch (error) {
-      const stopped = this.stoppedBy(error, what);
-      if (stopped) throw stopped;
-      const refusal = refusalOf(error);
-      if (refusal) throw refusal;
+      const explained = await this.explained(error, what);
+      if (explained) throw explained;
       if (!isDuckDbError(error)) throw error;
       throw new QueryError(`the SQL of ${what} failed: ${firstLine(error)}`, { cause: error });
     } finally {
@@ -272,7 +300,8 @@ export class Sandbox {
         return new UpdateCanceledError(`Ebb shut down while ${what} ran`, { cause: error });
     }
     if (/^Out of Memory Error/.test(message)) {
-      const temp = /max_temp_directory_size|temp(?:orary)? directory/i.test(message);
+      // A spill refused below its limit is a full disk (`explained` takes it first).
+      const temp = diskFailureOf(message) === "spill-limit" || /max_temp_directory_size/i.test(message);
       return temp
         ? new SqlLimitExceededError(
             "temp",

@@ -144,6 +144,8 @@ async function evolveFor(
 export interface BatchOptions {
   readonly timestampFloor?: number;
   readonly afterDataFiles?: () => Promise<void>;
+  /** Runs after each data file is uploaded, while the rest are still being written (crash injection). */
+  readonly afterDataFile?: () => Promise<void>;
   /** Runs the rows SQL and stages the data files there (e.g. a sandbox); the engine session otherwise. */
   readonly rowsSession?: RowsSession;
 }
@@ -251,6 +253,7 @@ async function commitBatch(
     scratch: rowsSession.scratch,
     clock: session.clock,
     files: new LocalFileCache(target.store, rowsSession.scratch),
+    ...(options.afterDataFile ? { afterFileUploaded: options.afterDataFile } : {}),
   };
   const evolved = await evolveFor(target, snapshot, rowsSession, schemaSql);
   const prepared = await operation.prepare(context, evolved.snapshot);

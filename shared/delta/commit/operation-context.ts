@@ -31,6 +31,7 @@ export function layoutOf(snapshot: Snapshot): TableLayout {
     partitionColumns: snapshot.metadata.partitionColumns,
     compression: properties.parquetCompression,
     indexedColumns: properties.indexedColumns,
+    targetFileSizeBytes: properties.targetFileSizeBytes,
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { open, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
@@ -16,7 +16,7 @@ import type { DeltaType, StructType } from "../table/schema.ts";
 /**
  * Writes rows, given as DuckDB SQL over the session, into a table's parquet files: one file per
  * partition value combination (more when it passes the target file size), `COPY ... (FORMAT parquet, COMPRESSION snappy)` into the scratch
- * folder, then `put` through the object store. Partition columns are not stored in the files; their
+ * folder, each file `put` through the object store as soon as DuckDB has finished it. Partition columns are not stored in the files; their
  * values go to `partitionValues`, serialized as PROTOCOL.md "Partition Value Serialization" says
  * (timestamps as ISO-8601 UTC, its recommended form).
  */
@@ -28,6 +28,8 @@ export interface FileWriteContext {
   readonly clock: () => number;
   /** Size at which a write starts a new file. @default 128 MiB */
   readonly targetFileSizeBytes?: number;
+  /** Runs after each data file is uploaded, before the next one (crash injection). */
+  readonly afterFileUploaded?: (key: string) => Promise<void>;
 }
 
 /** Files of about this size keep uploads whole and scans parallel. */
@@ -40,6 +42,8 @@ export interface TableLayout {
   readonly compression?: string;
   /** Leading data columns with stats (`delta.dataSkippingNumIndexedCols`). @default 32 */
   readonly indexedColumns?: number;
+  /** Size at which a write starts a new file (`delta.targetFileSize`), unless the write sets its own. @default 128 MiB */
+  readonly targetFileSizeBytes?: number;
 }
 
 /** The column of change data files that says what a row is (PROTOCOL.md "Change Data Files"). */
@@ -140,10 +144,16 @@ async function writeFiles(
   }
 }
 
+/** How often a running COPY's folder is looked at for files it has finished. */
+const FINISHED_FILE_POLL_MS = 100;
+
 /**
- * One COPY of `fileSql` into a fresh scratch folder: DuckDB starts a new file whenever one passes
- * the target size (checked at row-group boundaries), so each file can be uploaded whole. Each
- * non-empty file gets its stats from its footer and is `put` under a new key.
+ * One COPY of `fileSql` into a fresh scratch folder. DuckDB starts a new file whenever one passes
+ * the target size (checked at row-group boundaries), and finishes a file (its footer written) before
+ * it starts the next: so while the COPY runs, every file but the last is shipped (its stats read from
+ * its footer on a second connection, `put` under a new key, the local copy deleted), and the batch's
+ * output never takes more of the temporary folder than about two files. A file shipped but not
+ * committed (the COPY or the batch fails later) is an orphan VACUUM removes.
  */
 async function writePartitionFiles(
   context: FileWriteContext,
@@ -153,29 +163,96 @@ async function writePartitionFiles(
   changeData: boolean,
 ): Promise<WrittenFile[]> {
   const folder = path.join(context.scratch.dir, `write-${randomUUID()}`);
-  const targetSize = context.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
-  try {
-    await context.duck.run(
-      `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
-        `(FORMAT parquet, COMPRESSION ${layout.compression ?? "snappy"}, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
-    );
-    const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
-    const written: WrittenFile[] = [];
-    for (const name of (await readdir(folder)).sort()) {
-      const local = path.join(folder, name);
-      const [row] = await context.duck.rows(parquetStatsQuery(local, columns));
-      const stats = toFileStats(row!, columns);
-      if (stats.numRecords === 0) continue;
+  const targetSize =
+    context.targetFileSizeBytes ?? layout.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
+  const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
+  const footers = await context.duck.sibling();
+  const written: (WrittenFile & { readonly order: number })[] = [];
+  const shipped = new Set<string>();
+  const ship = async (name: string): Promise<void> => {
+    const local = path.join(folder, name);
+    const [row] = await footers.rows(parquetStatsQuery(local, columns));
+    const stats = toFileStats(row!, columns);
+    shipped.add(name);
+    if (stats.numRecords > 0) {
       const key = changeData
         ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
         : newDataFileKey(layout.partitionColumns, partitionValues);
       const bytes = await readFile(local);
       await context.store.put(key, bytes);
-      written.push({ key, size: bytes.byteLength, partitionValues, stats });
+      written.push({ key, size: bytes.byteLength, partitionValues, stats, order: fileNumber(name) });
+      await context.afterFileUploaded?.(key);
     }
-    return written;
+    await rm(local, { force: true });
+  };
+  /** Ships the files the COPY has finished: all of them once it has ended. */
+  const shipFinished = async (ended: boolean): Promise<void> => {
+    const names = await copyOutputFiles(folder);
+    const ready: string[] = [];
+    for (const [i, name] of names.entries()) {
+      if (shipped.has(name)) continue;
+      const finished = ended || (i < names.length - 1 && (await hasParquetFooter(path.join(folder, name))));
+      if (!finished) break;
+      ready.push(name);
+    }
+    // At once: DuckDB may finish files faster than one upload at a time takes them away.
+    await Promise.all(ready.map(ship));
+  };
+  const copy = context.duck.run(
+    `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
+      `(FORMAT parquet, COMPRESSION ${layout.compression ?? "snappy"}, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
+  );
+  let copying = true;
+  const ended = copy.then(
+    () => (copying = false),
+    () => (copying = false),
+  );
+  try {
+    while (copying) {
+      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, FINISHED_FILE_POLL_MS))]);
+      if (copying) await shipFinished(false);
+    }
+    await copy;
+    await shipFinished(true);
+    return written.sort((a, b) => a.order - b.order).map(({ order: _, ...file }) => file);
+  } catch (error) {
+    // Shipping failed while the COPY runs: stop it before its folder goes.
+    if (copying) context.duck.interrupt();
+    await ended;
+    throw error;
   } finally {
+    footers.close();
     await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/** The files of a COPY's folder in the order DuckDB wrote them (`data_0.parquet`, `data_1.parquet`, …). */
+async function copyOutputFiles(folder: string): Promise<string[]> {
+  const names = await readdir(folder).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [] as string[];
+    throw error;
+  });
+  return names.filter((name) => name.endsWith(".parquet")).sort((a, b) => fileNumber(a) - fileNumber(b));
+}
+
+/** `data_12.parquet` → 12. */
+function fileNumber(name: string): number {
+  return Number(/(\d+)\.parquet$/.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
+}
+
+const PARQUET_MAGIC = "PAR1";
+
+/** Whether the file ends with a parquet footer's magic (DuckDB writes it last, when the file is done). */
+async function hasParquetFooter(file: string): Promise<boolean> {
+  const handle = await open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    if (size < 8) return false;
+    const tail = Buffer.alloc(4);
+    await handle.read(tail, 0, 4, size - 4);
+    return tail.toString("latin1") === PARQUET_MAGIC;
+  } finally {
+    await handle.close();
   }
 }
 

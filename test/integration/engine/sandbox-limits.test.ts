@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { SqlLimitExceededError, UpdateCanceledError } from "../../../shared/engine/errors.ts";
+import {
+  SqlLimitExceededError,
+  TempSpaceExhaustedError,
+  UpdateCanceledError,
+} from "../../../shared/engine/errors.ts";
 import { interruptAllSandboxes, Sandbox } from "../../../shared/engine/sandbox.ts";
 import { DEFAULT_SQL_LIMITS, sqlLimitsFromEnv, type SqlLimits } from "../../../shared/engine/sql-limits.ts";
+import { cappedTempFolders, withCappedTempFolder } from "../../support/capped-temp-folder.ts";
+
+/** About 600 MB of rows in a temp table: with a small memory limit, most of it spills. */
+const SPILLER = "SELECT i, md5(i::VARCHAR) AS a, md5(a) AS b FROM range(6000000) t(i)";
 
 /** The review's runaway statement: runs for hours unless something stops it. */
 const RUNAWAY = "SELECT sum(hash(i)) AS s FROM range(1000000000000) t(i)";
@@ -41,6 +49,34 @@ describe("limits on user SQL", () => {
     expect((error as SqlLimitExceededError).errorCode).toMatch(/^SQL_(MEMORY|TEMP_SPACE)_LIMIT_EXCEEDED$/);
     expect((error as Error).message).toMatch(/EBB_SQL_(MEMORY|TEMP)_LIMIT/);
   });
+
+  it("a statement that spills past its spill limit is stopped there, with its own code", async () => {
+    const error = await withSandbox({ memoryLimit: "64MB", tempLimit: "40MB" }, (s) =>
+      s.runUserQuery(SPILLER, "out", 'flow "f"'),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SqlLimitExceededError);
+    expect((error as SqlLimitExceededError).errorCode).toBe("SQL_TEMP_SPACE_LIMIT_EXCEEDED");
+    expect((error as Error).message).toMatch(
+      /flow "f" was stopped: it spilled more than 40MB.*EBB_SQL_TEMP_LIMIT/,
+    );
+  });
+
+  it.skipIf(!cappedTempFolders)(
+    "a statement whose spill fills the disk below its limit fails as temp space exhausted, not as over its limit",
+    async () => {
+      const error = await withCappedTempFolder(30, (dir) =>
+        withSandbox({ memoryLimit: "64MB", tempLimit: "256MB" }, async (s) => {
+          expect(s.dir.startsWith(dir)).toBe(true);
+          return s.runUserQuery(SPILLER, "out", 'flow "f"');
+        }).catch((e: unknown) => e),
+      );
+      expect(error).toBeInstanceOf(TempSpaceExhaustedError);
+      expect((error as TempSpaceExhaustedError).errorCode).toBe("TEMP_SPACE_EXHAUSTED");
+      expect((error as Error).message).toMatch(
+        /^flow "f" ran out of temporary space: the disk of \S+ebb-capped-\S+ is full \([\d.]+ \w+ free of 30\.0 MiB\)\. .*max_bytes_per_batch.*ephemeral storage/,
+      );
+    },
+  );
 
   it("the sandbox carries its limits into DuckDB", async () => {
     await withSandbox({ memoryLimit: "300MB", tempLimit: "100MB" }, async (s) => {
