@@ -26,7 +26,7 @@ export function addTableCommands(program: Command, out: (text: string) => void):
     .action(async (location: string, options: ScanOptions) => {
       const at = timeTravel(options);
       await withTable(location, async (delta) => {
-        const rows = await delta.scan(at);
+        const rows = await delta.scanAnswers(at);
         print(options.limit === undefined ? rows : rows.slice(0, options.limit), options.json);
       });
     });

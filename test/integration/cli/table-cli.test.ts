@@ -89,6 +89,55 @@ describe("ebb table (local folder)", () => {
     expect(jsonLines(limited.out)).toHaveLength(2);
   });
 
+  it("scans --json with every digit: exact decimals, microsecond timestamps, dates as dates, maps as objects", async () => {
+    const valuesFolder = path.join(folder, "values");
+    const field = (name: string, type: StructType["fields"][number]["type"]) => ({
+      name,
+      type,
+      nullable: true,
+      metadata: {},
+    });
+    const table = await DeltaTable.create(new LocalObjectStore(valuesFolder), {
+      schema: {
+        type: "struct",
+        fields: [
+          field("amount", { type: "decimal", precision: 18, scale: 3 }),
+          field("nines", { type: "decimal", precision: 38, scale: 0 }),
+          field("wide", { type: "decimal", precision: 38, scale: 6 }),
+          field("at", "timestamp"),
+          field("wall", "timestamp_ntz"),
+          field("day", "date"),
+          field("attrs", { type: "map", keyType: "string", valueType: "long", valueContainsNull: true }),
+        ],
+      },
+      rows: {
+        sql:
+          "SELECT 123456789012345.678::DECIMAL(18,3) AS amount, " +
+          "'99999999999999999999999999999999999999'::DECIMAL(38,0) AS nines, " +
+          "'12345678901234567890123456789012.123456'::DECIMAL(38,6) AS wide, " +
+          "'2026-03-04 05:06:07.123456+00'::TIMESTAMPTZ AS at, '2026-03-04 05:06:07.000001'::TIMESTAMP AS wall, " +
+          "'2026-03-04'::DATE AS day, MAP {'a': 1, 'b': 2} AS attrs",
+      },
+    });
+    await table.close();
+    const { code, out, err } = await ebb("table", "scan", valuesFolder, "--json");
+    expect(code, err).toBe(0);
+    expect(jsonLines(out)).toEqual([
+      {
+        amount: "123456789012345.678",
+        nines: "99999999999999999999999999999999999999",
+        wide: "12345678901234567890123456789012.123456",
+        at: "2026-03-04T05:06:07.123456Z",
+        wall: "2026-03-04T05:06:07.000001Z",
+        day: "2026-03-04",
+        attrs: { a: 1, b: 2 },
+      },
+    ]);
+    const text = await ebb("table", "scan", valuesFolder);
+    expect(text.out).toContain("123456789012345.678");
+    expect(text.out).toContain("2026-03-04T05:06:07.123456Z");
+  });
+
   it("prints history newest first", async () => {
     const { code, out } = await ebb("table", "history", folder, "--json");
     expect(code).toBe(0);
