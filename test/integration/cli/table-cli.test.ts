@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +6,8 @@ import { runCli } from "../../../shared/cli/main.ts";
 import { DeltaTable, type StructType } from "../../../shared/delta/index.ts";
 import { LocalObjectStore } from "../../../shared/store/local-object-store.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../../support/aws.ts";
+
+const CONFORMANCE = path.resolve(import.meta.dirname, "../../../../shared/conformance/delta");
 
 const schema: StructType = {
   type: "struct",
@@ -214,6 +216,16 @@ describe("ebb table (local folder)", () => {
         .map((r) => r["id"])
         .sort(),
     ).toEqual([1, 2, 3]);
+  });
+
+  it("refuses to restore a table whose properties it cannot honour, before writing the RESTORE commit", async () => {
+    // Spark's table with delta.checkpoint.writeStatsAsStruct=true (versions 0..3), as append refuses it.
+    const spark = path.join(folder, "stats-as-struct");
+    await cp(path.join(CONFORMANCE, "dat-v0.0.2/stats_as_struct/delta"), spark, { recursive: true });
+    const { code, err } = await ebb("table", "restore", spark, "--version", "1");
+    expect(code).toBe(1);
+    expect(err).toContain("delta.checkpoint.writeStatsAsStruct");
+    expect(await readdir(path.join(spark, "_delta_log"))).not.toContain("00000000000000000004.json");
   });
 
   it("optimizes: a dry run lists the bin, the run compacts it, the rows stay", async () => {
