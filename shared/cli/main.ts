@@ -4,6 +4,7 @@ import { StoreError } from "../store/errors.ts";
 import { EbbApiError } from "../client/ebb-client.ts";
 import { addInspectCommands, StatementFailedError } from "./inspect-commands.ts";
 import { addPipelineCommands } from "./pipeline-commands.ts";
+import { PipelineTableRestoreError } from "./pipeline-table-restore.ts";
 import { addTableCommands } from "./table-commands.ts";
 import { addUpdateCommands, EXIT_UPDATE_FAILED, type Confirm } from "./update-commands.ts";
 import { UsageError } from "./usage-error.ts";
@@ -73,6 +74,10 @@ function report(error: unknown, io: CliIo): number {
   if (error instanceof StatementFailedError) {
     io.err(`ebb: the statement failed: ${error.message}\n`);
     return EXIT.refused;
+  }
+  if (error instanceof PipelineTableRestoreError) {
+    io.err(`ebb: ${error.errorCode}: ${error.message}\n`);
+    return EXIT.failed;
   }
   if (error instanceof DeltaError || error instanceof StoreError) {
     io.err(`ebb: ${error.message}\n`);
