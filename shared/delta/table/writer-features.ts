@@ -24,6 +24,8 @@ const SUPPORTED_WRITER_FEATURES: ReadonlySet<string> = new Set([
   "changeDataFeed",
   "generatedColumns",
   "timestampNtz",
+  // Written on every commit of a table that enables it (commit/commit.ts).
+  "inCommitTimestamp",
   // VACUUM checks the writer protocol first (operations/vacuum.ts).
   "vacuumProtocolCheck",
 ]);

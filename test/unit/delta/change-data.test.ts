@@ -14,7 +14,7 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
   });
   afterAll(() => duck.close());
 
-  it("round-trips through the reader's tableChanges, with writer version 4", async () => {
+  it("round-trips through the reader's tableChanges, with the changeDataFeed feature", async () => {
     const clock = new ManualClock();
     const store = new MemoryObjectStore(clock.read);
     const table = await DeltaTable.create(
@@ -33,7 +33,11 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
       },
       { clock: clock.read, duck },
     );
-    expect(table.snapshot.protocol).toEqual({ minReaderVersion: 1, minWriterVersion: 4 });
+    expect(table.snapshot.protocol).toEqual({
+      minReaderVersion: 1,
+      minWriterVersion: 7,
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp"],
+    });
     await table.update({ set: { amount: "amount + 1" }, where: "id = 1" }); // v1
     await table.delete("id = 3"); // v2
     await table.merge({
@@ -82,7 +86,7 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
       { duck },
     );
     await table.update({ set: { amount: "2" } });
-    expect(table.snapshot.protocol.minWriterVersion).toBe(2);
+    expect(table.snapshot.protocol.writerFeatures).toEqual(["inCommitTimestamp"]);
     expect(await listAllKeys(store, "_change_data/")).toEqual([]);
     await table.close();
   });

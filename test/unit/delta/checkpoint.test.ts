@@ -123,7 +123,7 @@ describe("checkpoints", () => {
         `SELECT protocol.minWriterVersion AS writer, metaData.partitionColumns AS parts, remove.path AS removed, ` +
           `remove.deletionTimestamp AS deleted_at, map_extract(remove.partitionValues, 'day') AS day FROM read_parquet('${local}')`,
       );
-      expect(rows.find((r) => r.writer !== null)?.writer).toBe(2);
+      expect(rows.find((r) => r.writer !== null)?.writer).toBe(7);
       expect(rows.find((r) => r.parts !== null)?.parts).toEqual(["day"]);
       const tombstone = rows.find((r) => r.removed !== null);
       expect(tombstone?.removed).toMatch(/^day=2026-01-01\/part-.*\.snappy\.parquet$/);
@@ -285,7 +285,7 @@ describe("metadata cleanup after checkpoints", () => {
       minReaderVersion: 3,
       minWriterVersion: 7,
       readerFeatures: ["timestampNtz"],
-      writerFeatures: ["changeDataFeed", "timestampNtz"],
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "timestampNtz"],
     };
     expect(table.snapshot.protocol).toEqual(protocol);
     await table.checkpoint();
