@@ -58,6 +58,9 @@ export function minimalProtocol(
       minWriterVersion: Math.max(legacy, requested.minWriterVersion),
     };
   }
+  // Spark counts a NOT NULL column as an invariant: a writer-7 table must list the feature, or
+  // Spark refuses to read it (DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH).
+  if (hasNotNull(schema.fields)) features.add("invariants");
   const writerFeatures = [...features].sort();
   const readerFeatures = writerFeatures.filter((feature) => READER_WRITER_FEATURES.has(feature));
   if (readerFeatures.length === 0 && requested.minReaderVersion < 3) {
@@ -90,6 +93,17 @@ function notNullInsideCollection(
     if (found) return found;
   }
   return undefined;
+}
+
+function hasNotNull(fields: readonly StructField[]): boolean {
+  const inType = (type: DeltaType): boolean => {
+    if (typeof type === "string") return false;
+    if (type.type === "struct") return hasNotNull(type.fields);
+    if (type.type === "array") return inType(type.elementType);
+    if (type.type === "map") return inType(type.keyType) || inType(type.valueType);
+    return false;
+  };
+  return fields.some((field) => !field.nullable || inType(field.type));
 }
 
 function usesTimestampNtz(fields: readonly StructField[]): boolean {

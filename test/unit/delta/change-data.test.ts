@@ -37,7 +37,7 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
     expect(table.snapshot.protocol).toEqual({
       minReaderVersion: 1,
       minWriterVersion: 7,
-      writerFeatures: ["changeDataFeed", "inCommitTimestamp"],
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "invariants"],
     });
     await table.update({ set: { amount: "amount + 1" }, where: "id = 1" }); // v1
     await table.delete("id = 3"); // v2
@@ -113,7 +113,7 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
       { duck },
     );
     await table.update({ set: { amount: "2" } });
-    expect(table.snapshot.protocol.writerFeatures).toEqual(["inCommitTimestamp"]);
+    expect(table.snapshot.protocol.writerFeatures).toEqual(["inCommitTimestamp", "invariants"]);
     expect(await listAllKeys(store, "_change_data/")).toEqual([]);
     await table.close();
   });

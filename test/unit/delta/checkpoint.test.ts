@@ -285,7 +285,7 @@ describe("metadata cleanup after checkpoints", () => {
       minReaderVersion: 3,
       minWriterVersion: 7,
       readerFeatures: ["timestampNtz"],
-      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "timestampNtz"],
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "invariants", "timestampNtz"],
     };
     expect(table.snapshot.protocol).toEqual(protocol);
     await table.checkpoint();

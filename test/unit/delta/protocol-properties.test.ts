@@ -21,7 +21,11 @@ describe("feature-enabling table properties", () => {
 
   const ICT = { "delta.enableInCommitTimestamps": "true" };
   const ICT_OFF = { "delta.enableInCommitTimestamps": "false" };
-  const ICT_PROTOCOL = { minReaderVersion: 1, minWriterVersion: 7, writerFeatures: ["inCommitTimestamp"] };
+  const ICT_PROTOCOL = {
+    minReaderVersion: 1,
+    minWriterVersion: 7,
+    writerFeatures: ["inCommitTimestamp", "invariants"],
+  };
   const create = (properties: Record<string, string>, store = new MemoryObjectStore()) =>
     DeltaTable.create(store, { schema, properties }, { duck }).then(async (table) => {
       await table.close();
@@ -85,7 +89,7 @@ describe("feature-enabling table properties", () => {
       minReaderVersion: 3,
       minWriterVersion: 7,
       readerFeatures: ["timestampNtz"],
-      writerFeatures: ["appendOnly", "changeDataFeed", "inCommitTimestamp", "timestampNtz"],
+      writerFeatures: ["appendOnly", "changeDataFeed", "inCommitTimestamp", "invariants", "timestampNtz"],
     });
     expect(snapshot.metadata.configuration).toEqual({ "delta.enableChangeDataFeed": "true", ...ICT });
   });
@@ -95,7 +99,7 @@ describe("feature-enabling table properties", () => {
     expect(snapshot.protocol).toEqual({
       minReaderVersion: 1,
       minWriterVersion: 7,
-      writerFeatures: ["changeDataFeed", "inCommitTimestamp"],
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "invariants"],
     });
   });
 
@@ -110,7 +114,7 @@ describe("feature-enabling table properties", () => {
     ],
     [
       { ...ICT_OFF, "delta.minWriterVersion": "7" },
-      { minReaderVersion: 1, minWriterVersion: 7, writerFeatures: [] },
+      { minReaderVersion: 1, minWriterVersion: 7, writerFeatures: ["invariants"] },
     ],
     [
       { "delta.minReaderVersion": "3", "delta.appendOnly": "true" },
@@ -118,7 +122,7 @@ describe("feature-enabling table properties", () => {
         minReaderVersion: 3,
         minWriterVersion: 7,
         readerFeatures: [],
-        writerFeatures: ["appendOnly", "inCommitTimestamp"],
+        writerFeatures: ["appendOnly", "inCommitTimestamp", "invariants"],
       },
     ],
   ])("raises the protocol to delta.min*Version %j and does not store it", async (properties, protocol) => {
