@@ -117,11 +117,13 @@ async function report(error: unknown, io: CliIo): Promise<number> {
     return EXIT.failed;
   }
   // The error classes of the commands' modules, loaded (if not yet) only when something failed.
-  const [{ EbbApiError }, { StatementFailedError }, { CodedError }] = await Promise.all([
-    import("../client/ebb-client.ts"),
-    import("./statement-failed-error.ts"),
-    import("../errors/coded-error.ts"),
-  ]);
+  const [{ EbbApiError }, { StatementFailedError }, { CodedError }, { PipelineTableRestoreError }] =
+    await Promise.all([
+      import("../client/ebb-client.ts"),
+      import("./statement-failed-error.ts"),
+      import("../errors/coded-error.ts"),
+      import("./pipeline-table-restore.ts"),
+    ]);
   if (error instanceof EbbApiError) {
     io.err(`ebb: ${error.errorCode} (HTTP ${error.status}): ${error.message}\n`);
     return EXIT.refused;
@@ -129,6 +131,10 @@ async function report(error: unknown, io: CliIo): Promise<number> {
   if (error instanceof StatementFailedError) {
     io.err(`ebb: the statement failed: ${error.message}\n`);
     return EXIT.refused;
+  }
+  if (error instanceof PipelineTableRestoreError) {
+    io.err(`ebb: ${error.errorCode}: ${error.message}\n`);
+    return EXIT.failed;
   }
   // Ebb's own errors (a Delta table's, the store's) name the object and the way out: no stack.
   if (error instanceof CodedError) {

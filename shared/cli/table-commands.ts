@@ -5,6 +5,7 @@ import { parseTimestamp } from "../pipeline/timestamp.ts";
 import { formatJsonLines, formatTable, renderCell, tableWidth, type Row } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";
 import { api } from "./pipeline-commands.ts";
+import { PipelineTableRestoreError } from "./pipeline-table-restore.ts";
 import { pipelineTableName, resolveTableLocation } from "./table-location.ts";
 
 /**
@@ -27,7 +28,7 @@ export function addTableCommands(program: Command, out: (text: string) => void):
     .action(async (location: string, options: ScanOptions) => {
       const at = timeTravel(options);
       await withTable(location, async (delta) => {
-        const rows = await delta.scan(at);
+        const rows = await delta.scanAnswers(at);
         print(options.limit === undefined ? rows : rows.slice(0, options.limit), options.json);
       });
     });
@@ -74,10 +75,14 @@ export function addTableCommands(program: Command, out: (text: string) => void):
     .description("restore the table to an earlier version or time (one metadata-only commit)")
     .option("--version <n>", "restore to this version", parseVersion)
     .option("--timestamp <time>", "restore to the latest version at or before this time", parseTime)
+    .option("--force", "restore a pipeline's table although its flows' checkpoints stay ahead of it")
     .option("--json", "print the result as JSON")
-    .action(async (location: string, options: TimeTravelOptions & { json?: boolean }) => {
+    .action(async (location: string, options: TimeTravelOptions & { force?: boolean; json?: boolean }) => {
       const to = timeTravel(options);
       if (!to) throw new UsageError("restore needs --version or --timestamp");
+      const pipelineTable = pipelineTableName(location);
+      if (pipelineTable !== undefined && options.force !== true)
+        throw new PipelineTableRestoreError(location, pipelineTable);
       await withTable(location, async (delta) => {
         const result = await delta.restore({ to });
         print([{ version: result.version, ...result.operationMetrics }], options.json);

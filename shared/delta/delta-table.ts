@@ -1,5 +1,6 @@
 import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
+import type { ScratchView } from "../duck/scratch-view.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { LastCheckpoint } from "./log/checkpoint-writer.ts";
 import { prepareDelete, prepareTruncate } from "./operations/delete-operation.ts";
@@ -319,14 +320,23 @@ export class DeltaTable {
   }
 
   /** Every row of the latest (or a past) version. */
-  async scan(at?: TimeTravel): Promise<DuckRow[]> {
+  scan(at?: TimeTravel): Promise<DuckRow[]> {
+    return this.#scan(at, (view) => view.rows());
+  }
+
+  /** Every row of the latest (or a past) version, as a user reads them (exact decimals and times). */
+  scanAnswers(at?: TimeTravel): Promise<AnswerRow[]> {
+    return this.#scan(at, (view) => view.answerRows());
+  }
+
+  async #scan<R>(at: TimeTravel | undefined, read: (view: ScratchView) => Promise<R>): Promise<R> {
     const snapshot = at ? await this.snapshotAt(at) : await this.refresh();
     const view = await openTableScan(this.store, snapshot, {
       duck: this.context.duck,
       viewName: tempTableName("scan"),
     });
     try {
-      return await view.rows();
+      return await read(view);
     } finally {
       await view.close();
     }

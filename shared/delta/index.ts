@@ -49,7 +49,7 @@ export {
   planCommitChanges,
   type ChangeFile,
 } from "./read/change-data-feed.ts";
-export { listCommits, versionAtTimestamp } from "./read/commit-history.ts";
+export { commitTimestampAt, listCommits, versionAtTimestamp } from "./read/commit-history.ts";
 export { fileRelationSql, type FileSource } from "./read/file-relation.ts";
 export { dataFileKey } from "./log/data-file-paths.ts";
 export { openTableScan, partitionConstants, scanRows, tableColumns } from "./read/scan.ts";

@@ -3,7 +3,7 @@ import type { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   beginTransaction,
-  commitTimestamp,
+  commitTimestampAt,
   commitTransaction,
   DeltaTable,
   assertWritableColumnNames,
@@ -298,7 +298,7 @@ async function findTxnCommit(store: ObjectStore, snapshot: Snapshot, txn: TxnMar
       const commitInfo = findCommitInfo(actions);
       return {
         version,
-        timestamp: commitTimestamp(commitInfo, 0),
+        timestamp: await commitTimestampAt(store, version),
         alreadyCommitted: true,
         rows: Number(commitInfo?.operationMetrics?.["numOutputRows"] ?? 0),
       };

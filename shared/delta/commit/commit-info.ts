@@ -35,9 +35,15 @@ export function nextCommitTimestamp(now: number, previous: number | undefined, f
  */
 export function buildCommitInfo(
   description: OperationDescription,
-  at: { readonly timestamp: number; readonly readVersion: number | undefined },
+  at: {
+    readonly timestamp: number;
+    readonly readVersion: number | undefined;
+    /** Record `timestamp` as the commit's `inCommitTimestamp` (PROTOCOL.md "In-Commit Timestamps"). */
+    readonly inCommitTimestamp?: boolean;
+  },
 ): CommitInfo {
   return {
+    ...(at.inCommitTimestamp ? { inCommitTimestamp: at.timestamp } : {}),
     timestamp: at.timestamp,
     operation: description.operation,
     operationParameters: encodeParameters(description.operationParameters),

@@ -7,7 +7,8 @@ import { CommitConflictError, CommitRetriesExhaustedError, TableAlreadyExistsErr
 import { assertWritableColumnNames } from "../table/column-names.ts";
 import { parseSchema } from "../table/schema.ts";
 import { commitKey, LOG_DIR } from "../log/log-paths.ts";
-import { applyActions, toSnapshot } from "../log/log-replay.ts";
+import { applyActions, toSnapshot, type TableState } from "../log/log-replay.ts";
+import { tableProperties } from "../table/table-properties.ts";
 import { tableStateOf } from "../read/snapshot-refresh.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
@@ -17,7 +18,8 @@ import type { ObjectStore } from "../../store/object-store.ts";
  * overwrite an entry, use the store's atomic primitive).
  *
  * 1. The commit targets `readVersion + 1` and starts with `commitInfo` (first action, as In-Commit
- *    Timestamps require) stamped `max(now, previous commit + 1 ms, floor)`.
+ *    Timestamps require) stamped `max(now, previous commit + 1 ms, floor)`, as its
+ *    `inCommitTimestamp` too when the table records them.
  * 2. `putIfAbsent(_delta_log/<version>.json)`: `created` means the version is ours.
  * 3. `exists` means another writer took that version: read its actions and check this commit's
  *    requirements against them (a pure function). A broken requirement ends the attempt with a
@@ -93,7 +95,11 @@ export async function commit(
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     const timestamp = nextCommitTimestamp(options.clock(), previousTimestamp, request.timestampFloor);
-    const commitInfo = buildCommitInfo(request.operation, { timestamp, readVersion });
+    const commitInfo = buildCommitInfo(request.operation, {
+      timestamp,
+      readVersion,
+      inCommitTimestamp: recordsInCommitTimestamps(state, request.actions),
+    });
     const actions: Action[] = [{ commitInfo }, ...request.actions];
     const result = await tryCommitVersion(store, version, actions);
     if (result.outcome === "committed") {
@@ -122,6 +128,22 @@ export async function commit(
     version += 1;
   }
   throw new CommitRetriesExhaustedError(maxAttempts, version - 1);
+}
+
+/**
+ * Whether the version being written records its `inCommitTimestamp`: the table's protocol (after
+ * this commit's own `protocol` and `metaData`, for a table being created) lists the feature and its
+ * properties enable it (PROTOCOL.md "In-Commit Timestamps", "Enablement").
+ */
+function recordsInCommitTimestamps(state: TableState, actions: readonly Action[]): boolean {
+  let protocol = state.protocol;
+  let metadata = state.metadata;
+  for (const action of actions) {
+    if ("protocol" in action) protocol = action.protocol;
+    if ("metaData" in action) metadata = action.metaData;
+  }
+  if (!metadata || !protocol?.writerFeatures?.includes("inCommitTimestamp")) return false;
+  return tableProperties(metadata).inCommitTimestamps;
 }
 
 /** One put-if-absent of `_delta_log/<version>.json`; on loss, the winner's actions. */

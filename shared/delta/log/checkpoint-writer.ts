@@ -11,6 +11,7 @@ import { checkpointKey, LAST_CHECKPOINT_KEY } from "./log-paths.ts";
 import { snapshotTombstones } from "./log-replay.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { tableProperties } from "../table/table-properties.ts";
+import { assertWritable } from "../table/writer-features.ts";
 
 /**
  * Classic single-file V1 checkpoints (PROTOCOL.md "Checkpoints", "Classic checkpoint", "V1 Spec").
@@ -100,7 +101,12 @@ export function checkpointRows(
   return rows;
 }
 
-/** Writes the checkpoint of `snapshot` and moves `_last_checkpoint` to it. */
+/**
+ * Writes the checkpoint of `snapshot` and moves `_last_checkpoint` to it. A table Ebb cannot write
+ * is refused first (a checkpoint of a table with features Ebb does not know would drop their fields,
+ * e.g. row tracking's `add.baseRowId`); an existing checkpoint of the version (another
+ * writer's) is kept as it is, never overwritten.
+ */
 export async function writeCheckpoint(
   store: ObjectStore,
   duck: DuckSession,
@@ -108,6 +114,7 @@ export async function writeCheckpoint(
   snapshot: Snapshot,
   now: number,
 ): Promise<LastCheckpoint> {
+  assertWritable(snapshot.protocol, snapshot.metadata);
   const rows = checkpointRows(snapshot, await snapshotTombstones(snapshot), now);
   const statsAsJson = tableProperties(snapshot.metadata).checkpointStatsAsJson;
   const id = randomUUID();
@@ -126,14 +133,18 @@ export async function writeCheckpoint(
         `TO ${quoteLiteral(parquet)} (FORMAT parquet, COMPRESSION snappy)`,
     );
     const bytes = await readFile(parquet);
-    await store.put(checkpointKey(snapshot.version), bytes);
+    // Never over another writer's checkpoint of this version: a reader may be reading it, and
+    // Spark's may carry fields Ebb's would not. The version is checkpointed either way.
+    const key = checkpointKey(snapshot.version);
+    const written = (await store.putIfAbsent(key, bytes)) === "created";
     const last: LastCheckpoint = {
       version: snapshot.version,
       size: rows.length,
-      sizeInBytes: bytes.byteLength,
+      sizeInBytes: written ? bytes.byteLength : ((await store.head(key))?.size ?? bytes.byteLength),
       numOfAddFiles: snapshot.files.size,
     };
-    await moveLastCheckpointForward(store, last);
+    // The hint is its writer's to move, when the checkpoint is another's.
+    if (written) await moveLastCheckpointForward(store, last);
     return last;
   } finally {
     await rm(json, { force: true });

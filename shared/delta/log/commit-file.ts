@@ -48,13 +48,17 @@ export function findCommitInfo(actions: readonly Action[]): CommitInfo | undefin
 }
 
 /**
- * The commit's timestamp: its `inCommitTimestamp` (PROTOCOL.md "In-Commit Timestamps"), else
- * `commitInfo.timestamp`, else the commit file's modification time. The protocol's fallback is the
- * modification time; `commitInfo.timestamp` comes first here because copies of a table (git, `cp`,
- * `aws s3 sync`) do not keep modification times, while the commit's own record travels with it.
+ * The commit's timestamp: its `inCommitTimestamp` (PROTOCOL.md "In-Commit Timestamps"), else the
+ * commit file's modification time, as the protocol and Spark date it (`commitInfo.timestamp` is when
+ * the writer began the commit, not when it succeeded). Ebb writes in-commit timestamps on the tables
+ * it creates, so their times are exact in every engine and survive a copy of the table.
  */
 export function commitTimestamp(commitInfo: CommitInfo | undefined, fileModified: number): number {
   if (typeof commitInfo?.inCommitTimestamp === "number") return commitInfo.inCommitTimestamp;
-  if (typeof commitInfo?.timestamp === "number") return commitInfo.timestamp;
   return fileModified;
+}
+
+/** Whether dating the commit needs its file's modification time (it has no in-commit timestamp). */
+export function needsFileTime(commitInfo: CommitInfo | undefined): boolean {
+  return typeof commitInfo?.inCommitTimestamp !== "number";
 }

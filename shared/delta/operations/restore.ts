@@ -7,6 +7,7 @@ import { RestoreFilesMissingError } from "../errors.ts";
 import { removeFor } from "../commit/file-actions.ts";
 import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { Snapshot } from "../read/snapshot.ts";
+import { assertWritable } from "../table/writer-features.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 
 /**
@@ -20,8 +21,9 @@ import type { ObjectStore } from "../../store/object-store.ts";
  *    target, and to -1 for an appId the target did not have (PROTOCOL.md "Transaction Identifiers"
  *    allows the version to go down). Delta's own RESTORE leaves txns alone, which makes a replayed
  *    micro-batch look already committed and be skipped (delta-io/delta#1813); Ebb's replay needs it.
- * 2. Check, before writing anything, that every file to re-add still exists (`head`): a target whose
- *    files were vacuumed fails with `RestoreFilesMissingError` naming them.
+ * 2. Check, before writing anything, that Ebb can write the restored metadata and protocol, and that
+ *    every file to re-add still exists (`head`): a target whose files were vacuumed fails with
+ *    `RestoreFilesMissingError` naming them.
  * 3. Commit `operation: RESTORE` with Delta's metrics through the one commit path (writable check,
  *    checkpoint at the interval, log cleanup). The commit requires that nothing was added, removed
  *    or re-configured meanwhile, since the plan must see the exact live file set.
@@ -124,6 +126,8 @@ export async function executeRestore(
   plan: RestorePlan,
   options: RestoreOptions,
 ): Promise<Committed> {
+  // The restored metadata and protocol become the table's: Ebb must be able to write them too.
+  assertWritable(plan.protocol ?? current.protocol, plan.metadata ?? current.metadata);
   const missing = options.filesChecked ? [] : await findMissingFiles(store, plan.filesToRestore);
   if (missing.length > 0) throw new RestoreFilesMissingError(plan.targetVersion, missing);
   const outcome = await commitTransaction(

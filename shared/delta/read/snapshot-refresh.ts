@@ -2,7 +2,7 @@ import { ObjectNotFoundError } from "../../store/errors.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import type { Action } from "../log/actions.ts";
 import type { CommitRef } from "../log/log-segment.ts";
-import { commitTimestamp, findCommitInfo, parseCommitFile } from "../log/commit-file.ts";
+import { commitTimestamp, findCommitInfo, needsFileTime, parseCommitFile } from "../log/commit-file.ts";
 import { commitKey } from "../log/log-paths.ts";
 import { applyActions, toSnapshot, type TableState } from "../log/log-replay.ts";
 import type { Snapshot } from "./snapshot.ts";
@@ -20,7 +20,8 @@ export async function refreshSnapshot(store: ObjectStore, snapshot: Snapshot): P
     state ??= tableStateOf(snapshot);
     applyActions(state, actions);
     const commitInfo = findCommitInfo(actions);
-    const head = commitInfo?.timestamp === undefined ? await store.head(commitKey(version)) : undefined;
+    // Only a commit without an in-commit timestamp (another writer's, or an older table's) costs a HEAD.
+    const head = needsFileTime(commitInfo) ? await store.head(commitKey(version)) : undefined;
     const timestamp = commitTimestamp(commitInfo, head?.lastModified ?? 0);
     current = toSnapshot(state, { version, timestamp, ...(commitInfo ? { commitInfo } : {}) });
   }

@@ -26,13 +26,13 @@ const FEATURES_EBB_MAY_LIST: ReadonlySet<string> = new Set([
   "changeDataFeed",
   "generatedColumns",
   "timestampNtz",
+  "inCommitTimestamp",
 ]);
 
 /** Properties that switch on a feature Ebb does not write, with the value that leaves it off. */
 const REFUSED_WHEN_ON: Readonly<Record<string, { readonly feature: string; readonly off: string }>> = {
   "delta.enableDeletionVectors": { feature: "deletionVectors", off: "false" },
   "delta.enableRowTracking": { feature: "rowTracking", off: "false" },
-  "delta.enableInCommitTimestamps": { feature: "inCommitTimestamp", off: "false" },
   "delta.enableTypeWidening": { feature: "typeWidening", off: "false" },
   "delta.columnMapping.mode": { feature: "columnMapping", off: "none" },
 };

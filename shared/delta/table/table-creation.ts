@@ -6,14 +6,15 @@ import { isScalarType, parseSchema, type DeltaType, type StructField, type Struc
 import { serializeSchema } from "./schema-serialization.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { planProtocolProperties, type RequestedProtocol } from "./protocol-properties.ts";
-import { tableProperties, validateTableProperties } from "./table-properties.ts";
+import { TABLE_PROPERTY, tableProperties, validateTableProperties } from "./table-properties.ts";
 
 /**
  * Creating a table: version 0 holds the `protocol` and the `metaData` (PROTOCOL.md "Change
  * Metadata", "Protocol Evolution"). Ebb asks for the least a reader and writer must support: reader 1,
  * writer 2 (append-only tables and column invariants), or writer 4 when the change data feed is on
- * (PROTOCOL.md "Writer Version Requirements"); reader 3 / writer 7 with the `timestampNtz` feature
- * when a column is a `timestamp_ntz`; more when the properties ask for it. No column mapping, no
+ * (PROTOCOL.md "Writer Version Requirements"); writer 7 with the `inCommitTimestamp` feature (on unless
+ * the properties turn it off); reader 3 / writer 7 with the `timestampNtz` feature when a column is a
+ * `timestamp_ntz`; more when the properties ask for it. No column mapping, no
  * deletion vectors: properties that would turn them on are refused (protocol-properties.ts).
  */
 export interface TableDefinition {
@@ -44,8 +45,12 @@ export function minimalProtocol(
   if (properties.appendOnly) features.add("appendOnly");
   if (properties.changeDataFeed) features.add("changeDataFeed");
   if (usesTimestampNtz(schema.fields)) features.add("timestampNtz");
+  if (properties.inCommitTimestamps) features.add("inCommitTimestamp");
   const needsFeatures =
-    features.has("timestampNtz") || requested.features.length > 0 || requested.minWriterVersion === 7;
+    features.has("timestampNtz") ||
+    features.has("inCommitTimestamp") ||
+    requested.features.length > 0 ||
+    requested.minWriterVersion === 7;
   if (!needsFeatures) {
     const legacy = properties.changeDataFeed ? 4 : 2;
     return {
@@ -53,6 +58,9 @@ export function minimalProtocol(
       minWriterVersion: Math.max(legacy, requested.minWriterVersion),
     };
   }
+  // Spark counts a NOT NULL column as an invariant: a writer-7 table must list the feature, or
+  // Spark refuses to read it (DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH).
+  if (hasNotNull(schema.fields)) features.add("invariants");
   const writerFeatures = [...features].sort();
   const readerFeatures = writerFeatures.filter((feature) => READER_WRITER_FEATURES.has(feature));
   if (readerFeatures.length === 0 && requested.minReaderVersion < 3) {
@@ -85,6 +93,17 @@ function notNullInsideCollection(
     if (found) return found;
   }
   return undefined;
+}
+
+function hasNotNull(fields: readonly StructField[]): boolean {
+  const inType = (type: DeltaType): boolean => {
+    if (typeof type === "string") return false;
+    if (type.type === "struct") return hasNotNull(type.fields);
+    if (type.type === "array") return inType(type.elementType);
+    if (type.type === "map") return inType(type.keyType) || inType(type.valueType);
+    return false;
+  };
+  return fields.some((field) => !field.nullable || inType(field.type));
 }
 
 function usesTimestampNtz(fields: readonly StructField[]): boolean {
@@ -126,7 +145,8 @@ export function planTableCreation(
   if (partitionColumns.length === schema.fields.length && partitionColumns.length > 0) {
     throw new SchemaMismatchError("a table needs at least one column that is not a partition column");
   }
-  const { stored: configuration, requested } = planProtocolProperties(definition.properties ?? {});
+  const { stored, requested } = planProtocolProperties(definition.properties ?? {});
+  const configuration = withInCommitTimestamps(stored);
   validateTableProperties(configuration);
   return {
     protocol: minimalProtocol(configuration, schema, requested),
@@ -141,6 +161,17 @@ export function planTableCreation(
       configuration,
     },
   };
+}
+
+/**
+ * A new table records in-commit timestamps from version 0 unless its properties turn them off: its
+ * commit times are then exact and the same in every engine (Spark and the protocol otherwise date a
+ * commit by its file's modification time, which a copy of the table loses). Enabled at creation, the
+ * table needs no enablement version or timestamp (PROTOCOL.md "Writer Requirements for In-Commit
+ * Timestamps", item 4).
+ */
+function withInCommitTimestamps(configuration: Readonly<Record<string, string>>): Record<string, string> {
+  return { [TABLE_PROPERTY.enableInCommitTimestamps]: "true", ...configuration };
 }
 
 /** `CREATE TABLE` as Delta records it in `commitInfo`. */

@@ -19,6 +19,9 @@ export const TABLE_PROPERTY = {
   dataSkippingNumIndexedCols: "delta.dataSkippingNumIndexedCols",
   checkpointWriteStatsAsJson: "delta.checkpoint.writeStatsAsJson",
   checkpointWriteStatsAsStruct: "delta.checkpoint.writeStatsAsStruct",
+  enableInCommitTimestamps: "delta.enableInCommitTimestamps",
+  inCommitTimestampEnablementVersion: "delta.inCommitTimestampEnablementVersion",
+  inCommitTimestampEnablementTimestamp: "delta.inCommitTimestampEnablementTimestamp",
   /** Ebb's own: small files in a partition that trigger auto-compaction (Databricks' `minNumFiles` conf). */
   autoCompactMinNumFiles: "ebb.autoCompact.minNumFiles",
 } as const;
@@ -56,6 +59,8 @@ export interface TableProperties {
   readonly indexedColumns: number;
   /** Whether checkpoints carry `add.stats` (Delta's default: true). */
   readonly checkpointStatsAsJson: boolean;
+  /** Every commit records its `inCommitTimestamp` (PROTOCOL.md "In-Commit Timestamps"). */
+  readonly inCommitTimestamps: boolean;
 }
 
 /** Delta's codec names (Spark's `parquet.compression`) and DuckDB's for each. */
@@ -112,6 +117,10 @@ export function tableProperties(metadata: Pick<Metadata, "configuration">): Tabl
     checkpointStatsAsJson: parseBoolean(
       TABLE_PROPERTY.checkpointWriteStatsAsJson,
       get(TABLE_PROPERTY.checkpointWriteStatsAsJson) ?? "true",
+    ),
+    inCommitTimestamps: parseBoolean(
+      TABLE_PROPERTY.enableInCommitTimestamps,
+      get(TABLE_PROPERTY.enableInCommitTimestamps),
     ),
     ...refuseStatsAsStruct(get(TABLE_PROPERTY.checkpointWriteStatsAsStruct)),
   };

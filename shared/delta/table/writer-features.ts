@@ -2,6 +2,7 @@ import type { Metadata, Protocol } from "../log/actions.ts";
 import { UnsupportedFeatureError } from "../errors.ts";
 import { assertReadable } from "./reader-features.ts";
 import { parseSchema, type DeltaType, type StructField } from "./schema.ts";
+import { validateTableProperties } from "./table-properties.ts";
 
 /**
  * What this writer implements (PROTOCOL.md "Writer Version Requirements", "Table Features"), so that
@@ -11,7 +12,10 @@ import { parseSchema, type DeltaType, type StructField } from "./schema.ts";
  * - writer 3: CHECK constraints (refused when the table has one: their Spark SQL is not DuckDB's);
  * - writer 4: the change data feed (written) and generated columns (refused when a column has one);
  * - writer 5 and 6 (column mapping, identity columns) are refused;
- * - writer 7 with only the writer features listed here, under the same conditions.
+ * - writer 7 with only the writer features listed here, under the same conditions;
+ * - and table properties it obeys, with values it can honour (a value it cannot, such as Spark's
+ *   `delta.checkpoint.writeStatsAsStruct=true`, is refused before anything is written, not after the
+ *   commit when the post-commit checkpoint reads it).
  */
 const SUPPORTED_WRITER_FEATURES: ReadonlySet<string> = new Set([
   "appendOnly",
@@ -20,13 +24,19 @@ const SUPPORTED_WRITER_FEATURES: ReadonlySet<string> = new Set([
   "changeDataFeed",
   "generatedColumns",
   "timestampNtz",
+  // Written on every commit of a table that enables it (commit/commit.ts).
+  "inCommitTimestamp",
   // VACUUM checks the writer protocol first (operations/vacuum.ts).
   "vacuumProtocolCheck",
 ]);
 
-/** Throws `UnsupportedFeatureError` naming the first feature Ebb cannot write correctly. */
+/**
+ * Throws `UnsupportedFeatureError` naming the first feature Ebb cannot write correctly, or
+ * `InvalidTablePropertyError` naming a property it cannot honour.
+ */
 export function assertWritable(protocol: Protocol, metadata: Metadata): void {
   assertReadable(protocol, metadata);
+  validateTableProperties(metadata.configuration);
   const version = protocol.minWriterVersion;
   if (version === 5 || version === 6 || version > 7 || version < 1) {
     throw new UnsupportedFeatureError(

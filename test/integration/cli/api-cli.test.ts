@@ -1,9 +1,11 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import packageJson from "../../../package.json" with { type: "json" };
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT, runCli, type CliIo } from "../../../shared/cli/main.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { tablePrefix } from "../../../shared/store/bucket-layout.ts";
+import { testAws } from "../../support/aws.ts";
+import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /** The rewind scenario driven only through the `ebb` CLI against the local runtime's API. */
 describe("ebb CLI over the API", () => {
@@ -243,4 +245,41 @@ describe("ebb CLI over the API", () => {
     expect(unreadable.err.trimEnd().split("\n")).toHaveLength(1);
     expect(await run("--version")).toMatchObject({ code: EXIT.ok, out: `${packageJson.version}\n` });
   });
+
+  it("refuses to restore a pipeline's table by its folder unless forced, pointing at ebb rewind", async () => {
+    const landing = path.join(cp.landing, "restore-refused");
+    await mkdir(landing, { recursive: true });
+    const { pipeline_id } = await cp.client.createPipeline(
+      ingestPipeline({ name: "restore refused", catalog: "cli", schema: "restore", path: landing }),
+    );
+    for (const id of [1, 2]) {
+      await writeFile(path.join(landing, `${id}.json`), `{"id": ${id}}\n`);
+      expect((await ebb("run", pipeline_id)).code).toBe(EXIT.ok);
+    }
+    const { endpoints, storage } = testAws();
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      EBB_BUCKET: storage.bucket,
+      AWS_ENDPOINT_URL_S3: endpoints.s3Endpoint,
+      AWS_REGION: endpoints.region,
+      AWS_ACCESS_KEY_ID: endpoints.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: endpoints.credentials.secretAccessKey,
+    });
+    try {
+      const folder = `s3://${storage.bucket}/${tablePrefix({ catalog: "cli", schema: "restore", table: "raw" })}`;
+      const refused = await ebb("table", "restore", folder, "--version", "1");
+      expect(refused.code).toBe(EXIT.failed);
+      expect(refused.err).toContain("PIPELINE_TABLE_RESTORE_REFUSED");
+      expect(refused.err).toContain("pipeline table cli.restore.raw");
+      expect(refused.err).toContain("ebb rewind");
+      const untouched = await ebb("table", "history", folder, "--limit", "1", "--json");
+      expect(JSON.parse(untouched.out)).toMatchObject({ version: 2, operation: "STREAMING UPDATE" });
+
+      const forced = await ebb("table", "restore", folder, "--version", "1", "--force", "--json");
+      expect(forced.code, forced.err).toBe(EXIT.ok);
+      expect(JSON.parse(forced.out)).toMatchObject({ version: 3 });
+    } finally {
+      process.env = saved;
+    }
+  }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +6,8 @@ import { runCli } from "../../../shared/cli/main.ts";
 import { DeltaTable, type StructType } from "../../../shared/delta/index.ts";
 import { LocalObjectStore } from "../../../shared/store/local-object-store.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../../support/aws.ts";
+
+const CONFORMANCE = path.resolve(import.meta.dirname, "../../../../shared/conformance/delta");
 
 const schema: StructType = {
   type: "struct",
@@ -87,6 +89,55 @@ describe("ebb table (local folder)", () => {
     ).toEqual([1, 2, 3]);
     const limited = await ebb("table", "scan", folder, "--version", "1", "--json", "--limit", "2");
     expect(jsonLines(limited.out)).toHaveLength(2);
+  });
+
+  it("scans --json with every digit: exact decimals, microsecond timestamps, dates as dates, maps as objects", async () => {
+    const valuesFolder = path.join(folder, "values");
+    const field = (name: string, type: StructType["fields"][number]["type"]) => ({
+      name,
+      type,
+      nullable: true,
+      metadata: {},
+    });
+    const table = await DeltaTable.create(new LocalObjectStore(valuesFolder), {
+      schema: {
+        type: "struct",
+        fields: [
+          field("amount", { type: "decimal", precision: 18, scale: 3 }),
+          field("nines", { type: "decimal", precision: 38, scale: 0 }),
+          field("wide", { type: "decimal", precision: 38, scale: 6 }),
+          field("at", "timestamp"),
+          field("wall", "timestamp_ntz"),
+          field("day", "date"),
+          field("attrs", { type: "map", keyType: "string", valueType: "long", valueContainsNull: true }),
+        ],
+      },
+      rows: {
+        sql:
+          "SELECT 123456789012345.678::DECIMAL(18,3) AS amount, " +
+          "'99999999999999999999999999999999999999'::DECIMAL(38,0) AS nines, " +
+          "'12345678901234567890123456789012.123456'::DECIMAL(38,6) AS wide, " +
+          "'2026-03-04 05:06:07.123456+00'::TIMESTAMPTZ AS at, '2026-03-04 05:06:07.000001'::TIMESTAMP AS wall, " +
+          "'2026-03-04'::DATE AS day, MAP {'a': 1, 'b': 2} AS attrs",
+      },
+    });
+    await table.close();
+    const { code, out, err } = await ebb("table", "scan", valuesFolder, "--json");
+    expect(code, err).toBe(0);
+    expect(jsonLines(out)).toEqual([
+      {
+        amount: "123456789012345.678",
+        nines: "99999999999999999999999999999999999999",
+        wide: "12345678901234567890123456789012.123456",
+        at: "2026-03-04T05:06:07.123456Z",
+        wall: "2026-03-04T05:06:07.000001Z",
+        day: "2026-03-04",
+        attrs: { a: 1, b: 2 },
+      },
+    ]);
+    const text = await ebb("table", "scan", valuesFolder);
+    expect(text.out).toContain("123456789012345.678");
+    expect(text.out).toContain("2026-03-04T05:06:07.123456Z");
   });
 
   it("prints history newest first", async () => {
@@ -179,6 +230,16 @@ describe("ebb table (local folder)", () => {
         .map((r) => r["id"])
         .sort(),
     ).toEqual([1, 2, 3]);
+  });
+
+  it("refuses to restore a table whose properties it cannot honour, before writing the RESTORE commit", async () => {
+    // Spark's table with delta.checkpoint.writeStatsAsStruct=true (versions 0..3), as append refuses it.
+    const spark = path.join(folder, "stats-as-struct");
+    await cp(path.join(CONFORMANCE, "dat-v0.0.2/stats_as_struct/delta"), spark, { recursive: true });
+    const { code, err } = await ebb("table", "restore", spark, "--version", "1");
+    expect(code).toBe(1);
+    expect(err).toContain("delta.checkpoint.writeStatsAsStruct");
+    expect(await readdir(path.join(spark, "_delta_log"))).not.toContain("00000000000000000004.json");
   });
 
   it("optimizes: a dry run lists the bin, the run compacts it, the rows stay", async () => {

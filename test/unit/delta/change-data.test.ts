@@ -3,6 +3,7 @@ import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const schema = schemaOf(field("id", "long", false), field("region", "string"), field("amount", "integer"));
@@ -14,7 +15,7 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
   });
   afterAll(() => duck.close());
 
-  it("round-trips through the reader's tableChanges, with writer version 4", async () => {
+  it("round-trips through the reader's tableChanges, with the changeDataFeed feature", async () => {
     const clock = new ManualClock();
     const store = new MemoryObjectStore(clock.read);
     const table = await DeltaTable.create(
@@ -33,7 +34,11 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
       },
       { clock: clock.read, duck },
     );
-    expect(table.snapshot.protocol).toEqual({ minReaderVersion: 1, minWriterVersion: 4 });
+    expect(table.snapshot.protocol).toEqual({
+      minReaderVersion: 1,
+      minWriterVersion: 7,
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "invariants"],
+    });
     await table.update({ set: { amount: "amount + 1" }, where: "id = 1" }); // v1
     await table.delete("id = 3"); // v2
     await table.merge({
@@ -74,6 +79,32 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
     await table.close();
   });
 
+  it("dates change rows as the protocol does: the in-commit timestamp, else the log file's modification time", async () => {
+    // The store's clock (file times) runs 250 ms behind the writer's, as a slow commit would.
+    const clock = new ManualClock();
+    const files = { now: clock.read() };
+    const store = new MemoryObjectStore(() => files.now);
+    const properties = (ict: boolean) => ({
+      "delta.enableChangeDataFeed": "true",
+      "delta.enableInCommitTimestamps": String(ict),
+    });
+    for (const ict of [true, false]) {
+      const root = `${ict}/`;
+      const table = await DeltaTable.create(
+        withPrefix(store, root),
+        { schema, properties: properties(ict), rows: { rows: [{ id: 1, region: "eu", amount: 1 }] } },
+        { clock: clock.read, duck },
+      );
+      files.now = clock.read() + 250;
+      await table.append({ rows: [{ id: 2, region: "eu", amount: 2 }] });
+      const info = table.snapshot.commitInfo!;
+      const stamps = new Set((await table.changes(1)).map((r) => Date.parse(String(r._commit_timestamp))));
+      expect(stamps).toEqual(new Set([ict ? info.inCommitTimestamp : files.now]));
+      expect(info.timestamp).not.toBe(files.now);
+      await table.close();
+    }
+  });
+
   it("writes no change files when the feed is off", async () => {
     const store = new MemoryObjectStore();
     const table = await DeltaTable.create(
@@ -82,7 +113,7 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
       { duck },
     );
     await table.update({ set: { amount: "2" } });
-    expect(table.snapshot.protocol.minWriterVersion).toBe(2);
+    expect(table.snapshot.protocol.writerFeatures).toEqual(["inCommitTimestamp", "invariants"]);
     expect(await listAllKeys(store, "_change_data/")).toEqual([]);
     await table.close();
   });

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
@@ -6,7 +6,9 @@ import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { checkpointKey, commitKey, LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { cleanUpExpiredLogs, planLogCleanup } from "../../../shared/delta/log/log-cleanup.ts";
-import { VersionNotFoundError } from "../../../shared/delta/errors.ts";
+import { UnsupportedFeatureError, VersionNotFoundError } from "../../../shared/delta/errors.ts";
+import type { AddFile } from "../../../shared/delta/log/actions.ts";
+import { encodeCommit } from "../../../shared/delta/log/commit-encoding.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
@@ -14,6 +16,16 @@ import { listAllKeys, type ObjectStore } from "../../../shared/store/object-stor
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
+
+const DAT = path.resolve(import.meta.dirname, "../../../../shared/conformance/delta/dat-v0.0.2");
+
+async function loadFolder(folder: string, store: ObjectStore, prefix = ""): Promise<void> {
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const full = path.join(folder, entry.name);
+    if (entry.isDirectory()) await loadFolder(full, store, `${prefix}${entry.name}/`);
+    else await store.put(`${prefix}${entry.name}`, await readFile(full));
+  }
+}
 
 const schema = schemaOf(field("id", "long", false), field("day", "date"), field("value", "string"));
 
@@ -111,7 +123,7 @@ describe("checkpoints", () => {
         `SELECT protocol.minWriterVersion AS writer, metaData.partitionColumns AS parts, remove.path AS removed, ` +
           `remove.deletionTimestamp AS deleted_at, map_extract(remove.partitionValues, 'day') AS day FROM read_parquet('${local}')`,
       );
-      expect(rows.find((r) => r.writer !== null)?.writer).toBe(2);
+      expect(rows.find((r) => r.writer !== null)?.writer).toBe(7);
       expect(rows.find((r) => r.parts !== null)?.parts).toEqual(["day"]);
       const tombstone = rows.find((r) => r.removed !== null);
       expect(tombstone?.removed).toMatch(/^day=2026-01-01\/part-.*\.snappy\.parquet$/);
@@ -273,12 +285,60 @@ describe("metadata cleanup after checkpoints", () => {
       minReaderVersion: 3,
       minWriterVersion: 7,
       readerFeatures: ["timestampNtz"],
-      writerFeatures: ["changeDataFeed", "timestampNtz"],
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "invariants", "timestampNtz"],
     };
     expect(table.snapshot.protocol).toEqual(protocol);
     await table.checkpoint();
     await table.close();
     await store.deleteMany([commitKey(0), commitKey(1)]);
     expect((await loadSnapshot(store, { duck })).protocol).toEqual(protocol);
+  });
+
+  it("refuses a table with a writer feature Ebb does not write (row tracking), writing nothing", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      { schema, rows: { rows: [{ id: 1, day: "2026-01-01", value: "a" }] } },
+      { clock: clock.read, duck },
+    );
+    // What Spark writes when row tracking is enabled: the feature, and each add's row ids.
+    const [add] = table.snapshot.files.values();
+    await store.put(
+      commitKey(1),
+      encodeCommit([
+        { commitInfo: { timestamp: clock.read() + 1, operation: "SET TBLPROPERTIES" } },
+        {
+          protocol: {
+            minReaderVersion: 1,
+            minWriterVersion: 7,
+            writerFeatures: ["domainMetadata", "rowTracking"],
+          },
+        },
+        {
+          metaData: {
+            ...table.snapshot.metadata,
+            configuration: { "delta.enableRowTracking": "true" },
+          },
+        },
+        { add: { ...add!, dataChange: false, baseRowId: 0, defaultRowCommitVersion: 1 } as AddFile },
+      ]),
+    );
+    await expect(table.checkpoint()).rejects.toThrow(UnsupportedFeatureError);
+    expect(await listAllKeys(store, "_delta_log/")).not.toContain(checkpointKey(1));
+    await table.close();
+  });
+
+  it("never overwrites a checkpoint another writer wrote of the version", async () => {
+    // Spark's table with its checkpoint of version 2, as its latest version.
+    const store = new MemoryObjectStore();
+    await loadFolder(path.join(DAT, "with_checkpoint/delta"), store);
+    await store.delete(commitKey(3));
+    const spark = await store.get(checkpointKey(2));
+    const table = await DeltaTable.open(store, { duck });
+    expect(table.snapshot.version).toBe(2);
+    expect(await table.checkpoint()).toMatchObject({ version: 2, sizeInBytes: spark.byteLength });
+    expect(Buffer.from(await store.get(checkpointKey(2))).equals(Buffer.from(spark))).toBe(true);
+    await table.close();
   });
 });

@@ -31,9 +31,9 @@ describe("commit files", () => {
     expect(() => parseCommitFile('{"add":null}', "f")).toThrow(/add must be a JSON object/);
   });
 
-  it("takes the in-commit timestamp, else commitInfo.timestamp, else the file time", () => {
+  it("takes the in-commit timestamp, else the file time (as the protocol and Spark do)", () => {
     expect(commitTimestamp({ inCommitTimestamp: 3, timestamp: 2 }, 1)).toBe(3);
-    expect(commitTimestamp({ timestamp: 2 }, 1)).toBe(2);
+    expect(commitTimestamp({ timestamp: 2 }, 1)).toBe(1);
     expect(commitTimestamp(undefined, 1)).toBe(1);
   });
 });

@@ -57,8 +57,16 @@ async function addCheckConstraint(store: MemoryObjectStore, clock: ManualClock):
     store,
     {
       readSnapshot: snapshot,
-      // CHECK constraints need writer version 3 (PROTOCOL.md "Writer Version Requirements").
-      actions: [{ protocol: { ...snapshot.protocol, minWriterVersion: 3 } }, { metaData }],
+      // CHECK constraints need their feature on a writer-7 table (PROTOCOL.md "Table Features").
+      actions: [
+        {
+          protocol: {
+            ...snapshot.protocol,
+            writerFeatures: [...(snapshot.protocol.writerFeatures ?? []), "checkConstraints"].sort(),
+          },
+        },
+        { metaData },
+      ],
       operation: { operation: "ADD CONSTRAINT", operationParameters: {}, isBlindAppend: false },
       requirements: [],
     },

@@ -19,6 +19,13 @@ describe("feature-enabling table properties", () => {
   });
   afterAll(() => duck.close());
 
+  const ICT = { "delta.enableInCommitTimestamps": "true" };
+  const ICT_OFF = { "delta.enableInCommitTimestamps": "false" };
+  const ICT_PROTOCOL = {
+    minReaderVersion: 1,
+    minWriterVersion: 7,
+    writerFeatures: ["inCommitTimestamp", "invariants"],
+  };
   const create = (properties: Record<string, string>, store = new MemoryObjectStore()) =>
     DeltaTable.create(store, { schema, properties }, { duck }).then(async (table) => {
       await table.close();
@@ -28,7 +35,6 @@ describe("feature-enabling table properties", () => {
   it.each([
     ["delta.enableDeletionVectors", "true", "deletionVectors"],
     ["delta.enableRowTracking", "true", "rowTracking"],
-    ["delta.enableInCommitTimestamps", "true", "inCommitTimestamp"],
     ["delta.enableTypeWidening", "true", "typeWidening"],
     ["delta.columnMapping.mode", "name", "columnMapping"],
     ["delta.columnMapping.mode", "id", "columnMapping"],
@@ -51,10 +57,18 @@ describe("feature-enabling table properties", () => {
     ["delta.enableDeletionVectors", "false"],
     ["delta.enableRowTracking", "false"],
     ["delta.columnMapping.mode", "none"],
-  ])("accepts %s=%s, the feature left off, with the legacy protocol", async (key, value) => {
+  ])("accepts %s=%s, the feature left off, with in-commit timestamps only", async (key, value) => {
     const snapshot = await create({ [key]: value });
-    expect(snapshot.protocol).toEqual({ minReaderVersion: 1, minWriterVersion: 2 });
-    expect(snapshot.metadata.configuration).toEqual({ [key]: value });
+    expect(snapshot.protocol).toEqual(ICT_PROTOCOL);
+    expect(snapshot.metadata.configuration).toEqual({ [key]: value, ...ICT });
+  });
+
+  it("records in-commit timestamps unless delta.enableInCommitTimestamps=false, which keeps the legacy protocol", async () => {
+    const store = new MemoryObjectStore();
+    expect((await create({}, store)).commitInfo?.inCommitTimestamp).toEqual(expect.any(Number));
+    const off = await create({ "delta.enableInCommitTimestamps": "false" });
+    expect(off.protocol).toEqual({ minReaderVersion: 1, minWriterVersion: 2 });
+    expect(off.commitInfo?.inCommitTimestamp).toBeUndefined();
   });
 
   it.each([
@@ -75,9 +89,9 @@ describe("feature-enabling table properties", () => {
       minReaderVersion: 3,
       minWriterVersion: 7,
       readerFeatures: ["timestampNtz"],
-      writerFeatures: ["appendOnly", "changeDataFeed", "timestampNtz"],
+      writerFeatures: ["appendOnly", "changeDataFeed", "inCommitTimestamp", "invariants", "timestampNtz"],
     });
-    expect(snapshot.metadata.configuration).toEqual({ "delta.enableChangeDataFeed": "true" });
+    expect(snapshot.metadata.configuration).toEqual({ "delta.enableChangeDataFeed": "true", ...ICT });
   });
 
   it("a writer-only delta.feature.* gives writer 7 with reader 1", async () => {
@@ -85,20 +99,31 @@ describe("feature-enabling table properties", () => {
     expect(snapshot.protocol).toEqual({
       minReaderVersion: 1,
       minWriterVersion: 7,
-      writerFeatures: ["changeDataFeed"],
+      writerFeatures: ["changeDataFeed", "inCommitTimestamp", "invariants"],
     });
   });
 
   it.each([
-    [{ "delta.minWriterVersion": "3" }, { minReaderVersion: 1, minWriterVersion: 3 }],
     [
-      { "delta.minWriterVersion": "1", "delta.enableChangeDataFeed": "true" },
+      { ...ICT_OFF, "delta.minWriterVersion": "3" },
+      { minReaderVersion: 1, minWriterVersion: 3 },
+    ],
+    [
+      { ...ICT_OFF, "delta.minWriterVersion": "1", "delta.enableChangeDataFeed": "true" },
       { minReaderVersion: 1, minWriterVersion: 4 },
     ],
-    [{ "delta.minWriterVersion": "7" }, { minReaderVersion: 1, minWriterVersion: 7, writerFeatures: [] }],
+    [
+      { ...ICT_OFF, "delta.minWriterVersion": "7" },
+      { minReaderVersion: 1, minWriterVersion: 7, writerFeatures: ["invariants"] },
+    ],
     [
       { "delta.minReaderVersion": "3", "delta.appendOnly": "true" },
-      { minReaderVersion: 3, minWriterVersion: 7, readerFeatures: [], writerFeatures: ["appendOnly"] },
+      {
+        minReaderVersion: 3,
+        minWriterVersion: 7,
+        readerFeatures: [],
+        writerFeatures: ["appendOnly", "inCommitTimestamp", "invariants"],
+      },
     ],
   ])("raises the protocol to delta.min*Version %j and does not store it", async (properties, protocol) => {
     const snapshot = await create(properties);

@@ -141,8 +141,11 @@ describe("loadSnapshot over commits", () => {
   });
 
   it("lists commits with timestamps made strictly increasing, except in-commit timestamps", async () => {
-    const store = await tableWithCommits(2);
-    await writeCommit(store, 2, [commitInfo(500)]);
+    const clock = { now: 1_000 };
+    const store = await tableWithCommits(2, clock);
+    // Written when the file times say (500: a skewed clock), whatever commitInfo.timestamp says.
+    clock.now = 500;
+    await writeCommit(store, 2, [commitInfo(7_000)]);
     await writeCommit(store, 3, [commitInfo(9_000, { inCommitTimestamp: 400 })]);
     const commits = await listCommits(store);
     expect(commits.map((c) => c.timestamp)).toEqual([1_000, 1_100, 1_101, 400]);
@@ -155,7 +158,9 @@ describe("loadSnapshot over commits", () => {
 
 describe("loadSnapshot with checkpoints", () => {
   async function checkpointedTable(): Promise<MemoryObjectStore> {
-    const store = await tableWithCommits(4);
+    const clock = { now: 1_000 };
+    const store = await tableWithCommits(4, clock);
+    clock.now = 1_400;
     await writeTwoPartCheckpoint(store);
     await writeCommit(store, 4, [commitInfo(1_400), remove("f%201"), add("f4")]);
     return store;

@@ -49,10 +49,14 @@ export async function writeCommit(store: MemoryObjectStore, version: number, act
   if (result !== "created") throw new Error(`commit ${version} already exists`);
 }
 
-/** A store holding commits 0..n-1: version 0 creates the table, each later one adds `f<v>`. */
+/**
+ * A store holding commits 0..n-1: version 0 creates the table, each later one adds `f<v>`. Commit v
+ * is written at 1000 + 100v ms, its file's modification time (which dates it: no in-commit timestamps).
+ */
 export async function tableWithCommits(n: number, clock = { now: 1_000 }): Promise<MemoryObjectStore> {
   const store = new MemoryObjectStore(() => clock.now);
   for (let v = 0; v < n; v++) {
+    clock.now = 1_000 + v * 100;
     const actions = v === 0 ? [commitInfo(1_000), protocol(), metaData()] : [commitInfo(1_000 + v * 100)];
     await writeCommit(store, v, [...actions, add(`f${v}`)]);
   }
