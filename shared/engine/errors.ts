@@ -1,4 +1,5 @@
 import { CodedError } from "../errors/coded-error.ts";
+import { describeBytes } from "./batch-size.ts";
 
 /**
  * Errors of the pipeline engine: one base class and a subclass per failure. Each carries a stable
@@ -283,5 +284,57 @@ export class StreamJoinError extends EngineError {
     detail: string,
   ) {
     super(`flow "${flow}" ${detail}`, { data: { flow } });
+  }
+}
+
+/**
+ * A batch as small as a batch gets (one file, one record) failed for size: it needs more than the
+ * task function holds. Names the flow, what the batch held, the bytes it needs and the bound that
+ * fits the function, and the way out.
+ */
+export class BatchTooLargeError extends EngineError {
+  override readonly name = "BatchTooLargeError";
+  override readonly errorCode = "BATCH_TOO_LARGE";
+  constructor(
+    readonly flow: string,
+    what: string,
+    readonly bytesNeeded: number | undefined,
+    readonly fittingBytes: number,
+    reason: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `flow "${flow}" cannot run its next batch: ${what} failed for size (${reason}) and a batch cannot be smaller; ` +
+        `${bytesNeeded !== undefined ? `it needs more than its ${describeBytes(bytesNeeded)}, ` : ""}while batches of about ${describeBytes(fittingBytes)} fit this function: ` +
+        `split the file into files below ${describeBytes(fittingBytes)}, or give the task functions more memory and temporary space ` +
+        `(EbbProps taskMemorySize and taskEphemeralStorageSize, up to 10,240 MB each)`,
+      {
+        ...options,
+        data: {
+          flow,
+          ...(bytesNeeded !== undefined ? { bytes_needed: bytesNeeded } : {}),
+          fitting_bytes: fittingBytes,
+        },
+      },
+    );
+  }
+}
+
+/**
+ * Not a failure the user sees: the batch in progress failed for size and was marked so; the flow
+ * runner plans it again, smaller (micro-batch.ts step 1).
+ */
+export class BatchOversizedError extends EngineError {
+  override readonly name = "BatchOversizedError";
+  constructor(
+    readonly flow: string,
+    readonly seq: number,
+    readonly reason: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`flow "${flow}"'s batch ${seq} failed for size (${reason}); it is planned again in halves`, {
+      ...options,
+      data: { flow, seq },
+    });
   }
 }
