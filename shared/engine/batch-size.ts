@@ -5,7 +5,8 @@
  * memory or time ran out) can be planned again in halves (micro-batch.ts step 1):
  *
  * 1. A batch of more than one file (or record) is halved: the next plan keeps to half its files and
- *    half its bytes (half its records for an event stream), and the flow keeps that bound for the
+ *    half its bytes (half its records for an event stream, or for one file of a table, which is read
+ *    by row ranges), and the flow keeps that bound for the
  *    batches after it (the `learned` bound its checkpoints carry), so it does not fail again on the
  *    next full-sized batch.
  * 2. A batch of one file cannot be halved: it fails with `BATCH_TOO_LARGE`, naming the file, its
@@ -44,8 +45,7 @@ export function tighter(a: BatchBound | undefined, b: BatchBound | undefined): B
  * of one file (or one record) is as small as a batch gets.
  */
 export function exceeds(size: BatchSize, bound: BatchBound): boolean {
-  if (size.files !== undefined) {
-    if (size.files <= 1) return false;
+  if (size.files !== undefined && size.files > 1) {
     return (
       (bound.maxFiles !== undefined && size.files > bound.maxFiles) ||
       (bound.maxBytes !== undefined && size.bytes !== undefined && size.bytes > bound.maxBytes)
@@ -59,10 +59,12 @@ export function exceeds(size: BatchSize, bound: BatchBound): boolean {
   );
 }
 
-/** The bound half of `size` (step 1), or undefined when the batch is one file or record (step 2). */
+/**
+ * The bound half of `size` (step 1): half its files, or of one file (a table's, which is read by row
+ * ranges) half its records; undefined when the batch is one file or record (step 2).
+ */
 export function halved(size: BatchSize): BatchBound | undefined {
-  if (size.files !== undefined) {
-    if (size.files <= 1) return undefined;
+  if (size.files !== undefined && size.files > 1) {
     return {
       maxFiles: Math.floor(size.files / 2),
       ...(size.bytes !== undefined ? { maxBytes: Math.max(1, Math.floor(size.bytes / 2)) } : {}),
