@@ -55,7 +55,9 @@ describe("the Ebb construct's settings", () => {
 });
 
 describe("the task functions' size", () => {
-  const sized = new Stack(app, "Sized");
+  // An app of its own: the first one was synthesized already.
+  const sizedApp = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const sized = new Stack(sizedApp, "Sized");
   const big = new Ebb(sized, "Ebb", {
     taskMemorySize: 10_240,
     taskEphemeralStorageSize: 10_240,
@@ -98,11 +100,13 @@ describe("the task functions' size", () => {
   });
 
   it("refuses a size Lambda does not allow, naming the prop", () => {
-    expect(() => new Ebb(new Stack(app, "TooBig"), "Ebb", { taskEphemeralStorageSize: 20_480 })).toThrow(
+    expect(
+      () => new Ebb(new Stack(new App(), "TooBig"), "Ebb", { taskEphemeralStorageSize: 20_480 }),
+    ).toThrow(
       /^Ebb: taskEphemeralStorageSize must be a whole number from 512 to 10240 MB \(Lambda's range\), not 20480$/,
     );
-    expect(() => new Ebb(new Stack(app, "TooLong"), "Ebb", { taskTimeout: Duration.minutes(20) })).toThrow(
-      /taskTimeout must be a whole number from 60 to 900 seconds/,
-    );
+    expect(
+      () => new Ebb(new Stack(new App(), "TooLong"), "Ebb", { taskTimeout: Duration.minutes(20) }),
+    ).toThrow(/taskTimeout must be a whole number from 60 to 900 seconds/);
   });
 });
