@@ -4,6 +4,9 @@ import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** The Catch path of every task: FAILED with the caught error, an event, the pipeline released. */
-export const handler = taskHandler((plane, input: UpdateIds & { readonly error: CaughtError }) =>
-  failUpdate(plane, input, input.error),
+export const handler = taskHandler(
+  (
+    plane,
+    input: UpdateIds & { readonly error: CaughtError; readonly dataset?: string; readonly flow?: string },
+  ) => failUpdate(plane, input, input.error, input),
 );

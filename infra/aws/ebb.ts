@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Size } from "aws-cdk-lib";
 import * as apigw from "aws-cdk-lib/aws-apigateway";
 import * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -18,6 +18,12 @@ import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
+import {
+  DEFAULT_TASK_SIZE,
+  taskEnvironment,
+  taskSizeIssues,
+  type TaskSize,
+} from "../../shared/engine/task-sizing.ts";
 
 /** Metadata on each function naming its handler module, read by the local runtime. */
 export const ENTRY_METADATA = "ebb:entry";
@@ -58,6 +64,22 @@ export interface EbbProps {
    * tasks and start-update) get read grants, and run in the MSK cluster's VPC. @default none
    */
   readonly eventStreams?: EbbEventStreams;
+  /**
+   * Memory of each state-machine task function, MB (Lambda: 128 to 10,240). The SQL memory limit
+   * (half of it) and the default batch bytes follow it (shared/engine/task-sizing.ts). @default 2048
+   */
+  readonly taskMemorySize?: number;
+  /**
+   * Temporary space (`/tmp`) of each task function, MB (Lambda: 512 to 10,240): a batch's input,
+   * output and spill live there. The SQL spill limit (half of it) and the default batch bytes (a
+   * quarter) follow it. @default 512 (Lambda's default)
+   */
+  readonly taskEphemeralStorageSize?: number;
+  /**
+   * How long a task function (and its state, `TimeoutSeconds`) may run (Lambda: up to 15 minutes).
+   * The SQL time limit is two thirds of it. @default 15 minutes
+   */
+  readonly taskTimeout?: Duration;
 }
 
 /**
@@ -78,6 +100,7 @@ export class Ebb extends Construct {
 
   constructor(scope: Construct, id: string, props: EbbProps = {}) {
     super(scope, id);
+    const taskSize = taskSizeOf(props);
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.eventStreams = props.eventStreams ?? {};
     this.storage = new EbbStorage(this, "Storage");
@@ -92,7 +115,8 @@ export class Ebb extends Construct {
     };
 
     const task = (entry: string) => {
-      const fn = this.fn(`tasks/${entry}`, TASK_ACCESS, resources, false, props.taskConcurrency);
+      const fn = this.fn(`tasks/${entry}`, TASK_ACCESS, resources, false, props.taskConcurrency, taskSize);
+      for (const [name, value] of Object.entries(taskEnvironment(taskSize))) fn.addEnvironment(name, value);
       for (const source of props.sourceBuckets ?? [])
         grantPrefix(fn, source.bucket, source.prefix ?? "", "read");
       return fn;
@@ -110,6 +134,7 @@ export class Ebb extends Construct {
     };
     this.stateMachine = new UpdateStateMachine(this, "Updates", {
       functions: taskFunctions,
+      taskTimeoutSeconds: taskSize.timeoutSeconds,
       logRetention: this.logRetention,
     }).stateMachine;
     // ContinueUpdate starts the next execution of this very state machine, whose ARN it takes from
@@ -186,9 +211,20 @@ export class Ebb extends Construct {
     resources: BindableResources,
     api = false,
     reservedConcurrency?: number,
+    taskSize?: TaskSize,
   ): lambda.Function {
     const id = constructId(entry);
-    const size = access.heavy ? (api ? API_HEAVY : HEAVY) : LIGHT;
+    const size = taskSize
+      ? {
+          memorySize: taskSize.memoryMb,
+          timeout: Duration.seconds(taskSize.timeoutSeconds),
+          ephemeralStorageSize: Size.mebibytes(taskSize.ephemeralStorageMb),
+        }
+      : access.heavy
+        ? api
+          ? API_HEAVY
+          : HEAVY
+        : LIGHT;
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: this.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -215,4 +251,16 @@ function constructId(entry: string): string {
     .split(/[/-]/)
     .map((part) => (part === "tasks" ? "Task" : part.charAt(0).toUpperCase() + part.slice(1)))
     .join("");
+}
+
+/** The task functions' size from the props, checked against what Lambda allows. */
+function taskSizeOf(props: EbbProps): TaskSize {
+  const size: TaskSize = {
+    memoryMb: props.taskMemorySize ?? DEFAULT_TASK_SIZE.memoryMb,
+    ephemeralStorageMb: props.taskEphemeralStorageSize ?? DEFAULT_TASK_SIZE.ephemeralStorageMb,
+    timeoutSeconds: props.taskTimeout?.toSeconds() ?? DEFAULT_TASK_SIZE.timeoutSeconds,
+  };
+  const issues = taskSizeIssues(size);
+  if (issues.length > 0) throw new RangeError(`Ebb: ${issues.join("; ")}`);
+  return size;
 }

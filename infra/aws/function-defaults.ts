@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Duration } from "aws-cdk-lib";
+import { Duration, type Size } from "aws-cdk-lib";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
 import { TASK_TIMEOUT_SECONDS } from "../../shared/control/update-tasks.ts";
@@ -31,7 +31,7 @@ export const API_HEAVY = { memorySize: 2048, timeout: Duration.seconds(29) } as 
 
 export function functionProps(
   entry: string,
-  size: { memorySize: number; timeout: Duration },
+  size: { memorySize: number; timeout: Duration; ephemeralStorageSize?: Size },
 ): NodejsFunctionProps {
   return {
     entry: path.join(FUNCTIONS_DIR, entry),

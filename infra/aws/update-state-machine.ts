@@ -34,7 +34,11 @@ import {
  * invocation): no Choice or Succeed per flow or per run.
  *
  * Every task has `TimeoutSeconds` (its Lambda's timeout), retries the errors named in `taskRetriers`, and catches everything else to FailUpdate
- * (the update FAILED with its error and an event), then the Fail state. Payloads are ids only. The
+ * (the update FAILED with its error and an event), then the Fail state. A Map item's Catch keeps the
+ * item's input (`ResultPath: $.error`), so FailUpdate knows the flow a task function's timeout
+ * (`States.Timeout`, `Sandbox.Timedout`) or out-of-memory (`Runtime.OutOfMemory`) stopped: it fails
+ * the update as FUNCTION_TIMEOUT / FUNCTION_OUT_OF_MEMORY naming it, and marks its unfinished batch
+ * for re-planning (task-errors.ts, finish-step.ts). Payloads are ids only. The
  * task names, retries and parallelism come from `update-tasks.ts`, which the in-process driver walks
  * the same way.
  */
@@ -53,6 +57,8 @@ export interface UpdateTaskFunctions {
 
 export interface UpdateStateMachineProps {
   readonly functions: UpdateTaskFunctions;
+  /** Each task's `TimeoutSeconds`: its function's timeout. @default TASK_TIMEOUT_SECONDS */
+  readonly taskTimeoutSeconds?: number;
   /** @default 24 hours */
   readonly timeout?: Duration;
   /** How long the execution logs are kept. @default one month */
@@ -61,9 +67,11 @@ export interface UpdateStateMachineProps {
 
 export class UpdateStateMachine extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  private readonly taskTimeoutSeconds: number;
 
   constructor(scope: Construct, id: string, props: UpdateStateMachineProps) {
     super(scope, id);
+    this.taskTimeoutSeconds = props.taskTimeoutSeconds ?? TASK_TIMEOUT_SECONDS;
     const fns = props.functions;
     // Each graph (the top level, each Map's item processor) needs its own FailUpdate and Fail states.
     const failUpdate = (stateId: UpdateTask) => {
@@ -206,7 +214,7 @@ export class UpdateStateMachine extends Construct {
       lambdaFunction: fn,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(TASK_TIMEOUT_SECONDS)),
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(this.taskTimeoutSeconds)),
       resultPath,
       ...(payload ? { payload: sfn.TaskInput.fromObject(payload) } : {}),
     });

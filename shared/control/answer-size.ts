@@ -81,9 +81,3 @@ export function readPart(sandbox: Sandbox, table: string, part: AnswerPart) {
     `SELECT * FROM ${quoteIdentifier(table)} WHERE rowid >= ${part.first} AND rowid < ${part.first + part.count} ORDER BY rowid`,
   );
 }
-
-/** `1234567` → `1.2 MB`, for messages. */
-export function describeBytes(bytes: number): string {
-  if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}

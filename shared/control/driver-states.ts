@@ -53,7 +53,7 @@ export async function runTask<T>(
 export async function runMap<Item>(
   items: readonly Item[],
   work: (item: Item) => Promise<void>,
-  caught: (error: unknown) => Promise<unknown>,
+  caught: (error: unknown, item: Item) => Promise<unknown>,
 ): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | undefined;
@@ -66,7 +66,7 @@ export async function runMap<Item>(
         if (error instanceof Stopped) failure ??= { error };
         else if (failure === undefined) {
           failure = { error: new MapFailed("", { cause: error }) };
-          await caught(error).catch(() => undefined);
+          await caught(error, item).catch(() => undefined);
         }
       }
     }

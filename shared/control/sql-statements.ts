@@ -14,7 +14,8 @@ import {
 } from "../sql/index.ts";
 import type { ControlPlane } from "./control-plane.ts";
 import { ResultTooLargeError } from "../api/errors.ts";
-import { answerBytesFromEnv, describeBytes, MAX_CHUNKS, planAnswer, readPart } from "./answer-size.ts";
+import { describeBytes } from "../pipeline/byte-size.ts";
+import { answerBytesFromEnv, MAX_CHUNKS, planAnswer, readPart } from "./answer-size.ts";
 import { keepStatementAnswer, keepStatementChunk } from "./statement-answers.ts";
 import { loadStatementSource } from "./statement-sources.ts";
 

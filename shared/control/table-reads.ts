@@ -22,7 +22,8 @@ import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 import { ResultTooLargeError } from "../api/errors.ts";
-import { answerBytesFromEnv, describeBytes, planAnswer } from "./answer-size.ts";
+import { describeBytes } from "../pipeline/byte-size.ts";
+import { answerBytesFromEnv, planAnswer } from "./answer-size.ts";
 import { travelledReferences, type TimeTravel } from "../sql/index.ts";
 
 /**

@@ -65,7 +65,8 @@ export async function driveUpdate(
     views,
   });
   const task = <T>(state: UpdateTask, work: () => Promise<T>) => runTask({ ...options, sleep }, state, work);
-  const fail = (state: UpdateTask, error: unknown) =>
+  // A Map's Catch hands FailUpdate the item's own input (its dataset and flow), as the ASL does.
+  const fail = (state: UpdateTask, error: unknown, item: object = {}) =>
     task(state, () =>
       failUpdate(
         plane,
@@ -73,10 +74,11 @@ export async function driveUpdate(
         error instanceof MapFailed
           ? UPDATE_FAILED
           : { Error: error instanceof Error ? error.name : "Error", Cause: caughtCause(error) },
+        item,
       ),
     );
   const map = <Item>(items: readonly Item[], failState: UpdateTask, work: (item: Item) => Promise<void>) =>
-    runMap(items, work, (error) => fail(failState, error));
+    runMap(items, work, (error, item) => fail(failState, error, item as object));
   const runLevel = async (level: ExecutionPlan["levels"][number], inCycle: boolean) =>
     map(level.items, inCycle ? "FailUpdateInCycle" : "FailUpdateInRun", async (item) => {
       const outcome = await task(inCycle ? "RunFlowInCycle" : "RunFlow", () =>

@@ -31,12 +31,15 @@ export function planFileBatch(
   return fresh.slice(0, maxFiles);
 }
 
-/** Every key under the source prefix (after `startAfter`, when given: an incremental listing). */
-export async function listSourceKeys(store: ObjectStore, startAfter?: string): Promise<string[]> {
-  const keys: string[] = [];
+/**
+ * Every key under the source prefix (after `startAfter`, when given: an incremental listing), with
+ * its size in bytes (what a batch's byte bound counts).
+ */
+export async function listSourceFiles(store: ObjectStore, startAfter?: string): Promise<Map<string, number>> {
+  const files = new Map<string, number>();
   for await (const info of listAll(store, "", startAfter === undefined ? {} : { startAfter }))
-    if (info.size > 0 || !info.key.endsWith("/")) keys.push(info.key);
-  return keys;
+    if (info.size > 0 || !info.key.endsWith("/")) files.set(info.key, info.size);
+  return files;
 }
 
 /** Files fetched at once. */

@@ -1,4 +1,5 @@
 import { CodedError } from "../errors/coded-error.ts";
+import { describeBytes } from "../pipeline/byte-size.ts";
 
 /**
  * Errors of the pipeline engine: one base class and a subclass per failure. Each carries a stable
@@ -241,18 +242,6 @@ export class TempSpaceExhaustedError extends EngineError {
   }
 }
 
-/** `1536` → `1.5 KiB`, for messages. */
-export function describeBytes(bytes: number): string {
-  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} bytes` : `${value.toFixed(1)} ${units[unit]}`;
-}
-
 /**
  * A flow's query no longer fits its table (a dropped or renamed column, a type that would lose
  * data): only a full refresh of the dataset, which recreates the table from the new query, applies it.
@@ -319,5 +308,57 @@ export class StreamJoinError extends EngineError {
     detail: string,
   ) {
     super(`flow "${flow}" ${detail}`, { data: { flow } });
+  }
+}
+
+/**
+ * A batch as small as a batch gets (one file, one record) failed for size: it needs more than the
+ * task function holds. Names the flow, what the batch held, the bytes it needs and the bound that
+ * fits the function, and the way out.
+ */
+export class BatchTooLargeError extends EngineError {
+  override readonly name = "BatchTooLargeError";
+  override readonly errorCode = "BATCH_TOO_LARGE";
+  constructor(
+    readonly flow: string,
+    what: string,
+    readonly bytesNeeded: number | undefined,
+    readonly fittingBytes: number,
+    reason: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `flow "${flow}" cannot run its next batch: ${what} failed for size (${reason}) and a batch cannot be smaller; ` +
+        `${bytesNeeded !== undefined ? `it needs more than its ${describeBytes(bytesNeeded)}, ` : ""}while batches of about ${describeBytes(fittingBytes)} fit this function: ` +
+        `split the file into files below ${describeBytes(fittingBytes)}, or give the task functions more memory and temporary space ` +
+        `(EbbProps taskMemorySize and taskEphemeralStorageSize, up to 10,240 MB each)`,
+      {
+        ...options,
+        data: {
+          flow,
+          ...(bytesNeeded !== undefined ? { bytes_needed: bytesNeeded } : {}),
+          fitting_bytes: fittingBytes,
+        },
+      },
+    );
+  }
+}
+
+/**
+ * Not a failure the user sees: the batch in progress failed for size and was marked so; the flow
+ * runner plans it again, smaller (micro-batch.ts step 1).
+ */
+export class BatchOversizedError extends EngineError {
+  override readonly name = "BatchOversizedError";
+  constructor(
+    readonly flow: string,
+    readonly seq: number,
+    readonly reason: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`flow "${flow}"'s batch ${seq} failed for size (${reason}); it is planned again in halves`, {
+      ...options,
+      data: { flow, seq },
+    });
   }
 }

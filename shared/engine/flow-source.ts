@@ -9,9 +9,10 @@ import {
   DEFAULT_MAX_FILES_PER_BATCH,
   fitRows,
   landFiles,
-  listSourceKeys,
+  listSourceFiles,
   planFileBatch,
 } from "./auto-loader-source.ts";
+import { fitBytes, type BatchSize } from "./batch-size.ts";
 import { CheckpointStateError, SourceUnavailableError } from "./errors.ts";
 import type { EventStreams } from "./event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
@@ -48,6 +49,8 @@ export interface PlannedSourceBatch {
   readonly stateRef?: string;
   /** The batch takes everything the source held when planned: no need to plan another to know. */
   readonly caughtUp: boolean;
+  /** What the batch takes of its source, where it can be known before reading it. */
+  readonly size?: BatchSize;
 }
 
 export interface LoadedSourceBatch {
@@ -163,6 +166,7 @@ function joinedSource(main: FlowSource, joined: FlowSource): FlowSource {
         end: { kind: "join", source, joined: other },
         ...(left?.stateRef ? { stateRef: left.stateRef } : {}),
         caughtUp: (left?.caughtUp ?? true) && (right?.caughtUp ?? true),
+        ...(left?.size ? { size: left.size } : {}),
       };
     },
     async load(start, end) {
@@ -205,6 +209,9 @@ function tableSource(
     ...(context.options.max_rows_per_batch !== undefined
       ? { maxRows: context.options.max_rows_per_batch }
       : {}),
+    ...(context.options.max_bytes_per_batch !== undefined
+      ? { maxBytes: context.options.max_bytes_per_batch }
+      : {}),
   };
   const startingVersion = async (): Promise<number> => {
     if (context.options.starting_version !== undefined) return context.options.starting_version;
@@ -220,7 +227,7 @@ function tableSource(
       if (plan.slices.length === 0 && !moved) return undefined;
       planned = plan;
       const caughtUp = plan.end.rowsRead === 0 && plan.end.nextVersion === plan.snapshot.version + 1;
-      return { end: plan.end, caughtUp };
+      return { end: plan.end, caughtUp, size: plan.size };
     },
     async load(start, end) {
       const until = asTable(end)!;
@@ -284,10 +291,10 @@ function fileSource(
       // The processed set and the listing are independent reads: both at once.
       const [processed, listed] = await Promise.all([
         state.load(previous),
-        listSourceKeys(files, startAfter),
+        listSourceFiles(files, startAfter),
       ]);
       let full = startAfter === undefined;
-      let fresh = planFileBatch(listed, processed, Number.MAX_SAFE_INTEGER);
+      let fresh = planFileBatch(listed.keys(), processed, Number.MAX_SAFE_INTEGER);
       const now = context.clock?.() ?? Date.now();
       // The batch this listing follows, by its changelog's key (no other batch has it).
       const batch = previous?.changelogs.at(-1) ?? "";
@@ -300,7 +307,8 @@ function fileSource(
         processed: processed.size,
       };
       if (!full && fullListingDue(mode, incremental)) {
-        fresh = planFileBatch(await listSourceKeys(files), processed, Number.MAX_SAFE_INTEGER);
+        for (const [key, size] of await listSourceFiles(files)) listed.set(key, size);
+        fresh = planFileBatch(listed.keys(), processed, Number.MAX_SAFE_INTEGER);
         full = true;
       }
       if (full) sinceFull = 0;
@@ -310,12 +318,16 @@ function fileSource(
         if (previous) idleListings.record(batch, sinceFull);
         return undefined;
       }
+      const bytesOf = (key: string) => listed.get(key) ?? 0;
+      const maxBytes = context.options.max_bytes_per_batch;
+      if (maxBytes !== undefined) chosen = fitBytes(chosen, bytesOf, maxBytes);
       const maxRows = context.options.max_rows_per_batch;
       if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
       const listing = listingAfter(previous?.listing, { full, fresh, chosen, sinceFull }, now, seq);
       const end = await state.append(previous, processed, seq, chosen, listing);
       idleListings.record(end.changelogs.at(-1)!, sinceFull);
-      return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length };
+      const size = { files: chosen.length, bytes: chosen.reduce((sum, key) => sum + bytesOf(key), 0) };
+      return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length, size };
     },
     async load(_start, end) {
       const keys = await state.batchFiles(asFiles(end)!);
@@ -354,7 +366,7 @@ function fileSource(
 
 /** A Kafka or Kinesis batch source over its own kind of offset. */
 interface EventBatches<Offset extends SourceOffset> {
-  plan(start: Offset | undefined): Promise<{ end: Offset; caughtUp: boolean } | undefined>;
+  plan(start: Offset | undefined): Promise<{ end: Offset; caughtUp: boolean; records?: number } | undefined>;
   load(
     start: Offset | undefined,
     end: Offset,
@@ -380,7 +392,9 @@ function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
   return {
     async plan(start) {
       const planned = await batches.plan(offset(start));
-      return planned && { end: planned.end, caughtUp: planned.caughtUp };
+      if (!planned) return undefined;
+      const size = planned.records !== undefined ? { size: { records: planned.records } } : {};
+      return { end: planned.end, caughtUp: planned.caughtUp, ...size };
     },
     async load(start, end) {
       const sandbox = await context.sandbox();

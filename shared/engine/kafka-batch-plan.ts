@@ -77,6 +77,15 @@ export function planKafkaBatch(
   return { outcome: "batch", plan: { end, records, caughtUp: records === total } };
 }
 
+/** Records between `start` and `end`, every partition (what a batch's record bound counts). */
+export function recordsBetween(start: KafkaOffset | undefined, end: KafkaOffset): number {
+  let records = 0;
+  for (const [topic, partitions] of Object.entries(end.next))
+    for (const [key, until] of Object.entries(partitions))
+      records += Math.max(0, until - readFrom(topic, Number(key), start, end));
+  return records;
+}
+
 /** Where the batch reads a partition from: the previous offset, else `started`, else the starting rule. */
 export function readFrom(
   topic: string,

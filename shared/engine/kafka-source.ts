@@ -3,7 +3,7 @@ import type { KafkaSource } from "../pipeline/source-schema.ts";
 import { SourceRecordsExpiredError } from "./errors.ts";
 import { loadEventRows, type EventBatchLayout, type EventRow } from "./event-records.ts";
 import { KafkaOffsetsGoneError, type KafkaTopics } from "./event-streams.ts";
-import { planKafkaBatch, readFrom, type LostRecords } from "./kafka-batch-plan.ts";
+import { planKafkaBatch, readFrom, recordsBetween, type LostRecords } from "./kafka-batch-plan.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { KafkaOffset } from "./source-offsets.ts";
 
@@ -15,7 +15,9 @@ import type { KafkaOffset } from "./source-offsets.ts";
  */
 
 export interface KafkaBatchSource {
-  plan(start: KafkaOffset | undefined): Promise<{ end: KafkaOffset; caughtUp: boolean } | undefined>;
+  plan(
+    start: KafkaOffset | undefined,
+  ): Promise<{ end: KafkaOffset; caughtUp: boolean; records: number } | undefined>;
   /** Loads the records between the offsets into `goodTable` / `badTable`; returns counts. */
   load(
     start: KafkaOffset | undefined,
@@ -43,7 +45,8 @@ export function kafkaBatchSource(
         );
         if (result.outcome === "lost") throw expired(flow, result.lost);
         if (result.outcome === "caught-up") return undefined;
-        return { end: result.plan.end, caughtUp: result.plan.caughtUp };
+        const end = result.plan.end;
+        return { end, caughtUp: result.plan.caughtUp, records: recordsBetween(start, end) };
       } finally {
         await client.close();
       }

@@ -5,15 +5,32 @@ import {
   flowAppId,
   type Checkpoint,
   type CheckpointsRepository,
+  type FlowHead,
   type FlowRef,
 } from "../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
-import { EngineError, MalformedRecordsError, fencedOut } from "./errors.ts";
+import {
+  BatchOversizedError,
+  BatchTooLargeError,
+  EngineError,
+  MalformedRecordsError,
+  fencedOut,
+} from "./errors.ts";
+import { describeSize, tighter, type BatchBound, type BatchSize } from "./batch-size.ts";
+import {
+  boundedOptions,
+  decidePending,
+  mayReplan,
+  optionBound,
+  type PendingDecision,
+} from "./batch-replan.ts";
+import { sizeFailureReason } from "./size-failure.ts";
+import { batchBytesFromEnv } from "./task-sizing.ts";
 import { networkEventStreams } from "../store/event-stream-clients.ts";
 import type { EventStreams } from "./event-streams.ts";
-import { BAD_RECORDS_TABLE, createFlowSource } from "./flow-source.ts";
+import { BAD_RECORDS_TABLE, createFlowSource, type FlowSource } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
@@ -37,10 +54,13 @@ import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stat
  *
  * 1. Load the flow's HEAD (offsets after the last committed batch, `seq`). A checkpoint still PLANNED
  *    whose parent is HEAD, planned since HEAD last moved, is an unfinished batch: it is resumed with
- *    its own seq and end offsets (one planned before a rewind or reset was abandoned by it).
- * 2. Otherwise plan: choose the end offsets within the flow's bounds (an auto_loader writes its
- *    changelog of files first) and write the checkpoint `seq = max + 1`, PLANNED, parent = HEAD
- *    (a conditional put: write-ahead, before any data is written). Nothing new: caught up.
+ *    its own seq and end offsets (one planned before a rewind or reset was abandoned by it) — unless
+ *    it failed for size or is larger than the flow's bound now allows, and its txn is not in the
+ *    table: then it is left behind and planned again, smaller (batch-replan.ts), with a WARN event.
+ * 2. Otherwise plan: choose the end offsets within the flow's bounds (files, bytes, rows, records;
+ *    an auto_loader writes its changelog of files first) and write the checkpoint `seq = max + 1`,
+ *    PLANNED, parent = HEAD, with the batch's size (a conditional put: write-ahead, before any data
+ *    is written). Nothing new: caught up.
  * 3. Read the rows between HEAD's offsets and the end offsets into the sandbox as `source`; divert
  *    malformed records (fail, or to `<dataset>_quarantine`); register the snapshots the SQL reads;
  *    run the stateful operators (watermark, deduplication) from HEAD's state version, writing the
@@ -55,7 +75,9 @@ import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stat
  * before the commit: an update that was stopped, timed out or superseded lands nothing more.
  *
  * A crash anywhere leaves either no PLANNED checkpoint past HEAD (nothing happened) or one that step 1
- * resumes; orphan data files from step 3 are never committed and VACUUM removes them.
+ * resumes; orphan data files from step 3 are never committed and VACUUM removes them. A batch that
+ * fails for size in steps 3-4 (temporary space, memory, time: size-failure.ts) is marked so on its
+ * checkpoint, as the state machine's Catch marks one whose function timed out or ran out of memory.
  */
 
 export interface FlowRun {
@@ -77,6 +99,20 @@ export interface FlowRun {
    * whose S3 put cannot carry the DynamoDB fence that the checkpoint's plan and commit carry.
    */
   readonly isActive: () => Promise<boolean>;
+  /** Bytes a batch takes when the flow sets no `max_bytes_per_batch`. @default the environment's (task-sizing.ts) */
+  readonly defaultBatchBytes?: number;
+  /** Told when an unfinished batch is planned again, smaller (for the event log's WARN). */
+  readonly onReplan?: (replan: BatchReplan) => Promise<void>;
+}
+
+/** An unfinished batch left behind and planned again within a smaller bound (step 1). */
+export interface BatchReplan {
+  readonly flow: string;
+  readonly oldSeq: number;
+  readonly oldSize: BatchSize;
+  readonly newSeq: number;
+  readonly newSize: BatchSize | undefined;
+  readonly reason: string;
 }
 
 export interface BatchOutcome {
@@ -104,10 +140,31 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const ref: FlowRef = { pipelineId: run.pipelineId, flowId: run.flow.name };
   const crash = async (point: CrashPoint, seq: number) => run.crash?.(point, seq);
 
-  // 1. HEAD, and an unfinished batch planned on top of it.
+  // 1. HEAD, and an unfinished batch planned on top of it (left behind when it must be smaller).
   const { head, after, abandonedThrough } = await run.checkpoints.resume(ref);
   const startOffset = head.checkpoint ? parseOffset(head.checkpoint.offsets) : undefined;
-  const { pending, maxSeq } = scanAfter(head.seq, after, abandonedThrough);
+  const scanned = scanAfter(head.seq, after, abandonedThrough);
+  const maxSeq = scanned.maxSeq;
+  let pending = scanned.pending;
+  const options = effectiveOptions(run);
+  let learned = head.checkpoint?.learnedBound as BatchBound | undefined;
+  let bound = tighter(
+    optionBound(run.flow.source, options, run.defaultBatchBytes ?? defaultBatchBytes()),
+    learned,
+  );
+  let replan: Extract<PendingDecision, { kind: "replan" }> | undefined;
+  if (pending && mayReplan(pending, bound)) {
+    const committed = await tableHoldsTxn(run, flowAppId(ref), pending.seq);
+    const decision = decidePending(pending, bound, learned, committed);
+    if (decision.kind === "too-large") throw tooLarge(run, pending, decision.size, decision.reason);
+    if (decision.kind === "replan") {
+      replan = decision;
+      bound = decision.bound;
+      learned = decision.learned ?? learned;
+    }
+  }
+  const replaced = replan ? pending : undefined;
+  if (replan) pending = undefined;
 
   // Opened on first use: a flow that has caught up never needs one.
   let opening: Promise<Sandbox> | undefined;
@@ -123,7 +180,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       flowName: run.flow.name,
       datasetName: run.dataset.name,
       source: run.flow.source,
-      options: effectiveOptions(run),
+      options: boundedOptions(run.flow.source, options, bound),
       store: run.catalog.store,
       datasetTable: (name) => run.catalog.tableStore(name),
       locate: run.locate,
@@ -153,6 +210,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         updateId: run.updateId,
         activeUpdateId: run.updateId,
         ...(planned.stateRef ? { stateRef: planned.stateRef } : {}),
+        ...(planned.size ? { size: { ...planned.size } } : {}),
+        ...(learned ? { learnedBound: { ...learned } } : {}),
       });
       if (result.outcome === "fenced")
         throw fencedOut(run.updateId, `planning flow "${run.flow.name}"'s next batch`, result);
@@ -165,80 +224,23 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       seq = result.checkpoint.seq;
       endOffset = planned.end;
       caughtUp = planned.caughtUp;
+      if (replan && replaced) {
+        await run.onReplan?.({
+          flow: run.flow.name,
+          oldSeq: replaced.seq,
+          oldSize: replan.from,
+          newSeq: seq,
+          newSize: planned.size,
+          reason: replan.reason,
+        });
+      }
       await crash("after-plan", seq);
     }
 
-    // 3. Read, quarantine, transform.
-    const sandbox = await openSandbox();
-    const txn = { appId: flowAppId(ref), version: seq };
-    const reads = run.catalog.snapshotReads(run.dataset.name, run.flow.name);
-    const staticNewest = await registerSnapshotViews(
-      sandbox,
-      reads,
-      await loadReadSnapshots(reads, run.session.duck),
+    const committed = await markingSizeFailures(run, ref, seq, () =>
+      readAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source),
     );
-    const what = `flow "${run.flow.name}"`;
-    const fence = () =>
-      updateFence(run.updateId, run.isActive, run.session.signal)(`the commit of ${what}'s batch ${seq}`);
-    let loaded = await source.load(startOffset, endOffset);
-    if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
-    let state: StateProgress | undefined;
-    if (isStatefulFlow(run.flow)) {
-      const operate = () =>
-        runStatefulOperators({
-          sandbox,
-          store: run.catalog.store,
-          flow: ref,
-          definition: run.flow,
-          ...(head.checkpoint?.stateVersion ? { parentVersion: head.checkpoint.stateVersion } : {}),
-          seq,
-        });
-      try {
-        state = await sandbox.explainingFailures(what, operate);
-      } catch (error) {
-        // The one-pass read met a malformed record: read again, checking each one.
-        if (!loaded.strict || !isMalformedInputError(error)) throw error;
-        loaded = await loaded.strict();
-        if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
-        state = await sandbox.explainingFailures(what, operate);
-      }
-      await crash("after-state-write", seq);
-    }
-
-    // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
-    const rowsSql = await sandbox.checkedQuery(state?.query ?? run.flow.sql, what);
-    const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
-      const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
-      const target: SinkTarget = {
-        store: run.catalog.tableStore(run.dataset.name),
-        name: run.dataset.name,
-        ...tableLayout(run.dataset),
-      };
-      const options = {
-        rowsSession: await sandbox.writer(),
-        ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
-        afterDataFile: () => crash("after-a-data-file", seq),
-        afterDataFiles: async () => {
-          await crash("after-data-files", seq);
-          await fence();
-        },
-      };
-      return sandbox.explainingFailures(what, async () =>
-        run.flow.auto_cdc
-          ? applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, options)
-          : appendBatch(target, run.session, rowsSql, txn, options),
-      );
-    };
-    let committed;
-    try {
-      committed = await commitBatch();
-    } catch (error) {
-      // The one-pass read met a malformed record: read again, checking each one.
-      if (!loaded.strict || !isMalformedInputError(error)) throw error;
-      loaded = await loaded.strict();
-      if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
-      committed = await commitBatch();
-    }
+    const { loaded, state } = committed;
     await crash("after-table-commit", seq);
 
     // 5. COMMITTED + HEAD, in one transaction.
@@ -251,7 +253,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       ...(state?.version !== undefined ? { stateVersion: state.version } : {}),
     });
     if (marked.outcome === "fenced")
-      throw fencedOut(run.updateId, `moving ${what}'s HEAD to batch ${seq}`, marked);
+      throw fencedOut(run.updateId, `moving flow "${run.flow.name}"'s HEAD to batch ${seq}`, marked);
     if (marked.outcome === "head-moved") {
       throw new EngineError(
         `flow "${run.flow.name}": HEAD moved to ${marked.head} while batch ${seq} ran (a rewind or reset); the batch was not applied to the checkpoint, run the update again`,
@@ -277,6 +279,156 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const opened = await opening?.catch(() => undefined);
     await opened?.close();
   }
+}
+
+/**
+ * Steps 3 and 4 of batch `seq`: read its rows, run its operators and SQL, commit them to the table.
+ */
+async function readAndCommit(
+  run: FlowRun,
+  ref: FlowRef,
+  seq: number,
+  head: FlowHead,
+  startOffset: SourceOffset | undefined,
+  endOffset: SourceOffset,
+  openSandbox: () => Promise<Sandbox>,
+  crash: (point: CrashPoint, seq: number) => Promise<void>,
+  source: FlowSource,
+) {
+  // 3. Read, quarantine, transform.
+  const sandbox = await openSandbox();
+  const txn = { appId: flowAppId(ref), version: seq };
+  const reads = run.catalog.snapshotReads(run.dataset.name, run.flow.name);
+  const staticNewest = await registerSnapshotViews(
+    sandbox,
+    reads,
+    await loadReadSnapshots(reads, run.session.duck),
+  );
+  const what = `flow "${run.flow.name}"`;
+  const fence = () =>
+    updateFence(run.updateId, run.isActive, run.session.signal)(`the commit of ${what}'s batch ${seq}`);
+  let loaded = await source.load(startOffset, endOffset);
+  if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+  let state: StateProgress | undefined;
+  if (isStatefulFlow(run.flow)) {
+    const operate = () =>
+      runStatefulOperators({
+        sandbox,
+        store: run.catalog.store,
+        flow: ref,
+        definition: run.flow,
+        ...(head.checkpoint?.stateVersion ? { parentVersion: head.checkpoint.stateVersion } : {}),
+        seq,
+      });
+    try {
+      state = await sandbox.explainingFailures(what, operate);
+    } catch (error) {
+      // The one-pass read met a malformed record: read again, checking each one.
+      if (!loaded.strict || !isMalformedInputError(error)) throw error;
+      loaded = await loaded.strict();
+      if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+      state = await sandbox.explainingFailures(what, operate);
+    }
+    await crash("after-state-write", seq);
+  }
+
+  // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
+  const rowsSql = await sandbox.checkedQuery(state?.query ?? run.flow.sql, what);
+  const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
+    const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
+    const target: SinkTarget = {
+      store: run.catalog.tableStore(run.dataset.name),
+      name: run.dataset.name,
+      ...tableLayout(run.dataset),
+    };
+    const options = {
+      rowsSession: await sandbox.writer(),
+      ...(Number.isFinite(newestUpstream) ? { timestampFloor: newestUpstream + 1 } : {}),
+      afterDataFile: () => crash("after-a-data-file", seq),
+      afterDataFiles: async () => {
+        await crash("after-data-files", seq);
+        await fence();
+      },
+    };
+    return sandbox.explainingFailures(what, async () =>
+      run.flow.auto_cdc
+        ? applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, options)
+        : appendBatch(target, run.session, rowsSql, txn, options),
+    );
+  };
+  let committed;
+  try {
+    committed = await commitBatch();
+  } catch (error) {
+    // The one-pass read met a malformed record: read again, checking each one.
+    if (!loaded.strict || !isMalformedInputError(error)) throw error;
+    loaded = await loaded.strict();
+    if (loaded.badRecords > 0) await divertBadRecords(run, sandbox, seq, txn);
+    committed = await commitBatch();
+  }
+  return { ...committed, loaded, state };
+}
+
+/**
+ * Runs `work` (steps 3-4 of batch `seq`); a failure for size marks the batch so (its checkpoint's
+ * `oversized`) and becomes `BatchOversizedError`, on which the flow runner plans it again, smaller.
+ */
+async function markingSizeFailures<T>(
+  run: FlowRun,
+  ref: FlowRef,
+  seq: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const reason = sizeFailureReason(error);
+    if (reason === undefined) throw error;
+    if (!(await run.checkpoints.markOversized(ref, seq, reason))) throw error;
+    throw new BatchOversizedError(run.flow.name, seq, reason, { cause: error });
+  }
+}
+
+/**
+ * Marks the batch planned on top of `ref`'s HEAD as failed for size (the state machine's Catch, when
+ * its function timed out or ran out of memory): the next attempt plans it again, smaller. Returns
+ * the batch, or undefined when none was unfinished.
+ */
+export async function markUnfinishedBatchOversized(
+  checkpoints: CheckpointsRepository,
+  ref: FlowRef,
+  reason: string,
+): Promise<Checkpoint | undefined> {
+  const { head, after, abandonedThrough } = await checkpoints.resume(ref);
+  const { pending } = scanAfter(head.seq, after, abandonedThrough);
+  if (!pending || !(await checkpoints.markOversized(ref, pending.seq, reason))) return undefined;
+  return pending;
+}
+
+/** Whether the flow's table already holds batch `seq`'s txn (committed by step 4). */
+async function tableHoldsTxn(run: FlowRun, appId: string, seq: number): Promise<boolean> {
+  try {
+    const snapshot = await currentSnapshot(run.catalog.tableStore(run.dataset.name), {
+      duck: run.session.duck,
+    });
+    return (snapshot.txns.get(appId)?.version ?? -1) >= seq;
+  } catch (error) {
+    if (error instanceof TableNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** The error for an unfinished batch that failed for size and cannot be halved. */
+function tooLarge(run: FlowRun, pending: Checkpoint, size: BatchSize | undefined, reason: string) {
+  const what = `batch ${pending.seq}${size ? ` (${describeSize(size)})` : ""}`;
+  const fitting = run.flow.options?.max_bytes_per_batch ?? run.defaultBatchBytes ?? defaultBatchBytes();
+  return new BatchTooLargeError(run.flow.name, what, size?.bytes, fitting, reason);
+}
+
+/** The environment's default batch bytes, read once. */
+let environmentBatchBytes: number | undefined;
+function defaultBatchBytes(): number {
+  return (environmentBatchBytes ??= batchBytesFromEnv());
 }
 
 /** The flow's options, with the pipeline's `cloudFiles.useIncrementalListing` where it sets none. */

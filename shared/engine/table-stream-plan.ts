@@ -1,5 +1,6 @@
 import { type ChangeFile, ChangeDataNotRecordedError, walkLineage } from "../delta/index.ts";
 import { UpstreamChangedError, UpstreamRefreshedError, UpstreamRewoundError } from "./errors.ts";
+import type { BatchSize } from "./batch-size.ts";
 import type { TableOffset } from "./source-offsets.ts";
 
 /**
@@ -13,8 +14,8 @@ import type { TableOffset } from "./source-offsets.ts";
  *    data and was not rewound: fail (rewind or fully refresh the reader).
  * 3. Read the live versions in order: a TRUNCATE fails (refresh the reader too); any other commit that
  *    removes data fails (a stream cannot follow it); appends are read, rows in `add` order.
- * 4. Stop at the batch bounds (rows, files), possibly inside a version, and return the slices and the
- *    end offset.
+ * 4. Stop at the batch bounds (rows, files, bytes of the files read), possibly inside a version, and
+ *    return the slices and the end offset. A file larger than the byte bound is read alone.
  *
  * A reader of the change data feed (`planChangeFeedBatch`) takes step 3 differently: every live
  * commit but a TRUNCATE is read, as its change rows (inserts, update images, deletes), whole versions
@@ -29,8 +30,8 @@ export interface SourceCommit {
   readonly operation: string;
   /** For a RESTORE: the version it restored. */
   readonly restoredVersion?: number;
-  /** Files added with `dataChange: true`, in commit order, with their row counts. */
-  readonly addedFiles: readonly { readonly path: string; readonly rows: number }[];
+  /** Files added with `dataChange: true`, in commit order, with their row counts and sizes. */
+  readonly addedFiles: readonly { readonly path: string; readonly rows: number; readonly bytes: number }[];
   /** Whether the commit removes data (`remove` with `dataChange: true`). */
   readonly removesData: boolean;
   /** The files holding the commit's change rows (the change data feed), or why the log has none. */
@@ -45,6 +46,8 @@ export interface RowSlice {
   readonly endRow: number;
   /** Rows in the whole file (to read it whole when the slice covers it). */
   readonly fileRows: number;
+  /** The whole file's bytes (what a batch's byte bound counts). */
+  readonly fileBytes: number;
   /** Where the file's first row sits among the version's rows. */
   readonly versionRowStart: number;
 }
@@ -52,6 +55,8 @@ export interface RowSlice {
 export interface BatchBounds {
   readonly maxFiles?: number;
   readonly maxRows?: number;
+  /** Bytes of the data files read (at least one file). */
+  readonly maxBytes?: number;
   /** Re-plan a batch already planned: stop exactly at this end offset (other bounds are ignored). */
   readonly until?: TableOffset;
 }
@@ -60,6 +65,8 @@ export interface TableBatchPlan {
   readonly slices: readonly RowSlice[];
   readonly rows: number;
   readonly end: TableOffset;
+  /** What the batch reads: its files, their bytes, its rows (a change feed's: its change files). */
+  readonly size: BatchSize;
   /** The newest source commit the batch consumes (for the causal commit timestamp), if any. */
   readonly newestCommitTimestamp?: number;
   /** RESTORE commits whose abandoned versions this batch skips. */
@@ -89,6 +96,7 @@ export function planTableBatch(
   const slices: RowSlice[] = [];
   let rows = 0;
   let files = 0;
+  let bytes = 0;
   let end: TableOffset = { ...start, nextVersion: context.latestVersion + 1, rowsRead: 0 };
   let stopped = false;
   for (const version of live) {
@@ -100,7 +108,8 @@ export function planTableBatch(
       const firstRow = Math.max(0, skip - position);
       position += file.rows;
       if (firstRow >= file.rows) continue;
-      if (atBound(bounds, rows, files)) {
+      const overBytes = bounds.maxBytes !== undefined && files > 0 && bytes + file.bytes > bounds.maxBytes;
+      if (atBound(bounds, rows, files) || overBytes) {
         stopped = true;
         break;
       }
@@ -114,10 +123,12 @@ export function planTableBatch(
         firstRow,
         endRow: firstRow + take,
         fileRows: file.rows,
+        fileBytes: file.bytes,
         versionRowStart: position - file.rows,
       });
       rows += take;
       files += 1;
+      bytes += file.bytes;
       if (firstRow + take < file.rows) {
         end = { ...start, nextVersion: version, rowsRead: position - file.rows + firstRow + take };
         stopped = true;
@@ -164,7 +175,7 @@ export function planChangeFeedBatch(
     taken += 1;
   }
   if (bounds.until) end = bounds.until;
-  return { ...finish([], end, commits, skippedRestores), changes };
+  return { ...finish([], end, commits, skippedRestores), size: { files: changes.length }, changes };
 }
 
 function finish(
@@ -175,10 +186,12 @@ function finish(
 ): TableBatchPlan {
   const consumed = end.rowsRead > 0 ? end.nextVersion : end.nextVersion - 1;
   const newest = commits.filter((c) => c.version <= consumed).at(-1);
+  const rows = slices.reduce((n, s) => n + s.endRow - s.firstRow, 0);
   return {
     slices,
-    rows: slices.reduce((n, s) => n + s.endRow - s.firstRow, 0),
+    rows,
     end,
+    size: { files: slices.length, bytes: slices.reduce((n, s) => n + s.fileBytes, 0), records: rows },
     ...(newest ? { newestCommitTimestamp: newest.timestamp } : {}),
     skippedRestores: skippedRestores.filter((r) => r.version <= consumed),
   };

@@ -133,12 +133,12 @@ async function readSourceCommits(
   const out: SourceCommit[] = [];
   for (const { ref, actions } of await readCommits(store, refs)) {
     const commitInfo = findCommitInfo(actions);
-    const added: { path: string; rows: number }[] = [];
+    const added: { path: string; rows: number; bytes: number }[] = [];
     let removesData = false;
     for (const action of actions) {
       if ("add" in action && action.add.dataChange) {
         files.set(action.add.path, action.add);
-        added.push({ path: action.add.path, rows: recordsOf(action.add) });
+        added.push({ path: action.add.path, rows: recordsOf(action.add), bytes: action.add.size });
       } else if ("remove" in action && action.remove.dataChange) {
         removesData = true;
       }

@@ -5,6 +5,7 @@ import { sourceSchema } from "./source-schema.ts";
 import { autoCdcSchema } from "./auto-cdc-schema.ts";
 import { parseTimestamp } from "./timestamp.ts";
 import { parseInterval } from "./duration.ts";
+import { parseByteSize } from "./byte-size.ts";
 import { DEFINITION_ISSUE_CODES } from "./errors.ts";
 
 /**
@@ -26,6 +27,19 @@ const positiveCount = z
   .int({ error: "must be a whole number" })
   .positive({ error: "must be greater than 0" });
 
+/** A positive number of bytes, or a size such as `"256MB"` or `"1g"` (byte-size.ts), as bytes. */
+const byteSizeSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const bytes = typeof v === "number" ? v : parseByteSize(v);
+  if (bytes === undefined || !Number.isInteger(bytes) || bytes <= 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `${JSON.stringify(v)} is not a size: give a whole number of bytes or a size such as "256MB" or "1g"`,
+    });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
 /** ISO-8601 with a zone (`2026-01-31T12:00:00Z`) or UTC `yyyy-MM-dd HH:mm:ss` (semantics.md). */
 const timestampSchema = z.string().refine((v) => parseTimestamp(v) !== undefined, {
   error: (issue) =>
@@ -37,6 +51,12 @@ export const flowOptionsSchema = strictObject({
   max_files_per_batch: positiveCount.optional(),
   /** At most this many rows per micro-batch (a version may be split across batches). */
   max_rows_per_batch: positiveCount.optional(),
+  /**
+   * At most about this many bytes of source files per micro-batch (Spark's `maxBytesPerTrigger`): a
+   * number of bytes or a size (`"256MB"`, `"1g"`). A file larger than it is read alone.
+   * @default the task function's share (`EBB_BATCH_MAX_BYTES`, from the stack's sizing props)
+   */
+  max_bytes_per_batch: byteSizeSchema.optional(),
   /** At most this many records per micro-batch of a kafka or kinesis source (Spark's maxOffsetsPerTrigger). */
   max_offsets_per_batch: positiveCount.optional(),
   /**
@@ -223,6 +243,13 @@ export const flowSchema = strictObject({
         code: "custom",
         path: ["options", key],
         message: `${key} applies to stream and delta sources; a ${flow.source.type} source starts where ${where} says`,
+      });
+    }
+    if (options?.max_bytes_per_batch !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["options", "max_bytes_per_batch"],
+        message: `max_bytes_per_batch applies to auto_loader, stream and delta sources (a ${flow.source.type} batch's bytes are known only once read): bound it with max_offsets_per_batch`,
       });
     }
   } else if (options?.max_offsets_per_batch !== undefined) {

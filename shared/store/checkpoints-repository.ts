@@ -78,7 +78,19 @@ export interface Checkpoint {
    * Absent: the flow keeps no operator state. A rewind to this checkpoint restores exactly it.
    */
   readonly stateVersion?: string;
+  /** What the batch takes of its source, as planned (`files`, `bytes`, `records`; engine/batch-size.ts). */
+  readonly size?: BatchMeasures;
+  /** The bound a size failure taught the flow, kept by each batch planned after it. */
+  readonly learnedBound?: BatchMeasures;
+  /**
+   * Why the batch failed for size (its function's temporary space, memory or time ran out) before
+   * anything of it was committed (PLANNED only): the next attempt plans it again, smaller.
+   */
+  readonly oversized?: string;
 }
+
+/** Named counts of a batch (what the engine measures; plain numbers here). */
+export type BatchMeasures = Readonly<Record<string, number>>;
 
 export interface FlowHead {
   /** The live checkpoint's seq, or `ROOT_SEQ`. */
@@ -93,6 +105,8 @@ export interface PlanRequest {
   readonly offsets: SourceOffsets;
   readonly stateRef?: string;
   readonly updateId?: string;
+  readonly size?: BatchMeasures;
+  readonly learnedBound?: BatchMeasures;
   /** The fence: the plan holds only while this is the pipeline's active update. */
   readonly activeUpdateId?: string;
 }
@@ -168,6 +182,12 @@ export interface CheckpointsRepository {
    */
   resume(flow: FlowRef): Promise<FlowResume>;
   plan(flow: FlowRef, request: PlanRequest): Promise<PlanResult>;
+  /**
+   * Records that the PLANNED batch `seq` failed for size (`reason`), so the next attempt plans it
+   * again rather than resuming it. False when the batch is not PLANNED (committed meanwhile, or
+   * never planned): nothing changed.
+   */
+  markOversized(flow: FlowRef, seq: number, reason: string): Promise<boolean>;
   /** Throws `CheckpointNotFoundError` if the seq was never planned. */
   commit(flow: FlowRef, seq: number, request: CommitRequest): Promise<CommitResult>;
   get(flow: FlowRef, seq: number): Promise<Checkpoint | undefined>;

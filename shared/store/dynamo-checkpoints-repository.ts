@@ -2,13 +2,14 @@ import {
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type DynamoDBDocumentClient,
   type GetCommandOutput,
   type QueryCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import { CHECKPOINTS_TABLE } from "./table-schemas.ts";
 import { CheckpointNotFoundError, StoreConfigurationError } from "./errors.ts";
-import { request, transactWrite } from "./dynamo-requests.ts";
+import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import { activeUpdateCheck, readActiveUpdate } from "./dynamo-pipelines-repository.ts";
 import {
   ROOT_SEQ,
@@ -23,6 +24,7 @@ import {
   type FlowResume,
   type FlowRef,
   type Fenced,
+  type BatchMeasures,
   type MoveHeadOptions,
   type MoveHeadResult,
   type PlanRequest,
@@ -60,6 +62,9 @@ interface CheckpointItem {
   readonly tableVersion?: number;
   readonly committedAt?: number;
   readonly stateVersion?: string;
+  readonly batchSize?: BatchMeasures;
+  readonly learnedBound?: BatchMeasures;
+  readonly oversized?: string;
 }
 
 interface HeadItem {
@@ -148,6 +153,8 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       offsetsJson: JSON.stringify(planned.offsets),
       ...(planned.stateRef !== undefined ? { stateRef: planned.stateRef } : {}),
       ...(planned.updateId !== undefined ? { updateId: planned.updateId } : {}),
+      ...(planned.size !== undefined ? { batchSize: planned.size } : {}),
+      ...(planned.learnedBound !== undefined ? { learnedBound: planned.learnedBound } : {}),
       plannedAt: this.now(),
     };
     // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once; the
@@ -171,6 +178,21 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
     if (result.ok) return { outcome: "planned", checkpoint: toCheckpoint(item) };
     if (result.failedConditions.includes(2)) return this.fenced(flow);
     return { outcome: "seq-taken", seq };
+  }
+
+  async markOversized(flow: FlowRef, seq: number, reason: string): Promise<boolean> {
+    const result = await conditionalWrite(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: flowKey(flow), [SORT]: seq },
+          UpdateExpression: "SET oversized = :reason",
+          ConditionExpression: "checkpointStatus = :planned",
+          ExpressionAttributeValues: { ":reason": reason, ":planned": "PLANNED" },
+        }),
+      ),
+    );
+    return result.written;
   }
 
   async commit(flow: FlowRef, seq: number, committed: CommitRequest): Promise<CommitResult> {
@@ -427,6 +449,8 @@ function toItem(checkpoint: Checkpoint): CheckpointItem {
     ...(checkpoint.tableVersion !== undefined ? { tableVersion: checkpoint.tableVersion } : {}),
     ...(checkpoint.committedAt !== undefined ? { committedAt: checkpoint.committedAt } : {}),
     ...(checkpoint.stateVersion !== undefined ? { stateVersion: checkpoint.stateVersion } : {}),
+    ...(checkpoint.size !== undefined ? { batchSize: checkpoint.size } : {}),
+    ...(checkpoint.learnedBound !== undefined ? { learnedBound: checkpoint.learnedBound } : {}),
   };
 }
 
@@ -443,5 +467,8 @@ function toCheckpoint(item: CheckpointItem): Checkpoint {
     ...(item.tableVersion !== undefined ? { tableVersion: item.tableVersion } : {}),
     ...(item.committedAt !== undefined ? { committedAt: item.committedAt } : {}),
     ...(item.stateVersion !== undefined ? { stateVersion: item.stateVersion } : {}),
+    ...(item.batchSize !== undefined ? { size: item.batchSize } : {}),
+    ...(item.learnedBound !== undefined ? { learnedBound: item.learnedBound } : {}),
+    ...(item.oversized !== undefined ? { oversized: item.oversized } : {}),
   };
 }

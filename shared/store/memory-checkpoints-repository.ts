@@ -72,10 +72,20 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
       offsets: structuredClone(request.offsets),
       ...(request.stateRef !== undefined ? { stateRef: request.stateRef } : {}),
       ...(request.updateId !== undefined ? { updateId: request.updateId } : {}),
+      ...(request.size !== undefined ? { size: { ...request.size } } : {}),
+      ...(request.learnedBound !== undefined ? { learnedBound: { ...request.learnedBound } } : {}),
       plannedAt: this.now(),
     };
     entry.bySeq.set(seq, checkpoint);
     return { outcome: "planned", checkpoint: copy(checkpoint) };
+  }
+
+  async markOversized(flow: FlowRef, seq: number, reason: string): Promise<boolean> {
+    const entry = this.entry(flow);
+    const planned = entry.bySeq.get(seq);
+    if (planned?.status !== "PLANNED") return false;
+    entry.bySeq.set(seq, { ...planned, oversized: reason });
+    return true;
   }
 
   async commit(flow: FlowRef, seq: number, request: CommitRequest): Promise<CommitResult> {

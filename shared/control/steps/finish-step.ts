@@ -5,7 +5,9 @@ import { loadPipeline, rewindEnvironment, type ControlPlane } from "../control-p
 import { recorder } from "../update-events.ts";
 import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
 import { transitionTogether } from "./step-writes.ts";
-import { describeCaught, type CaughtError } from "./task-errors.ts";
+import { describeSize } from "../../engine/batch-size.ts";
+import { markUnfinishedBatchOversized } from "../../engine/micro-batch.ts";
+import { describeCaught, FUNCTION_LIMIT_CODES, functionLimitOf, type CaughtError } from "./task-errors.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 
 /**
@@ -57,12 +59,18 @@ async function factsOf(plane: ControlPlane, ids: UpdateIds): Promise<{ facts: Fi
   return { facts: finishFactsOf(update), ended: isTerminal(update.state) };
 }
 
+/**
+ * The Catch path. `item` is the failed state's input when a RunFlow failed (its dataset and flow): a
+ * function that ran out of time or memory names them, and the flow's unfinished batch is marked as
+ * failed for size, so the next update plans it again in halves instead of running it as it was.
+ */
 export async function failUpdate(
   plane: ControlPlane,
   ids: UpdateIds,
   caught: CaughtError,
+  item: { readonly dataset?: string; readonly flow?: string } = {},
 ): Promise<{ state: string }> {
-  const error = describeCaught(caught);
+  const error = await describeFailure(plane, ids, caught, item);
   const context = await openUpdate(plane, ids);
   if (!isTerminal(context.update.state)) {
     const failure = Object.assign(new Error(error.message), { name: caught.Error ?? "Error" });
@@ -72,4 +80,30 @@ export async function failUpdate(
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
   return { state: moved.update.state };
+}
+
+/** The update's error for `caught`; a function limit is named with the item it stopped. */
+async function describeFailure(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  caught: CaughtError,
+  item: { readonly dataset?: string; readonly flow?: string },
+) {
+  const described = describeCaught(caught);
+  const limit = functionLimitOf(caught);
+  if (!limit || item.dataset === undefined) return described;
+  const ran =
+    limit === "time" ? "ran past its task function's timeout" : "ran out of its task function's memory";
+  if (item.flow === undefined)
+    return { ...described, message: `materialized view "${item.dataset}" ${ran}: ${described.message}` };
+  const ref = { pipelineId: ids.pipelineId, flowId: item.flow };
+  const batch = await markUnfinishedBatchOversized(plane.checkpoints, ref, FUNCTION_LIMIT_CODES[limit]);
+  const size = batch?.size ? ` (${describeSize(batch.size)})` : "";
+  const where = batch
+    ? ` in batch ${batch.seq}${size}; the next update plans that batch again in halves`
+    : "";
+  return {
+    ...described,
+    message: `flow "${item.flow}" of "${item.dataset}" ${ran}${where}. If a batch of one file still does not fit, ${described.message}, or split the file`,
+  };
 }

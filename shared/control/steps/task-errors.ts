@@ -20,6 +20,8 @@ export interface CaughtError {
  * Lambda keeps no other field of an error.
  */
 export function describeCaught(caught: CaughtError): UpdateError {
+  const limit = functionLimitOf(caught);
+  if (limit) return { errorCode: FUNCTION_LIMIT_CODES[limit], message: FUNCTION_LIMIT_MESSAGES[limit] };
   let text = caught.Cause ?? caught.Error ?? "the update failed";
   try {
     const cause = JSON.parse(text) as { errorMessage?: unknown };
@@ -34,6 +36,36 @@ export function describeCaught(caught: CaughtError): UpdateError {
 }
 
 const CODED = /^\[([A-Z][A-Z0-9_.]*)\] ([\s\S]*)$/;
+
+/** What a task function ran out of. */
+export type FunctionLimit = "time" | "memory";
+
+/**
+ * Lambda's and Step Functions' names for a task function that ran out of time (the task's
+ * TimeoutSeconds: `States.Timeout`; Lambda's own timeout: `Sandbox.Timedout`, or an error whose
+ * message says `Task timed out`) or memory (`Runtime.OutOfMemory`; a process killed by the kernel
+ * for its memory: `Runtime.ExitError` "signal: killed").
+ */
+export function functionLimitOf(caught: CaughtError): FunctionLimit | undefined {
+  const name = caught.Error ?? "";
+  if (name === "States.Timeout" || name === "Sandbox.Timedout") return "time";
+  if (name === "Runtime.OutOfMemory") return "memory";
+  const cause = caught.Cause ?? "";
+  if (/Task timed out after/.test(cause)) return "time";
+  if (/Runtime\.OutOfMemory|Runtime exited with error: signal: killed/.test(cause)) return "memory";
+  return undefined;
+}
+
+export const FUNCTION_LIMIT_CODES: Readonly<Record<FunctionLimit, string>> = {
+  time: "FUNCTION_TIMEOUT",
+  memory: "FUNCTION_OUT_OF_MEMORY",
+};
+
+const FUNCTION_LIMIT_MESSAGES: Readonly<Record<FunctionLimit, string>> = {
+  time: "a task function ran past its timeout: give the task functions a longer taskTimeout (EbbProps, up to 900 seconds)",
+  memory:
+    "a task function ran out of memory: give the task functions more taskMemorySize (EbbProps, up to 10,240 MB)",
+};
 
 /** `[ERROR_CODE] message` for an error that carries an `errorCode`, else the message. */
 export function codedMessage(error: Error): string {

@@ -100,7 +100,7 @@ describe.skipIf(!cappedTempFolders)("a batch's temporary space", () => {
       expect(run.error).toBeInstanceOf(TempSpaceExhaustedError);
       expect((run.error as TempSpaceExhaustedError).errorCode).toBe("TEMP_SPACE_EXHAUSTED");
       expect((run.error as Error).message).toMatch(
-        /^flow "ingest" ran out of temporary space: the disk of \S+ebb-capped-\S+ is full \([\d.]+ \w+ free of 24\.0 MiB\)\. .*max_bytes_per_batch.*ephemeral storage/,
+        /^flow "ingest" ran out of temporary space: the disk of \S+ebb-capped-\S+ is full \([\d.]+ \w+ free of 24 MB\)\. .*max_bytes_per_batch.*ephemeral storage/,
       );
     } finally {
       await harness.close();

@@ -73,7 +73,7 @@ describe("limits on user SQL", () => {
       expect(error).toBeInstanceOf(TempSpaceExhaustedError);
       expect((error as TempSpaceExhaustedError).errorCode).toBe("TEMP_SPACE_EXHAUSTED");
       expect((error as Error).message).toMatch(
-        /^flow "f" ran out of temporary space: the disk of \S+ebb-capped-\S+ is full \([\d.]+ \w+ free of 30\.0 MiB\)\. .*max_bytes_per_batch.*ephemeral storage/,
+        /^flow "f" ran out of temporary space: the disk of \S+ebb-capped-\S+ is full \([\d.]+ \w+ free of 30 MB\)\. .*max_bytes_per_batch.*ephemeral storage/,
       );
     },
   );

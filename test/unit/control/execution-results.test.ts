@@ -30,10 +30,34 @@ describe("errors carried through a task failure", () => {
       errorCode: "INVALID_PARAMETER_VALUE",
       message: "bad SQL\nline 2",
     });
-    expect(describeCaught({ Error: "States.Timeout" })).toEqual({
+    expect(describeCaught({ Error: "SomethingElse" })).toEqual({
       errorCode: "INTERNAL_ERROR",
-      message: "States.Timeout",
+      message: "SomethingElse",
     });
+  });
+
+  it("names a task function that ran out of time or memory, never INTERNAL_ERROR", () => {
+    const timedOut = [
+      { Error: "States.Timeout" },
+      {
+        Error: "Sandbox.Timedout",
+        Cause: JSON.stringify({ errorMessage: "RequestId: x Error: Task timed out after 900.00 seconds" }),
+      },
+      { Error: "Lambda.Unknown", Cause: "Task timed out after 900.10 seconds" },
+    ];
+    for (const caught of timedOut) expect(describeCaught(caught).errorCode).toBe("FUNCTION_TIMEOUT");
+    const outOfMemory = [
+      { Error: "Runtime.OutOfMemory" },
+      {
+        Error: "Lambda.Unknown",
+        Cause: JSON.stringify({
+          errorType: "Runtime.OutOfMemory",
+          errorMessage: "RequestId: x Error: Runtime exited with error: signal: killed",
+        }),
+      },
+    ];
+    for (const caught of outOfMemory) expect(describeCaught(caught).errorCode).toBe("FUNCTION_OUT_OF_MEMORY");
+    expect(describeCaught({ Error: "States.Timeout" }).message).toMatch(/longer taskTimeout \(EbbProps/);
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type SourceCommit,
 } from "../../../shared/engine/table-stream-plan.ts";
 
-/** A log: `append(rows...)` adds one file per number; `restore(t)` a RESTORE of version t. */
+/** A log: `append(rows...)` adds one file per number (100 bytes a row); `restore(t)` a RESTORE of version t. */
 type Step = { append: number[] } | { restore: number } | { delete: true } | { truncate: true };
 
 function log(steps: Step[]): SourceCommit[] {
@@ -19,7 +19,7 @@ function log(steps: Step[]): SourceCommit[] {
     const base = {
       version,
       timestamp: 1000 + version,
-      addedFiles: [] as { path: string; rows: number }[],
+      addedFiles: [] as { path: string; rows: number; bytes: number }[],
       removesData: false,
       changes: [
         {
@@ -32,7 +32,11 @@ function log(steps: Step[]): SourceCommit[] {
       ],
     };
     if ("append" in step) {
-      const addedFiles = step.append.map((rows, i) => ({ path: `v${version}-f${i}`, rows }));
+      const addedFiles = step.append.map((rows, i) => ({
+        path: `v${version}-f${i}`,
+        rows,
+        bytes: rows * 100,
+      }));
       return {
         ...base,
         operation: "WRITE",
@@ -84,8 +88,8 @@ describe("planning a table stream batch", () => {
     const commits = log([{ append: [] }, { append: [3, 2] }, { append: [4] }]);
     const first = planTableBatch(context(commits), at(0), commits, { maxRows: 4 });
     expect(first.slices).toEqual([
-      { version: 1, path: "v1-f0", firstRow: 0, endRow: 3, fileRows: 3, versionRowStart: 0 },
-      { version: 1, path: "v1-f1", firstRow: 0, endRow: 1, fileRows: 2, versionRowStart: 3 },
+      { version: 1, path: "v1-f0", firstRow: 0, endRow: 3, fileRows: 3, fileBytes: 300, versionRowStart: 0 },
+      { version: 1, path: "v1-f1", firstRow: 0, endRow: 1, fileRows: 2, fileBytes: 200, versionRowStart: 3 },
     ]);
     expect(first.end).toEqual(at(1, 4));
     const second = planTableBatch(context(commits), first.end, commits.slice(1), { maxRows: 4 });
@@ -101,6 +105,18 @@ describe("planning a table stream batch", () => {
     const plan = planTableBatch(context(commits), at(0), commits, { maxFiles: 2 });
     expect(plan.rows).toBe(2);
     expect(plan.end).toEqual(at(0, 2));
+  });
+
+  it("bounds the bytes of a batch's files, a larger file read alone, and says what it takes", () => {
+    const commits = log([{ append: [1, 2, 1] }, { append: [9] }, { append: [1] }]);
+    const first = planTableBatch(context(commits), at(0), commits, { maxBytes: 300 });
+    expect(first.slices.map((s) => s.path)).toEqual(["v0-f0", "v0-f1"]);
+    expect(first.size).toEqual({ files: 2, bytes: 300, records: 3 });
+    const second = planTableBatch(context(commits), first.end, commits, { maxBytes: 300 });
+    expect(second.slices.map((s) => s.path)).toEqual(["v0-f2"]);
+    const alone = planTableBatch(context(commits), second.end, commits.slice(1), { maxBytes: 300 });
+    expect(alone.slices.map((s) => s.path)).toEqual(["v1-f0"]);
+    expect(alone.size).toEqual({ files: 1, bytes: 900, records: 9 });
   });
 
   it("re-plans a planned batch exactly, whatever was committed since", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeBytes } from "../../../shared/engine/errors.ts";
+import { describeBytes } from "../../../shared/pipeline/byte-size.ts";
 import { diskFailureOf, isDiskFull } from "../../../shared/engine/temp-space.ts";
 
 describe("telling a full disk from a spill over its limit", () => {
@@ -29,8 +29,8 @@ describe("telling a full disk from a spill over its limit", () => {
   });
 
   it("describes sizes as DuckDB does", () => {
-    expect(describeBytes(512)).toBe("512 bytes");
-    expect(describeBytes(1536)).toBe("1.5 KiB");
-    expect(describeBytes(30 * 1024 * 1024)).toBe("30.0 MiB");
+    expect(describeBytes(512)).toBe("512 B");
+    expect(describeBytes(1536)).toBe("1.5 KB");
+    expect(describeBytes(30 * 1024 * 1024)).toBe("30 MB");
   });
 });

@@ -23,7 +23,8 @@ interface AslState {
   Resource?: string;
   TimeoutSeconds?: number;
   Retry?: { ErrorEquals: string[] }[];
-  Catch?: { ErrorEquals: string[]; Next: string }[];
+  Catch?: { ErrorEquals: string[]; Next: string; ResultPath?: string }[];
+  Parameters?: Record<string, unknown>;
   ItemProcessor?: { States: Record<string, AslState> };
 }
 
@@ -183,6 +184,25 @@ describe("control plane stack", () => {
       expect(JSON.stringify(map), name).toContain('"Mode":"INLINE"');
       if (name === "RewindWaves" || name === "RunLevels" || name === "CycleLevels")
         expect(map.Catch?.[0]?.ErrorEquals).toEqual(["States.ALL"]);
+    }
+  });
+
+  it("hands a RunFlow's timeout or out-of-memory to FailUpdate with the item's flow, never lost to INTERNAL_ERROR", () => {
+    const states = Object.fromEntries(allStates(definition().States));
+    for (const [run, fail] of [
+      ["RunFlow", "FailUpdateInRun"],
+      ["RunFlowInCycle", "FailUpdateInCycle"],
+    ] as const) {
+      // States.ALL takes States.Timeout, Sandbox.Timedout and Runtime.OutOfMemory (no Retry names
+      // them: a task that ran out is not run again as it was); ResultPath keeps the item's input.
+      const retried = (states[run]?.Retry ?? []).flatMap((retry) => retry.ErrorEquals);
+      for (const limit of ["States.Timeout", "Sandbox.Timedout", "Runtime.OutOfMemory", "States.ALL"])
+        expect(retried, run).not.toContain(limit);
+      expect(states[run]?.Catch, run).toEqual([
+        { ErrorEquals: ["States.ALL"], Next: fail, ResultPath: "$.error" },
+      ]);
+      // FailUpdate is invoked with the whole state (item fields and error): no chosen payload.
+      expect(states[fail]?.Parameters, fail).toBeUndefined();
     }
   });
 

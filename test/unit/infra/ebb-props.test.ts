@@ -1,4 +1,4 @@
-import { App, Stack } from "aws-cdk-lib";
+import { App, Duration, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import { describe, expect, it } from "vitest";
@@ -51,5 +51,62 @@ describe("the Ebb construct's settings", () => {
     template.hasResourceProperties("AWS::ApiGateway::Stage", {
       MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 })],
     });
+  });
+});
+
+describe("the task functions' size", () => {
+  // An app of its own: the first one was synthesized already.
+  const sizedApp = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const sized = new Stack(sizedApp, "Sized");
+  const big = new Ebb(sized, "Ebb", {
+    taskMemorySize: 10_240,
+    taskEphemeralStorageSize: 10_240,
+    taskTimeout: Duration.minutes(10),
+  });
+  const sizedTemplate = Template.fromStack(sized);
+
+  it("sets memory, /tmp and timeout on every task function, and the limits that follow in its environment", () => {
+    const taskIds = [...big.functions.keys()].filter((id) => id.startsWith("Task"));
+    expect(taskIds).toHaveLength(9);
+    const functions = sizedTemplate.findResources("AWS::Lambda::Function", {
+      Properties: {
+        MemorySize: 10_240,
+        EphemeralStorage: { Size: 10_240 },
+        Timeout: 600,
+        Environment: {
+          Variables: Match.objectLike({
+            EBB_SQL_MEMORY_LIMIT: "5120MB",
+            EBB_SQL_TEMP_LIMIT: "5120MB",
+            EBB_SQL_TIMEOUT: "400 seconds",
+            EBB_BATCH_MAX_BYTES: String(1280 * 1024 ** 2),
+          }),
+        },
+      },
+    });
+    expect(Object.keys(functions)).toHaveLength(9);
+    // The state machine's tasks wait exactly as long.
+    expect(JSON.stringify(sizedTemplate.findResources("AWS::StepFunctions::StateMachine"))).toContain(
+      '\\"TimeoutSeconds\\":600',
+    );
+  });
+
+  it("keeps Lambda's defaults for /tmp and Ebb's for memory and time, with the limits that fit them", () => {
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      MemorySize: 2048,
+      Timeout: 900,
+      EphemeralStorage: { Size: 512 },
+      Environment: { Variables: Match.objectLike({ EBB_BATCH_MAX_BYTES: String(128 * 1024 ** 2) }) },
+    });
+  });
+
+  it("refuses a size Lambda does not allow, naming the prop", () => {
+    expect(
+      () => new Ebb(new Stack(new App(), "TooBig"), "Ebb", { taskEphemeralStorageSize: 20_480 }),
+    ).toThrow(
+      /^Ebb: taskEphemeralStorageSize must be a whole number from 512 to 10240 MB \(Lambda's range\), not 20480$/,
+    );
+    expect(
+      () => new Ebb(new Stack(new App(), "TooLong"), "Ebb", { taskTimeout: Duration.minutes(20) }),
+    ).toThrow(/taskTimeout must be a whole number from 60 to 900 seconds/);
   });
 });

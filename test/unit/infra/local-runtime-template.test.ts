@@ -1,3 +1,4 @@
+import { DEFAULT_TASK_SIZE, taskEnvironment } from "../../../shared/engine/task-sizing.ts";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -33,7 +34,12 @@ describe("the local runtime's view of the synthesized stack", () => {
     expect(functions.length).toBe(API_ROUTES.length + 10);
     for (const fn of functions) {
       expect(existsSync(path.join(PROJECT_ROOT, fn.entry)), fn.entry).toBe(true);
-      for (const value of Object.values(fn.environment)) expect(value).toMatch(/^(local-|arn:aws:states:)/);
+      // Resource references resolve to local names; the task functions' sizing limits are literals.
+      const sizing = taskEnvironment(DEFAULT_TASK_SIZE);
+      for (const [name, value] of Object.entries(fn.environment)) {
+        if (name in sizing) expect(value, name).toBe(sizing[name]);
+        else expect(value, name).toMatch(/^(local-|arn:aws:states:)/);
+      }
     }
   });
 

@@ -105,6 +105,25 @@ describe("the kafka source", () => {
     );
     expect(onFiles[0]!.message).toMatch(/applies to kafka and kinesis sources/);
   });
+
+  it("bounds batches by bytes on files and tables, given as bytes or a size, and refuses it on an event stream", () => {
+    const files = { type: "auto_loader", path: "s3://landing/x", format: "json" };
+    const optionsOf = (options: Record<string, unknown>) => {
+      const dataset = parseDefinition(pipeline(files, options)).datasets[0]!;
+      return dataset.type === "streaming_table" ? dataset.flows[0]!.options : undefined;
+    };
+    expect(optionsOf({ max_bytes_per_batch: "256MB" })?.max_bytes_per_batch).toBe(256 * 1024 ** 2);
+    expect(optionsOf({ max_bytes_per_batch: "1g" })?.max_bytes_per_batch).toBe(1024 ** 3);
+    expect(optionsOf({ max_bytes_per_batch: 4096 })?.max_bytes_per_batch).toBe(4096);
+    for (const bad of ["lots", 0, -5, 1.5, "12 parsecs"]) {
+      expect(issuesOf(pipeline(files, { max_bytes_per_batch: bad }))[0]!.message).toBe(
+        `${JSON.stringify(bad)} is not a size: give a whole number of bytes or a size such as "256MB" or "1g"`,
+      );
+    }
+    expect(issuesOf(pipeline(kafka, { max_bytes_per_batch: "1g" }))[0]!.message).toMatch(
+      /^max_bytes_per_batch applies to auto_loader, stream and delta sources .*bound it with max_offsets_per_batch$/,
+    );
+  });
 });
 
 describe("the kinesis source", () => {

@@ -59,6 +59,24 @@ export function checkpointsRepositoryContract(
       expect((await repository.head(flow)).checkpoint?.stateVersion).toBe(stateVersion);
     });
 
+    it("keeps a batch's size and learned bound, and marks an unfinished batch oversized", async () => {
+      const repository = create(() => 1_700_000_000_000);
+      const flow = newFlow();
+      const size = { files: 10, bytes: 555_000_000 };
+      const learnedBound = { maxFiles: 5, maxBytes: 277_500_000 };
+      await repository.plan(flow, { parent: ROOT_SEQ, offsets: { v: 1 }, size, learnedBound });
+      expect(await repository.markOversized(flow, 1, "FUNCTION_TIMEOUT")).toBe(true);
+      const resumed = await repository.resume(flow);
+      expect(resumed.after[0]).toMatchObject({ seq: 1, size, learnedBound, oversized: "FUNCTION_TIMEOUT" });
+      // A committed batch (or one never planned) is not marked; HEAD's copy keeps the bound it learned.
+      await repository.plan(flow, { parent: ROOT_SEQ, offsets: { v: 1 }, size, learnedBound });
+      await repository.commit(flow, 2, { tableVersion: 1, committedAt: 1_700_000_000_100 });
+      expect(await repository.markOversized(flow, 2, "FUNCTION_TIMEOUT")).toBe(false);
+      expect(await repository.markOversized(flow, 9, "FUNCTION_TIMEOUT")).toBe(false);
+      expect((await repository.head(flow)).checkpoint).toMatchObject({ size, learnedBound });
+      expect((await repository.head(flow)).checkpoint?.oversized).toBeUndefined();
+    });
+
     it("plans write-ahead, then commits and moves HEAD together", async () => {
       const repository = create(() => 1_700_000_000_000);
       const flow = newFlow();
