@@ -24,7 +24,8 @@ const SIZE_MESSAGES = /No space left on device|ENOSPC|^Out of Memory Error|heap 
 export function sizeFailureReason(error: unknown): string | undefined {
   for (let at = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++) {
     const { code, errorCode } = at as { code?: unknown; errorCode?: unknown };
-    if (typeof errorCode === "string" && SIZE_CODES.has(errorCode)) return `${errorCode}: ${firstLine(at)}`;
+    if (typeof errorCode === "string" && SIZE_CODES.has(errorCode))
+      return `${errorCode}: ${firstSentence(at)}`;
     if (code === "ENOSPC" || SIZE_MESSAGES.test(at.message)) return firstLine(at);
   }
   return undefined;
@@ -32,4 +33,9 @@ export function sizeFailureReason(error: unknown): string | undefined {
 
 function firstLine(error: Error): string {
   return error.message.split("\n")[0] ?? "";
+}
+
+/** What happened, without the way out a coded error's message goes on to give. */
+function firstSentence(error: Error): string {
+  return firstLine(error).split(/\.\s/)[0] ?? "";
 }

@@ -113,7 +113,7 @@ describe("re-planning a batch that failed for size", () => {
       const warned = await warnings(harness, run.updateId);
       expect(warned).toHaveLength(2);
       expect(warned[0]).toMatch(
-        /^Flow 'ingest' re-planned batch 1 \(8 files, [\d.]+ [KM]?B\) as batch 2 \(4 files, [\d.]+ [KM]?B\): ENOSPC: no space left on device/,
+        /^Flow 'ingest' re-planned batch 1 \(8 files, [\d.]+ [KM]?B\) as batch 2 \(4 files, [\d.]+ [KM]?B\): (ENOSPC: no space left on device|TEMP_SPACE_EXHAUSTED: flow "ingest" ran out of temporary space: the disk of \S+ is full \([^)]*\))$/,
       );
       expect(warned[1]).toMatch(/^Flow 'ingest' re-planned batch 2 \(4 files, .*\) as batch 3 \(2 files, /);
     } finally {
@@ -131,7 +131,7 @@ describe("re-planning a batch that failed for size", () => {
       const update = await harness.plane.updates.get(harness.pipelineId, run.updateId);
       expect(update?.error?.errorCode).toBe("BATCH_TOO_LARGE");
       expect(update?.error?.message).toMatch(
-        /^flow "ingest" cannot run its next batch: batch 2 \(1 file, \d+ B\) failed for size \(ENOSPC: no space left on device, write\) and a batch cannot be smaller; it needs more than its \d+ B, while batches of about 128 MB fit this function: split the file/,
+        /^flow "ingest" cannot run its next batch: batch 2 \(1 file, \d+ B\) failed for size \((ENOSPC: no space left on device, write|TEMP_SPACE_EXHAUSTED: flow "ingest" ran out of temporary space: the disk of \S+ is full \([^)]*\))\) and a batch cannot be smaller; it needs more than its \d+ B, while batches of about 128 MB fit this function: split the file/,
       );
     } finally {
       await harness.close();

@@ -39,7 +39,13 @@ describe("crash injection into a stream-stream join", () => {
     // Batch 3 reads both sides' state, pairs with it, and lets rows go: every step of a batch.
     for (const nth of [3]) {
       it(`converges after a crash ${point} of the join's batch ${nth}`, async () => {
-        const reached = point === "after-state-write" ? nth : FEED_BATCHES + nth;
+        // A join batch that pairs nothing writes no data file: that point is the join's first file.
+        const reached =
+          point === "after-state-write"
+            ? nth
+            : point === "after-a-data-file"
+              ? FEED_BATCHES + 1
+              : FEED_BATCHES + nth;
         const harness = new EngineHarness({ crash: crashOnce(point, reached) });
         try {
           const pipeline = await harness.validate({

@@ -13,7 +13,8 @@ describe("crash injection into a windowed aggregation", () => {
     JSON.stringify({ k: "a", v, ts: `2026-01-01 12:${String(minute).padStart(2, "0")}:00` }) + "\n";
 
   for (const point of CRASH_POINTS) {
-    for (const nth of [2, 3]) {
+    // Only a batch that emits windows writes a data file: here, one (the first file written).
+    for (const nth of point === "after-a-data-file" ? [1] : [2, 3]) {
       it(`converges after a crash ${point} of batch ${nth}`, async () => {
         const harness = new EngineHarness({ crash: crashOnce(point, nth) });
         try {

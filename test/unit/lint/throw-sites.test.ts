@@ -22,7 +22,6 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/delta/log/log-paths.ts": { RangeError: 1 },
   "shared/engine/auto-cdc/cdc-state.ts": { Error: 1 },
   "shared/engine/dataset-catalog.ts": { RangeError: 1 },
-  "shared/engine/micro-batch.ts": { EngineError: 2 },
   "shared/engine/table-sink.ts": { EngineError: 1 },
   "shared/engine/table-stream-plan.ts": { RangeError: 1 },
   "shared/state/bucket-hash.ts": { Error: 1 },
@@ -40,7 +39,12 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/delta/log/exact-json.ts": { SyntaxError: 1 },
   "shared/delta/table/table-properties.ts": { Error: 2 },
   "shared/engine/sandbox.ts": { Error: 1 },
+  // BatchOversizedError: the flow runner plans the batch again, in halves (batch-replan.ts).
+  "shared/engine/micro-batch.ts": { EngineError: 2, BatchOversizedError: 1 },
+  // Ebb's own deployment: a limit the environment sets that is not one.
   "shared/engine/sql-limits.ts": { TypeError: 2 },
+  "shared/engine/task-sizing.ts": { TypeError: 1 },
+  "shared/control/answer-size.ts": { TypeError: 1 },
   "shared/pipeline/column-type.ts": { ColumnTypeSyntaxError: 16 },
   // An id collision the store retries past; Kafka answering what its protocol rules out.
   "shared/store/dynamo-pipelines-repository.ts": { StoreError: 1 },
