@@ -9,20 +9,28 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { MAX_PARALLEL_ITEMS } from "../../shared/control/update-tasks.ts";
 import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
-import { EbbStorage } from "./ebb-storage.ts";
-import { EbbWebUi } from "./ebb-web-ui.ts";
+import { EbbStorage, type EbbStorageProps } from "./ebb-storage.ts";
+import { EbbWebUi, type EbbWebUiDomain } from "./ebb-web-ui.ts";
 import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
+import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 
 /** Metadata on each function naming its handler module, read by the local runtime. */
 export const ENTRY_METADATA = "ebb:entry";
 
-export interface EbbProps {
+/**
+ * Reserved concurrency of each task function unless `EbbProps.taskConcurrency` says otherwise: four
+ * updates running a DAG level at full width (`MAX_PARALLEL_ITEMS` flows each) at once.
+ */
+export const DEFAULT_TASK_CONCURRENCY = 4 * MAX_PARALLEL_ITEMS;
+
+export interface EbbProps extends EbbStorageProps {
   /** When the rewind points are captured. @default every hour */
   readonly captureSchedule?: events.Schedule;
   /** How long function logs are kept. @default one month */
@@ -42,11 +50,24 @@ export interface EbbProps {
   /** Steady requests per second the API stage accepts, and the burst above it. @default 50 and 100 */
   readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
   /**
-   * Reserved concurrency of each state-machine task function: caps how many run at once (and so the
-   * load on DynamoDB and S3) and keeps that much of the account's concurrency for them.
-   * @default no reservation (an account's default concurrency may be too small to reserve from)
+   * Reserved concurrency of each of the nine state-machine task functions: caps how many run at once
+   * (and so the load on DynamoDB and S3, and the bill of a runaway loop) and keeps that much of the
+   * account's concurrency for them. A task beyond the cap is throttled and retried (update-tasks.ts),
+   * then fails its update. `"unreserved"` reserves nothing: for accounts whose concurrency quota is
+   * below 9 × the reservation + 100 (AWS keeps 100 unreserved; new accounts may have a quota of 10).
+   * @default 32 (`DEFAULT_TASK_CONCURRENCY`), 288 reserved in all
    */
-  readonly taskConcurrency?: number;
+  readonly taskConcurrency?: number | "unreserved";
+  /**
+   * Which update-execution events the state machine logs (never their data).
+   * @default `sfn.LogLevel.ALL`
+   */
+  readonly stateMachineLogLevel?: sfn.LogLevel;
+  /**
+   * The web UI's own domain and its certificate (us-east-1): viewers are then held to TLS 1.2 or newer.
+   * @default the distribution's `*.cloudfront.net` domain (CloudFront's certificate and TLSv1 policy)
+   */
+  readonly webUiDomain?: EbbWebUiDomain;
   /**
    * Buckets outside Ebb's own that `auto_loader` sources read from (`s3://other-bucket/landing/`):
    * the task functions, which run the flows, get read and list on each, limited to `prefix` if given.
@@ -80,7 +101,12 @@ export class Ebb extends Construct {
     super(scope, id);
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.eventStreams = props.eventStreams ?? {};
-    this.storage = new EbbStorage(this, "Storage");
+    this.storage = new EbbStorage(this, "Storage", {
+      ...(props.noncurrentVersionRetention !== undefined
+        ? { noncurrentVersionRetention: props.noncurrentVersionRetention }
+        : {}),
+      ...(props.accessLogRetention !== undefined ? { accessLogRetention: props.accessLogRetention } : {}),
+    });
     const resources: BindableResources = {
       tables: {
         pipelines: this.storage.pipelines,
@@ -91,8 +117,15 @@ export class Ebb extends Construct {
       bucket: this.storage.bucket,
     };
 
+    const taskConcurrency = props.taskConcurrency ?? DEFAULT_TASK_CONCURRENCY;
     const task = (entry: string) => {
-      const fn = this.fn(`tasks/${entry}`, TASK_ACCESS, resources, false, props.taskConcurrency);
+      const fn = this.fn(
+        `tasks/${entry}`,
+        TASK_ACCESS,
+        resources,
+        false,
+        taskConcurrency === "unreserved" ? undefined : taskConcurrency,
+      );
       for (const source of props.sourceBuckets ?? [])
         grantPrefix(fn, source.bucket, source.prefix ?? "", "read");
       return fn;
@@ -111,6 +144,7 @@ export class Ebb extends Construct {
     this.stateMachine = new UpdateStateMachine(this, "Updates", {
       functions: taskFunctions,
       logRetention: this.logRetention,
+      ...(props.stateMachineLogLevel !== undefined ? { logLevel: props.stateMachineLogLevel } : {}),
     }).stateMachine;
     // ContinueUpdate starts the next execution of this very state machine, whose ARN it takes from
     // the context object. The grant is a policy of its own: the function does not wait for it, so
@@ -140,6 +174,9 @@ export class Ebb extends Construct {
           }),
         ),
         accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+        // Every method's errors in the execution log, without request and response bodies.
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
       },
       // Access logs need the account's API Gateway role for CloudWatch; kept when the stack goes, as
       // the setting is the account's, not the stack's.
@@ -175,9 +212,12 @@ export class Ebb extends Construct {
       this.webUi = new EbbWebUi(this, "WebUi", {
         assets: props.webUiAssets,
         api: this.api,
+        accessLogs: this.storage.accessLogs,
+        ...(props.webUiDomain !== undefined ? { domain: props.webUiDomain } : {}),
         ...(props.signInDomainPrefix !== undefined ? { signInDomainPrefix: props.signInDomainPrefix } : {}),
       });
     }
+    suppressAcceptedNagFindings(this, { webUiDomain: props.webUiDomain !== undefined });
   }
 
   private fn(

@@ -1,8 +1,14 @@
 import { App, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
+import * as acm from "aws-cdk-lib/aws-certificatemanager";
 import * as s3 from "aws-cdk-lib/aws-s3";
+import * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { Duration } from "aws-cdk-lib";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { Ebb } from "../../../infra/aws/ebb.ts";
+import { DEFAULT_TASK_CONCURRENCY, Ebb, type EbbProps } from "../../../infra/aws/ebb.ts";
 
 /** The construct's settings a deployer turns: task concurrency and the source buckets it may read. */
 const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
@@ -50,6 +56,85 @@ describe("the Ebb construct's settings", () => {
   it("throttles the stage as told", () => {
     template.hasResourceProperties("AWS::ApiGateway::Stage", {
       MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 })],
+    });
+  });
+});
+
+/** A stack holding only Ebb with these props, and its task functions' reserved concurrency. */
+function withProps(props: EbbProps): { template: Template; reserved: (number | undefined)[] } {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new Stack(app, "Settings");
+  const ebb = new Ebb(stack, "Ebb", props);
+  const template = Template.fromStack(stack);
+  const reserved = [...ebb.functions.entries()]
+    .filter(([id]) => id.startsWith("Task"))
+    .map(
+      ([, fn]) =>
+        (fn.node.defaultChild as { reservedConcurrentExecutions?: number }).reservedConcurrentExecutions,
+    );
+  return { template, reserved };
+}
+
+describe("the Ebb construct's hardening defaults and their props", () => {
+  const defaults = withProps({});
+
+  it("reserves 32 concurrent executions for each task function by default, or none when told", () => {
+    expect(DEFAULT_TASK_CONCURRENCY).toBe(32);
+    expect(defaults.reserved).toEqual(Array(9).fill(32));
+    expect(withProps({ taskConcurrency: "unreserved" }).reserved).toEqual(Array(9).fill(undefined));
+  });
+
+  it("keeps noncurrent versions and access logs as long as told", () => {
+    const { template } = withProps({
+      noncurrentVersionRetention: Duration.days(7),
+      accessLogRetention: Duration.days(400),
+    });
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Id: "NoncurrentVersions", NoncurrentVersionExpiration: { NoncurrentDays: 7 } }),
+        ]),
+      },
+    });
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: { Rules: [Match.objectLike({ Id: "AccessLogs", ExpirationInDays: 400 })] },
+    });
+  });
+
+  it("logs the state machine at the level it is given", () => {
+    withProps({ stateMachineLogLevel: sfn.LogLevel.ERROR }).template.hasResourceProperties(
+      "AWS::StepFunctions::StateMachine",
+      { LoggingConfiguration: Match.objectLike({ Level: "ERROR", IncludeExecutionData: false }) },
+    );
+  });
+
+  it("serves the web UI under its own domain with TLSv1.2_2021, the sign-in returning there", () => {
+    const assets = mkdtempSync(path.join(os.tmpdir(), "ebb-web-ui-"));
+    writeFileSync(path.join(assets, "index.html"), "<!doctype html><title>Ebb</title>");
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "OwnDomain");
+    const certificateArn =
+      "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000";
+    new Ebb(stack, "Ebb", {
+      webUiAssets: assets,
+      webUiDomain: {
+        domainName: "ebb.example.com",
+        certificate: acm.Certificate.fromCertificateArn(stack, "Certificate", certificateArn),
+      },
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties("AWS::CloudFront::Distribution", {
+      DistributionConfig: Match.objectLike({
+        Aliases: ["ebb.example.com"],
+        ViewerCertificate: Match.objectLike({
+          AcmCertificateArn: certificateArn,
+          MinimumProtocolVersion: "TLSv1.2_2021",
+          SslSupportMethod: "sni-only",
+        }),
+      }),
+    });
+    template.hasResourceProperties("AWS::Cognito::UserPoolClient", {
+      CallbackURLs: ["https://ebb.example.com/"],
     });
   });
 });
