@@ -9,7 +9,6 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
-import { MAX_PARALLEL_ITEMS } from "../../shared/control/update-tasks.ts";
 import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
 import { EbbStorage, type EbbStorageProps } from "./ebb-storage.ts";
@@ -23,12 +22,6 @@ import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-mac
 
 /** Metadata on each function naming its handler module, read by the local runtime. */
 export const ENTRY_METADATA = "ebb:entry";
-
-/**
- * Reserved concurrency of each task function unless `EbbProps.taskConcurrency` says otherwise: four
- * updates running a DAG level at full width (`MAX_PARALLEL_ITEMS` flows each) at once.
- */
-export const DEFAULT_TASK_CONCURRENCY = 4 * MAX_PARALLEL_ITEMS;
 
 export interface EbbProps extends EbbStorageProps {
   /** When the rewind points are captured. @default every hour */
@@ -52,12 +45,12 @@ export interface EbbProps extends EbbStorageProps {
   /**
    * Reserved concurrency of each of the nine state-machine task functions: caps how many run at once
    * (and so the load on DynamoDB and S3, and the bill of a runaway loop) and keeps that much of the
-   * account's concurrency for them. A task beyond the cap is throttled and retried (update-tasks.ts),
-   * then fails its update. `"unreserved"` reserves nothing: for accounts whose concurrency quota is
-   * below 9 × the reservation + 100 (AWS keeps 100 unreserved; new accounts may have a quota of 10).
-   * @default 32 (`DEFAULT_TASK_CONCURRENCY`), 288 reserved in all
+   * account's concurrency for them. A task beyond the cap is throttled and retried, then fails its
+   * update. AWS keeps 100 of an account's concurrency unreserved, so a reservation needs a quota of at
+   * least 9 × it + 100 (new accounts may have 10): 32 suits four updates at full width.
+   * @default no reservation: a deployment to a new account would fail with any
    */
-  readonly taskConcurrency?: number | "unreserved";
+  readonly taskConcurrency?: number;
   /**
    * Which update-execution events the state machine logs (never their data).
    * @default `sfn.LogLevel.ALL`
@@ -117,15 +110,8 @@ export class Ebb extends Construct {
       bucket: this.storage.bucket,
     };
 
-    const taskConcurrency = props.taskConcurrency ?? DEFAULT_TASK_CONCURRENCY;
     const task = (entry: string) => {
-      const fn = this.fn(
-        `tasks/${entry}`,
-        TASK_ACCESS,
-        resources,
-        false,
-        taskConcurrency === "unreserved" ? undefined : taskConcurrency,
-      );
+      const fn = this.fn(`tasks/${entry}`, TASK_ACCESS, resources, false, props.taskConcurrency);
       for (const source of props.sourceBuckets ?? [])
         grantPrefix(fn, source.bucket, source.prefix ?? "", "read");
       return fn;

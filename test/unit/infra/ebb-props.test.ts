@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TASK_CONCURRENCY, Ebb, type EbbProps } from "../../../infra/aws/ebb.ts";
+import { Ebb, type EbbProps } from "../../../infra/aws/ebb.ts";
 
 /** The construct's settings a deployer turns: task concurrency and the source buckets it may read. */
 const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
@@ -78,10 +78,9 @@ function withProps(props: EbbProps): { template: Template; reserved: (number | u
 describe("the Ebb construct's hardening defaults and their props", () => {
   const defaults = withProps({});
 
-  it("reserves 32 concurrent executions for each task function by default, or none when told", () => {
-    expect(DEFAULT_TASK_CONCURRENCY).toBe(32);
-    expect(defaults.reserved).toEqual(Array(9).fill(32));
-    expect(withProps({ taskConcurrency: "unreserved" }).reserved).toEqual(Array(9).fill(undefined));
+  it("reserves no concurrency by default (a new account could not deploy), the given amount when told", () => {
+    expect(defaults.reserved).toEqual(Array(9).fill(undefined));
+    expect(withProps({ taskConcurrency: 32 }).reserved).toEqual(Array(9).fill(32));
   });
 
   it("keeps noncurrent versions and access logs as long as told", () => {

@@ -43,7 +43,6 @@ describe("cdk-nag AwsSolutions", () => {
           "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000",
         ),
       },
-      taskConcurrency: "unreserved",
     };
     new Ebb(stack, "Ebb", props);
     expect(findings(app, stack)).toEqual([]);
