@@ -17,7 +17,7 @@ export class EbbStack extends Stack {
     new CfnOutput(this, "StateMachineArn", { value: this.ebb.stateMachine.stateMachineArn });
     if (this.ebb.webUi) {
       new CfnOutput(this, "WebUiUrl", {
-        value: `https://${this.ebb.webUi.distribution.distributionDomainName}`,
+        value: this.ebb.webUi.url,
       });
     }
   }

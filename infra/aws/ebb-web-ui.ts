@@ -1,11 +1,21 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type * as apigw from "aws-cdk-lib/aws-apigateway";
+import type * as acm from "aws-cdk-lib/aws-certificatemanager";
 import * as cloudfront from "aws-cdk-lib/aws-cloudfront";
 import * as origins from "aws-cdk-lib/aws-cloudfront-origins";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import * as s3deploy from "aws-cdk-lib/aws-s3-deployment";
 import { Construct } from "constructs";
 import { EbbSignIn } from "./ebb-sign-in.ts";
+import { ACCESS_LOG_PREFIXES } from "./storage-defaults.ts";
+
+/** The web UI's own domain name, with its certificate. */
+export interface EbbWebUiDomain {
+  /** e.g. `ebb.example.com`; point it (a CNAME or alias record) at the distribution. */
+  readonly domainName: string;
+  /** A certificate for `domainName`, in us-east-1 (CloudFront reads certificates only there). */
+  readonly certificate: acm.ICertificate;
+}
 
 export interface EbbWebUiProps {
   /** The built app (`ui/dist`, from `npm run build:ui`). */
@@ -14,6 +24,14 @@ export interface EbbWebUiProps {
   readonly api: apigw.RestApi;
   /** The hosted sign-in's domain prefix (ebb-sign-in.ts). */
   readonly signInDomainPrefix?: string;
+  /** Receives the assets bucket's and the distribution's access logs. */
+  readonly accessLogs: s3.IBucket;
+  /**
+   * Serve the app under this domain, viewers held to TLS 1.2 or newer (TLSv1.2_2021).
+   * @default the distribution's `*.cloudfront.net` domain, whose certificate is CloudFront's own and
+   * whose security policy CloudFront fixes at TLSv1 (browsers negotiate TLS 1.2 or 1.3 with it all the same)
+   */
+  readonly domain?: EbbWebUiDomain;
 }
 
 /**
@@ -28,6 +46,8 @@ export class EbbWebUi extends Construct {
   readonly bucket: s3.Bucket;
   readonly distribution: cloudfront.Distribution;
   readonly signIn: EbbSignIn;
+  /** Where the app is served: its own domain if given, else the distribution's. */
+  readonly url: string;
 
   constructor(scope: Construct, id: string, props: EbbWebUiProps) {
     super(scope, id);
@@ -37,6 +57,8 @@ export class EbbWebUi extends Construct {
       enforceSSL: true,
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: true,
+      serverAccessLogsBucket: props.accessLogs,
+      serverAccessLogsPrefix: ACCESS_LOG_PREFIXES.webUiAssets,
     });
     const headers = new cloudfront.ResponseHeadersPolicy(this, "Headers", {
       securityHeadersBehavior: {
@@ -58,6 +80,16 @@ export class EbbWebUi extends Construct {
     });
     this.distribution = new cloudfront.Distribution(this, "Distribution", {
       comment: "Ebb web UI",
+      ...(props.domain
+        ? {
+            domainNames: [props.domain.domainName],
+            certificate: props.domain.certificate,
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
+      enableLogging: true,
+      logBucket: props.accessLogs,
+      logFilePrefix: ACCESS_LOG_PREFIXES.webUiDistribution,
       defaultRootObject: "index.html",
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
@@ -81,8 +113,9 @@ export class EbbWebUi extends Construct {
         ttl: Duration.seconds(0),
       })),
     });
+    this.url = `https://${props.domain?.domainName ?? this.distribution.distributionDomainName}`;
     this.signIn = new EbbSignIn(this, "SignIn", {
-      appUrl: `https://${this.distribution.distributionDomainName}`,
+      appUrl: this.url,
       api: props.api,
       ...(props.signInDomainPrefix !== undefined ? { domainPrefix: props.signInDomainPrefix } : {}),
     });

@@ -11,12 +11,13 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
-import { EbbStorage } from "./ebb-storage.ts";
-import { EbbWebUi } from "./ebb-web-ui.ts";
+import { EbbStorage, type EbbStorageProps } from "./ebb-storage.ts";
+import { EbbWebUi, type EbbWebUiDomain } from "./ebb-web-ui.ts";
 import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
+import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 import {
   DEFAULT_TASK_SIZE,
@@ -28,7 +29,7 @@ import {
 /** Metadata on each function naming its handler module, read by the local runtime. */
 export const ENTRY_METADATA = "ebb:entry";
 
-export interface EbbProps {
+export interface EbbProps extends EbbStorageProps {
   /** When the rewind points are captured. @default every hour */
   readonly captureSchedule?: events.Schedule;
   /** How long function logs are kept. @default one month */
@@ -48,11 +49,24 @@ export interface EbbProps {
   /** Steady requests per second the API stage accepts, and the burst above it. @default 50 and 100 */
   readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
   /**
-   * Reserved concurrency of each state-machine task function: caps how many run at once (and so the
-   * load on DynamoDB and S3) and keeps that much of the account's concurrency for them.
-   * @default no reservation (an account's default concurrency may be too small to reserve from)
+   * Reserved concurrency of each of the nine state-machine task functions: caps how many run at once
+   * (and so the load on DynamoDB and S3, and the bill of a runaway loop) and keeps that much of the
+   * account's concurrency for them. A task beyond the cap is throttled and retried, then fails its
+   * update. AWS keeps 100 of an account's concurrency unreserved, so a reservation needs a quota of at
+   * least 9 × it + 100 (new accounts may have 10): 32 suits four updates at full width.
+   * @default no reservation: a deployment to a new account would fail with any
    */
   readonly taskConcurrency?: number;
+  /**
+   * Which update-execution events the state machine logs (never their data).
+   * @default `sfn.LogLevel.ALL`
+   */
+  readonly stateMachineLogLevel?: sfn.LogLevel;
+  /**
+   * The web UI's own domain and its certificate (us-east-1): viewers are then held to TLS 1.2 or newer.
+   * @default the distribution's `*.cloudfront.net` domain (CloudFront's certificate and TLSv1 policy)
+   */
+  readonly webUiDomain?: EbbWebUiDomain;
   /**
    * Buckets outside Ebb's own that `auto_loader` sources read from (`s3://other-bucket/landing/`):
    * the task functions, which run the flows, get read and list on each, limited to `prefix` if given.
@@ -103,7 +117,12 @@ export class Ebb extends Construct {
     const taskSize = taskSizeOf(props);
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.eventStreams = props.eventStreams ?? {};
-    this.storage = new EbbStorage(this, "Storage");
+    this.storage = new EbbStorage(this, "Storage", {
+      ...(props.noncurrentVersionRetention !== undefined
+        ? { noncurrentVersionRetention: props.noncurrentVersionRetention }
+        : {}),
+      ...(props.accessLogRetention !== undefined ? { accessLogRetention: props.accessLogRetention } : {}),
+    });
     const resources: BindableResources = {
       tables: {
         pipelines: this.storage.pipelines,
@@ -136,6 +155,7 @@ export class Ebb extends Construct {
       functions: taskFunctions,
       taskTimeoutSeconds: taskSize.timeoutSeconds,
       logRetention: this.logRetention,
+      ...(props.stateMachineLogLevel !== undefined ? { logLevel: props.stateMachineLogLevel } : {}),
     }).stateMachine;
     // ContinueUpdate starts the next execution of this very state machine, whose ARN it takes from
     // the context object. The grant is a policy of its own: the function does not wait for it, so
@@ -165,6 +185,9 @@ export class Ebb extends Construct {
           }),
         ),
         accessLogFormat: apigw.AccessLogFormat.jsonWithStandardFields(),
+        // Every method's errors in the execution log, without request and response bodies.
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
       },
       // Access logs need the account's API Gateway role for CloudWatch; kept when the stack goes, as
       // the setting is the account's, not the stack's.
@@ -200,9 +223,12 @@ export class Ebb extends Construct {
       this.webUi = new EbbWebUi(this, "WebUi", {
         assets: props.webUiAssets,
         api: this.api,
+        accessLogs: this.storage.accessLogs,
+        ...(props.webUiDomain !== undefined ? { domain: props.webUiDomain } : {}),
         ...(props.signInDomainPrefix !== undefined ? { signInDomainPrefix: props.signInDomainPrefix } : {}),
       });
     }
+    suppressAcceptedNagFindings(this, { webUiDomain: props.webUiDomain !== undefined });
   }
 
   private fn(

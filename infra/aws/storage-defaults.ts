@@ -8,19 +8,65 @@ import { STATEMENTS_PREFIX } from "../../shared/store/bucket-layout.ts";
  * true of every table and bucket) sit in one readable place.
  */
 
+/** Defaults of `EbbStorageProps`: one home for each. */
+export const STORAGE_DEFAULTS = {
+  noncurrentVersionRetention: Duration.days(30),
+  accessLogRetention: Duration.days(90),
+} as const;
+
 /**
  * One bucket for tables, operator state and SQL statements' answers: private, TLS-only, encrypted,
- * unversioned, kept. A statement's answer is read for 24 hours (statement-answers.ts); the day after,
- * S3 removes it.
+ * versioned, kept, its requests logged to `accessLogs`. Versioning is the backup of the Delta log:
+ * Delta's own history lives in the same objects an overwrite, a delete or a vacuum by mistake would
+ * take, so a replaced or deleted object's previous version is kept for `noncurrentVersionRetention`,
+ * then S3 removes it (cost stays bounded). A statement's answer is read for 24 hours
+ * (statement-answers.ts); the day after, S3 removes it.
  */
-export function bucketProps(): s3.BucketProps {
+export function bucketProps(options: {
+  readonly noncurrentVersionRetention: Duration;
+  readonly accessLogs: s3.IBucket;
+}): s3.BucketProps {
   return {
-    lifecycleRules: [{ id: "StatementAnswers", prefix: STATEMENTS_PREFIX, expiration: Duration.days(2) }],
+    lifecycleRules: [
+      { id: "StatementAnswers", prefix: STATEMENTS_PREFIX, expiration: Duration.days(2) },
+      {
+        id: "NoncurrentVersions",
+        noncurrentVersionExpiration: options.noncurrentVersionRetention,
+        // Once the versions behind a delete marker are gone, the marker is nothing but a listing cost.
+        expiredObjectDeleteMarker: true,
+        abortIncompleteMultipartUploadAfter: Duration.days(1),
+      },
+    ],
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     enforceSSL: true,
     encryption: s3.BucketEncryption.S3_MANAGED,
-    // Delta keeps its own versions in the log; S3 versioning would only pile up dead copies.
-    versioned: false,
+    versioned: true,
+    serverAccessLogsBucket: options.accessLogs,
+    serverAccessLogsPrefix: ACCESS_LOG_PREFIXES.data,
+    removalPolicy: RemovalPolicy.RETAIN,
+  };
+}
+
+/** Where each source's access logs go in the access-log bucket. */
+export const ACCESS_LOG_PREFIXES = {
+  data: "s3/data/",
+  webUiAssets: "s3/web-ui-assets/",
+  webUiDistribution: "cloudfront/web-ui/",
+} as const;
+
+/**
+ * The bucket that receives the access logs of the other buckets and of the web UI's distribution:
+ * private, TLS-only, S3-managed encryption (server access logging cannot write with SSE-KMS), kept,
+ * each log removed after `retention`. ACLs stay enabled (object writer) because CloudFront's
+ * standard logging writes with an ACL.
+ */
+export function accessLogBucketProps(retention: Duration): s3.BucketProps {
+  return {
+    lifecycleRules: [{ id: "AccessLogs", expiration: retention }],
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    enforceSSL: true,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
     removalPolicy: RemovalPolicy.RETAIN,
   };
 }

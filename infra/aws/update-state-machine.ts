@@ -63,6 +63,11 @@ export interface UpdateStateMachineProps {
   readonly timeout?: Duration;
   /** How long the execution logs are kept. @default one month */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Which execution events are logged; never their input and output, which hold pipeline definitions.
+   * @default every event (`ALL`): each state's start and end, so a stuck or slow update can be followed
+   */
+  readonly logLevel?: sfn.LogLevel;
 }
 
 export class UpdateStateMachine extends Construct {
@@ -189,14 +194,14 @@ export class UpdateStateMachine extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(plan),
       queryLanguage: sfn.QueryLanguage.JSON_PATH,
       timeout: props.timeout ?? Duration.hours(24),
-      // Failures and their inputs are logged (not every state's data: it holds definitions), and
-      // every execution is traced with X-Ray.
+      // Every event is logged, without its data (it holds definitions); every execution is traced
+      // with X-Ray.
       logs: {
         destination: new logs.LogGroup(this, "ExecutionLogs", {
           retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
           removalPolicy: RemovalPolicy.DESTROY,
         }),
-        level: sfn.LogLevel.ERROR,
+        level: props.logLevel ?? sfn.LogLevel.ALL,
         includeExecutionData: false,
       },
       tracingEnabled: true,

@@ -1,8 +1,13 @@
 import { App, Duration, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
+import * as acm from "aws-cdk-lib/aws-certificatemanager";
 import * as s3 from "aws-cdk-lib/aws-s3";
+import * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { Ebb } from "../../../infra/aws/ebb.ts";
+import { Ebb, type EbbProps } from "../../../infra/aws/ebb.ts";
 
 /** The construct's settings a deployer turns: task concurrency and the source buckets it may read. */
 const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
@@ -108,5 +113,83 @@ describe("the task functions' size", () => {
     expect(
       () => new Ebb(new Stack(new App(), "TooLong"), "Ebb", { taskTimeout: Duration.minutes(20) }),
     ).toThrow(/taskTimeout must be a whole number from 60 to 900 seconds/);
+  });
+});
+
+/** A stack holding only Ebb with these props, and its task functions' reserved concurrency. */
+function withProps(props: EbbProps): { template: Template; reserved: (number | undefined)[] } {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new Stack(app, "Settings");
+  const ebb = new Ebb(stack, "Ebb", props);
+  const template = Template.fromStack(stack);
+  const reserved = [...ebb.functions.entries()]
+    .filter(([id]) => id.startsWith("Task"))
+    .map(
+      ([, fn]) =>
+        (fn.node.defaultChild as { reservedConcurrentExecutions?: number }).reservedConcurrentExecutions,
+    );
+  return { template, reserved };
+}
+
+describe("the Ebb construct's hardening defaults and their props", () => {
+  const defaults = withProps({});
+
+  it("reserves no concurrency by default (a new account could not deploy), the given amount when told", () => {
+    expect(defaults.reserved).toEqual(Array(9).fill(undefined));
+    expect(withProps({ taskConcurrency: 32 }).reserved).toEqual(Array(9).fill(32));
+  });
+
+  it("keeps noncurrent versions and access logs as long as told", () => {
+    const { template } = withProps({
+      noncurrentVersionRetention: Duration.days(7),
+      accessLogRetention: Duration.days(400),
+    });
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Id: "NoncurrentVersions", NoncurrentVersionExpiration: { NoncurrentDays: 7 } }),
+        ]),
+      },
+    });
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: { Rules: [Match.objectLike({ Id: "AccessLogs", ExpirationInDays: 400 })] },
+    });
+  });
+
+  it("logs the state machine at the level it is given", () => {
+    withProps({ stateMachineLogLevel: sfn.LogLevel.ERROR }).template.hasResourceProperties(
+      "AWS::StepFunctions::StateMachine",
+      { LoggingConfiguration: Match.objectLike({ Level: "ERROR", IncludeExecutionData: false }) },
+    );
+  });
+
+  it("serves the web UI under its own domain with TLSv1.2_2021, the sign-in returning there", () => {
+    const assets = mkdtempSync(path.join(os.tmpdir(), "ebb-web-ui-"));
+    writeFileSync(path.join(assets, "index.html"), "<!doctype html><title>Ebb</title>");
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "OwnDomain");
+    const certificateArn =
+      "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000";
+    new Ebb(stack, "Ebb", {
+      webUiAssets: assets,
+      webUiDomain: {
+        domainName: "ebb.example.com",
+        certificate: acm.Certificate.fromCertificateArn(stack, "Certificate", certificateArn),
+      },
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties("AWS::CloudFront::Distribution", {
+      DistributionConfig: Match.objectLike({
+        Aliases: ["ebb.example.com"],
+        ViewerCertificate: Match.objectLike({
+          AcmCertificateArn: certificateArn,
+          MinimumProtocolVersion: "TLSv1.2_2021",
+          SslSupportMethod: "sni-only",
+        }),
+      }),
+    });
+    template.hasResourceProperties("AWS::Cognito::UserPoolClient", {
+      CallbackURLs: ["https://ebb.example.com/"],
+    });
   });
 });

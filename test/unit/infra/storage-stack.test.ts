@@ -7,8 +7,7 @@ import { EVENT_LOG_TABLE } from "../../../shared/store/table-schemas.ts";
 const template = Template.fromStack(buildStack().stack);
 
 describe("storage stack", () => {
-  it("has one bucket: all public access blocked, S3-managed encryption, no versioning, retained", () => {
-    template.resourceCountIs("AWS::S3::Bucket", 1);
+  it("has one data bucket: all public access blocked, S3-managed encryption, versioned, retained", () => {
     template.hasResource("AWS::S3::Bucket", {
       DeletionPolicy: "Retain",
       Properties: {
@@ -21,17 +20,62 @@ describe("storage stack", () => {
         BucketEncryption: {
           ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
         },
-        VersioningConfiguration: Match.absent(),
+        VersioningConfiguration: { Status: "Enabled" },
       },
     });
   });
 
-  it("removes SQL statements' kept answers, and nothing else, two days after they were written", () => {
+  it("keeps a replaced or deleted object's previous version for 30 days, then removes it and its delete marker", () => {
     template.hasResourceProperties("AWS::S3::Bucket", {
+      VersioningConfiguration: { Status: "Enabled" },
       LifecycleConfiguration: {
-        Rules: [{ Id: "StatementAnswers", Prefix: "statements/", ExpirationInDays: 2, Status: "Enabled" }],
+        Rules: Match.arrayWith([
+          Match.objectLike({
+            Id: "NoncurrentVersions",
+            NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+            ExpiredObjectDeleteMarker: true,
+            Status: "Enabled",
+          }),
+        ]),
       },
     });
+  });
+
+  it("logs the data bucket's requests to a private access-log bucket that keeps them 90 days and logs nowhere itself", () => {
+    template.resourceCountIs("AWS::S3::Bucket", 2);
+    const buckets = template.findResources("AWS::S3::Bucket");
+    const [logsId, logs] = Object.entries(buckets).find(([, b]) => !b["Properties"]["LoggingConfiguration"])!;
+    expect(logs["DeletionPolicy"]).toBe("Retain");
+    expect(logs["Properties"]).toMatchObject({
+      LifecycleConfiguration: { Rules: [{ Id: "AccessLogs", ExpirationInDays: 90, Status: "Enabled" }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, RestrictPublicBuckets: true },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      },
+    });
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      VersioningConfiguration: { Status: "Enabled" },
+      LoggingConfiguration: { DestinationBucketName: { Ref: logsId }, LogFilePrefix: "s3/data/" },
+    });
+  });
+
+  it("removes SQL statements' kept answers two days after they were written, and no other live object", () => {
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          { Id: "StatementAnswers", Prefix: "statements/", ExpirationInDays: 2, Status: "Enabled" },
+        ]),
+      },
+    });
+    const data = Object.values(template.findResources("AWS::S3::Bucket")).find(
+      (b) => b["Properties"]["VersioningConfiguration"],
+    );
+    const expiring = (
+      data?.["Properties"]["LifecycleConfiguration"]["Rules"] as { Id: string; ExpirationInDays?: number }[]
+    )
+      .filter((rule) => rule.ExpirationInDays !== undefined)
+      .map((rule) => rule.Id);
+    expect(expiring).toEqual(["StatementAnswers"]);
   });
 
   it("denies every request to the bucket that is not over TLS", () => {

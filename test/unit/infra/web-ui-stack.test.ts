@@ -32,6 +32,26 @@ describe("web UI stack", () => {
     });
   });
 
+  it("logs the assets bucket's requests and the distribution's to the access-log bucket", () => {
+    const [logsId] = Object.entries(template.findResources("AWS::S3::Bucket")).find(
+      ([, bucket]) => bucket["Properties"]["LifecycleConfiguration"]?.["Rules"]?.[0]?.["Id"] === "AccessLogs",
+    )!;
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      LoggingConfiguration: { DestinationBucketName: { Ref: logsId }, LogFilePrefix: "s3/web-ui-assets/" },
+    });
+    template.hasResourceProperties("AWS::CloudFront::Distribution", {
+      DistributionConfig: Match.objectLike({
+        Logging: { Bucket: { "Fn::GetAtt": [logsId, "RegionalDomainName"] }, Prefix: "cloudfront/web-ui/" },
+      }),
+    });
+  });
+
+  it("keeps CloudFront's own certificate and *.cloudfront.net domain when given no domain of its own", () => {
+    template.hasResourceProperties("AWS::CloudFront::Distribution", {
+      DistributionConfig: Match.objectLike({ Aliases: Match.absent(), ViewerCertificate: Match.absent() }),
+    });
+  });
+
   it("serves it over HTTPS through origin access control, answering index.html for app routes", () => {
     template.resourceCountIs("AWS::CloudFront::OriginAccessControl", 1);
     template.hasResourceProperties("AWS::CloudFront::Distribution", {
