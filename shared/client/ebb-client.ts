@@ -97,6 +97,19 @@ export interface EventInfo {
 
 type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
+/** One dataset of `GET …/datasets`: its table's version and rows now, its flows and what it reads. */
+export interface DatasetInfo {
+  readonly name: string;
+  readonly identifier: string;
+  readonly type: string;
+  /** Null (or absent) before the table's first commit. */
+  readonly version?: number | null;
+  readonly row_count?: number | null;
+  readonly last_commit_time?: string | null;
+  readonly flows: readonly string[];
+  readonly upstreams: readonly string[];
+}
+
 /** A flow's operator state at one checkpoint (`GET …/flows/{flow}/state`). */
 export interface FlowStateInfo {
   readonly pipeline_id: string;
@@ -263,10 +276,7 @@ export class EbbClient {
     );
   }
   datasets(pipelineId: string) {
-    return this.request<{ datasets: Record<string, unknown>[] }>(
-      "GET",
-      `/api/2.0/pipelines/${pipelineId}/datasets`,
-    );
+    return this.request<{ datasets: DatasetInfo[] }>("GET", `/api/2.0/pipelines/${pipelineId}/datasets`);
   }
   rewindPoints(pipelineId: string) {
     return this.request<{ rewind_points: RewindPointInfo[] }>(

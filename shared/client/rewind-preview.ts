@@ -1,4 +1,4 @@
-import { TERMINAL_STATES, type EbbClient, type UpdateInfo } from "./ebb-client.ts";
+import { TERMINAL_STATES, type DatasetInfo, type EbbClient, type UpdateInfo } from "./ebb-client.ts";
 
 /**
  * What a rewind would do, asked of the API: a dry run (every check the real rewind makes, nothing
@@ -15,15 +15,6 @@ export interface RewindSpecBody {
     readonly cascade?: boolean;
     readonly reset_checkpoints?: boolean;
   }[];
-}
-
-/** What the listing of a pipeline's datasets says of one (`GET …/datasets`). */
-export interface DatasetNow {
-  readonly name: string;
-  readonly identifier: string;
-  readonly type: string;
-  /** Null (or absent) before the table's first commit. */
-  readonly version?: number | null;
 }
 
 export interface AffectedDataset {
@@ -82,7 +73,7 @@ export async function previewRewind(
   client: EbbClient,
   pipelineId: string,
   spec: RewindSpecBody,
-  datasets: readonly DatasetNow[],
+  datasets: readonly DatasetInfo[],
   signal?: AbortSignal,
 ): Promise<RewindPreview> {
   const { update_id } = await client.startUpdate(pipelineId, {

@@ -3,7 +3,6 @@ import { z } from "zod";
 import type { EbbClient } from "../client/ebb-client.ts";
 import { previewRewind, RewindPreviewError, type RewindPreview } from "../client/rewind-preview.ts";
 import { markdownTable } from "./markdown.ts";
-import type { PipelineDatasets } from "./read-tools.ts";
 import type { RewindPlans } from "./rewind-plans.ts";
 import { answer, refusal, refusingAsTheApi } from "./tool-answers.ts";
 
@@ -62,10 +61,7 @@ export function registerChangeTools(server: McpServer, client: EbbClient, plans:
     },
     ({ pipeline_id, ...spec }) =>
       refusingAsTheApi(async () => {
-        const { datasets } = await client.request<PipelineDatasets>(
-          "GET",
-          `/api/2.0/pipelines/${pipeline_id}/datasets`,
-        );
+        const { datasets } = await client.datasets(pipeline_id);
         let preview: RewindPreview;
         try {
           preview = await previewRewind(client, pipeline_id, spec, datasets);

@@ -1,6 +1,6 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { EbbClient } from "../client/ebb-client.ts";
-import { describePipeline, type PipelineDatasets } from "./read-tools.ts";
+import { describePipeline } from "./read-tools.ts";
 
 /**
  * Each pipeline's definition (its settings and datasets, as the API holds them) and its dataflow
@@ -49,10 +49,7 @@ export function registerPipelineResources(server: McpServer, client: EbbClient):
     },
     async (uri, { pipeline_id }) => {
       const id = String(pipeline_id);
-      const [pipeline, datasets] = await Promise.all([
-        client.getPipeline(id),
-        client.request<PipelineDatasets>("GET", `/api/2.0/pipelines/${id}/datasets`),
-      ]);
+      const [pipeline, datasets] = await Promise.all([client.getPipeline(id), client.datasets(id)]);
       return {
         contents: [{ uri: uri.href, mimeType: "text/markdown", text: describePipeline(pipeline, datasets) }],
       };

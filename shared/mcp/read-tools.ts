@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { EbbClient, EventInfo, UpdateInfo } from "../client/ebb-client.ts";
+import type { DatasetInfo, EbbClient, EventInfo, UpdateInfo } from "../client/ebb-client.ts";
 import { waitForUpdate } from "../client/rewind-preview.ts";
 import { markdownTable, utc } from "./markdown.ts";
 import { answer, refusingAsTheApi } from "./tool-answers.ts";
@@ -20,19 +20,6 @@ const table = z
   .describe("the table's full name, catalog.schema.table (describe_pipeline lists them)");
 const maxResults = z.number().int().min(1).max(1000).optional().describe("at most this many per page");
 const pageToken = z.string().optional().describe("the next_page_token of the previous page");
-
-export interface PipelineDatasets {
-  readonly datasets: readonly {
-    readonly name: string;
-    readonly identifier: string;
-    readonly type: string;
-    readonly version?: number | null;
-    readonly row_count?: number | null;
-    readonly last_commit_time?: string | null;
-    readonly flows: readonly string[];
-    readonly upstreams: readonly string[];
-  }[];
-}
 
 export function registerReadTools(server: McpServer, client: EbbClient): void {
   server.registerTool(
@@ -72,7 +59,7 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
       refusingAsTheApi(async () => {
         const [pipeline, datasets] = await Promise.all([
           client.getPipeline(pipeline_id),
-          client.request<PipelineDatasets>("GET", `/api/2.0/pipelines/${pipeline_id}/datasets`),
+          client.datasets(pipeline_id),
         ]);
         return answer(describePipeline(pipeline, datasets), { pipeline, datasets: datasets.datasets });
       }),
@@ -273,7 +260,10 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
 }
 
 /** The graph as a person reads it: one line per dataset with what it reads. */
-export function describePipeline(pipeline: Record<string, unknown>, { datasets }: PipelineDatasets): string {
+export function describePipeline(
+  pipeline: Record<string, unknown>,
+  { datasets }: { readonly datasets: readonly DatasetInfo[] },
+): string {
   const rewind = pipeline["rewind"] as { blocked?: boolean } | undefined;
   const latest = (pipeline["latest_updates"] as { update_id: string; state: string }[] | undefined)?.[0];
   const lines = [

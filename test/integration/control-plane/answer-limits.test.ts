@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { ANSWER_BYTES_VARIABLE } from "../../../shared/control/answer-size.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
  * Answers are bounded in bytes as well as rows (the functions run in this process, so the limit set
@@ -16,26 +16,9 @@ describe("answers bounded in bytes", () => {
   beforeAll(async () => {
     process.env[ANSWER_BYTES_VARIABLE] = String(LIMIT);
     cp = await startTestControlPlane();
-    const { pipeline_id } = await cp.client.createPipeline({
-      name: "answer limits",
-      catalog: "answers",
-      schema: "limits",
-      definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
-                sql: "SELECT * FROM source",
-              },
-            ],
-          },
-        ],
-      },
-    });
+    const { pipeline_id } = await cp.client.createPipeline(
+      ingestPipeline({ name: "answer limits", catalog: "answers", schema: "limits", path: cp.landing }),
+    );
     await cp.land(
       "rows.json",
       Array.from({ length: 10 }, (_, id) => ({ id })),

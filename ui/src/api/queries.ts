@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { TERMINAL_STATES, type UpdateState } from "../../../shared/client/ebb-client.ts";
 import { ebb } from "./client.ts";
-import type { DatasetInfo, PipelineDetail, PipelineStatus, Update } from "./types.ts";
+import type { PipelineDetail, PipelineStatus, Update } from "./types.ts";
 
 /**
  * Every read the UI makes, as TanStack Query hooks keyed by resource. What can change while someone
@@ -47,7 +47,7 @@ export function usePipeline(id: string, enabled = true) {
 export function useDatasets(id: string, running: boolean) {
   return useQuery({
     queryKey: keys.datasets(id),
-    queryFn: async () => (await ebb.datasets(id)).datasets as unknown as DatasetInfo[],
+    queryFn: async () => (await ebb.datasets(id)).datasets,
     refetchInterval: running ? ACTIVE_MS * 2 : IDLE_MS * 2,
   });
 }

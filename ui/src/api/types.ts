@@ -3,6 +3,7 @@ import type { UpdateInfo } from "../../../shared/client/ebb-client.ts";
 /** Shapes of the API's answers the UI reads (api.md), beyond what the typed client names. */
 
 export type {
+  DatasetInfo,
   EventInfo,
   FlowProgress,
   RewindPointInfo,
@@ -49,18 +50,6 @@ export interface PipelineDetail {
     readonly blocked: boolean;
     readonly latest_rewind_point?: { readonly rewind_point_id: string; readonly timestamp: string };
   };
-}
-
-export interface DatasetInfo {
-  readonly name: string;
-  readonly identifier: string;
-  readonly type: string;
-  /** Null (or absent) before the table's first commit. */
-  readonly version?: number | null;
-  readonly row_count?: number | null;
-  readonly last_commit_time?: string | null;
-  readonly flows: readonly string[];
-  readonly upstreams: readonly string[];
 }
 
 export interface RewindSpecDataset {
