@@ -2,9 +2,9 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { EnvironmentControlPlane } from "../functions/runtime/control-plane-from-env.ts";
-import type { ControlPlane } from "../shared/control/control-plane.ts";
-import { InProcessExecutions } from "../shared/control/in-process-executions.ts";
-import { startUpdate } from "../shared/control/start-update.ts";
+import type { ControlPlane } from "../shared/control/plane/control-plane.ts";
+import { InProcessExecutions } from "../shared/control/updates/driver/in-process-executions.ts";
+import { startUpdate } from "../shared/control/updates/start-update.ts";
 import { startBenchPlane } from "./bench-plane.ts";
 
 /**

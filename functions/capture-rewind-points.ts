@@ -1,6 +1,6 @@
 import middy from "@middy/core";
 import type { ScheduledEvent } from "aws-lambda";
-import { captureAllPoints } from "../shared/control/rewind-point-views.ts";
+import { captureAllPoints } from "../shared/control/rewind-points/rewind-point-views.ts";
 import { controlPlane } from "./runtime/control-plane-from-env.ts";
 
 /** The hourly EventBridge schedule: a rewind point for every rewind-enabled pipeline. */

@@ -1,5 +1,5 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
-import { createPipeline } from "../shared/control/pipeline-commands.ts";
+import { createPipeline } from "../shared/control/pipelines/pipeline-commands.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `POST /api/2.0/pipelines` → `{pipeline_id}`. */

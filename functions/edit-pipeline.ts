@@ -1,6 +1,6 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam } from "../shared/api/resource-names.ts";
-import { editPipeline } from "../shared/control/pipeline-commands.ts";
+import { editPipeline } from "../shared/control/pipelines/pipeline-commands.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `PUT /api/2.0/pipelines/{pipeline_id}`: a new definition version ("deploy a fix"). */

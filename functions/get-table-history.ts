@@ -1,6 +1,6 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
 import { tableNameParam } from "../shared/api/resource-names.ts";
-import { tableHistory } from "../shared/control/table-reads.ts";
+import { tableHistory } from "../shared/control/tables/table-reads.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/tables/{full_name}/history`: DESCRIBE HISTORY, newest first. */

@@ -1,6 +1,6 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam, updateIdParam } from "../shared/api/resource-names.ts";
-import { getUpdate } from "../shared/control/update-queries.ts";
+import { getUpdate } from "../shared/control/updates/update-queries.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/pipelines/{pipeline_id}/updates/{update_id}` → `{update}` with per-flow progress. */

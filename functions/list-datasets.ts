@@ -1,6 +1,6 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam } from "../shared/api/resource-names.ts";
-import { listDatasets } from "../shared/control/dataset-views.ts";
+import { listDatasets } from "../shared/control/tables/dataset-views.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/pipelines/{pipeline_id}/datasets`: versions, row counts, flows, upstreams. */

@@ -1,6 +1,6 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam } from "../shared/api/resource-names.ts";
-import { listPoints } from "../shared/control/rewind-point-views.ts";
+import { listPoints } from "../shared/control/rewind-points/rewind-point-views.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/pipelines/{pipeline_id}/rewind-points`: live points, newest first. */

@@ -1,6 +1,6 @@
 import { ROUTES } from "../shared/api/route-contracts.ts";
 import { pipelineIdParam } from "../shared/api/resource-names.ts";
-import { listUpdates } from "../shared/control/update-queries.ts";
+import { listUpdates } from "../shared/control/updates/update-queries.ts";
 import { apiRoute } from "./http/api-route.ts";
 
 /** `GET /api/2.0/pipelines/{pipeline_id}/updates` → `{updates, next_page_token, prev_page_token}`, newest first. */

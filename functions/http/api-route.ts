@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import type { z } from "zod";
 import { toErrorResponse } from "../../shared/api/error-response.ts";
 import { parseWith, readJsonBody } from "../../shared/api/request-body.ts";
-import type { ControlPlane } from "../../shared/control/control-plane.ts";
+import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 
 /**

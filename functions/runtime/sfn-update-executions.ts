@@ -11,7 +11,7 @@ import type {
   ExecutionStatus,
   UpdateExecutionInput,
   UpdateExecutions,
-} from "../../shared/control/update-executions.ts";
+} from "../../shared/control/plane/update-executions.ts";
 
 /**
  * The update-executions port on Step Functions: StartExecution named after the update id (a retried

@@ -1,5 +1,5 @@
-import { continueAsNew } from "../../shared/control/steps/continuous-step.ts";
-import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
+import { continueAsNew } from "../../shared/control/updates/steps/continuous-step.ts";
+import type { UpdateIds } from "../../shared/control/updates/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** State `ContinueUpdate`: a continuous update's next execution (the state machine's ARN comes from the context object). */

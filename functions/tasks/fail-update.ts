@@ -1,6 +1,6 @@
-import { failUpdate } from "../../shared/control/steps/finish-step.ts";
-import type { CaughtError } from "../../shared/control/steps/task-errors.ts";
-import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
+import { failUpdate } from "../../shared/control/updates/steps/finish-step.ts";
+import type { CaughtError } from "../../shared/control/updates/steps/task-errors.ts";
+import type { UpdateIds } from "../../shared/control/updates/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** The Catch path of every task: FAILED with the caught error, an event, the pipeline released. */

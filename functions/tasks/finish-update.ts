@@ -1,6 +1,6 @@
-import { finishUpdate } from "../../shared/control/steps/finish-step.ts";
-import type { ExecutionPlan } from "../../shared/control/steps/plan-step.ts";
-import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
+import { finishUpdate } from "../../shared/control/updates/steps/finish-step.ts";
+import type { ExecutionPlan } from "../../shared/control/updates/steps/plan-step.ts";
+import type { UpdateIds } from "../../shared/control/updates/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /**

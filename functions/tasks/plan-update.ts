@@ -1,5 +1,5 @@
-import { planExecution } from "../../shared/control/steps/plan-step.ts";
-import type { UpdateIds } from "../../shared/control/steps/update-context.ts";
+import { planExecution } from "../../shared/control/updates/steps/plan-step.ts";
+import type { UpdateIds } from "../../shared/control/updates/steps/update-context.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** State `PlanUpdate`: which branch, and the waves or levels to map over. */

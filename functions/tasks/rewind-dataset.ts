@@ -1,5 +1,5 @@
-import type { DatasetItem } from "../../shared/control/steps/plan-step.ts";
-import { rewindOneDataset } from "../../shared/control/steps/rewind-step.ts";
+import type { DatasetItem } from "../../shared/control/updates/steps/plan-step.ts";
+import { rewindOneDataset } from "../../shared/control/updates/steps/rewind-step.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** State `RewindDataset` (inside the wave Map): one dataset's RESTORE and HEAD moves. */

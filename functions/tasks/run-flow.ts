@@ -1,5 +1,5 @@
-import type { RunItem } from "../../shared/control/steps/plan-step.ts";
-import { runItem } from "../../shared/control/steps/run-step.ts";
+import type { RunItem } from "../../shared/control/updates/steps/plan-step.ts";
+import { runItem } from "../../shared/control/updates/steps/run-step.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** Time kept back from the Lambda timeout for the batch in flight to commit. */

@@ -1,7 +1,7 @@
 import middy from "@middy/core";
 import type { Context } from "aws-lambda";
-import type { ControlPlane } from "../../shared/control/control-plane.ts";
-import { codedTaskError } from "../../shared/control/steps/task-errors.ts";
+import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
+import { codedTaskError } from "../../shared/control/updates/steps/task-errors.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 
 /**

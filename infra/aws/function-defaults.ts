@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Duration, type Size } from "aws-cdk-lib";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { OutputFormat, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
-import { TASK_TIMEOUT_SECONDS } from "../../shared/control/update-tasks.ts";
+import { TASK_TIMEOUT_SECONDS } from "../../shared/control/updates/update-tasks.ts";
 
 /**
  * Pure prop factories for Ebb's Lambda functions: Node.js 22 on x86_64, bundled by the local esbuild

@@ -10,7 +10,7 @@ import {
   UPDATE_FAILED,
   taskRetriers,
   type UpdateTask,
-} from "../../shared/control/update-tasks.ts";
+} from "../../shared/control/updates/update-tasks.ts";
 
 /**
  * The state machine that runs one update (architecture.md "The shape"), in JSONPath with inline Maps

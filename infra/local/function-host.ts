@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Context } from "aws-lambda";
-import { TASK_TIMEOUT_SECONDS } from "../../shared/control/update-tasks.ts";
+import { TASK_TIMEOUT_SECONDS } from "../../shared/control/updates/update-tasks.ts";
 import { PROJECT_ROOT } from "../aws/function-defaults.ts";
 import { ProvisioningError } from "./errors.ts";
 import type { LocalFunction } from "./template-functions.ts";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { controlPlane } from "../../functions/runtime/control-plane-from-env.ts";
-import { releaseStaleUpdates } from "../../shared/control/stale-update.ts";
+import { releaseStaleUpdates } from "../../shared/control/updates/stale-update.ts";
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { interruptAllSandboxes } from "../../shared/engine/sandbox.ts";
 import { keepApiToken, shellQuote, type ApiToken } from "./api-token.ts";

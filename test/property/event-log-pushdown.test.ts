@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventTypesRead } from "../../shared/control/event-log-pushdown.ts";
+import { eventTypesRead } from "../../shared/control/statements/event-log-pushdown.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
-import { ANSWER_BYTES_VARIABLE } from "../../../shared/control/answer-size.ts";
+import { ANSWER_BYTES_VARIABLE } from "../../../shared/control/tables/answer-size.ts";
 import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnvironmentControlPlane } from "../../../functions/runtime/control-plane-from-env.ts";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
-import { createPipeline } from "../../../shared/control/pipeline-commands.ts";
+import { createPipeline } from "../../../shared/control/pipelines/pipeline-commands.ts";
 import { CodedError } from "../../../shared/errors/coded-error.ts";
 import { ingestPipeline, startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 

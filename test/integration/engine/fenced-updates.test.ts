@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stopPipeline } from "../../../shared/control/stop-update.ts";
+import { stopPipeline } from "../../../shared/control/updates/stop-update.ts";
 import type { CrashPoint } from "../../../shared/engine/crash-points.ts";
 import type { ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { UpdateTask } from "../../../shared/control/update-tasks.ts";
+import type { UpdateTask } from "../../../shared/control/updates/update-tasks.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { listPoints } from "../../../shared/control/rewind-point-views.ts";
-import { stopPipeline } from "../../../shared/control/stop-update.ts";
-import type { UpdateTask } from "../../../shared/control/update-tasks.ts";
+import { listPoints } from "../../../shared/control/rewind-points/rewind-point-views.ts";
+import { stopPipeline } from "../../../shared/control/updates/stop-update.ts";
+import type { UpdateTask } from "../../../shared/control/updates/update-tasks.ts";
 import { crashOnce } from "../../../shared/engine/crash-points.ts";
 import type { ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { PIPELINE_STATES, type PipelineState } from "../../../shared/store/pipelines-repository.ts";

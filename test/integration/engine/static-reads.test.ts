@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { stopPipeline } from "../../../shared/control/stop-update.ts";
+import { stopPipeline } from "../../../shared/control/updates/stop-update.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /** A flow's SQL joins its micro-batch with other datasets' current snapshots; an update can be stopped. */

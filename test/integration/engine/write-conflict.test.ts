@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { UpdateTask } from "../../../shared/control/update-tasks.ts";
+import type { UpdateTask } from "../../../shared/control/updates/update-tasks.ts";
 import { DeltaTable } from "../../../shared/delta/index.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import type { CrashHook } from "../../../shared/engine/crash-points.ts";

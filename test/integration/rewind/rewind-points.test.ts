@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadSnapshot } from "../../../shared/delta/index.ts";
-import { listPoints } from "../../../shared/control/rewind-point-views.ts";
+import { listPoints } from "../../../shared/control/rewind-points/rewind-point-views.ts";
 import { RewindBeforeFullRefreshError, RewindPointNotFoundError } from "../../../shared/rewind/errors.ts";
 import { PERIODIC_MESSAGE } from "../../../shared/rewind/rewind-point.ts";
 import {

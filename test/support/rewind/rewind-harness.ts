@@ -2,10 +2,10 @@ import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts"
 import { DeltaTable } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
-import { rewindEnvironment, type ControlPlane } from "../../../shared/control/control-plane.ts";
-import { InProcessExecutions } from "../../../shared/control/in-process-executions.ts";
-import { startUpdate } from "../../../shared/control/start-update.ts";
-import type { DrivenUpdate, DriverOptions } from "../../../shared/control/update-driver.ts";
+import { rewindEnvironment, type ControlPlane } from "../../../shared/control/plane/control-plane.ts";
+import { InProcessExecutions } from "../../../shared/control/updates/driver/in-process-executions.ts";
+import { startUpdate } from "../../../shared/control/updates/start-update.ts";
+import type { DrivenUpdate, DriverOptions } from "../../../shared/control/updates/driver/update-driver.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";

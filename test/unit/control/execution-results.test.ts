@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { codedMessage, describeCaught } from "../../../shared/control/steps/task-errors.ts";
-import { refreshFieldsOf } from "../../../shared/control/update-intent.ts";
-import { flowProgress, updateInfo } from "../../../shared/control/update-views.ts";
+import { codedMessage, describeCaught } from "../../../shared/control/updates/steps/task-errors.ts";
+import { refreshFieldsOf } from "../../../shared/control/updates/update-intent.ts";
+import { flowProgress, updateInfo } from "../../../shared/control/updates/update-views.ts";
 import { PipelineBusyError } from "../../../shared/rewind/errors.ts";
 import type { PipelineEvent } from "../../../shared/store/event-log-repository.ts";
 

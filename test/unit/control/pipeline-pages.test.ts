@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { pipelinePage } from "../../../shared/control/pipeline-pages.ts";
+import { pipelinePage } from "../../../shared/control/pipelines/pipeline-pages.ts";
 import type { PipelineRecord } from "../../../shared/store/pipelines-repository.ts";
 
 const record = (pipelineId: string, createdAt: number): PipelineRecord => ({

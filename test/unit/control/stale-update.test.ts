@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { ControlPlane } from "../../../shared/control/control-plane.ts";
-import { InProcessExecutions } from "../../../shared/control/in-process-executions.ts";
+import type { ControlPlane } from "../../../shared/control/plane/control-plane.ts";
+import { InProcessExecutions } from "../../../shared/control/updates/driver/in-process-executions.ts";
 import {
   LAUNCH_GRACE_MS,
   releaseStaleUpdate,
   releaseStaleUpdates,
-} from "../../../shared/control/stale-update.ts";
+} from "../../../shared/control/updates/stale-update.ts";
 import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
 import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryUpdatesRepository } from "../../../shared/store/memory-updates-repository.ts";

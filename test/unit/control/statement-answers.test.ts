@@ -3,7 +3,7 @@ import {
   getStatement,
   keepStatementAnswer,
   STATEMENT_RETENTION_MS,
-} from "../../../shared/control/statement-answers.ts";
+} from "../../../shared/control/statements/statement-answers.ts";
 import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
 
 describe("a statement's kept answer", () => {

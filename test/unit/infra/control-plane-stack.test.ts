@@ -8,7 +8,7 @@ import {
   RUN_BUDGET_RETRY,
   TASK_TIMEOUT_SECONDS,
   UPDATE_TASKS,
-} from "../../../shared/control/update-tasks.ts";
+} from "../../../shared/control/updates/update-tasks.ts";
 
 // One synthesis for the file; the invariants that matter, not a serialized template.
 const template = Template.fromStack(buildStack().stack);

@@ -15,10 +15,10 @@ const ROOT = path.resolve(import.meta.dirname, "../../..");
 /** `file: { Class: count }` — server faults: invariants, outages, Ebb's own deployment. */
 const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> = {
   // Invariants of Ebb's own plans and values: a broken one is an Ebb bug.
-  "shared/control/steps/reset-step.ts": { TypeError: 1 },
-  "shared/control/steps/rewind-step.ts": { TypeError: 1 },
+  "shared/control/updates/steps/reset-step.ts": { TypeError: 1 },
+  "shared/control/updates/steps/rewind-step.ts": { TypeError: 1 },
   // RunBudgetSpentError is a signal the state machine retries (RunFlow's budget spent), never an answer.
-  "shared/control/steps/run-step.ts": { TypeError: 1, RunBudgetSpentError: 1 },
+  "shared/control/updates/steps/run-step.ts": { TypeError: 1, RunBudgetSpentError: 1 },
   "shared/delta/log/log-paths.ts": { RangeError: 1 },
   "shared/engine/auto-cdc/cdc-state.ts": { Error: 1 },
   "shared/engine/dataset-catalog.ts": { RangeError: 1 },
@@ -44,7 +44,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Ebb's own deployment: a limit the environment sets that is not one.
   "shared/engine/sql-limits.ts": { TypeError: 2 },
   "shared/engine/task-sizing.ts": { TypeError: 1 },
-  "shared/control/answer-size.ts": { TypeError: 1 },
+  "shared/control/tables/answer-size.ts": { TypeError: 1 },
   "shared/pipeline/column-type.ts": { ColumnTypeSyntaxError: 16 },
   // An id collision the store retries past; Kafka answering what its protocol rules out.
   "shared/store/dynamo-pipelines-repository.ts": { StoreError: 1 },

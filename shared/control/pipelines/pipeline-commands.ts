@@ -1,0 +1,192 @@
+import { pipelineTables } from "../../pipeline/pipeline-tables.ts";
+import { validatePipeline } from "../../pipeline/validate-pipeline.ts";
+import { checkDefinitionLocations, checkSourceLocation } from "../../pipeline/source-location-policy.ts";
+import { InvalidStateError, ResourceAlreadyExistsError, ResourceConflictError } from "../../api/errors.ts";
+import type { CreatePipelineBody, EditPipelineBody } from "../../api/request-schemas.ts";
+import { listRewindPoints } from "../../rewind/rewind-points.ts";
+import { PipelineBusyError } from "../../rewind/errors.ts";
+import {
+  loadPipeline,
+  requirePipeline,
+  rewindEnvironment,
+  type ControlPlane,
+} from "../plane/control-plane.ts";
+import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } from "./pipeline-views.ts";
+import { pipelinePage, type PipelinePageRequest } from "./pipeline-pages.ts";
+import { purgeTables } from "./purge-tables.ts";
+import { refuseUnownedTables } from "./unowned-tables.ts";
+import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
+import { ObjectNotFoundError, TableOwnedError } from "../../store/errors.ts";
+import { InvalidParameterError } from "../../errors/coded-error.ts";
+
+/**
+ * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
+ * in full before it is stored (every problem named at once); an edit stores a new definition version,
+ * which is how a fix is deployed. Each table belongs to one pipeline: a create or edit that declares a
+ * table another pipeline owns is refused (`TABLE_OWNED_BY_ANOTHER_PIPELINE`, 409, naming the owner).
+ */
+
+/** Claims left by a pipeline deleted part-way (before it released them) are freed, then retried. */
+const ORPHAN_CLAIM_RETRIES = 3;
+
+async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof TableOwnedError) || attempt >= ORPHAN_CLAIM_RETRIES) throw error;
+      if (await plane.pipelines.get(error.ownerPipelineId)) throw error;
+      await plane.pipelines.releaseTables(error.ownerPipelineId, [error.table]);
+    }
+  }
+}
+
+/**
+ * → `{pipeline_id}`, or with `dry_run` the `effective_settings` and nothing created; either with the
+ * `ignored_settings` Ebb accepted but does not act on.
+ */
+export async function createPipeline(plane: ControlPlane, body: CreatePipelineBody) {
+  const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
+  const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
+  const validated = await validatePipeline(resolved, plane.sql);
+  checkDefinitionLocations(validated.definition, plane.localRoots);
+  if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
+  const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
+  await refuseUnownedTables(plane, validated.definition);
+  if (dryRun) return { effective_settings: pipelineSpec(validated.definition), ...reported };
+  const record = await claiming(plane, () => plane.pipelines.create(validated.definition));
+  return { pipeline_id: record.pipelineId, ...reported };
+}
+
+export async function listPipelines(plane: ControlPlane, request: PipelinePageRequest = {}) {
+  const records = (await plane.pipelines.list()).filter((r) => r.state !== "DELETED");
+  const { shown, nextPageToken } = pipelinePage(records, request);
+  const latest = await Promise.all(
+    shown.map((r) => plane.updates.list(r.pipelineId, { limit: LATEST_UPDATES_SHOWN })),
+  );
+  return {
+    statuses: shown.map((record, i) => pipelineStatus(record, latest[i]!.items)),
+    ...(nextPageToken ? { next_page_token: nextPageToken } : {}),
+  };
+}
+
+export async function getPipeline(plane: ControlPlane, pipelineId: string) {
+  const record = await requirePipeline(plane, pipelineId);
+  const [{ pipeline }, updates] = await Promise.all([
+    loadPipeline(plane, pipelineId),
+    plane.updates.list(pipelineId, { limit: LATEST_UPDATES_SHOWN }),
+  ]);
+  const points = pipeline.settings.rewindEnabled
+    ? await listRewindPoints(rewindEnvironment(plane, pipelineId, pipeline))
+    : [];
+  return pipelineDetails(record, pipeline.definition, updates.items, points[0]);
+}
+
+export async function editPipeline(plane: ControlPlane, pipelineId: string, body: EditPipelineBody) {
+  const record = await requirePipeline(plane, pipelineId);
+  const {
+    expected_definition_version: expectedVersion,
+    expected_last_modified: expectedLastModified,
+    pipeline_id: bodyPipelineId,
+    id: bodyId,
+    allow_duplicate_names: allowDuplicates,
+    ...rest
+  } = body;
+  for (const [field, value] of [
+    ["pipeline_id", bodyPipelineId],
+    ["id", bodyId],
+  ] as const) {
+    if (value !== undefined && value !== pipelineId) {
+      throw new InvalidParameterError(`${field} "${value}" is not the pipeline edited (${pipelineId})`);
+    }
+  }
+  if (expectedVersion !== undefined && expectedVersion !== record.definitionVersion) {
+    throw new ResourceConflictError(
+      `the pipeline is at definition version ${record.definitionVersion}, not ${expectedVersion}: read it again and re-apply your edit`,
+    );
+  }
+  if (expectedLastModified !== undefined && expectedLastModified !== record.lastModified) {
+    throw new ResourceConflictError(
+      `the pipeline was last modified at ${record.lastModified}, not ${expectedLastModified}: read it again and re-apply your edit`,
+    );
+  }
+  const currentDefinition = (await plane.pipelines.getDefinition(pipelineId)).definition;
+  const current = pipelineSpec(currentDefinition);
+  const { ignored, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
+  if (
+    (settings.catalog ?? current.catalog) !== current.catalog ||
+    (settings.schema ?? current.schema) !== current.schema
+  ) {
+    throw new InvalidStateError(
+      "catalog and schema cannot change: the pipeline's tables live under them; create a new pipeline instead",
+    );
+  }
+  const merged = {
+    name: settings.name ?? current.name,
+    catalog: current.catalog,
+    schema: current.schema,
+    configuration: settings.configuration ?? current.configuration,
+    continuous: settings.continuous ?? current.continuous,
+    datasets: settings.datasets ?? current.definition.datasets,
+  };
+  if (allowDuplicates === false && merged.name !== current.name)
+    await refuseDuplicateName(plane, merged.name);
+  const validated = await validatePipeline(merged, plane.sql);
+  checkDefinitionLocations(validated.definition, plane.localRoots);
+  await refuseUnownedTables(plane, validated.definition, {
+    pipelineId,
+    known: new Set(pipelineTables(currentDefinition)),
+  });
+  const edited = await claiming(plane, () =>
+    plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
+  );
+  if (edited.outcome === "version-conflict") {
+    throw new ResourceConflictError(
+      `the pipeline was edited concurrently (now at definition version ${edited.currentVersion}): read it again and re-apply your edit`,
+    );
+  }
+  return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };
+}
+
+/** `allow_duplicate_names: false`: another live pipeline with the name is refused. */
+async function refuseDuplicateName(plane: ControlPlane, name: string): Promise<void> {
+  const same = (await plane.pipelines.list()).find((p) => p.state !== "DELETED" && p.name === name);
+  if (same) {
+    throw new ResourceAlreadyExistsError(
+      `pipeline ${same.pipelineId} is already named "${name}": pick another name, or send allow_duplicate_names: true`,
+    );
+  }
+}
+
+/** `libraries[].file.path` read through the same locator as auto_loader paths. */
+function definitionFileReader(plane: ControlPlane): DefinitionFileReader {
+  return async (path) => {
+    checkSourceLocation(path, plane.localRoots, "libraries[].file.path");
+    const slash = path.lastIndexOf("/");
+    try {
+      const bytes = await plane.locate(path.slice(0, slash + 1)).get(path.slice(slash + 1));
+      return new TextDecoder().decode(bytes);
+    } catch (error) {
+      if (!(error instanceof ObjectNotFoundError)) throw error;
+      throw new InvalidParameterError(
+        `libraries: the definition file ${path} does not exist; upload it first, or send the datasets inline as definition`,
+      );
+    }
+  };
+}
+
+export async function deletePipeline(
+  plane: ControlPlane,
+  pipelineId: string,
+  purge: boolean,
+): Promise<Record<string, never>> {
+  await requirePipeline(plane, pipelineId);
+  // A purged table stays claimed until its files are gone, so no other pipeline starts writing it.
+  const deleted = await plane.pipelines.delete(pipelineId, { keepTables: purge });
+  if (deleted.outcome === "pipeline-busy") throw new PipelineBusyError(deleted.activeUpdateId);
+  if (purge) {
+    await purgeTables(plane.bucket, deleted.tables);
+    await plane.pipelines.releaseTables(pipelineId, deleted.tables);
+  }
+  return {};
+}

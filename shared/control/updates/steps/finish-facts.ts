@@ -1,0 +1,26 @@
+import type { UpdateRecord } from "../../../store/updates-repository.ts";
+import { intentOf } from "../update-intent.ts";
+
+/**
+ * What FinishUpdate needs to know of the update. The plan of a run that went straight to its levels
+ * hands it on (the machine's state carries `$.plan`), so FinishUpdate reads nothing before its one
+ * write; without it, FinishUpdate reads the update and derives the same.
+ */
+export interface FinishFacts {
+  readonly definitionVersion: number;
+  /** A run that was not a validation: a rewind point is captured at its end (rewind on). */
+  readonly ranFlows: boolean;
+  /** Every flow ran: the tables are as this definition version writes them. */
+  readonly wroteEveryTable: boolean;
+}
+
+export function finishFactsOf(update: UpdateRecord): FinishFacts {
+  const intent = intentOf(update);
+  const ranFlows = intent.kind === "run" && !intent.validateOnly;
+  return {
+    definitionVersion: update.definitionVersion,
+    ranFlows,
+    // A run of every flow leaves every table as this definition writes it (start-update's schema check).
+    wroteEveryTable: ranFlows && !intent.refresh.onlySelected,
+  };
+}

@@ -1,0 +1,109 @@
+import { captureRewindPoint } from "../../../rewind/rewind-points.ts";
+import { isTerminal } from "../../../store/updates-repository.ts";
+import { UpdateNotFoundError } from "../../../store/errors.ts";
+import { loadPipeline, rewindEnvironment, type ControlPlane } from "../../plane/control-plane.ts";
+import { recorder } from "../update-events.ts";
+import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
+import { transitionTogether } from "./step-writes.ts";
+import { describeSize } from "../../../engine/batch-size.ts";
+import { markUnfinishedBatchOversized } from "../../../engine/micro-batch.ts";
+import { describeCaught, FUNCTION_LIMIT_CODES, functionLimitOf, type CaughtError } from "./task-errors.ts";
+import { openUpdate, type UpdateIds } from "./update-context.ts";
+
+/**
+ * The end of an execution. Success: the update COMPLETED, the pipeline released, and (rewind on) a
+ * rewind point captured — the cheap, metadata-only capture semantics.md asks for after every
+ * successful run (not after a rewind, a dry run or a validation). Failure (the Catch path): the update FAILED with its error and an event, the
+ * pipeline released as FAILED; a rewind that failed part-way leaves its block in place.
+ * Both are idempotent: a terminal update stays as it is.
+ */
+
+export async function finishUpdate(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  planned?: FinishFacts,
+): Promise<{ state: string }> {
+  const { facts, ended } = planned ? { facts: planned, ended: false } : await factsOf(plane, ids);
+  const tablesWrittenBy = facts.wroteEveryTable ? facts.definitionVersion : undefined;
+  // Everything is written before the update shows COMPLETED, so a client that sees COMPLETED finds
+  // the pipeline free and the point listed.
+  if (!ended) {
+    const { pipeline } = await loadPipeline(plane, ids.pipelineId, facts.definitionVersion);
+    if (facts.ranFlows && pipeline.settings.rewindEnabled) {
+      await captureRewindPoint(
+        rewindEnvironment(plane, ids.pipelineId, pipeline),
+        "update-end",
+        ids.updateId,
+      );
+    }
+    const events = recorder(plane, ids, pipeline.definition.name);
+    events.hold();
+    await events.updateProgress("COMPLETED");
+    const held = events.takeHeld();
+    // The event, the pipeline released and the update COMPLETED: one request.
+    const released = plane.pipelines.endUpdateWrite(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
+    if (await transitionTogether(plane, ids, "COMPLETED", [released], held)) return { state: "COMPLETED" };
+    // One by one: the event only if the update has not ended meanwhile.
+    const now = await plane.updates.get(ids.pipelineId, ids.updateId);
+    if (now && !isTerminal(now.state)) await plane.events.appendAll(held);
+  }
+  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
+  return { state: moved.update.state };
+}
+
+/** What FinishUpdate needs of the update, read now (and whether it ended). */
+async function factsOf(plane: ControlPlane, ids: UpdateIds): Promise<{ facts: FinishFacts; ended: boolean }> {
+  const update = await plane.updates.get(ids.pipelineId, ids.updateId);
+  if (!update) throw new UpdateNotFoundError(ids.pipelineId, ids.updateId);
+  return { facts: finishFactsOf(update), ended: isTerminal(update.state) };
+}
+
+/**
+ * The Catch path. `item` is the failed state's input when a RunFlow failed (its dataset and flow): a
+ * function that ran out of time or memory names them, and the flow's unfinished batch is marked as
+ * failed for size, so the next update plans it again in halves instead of running it as it was.
+ */
+export async function failUpdate(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  caught: CaughtError,
+  item: { readonly dataset?: string; readonly flow?: string } = {},
+): Promise<{ state: string }> {
+  const error = await describeFailure(plane, ids, caught, item);
+  const context = await openUpdate(plane, ids);
+  if (!isTerminal(context.update.state)) {
+    const failure = Object.assign(new Error(error.message), { name: caught.Error ?? "Error" });
+    await context.events.updateProgress("FAILED", failure);
+    await context.events.flush();
+  }
+  await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
+  return { state: moved.update.state };
+}
+
+/** The update's error for `caught`; a function limit is named with the item it stopped. */
+async function describeFailure(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  caught: CaughtError,
+  item: { readonly dataset?: string; readonly flow?: string },
+) {
+  const described = describeCaught(caught);
+  const limit = functionLimitOf(caught);
+  if (!limit || item.dataset === undefined) return described;
+  const ran =
+    limit === "time" ? "ran past its task function's timeout" : "ran out of its task function's memory";
+  if (item.flow === undefined)
+    return { ...described, message: `materialized view "${item.dataset}" ${ran}: ${described.message}` };
+  const ref = { pipelineId: ids.pipelineId, flowId: item.flow };
+  const batch = await markUnfinishedBatchOversized(plane.checkpoints, ref, FUNCTION_LIMIT_CODES[limit]);
+  const size = batch?.size ? ` (${describeSize(batch.size)})` : "";
+  const where = batch
+    ? ` in batch ${batch.seq}${size}; the next update plans that batch again in halves`
+    : "";
+  return {
+    ...described,
+    message: `flow "${item.flow}" of "${item.dataset}" ${ran}${where}. If a batch of one file still does not fit, ${described.message}, or split the file`,
+  };
+}

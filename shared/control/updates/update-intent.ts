@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { RESET_MODES } from "../../pipeline/definition-schema.ts";
+import type { RefreshRequest } from "../../rewind/refresh-request.ts";
+import { rewindDatasetSpecSchema, type RewindTarget } from "../../rewind/rewind-spec.ts";
+import type { UpdateRecord } from "../../store/updates-repository.ts";
+
+/**
+ * What an update does, parsed once from its request by start-update and kept on the update record:
+ * every later step (and every look back at past updates) reads this, never the raw request again.
+ * A rewind's own plan is kept beside it (rewind-plan-record.ts).
+ */
+
+export const REFRESH_FIELDS = [
+  "full_refresh",
+  "full_refresh_selection",
+  "refresh_selection",
+  "reset_checkpoint_selection",
+  "refresh",
+  "selection",
+  "reset_mode",
+] as const;
+
+/** The refresh fields that were set (a `false` full_refresh is the same as none). */
+export function refreshFieldsOf(request: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(
+    REFRESH_FIELDS.flatMap((field) =>
+      request[field] === undefined || request[field] === false ? [] : [[field, request[field]]],
+    ),
+  );
+}
+
+const names = z.array(z.string()).readonly();
+
+const refreshSchema = z.object({
+  reset: z.object({ mode: z.enum(["FULL", "RESET"]), names: names.optional() }).optional(),
+  incremental: names.optional(),
+  onlySelected: z.boolean(),
+  checkpointReset: names.optional(),
+  resetModeOverride: z.enum(RESET_MODES).optional(),
+}) satisfies z.ZodType<RefreshRequest>;
+
+const rewindTargetSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("point"), rewindPointId: z.string() }),
+  z.object({ kind: z.literal("timestamp"), text: z.string(), time: z.number() }),
+]) satisfies z.ZodType<RewindTarget>;
+
+export const updateIntentSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("rewind"),
+    dryRun: z.boolean(),
+    target: rewindTargetSchema,
+    /** Undefined: every dataset. */
+    datasets: z.array(rewindDatasetSpecSchema).readonly().optional(),
+  }),
+  z.object({
+    kind: z.literal("run"),
+    refresh: refreshSchema,
+    validateOnly: z.boolean(),
+    /** A continuous pipeline's run: its levels run again each trigger until stopped. */
+    continuous: z.boolean(),
+  }),
+]);
+export type UpdateIntent = z.infer<typeof updateIntentSchema>;
+
+/** The intent start-update recorded on `update` (parsed, not cast). */
+export function intentOf(update: UpdateRecord): UpdateIntent {
+  return updateIntentSchema.parse(update.intent);
+}
+
+/** A run that only validated the definition: it read and wrote no table. */
+export function isValidation(intent: UpdateIntent): boolean {
+  return intent.kind === "run" && intent.validateOnly;
+}
