@@ -49,10 +49,13 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
         console.error(
           JSON.stringify({ message: "request failed", path: event.path, error: describe(error) }),
         );
-      return json(status, body);
+      return json(status, body, status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {});
     }
   });
 }
+
+/** What a 503 tells the caller to wait: about one round of the AWS calls' bounded retries. */
+const RETRY_AFTER_SECONDS = 5;
 
 /** A request header by its lower-case name (API Gateway keeps the client's spelling). */
 function headerOf(event: APIGatewayProxyEvent, name: string): string | undefined {
@@ -85,8 +88,16 @@ function decodedPath(parameters: Record<string, string | undefined>): Record<str
   );
 }
 
-function json(statusCode: number, body: unknown): APIGatewayProxyResult {
-  return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+function json(
+  statusCode: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
 }
 
 function describe(error: unknown): unknown {

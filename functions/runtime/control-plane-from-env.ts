@@ -7,7 +7,13 @@ import type { UpdateExecutions } from "../../shared/control/plane/update-executi
 import { removeLeftoverScratchFolders } from "../../shared/duck/scratch-folder.ts";
 import { SqlReferenceParser } from "../../shared/pipeline/sql-references.ts";
 import type { SqlAnalyzer } from "../../shared/pipeline/validate-pipeline.ts";
-import { createDocumentClient, createS3Client, endpointsFromEnv } from "../../shared/store/aws-clients.ts";
+import {
+  AWS_CALL_LIMITS,
+  createDocumentClient,
+  createS3Client,
+  endpointsFromEnv,
+  limitedCalls,
+} from "../../shared/store/aws-clients.ts";
 import { DynamoCheckpointsRepository } from "../../shared/store/dynamo-checkpoints-repository.ts";
 import { DynamoEventLogRepository } from "../../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../../shared/store/dynamo-pipelines-repository.ts";
@@ -108,6 +114,7 @@ export class EnvironmentControlPlane implements ControlPlane {
       const endpoint = this.#env[ENVIRONMENT.stepFunctionsEndpoint];
       const endpoints = endpointsFromEnv(this.#env);
       const client = new SFNClient({
+        ...limitedCalls(AWS_CALL_LIMITS.idleMs.other),
         ...(endpoints.region ? { region: endpoints.region } : {}),
         ...(endpoint ? { endpoint } : {}),
       });

@@ -8,7 +8,8 @@ import { promisify } from "node:util";
 import { JavaNotFoundError } from "./errors.ts";
 
 /**
- * The class that runs DynamoDB Local on loopback only (dynamodb/LoopbackDynamoDbLocal.java), compiled
+ * The class that runs DynamoDB Local on loopback only, answering only its front
+ * (dynamodb/LoopbackDynamoDbLocal.java, dynamodb-front.ts), compiled
  * once against the installed jar into `node_modules/.cache/ebb-dynamodb-local/<hash>/`, keyed by the
  * source and the jar's folder, so later starts cost nothing.
  */

@@ -21,7 +21,7 @@ export interface EmbeddedAwsOptions {
   readonly dataDir?: string;
   /** Pin the S3 stand-in's port, so pasted exports survive a restart. @default any free port */
   readonly s3Port?: number;
-  /** Pin DynamoDB Local's port. @default any free port */
+  /** Pin the port DynamoDB is reached on (its signed front's). @default any free port */
   readonly dynamoDbPort?: number;
 }
 
@@ -66,6 +66,7 @@ export async function startEmbeddedAws(options: EmbeddedAwsOptions = {}): Promis
       ...(options.s3Port !== undefined ? { port: options.s3Port } : {}),
     }),
     startDynamoDbLocal({
+      credentials,
       ...(dataDir ? { dbPath: path.join(dataDir, "dynamodb") } : {}),
       ...(options.dynamoDbPort !== undefined ? { port: options.dynamoDbPort } : {}),
     }),

@@ -138,9 +138,11 @@ export async function spawnTethered(
   name: string,
   command: string,
   args: readonly string[],
+  /** Added to the environment, as in spawnStandIn. */
+  env: Readonly<Record<string, string>> = {},
 ): Promise<StandInProcess> {
   const tether = fileURLToPath(new URL("./tether.ts", import.meta.url));
-  const standIn = spawnStandIn(name, ...nodeScript(tether, [command, ...args]));
+  const standIn = spawnStandIn(name, ...nodeScript(tether, [command, ...args]), env);
   const [, pid] = await standIn.waitForLine(/^\{"tetheredPid":(\d+)\}$/, 10_000);
   standIn.track(Number(pid));
   return standIn;

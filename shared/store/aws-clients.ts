@@ -1,6 +1,33 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
+
+/**
+ * How long a call may wait, so an unreachable or stalled service (a paused stand-in, a network
+ * partition) fails the call — and the API answers 503 TEMPORARILY_UNAVAILABLE — instead of hanging:
+ * the SDKs wait forever by default. Three attempts of a DynamoDB call stay under API Gateway's 29 s.
+ * S3's limit is for a socket with no bytes moving, so a large object still streams for as long as it
+ * keeps moving.
+ */
+export const AWS_CALL_LIMITS = {
+  connectMs: 3_000,
+  attempts: 3,
+  idleMs: { dynamoDb: 6_000, s3: 20_000, other: 8_000 },
+} as const;
+
+/** A client's attempts and HTTP handler within the limits above (any AWS SDK v3 client takes them). */
+export function limitedCalls(idleMs: number): { maxAttempts: number; requestHandler: NodeHttpHandler } {
+  return {
+    maxAttempts: AWS_CALL_LIMITS.attempts,
+    requestHandler: new NodeHttpHandler({
+      connectionTimeout: AWS_CALL_LIMITS.connectMs,
+      requestTimeout: idleMs,
+      // Without it the handler only logs a warning and the call keeps waiting.
+      throwOnRequestTimeout: true,
+    }),
+  };
+}
 
 /**
  * Where the AWS services are. On AWS every field is left out and the SDK's defaults apply; the
@@ -21,6 +48,7 @@ export interface AwsEndpoints {
 export function createS3Client(endpoints: AwsEndpoints = {}): S3Client {
   const local = endpoints.s3Endpoint !== undefined;
   return new S3Client({
+    ...limitedCalls(AWS_CALL_LIMITS.idleMs.s3),
     ...(endpoints.region ? { region: endpoints.region } : {}),
     ...(endpoints.credentials ? { credentials: endpoints.credentials } : {}),
     ...(local
@@ -37,6 +65,7 @@ export function createS3Client(endpoints: AwsEndpoints = {}): S3Client {
 /** A DynamoDB document client (plain JS values in, plain JS values out; undefined fields dropped). */
 export function createDocumentClient(endpoints: AwsEndpoints = {}): DynamoDBDocumentClient {
   const client = new DynamoDBClient({
+    ...limitedCalls(AWS_CALL_LIMITS.idleMs.dynamoDb),
     ...(endpoints.region ? { region: endpoints.region } : {}),
     ...(endpoints.credentials ? { credentials: endpoints.credentials } : {}),
     ...(endpoints.dynamoDbEndpoint ? { endpoint: endpoints.dynamoDbEndpoint } : {}),

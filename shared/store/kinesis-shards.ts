@@ -6,7 +6,7 @@ import {
   ListShardsCommand,
   type Shard,
 } from "@aws-sdk/client-kinesis";
-import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { AWS_CALL_LIMITS, limitedCalls } from "./aws-clients.ts";
 import type {
   KinesisShard,
   KinesisShardRead,
@@ -32,8 +32,8 @@ export class SdkKinesisStream implements KinesisStream {
       ...(region ? { region } : {}),
       ...(source.endpoint ? { endpoint: source.endpoint } : {}),
       // The SDK's default for Kinesis is HTTP/2, which only SubscribeToShard needs; the calls here
-      // are plain requests, and HTTP/1.1 reaches VPC endpoints and emulators alike.
-      requestHandler: new NodeHttpHandler(),
+      // are plain requests, and HTTP/1.1 (the limited handler's) reaches VPC endpoints and emulators alike.
+      ...limitedCalls(AWS_CALL_LIMITS.idleMs.other),
     });
     this.#stream = source.stream.startsWith("arn:")
       ? { StreamARN: source.stream }

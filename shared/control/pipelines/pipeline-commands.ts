@@ -82,7 +82,31 @@ export async function getPipeline(plane: ControlPlane, pipelineId: string) {
   return pipelineDetails(record, pipeline.definition, updates.items, points[0]);
 }
 
+/**
+ * An edit that names no version it expects (`expected_definition_version`, `expected_last_modified`)
+ * is applied over whatever edit landed first, as Databricks does: the last writer wins. These many
+ * tries cover a burst of such edits; past them the caller is told to retry.
+ */
+const LAST_WRITER_ATTEMPTS = 5;
+
 export async function editPipeline(plane: ControlPlane, pipelineId: string, body: EditPipelineBody) {
+  const unconditional =
+    body.expected_definition_version === undefined && body.expected_last_modified === undefined;
+  for (let attempt = 1; ; attempt++) {
+    const edited = await editOnce(plane, pipelineId, body);
+    if (!("conflict" in edited)) return edited;
+    if (!unconditional)
+      throw new ResourceConflictError(
+        `the pipeline was edited concurrently (now at definition version ${edited.conflict}): read it again and re-apply your edit`,
+      );
+    if (attempt >= LAST_WRITER_ATTEMPTS)
+      throw new ResourceConflictError(
+        `the pipeline is being edited by others right now (definition version ${edited.conflict}): retry the edit`,
+      );
+  }
+}
+
+async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipelineBody) {
   const record = await requirePipeline(plane, pipelineId);
   const {
     expected_definition_version: expectedVersion,
@@ -140,11 +164,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
   const edited = await claiming(plane, () =>
     plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
   );
-  if (edited.outcome === "version-conflict") {
-    throw new ResourceConflictError(
-      `the pipeline was edited concurrently (now at definition version ${edited.currentVersion}): read it again and re-apply your edit`,
-    );
-  }
+  if (edited.outcome === "version-conflict") return { conflict: edited.currentVersion };
   return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };
 }
 

@@ -146,6 +146,50 @@ describe("documented API errors", () => {
     await cp.client.waitForUpdate(pipelineId, winner, { intervalMs: 200 });
   });
 
+  it("edits that race without an expected version all land, the last writer winning; a stale expected version is 409", async () => {
+    const { pipeline_id } = await cp.client.createPipeline({
+      name: "edits",
+      catalog: "errors",
+      schema: "edits",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: cp.landing, format: "json", schema: { id: "BIGINT" } },
+                sql: "SELECT * FROM source",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const edits = await Promise.allSettled(
+      Array.from({ length: 4 }, (_, i) => cp.client.editPipeline(pipeline_id, { name: `edits ${i}` })),
+    );
+    expect(edits.filter((edit) => edit.status === "rejected")).toEqual([]);
+    const versions = edits.map(
+      (edit) => (edit as PromiseFulfilledResult<{ definition_version: number }>).value.definition_version,
+    );
+    expect(new Set(versions).size).toBe(4);
+    const last = versions.indexOf(Math.max(...versions));
+    const pipeline = await cp.client.getPipeline(pipeline_id);
+    expect(pipeline["name"]).toBe(`edits ${last}`);
+
+    const error = await refusal(
+      cp.client.editPipeline(pipeline_id, {
+        name: "stale",
+        expected_definition_version: Math.min(...versions),
+      }),
+    );
+    expect(error).toMatchObject({ status: 409, errorCode: "RESOURCE_CONFLICT" });
+    expect(error.message).toMatch(/read it again and re-apply your edit/);
+    await cp.client.deletePipeline(pipeline_id);
+  });
+
   it("stop cancels the running update and frees the pipeline", async () => {
     await cp.land("c.json", [{ id: 3 }]);
     const { update_id } = await cp.client.startUpdate(pipelineId);

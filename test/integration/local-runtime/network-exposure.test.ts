@@ -1,6 +1,8 @@
-import type { ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
+import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
 import { DescribeExecutionCommand, SFNClient } from "@aws-sdk/client-sfn";
 import {
@@ -19,7 +21,8 @@ import { startRuntime, stopRuntime, type Banner } from "../../support/npm-start.
 /**
  * `npm start -- --kinesis` as a user runs it (in memory): nothing it starts listens beyond loopback, a
  * connection to the machine's own network address is refused, and the S3 stand-in and the Step
- * Functions endpoint refuse requests not signed with the credentials its banner exports. A stream put
+ * Functions endpoint refuse requests not signed with the credentials its banner exports, and so does
+ * DynamoDB (its front; DynamoDB Local itself answers only the front, also to another OS user). A stream put
  * on the Kinesis stand-in it exports is read by a pipeline whose source names no endpoint.
  */
 
@@ -83,9 +86,10 @@ describe("npm start on the network", () => {
 
   it("the Step Functions endpoint refuses unsigned requests and other keys", async () => {
     const apiPort = Number(new URL(banner.exports["EBB_ENDPOINT"]!).port);
+    const dynamoDbPort = Number(new URL(banner.exports["AWS_ENDPOINT_URL_DYNAMODB"]!).port);
     const [sfnPort] = listeningSockets([child.pid!])
       .map((socket) => socket.port)
-      .filter((port) => port !== apiPort);
+      .filter((port) => port !== apiPort && port !== dynamoDbPort);
     const endpoint = `http://127.0.0.1:${sfnPort}`;
     const unsigned = await fetch(endpoint, {
       method: "POST",
@@ -107,6 +111,76 @@ describe("npm start on the network", () => {
     await expect(sfn(banner.credentials).send(describe)).rejects.not.toMatchObject({
       name: "SignatureDoesNotMatch",
     });
+  });
+
+  it("DynamoDB refuses unsigned requests and other keys, and DynamoDB Local answers only its front", async () => {
+    const endpoint = banner.exports["AWS_ENDPOINT_URL_DYNAMODB"]!;
+    const listTables = {
+      method: "POST",
+      headers: {
+        "x-amz-target": "DynamoDB_20120810.ListTables",
+        "content-type": "application/x-amz-json-1.0",
+      },
+      body: "{}",
+    };
+    const unsigned = await fetch(endpoint, listTables);
+    expect(unsigned.status).toBe(400);
+    expect(await unsigned.json()).toMatchObject({
+      __type: expect.stringMatching(/MissingAuthenticationToken/),
+    });
+
+    const dynamodb = (credentials: Banner["credentials"]) =>
+      new DynamoDBClient({ endpoint, region: banner.exports["AWS_REGION"]!, credentials, maxAttempts: 1 });
+    await expect(
+      dynamodb({ ...banner.credentials, secretAccessKey: "not-the-secret" }).send(new ListTablesCommand({})),
+    ).rejects.toMatchObject({ name: "InvalidSignatureException" });
+    await expect(
+      dynamodb({ accessKeyId: "local", secretAccessKey: "local" }).send(new ListTablesCommand({})),
+    ).rejects.toMatchObject({ name: "UnrecognizedClientException" });
+    const { TableNames } = await dynamodb(banner.credentials).send(new ListTablesCommand({}));
+    expect(TableNames?.length).toBeGreaterThan(0);
+
+    // DynamoDB Local's own port (the one no banner names) refuses whoever is not its front.
+    const jvm = processTree(child.pid!).filter((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("LoopbackDynamoDbLocal"),
+    );
+    const jvmPorts = listeningSockets(jvm).map((socket) => socket.port);
+    expect(jvmPorts).toHaveLength(1);
+    const direct = await Promise.all(
+      jvmPorts.map(async (port) => (await fetch(`http://127.0.0.1:${port}/`, listTables)).status),
+    );
+    expect(direct).toEqual([403]);
+
+    // Another OS user (where this test may switch to one) reaches neither with the tools at hand.
+    const asNobody = (url: string) =>
+      execFileSync(
+        "setpriv",
+        [
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          "curl",
+          "-s",
+          "-o",
+          "/dev/null",
+          "-w",
+          "%{http_code}",
+          "-X",
+          "POST",
+          "-H",
+          "x-amz-target: DynamoDB_20120810.ListTables",
+          "-H",
+          "content-type: application/x-amz-json-1.0",
+          "-d",
+          "{}",
+          url,
+        ],
+        { encoding: "utf8" },
+      );
+    if (process.getuid?.() === 0) {
+      expect(asNobody(endpoint)).toBe("400");
+      for (const port of jvmPorts) expect(asNobody(`http://127.0.0.1:${port}/`)).not.toBe("200");
+    }
   });
 
   it("reads a stream put on the exported Kinesis endpoint, from a source that names none", async () => {
