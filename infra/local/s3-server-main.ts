@@ -7,6 +7,7 @@ import { listInByteOrder } from "./byte-ordered-listing.ts";
 import { LOOPBACK } from "./loopback-port.ts";
 import { exitWhenParentGone } from "./parent-watchdog.ts";
 import { s3Front } from "./s3-front.ts";
+import { writeWithinDisk } from "./s3rver-disk-writes.ts";
 
 /**
  * The embedded S3 process: s3rver, listing in S3's order (byte-ordered-listing.ts), behind the S3
@@ -38,6 +39,7 @@ mkdirSync(directory, { recursive: true });
 
 const s3rver = new S3rver({ directory, silent: true, vhostBuckets: false });
 listInByteOrder(s3rver.store);
+writeWithinDisk(s3rver, directory);
 // s3rver looks the key up (and checks no V4 signature); the front has verified it by then.
 DUMMY_ACCOUNT.revokeAccessKey("S3RVER");
 DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);

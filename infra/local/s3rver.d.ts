@@ -57,3 +57,14 @@ declare module "s3rver/lib/models/account.js" {
   }
   export const DUMMY_ACCOUNT: AWSAccount;
 }
+
+/** s3rver's error, which its middleware renders as S3's XML error with the code's status. */
+declare module "s3rver/lib/models/error.js" {
+  class S3Error extends Error {
+    constructor(code: string, message: string, detail?: Record<string, string>);
+    readonly code: string;
+    readonly status: number;
+    expose: boolean;
+  }
+  export default S3Error;
+}

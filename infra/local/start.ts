@@ -108,22 +108,34 @@ console.log(
   ),
 );
 
+/**
+ * How long stopping may take before the process exits anyway: a stand-in that died (a full disk) or a
+ * task stuck on one must not leave `npm start` half-stopped, holding the data folder. The stand-ins
+ * exit with this process (parent-watchdog.ts), and the data folder's lock goes with it.
+ */
+const STOP_DEADLINE_MS = 15_000;
+
 let stopping = false;
 const stop = (exitCode: number): void => {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping…");
+  setTimeout(() => {
+    console.error(`not stopped after ${STOP_DEADLINE_MS / 1000} s: exiting now`);
+    process.exit(exitCode === 0 ? 1 : exitCode);
+  }, STOP_DEADLINE_MS).unref();
   // Statements still running (a runaway query) would keep the process alive past Ctrl-C.
   interruptAllSandboxes();
-  void plane
-    .stop()
-    .then(() => kinesis?.stop())
-    .then(() => aws.stop())
-    .then(() => (aws.dataDir === undefined ? rm(token.dir, { recursive: true, force: true }) : undefined))
-    .then(() => {
-      console.log("stopped");
-      process.exit(exitCode);
-    });
+  const step = (what: string, work: () => Promise<unknown>) =>
+    work().catch((error: unknown) => console.error(`while stopping ${what}: ${String(error)}`));
+  void (async () => {
+    await step("the control plane", () => plane.stop());
+    await step("the Kinesis stand-in", async () => kinesis?.stop());
+    await step("the stand-ins", () => aws.stop());
+    if (aws.dataDir === undefined) await step("", () => rm(token.dir, { recursive: true, force: true }));
+    console.log("stopped");
+    process.exit(exitCode);
+  })();
 };
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => stop(0));
 for (const crashed of [aws.crashed, ...(kinesis ? [kinesis.crashed] : [])]) {

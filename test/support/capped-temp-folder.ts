@@ -23,6 +23,19 @@ function canMount(): boolean {
   }
 }
 
+/** A fresh tmpfs of `megabytes`, and how to take it away again. */
+export function mountCappedFolder(megabytes: number): { dir: string; unmount(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), "ebb-capped-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${megabytes}m`, "tmpfs", dir]);
+  return {
+    dir,
+    unmount: () => {
+      execFileSync("umount", ["-l", dir]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
  * Runs `work` with `TMPDIR` (Node's `os.tmpdir()`, where every sandbox and scratch folder goes) on a
  * fresh tmpfs of `megabytes`; unmounts it afterwards.
@@ -31,8 +44,7 @@ export async function withCappedTempFolder<T>(
   megabytes: number,
   work: (dir: string) => Promise<T>,
 ): Promise<T> {
-  const dir = mkdtempSync(path.join(tmpdir(), "ebb-capped-"));
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${megabytes}m`, "tmpfs", dir]);
+  const { dir, unmount } = mountCappedFolder(megabytes);
   const previous = process.env["TMPDIR"];
   process.env["TMPDIR"] = dir;
   try {
@@ -40,7 +52,6 @@ export async function withCappedTempFolder<T>(
   } finally {
     if (previous === undefined) delete process.env["TMPDIR"];
     else process.env["TMPDIR"] = previous;
-    execFileSync("umount", ["-l", dir]);
-    rmSync(dir, { recursive: true, force: true });
+    unmount();
   }
 }
