@@ -23,7 +23,8 @@ import type { WindowSpec } from "./plan/windowed-flow-plan.ts";
  *
  * The plan is two rewritten statements: `partial` (the batch's partial aggregates per window and key,
  * read from `WINDOW_ROWS`: each row once per window it falls in) and `final` (the user's select list
- * over the finished windows in `WINDOW_FINAL`). Both go back to SQL text with `json_deserialize_sql`.
+ * over the finished windows in `WINDOW_FINAL`). Compiling the flow's plan (plan/compile-flow.ts) turns
+ * both back into SQL text, once per definition version.
  */
 
 /** The name of the micro-batch in a flow's SQL. */

@@ -6,8 +6,3 @@ import type { WindowedFlowPlan } from "./windowed-flow-plan.ts";
 
 /** What a flow does to each micro-batch, compiled once from its definition (plain data, JSON-able). */
 export type FlowPlan = PlainFlowPlan | DedupFlowPlan | WindowedFlowPlan | JoinFlowPlan | AutoCdcFlowPlan;
-
-/** Whether the flow keeps operator state between batches (a watermark, dedup keys, windows, a join). */
-export function isStatefulPlan(plan: FlowPlan): boolean {
-  return plan.kind === "plain" ? plan.watermark !== undefined : plan.kind !== "auto_cdc";
-}

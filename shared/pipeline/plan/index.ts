@@ -5,7 +5,6 @@
  * range and condition, sequence columns), not parse trees or engine objects.
  */
 export type { FlowPlan } from "./flow-plan.ts";
-export { isStatefulPlan } from "./flow-plan.ts";
 export type { PlainFlowPlan } from "./plain-flow-plan.ts";
 export type { DedupFlowPlan } from "./dedup-flow-plan.ts";
 export type { WindowedFlowPlan, WindowSpec } from "./windowed-flow-plan.ts";
