@@ -129,6 +129,7 @@ export class EnvironmentControlPlane implements ControlPlane {
       return {
         analyze: async (sql: string) => (await opening).analyze(sql),
         analyzeCondition: async (condition: string) => (await opening).analyzeCondition(condition),
+        deparse: async (statement: unknown) => (await opening).deparse(statement),
       };
     });
   }

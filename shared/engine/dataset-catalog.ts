@@ -1,4 +1,5 @@
 import type { DatasetDefinition } from "../pipeline/definition-schema.ts";
+import type { FlowPlan, ViewPlan } from "../pipeline/plan/index.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import type { ObjectStore } from "../store/object-store.ts";
 import { tablePrefix } from "../store/bucket-layout.ts";
@@ -61,8 +62,22 @@ export class DatasetCatalog {
 
   dataset(name: string): DatasetDefinition {
     const dataset = this.pipeline.definition.datasets.find((d) => d.name === name);
-    if (!dataset) throw new RangeError(`no dataset ${name} in pipeline ${this.pipeline.definition.name}`);
-    return dataset;
+    return dataset ?? this.#absent(`dataset ${name}`);
+  }
+
+  /** What a flow runs on each micro-batch, compiled when the definition was validated. */
+  flowPlan(flow: string): FlowPlan {
+    return this.pipeline.plans.flows.get(flow) ?? this.#absent(`flow ${flow}`);
+  }
+
+  /** How a materialized view refreshes, compiled when the definition was validated. */
+  viewPlan(view: string): ViewPlan {
+    return this.pipeline.plans.views.get(view) ?? this.#absent(`materialized view ${view}`);
+  }
+
+  /** A name the validated pipeline does not have: the caller's bug. */
+  #absent(what: string): never {
+    throw new RangeError(`no ${what} in pipeline ${this.pipeline.definition.name}`);
   }
 
   /**

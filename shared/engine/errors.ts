@@ -297,21 +297,6 @@ export class StatefulColumnError extends EngineError {
 }
 
 /**
- * A stream-stream join the definition rules let through but the batch cannot run (its SQL read
- * differently at run time, e.g. after the namespace was made bare).
- */
-export class StreamJoinError extends EngineError {
-  override readonly name = "StreamJoinError";
-  override readonly errorCode = "STREAM_JOIN_NOT_SUPPORTED";
-  constructor(
-    readonly flow: string,
-    detail: string,
-  ) {
-    super(`flow "${flow}" ${detail}`, { data: { flow } });
-  }
-}
-
-/**
  * A batch as small as a batch gets (one file, one record) failed for size: it needs more than the
  * task function holds. Names the flow, what the batch held, the bytes it needs and the bound that
  * fits the function, and the way out.

@@ -9,8 +9,13 @@ import {
   type Snapshot,
   VersionNotFoundError,
 } from "../delta/index.ts";
-import { aggregateColumn, groupColumn, type AggregateKind } from "../pipeline/stream-aggregation.ts";
-import { VIEW_FINAL, type IncrementalViewPlan } from "../pipeline/view-aggregation.ts";
+import {
+  aggregateColumn,
+  groupColumn,
+  VIEW_FINAL,
+  type AggregateKind,
+  type IncrementalViewPlan,
+} from "../pipeline/plan/index.ts";
 import {
   openStateVersion,
   type StateFlow,
@@ -301,14 +306,13 @@ async function gainedFiles(
 
 /** What the kept partials mean: the query's signature and the input's schema. */
 function stateSignature(plan: IncrementalViewPlan, input: Snapshot): string {
-  return JSON.stringify({ query: plan.signature, input: input.metadata.schemaString });
+  return JSON.stringify({ query: plan.stateSignature, input: input.metadata.schemaString });
 }
 
 export interface AggregateRequest {
   readonly sandbox: Sandbox;
   readonly plan: IncrementalViewPlan;
-  /** The view's statement as parsed (namespace made bare), and what it is, for its errors. */
-  readonly statement: unknown;
+  /** What the view is, for its errors. */
   readonly what: string;
   readonly read: Extract<SnapshotRead, { kind: "table" }>;
   readonly inputSnapshot: Snapshot;
@@ -325,7 +329,7 @@ export async function aggregateView(
 ): Promise<{ path: string; rows: number; stateVersion: string | undefined }> {
   const { sandbox, plan, state } = request;
   await registerTableFiles(sandbox, request.read, request.inputSnapshot, request.files);
-  const query = await sandbox.deparse(request.statement);
+  const query = plan.sql;
   // The names and types the query itself gives, so both ways write the same table. The first
   // statement over the user's query: a column it names that the input lacks fails here, as the user's.
   const described = await sandbox.explainingFailures(request.what, () => sandbox.rows(`DESCRIBE ${query}`));
@@ -334,7 +338,7 @@ export async function aggregateView(
     type: String(r["column_type"]),
   }));
 
-  await sandbox.run(`CREATE OR REPLACE TEMP TABLE __ebb_view_raw AS ${await sandbox.deparse(plan.partial)}`);
+  await sandbox.run(`CREATE OR REPLACE TEMP TABLE __ebb_view_raw AS ${plan.partialSql}`);
   const types = new Map(
     (await sandbox.rows("DESCRIBE __ebb_view_raw")).map((r) => [
       String(r["column_name"]),
@@ -374,18 +378,12 @@ export async function aggregateView(
       ),
     ].join(", ")} FROM ${MERGED}`,
   );
-  const final = plan.final as { node: { select_list: Record<string, unknown>[] } };
-  const named = {
-    ...final,
-    node: {
-      ...final.node,
-      select_list: final.node.select_list.map((item, i) => ({ ...item, alias: output[i]!.name })),
-    },
-  };
+  // The final statement's columns take the names the query's DESCRIBE gave, by position.
+  const named = `(${plan.finalSql}) AS __ebb_view_named(${output.map((c) => quoteIdentifier(c.name)).join(", ")})`;
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS SELECT ${output
       .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
-      .join(", ")} FROM (${await sandbox.deparse(named)})`,
+      .join(", ")} FROM ${named}`,
   );
   const [count] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${OUTPUT}`);
   return {

@@ -4,7 +4,6 @@ import type { MaterializedViewDefinition } from "../pipeline/definition-schema.t
 import type { ObjectStore } from "../store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
 import { openStateVersion } from "../state/index.ts";
-import { viewAggregationOf } from "../pipeline/view-aggregation.ts";
 import {
   aggregateView,
   chooseIncremental,
@@ -100,12 +99,8 @@ export async function refreshMaterializedView(
     owner: `materialized view "${view.name}"`,
   });
   try {
-    const statement = await sandbox.parsedQuery(view.sql, `materialized view "${view.name}"`);
+    const plan = catalog.viewPlan(view.name);
     const tables = reads.filter((r) => r.kind === "table");
-    const plan =
-      reads.length === tables.length
-        ? viewAggregationOf(statement, new Set(tables.map((r) => r.name.toLowerCase())))
-        : ({ kind: "recompute", reason: "the view reads a view" } as const);
     let output: { path: string; rows: number; stateVersion?: string | undefined };
     let choice: { refresh: RefreshKind; reason: string };
     let newestInput: number | undefined;
@@ -129,7 +124,6 @@ export async function refreshMaterializedView(
       output = await aggregateView({
         sandbox,
         plan,
-        statement,
         what: `materialized view "${view.name}"`,
         read,
         inputSnapshot,

@@ -317,6 +317,7 @@ async function readAndCommit(
         store: run.catalog.store,
         flow: ref,
         definition: run.flow,
+        plan: run.catalog.flowPlan(run.flow.name),
         ...(head.checkpoint?.stateVersion ? { parentVersion: head.checkpoint.stateVersion } : {}),
         seq,
       });

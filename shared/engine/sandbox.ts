@@ -2,8 +2,7 @@ import path from "node:path";
 import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
-import { conditionShapeProblem } from "../pipeline/sql-references.ts";
-import { quoteWindowKeyword } from "../pipeline/stream-aggregation.ts";
+import { conditionShapeProblem, quoteWindowKeyword, unqualify } from "../pipeline/sql-text/index.ts";
 import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
 import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
 import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
@@ -410,26 +409,6 @@ export class Sandbox {
     }
     return tree;
   }
-}
-
-/** Strips `catalog.schema.` / `schema.` from table references into `namespace`; whether any was. */
-function unqualify(node: unknown, namespace: { readonly catalog: string; readonly schema: string }): boolean {
-  if (Array.isArray(node)) return node.map((child) => unqualify(child, namespace)).some(Boolean);
-  if (node === null || typeof node !== "object") return false;
-  const fields = node as Record<string, unknown>;
-  let changed = false;
-  if (fields["type"] === "BASE_TABLE") {
-    const catalog = String(fields["catalog_name"] ?? "").toLowerCase();
-    const schema = String(fields["schema_name"] ?? "").toLowerCase();
-    const ours = schema === namespace.schema && (catalog === "" || catalog === namespace.catalog);
-    if (ours) {
-      fields["catalog_name"] = "";
-      fields["schema_name"] = "";
-      changed = true;
-    }
-  }
-  for (const value of Object.values(fields)) changed = unqualify(value, namespace) || changed;
-  return changed;
 }
 
 /** DuckDB's refusals by the lock-down, as a `SandboxViolationError` naming what was refused. */

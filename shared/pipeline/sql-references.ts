@@ -1,6 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { SqlParserUnavailableError } from "./errors.ts";
-import { quoteWindowKeyword, streamAggregationOf, type StreamAggregation } from "./stream-aggregation.ts";
+import { streamAggregationOf, type StreamAggregation } from "./stream-aggregation.ts";
+import { conditionShapeProblem, quoteWindowKeyword } from "./sql-text/index.ts";
 
 /**
  * The tables a query reads, found by DuckDB's own parser (`json_serialize_sql`), never by regular
@@ -77,6 +78,19 @@ export class SqlReferenceParser {
       ...(aggregation ? { aggregation } : {}),
       statement: tree.statements[0],
     };
+  }
+
+  /** SQL text of a serialized statement (one statement, as `analyze` gives it). */
+  async deparse(statement: unknown): Promise<string> {
+    // A node DuckDB made up (an INTERVAL's cast) has position 2^64-1, which a JS number rounds past
+    // uint64: positions only place error messages, so an unknown one becomes 0.
+    const text = JSON.stringify({ error: false, statements: [statement] }, (key, value: unknown) =>
+      key === "query_location" && typeof value === "number" && value > Number.MAX_SAFE_INTEGER ? 0 : value,
+    );
+    const reader = await this.connection.runAndReadAll("SELECT json_deserialize_sql($1::JSON) AS sql", [
+      text,
+    ]);
+    return String(reader.getRowObjectsJS()[0]?.["sql"]);
   }
 
   /**
@@ -162,37 +176,4 @@ function toReference(node: Record<string, unknown>): TableReference {
     ...(schema !== undefined ? { schema } : {}),
     table: String(node["table_name"]).toLowerCase(),
   };
-}
-
-/** Why a parsed `SELECT (condition)` is more than one expression, or undefined when it is just that. */
-export function conditionShapeProblem(
-  statements: unknown[] | undefined,
-  options: { readonly subqueries?: boolean } = {},
-): string | undefined {
-  const node = (statements?.length === 1 ? (statements[0] as { node?: unknown }).node : undefined) as
-    Record<string, unknown> | undefined;
-  const clean =
-    node?.["type"] === "SELECT_NODE" &&
-    Array.isArray(node["select_list"]) &&
-    node["select_list"].length === 1 &&
-    (node["from_table"] as { type?: unknown } | undefined)?.type === "EMPTY" &&
-    node["where_clause"] === null &&
-    node["having"] === null &&
-    node["qualify"] === null &&
-    node["sample"] === null &&
-    (node["group_expressions"] as unknown[] | undefined)?.length === 0 &&
-    (node["modifiers"] as unknown[] | undefined)?.length === 0 &&
-    ((node["cte_map"] as { map?: unknown[] } | undefined)?.map?.length ?? 0) === 0;
-  if (!clean) return "must be one condition (e.g. \"region = 'eu'\"), not a clause or query";
-  if (!options.subqueries && containsSubquery(node["select_list"]))
-    return "must not contain a subquery: it is a condition on the row's own columns";
-  return undefined;
-}
-
-function containsSubquery(node: unknown): boolean {
-  if (Array.isArray(node)) return node.some(containsSubquery);
-  if (node === null || typeof node !== "object") return false;
-  const record = node as Record<string, unknown>;
-  if (record["class"] === "SUBQUERY" || record["type"] === "SUBQUERY") return true;
-  return Object.values(record).some(containsSubquery);
 }

@@ -1,4 +1,15 @@
 import { parseInterval } from "./duration.ts";
+import {
+  aggregateColumn,
+  groupColumn,
+  partialColumn,
+  WINDOW_FINAL,
+  WINDOW_ROWS,
+  WINDOW_START,
+  WINDOW_STRUCT,
+  type AggregateKind,
+} from "./plan/aggregate-columns.ts";
+import type { WindowSpec } from "./plan/windowed-flow-plan.ts";
 
 /**
  * Aggregation over a flow's stream, read from DuckDB's serialized parse tree (pure). A flow's SQL runs
@@ -12,41 +23,12 @@ import { parseInterval } from "./duration.ts";
  *
  * The plan is two rewritten statements: `partial` (the batch's partial aggregates per window and key,
  * read from `WINDOW_ROWS`: each row once per window it falls in) and `final` (the user's select list
- * over the finished windows in `WINDOW_FINAL`). Both go back to SQL text with `json_deserialize_sql`.
+ * over the finished windows in `WINDOW_FINAL`). Compiling the flow's plan (plan/compile-flow.ts) turns
+ * both back into SQL text, once per definition version.
  */
 
 /** The name of the micro-batch in a flow's SQL. */
 const STREAM = "source";
-/** The batch's rows, one per (row, window it falls in), with the window start in `WINDOW_START`. */
-export const WINDOW_ROWS = "__ebb_window_rows";
-export const WINDOW_START = "__ebb_window_start";
-/** Finished windows: `WINDOW_STRUCT`, the key columns `groupColumn(j)`, the aggregates `aggregateColumn(i)`. */
-export const WINDOW_FINAL = "__ebb_window_final";
-export const WINDOW_STRUCT = "__ebb_window";
-export const groupColumn = (j: number) => `__ebb_g${j}`;
-export const aggregateColumn = (i: number) => `__ebb_a${i}`;
-export const partialColumn = (i: number, part: string) => `__ebb_p${i}_${part}`;
-
-/** The aggregates whose partials Ebb keeps; `*_distinct`: of DISTINCT values, the set of them the partial. */
-export const AGGREGATE_KINDS = [
-  "count",
-  "sum",
-  "min",
-  "max",
-  "avg",
-  "count_distinct",
-  "sum_distinct",
-  "avg_distinct",
-] as const;
-export type AggregateKind = (typeof AGGREGATE_KINDS)[number];
-
-export interface WindowSpec {
-  /** The event-time column the windows are cut from (the flow's watermark column). */
-  readonly column: string;
-  readonly sizeMicros: number;
-  /** Equal to the size for a tumbling window. */
-  readonly slideMicros: number;
-}
 
 export interface WindowedAggregation extends Decomposition {
   readonly kind: "windowed";
@@ -54,19 +36,6 @@ export interface WindowedAggregation extends Decomposition {
 }
 
 export type StreamAggregation = WindowedAggregation | { readonly kind: "refused"; readonly message: string };
-
-/**
- * What decides the meaning of a windowed aggregation's kept partials (window, grouping keys,
- * aggregates): a state written under another signature cannot be continued. Computed from the parse
- * tree, so validation and the batch agree.
- */
-export function windowSignature(plan: WindowedAggregation): string {
-  return JSON.stringify({
-    window: plan.window,
-    keys: plan.groupKeys,
-    aggregates: plan.aggregates,
-  });
-}
 
 /** Aggregates whose partial state Ebb keeps, and how a partial is merged (avg: a sum and a count). */
 const DECOMPOSABLE: Readonly<Record<string, AggregateKind>> = {
@@ -157,39 +126,6 @@ const refuse = (message: string): StreamAggregation => ({ kind: "refused", messa
 
 const AGGREGATE_ADVICE =
   "write the rows to the streaming table and aggregate them in a materialized view over it, or aggregate per event-time window: GROUP BY window(<event time column>, '10 minutes') with a watermark on that column";
-
-/**
- * Spark's `window(...)` and `window.start` do not parse in DuckDB, where WINDOW is a keyword: quote
- * the word where it is a function call, a struct reference or a bare select item, but not the WINDOW
- * clause (`WINDOW w AS (…)`). String literals, quoted names and comments are left as they are.
- */
-export function quoteWindowKeyword(sql: string): string {
-  let out = "";
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    const skip = (end: string, from: number) => {
-      const at = sql.indexOf(end, from);
-      const stop = at === -1 ? sql.length : at + end.length;
-      out += sql.slice(i, stop);
-      i = stop;
-    };
-    if (c === "'" || c === '"') skip(c, i + 1);
-    else if (sql.startsWith("--", i)) skip("\n", i + 2);
-    else if (sql.startsWith("/*", i)) skip("*/", i + 2);
-    else if (/[A-Za-z_]/.test(c)) {
-      const word = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(sql.slice(i))![0];
-      const after = sql.slice(i + word.length);
-      const isClause = /^\s+[A-Za-z_][A-Za-z0-9_]*\s+as\b/i.test(after);
-      out += word.toLowerCase() === "window" && !isClause ? '"window"' : word;
-      i += word.length;
-    } else {
-      out += c;
-      i += 1;
-    }
-  }
-  return out;
-}
 
 /** The stream aggregation of a flow's statement, or undefined when it does not aggregate `source`. */
 export function streamAggregationOf(statement: unknown): StreamAggregation | undefined {

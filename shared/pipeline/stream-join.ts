@@ -1,4 +1,3 @@
-import { z } from "zod";
 /**
  * A stream-stream join, read from DuckDB's serialized parse tree (pure). The outermost SELECT must
  * join `source` with the flow's joined stream (INNER or LEFT, `source` on the left), and the ON
@@ -276,52 +275,4 @@ function textInterval(text: string): number | undefined {
   if (!match) return undefined;
   const unit = TEXT_UNIT_MICROS[(match[2] as string).toLowerCase()];
   return unit === undefined ? undefined : Number(match[1]) * unit;
-}
-
-/**
- * What decides which rows a join's state keeps and what they match: the join's type, range and ON
- * condition (its parse tree without positions in the text). Computed when a definition is
- * validated and by every batch, which keeps it in the state; a state kept under another is refused.
- */
-export function joinSignature(join: StreamJoin, statement: unknown): string {
-  const node = isNode(statement) && isNode(statement["node"]) ? statement["node"] : {};
-  const from = isNode(node["from_table"]) ? node["from_table"] : {};
-  const condition = JSON.stringify(from["condition"], (key, value: unknown) =>
-    key === "query_location" ? undefined : value,
-  );
-  return JSON.stringify({ type: join.type, range: join.range, condition });
-}
-
-const joinSignatureSchema = z.object({
-  type: z.enum(["inner", "left"]),
-  range: z.object({ loMicros: z.number(), hiMicros: z.number() }),
-  condition: z.string().optional(),
-});
-
-/** The stored and the wanted join of an incompatible state, as the refusal says them. */
-export function describeJoinChange(stored: string, wanted: string): { stored: string; wanted: string } {
-  const parse = (signature: string) => {
-    try {
-      return joinSignatureSchema.safeParse(JSON.parse(signature)).data;
-    } catch {
-      return undefined;
-    }
-  };
-  const was = parse(stored);
-  const now = parse(wanted);
-  const describe = (join: z.infer<typeof joinSignatureSchema> | undefined) => {
-    if (!join) return "a join Ebb cannot read back";
-    const minutes = (micros: number) => `${micros / 60_000_000} minutes`;
-    return `an ${join.type === "left" ? "LEFT OUTER" : "INNER"} join with source's event time from ${minutes(join.range.loMicros)} to ${minutes(join.range.hiMicros)} after the joined stream's`;
-  };
-  const sameShape =
-    was !== undefined &&
-    now !== undefined &&
-    was.type === now.type &&
-    was.range.loMicros === now.range.loMicros &&
-    was.range.hiMicros === now.range.hiMicros;
-  return {
-    stored: describe(was),
-    wanted: `${describe(now)}${sameShape ? " under another ON condition (other join keys)" : ""}`,
-  };
 }

@@ -9,25 +9,26 @@ import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
-import { windowSignature, type StreamAggregation } from "./stream-aggregation.ts";
-import { joinSignature, streamJoinOf, type StreamJoinAnalysis } from "./stream-join.ts";
+import type { StreamAggregation } from "./stream-aggregation.ts";
+import { streamJoinOf, type StreamJoinAnalysis } from "./stream-join.ts";
+import { compilePipeline, type PipelinePlans } from "./plan/index.ts";
 
 /** What parses SQL into table references (`SqlReferenceParser`, one per process is enough). */
 export interface SqlAnalyzer {
   analyze(sql: string): Promise<SqlAnalysis>;
   /** Whether `condition` is exactly one boolean expression (no clause, no subquery). */
   analyzeCondition(condition: string): Promise<SqlAnalysis>;
+  /** SQL text of a parsed statement (`analyze`'s `statement`), for the plans' rewritten SQL. */
+  deparse(statement: unknown): Promise<string>;
 }
 
-/** A definition that passed every rule, with its settings and DAG. */
+/** A definition that passed every rule, with its settings, DAG and the plan of each flow and view. */
 export interface ValidatedPipeline {
   readonly definition: PipelineDefinition;
   readonly settings: PipelineSettings;
   readonly graph: PipelineGraph;
-  /** Per windowed flow, the signature of its window state (`windowSignature`), for up-front checks. */
-  readonly windowSignatures: ReadonlyMap<string, string>;
-  /** Per stream-stream join flow, the signature of its join state (`joinSignature`), likewise. */
-  readonly joinSignatures: ReadonlyMap<string, string>;
+  /** What each flow and materialized view runs, compiled once (plan/index.ts). */
+  readonly plans: PipelinePlans;
 }
 
 /**
@@ -41,6 +42,8 @@ export interface ValidatedPipeline {
  *    of this pipeline; `owns` predicates (and AUTO CDC conditions) must parse and read no table;
  *    AUTO CDC targets have one writer; rewind eligibility.
  * 4. The graph: no cycles.
+ *
+ * Then it compiles the plan of each flow and materialized view from the statements it parsed.
  */
 export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
   const definition = parseDefinition(input);
@@ -49,22 +52,19 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
   if (!settingsResult.ok) issues.push(...settingsResult.issues);
 
   const referencesByPath = new Map<string, readonly TableReference[]>();
-  const windowSignatures = new Map<string, string>();
-  const joinSignatures = new Map<string, string>();
+  const statements = new Map<string, unknown>();
   for (const query of queriesOf(definition)) {
     const analysis = await analyzer.analyze(query.sql);
-    if (analysis.ok && analysis.aggregation && query.isFlowQuery) {
+    if (analysis.ok && analysis.aggregation && query.isFlowQuery)
       issues.push(...aggregationIssues(definition, query.path, query.flow!, analysis.aggregation));
-      if (analysis.aggregation.kind === "windowed")
-        windowSignatures.set(query.flow!, windowSignature(analysis.aggregation));
-    }
     if (analysis.ok && query.isFlowQuery) {
       const join = joinOfFlow(definition, query.flow!, analysis.statement);
-      if (join?.kind === "join") joinSignatures.set(query.flow!, joinSignature(join, analysis.statement));
-      else if (join) issues.push(joinIssue(query.path, query.flow!, join));
+      if (join?.kind === "refused") issues.push(joinIssue(query.path, query.flow!, join));
     }
-    if (analysis.ok) referencesByPath.set(query.path, analysis.references);
-    else
+    if (analysis.ok) {
+      referencesByPath.set(query.path, analysis.references);
+      statements.set(query.path, analysis.statement);
+    } else
       issues.push({
         path: query.path,
         message: `SQL of ${query.flow ? `flow "${query.flow}"` : `dataset "${query.dataset}"`} ${analysis.message}`,
@@ -91,13 +91,15 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
       },
     ]);
   }
-  return {
-    definition,
-    settings: settingsResult.settings,
-    graph: built.graph,
-    windowSignatures,
-    joinSignatures,
-  };
+  const plans = await compilePipeline(definition, built.graph, statements, {
+    parse: async (sql) => {
+      const analysis = await analyzer.analyze(sql);
+      if (!analysis.ok) throw new RangeError(`Ebb's own SQL does not parse: ${analysis.message}`);
+      return analysis.statement;
+    },
+    deparse: (statement) => analyzer.deparse(statement),
+  });
+  return { definition, settings: settingsResult.settings, graph: built.graph, plans };
 }
 
 /** Validates YAML or JSON text. */

@@ -1,3 +1,4 @@
+import { VIEW_FINAL } from "./plan/aggregate-columns.ts";
 import { decomposeAggregation, type Decomposition, type Node } from "./stream-aggregation.ts";
 
 /**
@@ -10,10 +11,7 @@ import { decomposeAggregation, type Decomposition, type Node } from "./stream-ag
  * recomputed, with the reason.
  */
 
-/** The merged partials the final statement reads: `groupColumn(j)` and `aggregateColumn(i)`. */
-export const VIEW_FINAL = "__ebb_view_final";
-
-export interface IncrementalViewPlan extends Decomposition {
+export interface IncrementalViewAggregation extends Decomposition {
   readonly kind: "incremental";
   /** The input table the view groups (as named in the query, lower case). */
   readonly input: string;
@@ -21,7 +19,8 @@ export interface IncrementalViewPlan extends Decomposition {
   readonly signature: string;
 }
 
-export type ViewAggregation = IncrementalViewPlan | { readonly kind: "recompute"; readonly reason: string };
+export type ViewAggregation =
+  IncrementalViewAggregation | { readonly kind: "recompute"; readonly reason: string };
 
 const isNode = (value: unknown): value is Node =>
   value !== null && typeof value === "object" && !Array.isArray(value);

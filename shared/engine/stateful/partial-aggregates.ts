@@ -1,4 +1,4 @@
-import { partialColumn, type AggregateKind } from "../../pipeline/stream-aggregation.ts";
+import { partialColumn, type AggregateKind } from "../../pipeline/plan/index.ts";
 
 /**
  * The partials a decomposable aggregate keeps, how two partials of a key merge, and the aggregate's

@@ -1,4 +1,5 @@
 import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
+import type { PipelinePlans } from "../../pipeline/plan/index.ts";
 import type { Checkpoint, CheckpointsRepository, FlowRef } from "../../store/checkpoints-repository.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { isStatefulFlow, openFlowState } from "./stateful-batch.ts";
@@ -22,16 +23,14 @@ export async function checkStateOf(
 ): Promise<void> {
   if (!isStatefulFlow(definition) || !checkpoint?.stateVersion) return;
   const version = await openFlowState(store, flow, definition, checkpoint.stateVersion);
-  const window = signatures.windowSignatures.get(definition.name);
-  if (window !== undefined) checkWindowState(version, definition.name, window);
-  const join = signatures.joinSignatures.get(definition.name);
-  if (join !== undefined) checkJoinState(version, definition.name, join);
+  const plan = signatures.plans.flows.get(definition.name);
+  if (plan?.kind === "windowed") checkWindowState(version, definition.name, plan.stateSignature);
+  if (plan?.kind === "join") checkJoinState(version, definition.name, plan.stateSignature);
 }
 
-/** The state signatures a validated pipeline computed per flow (ValidatedPipeline). */
+/** Where the state signatures are: each flow's plan (a ValidatedPipeline has them). */
 export interface StateSignatures {
-  readonly windowSignatures: ReadonlyMap<string, string>;
-  readonly joinSignatures: ReadonlyMap<string, string>;
+  readonly plans: PipelinePlans;
 }
 
 /** The check from each flow's HEAD. */

@@ -1,6 +1,5 @@
 import { quoteIdentifier } from "../../duck/sql-text.ts";
 import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
-import { parseInterval } from "../../pipeline/duration.ts";
 import {
   IncompatibleStateError,
   openStateVersion,
@@ -10,12 +9,11 @@ import {
 } from "../../state/index.ts";
 import type { ObjectStore } from "../../store/object-store.ts";
 import { DEFINITION_META, definitionSignature } from "./state-definition.ts";
-import { StatefulColumnError, StreamJoinError } from "../errors.ts";
-import { streamJoinOf } from "../../pipeline/stream-join.ts";
+import { StatefulColumnError } from "../errors.ts";
+import type { FlowPlan, JoinFlowPlan } from "../../pipeline/plan/index.ts";
 import { joinStreams } from "./stream-join.ts";
 import { SOURCE_TABLE } from "../flow-source.ts";
 import type { Sandbox } from "../sandbox.ts";
-import { streamAggregationOf } from "../../pipeline/stream-aggregation.ts";
 import { deduplicate } from "./deduplicate.ts";
 import { aggregateWindows } from "./window-aggregation.ts";
 import {
@@ -54,6 +52,8 @@ export interface StatefulBatchContext {
   readonly store: ObjectStore;
   readonly flow: StateFlow;
   readonly definition: FlowDefinition;
+  /** What the flow runs, compiled when its definition was validated. */
+  readonly plan: FlowPlan;
   /** The parent checkpoint's state version. */
   readonly parentVersion?: string;
   readonly seq: number;
@@ -135,7 +135,7 @@ export function checkCompatible(version: StateVersion, definition: FlowDefinitio
 }
 
 export async function runStatefulOperators(context: StatefulBatchContext): Promise<StateProgress> {
-  const { sandbox, definition } = context;
+  const { sandbox, definition, plan } = context;
   // 1.
   const version = await openFlowState(context.store, context.flow, definition, context.parentVersion);
   const writer: StateWriter = version.writer();
@@ -151,14 +151,16 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
     if (!columns.has(column))
       throw new StatefulColumnError(definition.name, setting, column, [...columns.keys()]);
   };
-  if (definition.join) return finish(context, writer, await joinBatch(context, version, writer, columns));
+  if (plan.kind === "join")
+    return finish(context, writer, await joinBatch(context, plan, version, writer, columns));
 
   // 3.
   let dropped = 0;
   let watermark: number | undefined;
   /** The watermark the batch started with: Spark's watermark for eviction in this batch. */
   let previous: number | undefined;
-  const mark = definition.watermark;
+  const mark =
+    plan.kind === "plain" || plan.kind === "dedup" || plan.kind === "windowed" ? plan.watermark : undefined;
   if (mark) {
     requireColumn(mark.column, "watermark.column");
     const stored = watermarkMetaSchema.safeParse(version.meta["watermark"]);
@@ -172,7 +174,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
       figures?.["newest"] === null || figures?.["newest"] === undefined
         ? undefined
         : Number(figures["newest"]);
-    watermark = advanceWatermark(previous, newest, parseInterval(mark.delay) ?? 0);
+    watermark = advanceWatermark(previous, newest, mark.delayMicros / 1000);
     // A view: the rows are materialized once, as `source` (step 5).
     await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${KEPT} AS SELECT * FROM ${INPUT} WHERE NOT ${late}`);
     if (watermark !== undefined) writer.setMeta("watermark", { column: mark.column, micros: watermark });
@@ -182,7 +184,7 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   // 4.
   let output = `SELECT * FROM ${kept}`;
   let duplicates = 0;
-  const dedup = definition.drop_duplicates;
+  const dedup = plan.kind === "dedup" || plan.kind === "windowed" ? plan.dedup : undefined;
   if (dedup) {
     for (const key of dedup.keys) requireColumn(key, "drop_duplicates.keys");
     const result = await deduplicate({
@@ -192,14 +194,8 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
       input: kept,
       rowColumn: ROW,
       keys: dedup.keys.map((name) => ({ name, type: columns.get(name)! })),
-      ...(dedup.within_watermark && mark
-        ? {
-            eventTime: {
-              column: mark.column,
-              delayMicros: (parseInterval(mark.delay) ?? 0) * 1000,
-              watermark: previous,
-            },
-          }
+      ...(dedup.withinWatermark && mark
+        ? { eventTime: { column: mark.column, delayMicros: mark.delayMicros, watermark: previous } }
         : {}),
     });
     output = result.rowsSql;
@@ -209,29 +205,24 @@ export async function runStatefulOperators(context: StatefulBatchContext): Promi
   // 5.
   await replaceSource(sandbox, `SELECT * EXCLUDE (${ROW}) FROM (${output})`);
   let windows: { sql: string; windowsEmitted: number } | undefined;
-  if (mark) {
-    const statement = await sandbox.parsedQuery(definition.sql, `flow "${definition.name}"`);
-    const plan = streamAggregationOf(statement);
-    if (plan?.kind === "windowed") {
-      requireColumn(plan.window.column, "window(...)");
-      windows = await aggregateWindows({
-        sandbox,
-        version,
-        writer,
-        flowName: definition.name,
-        input: SOURCE_TABLE,
-        plan,
-        statement,
-        watermark,
-      });
-    }
+  if (plan.kind === "windowed") {
+    requireColumn(plan.window.column, "window(...)");
+    windows = await aggregateWindows({
+      sandbox,
+      version,
+      writer,
+      flowName: definition.name,
+      input: SOURCE_TABLE,
+      plan,
+      watermark,
+    });
   }
 
   // 6.
   const operators: StateOperatorName[] = [];
   if (dedup)
     operators.push(
-      dedup.within_watermark && mark
+      dedup.withinWatermark && mark
         ? STATE_OPERATOR_NAMES.dedupeWithinWatermark
         : STATE_OPERATOR_NAMES.dedupe,
     );
@@ -286,14 +277,13 @@ async function finish(
 /** Steps 3–5 of a stream-stream join flow: both streams' watermarks and the join (stream-join.ts). */
 async function joinBatch(
   context: StatefulBatchContext,
+  plan: JoinFlowPlan,
   version: StateVersion,
   writer: StateWriter,
   leftColumns: ReadonlyMap<string, string>,
 ): Promise<OperatorFigures> {
   const { sandbox, definition } = context;
-  const stream = definition.join!.stream;
-  const leftMark = definition.watermark!;
-  const rightMark = definition.join!.watermark!;
+  const { stream, leftWatermark: leftMark, rightWatermark: rightMark } = plan;
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE ${JOINED_INPUT} AS SELECT *, row_number() OVER () AS ${ROW} FROM ${quoteIdentifier(stream)}`,
   );
@@ -305,9 +295,6 @@ async function joinBatch(
     if (!columns.has(mark.column))
       throw new StatefulColumnError(definition.name, setting, mark.column, [...columns.keys()]);
   }
-  const statement = await sandbox.parsedQuery(definition.sql, `flow "${definition.name}"`);
-  const join = streamJoinOf(statement, { stream, leftTime: leftMark.column, rightTime: rightMark.column });
-  if (join.kind !== "join") throw new StreamJoinError(definition.name, join.message);
   const side = (input: string, columns: ReadonlyMap<string, string>, watermark: typeof leftMark) => ({
     input,
     rowColumn: ROW,
@@ -320,9 +307,7 @@ async function joinBatch(
     writer,
     seq: context.seq,
     flowName: definition.name,
-    stream,
-    join,
-    statement,
+    plan,
     left: side(INPUT, leftColumns, leftMark),
     right: side(JOINED_INPUT, rightColumns, rightMark),
   });

@@ -1,6 +1,11 @@
 import { quoteIdentifier } from "../../duck/sql-text.ts";
-import { parseInterval } from "../../pipeline/duration.ts";
-import { describeJoinChange, joinSignature, type StreamJoin } from "../../pipeline/stream-join.ts";
+import {
+  describeJoinChange,
+  JOIN_ROW,
+  JOIN_SEQ,
+  type JoinFlowPlan,
+  type WatermarkStep,
+} from "../../pipeline/plan/index.ts";
 import {
   IncompatibleStateError,
   type StateSchema,
@@ -36,8 +41,7 @@ import { z } from "zod";
 export const JOIN_LEFT_TABLE = "join_left";
 export const JOIN_RIGHT_TABLE = "join_right";
 /** A side's row is keyed by the batch it arrived in and its place there; a left row marks a match. */
-export const JOIN_SEQ = "__ebb_seq";
-export const JOIN_ROW = "__ebb_row";
+export { JOIN_ROW, JOIN_SEQ };
 export const JOIN_MATCHED = "__ebb_matched";
 const OUT = "__ebb_join_out";
 
@@ -51,7 +55,7 @@ export interface JoinSide {
   readonly rowColumn: string;
   /** Its columns and DuckDB types, in order (without `rowColumn`). */
   readonly columns: readonly { readonly name: string; readonly type: string }[];
-  readonly watermark: { readonly column: string; readonly delay: string };
+  readonly watermark: WatermarkStep;
 }
 
 export interface StreamJoinRequest {
@@ -60,11 +64,7 @@ export interface StreamJoinRequest {
   readonly writer: StateWriter;
   readonly seq: number;
   readonly flowName: string;
-  /** The joined stream's name in the SQL (its dataset). */
-  readonly stream: string;
-  readonly join: StreamJoin;
-  /** The flow's statement as parsed. */
-  readonly statement: unknown;
+  readonly plan: JoinFlowPlan;
   readonly left: JoinSide;
   readonly right: JoinSide;
 }
@@ -110,10 +110,9 @@ export function checkJoinState(version: StateVersion, flowName: string, signatur
 }
 
 export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoinResult> {
-  const { sandbox, writer, join, left, right, seq } = request;
-  const signature = joinSignature(join, request.statement);
-  checkJoinState(request.version, request.flowName, signature);
-  writer.setMeta("join", signature);
+  const { sandbox, writer, plan: join, left, right, seq } = request;
+  checkJoinState(request.version, request.flowName, join.stateSignature);
+  writer.setMeta("join", join.stateSignature);
   const stored = joinWatermarksSchema.safeParse(request.version.meta["join_watermarks"]);
   const previous: JoinWatermarks = stored.success ? stored.data : {};
   const before = joinWatermark(previous);
@@ -143,14 +142,8 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
   const newestLeft = newLeft.newest;
   const newestRight = newRight.newest;
   const marks: JoinWatermarks = {
-    ...optional(
-      "left",
-      advanceWatermark(previous.left, newestLeft, parseInterval(left.watermark.delay) ?? 0),
-    ),
-    ...optional(
-      "right",
-      advanceWatermark(previous.right, newestRight, parseInterval(right.watermark.delay) ?? 0),
-    ),
+    ...optional("left", advanceWatermark(previous.left, newestLeft, left.watermark.delayMicros / 1000)),
+    ...optional("right", advanceWatermark(previous.right, newestRight, right.watermark.delayMicros / 1000)),
   };
   const after = joinWatermark(marks);
   writer.setMeta("join_watermarks", marks);
@@ -193,11 +186,11 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
       "source",
       `SELECT ${ids ? `${JOIN_SEQ}, ${JOIN_ROW}, ` : ""}${userColumns(left)} FROM (${leftSql})`,
     );
-    await bindRelation(sandbox, request.stream, `SELECT ${userColumns(right)} FROM (${rightSql})`);
+    await bindRelation(sandbox, join.stream, `SELECT ${userColumns(right)} FROM (${rightSql})`);
   };
   const allRight = "SELECT * FROM __ebb_join_rstate UNION ALL BY NAME SELECT * FROM __ebb_join_rnew";
-  const inner = await sandbox.deparse(withJoinType(request.statement, "INNER"));
-  const matches = await sandbox.deparse(matchStatement(request.statement, join.leftAlias));
+  const inner = join.innerSql;
+  const matches = join.matchSql;
   await bind("SELECT * FROM __ebb_join_lnew", allRight, false);
   await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${OUT} AS ${inner}`);
   await bind("SELECT * FROM __ebb_join_lstate", "SELECT * FROM __ebb_join_rnew", false);
@@ -247,8 +240,7 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
       "SELECT * FROM __ebb_join_rnew WHERE false",
       false,
     );
-    const outer = await sandbox.deparse(request.statement);
-    await sandbox.run(`INSERT INTO ${OUT} ${outer}`);
+    await sandbox.run(`INSERT INTO ${OUT} ${join.sql}`);
     const [total] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${OUT}`);
     leftOuterRows = Number(total?.["n"] ?? 0) - Number(paired?.["n"] ?? 0);
   }
@@ -285,33 +277,6 @@ function waitingSql(
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
-}
-
-type Node = Record<string, unknown>;
-
-/** The statement with its outermost join's type set. */
-function withJoinType(statement: unknown, type: "INNER" | "LEFT"): unknown {
-  const copy = structuredClone(statement) as { node: Node };
-  (copy.node["from_table"] as Node)["join_type"] = type;
-  return copy;
-}
-
-/** `SELECT <left>.seq, <left>.row FROM <the join, INNER, ON its condition>`: the left rows that match. */
-function matchStatement(statement: unknown, leftAlias: string): unknown {
-  const copy = withJoinType(statement, "INNER") as { node: Node };
-  const column = (name: string) => ({
-    class: "COLUMN_REF",
-    type: "COLUMN_REF",
-    alias: "",
-    query_location: 0,
-    column_names: [leftAlias, name],
-  });
-  copy.node["select_list"] = [column(JOIN_SEQ), column(JOIN_ROW)];
-  copy.node["where_clause"] = null;
-  copy.node["modifiers"] = [];
-  copy.node["qualify"] = null;
-  copy.node["having"] = null;
-  return copy;
 }
 
 /** Points a name the flow's SQL reads (a view or a temp table, as the source loaded it) at `sql`. */

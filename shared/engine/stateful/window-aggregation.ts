@@ -1,21 +1,20 @@
 import { quoteIdentifier } from "../../duck/sql-text.ts";
 import {
   aggregateColumn,
+  describeWindowChange,
   groupColumn,
   WINDOW_FINAL,
   WINDOW_ROWS,
   WINDOW_START,
   WINDOW_STRUCT,
-  windowSignature,
-  type WindowedAggregation,
-} from "../../pipeline/stream-aggregation.ts";
+  type WindowedFlowPlan,
+} from "../../pipeline/plan/index.ts";
 import {
   IncompatibleStateError,
   type StateSchema,
   type StateVersion,
   type StateWriter,
 } from "../../state/index.ts";
-import { expressionText } from "../../pipeline/expression-text.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { finalOf, partsOf } from "./partial-aggregates.ts";
 import { eventTimeSql } from "./watermark.ts";
@@ -49,9 +48,7 @@ export interface WindowAggregateRequest {
   readonly flowName: string;
   /** The batch's surviving rows. */
   readonly input: string;
-  readonly plan: WindowedAggregation;
-  /** The flow's statement as parsed (for the names of unaliased output columns). */
-  readonly statement: unknown;
+  readonly plan: WindowedFlowPlan;
   /** The watermark after this batch (epoch µs); undefined before the first event. */
   readonly watermark: number | undefined;
 }
@@ -63,7 +60,7 @@ export interface WindowAggregateRequest {
 export function checkWindowState(version: StateVersion, flowName: string, signature: string): void {
   const stored = version.meta["window"];
   if (typeof stored === "string" && stored !== signature)
-    throw new IncompatibleStateError(flowName, "window", ...describeDifference(stored, signature));
+    throw new IncompatibleStateError(flowName, "window", ...describeWindowChange(stored, signature));
 }
 
 export async function aggregateWindows(
@@ -71,9 +68,8 @@ export async function aggregateWindows(
 ): Promise<{ sql: string; windowsEmitted: number; windowsOpen: number }> {
   const { sandbox, plan, writer } = request;
   const { sizeMicros, slideMicros, column } = plan.window;
-  const signature = windowSignature(plan);
-  checkWindowState(request.version, request.flowName, signature);
-  writer.setMeta("window", signature);
+  checkWindowState(request.version, request.flowName, plan.stateSignature);
+  writer.setMeta("window", plan.stateSignature);
 
   // 1. Window starts are multiples of the slide since the epoch (Spark's alignment).
   const count = Math.ceil(sizeMicros / slideMicros);
@@ -87,9 +83,7 @@ export async function aggregateWindows(
   );
 
   // 2. Partial types as the batch gives them; integer sums are kept as BIGINT (Spark's sum of ints).
-  await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE __ebb_window_raw AS ${await sandbox.deparse(plan.partial)}`,
-  );
+  await sandbox.run(`CREATE OR REPLACE TEMP TABLE __ebb_window_raw AS ${plan.partialSql}`);
   const types = new Map(
     (await sandbox.rows("DESCRIBE __ebb_window_raw")).map((r) => [
       String(r["column_name"]),
@@ -157,71 +151,8 @@ export async function aggregateWindows(
     `SELECT (SELECT count(*) FROM ${EMIT})::BIGINT AS emitted, (SELECT count(*) FROM ${MERGED} WHERE ${open})::BIGINT AS touched`,
   );
   return {
-    sql: await finalSql(sandbox, request),
+    sql: plan.finalSql,
     windowsEmitted: Number(figures?.["emitted"] ?? 0),
     windowsOpen: Number(figures?.["touched"] ?? 0),
   };
-}
-
-/** The final statement, each output column named as the flow's SQL names it. */
-async function finalSql(sandbox: Sandbox, request: WindowAggregateRequest): Promise<string> {
-  const original = (request.statement as { node: { select_list: Record<string, unknown>[] } }).node;
-  const final = request.plan.final as { node: { select_list: Record<string, unknown>[] } };
-  const template = (await sandbox.parsedQuery("SELECT 1", "a template")) as { node: Record<string, unknown> };
-  const items = await Promise.all(
-    final.node.select_list.map(async (item, i) => {
-      let alias = request.plan.aliases[i];
-      if (alias === undefined) {
-        const alone = {
-          ...template,
-          node: {
-            ...template.node,
-            select_list: [{ ...original.select_list[i], alias: "" }],
-          },
-        };
-        alias = (await sandbox.deparse(alone)).replace(/^SELECT\s+/i, "");
-      }
-      return { ...item, alias };
-    }),
-  );
-  return sandbox.deparse({ ...final, node: { ...final.node, select_list: items } });
-}
-
-type WindowSignature = {
-  readonly window: WindowedAggregation["window"];
-  readonly keys: readonly string[];
-  readonly aggregates: readonly { readonly text: string }[];
-};
-
-/** The parts of two window signatures that differ, as the state holds them and as the definition needs them. */
-function describeDifference(stored: string, wanted: string): [string, string] {
-  const [was, now] = [JSON.parse(stored), JSON.parse(wanted)] as [WindowSignature, WindowSignature];
-  const parts: [string, string][] = [];
-  if (JSON.stringify(was.window) !== JSON.stringify(now.window))
-    parts.push([describeWindow(was.window), describeWindow(now.window)]);
-  const keys = (s: WindowSignature) => `grouping keys ${(s.keys ?? []).map(sketch).join(", ") || "none"}`;
-  if (JSON.stringify(was.keys) !== JSON.stringify(now.keys)) parts.push([keys(was), keys(now)]);
-  const aggregates = (s: WindowSignature) =>
-    `aggregates ${(s.aggregates ?? []).map((a) => sketch(a.text)).join(", ")}`;
-  if (JSON.stringify(was.aggregates) !== JSON.stringify(now.aggregates))
-    parts.push([aggregates(was), aggregates(now)]);
-  // Signatures that differ in nothing described (another shape, from an older Ebb): name the windows.
-  if (parts.length === 0) parts.push([describeWindow(was.window), describeWindow(now.window)]);
-  return [parts.map(([a]) => a).join("; "), parts.map(([, b]) => b).join("; ")];
-}
-
-/** A signature's expression (its parse tree as JSON text) as the SQL it was written as. */
-function sketch(text: string): string {
-  try {
-    return expressionText(JSON.parse(text));
-  } catch {
-    return text; // not a serialized tree: already text
-  }
-}
-
-function describeWindow({ column, sizeMicros, slideMicros }: WindowedAggregation["window"]): string {
-  const minutes = (micros: number) => `${micros / 60_000_000} minutes`;
-  return sizeMicros === slideMicros
-    ? `windows of ${minutes(sizeMicros)} on ${column}`
-    : `windows of ${minutes(sizeMicros)} sliding by ${minutes(slideMicros)} on ${column}`;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AGGREGATE_KINDS, groupColumn, WINDOW_START } from "../../pipeline/stream-aggregation.ts";
+import { AGGREGATE_KINDS, groupColumn, WINDOW_START } from "../../pipeline/plan/index.ts";
 import type { StateColumn, StateSchema } from "../../state/index.ts";
 import { partsOf } from "./partial-aggregates.ts";
 
@@ -12,7 +12,7 @@ import { partsOf } from "./partial-aggregates.ts";
  * so a version reads under the names of the definition that wrote it.
  */
 
-/** The window signature's JSON (`windowSignature` writes it). */
+/** The window signature's JSON (`WindowedFlowPlan.stateSignature`). */
 const signatureSchema = z.object({
   window: z.object({ sizeMicros: z.number().positive() }),
   /** Parse trees as JSON text (`shape` in stream-aggregation.ts). */

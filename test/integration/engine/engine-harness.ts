@@ -72,6 +72,7 @@ export class EngineHarness {
       sql: {
         analyze: async (sql) => (await this.sqlParser()).analyze(sql),
         analyzeCondition: async (condition) => (await this.sqlParser()).analyzeCondition(condition),
+        deparse: async (statement) => (await this.sqlParser()).deparse(statement),
       },
       clock: options.clock ?? Date.now,
     };

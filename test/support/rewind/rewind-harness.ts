@@ -155,6 +155,7 @@ export class RewindHarness {
       sql: {
         analyze: async (sql) => (await sqlParser()).analyze(sql),
         analyzeCondition: async (condition) => (await sqlParser()).analyzeCondition(condition),
+        deparse: async (statement) => (await sqlParser()).deparse(statement),
       },
       clock: this.clock.now,
     };

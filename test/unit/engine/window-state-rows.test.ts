@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { windowStateRows } from "../../../shared/engine/stateful/window-state-rows.ts";
-import { groupColumn, partialColumn, WINDOW_START } from "../../../shared/pipeline/stream-aggregation.ts";
+import { groupColumn, partialColumn, WINDOW_START } from "../../../shared/pipeline/plan/index.ts";
 
 /** A fake renderer: each test tree is `{sql}`, its SQL text. */
 const render = async (node: unknown) => (node as { sql: string }).sql;

@@ -24,6 +24,9 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/engine/dataset-catalog.ts": { RangeError: 1 },
   "shared/engine/table-sink.ts": { EngineError: 1 },
   "shared/engine/table-stream-plan.ts": { RangeError: 1 },
+  // Compiling a validated definition: validation refused the join, Ebb's own template did not parse.
+  "shared/pipeline/plan/compile-flow.ts": { RangeError: 1 },
+  "shared/pipeline/validate-pipeline.ts": { RangeError: 1 },
   "shared/state/bucket-hash.ts": { Error: 1 },
   "shared/state/state-store.ts": { Error: 2 },
   "shared/store/node-sha256.ts": { Error: 1 },

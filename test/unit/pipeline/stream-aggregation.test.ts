@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DefinitionError } from "../../../shared/pipeline/errors.ts";
 import { parseDefinition } from "../../../shared/pipeline/parse-definition.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
-import { quoteWindowKeyword } from "../../../shared/pipeline/stream-aggregation.ts";
+import { quoteWindowKeyword } from "../../../shared/pipeline/sql-text/index.ts";
 import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
 
 const pipeline = (sql: string, extra: Record<string, unknown> = {}) => ({
