@@ -1,0 +1,156 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * Expectations (Databricks' data quality checks) through the API on the local runtime, over real files:
+ * `warn` keeps and counts, `drop` removes and counts, `fail` fails the update with EXPECTATION_VIOLATION
+ * and commits nothing of the batch; each flow_progress event carries the counts as Databricks shapes
+ * them, and the event log's SQL reads them.
+ */
+
+describe("expectations", () => {
+  let cp: TestControlPlane;
+
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+  }, 120_000);
+  afterAll(() => cp?.close());
+
+  type Expectation = { name: string; condition: string; on_violation?: string };
+
+  /** A pipeline `<schema>` whose streaming table `orders` has `expectations`, over a folder of JSON files. */
+  async function pipeline(schema: string, expectations: Expectation[], viewExpectations?: Expectation[]) {
+    const folder = path.join(cp.landing, schema);
+    await mkdir(folder);
+    const definition = (expect: Expectation[]) => ({
+      datasets: [
+        {
+          type: "streaming_table",
+          name: "orders",
+          expectations: expect,
+          flows: [
+            {
+              name: "ingest",
+              source: {
+                type: "auto_loader",
+                path: folder,
+                format: "json",
+                schema: { id: "BIGINT", amount: "BIGINT" },
+              },
+              sql: "SELECT id, amount FROM source",
+            },
+          ],
+        },
+        ...(viewExpectations
+          ? [
+              {
+                type: "materialized_view",
+                name: "totals",
+                expectations: viewExpectations,
+                sql: "SELECT id % 2 AS parity, sum(amount) AS total FROM orders GROUP BY 1",
+              },
+            ]
+          : []),
+      ],
+    });
+    const body = (expect: Expectation[]) => ({
+      name: `expectations ${schema}`,
+      catalog: "quality",
+      schema,
+      definition: definition(expect),
+    });
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline(body(expectations));
+    return {
+      pipelineId,
+      land: (file: string, rows: { id: number; amount: number | null }[]) =>
+        writeFile(path.join(folder, file), rows.map((row) => JSON.stringify(row)).join("\n") + "\n"),
+      run: async () => {
+        const { update_id } = await cp.client.startUpdate(pipelineId);
+        return {
+          updateId: update_id,
+          ...(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })),
+        };
+      },
+      edit: (expect: Expectation[]) => cp.client.editPipeline(pipelineId, body(expect)),
+      ids: async (table = "orders") =>
+        (await cp.client.query(`quality.${schema}.${table}`, { sql: "SELECT * FROM t ORDER BY ALL" })).rows,
+      dataQuality: async (updateId: string) =>
+        (
+          await cp.client.events(pipelineId, { filter: `event_type = 'flow_progress'`, max_results: 100 })
+        ).events
+          .filter((event) => event.origin.update_id === updateId)
+          .map(
+            (event) =>
+              (event.details as { flow_progress?: { data_quality?: unknown } }).flow_progress?.data_quality,
+          )
+          .filter((quality) => quality !== undefined && (quality as { expectations?: unknown }).expectations),
+    };
+  }
+
+  it("warn keeps every row and counts the failures, drop removes them and counts them", async () => {
+    const p = await pipeline("warn_drop", [
+      { name: "positive_amount", condition: "amount > 0" },
+      { name: "known_id", condition: "id < 100", on_violation: "DROP" },
+    ]);
+    await p.land("1.json", [
+      { id: 1, amount: 5 },
+      { id: 2, amount: -1 },
+      { id: 300, amount: 7 },
+      { id: 4, amount: null },
+    ]);
+    const done = await p.run();
+    expect(done.state, done.error?.message).toBe("COMPLETED");
+    expect(await p.ids()).toEqual([
+      { id: 1, amount: 5 },
+      { id: 2, amount: -1 },
+      { id: 4, amount: null },
+    ]);
+    expect(await p.dataQuality(done.updateId)).toEqual([
+      {
+        quarantined_records: 0,
+        dropped_records: 1,
+        expectations: [
+          // A NULL result is not TRUE: the row with no amount fails.
+          { name: "positive_amount", dataset: "orders", passed_records: 2, failed_records: 2 },
+          { name: "known_id", dataset: "orders", passed_records: 3, failed_records: 1 },
+        ],
+      },
+    ]);
+  });
+
+  it("fail fails the update with EXPECTATION_VIOLATION, commits nothing, and a fixed definition runs the batch", async () => {
+    const p = await pipeline("fail", [
+      { name: "positive_amount", condition: "amount > 0", on_violation: "fail" },
+    ]);
+    await p.land("1.json", [{ id: 1, amount: 5 }]);
+    expect((await p.run()).state).toBe("COMPLETED");
+    await p.land("2.json", [
+      { id: 2, amount: 6 },
+      { id: 3, amount: -3 },
+    ]);
+    const failed = await p.run();
+    expect(failed).toMatchObject({ state: "FAILED", error: { error_code: "EXPECTATION_VIOLATION" } });
+    expect(failed.error?.message).toContain(
+      `flow "ingest" failed expectation "positive_amount" of dataset "orders" (amount > 0) on 1 row, e.g. {"id":3,"amount":-3}`,
+    );
+    expect(failed.error?.message).toContain("on_violation to drop");
+    expect(await p.ids()).toEqual([{ id: 1, amount: 5 }]);
+
+    await p.edit([{ name: "positive_amount", condition: "amount > 0", on_violation: "drop" }]);
+    const fixed = await p.run();
+    expect(fixed.state, fixed.error?.message).toBe("COMPLETED");
+    expect(await p.ids()).toEqual([
+      { id: 1, amount: 5 },
+      { id: 2, amount: 6 },
+    ]);
+    expect(await p.dataQuality(fixed.updateId)).toEqual([
+      {
+        quarantined_records: 0,
+        dropped_records: 1,
+        expectations: [{ name: "positive_amount", dataset: "orders", passed_records: 1, failed_records: 1 }],
+      },
+    ]);
+  });
+});
