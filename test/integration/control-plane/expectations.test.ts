@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
@@ -58,6 +58,7 @@ describe("expectations", () => {
     const body = (expect: Expectation[]) => ({
       name: `expectations ${schema}`,
       catalog: "quality",
+      configuration: { "pipelines.rewind.enabled": "true" },
       schema,
       definition: definition(expect),
     });
@@ -66,8 +67,8 @@ describe("expectations", () => {
       pipelineId,
       land: (file: string, rows: { id: number; amount: number | null }[]) =>
         writeFile(path.join(folder, file), rows.map((row) => JSON.stringify(row)).join("\n") + "\n"),
-      run: async () => {
-        const { update_id } = await cp.client.startUpdate(pipelineId);
+      run: async (request?: unknown) => {
+        const { update_id } = await cp.client.startUpdate(pipelineId, request);
         return {
           updateId: update_id,
           ...(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 })),
@@ -151,6 +152,87 @@ describe("expectations", () => {
         dropped_records: 1,
         expectations: [{ name: "positive_amount", dataset: "orders", passed_records: 1, failed_records: 1 }],
       },
+    ]);
+  });
+
+  it("the event log's SQL reads the counts as Databricks' data quality query does", async () => {
+    const p = await pipeline(
+      "event_sql",
+      [{ name: "positive_amount", condition: "amount > 0", on_violation: "drop" }],
+      [{ name: "small_total", condition: "total < 10" }],
+    );
+    await p.land("1.json", [
+      { id: 1, amount: 5 },
+      { id: 2, amount: -1 },
+      { id: 3, amount: 7 },
+    ]);
+    const done = await p.run();
+    expect(done.state, done.error?.message).toBe("COMPLETED");
+    // The view refreshed over the kept rows: parity 1 holds 5 + 7 = 12, which fails its warn expectation.
+    expect(await p.ids("totals")).toEqual([{ parity: 1, total: 12 }]);
+    const statement = (
+      await readFile(new URL("../../support/seed-sql/data-quality.sql", import.meta.url), "utf8")
+    )
+      .replace("<pipeline-id>", p.pipelineId)
+      .replace("<update-id>", done.updateId);
+    const answer = await cp.client.executeStatement({ statement });
+    expect(answer.status.state, JSON.stringify(answer.status)).toBe("SUCCEEDED");
+    expect(answer.result?.data_array).toEqual([
+      ["orders", "positive_amount", "2", "1"],
+      ["totals", "small_total", "0", "1"],
+    ]);
+  });
+
+  it("refuses a condition naming a column the flow's rows lack, naming the dataset, expectation and column", async () => {
+    const p = await pipeline("unknown_column", [{ name: "positive_amount", condition: "amout > 0" }]);
+    await p.land("1.json", [{ id: 1, amount: 5 }]);
+    const failed = await p.run();
+    expect(failed).toMatchObject({ state: "FAILED", error: { error_code: "EXPECTATION_CONDITION_INVALID" } });
+    expect(failed.error?.message).toContain(
+      'expectation "positive_amount" of dataset "orders" names the column "amout", which the rows of flow "ingest" do not have (their columns: id, amount)',
+    );
+    await p.edit([{ name: "positive_amount", condition: "amount" }]);
+    const typed = await p.run();
+    expect(typed.error?.message).toContain(
+      'expectation "positive_amount" of dataset "orders" is a BIGINT, not a boolean',
+    );
+    await p.edit([{ name: "positive_amount", condition: "amount > 0" }]);
+    const fixed = await p.run();
+    expect(fixed.state, fixed.error?.message).toBe("COMPLETED");
+    expect(await p.ids()).toEqual([{ id: 1, amount: 5 }]);
+  });
+
+  it("counts again what a replay after a rewind reprocesses", async () => {
+    const p = await pipeline("replay", [
+      { name: "positive_amount", condition: "amount > 0", on_violation: "drop" },
+    ]);
+    await p.land("1.json", [{ id: 1, amount: 5 }]);
+    expect((await p.run()).state).toBe("COMPLETED");
+    const point = (await cp.client.rewindPoints(p.pipelineId)).rewind_points[0]!.rewind_point_id;
+    await p.land("2.json", [
+      { id: 2, amount: -2 },
+      { id: 3, amount: 3 },
+      { id: 4, amount: 4 },
+    ]);
+    const second = await p.run();
+    expect(second.state, second.error?.message).toBe("COMPLETED");
+    const counted = {
+      quarantined_records: 0,
+      dropped_records: 1,
+      expectations: [{ name: "positive_amount", dataset: "orders", passed_records: 2, failed_records: 1 }],
+    };
+    expect(await p.dataQuality(second.updateId)).toEqual([counted]);
+
+    const rewound = await p.run({ rewind_spec: { rewind_point_id: point } });
+    expect(rewound.state, rewound.error?.message).toBe("COMPLETED");
+    expect(await p.ids()).toEqual([{ id: 1, amount: 5 }]);
+    const replay = await p.run();
+    expect(replay.state, replay.error?.message).toBe("COMPLETED");
+    expect(await p.dataQuality(replay.updateId)).toEqual([counted]);
+    expect(await p.ids()).toEqual([
+      { id: 1, amount: 5 },
+      { id: 3, amount: 3 },
+      { id: 4, amount: 4 },
     ]);
   });
 });
