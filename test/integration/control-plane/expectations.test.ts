@@ -235,4 +235,75 @@ describe("expectations", () => {
       { id: 4, amount: 4 },
     ]);
   });
+
+  it("applies to an AUTO CDC flow's change events, before the MERGE", async () => {
+    const folder = path.join(cp.landing, "cdc");
+    await mkdir(folder);
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "expectations cdc",
+      catalog: "quality",
+      schema: "cdc",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "users",
+            expectations: [
+              {
+                name: "known_city",
+                condition: "city IS NOT NULL OR operation = 'DELETE'",
+                on_violation: "drop",
+              },
+            ],
+            flows: [
+              {
+                name: "users_cdc",
+                source: {
+                  type: "auto_loader",
+                  path: folder,
+                  format: "json",
+                  schema: { userId: "BIGINT", city: "VARCHAR", operation: "VARCHAR", sequenceNum: "BIGINT" },
+                },
+                sql: "SELECT * FROM source",
+                auto_cdc: {
+                  keys: ["userId"],
+                  sequence_by: "sequenceNum",
+                  apply_as_deletes: "operation = 'DELETE'",
+                  except_column_list: ["operation", "sequenceNum"],
+                },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const events = [
+      { userId: 1, city: "Oaxaca", operation: "UPSERT", sequenceNum: 1 },
+      { userId: 2, city: "Tijuana", operation: "UPSERT", sequenceNum: 2 },
+      // Dropped before the MERGE: user 1 keeps Oaxaca.
+      { userId: 1, city: null, operation: "UPSERT", sequenceNum: 3 },
+      { userId: 2, city: null, operation: "DELETE", sequenceNum: 4 },
+    ];
+    await writeFile(path.join(folder, "1.json"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const done = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(done.state, done.error?.message).toBe("COMPLETED");
+    expect(
+      (await cp.client.query("quality.cdc.users", { sql: "SELECT * FROM t ORDER BY ALL" })).rows,
+    ).toEqual([{ userId: 1, city: "Oaxaca" }]);
+    const quality = (await cp.client.events(pipelineId, { filter: "event_type = 'flow_progress'" })).events
+      .map(
+        (event) =>
+          (event.details as { flow_progress?: { data_quality?: { expectations?: unknown } } }).flow_progress
+            ?.data_quality,
+      )
+      .filter((q) => q?.expectations);
+    expect(quality).toEqual([
+      {
+        quarantined_records: 0,
+        dropped_records: 1,
+        expectations: [{ name: "known_city", dataset: "users", passed_records: 3, failed_records: 1 }],
+      },
+    ]);
+  });
 });
