@@ -133,15 +133,15 @@ export async function applyViewExpectations(
   target: ExpectationTarget,
   output: { readonly path: string; readonly rows: number },
 ): Promise<{ readonly path: string; readonly rows: number; readonly quality?: DataQuality }> {
-  const checked = await applyExpectations(
-    sandbox,
-    target,
-    `SELECT * FROM read_parquet(${quoteLiteral(output.path)})`,
-  );
-  if (!checked.quality) return output;
-  const path = await sandbox.newPath(".parquet");
-  await sandbox.run(`COPY (${checked.rowsSql}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
-  return { path, rows: checked.rows ?? 0, quality: checked.quality };
+  if (!target.expectations?.length) return output;
+  // A condition that fails as it runs (a cast, say) is the user's SQL failing, as in a flow's batch.
+  return sandbox.explainingFailures(`the expectations of materialized view "${target.dataset}"`, async () => {
+    const rows = `SELECT * FROM read_parquet(${quoteLiteral(output.path)})`;
+    const checked = await applyExpectations(sandbox, target, rows);
+    const path = await sandbox.newPath(".parquet");
+    await sandbox.run(`COPY (${checked.rowsSql}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
+    return { path, rows: checked.rows ?? 0, ...(checked.quality ? { quality: checked.quality } : {}) };
+  });
 }
 
 /** Step 1: the condition binds over the rows' columns and is a boolean. */
