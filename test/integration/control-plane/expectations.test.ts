@@ -306,4 +306,71 @@ describe("expectations", () => {
       },
     ]);
   });
+
+  it("applies to a stateful flow's output: the rows its deduplication keeps", async () => {
+    const folder = path.join(cp.landing, "dedup");
+    await mkdir(folder);
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "expectations dedup",
+      catalog: "quality",
+      schema: "dedup",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "orders",
+            expectations: [{ name: "positive_amount", condition: "amount > 0", on_violation: "drop" }],
+            flows: [
+              {
+                name: "ingest",
+                source: {
+                  type: "auto_loader",
+                  path: folder,
+                  format: "json",
+                  schema: { id: "BIGINT", amount: "BIGINT" },
+                },
+                sql: "SELECT id, amount FROM source",
+                drop_duplicates: { keys: ["id"] },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const rows = [
+      { id: 1, amount: 5 },
+      { id: 1, amount: 5 },
+      { id: 2, amount: -1 },
+      { id: 2, amount: -1 },
+      { id: 3, amount: 3 },
+    ];
+    await writeFile(path.join(folder, "1.json"), rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const done = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(done.state, done.error?.message).toBe("COMPLETED");
+    expect(
+      (await cp.client.query("quality.dedup.orders", { sql: "SELECT * FROM t ORDER BY ALL" })).rows,
+    ).toEqual([
+      { id: 1, amount: 5 },
+      { id: 3, amount: 3 },
+    ]);
+    const progress = (await cp.client.events(pipelineId, { filter: "event_type = 'flow_progress'" })).events
+      .map(
+        (event) =>
+          (event.details as { flow_progress?: { data_quality?: { expectations?: unknown } } }).flow_progress,
+      )
+      .filter((p) => p?.data_quality?.expectations);
+    expect(progress).toEqual([
+      expect.objectContaining({
+        data_quality: {
+          quarantined_records: 0,
+          dropped_records: 1,
+          expectations: [
+            { name: "positive_amount", dataset: "orders", passed_records: 2, failed_records: 1 },
+          ],
+        },
+        state_operators: expect.objectContaining({ num_duplicates_dropped: 2 }),
+      }),
+    ]);
+  });
 });
