@@ -155,6 +155,28 @@ describe("expectations", () => {
     ]);
   });
 
+  it("fail runs the same batch once its data is fixed in its file", async () => {
+    const p = await pipeline("fail_data", [
+      { name: "positive_amount", condition: "amount > 0", on_violation: "fail" },
+    ]);
+    await p.land("1.json", [
+      { id: 1, amount: 5 },
+      { id: 2, amount: -2 },
+    ]);
+    const failed = await p.run();
+    expect(failed).toMatchObject({ state: "FAILED", error: { error_code: "EXPECTATION_VIOLATION" } });
+    await p.land("1.json", [
+      { id: 1, amount: 5 },
+      { id: 2, amount: 2 },
+    ]);
+    const fixed = await p.run();
+    expect(fixed.state, fixed.error?.message).toBe("COMPLETED");
+    expect(await p.ids()).toEqual([
+      { id: 1, amount: 5 },
+      { id: 2, amount: 2 },
+    ]);
+  });
+
   it("the event log's SQL reads the counts as Databricks' data quality query does", async () => {
     const p = await pipeline(
       "event_sql",
