@@ -347,3 +347,32 @@ export class BatchOversizedError extends EngineError {
     });
   }
 }
+
+/**
+ * A row failed an expectation whose `on_violation` is `fail` (Databricks' `ON VIOLATION FAIL UPDATE`,
+ * error class EXPECTATION_VIOLATION): the flow's batch is not committed, and the update fails.
+ */
+export class ExpectationViolationError extends EngineError {
+  override readonly name = "ExpectationViolationError";
+  override readonly errorCode = "EXPECTATION_VIOLATION";
+  constructor(
+    readonly dataset: string,
+    readonly flow: string,
+    readonly expectation: string,
+    readonly condition: string,
+    readonly failedRecords: number,
+    /** One failing row, as JSON. */
+    readonly sampleRow: string,
+  ) {
+    super(
+      `flow "${flow}" failed expectation "${expectation}" of dataset "${dataset}" (${condition}) on ${failedRecords} row${failedRecords === 1 ? "" : "s"}, e.g. ${sampleRow}; nothing of the batch was committed. Fix the data (or the flow's SQL) and run again, or change the expectation's on_violation to drop (remove such rows) or warn (keep and count them)`,
+      { data: { dataset, flow, expectation, condition, failedRecords, sampleRow } },
+    );
+  }
+}
+
+/** An expectation's condition that does not apply to the rows a flow writes (an unknown column, not a boolean). */
+export class ExpectationConditionError extends EngineError {
+  override readonly name = "ExpectationConditionError";
+  override readonly errorCode = "EXPECTATION_CONDITION_INVALID";
+}

@@ -73,7 +73,7 @@ export class EventRecorder {
         flow_progress: {
           status: "RUNNING",
           metrics: { num_input_rows: batch.rowsIn, num_output_rows: batch.rowsOut },
-          data_quality: { quarantined_records: batch.badRecords },
+          data_quality: { quarantined_records: batch.badRecords, ...batch.dataQuality },
           ...(batch.state ? stateDetails(batch.state) : {}),
           batch: {
             seq: batch.seq,
@@ -107,6 +107,7 @@ export class EventRecorder {
           refresh: kind,
           refresh_reason: refresh.reason,
           metrics: { num_output_rows: refresh.rows },
+          ...(refresh.dataQuality ? { data_quality: refresh.dataQuality } : {}),
           table_version: refresh.tableVersion,
           duration_ms: refresh.durationMs,
         },

@@ -74,7 +74,12 @@ export type RefreshKind = "INCREMENTAL" | "FULL_RECOMPUTE";
 
 /** What a refresh commit records of its inputs (materialized-view.ts step 2), as parsed back. */
 export const viewInputsSchema = z.object({
-  view: z.object({ sql: z.string(), partition_by: z.unknown(), properties: z.unknown() }),
+  view: z.object({
+    sql: z.string(),
+    partition_by: z.unknown(),
+    properties: z.unknown(),
+    expectations: z.unknown().optional(),
+  }),
   reads: z.array(
     z.union([
       z.object({ view: z.string(), sql: z.string() }),

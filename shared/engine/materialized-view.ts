@@ -14,6 +14,7 @@ import {
   type ViewInputs,
 } from "./incremental-view.ts";
 import { Sandbox } from "./sandbox.ts";
+import { applyViewExpectations, type DataQuality } from "./expectations.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { overwriteTable, type SinkSession } from "./table-sink.ts";
 import type { UpdateFence } from "./update-fence.ts";
@@ -50,6 +51,8 @@ export interface ViewRefresh {
   /** Which way it refreshed (absent when nothing was recomputed), and why. */
   readonly refresh?: RefreshKind;
   readonly reason: string;
+  /** The view's expectations over the refreshed rows, when it has any. */
+  readonly dataQuality?: DataQuality;
 }
 
 /** `fence` is the update's (update-fence.ts), asked right before the overwrite commits. */
@@ -139,6 +142,13 @@ export async function refreshMaterializedView(
       newestInput = await registerSnapshotViews(sandbox, reads, snapshots);
       output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
     }
+    // The view's expectations see the refreshed rows before the overwrite (expectations.ts).
+    const checked = await applyViewExpectations(
+      sandbox,
+      { dataset: view.name, flow: view.name, expectations: view.expectations },
+      output,
+    );
+    output = { ...output, path: checked.path, rows: checked.rows };
     const committed = await overwriteTable(
       {
         store,
@@ -164,6 +174,7 @@ export async function refreshMaterializedView(
       durationMs: session.clock() - started,
       recomputed: true,
       ...choice,
+      ...(checked.quality ? { dataQuality: checked.quality } : {}),
     };
   } finally {
     await sandbox.close();
@@ -202,7 +213,13 @@ function viewInputs(
   snapshots: ReadonlyMap<string, Snapshot>,
 ): ViewInputs {
   return {
-    view: { sql: view.sql, partition_by: view.partition_by ?? null, properties: view.properties ?? null },
+    view: {
+      sql: view.sql,
+      partition_by: view.partition_by ?? null,
+      properties: view.properties ?? null,
+      // Changed expectations change what is written; none keeps the inputs of earlier refreshes.
+      ...(view.expectations ? { expectations: view.expectations } : {}),
+    },
     reads: reads.map((read) => {
       if (read.kind === "view") return { view: read.name, sql: read.sql };
       const snapshot = snapshots.get(read.name)!;

@@ -48,6 +48,7 @@ import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-change
 import { openCdcState } from "./auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
+import { applyExpectations, type DataQuality, type ExpectationTarget } from "./expectations.ts";
 
 /**
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
@@ -132,6 +133,8 @@ export interface BatchOutcome {
   readonly caughtUp: boolean;
   /** What the flow's stateful operators did, for a flow that has them. */
   readonly state?: StateProgress;
+  /** The dataset's expectations over the batch's rows, when it has any. */
+  readonly dataQuality?: DataQuality;
 }
 
 /** Runs one micro-batch; undefined when the flow has caught up with its source. */
@@ -274,6 +277,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       skippedRestores: loaded.skippedRestores,
       caughtUp,
       ...(state ? { state } : {}),
+      ...(committed.dataQuality ? { dataQuality: committed.dataQuality } : {}),
     };
   } finally {
     const opened = await opening?.catch(() => undefined);
@@ -335,7 +339,9 @@ async function readAndCommit(
 
   // 4. Commit, idempotently. The query's rows stream from the sandbox straight into data files.
   const rowsSql = await sandbox.checkedQuery(state?.query ?? run.flow.sql, what);
-  const commitBatch = async (): Promise<BatchCommit & { readonly stateVersion?: string | undefined }> => {
+  const commitBatch = async (): Promise<
+    BatchCommit & { readonly stateVersion?: string | undefined; readonly dataQuality?: DataQuality }
+  > => {
     const newestUpstream = Math.max(loaded.newestUpstreamTimestamp ?? -Infinity, staticNewest ?? -Infinity);
     const target: SinkTarget = {
       store: run.catalog.tableStore(run.dataset.name),
@@ -351,11 +357,23 @@ async function readAndCommit(
         await fence();
       },
     };
-    return sandbox.explainingFailures(what, async () =>
-      run.flow.auto_cdc
-        ? applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, options)
-        : appendBatch(target, run.session, rowsSql, txn, options),
-    );
+    return sandbox.explainingFailures(what, async () => {
+      // The dataset's expectations see the flow's rows before anything is written (expectations.ts).
+      const checked = await applyExpectations(sandbox, expectationTarget(run), rowsSql);
+      const written = await (run.flow.auto_cdc
+        ? applyChangeBatch(
+            run,
+            sandbox,
+            checked.rowsSql,
+            head.checkpoint?.stateVersion,
+            seq,
+            target,
+            txn,
+            options,
+          )
+        : appendBatch(target, run.session, checked.rowsSql, txn, options));
+      return { ...written, ...(checked.quality ? { dataQuality: checked.quality } : {}) };
+    });
   };
   let committed;
   try {
@@ -583,6 +601,11 @@ function tableLayout(dataset: StreamingTableDefinition) {
     ...(dataset.partition_by ? { partitionBy: dataset.partition_by } : {}),
     properties: { ...STREAMING_TABLE_DEFAULTS, ...dataset.properties },
   };
+}
+
+/** The flow's dataset's expectations: each applies to every flow into the dataset. */
+function expectationTarget(run: FlowRun): ExpectationTarget {
+  return { dataset: run.dataset.name, flow: run.flow.name, expectations: run.dataset.expectations };
 }
 
 function parseOffset(offsets: unknown): SourceOffset {

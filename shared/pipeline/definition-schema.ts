@@ -1,6 +1,11 @@
 import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "./strict-object.ts";
-import { columnNameSchema, identifierSchema } from "./identifier.ts";
+import {
+  COLUMN_NAME_PATTERN,
+  MAX_IDENTIFIER_LENGTH,
+  columnNameSchema,
+  identifierSchema,
+} from "./identifier.ts";
 import { sourceSchema } from "./source-schema.ts";
 import { autoCdcSchema } from "./auto-cdc-schema.ts";
 import { parseTimestamp } from "./timestamp.ts";
@@ -44,6 +49,28 @@ const byteSizeSchema = z.union([z.number(), z.string()]).transform((v, ctx) => {
 const timestampSchema = z.string().refine((v) => parseTimestamp(v) !== undefined, {
   error: (issue) =>
     `${JSON.stringify(issue.input)} is not a timestamp: use UTC "yyyy-MM-dd HH:mm:ss" or ISO-8601 with a zone, e.g. "2026-01-31T12:00:00Z"`,
+});
+
+/**
+ * What a row that fails an expectation does (Databricks' `ON VIOLATION`): `warn` keeps it and counts
+ * it (Databricks' default), `drop` removes it before the write (`DROP ROW`), `fail` fails the flow's
+ * batch with nothing of it committed (`FAIL UPDATE`).
+ */
+export const ON_VIOLATION_ACTIONS = ["warn", "drop", "fail"] as const;
+export type OnViolation = (typeof ON_VIOLATION_ACTIONS)[number];
+
+/**
+ * A data quality expectation on a streaming table or materialized view (Databricks' `CONSTRAINT name
+ * EXPECT (condition) [ON VIOLATION DROP ROW | FAIL UPDATE]`): a SQL boolean expression over the rows
+ * each flow into the dataset writes. A row passes only when it is TRUE.
+ */
+export const expectationSchema = strictObject({
+  name: z.string().refine((v) => v.length <= MAX_IDENTIFIER_LENGTH && COLUMN_NAME_PATTERN.test(v), {
+    error: (issue) =>
+      `expectation name ${JSON.stringify(issue.input)} is not allowed: use letters, digits and _ (not starting with a digit), at most ${MAX_IDENTIFIER_LENGTH} characters, e.g. "valid_amount"`,
+  }),
+  condition: z.string().trim().min(1, { error: "condition must not be empty" }),
+  on_violation: caseInsensitiveEnum(ON_VIOLATION_ACTIONS, (v) => v.toLowerCase()).default("warn"),
 });
 
 export const flowOptionsSchema = strictObject({
@@ -268,6 +295,8 @@ const tableFields = {
   partition_by: z.array(columnNameSchema()).optional(),
   /** Delta table properties (`delta.appendOnly`, `delta.logRetentionDuration`, …). */
   properties: z.record(z.string().min(1), z.string()).optional(),
+  /** Data quality checks on every row written (expectation-rules.ts; engine/expectations.ts). */
+  expectations: z.array(expectationSchema).optional(),
 };
 
 export const streamingTableSchema = strictObject({
@@ -321,6 +350,7 @@ export const pipelineDefinitionSchema = strictObject({
 });
 
 export type FlowOptions = z.infer<typeof flowOptionsSchema>;
+export type ExpectationDefinition = z.infer<typeof expectationSchema>;
 export type FlowDefinition = z.infer<typeof flowSchema>;
 export type WatermarkDefinition = z.infer<typeof watermarkSchema>;
 export type DropDuplicatesDefinition = z.infer<typeof dropDuplicatesSchema>;

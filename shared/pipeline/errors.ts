@@ -31,6 +31,10 @@ export const DEFINITION_ISSUE_CODES = {
   streamJoin: "STREAM_JOIN_NOT_SUPPORTED",
   /** AUTO CDC flows into one target that disagree on its keys, SCD type or sequence. */
   autoCdcFlowsIncompatible: "AUTO_CDC_FLOWS_INCOMPATIBLE",
+  /** Two expectations of one dataset with the same name. */
+  expectationNameNotUnique: "EXPECTATION_NAME_NOT_UNIQUE",
+  /** An expectation's condition that is not one SQL boolean expression over the dataset's columns. */
+  expectationConditionInvalid: "EXPECTATION_CONDITION_INVALID",
 } as const;
 
 /**

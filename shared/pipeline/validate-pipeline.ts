@@ -8,6 +8,7 @@ import { queriesOf, resolveReferences } from "./dataset-references.ts";
 import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
 import { autoCdcIssues } from "./auto-cdc-rules.ts";
+import { expectationIssues } from "./expectation-rules.ts";
 import type { SqlAnalysis, TableReference } from "./sql-references.ts";
 import type { StreamAggregation } from "./stream-aggregation.ts";
 import { streamJoinOf, type StreamJoinAnalysis } from "./stream-join.ts";
@@ -39,7 +40,8 @@ export interface ValidatedPipeline {
  * 2. Names and settings: unique dataset and flow names, reserved names, configuration values, the
  *    datasets' Delta table properties (refused as creating the table would refuse them).
  * 3. SQL: each query parsed by DuckDB; each table it names (and each stream source) must be a dataset
- *    of this pipeline; `owns` predicates (and AUTO CDC conditions) must parse and read no table;
+ *    of this pipeline; `owns` predicates, AUTO CDC conditions and expectations must parse and read no
+ *    table; expectation names are unique per dataset;
  *    AUTO CDC targets have one writer; rewind eligibility.
  * 4. The graph: no cycles.
  *
@@ -73,6 +75,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
   issues.push(...tablePropertyIssues(definition));
   issues.push(...(await ownsIssues(definition, analyzer)));
   issues.push(...(await autoCdcIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
+  issues.push(...(await expectationIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
   const resolved = resolveReferences(definition, referencesByPath);
   issues.push(...resolved.issues);
   if (settingsResult.ok) issues.push(...rewindIssues(definition, settingsResult.settings));

@@ -1,5 +1,6 @@
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { strftimeFormat } from "./datetime-patterns.ts";
+import { duckTypeOfSparkType } from "./spark-data-type.ts";
 import { SqlNotSupportedError } from "./errors.ts";
 import { isSymbol, isWord, significant, tokenize, type Token } from "./spark-sql-tokens.ts";
 import { timeTravelAt } from "./time-travel-clause.ts";
@@ -14,7 +15,8 @@ import { timeTravelAt } from "./time-travel-clause.ts";
  *   the sandbox before the query runs;
  * - `col:a.b` JSON paths become `json_extract_string` (a STRING, as in Spark);
  * - `current_timestamp()` is the statement's start, fixed for the whole statement as in Spark;
- * - Spark's date functions and datetime patterns become DuckDB's;
+ * - Spark's date functions and datetime patterns become DuckDB's; `from_json` with a DDL schema and
+ *   `explode` become a cast to the DuckDB type (spark-data-type.ts) and `unnest`;
  * - strings are Spark's (`"…"` too, with backslash escapes), backtick identifiers double-quoted.
  *
  * Everything else passes through as DuckDB SQL: the sandbox and its parser still decide what runs.
@@ -149,6 +151,16 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
   get_json_object: (args, _context, name) => {
     arity(name, args, 2, 2);
     return `json_extract_string(${args[0]!.sql}, ${args[1]!.sql})`;
+  },
+  // Spark's from_json takes a DDL schema; a JSON text cast to the DuckDB type reads the same fields by name.
+  from_json: (args, _context, name) => {
+    arity(name, args, 2, 2);
+    const type = duckTypeOfSparkType(literalArgument(args, 1, name, "schema"));
+    return `TRY_CAST(TRY_CAST(${args[0]!.sql} AS JSON) AS ${type})`;
+  },
+  explode: (args, _context, name) => {
+    arity(name, args, 1, 1);
+    return `unnest(${args[0]!.sql})`;
   },
   current_timestamp: (args, context, name) => {
     arity(name, args, 0, 0);
@@ -326,7 +338,11 @@ class Translator {
     for (;;) {
       const token = this.tokens[i];
       const next = this.tokens[i + 1];
-      if (isSymbol(token, ".") && (next?.kind === "word" || next?.kind === "quoted")) {
+      // `a.b` and, as Databricks' own event-log queries write it, `a:b`.
+      if (
+        (isSymbol(token, ".") || isSymbol(token, ":")) &&
+        (next?.kind === "word" || next?.kind === "quoted")
+      ) {
         path += key(next.value);
         i += 2;
       } else if (isSymbol(token, "[") && isSymbol(this.tokens[i + 2], "]")) {

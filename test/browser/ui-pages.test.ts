@@ -6,7 +6,8 @@ import { accessibilityProblems, launchBrowser, newPage, screenshot, UI_ASSETS } 
 
 /**
  * The web UI's other pages in a real browser against the real local runtime: sign-in and sign-out,
- * creating a pipeline from YAML, a run started in the UI and followed live, the event log's filters,
+ * creating a pipeline from YAML, a run started in the UI and followed live, its expectations' counts,
+ * the event log's filters,
  * the table page, and a refusal the rewind wizard shows with the API's message.
  */
 
@@ -19,6 +20,9 @@ configuration:
 datasets:
   - type: streaming_table
     name: clicks
+    expectations:
+      - { name: early_id, condition: "id < 3" }
+      - { name: known_page, condition: "page LIKE '/%'", on_violation: drop }
     flows:
       - name: ingest
         source:
@@ -110,6 +114,15 @@ describe("the web UI's pages in a browser", () => {
     await page.locator('.graph-node[data-dataset="clicks_per_page"]').getByText("2 rows").waitFor();
     await screenshot(page, "pipeline-run-live");
   }, 150_000);
+
+  it("shows the update's expectations per dataset with the rows that passed and failed", async () => {
+    const quality = page.getByRole("region", { name: "Data quality" });
+    const row = (name: string) => quality.locator(`tr[data-expectation="${name}"]`);
+    await expect.poll(() => row("clicks.early_id").textContent()).toBe("clicksearly_idwarn2133.3%");
+    expect(await row("clicks.known_page").textContent()).toBe("clicksknown_pagedrop300.0%");
+    await screenshot(page, "data-quality");
+    await expectAccessible();
+  });
 
   it("filters the event log by level and type, and shows a flow's progress without JSON", async () => {
     await page.getByRole("tab", { name: "Event log" }).click();

@@ -174,3 +174,33 @@ describe("refusals say what is supported", () => {
     expect((error as Error).message).toContain("event_log('<pipeline-id>')");
   });
 });
+
+describe("Databricks' data quality query over the event log", () => {
+  it("explodes from_json with a DDL schema into rows with the struct's fields, reading a:b:c paths", async () => {
+    const { sql } = translateSparkSql(
+      `SELECT e.dataset, e.name, e.passed_records, e.failed_records FROM (
+         SELECT explode(from_json(details:flow_progress:data_quality:expectations,
+           "array<struct<name: string, dataset: string, passed_records: int, failed_records: int>>")) e
+         FROM (SELECT '{"flow_progress": {"data_quality": {"dropped_records": 1, "expectations": [
+           {"name": "valid", "dataset": "orders", "passed_records": 3, "failed_records": 1},
+           {"name": "known", "dataset": "orders", "passed_records": 4, "failed_records": 0}]}}}' AS details)
+       ) ORDER BY e.name`,
+      context,
+    );
+    expect(await duck.rows(sql)).toEqual([
+      { dataset: "orders", name: "known", passed_records: 4, failed_records: 0 },
+      { dataset: "orders", name: "valid", passed_records: 3, failed_records: 1 },
+    ]);
+  });
+
+  it("maps Spark's DDL types to DuckDB's, and refuses one it does not know by name", async () => {
+    expect(
+      await value(
+        `SELECT from_json('{"a": [1, 2], "m": {"k": 1.5}}', 'struct<a: array<bigint>, m: map<string, double>>').a[2]`,
+      ),
+    ).toBe(2n);
+    expect(() => translateSparkSql(`SELECT from_json('{}', 'struct<a: interval>')`, context)).toThrow(
+      /the data type "interval" is not supported/,
+    );
+  });
+});

@@ -29,6 +29,7 @@ export interface DatasetSpec {
   readonly name: string;
   readonly sql?: string;
   readonly flows?: readonly { readonly name: string; readonly source?: SourceSpec; readonly sql?: string }[];
+  readonly expectations?: readonly { readonly name: string; readonly on_violation?: string }[];
 }
 
 export interface PipelineDetail {

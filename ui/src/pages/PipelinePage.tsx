@@ -7,6 +7,7 @@ import { DatasetGraph, type DatasetMark } from "../components/DatasetGraph.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { StateBadge } from "../components/StateBadge.tsx";
 import { formatAgo, formatTime, shortName } from "../format.ts";
+import { DataQuality } from "../pipeline/DataQuality.tsx";
 import { EventLog } from "../pipeline/EventLog.tsx";
 import { RunControls } from "../pipeline/RunControls.tsx";
 import { UpdateDetails } from "../pipeline/UpdateDetails.tsx";
@@ -105,6 +106,12 @@ export function PipelinePage({ id, tab }: { id: string; tab: string }) {
             />
           )}
           <DatasetTable datasets={datasets.data ?? []} pipelineId={id} marks={marks} />
+          <DataQuality
+            pipelineId={id}
+            updateId={selected}
+            specs={p.spec.definition.datasets}
+            running={running}
+          />
           <div className="split-panes">
             <div className="pane">
               <div className="pane-header">
