@@ -14,7 +14,7 @@ import { DynamoCheckpointsRepository } from "../shared/store/dynamo-checkpoints-
 import { DynamoEventLogRepository } from "../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../shared/store/dynamo-updates-repository.ts";
-import { LocalObjectStore } from "../shared/store/local-object-store.ts";
+import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
 import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 
 /**

@@ -11,7 +11,8 @@ import { pipelinePage, type PipelinePageRequest } from "./pipeline-pages.ts";
 import { purgeTables } from "./purge-tables.ts";
 import { refuseUnownedTables } from "./unowned-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
-import { ObjectNotFoundError, TableOwnedError } from "../store/errors.ts";
+import { TableOwnedError } from "../store/errors.ts";
+import { ObjectNotFoundError } from "../object-store/errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ResourceNotFoundError, InvalidStateError } from "../api/errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
-import { ObjectNotFoundError } from "../store/errors.ts";
+import { ObjectNotFoundError } from "../object-store/errors.ts";
 import { statementChunkKey, statementKey } from "../store/bucket-layout.ts";
 import type { ResultChunk } from "../sql/index.ts";
 import type { ControlPlane } from "./control-plane.ts";

@@ -1,5 +1,5 @@
 import type { DuckSession } from "../duck/duck-session.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";

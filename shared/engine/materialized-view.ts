@@ -1,7 +1,7 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { currentSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
 import { openStateVersion } from "../state/index.ts";
 import { viewAggregationOf } from "../pipeline/view-aggregation.ts";

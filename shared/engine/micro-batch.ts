@@ -8,7 +8,7 @@ import {
   type FlowHead,
   type FlowRef,
 } from "../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
 import {

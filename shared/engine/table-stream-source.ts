@@ -18,7 +18,7 @@ import {
   tableColumns,
   TableNotFoundError,
 } from "../delta/index.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { TableOffset } from "./source-offsets.ts";

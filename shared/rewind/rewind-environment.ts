@@ -1,6 +1,6 @@
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { PipelinesRepository } from "../store/pipelines-repository.ts";
 import type { EventLogRepository } from "../store/event-log-repository.ts";
 import type { EventStreams } from "../engine/event-streams.ts";

@@ -9,7 +9,8 @@ import {
   type UpdateCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import { UPDATES_TABLE } from "./table-schemas.ts";
-import { StoreError, UpdateNotFoundError } from "./errors.ts";
+import { UpdateNotFoundError } from "./errors.ts";
+import { StoreError } from "../object-store/errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import { dynamoItems } from "./dynamo-store-writes.ts";
 import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";

@@ -1,5 +1,5 @@
-import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
-import { ObjectNotFoundError } from "../../store/errors.ts";
+import { listAll, type ObjectInfo, type ObjectStore } from "../../object-store/object-store.ts";
+import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { LAST_CHECKPOINT_KEY, LOG_DIR, padVersion } from "./log-paths.ts";
 import { indexLogListing, type LogListing } from "./log-segment.ts";
 

@@ -8,7 +8,7 @@ import {
   type StateVersion,
   type StateWriter,
 } from "../../state/index.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { DEFINITION_META, definitionSignature } from "./state-definition.ts";
 import { StatefulColumnError, StreamJoinError } from "../errors.ts";
 import { streamJoinOf } from "../../pipeline/stream-join.ts";

@@ -15,8 +15,8 @@ import { DynamoCheckpointsRepository } from "../../../shared/store/dynamo-checkp
 import { DynamoEventLogRepository } from "../../../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-repository.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
-import { S3ObjectStore } from "../../../shared/store/s3-object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
+import { S3ObjectStore } from "../../../shared/object-store/s3-object-store.ts";
 import { testAws, testDocumentClient, testS3Client, uniquePrefix } from "../../support/aws.ts";
 
 /**

@@ -10,7 +10,7 @@ import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import type { RewindEnvironment } from "../../../shared/rewind/rewind-environment.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
@@ -18,8 +18,8 @@ import type { EventLogRepository, PipelineEvent } from "../../../shared/store/ev
 import type { CheckpointsRepository } from "../../../shared/store/checkpoints-repository.ts";
 import type { UpdatesRepository } from "../../../shared/store/updates-repository.ts";
 import { eventsOfType } from "../../../shared/rewind/rewind-events.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
-import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 import type { PipelinesRepository, RewindBlock } from "../../../shared/store/pipelines-repository.ts";
 import { MemoryUpdatesRepository } from "../../../shared/store/memory-updates-repository.ts";
 
