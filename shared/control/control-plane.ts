@@ -10,6 +10,7 @@ import { tablePrefix } from "../store/bucket-layout.ts";
 import { withPrefix } from "../object-store/prefixed-object-store.ts";
 import type { PipelineRecord, PipelinesRepository } from "../store/pipelines-repository.ts";
 import type { UpdatesRepository } from "../store/updates-repository.ts";
+import type { EventStreams } from "../store/event-streams.ts";
 import type { UpdateExecutions } from "./update-executions.ts";
 
 /**
@@ -31,6 +32,8 @@ export interface ControlPlane {
   readonly locate: (location: string) => ObjectStore;
   /** The folders of this machine sources may read: none on AWS (S3 only); the local runtime's roots. */
   readonly localRoots: readonly string[];
+  /** Opens the Kafka and Kinesis clients a source's settings describe (flows read them, rewinds check their retention). */
+  readonly eventStreams: EventStreams;
   /** Starts and stops the state-machine execution of an update. */
   readonly executions: UpdateExecutions;
   /** Parses SQL for definition validation. */
@@ -82,6 +85,7 @@ export function rewindEnvironment(
     tableStore: (dataset) => withPrefix(plane.bucket, tablePrefix({ catalog, schema, table: dataset })),
     stateStore: plane.bucket,
     sourceStore: plane.locate,
+    eventStreams: plane.eventStreams,
     clock: plane.clock,
   };
 }

@@ -14,7 +14,7 @@ import {
 } from "./auto-loader-source.ts";
 import { fitBytes, type BatchSize } from "./batch-size.ts";
 import { CheckpointStateError, SourceUnavailableError } from "./errors.ts";
-import type { EventStreams } from "./event-streams.ts";
+import type { EventStreams } from "../store/event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";

@@ -18,6 +18,7 @@ import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-re
 import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { S3ObjectStore } from "../../../shared/object-store/s3-object-store.ts";
 import { testAws, testDocumentClient, testS3Client, uniquePrefix } from "../../support/aws.ts";
+import { networkEventStreams } from "../../../shared/store/event-stream-clients.ts";
 
 /**
  * The control plane on the embedded stand-ins for one test: its own prefix in the bucket (tables,
@@ -67,6 +68,7 @@ export class EngineHarness {
       bucket: this.store,
       locate,
       // Its sources are s3:// locations.
+      eventStreams: networkEventStreams,
       localRoots: [],
       executions: this.executions,
       sql: {

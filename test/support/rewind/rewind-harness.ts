@@ -22,6 +22,7 @@ import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 import type { PipelinesRepository, RewindBlock } from "../../../shared/store/pipelines-repository.ts";
 import { MemoryUpdatesRepository } from "../../../shared/store/memory-updates-repository.ts";
+import { networkEventStreams } from "../../../shared/store/event-stream-clients.ts";
 
 /** A clock that only moves forward: each reading is at least 1 ms after the last. */
 export class TestClock {
@@ -150,6 +151,7 @@ export class RewindHarness {
         (key) => this.headed.push(key),
       ),
       locate: this.locate,
+      eventStreams: networkEventStreams,
       localRoots: [],
       executions: this.executions,
       sql: {
