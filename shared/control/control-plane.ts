@@ -12,6 +12,7 @@ import type { PipelineRecord, PipelinesRepository } from "../store/pipelines-rep
 import type { UpdatesRepository } from "../store/updates-repository.ts";
 import type { EventStreams } from "../store/event-streams.ts";
 import type { UpdateExecutions } from "./update-executions.ts";
+import { tablePropertiesError } from "../delta/index.ts";
 
 /**
  * Everything the control plane (the API handlers and the state machine's tasks) works with, as ports:
@@ -64,7 +65,11 @@ export async function loadPipeline(
   if (!cache) definitionCaches.set(plane, (cache = new DefinitionCache()));
   const at = version ?? (await requirePipeline(plane, pipelineId)).definitionVersion;
   const pipeline = await cache.get(pipelineId, at, async () =>
-    validatePipeline((await plane.pipelines.getDefinition(pipelineId, at)).definition, plane.sql),
+    validatePipeline(
+      (await plane.pipelines.getDefinition(pipelineId, at)).definition,
+      plane.sql,
+      tablePropertiesError,
+    ),
   );
   return { version: at, pipeline };
 }

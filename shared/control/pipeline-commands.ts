@@ -14,6 +14,7 @@ import { resolveDatabricksSettings, type DefinitionFileReader } from "./databric
 import { TableOwnedError } from "../store/errors.ts";
 import { ObjectNotFoundError } from "../object-store/errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
+import { tablePropertiesError } from "../delta/index.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
@@ -44,7 +45,7 @@ async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promis
 export async function createPipeline(plane: ControlPlane, body: CreatePipelineBody) {
   const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
   const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
-  const validated = await validatePipeline(resolved, plane.sql);
+  const validated = await validatePipeline(resolved, plane.sql, tablePropertiesError);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
@@ -127,7 +128,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
   };
   if (allowDuplicates === false && merged.name !== current.name)
     await refuseDuplicateName(plane, merged.name);
-  const validated = await validatePipeline(merged, plane.sql);
+  const validated = await validatePipeline(merged, plane.sql, tablePropertiesError);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   await refuseUnownedTables(plane, validated.definition, {
     pipelineId,

@@ -1,4 +1,3 @@
-import { tablePropertiesError } from "../delta/index.ts";
 import { DEFINITION_ISSUE_CODES, DefinitionError, type DefinitionIssue } from "./errors.ts";
 import type { PipelineDefinition } from "./definition-schema.ts";
 import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
@@ -18,6 +17,15 @@ export interface SqlAnalyzer {
   /** Whether `condition` is exactly one boolean expression (no clause, no subquery). */
   analyzeCondition(condition: string): Promise<SqlAnalysis>;
 }
+
+/**
+ * What creating a Delta table would say of a dataset's table properties: the refusal (its message and
+ * error code), or undefined when they are fine. The Delta layer's `tablePropertiesError`; a port, so
+ * the definition language stays below the table format.
+ */
+export type TablePropertiesCheck = (
+  properties: Readonly<Record<string, string>>,
+) => { readonly message: string; readonly errorCode: string } | undefined;
 
 /** A definition that passed every rule, with its settings and DAG. */
 export interface ValidatedPipeline {
@@ -42,7 +50,11 @@ export interface ValidatedPipeline {
  *    AUTO CDC targets have one writer; rewind eligibility.
  * 4. The graph: no cycles.
  */
-export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
+export async function validatePipeline(
+  input: unknown,
+  analyzer: SqlAnalyzer,
+  tableProperties: TablePropertiesCheck,
+): Promise<ValidatedPipeline> {
   const definition = parseDefinition(input);
   const issues: DefinitionIssue[] = [...nameIssues(definition)];
   const settingsResult = readSettings(definition.configuration);
@@ -70,7 +82,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
         message: `SQL of ${query.flow ? `flow "${query.flow}"` : `dataset "${query.dataset}"`} ${analysis.message}`,
       });
   }
-  issues.push(...tablePropertyIssues(definition));
+  issues.push(...tablePropertyIssues(definition, tableProperties));
   issues.push(...(await ownsIssues(definition, analyzer)));
   issues.push(...(await autoCdcIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
   const resolved = resolveReferences(definition, referencesByPath);
@@ -101,12 +113,19 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
 }
 
 /** Validates YAML or JSON text. */
-export async function validatePipelineText(text: string, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
-  return validatePipeline(readDefinitionText(text), analyzer);
+export async function validatePipelineText(
+  text: string,
+  analyzer: SqlAnalyzer,
+  tableProperties: TablePropertiesCheck,
+): Promise<ValidatedPipeline> {
+  return validatePipeline(readDefinitionText(text), analyzer, tableProperties);
 }
 
 /** Each dataset's Delta table properties, refused now as creating its table would refuse them. */
-function tablePropertyIssues(definition: PipelineDefinition): DefinitionIssue[] {
+function tablePropertyIssues(
+  definition: PipelineDefinition,
+  tablePropertiesError: TablePropertiesCheck,
+): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   for (const [d, dataset] of definition.datasets.entries()) {
     if (!("properties" in dataset) || !dataset.properties) continue;

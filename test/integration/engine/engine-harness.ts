@@ -1,5 +1,5 @@
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/index.ts";
+import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
 import type { ControlPlane } from "../../../shared/control/control-plane.ts";
@@ -84,7 +84,7 @@ export class EngineHarness {
   }
 
   async validate(definition: unknown): Promise<ValidatedPipeline> {
-    return validatePipeline(definition, await this.sqlParser());
+    return validatePipeline(definition, await this.sqlParser(), tablePropertiesError);
   }
 
   /** Deploys `pipeline` if it is not the current definition, runs an update and waits for its end. */

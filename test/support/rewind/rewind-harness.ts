@@ -1,5 +1,5 @@
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/index.ts";
+import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
 import { rewindEnvironment, type ControlPlane } from "../../../shared/control/control-plane.ts";
@@ -175,7 +175,7 @@ export class RewindHarness {
 
   /** Validates and makes `definition` the current one ("deploy"). */
   async deploy(definition: unknown): Promise<ValidatedPipeline> {
-    this.pipeline = await validatePipeline(definition, await sqlParser());
+    this.pipeline = await validatePipeline(definition, await sqlParser(), tablePropertiesError);
     if (this.pipelineId === "") {
       this.pipelineId = (await this.pipelines.create(this.pipeline.definition)).pipelineId;
     } else {
