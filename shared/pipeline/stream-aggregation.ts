@@ -1,4 +1,5 @@
 import { parseInterval } from "./duration.ts";
+import { MICRO_BATCH_NAME } from "./dataset-references.ts";
 
 /**
  * Aggregation over a flow's stream, read from DuckDB's serialized parse tree (pure). A flow's SQL runs
@@ -16,7 +17,6 @@ import { parseInterval } from "./duration.ts";
  */
 
 /** The name of the micro-batch in a flow's SQL. */
-const STREAM = "source";
 /** The batch's rows, one per (row, window it falls in), with the window start in `WINDOW_START`. */
 export const WINDOW_ROWS = "__ebb_window_rows";
 export const WINDOW_START = "__ebb_window_start";
@@ -213,7 +213,7 @@ export function streamAggregationOf(statement: unknown): StreamAggregation | und
 /** The SELECT nodes that read the stream. */
 function streamSelects(root: Node): Node[] {
   const found: Node[] = [];
-  const streamNames = new Set([STREAM]);
+  const streamNames = new Set([MICRO_BATCH_NAME]);
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(visit);
     if (!isNode(node)) return;
@@ -333,7 +333,7 @@ function windowedAggregation(select: Node): StreamAggregation {
   const decomposed = decomposeAggregation(select, {
     keys: groups.filter((g) => g !== windows[0]),
     window: windows[0]!,
-    partialFrom: { ...from, table_name: WINDOW_ROWS, alias: from["alias"] || STREAM },
+    partialFrom: { ...from, table_name: WINDOW_ROWS, alias: from["alias"] || MICRO_BATCH_NAME },
     leading: [columnRef(WINDOW_START, WINDOW_START)],
     finalTable: WINDOW_FINAL,
   });

@@ -13,7 +13,7 @@ import { DEFINITION_META, definitionSignature } from "./state-definition.ts";
 import { StatefulColumnError, StreamJoinError } from "../errors.ts";
 import { streamJoinOf } from "../../pipeline/stream-join.ts";
 import { joinStreams } from "./stream-join.ts";
-import { SOURCE_TABLE } from "../flow-source.ts";
+import { MICRO_BATCH_NAME as SOURCE_TABLE } from "../../pipeline/dataset-references.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { streamAggregationOf } from "../../pipeline/stream-aggregation.ts";
 import { deduplicate } from "./deduplicate.ts";
