@@ -30,7 +30,11 @@ export default tseslint.config(
   },
   {
     plugins: { layering },
-    rules: { "layering/delta-front-door": "error", "layering/core-imports-no-apps": "error" },
+    rules: {
+      "layering/delta-front-door": "error",
+      "layering/core-imports-no-apps": "error",
+      "layering/folder-floors": "error",
+    },
   },
   // The Delta layer's own unit tests exercise its internals directly.
   { files: ["test/unit/delta/**"], rules: { "layering/delta-front-door": "off" } },

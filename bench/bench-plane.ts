@@ -7,8 +7,8 @@ import { startLocalControlPlane, type LocalControlPlane } from "../infra/local/l
 import { EbbClient } from "../shared/client/ebb-client.ts";
 import { bearerAuth } from "../shared/client/request-signer.ts";
 import { createS3Client } from "../shared/store/aws-clients.ts";
-import type { ObjectStore } from "../shared/store/object-store.ts";
-import { S3ObjectStore } from "../shared/store/s3-object-store.ts";
+import type { ObjectStore } from "../shared/object-store/object-store.ts";
+import { S3ObjectStore } from "../shared/object-store/s3-object-store.ts";
 
 /** The local runtime in memory with a landing folder, as the benchmarks drive it through the API. */
 export interface BenchPlane {

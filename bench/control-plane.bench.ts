@@ -134,6 +134,7 @@ export async function run(): Promise<void> {
       events: control.events,
       bucket: control.bucket,
       locate: control.locate,
+      eventStreams: control.eventStreams,
       localRoots: control.localRoots,
       executions,
       sql: control.sql,

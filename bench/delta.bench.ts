@@ -10,7 +10,7 @@ import {
 } from "../shared/delta/index.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../shared/duck/scratch-folder.ts";
-import { MemoryObjectStore } from "../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../shared/object-store/memory-object-store.ts";
 
 /**
  * Delta writer figures, measured in one run on a MemoryObjectStore (no network: what is measured is

@@ -14,8 +14,9 @@ import { DynamoCheckpointsRepository } from "../shared/store/dynamo-checkpoints-
 import { DynamoEventLogRepository } from "../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../shared/store/dynamo-updates-repository.ts";
-import { LocalObjectStore } from "../shared/store/local-object-store.ts";
+import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
 import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
+import { networkEventStreams } from "../shared/store/event-stream-clients.ts";
 
 /**
  * Engine figures, measured in one run. Tables and landing files live in a local-folder object store
@@ -113,6 +114,7 @@ export async function run(): Promise<void> {
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
       bucket: store,
       locate: (location) => new LocalObjectStore(location),
+      eventStreams: networkEventStreams,
       localRoots: [tmpdir()],
       executions,
       sql: parser,

@@ -18,9 +18,10 @@ import { DynamoCheckpointsRepository } from "../../shared/store/dynamo-checkpoin
 import { DynamoEventLogRepository } from "../../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../shared/store/dynamo-updates-repository.ts";
-import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
-import type { ObjectStore } from "../../shared/store/object-store.ts";
-import { S3ObjectStore } from "../../shared/store/s3-object-store.ts";
+import { networkEventStreams } from "../../shared/store/event-stream-clients.ts";
+import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
+import { S3ObjectStore } from "../../shared/object-store/s3-object-store.ts";
 import { ENVIRONMENT, requiredEnv } from "./environment.ts";
 import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
 import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
@@ -108,6 +109,9 @@ export class EnvironmentControlPlane implements ControlPlane {
     const prefix = key === "" || key.endsWith("/") ? key : `${key}/`;
     return new S3ObjectStore({ client: this.#s3, bucket, prefix });
   };
+
+  /** Over the network, as each source's settings say; a client library loads on its first use. */
+  readonly eventStreams = networkEventStreams;
 
   get executions(): UpdateExecutions {
     return this.#once("executions", () => {

@@ -1,5 +1,5 @@
 import { CodedError, httpStatusOf } from "../errors/coded-error.ts";
-import { StoreUnavailableError } from "../store/errors.ts";
+import { StoreUnavailableError } from "../object-store/errors.ts";
 
 /**
  * Any error → the API's answer: an HTTP status and `{"error_code", "message"}` (api.md). Every

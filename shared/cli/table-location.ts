@@ -1,8 +1,8 @@
 import path from "node:path";
 import { createS3Client, endpointsFromEnv } from "../store/aws-clients.ts";
-import { LocalObjectStore } from "../store/local-object-store.ts";
-import type { ObjectStore } from "../store/object-store.ts";
-import { S3ObjectStore } from "../store/s3-object-store.ts";
+import { LocalObjectStore } from "../object-store/local-object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
+import { S3ObjectStore } from "../object-store/s3-object-store.ts";
 
 /**
  * Where a table lives, as a user types it: `s3://bucket/prefix` (through the AWS SDK, honouring

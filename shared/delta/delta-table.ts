@@ -1,7 +1,7 @@
 import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
 import type { ScratchView } from "../duck/scratch-view.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { LastCheckpoint } from "./log/checkpoint-writer.ts";
 import { prepareDelete, prepareTruncate } from "./operations/delete-operation.ts";
 import type { TxnMarker } from "./commit/file-actions.ts";

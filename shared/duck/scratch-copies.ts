@@ -1,5 +1,5 @@
-import { ObjectNotFoundError } from "../store/errors.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import { ObjectNotFoundError } from "../object-store/errors.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { ScratchFolder } from "./scratch-folder.ts";
 
 /** Objects fetched at once. */

@@ -1,7 +1,7 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
-import { ObjectNotFoundError } from "../store/errors.ts";
-import { listAll, type ObjectStore } from "../store/object-store.ts";
-import { compareKeys } from "../store/object-key.ts";
+import { ObjectNotFoundError } from "../object-store/errors.ts";
+import { listAll, type ObjectStore } from "../object-store/object-store.ts";
+import { compareKeys } from "../object-store/object-key.ts";
 import { PlannedFileGoneError } from "./errors.ts";
 import type { LandedFile, RecordFormat } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";

@@ -1,9 +1,9 @@
 import type { DatasetDefinition } from "../pipeline/definition-schema.ts";
 import type { FlowPlan, ViewPlan } from "../pipeline/plan/index.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { tablePrefix } from "../store/bucket-layout.ts";
-import { withPrefix } from "../store/prefixed-object-store.ts";
+import { withPrefix } from "../object-store/prefixed-object-store.ts";
 
 /**
  * Where a pipeline's datasets live and what a query reads (architecture.md "Storage": a dataset is

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { flowStatePrefix } from "../store/bucket-layout.ts";
-import { ObjectNotFoundError } from "../store/errors.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import { ObjectNotFoundError } from "../object-store/errors.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { CheckpointStateError } from "./errors.ts";
 import type { FileSetOffset } from "./source-offsets.ts";
 

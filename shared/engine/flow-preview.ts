@@ -5,6 +5,7 @@ import type { FlowDefinition } from "../pipeline/definition-schema.ts";
 import type { DatasetCatalog } from "./dataset-catalog.ts";
 import { schemaOfColumns } from "./output-schema.ts";
 import type { Sandbox } from "./sandbox.ts";
+import { MICRO_BATCH_NAME } from "../pipeline/dataset-references.ts";
 
 /**
  * A streaming flow's output, described before an update runs (the up-front checks: schema-check.ts,
@@ -95,7 +96,7 @@ async function describeFlow(
       `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${columns.map(([c, t]) => `${quoteIdentifier(c)} ${t}`).join(", ")})`,
     );
   try {
-    await empty("source", source);
+    await empty(MICRO_BATCH_NAME, source);
     for (const [name, columns] of reads) await empty(name, columns);
     const described = await sandbox.rows(`DESCRIBE (${await sandbox.checkedQuery(sql, "the flow")})`);
     return schemaOfColumns(

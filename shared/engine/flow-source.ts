@@ -1,5 +1,5 @@
 import type { DuckSession } from "../duck/duck-session.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
@@ -14,7 +14,7 @@ import {
 } from "./auto-loader-source.ts";
 import { fitBytes, type BatchSize } from "./batch-size.ts";
 import { CheckpointStateError, SourceUnavailableError } from "./errors.ts";
-import type { EventStreams } from "./event-streams.ts";
+import type { EventStreams } from "../store/event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
@@ -30,6 +30,7 @@ import type {
   TableOffset,
 } from "./source-offsets.ts";
 import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table-stream-source.ts";
+import { MICRO_BATCH_NAME } from "../pipeline/dataset-references.ts";
 
 /**
  * A flow's source behind one interface for the micro-batch protocol: `plan` chooses the next batch's
@@ -38,8 +39,6 @@ import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table
  * the query; otherwise a temp table of checked records) and malformed records into `__ebb_bad_records`.
  */
 
-/** The micro-batch, as user SQL sees it. */
-export const SOURCE_TABLE = "source";
 /** Malformed records of the batch. */
 export const BAD_RECORDS_TABLE = "__ebb_bad_records";
 
@@ -195,7 +194,7 @@ function tableSource(
   context: FlowSourceContext,
   store: ObjectStore,
   upstream: string,
-  relation = SOURCE_TABLE,
+  relation = MICRO_BATCH_NAME,
 ): FlowSource {
   const ref = {
     store,
@@ -338,7 +337,7 @@ function fileSource(
           flow: context.flowName,
           format,
           ...(schema ? { schema } : {}),
-          goodTable: SOURCE_TABLE,
+          goodTable: MICRO_BATCH_NAME,
           badTable: BAD_RECORDS_TABLE,
           lazy,
         });
@@ -347,7 +346,7 @@ function fileSource(
           return { rowsIn, badRecords, skippedRestores: [], strict: () => read(false) };
         }
         const [row] = await sandbox.rows(
-          `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(SOURCE_TABLE)}`,
+          `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(MICRO_BATCH_NAME)}`,
         );
         return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };
       };
@@ -399,7 +398,7 @@ function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
     async load(start, end) {
       const sandbox = await context.sandbox();
       const loaded = await batches.load(offset(start), offset(end)!, sandbox, {
-        good: SOURCE_TABLE,
+        good: MICRO_BATCH_NAME,
         bad: BAD_RECORDS_TABLE,
       });
       return {

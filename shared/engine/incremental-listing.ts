@@ -1,5 +1,5 @@
 import type { IncrementalListingMode } from "../pipeline/definition-schema.ts";
-import { compareKeys } from "../store/object-key.ts";
+import { compareKeys } from "../object-store/object-key.ts";
 import type { FileSetOffset } from "./source-offsets.ts";
 
 /**

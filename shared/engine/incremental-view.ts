@@ -23,7 +23,7 @@ import {
   type StateVersion,
   StateVersionMissingError,
 } from "../state/index.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { SnapshotRead } from "./dataset-catalog.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { registerTableFiles } from "./snapshot-views.ts";

@@ -1,5 +1,5 @@
 import type { KafkaSource } from "../pipeline/source-schema.ts";
-import type { KafkaPartitionRange } from "./event-streams.ts";
+import type { KafkaPartitionRange } from "../store/event-streams.ts";
 import type { KafkaOffset } from "./source-offsets.ts";
 
 /**

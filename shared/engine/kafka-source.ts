@@ -2,7 +2,7 @@ import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { KafkaSource } from "../pipeline/source-schema.ts";
 import { SourceRecordsExpiredError } from "./errors.ts";
 import { loadEventRows, type EventBatchLayout, type EventRow } from "./event-records.ts";
-import { KafkaOffsetsGoneError, type KafkaTopics } from "./event-streams.ts";
+import { KafkaOffsetsGoneError, type KafkaTopics } from "../store/event-streams.ts";
 import { planKafkaBatch, readFrom, recordsBetween, type LostRecords } from "./kafka-batch-plan.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { KafkaOffset } from "./source-offsets.ts";

@@ -1,4 +1,4 @@
-import type { KinesisShard, ShardPosition } from "./event-streams.ts";
+import type { KinesisShard, ShardPosition } from "../store/event-streams.ts";
 import type { KinesisOffset } from "./source-offsets.ts";
 
 /**

@@ -3,7 +3,7 @@ import { kinesisStreamName, type KinesisSource } from "../pipeline/source-schema
 import { parseTimestamp } from "../pipeline/timestamp.ts";
 import { SourceRecordsExpiredError } from "./errors.ts";
 import { loadEventRows, type EventBatchLayout, type EventRow } from "./event-records.ts";
-import type { KinesisRecord, KinesisStream, ShardPosition } from "./event-streams.ts";
+import type { KinesisRecord, KinesisStream, ShardPosition } from "../store/event-streams.ts";
 import { compareSequenceNumbers, positionOf, readableShards } from "./kinesis-shard-plan.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { KinesisOffset } from "./source-offsets.ts";

@@ -1,7 +1,7 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
-import { currentSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
+import { currentSnapshot, type Snapshot, statsRecordCount, TableNotFoundError } from "../delta/index.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
 import { openStateVersion } from "../state/index.ts";
 import {
@@ -192,7 +192,7 @@ function rowCount(current: Snapshot): number {
   if (written !== undefined) return Number(written);
   let rows = 0;
   for (const file of current.files.values()) {
-    rows += file.stats ? ((JSON.parse(file.stats) as { numRecords?: number }).numRecords ?? 0) : 0;
+    rows += statsRecordCount(file.stats) ?? 0;
   }
   return rows;
 }

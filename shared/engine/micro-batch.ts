@@ -8,7 +8,7 @@ import {
   type FlowHead,
   type FlowRef,
 } from "../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { CrashHook, CrashPoint } from "./crash-points.ts";
 import { QUARANTINE_SUFFIX, type DatasetCatalog } from "./dataset-catalog.ts";
 import {
@@ -28,8 +28,7 @@ import {
 } from "./batch-replan.ts";
 import { sizeFailureReason } from "./size-failure.ts";
 import { batchBytesFromEnv } from "./task-sizing.ts";
-import { networkEventStreams } from "../store/event-stream-clients.ts";
-import type { EventStreams } from "./event-streams.ts";
+import type { EventStreams } from "../store/event-streams.ts";
 import { BAD_RECORDS_TABLE, createFlowSource, type FlowSource } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
@@ -93,8 +92,8 @@ export interface FlowRun {
   /** The store rooted at an external location (`delta` and `auto_loader` paths). */
   readonly locate: (location: string) => ObjectStore;
   readonly crash?: CrashHook;
-  /** Kafka and Kinesis clients. @default over the network, as the source's settings say */
-  readonly eventStreams?: EventStreams;
+  /** Kafka and Kinesis clients. */
+  readonly eventStreams: EventStreams;
   /**
    * Whether `updateId` is still the pipeline's active update: asked right before the table commit,
    * whose S3 put cannot carry the DynamoDB fence that the checkpoint's plan and commit carry.
@@ -187,7 +186,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       store: run.catalog.store,
       datasetTable: (name) => run.catalog.tableStore(name),
       locate: run.locate,
-      eventStreams: run.eventStreams ?? networkEventStreams,
+      eventStreams: run.eventStreams,
       duck: run.session.duck,
       sandbox: openSandbox,
       clock: run.session.clock,

@@ -11,7 +11,7 @@ import { IncompatibleSchemaChangeError } from "./errors.ts";
 import { previewFlowOutput } from "./flow-preview.ts";
 import { Sandbox } from "./sandbox.ts";
 import { planSchemaEvolution } from "./schema-evolution.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 
 /**
  * The up-front half of schema evolution (schema-evolution.ts): before an update starts, each flow

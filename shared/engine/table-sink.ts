@@ -24,7 +24,7 @@ import {
   type TxnMarker,
   type WriteOptions,
 } from "../delta/index.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { EngineError, IncompatibleSchemaChangeError, TableWriteConflictError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";
 import { planSchemaEvolution } from "./schema-evolution.ts";

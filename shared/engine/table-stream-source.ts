@@ -15,10 +15,11 @@ import {
   readCommits,
   restoredVersion,
   type Snapshot,
+  statsRecordCount,
   tableColumns,
   TableNotFoundError,
 } from "../delta/index.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { TableOffset } from "./source-offsets.ts";
@@ -163,13 +164,13 @@ async function readSourceCommits(
  * (some external writers omit stats) cannot be sliced, so it is refused with what to do.
  */
 function recordsOf(add: AddFile): number {
-  const stats = add.stats ? (JSON.parse(add.stats) as { numRecords?: number }) : undefined;
-  if (stats?.numRecords === undefined) {
+  const records = statsRecordCount(add.stats);
+  if (records === undefined) {
     throw new SourceUnavailableError(
       `data file ${add.path} has no numRecords statistic: Ebb streams Delta tables whose writers record file statistics (delta.dataSkippingNumIndexedCols left at its default)`,
     );
   }
-  return stats.numRecords;
+  return records;
 }
 
 /**

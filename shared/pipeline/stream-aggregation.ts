@@ -10,6 +10,7 @@ import {
   type AggregateKind,
 } from "./plan/aggregate-columns.ts";
 import type { WindowSpec } from "./plan/windowed-flow-plan.ts";
+import { MICRO_BATCH_NAME } from "./dataset-references.ts";
 
 /**
  * Aggregation over a flow's stream, read from DuckDB's serialized parse tree (pure). A flow's SQL runs
@@ -28,7 +29,6 @@ import type { WindowSpec } from "./plan/windowed-flow-plan.ts";
  */
 
 /** The name of the micro-batch in a flow's SQL. */
-const STREAM = "source";
 
 export interface WindowedAggregation extends Decomposition {
   readonly kind: "windowed";
@@ -149,7 +149,7 @@ export function streamAggregationOf(statement: unknown): StreamAggregation | und
 /** The SELECT nodes that read the stream. */
 function streamSelects(root: Node): Node[] {
   const found: Node[] = [];
-  const streamNames = new Set([STREAM]);
+  const streamNames = new Set([MICRO_BATCH_NAME]);
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(visit);
     if (!isNode(node)) return;
@@ -269,7 +269,7 @@ function windowedAggregation(select: Node): StreamAggregation {
   const decomposed = decomposeAggregation(select, {
     keys: groups.filter((g) => g !== windows[0]),
     window: windows[0]!,
-    partialFrom: { ...from, table_name: WINDOW_ROWS, alias: from["alias"] || STREAM },
+    partialFrom: { ...from, table_name: WINDOW_ROWS, alias: from["alias"] || MICRO_BATCH_NAME },
     leading: [columnRef(WINDOW_START, WINDOW_START)],
     finalTable: WINDOW_FINAL,
   });

@@ -1,3 +1,4 @@
+import { MICRO_BATCH_NAME } from "./dataset-references.ts";
 /**
  * A stream-stream join, read from DuckDB's serialized parse tree (pure). The outermost SELECT must
  * join `source` with the flow's joined stream (INNER or LEFT, `source` on the left), and the ON
@@ -12,7 +13,6 @@
  */
 
 /** The name of the micro-batch in a flow's SQL. */
-const STREAM = "source";
 
 export interface TimeRange {
   /** Bounds of `source time - joined time`, in microseconds. */
@@ -89,7 +89,7 @@ export function streamJoinOf(statement: unknown, sides: JoinSides): StreamJoinAn
     );
   const left = baseTable(from["left"]);
   const right = baseTable(from["right"]);
-  if (left?.table !== STREAM || right?.table !== sides.stream)
+  if (left?.table !== MICRO_BATCH_NAME || right?.table !== sides.stream)
     return shape(
       `joins ${sides.stream} as a stream, so its outermost SELECT must read FROM source [LEFT] JOIN ${sides.stream} ON … with source on the left, and join nothing else there`,
     );

@@ -1,4 +1,3 @@
-import { tablePropertiesError } from "../delta/index.ts";
 import { DEFINITION_ISSUE_CODES, DefinitionError, type DefinitionIssue } from "./errors.ts";
 import type { PipelineDefinition } from "./definition-schema.ts";
 import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
@@ -22,6 +21,15 @@ export interface SqlAnalyzer {
   /** SQL text of a parsed statement (`analyze`'s `statement`), for the plans' rewritten SQL. */
   deparse(statement: unknown): Promise<string>;
 }
+
+/**
+ * What creating a Delta table would say of a dataset's table properties: the refusal (its message and
+ * error code), or undefined when they are fine. The Delta layer's `tablePropertiesError`; a port, so
+ * the definition language stays below the table format.
+ */
+export type TablePropertiesCheck = (
+  properties: Readonly<Record<string, string>>,
+) => { readonly message: string; readonly errorCode: string } | undefined;
 
 /** A definition that passed every rule, with its settings, DAG and the plan of each flow and view. */
 export interface ValidatedPipeline {
@@ -47,7 +55,11 @@ export interface ValidatedPipeline {
  *
  * Then it compiles the plan of each flow and materialized view from the statements it parsed.
  */
-export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
+export async function validatePipeline(
+  input: unknown,
+  analyzer: SqlAnalyzer,
+  tableProperties: TablePropertiesCheck,
+): Promise<ValidatedPipeline> {
   const definition = parseDefinition(input);
   const issues: DefinitionIssue[] = [...nameIssues(definition)];
   const settingsResult = readSettings(definition.configuration);
@@ -72,7 +84,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
         message: `SQL of ${query.flow ? `flow "${query.flow}"` : `dataset "${query.dataset}"`} ${analysis.message}`,
       });
   }
-  issues.push(...tablePropertyIssues(definition));
+  issues.push(...tablePropertyIssues(definition, tableProperties));
   issues.push(...(await ownsIssues(definition, analyzer)));
   issues.push(...(await autoCdcIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
   issues.push(...(await expectationIssues(definition, (condition) => analyzer.analyzeCondition(condition))));
@@ -106,12 +118,19 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
 }
 
 /** Validates YAML or JSON text. */
-export async function validatePipelineText(text: string, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
-  return validatePipeline(readDefinitionText(text), analyzer);
+export async function validatePipelineText(
+  text: string,
+  analyzer: SqlAnalyzer,
+  tableProperties: TablePropertiesCheck,
+): Promise<ValidatedPipeline> {
+  return validatePipeline(readDefinitionText(text), analyzer, tableProperties);
 }
 
 /** Each dataset's Delta table properties, refused now as creating its table would refuse them. */
-function tablePropertyIssues(definition: PipelineDefinition): DefinitionIssue[] {
+function tablePropertyIssues(
+  definition: PipelineDefinition,
+  tablePropertiesError: TablePropertiesCheck,
+): DefinitionIssue[] {
   const issues: DefinitionIssue[] = [];
   for (const [d, dataset] of definition.datasets.entries()) {
     if (!("properties" in dataset) || !dataset.properties) continue;

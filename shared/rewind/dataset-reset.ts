@@ -1,5 +1,5 @@
 import { DeltaTable, TableNotFoundError } from "../delta/index.ts";
-import { listAllKeys, type ObjectStore } from "../store/object-store.ts";
+import { listAllKeys, type ObjectStore } from "../object-store/object-store.ts";
 import type { TableReset } from "./refresh-plan.ts";
 
 /**

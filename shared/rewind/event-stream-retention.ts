@@ -1,4 +1,4 @@
-import type { EventStreams, KafkaRetention } from "../engine/event-streams.ts";
+import type { EventStreams, KafkaRetention } from "../store/event-streams.ts";
 import type { KafkaOffset, KinesisOffset } from "../engine/source-offsets.ts";
 import { describeInterval } from "../pipeline/duration.ts";
 import { kinesisStreamName, type KafkaSource, type KinesisSource } from "../pipeline/source-schema.ts";

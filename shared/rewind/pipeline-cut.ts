@@ -1,6 +1,6 @@
 import { readCommit, type Snapshot } from "../delta/index.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { flowAppId } from "../store/checkpoints-repository.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import { tableDatasets, writersOf } from "./pipeline-datasets.ts";

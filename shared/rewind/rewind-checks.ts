@@ -12,7 +12,6 @@ import { isStatefulFlow } from "../engine/stateful/stateful-batch.ts";
 import { stateDefinitionDrift, type StateDefinitionDrift } from "../engine/stateful/state-definition.ts";
 import { CdcStateCheck } from "../engine/auto-cdc/cdc-compatibility.ts";
 import { ROOT_SEQ, type Checkpoint } from "../store/checkpoints-repository.ts";
-import { networkEventStreams } from "../store/event-stream-clients.ts";
 import {
   fileSetOffsetOf,
   joinedOffsetOf,
@@ -171,7 +170,7 @@ export async function checkFlows(
     } else if (flow.source.type === "delta") {
       await checkDeltaSource(env, flow.name, flow.source.path, checkpoint, missing.sources);
     } else if (flow.source.type === "kafka" || flow.source.type === "kinesis") {
-      const streams = env.eventStreams ?? networkEventStreams;
+      const streams = env.eventStreams;
       const offset = sourceOffsetOf(checkpoint);
       if (flow.source.type === "kafka" && offset?.kind === "kafka") {
         missing.sources.push(...(await kafkaRetentionGaps(streams, flow.name, flow.source, offset)));

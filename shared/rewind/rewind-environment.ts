@@ -1,9 +1,9 @@
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import type { CheckpointsRepository, FlowRef } from "../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import type { PipelinesRepository } from "../store/pipelines-repository.ts";
 import type { EventLogRepository } from "../store/event-log-repository.ts";
-import type { EventStreams } from "../engine/event-streams.ts";
+import type { EventStreams } from "../store/event-streams.ts";
 import { updateFence, type UpdateFence } from "../engine/update-fence.ts";
 
 /**
@@ -24,8 +24,8 @@ export interface RewindEnvironment {
   readonly stateStore: ObjectStore;
   /** The object-store view of an external location (an auto_loader prefix, a Delta table path). */
   sourceStore(path: string): ObjectStore;
-  /** Kafka and Kinesis clients, for source retention. @default over the network, as the source's settings say */
-  readonly eventStreams?: EventStreams;
+  /** Kafka and Kinesis clients, for source retention. */
+  readonly eventStreams: EventStreams;
   readonly clock: () => number;
 }
 

@@ -3,7 +3,7 @@ import { vacuumFlowState } from "../state/index.ts";
 import { stateFilesOf } from "./checkpoint-offsets.ts";
 import { viewStateAt } from "../engine/incremental-view.ts";
 import { viewStateFlowId } from "../engine/materialized-view.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { datasetOf, writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindPoint } from "./rewind-point.ts";

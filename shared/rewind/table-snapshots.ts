@@ -1,6 +1,6 @@
 import { loadSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
 import { DuckSession } from "../duck/duck-session.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 
 /**
  * The table snapshots one rewind step reads, loaded once each and through one DuckDB session (log

@@ -2,8 +2,8 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { DuckRow } from "../duck/duck-session.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
-import { ObjectNotFoundError } from "../store/errors.ts";
-import type { ObjectStore } from "../store/object-store.ts";
+import { ObjectNotFoundError } from "../object-store/errors.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import {
   BUCKET_HASHES,
   bucketHashFor,

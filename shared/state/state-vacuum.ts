@@ -1,5 +1,5 @@
-import type { ObjectInfo, ObjectStore } from "../store/object-store.ts";
-import { listAll } from "../store/object-store.ts";
+import type { ObjectInfo, ObjectStore } from "../object-store/object-store.ts";
+import { listAll } from "../object-store/object-store.ts";
 import { flowStatePrefix } from "../store/bucket-layout.ts";
 import { manifestFiles, stateManifestSchema } from "./state-manifest.ts";
 import type { StateFlow } from "./state-keys.ts";

@@ -50,7 +50,8 @@ export function flowKey(flow: FlowRef): string {
 /** HEAD's own seq, and HEAD's value for "the root" (nothing consumed). */
 export const ROOT_SEQ = 0;
 
-export type CheckpointStatus = "PLANNED" | "COMMITTED";
+export const CHECKPOINT_STATUSES = ["PLANNED", "COMMITTED"] as const;
+export type CheckpointStatus = (typeof CHECKPOINT_STATUSES)[number];
 
 /** Source positions as the engine defines them (versions, file sets, …); stored as JSON. */
 export type SourceOffsets = Readonly<Record<string, unknown>>;

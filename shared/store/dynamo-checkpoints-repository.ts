@@ -1,3 +1,4 @@
+import { z } from "zod";
 import {
   GetCommand,
   QueryCommand,
@@ -16,7 +17,7 @@ import {
   flowKey,
   type Checkpoint,
   type CheckpointPage,
-  type CheckpointStatus,
+  CHECKPOINT_STATUSES,
   type CheckpointsRepository,
   type CommitRequest,
   type CommitResult,
@@ -24,7 +25,6 @@ import {
   type FlowResume,
   type FlowRef,
   type Fenced,
-  type BatchMeasures,
   type MoveHeadOptions,
   type MoveHeadResult,
   type PlanRequest,
@@ -48,38 +48,46 @@ const PARTITION = CHECKPOINTS_TABLE.partitionKey;
 const SORT = CHECKPOINTS_TABLE.sortKey;
 const DEFAULT_PAGE_SIZE = 100;
 
-interface CheckpointItem {
-  readonly flowKey: string;
-  readonly seq: number;
-  readonly pipelineId: string;
-  readonly flowId: string;
-  readonly parent: number;
-  readonly checkpointStatus: CheckpointStatus;
-  readonly offsetsJson: string;
-  readonly stateRef?: string;
-  readonly updateId?: string;
-  readonly plannedAt: number;
-  readonly tableVersion?: number;
-  readonly committedAt?: number;
-  readonly stateVersion?: string;
-  readonly batchSize?: BatchMeasures;
-  readonly learnedBound?: BatchMeasures;
-  readonly oversized?: string;
-}
+/** A checkpoint's item as stored: parsed on every read, as items written by an earlier Ebb may differ. */
+const BatchMeasuresSchema = z.record(z.string(), z.number());
+const CheckpointItemSchema = z.object({
+  flowKey: z.string(),
+  seq: z.number(),
+  pipelineId: z.string(),
+  flowId: z.string(),
+  parent: z.number(),
+  checkpointStatus: z.enum(CHECKPOINT_STATUSES),
+  offsetsJson: z.string(),
+  stateRef: z.string().optional(),
+  updateId: z.string().optional(),
+  plannedAt: z.number(),
+  tableVersion: z.number().optional(),
+  committedAt: z.number().optional(),
+  stateVersion: z.string().optional(),
+  batchSize: BatchMeasuresSchema.optional(),
+  learnedBound: BatchMeasuresSchema.optional(),
+  oversized: z.string().optional(),
+});
+type CheckpointItem = z.infer<typeof CheckpointItemSchema>;
 
-interface HeadItem {
-  readonly flowKey: string;
-  readonly seq: typeof ROOT_SEQ;
+/** The flow's HEAD item (seq 0). */
+const HeadItemSchema = z.object({
+  flowKey: z.string(),
+  seq: z.literal(ROOT_SEQ),
   /** Absent until HEAD first moves (a flow whose first batch is only planned). */
-  readonly headSeq?: number;
-  readonly movedAt?: number;
+  headSeq: z.number().optional(),
+  movedAt: z.number().optional(),
   /** The highest seq planned at the last `moveHead` (absent: never moved). */
-  readonly abandonedThrough?: number;
+  abandonedThrough: z.number().optional(),
   /** The highest seq planned, on any branch (absent on items written before it was kept). */
-  readonly plannedThrough?: number;
+  plannedThrough: z.number().optional(),
   /** A copy of the checkpoint at `headSeq` (absent at the root, and on older items). */
-  readonly headCheckpoint?: CheckpointItem;
-}
+  headCheckpoint: CheckpointItemSchema.optional(),
+});
+type HeadItem = z.infer<typeof HeadItemSchema>;
+
+/** Offsets, stored as JSON text of an object. */
+const OffsetsSchema = z.record(z.string(), z.unknown());
 
 export interface DynamoCheckpointsRepositoryOptions {
   readonly client: DynamoDBDocumentClient;
@@ -255,7 +263,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
         }),
       ),
     );
-    return output.Item && toCheckpoint(output.Item as CheckpointItem);
+    return output.Item && toCheckpoint(CheckpointItemSchema.parse(output.Item));
   }
 
   async list(
@@ -270,7 +278,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       Limit: page.limit ?? DEFAULT_PAGE_SIZE,
     };
     const output: QueryCommandOutput = await request(() => this.client.send(new QueryCommand(input)));
-    const checkpoints = (output.Items ?? []).map((item) => toCheckpoint(item as CheckpointItem));
+    const checkpoints = (output.Items ?? []).map((item) => toCheckpoint(CheckpointItemSchema.parse(item)));
     const last = checkpoints[checkpoints.length - 1];
     return { checkpoints, ...(output.LastEvaluatedKey && last ? { nextAfterSeq: last.seq } : {}) };
   }
@@ -330,7 +338,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       };
       const output: QueryCommandOutput = await request(() => this.client.send(new QueryCommand(input)));
       for (const item of output.Items ?? []) {
-        const checkpoint = toCheckpoint(item as CheckpointItem);
+        const checkpoint = toCheckpoint(CheckpointItemSchema.parse(item));
         const later =
           latest === undefined ||
           (checkpoint.committedAt ?? 0) > (latest.committedAt ?? 0) ||
@@ -414,7 +422,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
         }),
       ),
     );
-    return output.Item as HeadItem | undefined;
+    return output.Item && HeadItemSchema.parse(output.Item);
   }
 
   /** The highest batch seq ever planned for the flow, on any branch; 0 if none. */
@@ -460,7 +468,7 @@ function toCheckpoint(item: CheckpointItem): Checkpoint {
     seq: item.seq,
     parent: item.parent,
     status: item.checkpointStatus,
-    offsets: JSON.parse(item.offsetsJson) as Record<string, unknown>,
+    offsets: OffsetsSchema.parse(JSON.parse(item.offsetsJson)),
     ...(item.stateRef !== undefined ? { stateRef: item.stateRef } : {}),
     ...(item.updateId !== undefined ? { updateId: item.updateId } : {}),
     plannedAt: item.plannedAt,

@@ -22,7 +22,8 @@ import {
 } from "./dynamo-pipeline-items.ts";
 import { DynamoDefinitionVersions } from "./dynamo-definition-versions.ts";
 import { DynamoTableClaims } from "./dynamo-table-claims.ts";
-import { PipelineNotFoundError, StoreError, StoreUnavailableError } from "./errors.ts";
+import { PipelineNotFoundError } from "./errors.ts";
+import { StoreError, StoreUnavailableError } from "../object-store/errors.ts";
 import { dynamoWrite } from "./dynamo-store-writes.ts";
 import type { StoreWrite } from "./store-writes.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";

@@ -5,7 +5,8 @@ import {
   TransactionCanceledException,
 } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { StoreConfigurationError, StoreError, StoreUnavailableError } from "./errors.ts";
+import { StoreConfigurationError } from "./errors.ts";
+import { StoreError, StoreUnavailableError } from "../object-store/errors.ts";
 
 /**
  * The one place where DynamoDB's exceptions become domain results or store errors. A failed

@@ -6,7 +6,8 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { CLAIM_ITEM, KEY, claimKey } from "./dynamo-pipeline-items.ts";
 import { conditionalWrite, request } from "./dynamo-requests.ts";
-import { StoreUnavailableError, TableOwnedError } from "./errors.ts";
+import { TableOwnedError } from "./errors.ts";
+import { StoreUnavailableError } from "../object-store/errors.ts";
 
 /**
  * The registry of table owners on the Pipelines table: one `table#<name>` item per claimed table,

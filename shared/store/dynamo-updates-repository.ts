@@ -9,14 +9,18 @@ import {
   type UpdateCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import { UPDATES_TABLE } from "./table-schemas.ts";
-import { StoreError, UpdateNotFoundError } from "./errors.ts";
+import { UpdateNotFoundError } from "./errors.ts";
+import { StoreError } from "../object-store/errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import { dynamoItems } from "./dynamo-store-writes.ts";
 import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";
 import { queryPage, type Page, type PageRequest } from "./query-pages.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
+import { z } from "zod";
 import {
   TERMINAL_UPDATE_STATES,
+  UPDATE_CAUSES,
+  UPDATE_STATES,
   isTerminal,
   type NewUpdate,
   type TransitionDetails,
@@ -36,11 +40,25 @@ const SORT = UPDATES_TABLE.sortKey;
 /** Fresh ids to try if one is taken (two updates in one millisecond with the same 80 random bits). */
 const CREATE_ATTEMPTS = 3;
 
-interface UpdateItem extends Omit<UpdateRecord, "request" | "intent" | "state"> {
-  readonly updateState: UpdateState;
-  readonly requestJson: string;
-  readonly intentJson: string;
-}
+/** An update's item as stored: parsed on every read, as items written by an earlier Ebb may differ. */
+const UpdateItemSchema = z.object({
+  pipelineId: z.string(),
+  updateId: z.string(),
+  updateState: z.enum(UPDATE_STATES),
+  cause: z.enum(UPDATE_CAUSES),
+  definitionVersion: z.number(),
+  requestJson: z.string(),
+  intentJson: z.string(),
+  createdAt: z.number(),
+  lastModified: z.number(),
+  endedAt: z.number().optional(),
+  error: z.object({ errorCode: z.string().optional(), message: z.string() }).optional(),
+  executionArn: z.string().optional(),
+});
+type UpdateItem = z.infer<typeof UpdateItemSchema>;
+
+/** The request and the intent, each stored as JSON text of an object. */
+const JsonObject = z.record(z.string(), z.unknown());
 
 export interface DynamoUpdatesRepositoryOptions {
   readonly client: DynamoDBDocumentClient;
@@ -102,7 +120,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
         }),
       ),
     );
-    return output.Item && toRecord(output.Item as UpdateItem);
+    return output.Item && toRecord(output.Item);
   }
 
   async list(pipelineId: string, page: PageRequest): Promise<Page<UpdateRecord>> {
@@ -121,7 +139,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
       },
       page,
     );
-    return { ...result, items: result.items.map((item) => toRecord(item as unknown as UpdateItem)) };
+    return { ...result, items: result.items.map((item) => toRecord(item)) };
   }
 
   async transition(
@@ -130,7 +148,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
     state: UpdateState,
     details: TransitionDetails = {},
   ): Promise<TransitionResult> {
-    let updated: UpdateItem | undefined;
+    let updated: Record<string, unknown> | undefined;
     const outcome = await conditionalWrite(async () => {
       const output: UpdateCommandOutput = await this.client.send(
         new UpdateCommand({
@@ -139,11 +157,11 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       );
-      updated = output.Attributes as UpdateItem;
+      updated = output.Attributes;
     });
     if (outcome.written && updated) return { outcome: "transitioned", update: toRecord(updated) };
     if (outcome.written || !outcome.current) throw new UpdateNotFoundError(pipelineId, updateId);
-    return { outcome: "already-final", update: toRecord(outcome.current as unknown as UpdateItem) };
+    return { outcome: "already-final", update: toRecord(outcome.current) };
   }
 
   async transitionWith(
@@ -222,12 +240,12 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
   }
 }
 
-function toRecord(item: UpdateItem): UpdateRecord {
-  const { updateState, requestJson, intentJson, ...rest } = item;
+function toRecord(stored: unknown): UpdateRecord {
+  const { updateState, requestJson, intentJson, ...rest } = UpdateItemSchema.parse(stored);
   return {
     ...rest,
     state: updateState,
-    request: JSON.parse(requestJson) as Record<string, unknown>,
-    intent: JSON.parse(intentJson) as Record<string, unknown>,
+    request: JsonObject.parse(JSON.parse(requestJson)),
+    intent: JsonObject.parse(JSON.parse(intentJson)),
   };
 }

@@ -1,4 +1,4 @@
-import type { KafkaTopics, EventStreams, KinesisStream } from "../engine/event-streams.ts";
+import type { KafkaTopics, EventStreams, KinesisStream } from "./event-streams.ts";
 import type { KafkaSource, KinesisSource } from "../pipeline/source-schema.ts";
 
 /**

@@ -16,7 +16,7 @@ import {
   type KafkaRetention,
   type KafkaRecord,
   type KafkaTopics,
-} from "../engine/event-streams.ts";
+} from "./event-streams.ts";
 import type { KafkaSource } from "../pipeline/source-schema.ts";
 import { SourceSettingsError, SourceUnavailableError } from "./errors.ts";
 import { mskIamToken } from "./msk-iam-token.ts";

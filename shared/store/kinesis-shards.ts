@@ -7,12 +7,7 @@ import {
   type Shard,
 } from "@aws-sdk/client-kinesis";
 import { AWS_CALL_LIMITS, limitedCalls } from "./aws-clients.ts";
-import type {
-  KinesisShard,
-  KinesisShardRead,
-  KinesisStream,
-  ShardPosition,
-} from "../engine/event-streams.ts";
+import type { KinesisShard, KinesisShardRead, KinesisStream, ShardPosition } from "./event-streams.ts";
 import { kinesisStreamName, kinesisStreamRegion, type KinesisSource } from "../pipeline/source-schema.ts";
 
 /** The Kinesis adapter on the AWS SDK: ListShards, GetShardIterator, GetRecords; no KCL, no lease table. */

@@ -1,4 +1,5 @@
-import { StoreError, UpdateNotFoundError } from "./errors.ts";
+import { UpdateNotFoundError } from "./errors.ts";
+import { StoreError } from "../object-store/errors.ts";
 import { applyMemoryWrites, memoryWrite } from "./memory-store-writes.ts";
 import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";
 import { memoryPage } from "./memory-pages.ts";

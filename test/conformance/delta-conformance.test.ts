@@ -18,7 +18,7 @@ import {
   VersionNotFoundError,
 } from "../../shared/delta/index.ts";
 import { DuckSession, type DuckRow } from "../../shared/duck/duck-session.ts";
-import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
+import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
 import {
   CORPUS,
   corpusTables,

@@ -1,6 +1,6 @@
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { beforeAll, describe, expect, it } from "vitest";
-import { listAllKeys } from "../../shared/store/object-store.ts";
+import { listAllKeys } from "../../shared/object-store/object-store.ts";
 import { testAws, testObjectStore, testS3Client, uniquePrefix } from "../support/aws.ts";
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -6,9 +6,9 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeltaTable, loadSnapshot, openTableScan, type StructType } from "../../shared/delta/index.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
-import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
-import type { ObjectStore } from "../../shared/store/object-store.ts";
-import { withPrefix } from "../../shared/store/prefixed-object-store.ts";
+import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../shared/object-store/prefixed-object-store.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../support/aws.ts";
 import {
   BIG_LOOKUPS,

@@ -12,7 +12,7 @@ import type { DuckSession } from "../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../shared/duck/scratch-folder.ts";
 import { quoteIdentifier } from "../../shared/duck/sql-text.ts";
 import { appendBatch } from "../../shared/engine/table-sink.ts";
-import type { ObjectStore } from "../../shared/store/object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
 
 /**
  * The shapes of table Ebb writes that the interop suite hands to other engines, and Ebb's own view

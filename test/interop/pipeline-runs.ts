@@ -1,4 +1,4 @@
-import type { ObjectStore } from "../../shared/store/object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
 import { writePipelineTables } from "./pipeline-tables.ts";
 import { writeSharedSinkTables } from "./shared-sink-table.ts";
 

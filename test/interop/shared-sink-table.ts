@@ -1,7 +1,7 @@
 import { DatasetCatalog } from "../../shared/engine/dataset-catalog.ts";
 import { captureRewindPoint, listRewindPoints } from "../../shared/rewind/rewind-points.ts";
-import type { ObjectStore } from "../../shared/store/object-store.ts";
-import { withPrefix } from "../../shared/store/prefixed-object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../shared/object-store/prefixed-object-store.ts";
 import { jsonLines, memoryPorts, RewindHarness } from "../support/rewind/rewind-harness.ts";
 import { WallClock } from "./pipeline-tables.ts";
 

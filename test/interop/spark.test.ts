@@ -13,7 +13,7 @@ import {
   openTableScan,
 } from "../../shared/delta/index.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
-import { LocalObjectStore } from "../../shared/store/local-object-store.ts";
+import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
 import {
   ebbChanges,
   ebbView,

@@ -9,8 +9,8 @@ import {
 } from "../../shared/engine/incremental-listing.ts";
 import type { FileSetOffset, SourceOffset } from "../../shared/engine/source-offsets.ts";
 import type { IncrementalListingMode } from "../../shared/pipeline/definition-schema.ts";
-import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
-import type { ListOptions, ObjectStore } from "../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../shared/object-store/memory-object-store.ts";
+import type { ListOptions, ObjectStore } from "../../shared/object-store/object-store.ts";
 
 /**
  * An auto_loader source under `use_incremental_listing: auto`, against a

@@ -8,8 +8,8 @@ import {
   type StructType,
 } from "../../shared/delta/index.ts";
 import { DuckSession, type DuckRow } from "../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
-import type { ObjectStore } from "../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../shared/object-store/memory-object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
 
 /**
  * Random sequences of create / append / overwrite / delete / update / merge / restore / vacuum /

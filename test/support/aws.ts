@@ -4,7 +4,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { createDocumentClient, createS3Client } from "../../shared/store/aws-clients.ts";
-import { S3ObjectStore } from "../../shared/store/s3-object-store.ts";
+import { S3ObjectStore } from "../../shared/object-store/s3-object-store.ts";
 import type { TestAws } from "./test-aws.ts";
 
 /**

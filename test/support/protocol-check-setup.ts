@@ -1,5 +1,5 @@
 import { afterEach } from "vitest";
-import { MemoryObjectStore } from "../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../shared/object-store/memory-object-store.ts";
 import { assertTablesConform } from "./protocol-check.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { createS3Client, type AwsEndpoints } from "../../shared/store/aws-clients.ts";
-import type { ObjectStore } from "../../shared/store/object-store.ts";
-import { S3ObjectStore } from "../../shared/store/s3-object-store.ts";
+import type { ObjectStore } from "../../shared/object-store/object-store.ts";
+import { S3ObjectStore } from "../../shared/object-store/s3-object-store.ts";
 import { validateTables, type TableViolations } from "./delta-protocol/index.ts";
 
 /**

@@ -16,7 +16,9 @@ import { pipelinePage, type PipelinePageRequest } from "./pipeline-pages.ts";
 import { purgeTables } from "./purge-tables.ts";
 import { refuseUnownedTables } from "./unowned-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
-import { ObjectNotFoundError, TableOwnedError } from "../../store/errors.ts";
+import { TableOwnedError } from "../../store/errors.ts";
+import { ObjectNotFoundError } from "../../object-store/errors.ts";
+import { tablePropertiesError } from "../../delta/index.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
 
 /**
@@ -48,7 +50,7 @@ async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promis
 export async function createPipeline(plane: ControlPlane, body: CreatePipelineBody) {
   const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
   const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
-  const validated = await validatePipeline(resolved, plane.sql);
+  const validated = await validatePipeline(resolved, plane.sql, tablePropertiesError);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
@@ -155,7 +157,7 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
   };
   if (allowDuplicates === false && merged.name !== current.name)
     await refuseDuplicateName(plane, merged.name);
-  const validated = await validatePipeline(merged, plane.sql);
+  const validated = await validatePipeline(merged, plane.sql, tablePropertiesError);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   await refuseUnownedTables(plane, validated.definition, {
     pipelineId,

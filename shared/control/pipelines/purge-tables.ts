@@ -1,5 +1,5 @@
 import { tablePrefix } from "../../store/bucket-layout.ts";
-import { listAllKeys, type ObjectStore } from "../../store/object-store.ts";
+import { listAllKeys, type ObjectStore } from "../../object-store/object-store.ts";
 
 /**
  * `DELETE …?purge=true` (api.md): every object of the tables the pipeline owned

@@ -1,7 +1,7 @@
 import type { PipelineDefinition } from "../../pipeline/definition-schema.ts";
 import { loadSnapshot } from "../../delta/index.ts";
 import { tablePrefix } from "../../store/bucket-layout.ts";
-import { withPrefix } from "../../store/prefixed-object-store.ts";
+import { withPrefix } from "../../object-store/prefixed-object-store.ts";
 import { TableExistsError } from "../../store/errors.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
 

@@ -5,12 +5,14 @@ import type { RewindEnvironment } from "../../rewind/rewind-environment.ts";
 import type { CheckpointsRepository } from "../../store/checkpoints-repository.ts";
 import { PipelineNotFoundError } from "../../store/errors.ts";
 import type { EventLogRepository } from "../../store/event-log-repository.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { tablePrefix } from "../../store/bucket-layout.ts";
-import { withPrefix } from "../../store/prefixed-object-store.ts";
+import { withPrefix } from "../../object-store/prefixed-object-store.ts";
 import type { PipelineRecord, PipelinesRepository } from "../../store/pipelines-repository.ts";
 import type { UpdatesRepository } from "../../store/updates-repository.ts";
+import type { EventStreams } from "../../store/event-streams.ts";
 import type { UpdateExecutions } from "./update-executions.ts";
+import { tablePropertiesError } from "../../delta/index.ts";
 
 /**
  * Everything the control plane (the API handlers and the state machine's tasks) works with, as ports:
@@ -31,6 +33,8 @@ export interface ControlPlane {
   readonly locate: (location: string) => ObjectStore;
   /** The folders of this machine sources may read: none on AWS (S3 only); the local runtime's roots. */
   readonly localRoots: readonly string[];
+  /** Opens the Kafka and Kinesis clients a source's settings describe (flows read them, rewinds check their retention). */
+  readonly eventStreams: EventStreams;
   /** Starts and stops the state-machine execution of an update. */
   readonly executions: UpdateExecutions;
   /** Parses SQL for definition validation. */
@@ -61,7 +65,11 @@ export async function loadPipeline(
   if (!cache) definitionCaches.set(plane, (cache = new DefinitionCache()));
   const at = version ?? (await requirePipeline(plane, pipelineId)).definitionVersion;
   const pipeline = await cache.get(pipelineId, at, async () =>
-    validatePipeline((await plane.pipelines.getDefinition(pipelineId, at)).definition, plane.sql),
+    validatePipeline(
+      (await plane.pipelines.getDefinition(pipelineId, at)).definition,
+      plane.sql,
+      tablePropertiesError,
+    ),
   );
   return { version: at, pipeline };
 }
@@ -82,6 +90,7 @@ export function rewindEnvironment(
     tableStore: (dataset) => withPrefix(plane.bucket, tablePrefix({ catalog, schema, table: dataset })),
     stateStore: plane.bucket,
     sourceStore: plane.locate,
+    eventStreams: plane.eventStreams,
     clock: plane.clock,
   };
 }

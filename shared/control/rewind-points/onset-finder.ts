@@ -15,7 +15,7 @@ import { listRewindPoints } from "../../rewind/rewind-points.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
 import { rewindPointView } from "./rewind-point-views.ts";
 import { readingTable, tableStore } from "../tables/table-access.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 
 /**
  * The onset finder (api.md "Rewind helpers"; the seed's "Rewind to a timestamp" query, as one call):

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ResourceNotFoundError, InvalidStateError } from "../../api/errors.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
-import { ObjectNotFoundError } from "../../store/errors.ts";
+import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { statementChunkKey, statementKey } from "../../store/bucket-layout.ts";
 import type { ResultChunk } from "../../sql/index.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
@@ -67,7 +67,7 @@ export async function getStatementResultChunk(
   if (chunkIndex === 0) return response.result;
   return chunkSchema.parse(
     JSON.parse(new TextDecoder().decode(await plane.bucket.get(statementChunkKey(statementId, chunkIndex)))),
-  ) as ResultChunk;
+  );
 }
 
 /** A kept chunk, parsed (Ebb wrote it, but persisted data is parsed, not cast). */
@@ -78,7 +78,7 @@ const chunkSchema = z.object({
   data_array: z.array(z.array(z.string().nullable())),
   next_chunk_index: z.number().int().optional(),
   next_chunk_internal_link: z.string().optional(),
-});
+}) satisfies z.ZodType<ResultChunk>;
 
 /** `POST /api/2.0/sql/statements/{statement_id}/cancel`: every statement is done when it is answered. */
 export async function cancelStatement(plane: Answers, statementId: string): Promise<Record<string, never>> {

@@ -1,4 +1,4 @@
-import { currentSnapshot, TableNotFoundError } from "../../delta/index.ts";
+import { currentSnapshot, statsRecordCount, TableNotFoundError } from "../../delta/index.ts";
 import { upstreamOf } from "../../pipeline/pipeline-graph.ts";
 import { mapInParallel } from "../../store/map-in-parallel.ts";
 import {
@@ -51,22 +51,12 @@ async function tableState(store: Parameters<typeof currentSnapshot>[0]) {
     const snapshot = await currentSnapshot(store);
     let rows: number | null = 0;
     for (const file of snapshot.files.values()) {
-      const records = statsRecords(file.stats);
+      const records = statsRecordCount(file.stats);
       rows = rows === null || records === undefined ? null : rows + records;
     }
     return { version: snapshot.version, timestamp: snapshot.timestamp, rows };
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;
-  }
-}
-
-function statsRecords(stats: string | null | undefined): number | undefined {
-  if (stats === undefined || stats === null) return undefined;
-  try {
-    const records = (JSON.parse(stats) as { numRecords?: unknown }).numRecords;
-    return typeof records === "number" ? records : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -10,8 +10,8 @@ import {
   TimestampOutOfRangeError,
   VersionNotFoundError,
 } from "../../delta/index.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
-import { withPrefix } from "../../store/prefixed-object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
+import { withPrefix } from "../../object-store/prefixed-object-store.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
 
 /**

@@ -2,7 +2,7 @@ import type { OptimizeTableBody } from "../../api/request-schemas.ts";
 import type { TableName } from "../../api/resource-names.ts";
 import { ResourceConflictError } from "../../api/errors.ts";
 import { CommitConflictError, DeltaTable } from "../../delta/index.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 
 /**

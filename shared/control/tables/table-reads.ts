@@ -16,8 +16,8 @@ import {
 import { quoteIdentifier } from "../../duck/sql-text.ts";
 import { Sandbox } from "../../engine/sandbox.ts";
 import { parseTimestamp } from "../../pipeline/timestamp.ts";
-import { ObjectNotFoundError } from "../../store/errors.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import { ObjectNotFoundError } from "../../object-store/errors.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { toJsonRows } from "./json-values.ts";
 import { readingTable, tableStore } from "./table-access.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";

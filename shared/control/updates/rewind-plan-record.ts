@@ -4,7 +4,7 @@ import type { DatasetRewind, RewindPlan } from "../../rewind/rewind-plan.ts";
 import type { PipelineCut } from "../../rewind/rewind-point.ts";
 import { NOT_IN_POINT_MODES } from "../../rewind/rewind-spec.ts";
 import { updateStateKey } from "../../store/bucket-layout.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
 
 /**

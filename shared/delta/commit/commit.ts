@@ -11,7 +11,7 @@ import { applyActions, toSnapshot, type TableState } from "../log/log-replay.ts"
 import { tableProperties } from "../table/table-properties.ts";
 import { tableStateOf } from "../read/snapshot-refresh.ts";
 import type { Snapshot } from "../read/snapshot.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 
 /**
  * Committing a version (PROTOCOL.md "Delta Log Entries"; "Creation of New Log Entries": never

@@ -1,4 +1,5 @@
 import type { AddFile, RemoveFile, Txn } from "../log/actions.ts";
+import { statsRecordCount } from "../log/stats-json.ts";
 
 /**
  * The `remove` that retires a live file (PROTOCOL.md "Add File and Remove File"), with
@@ -19,9 +20,7 @@ export function removeFor(file: AddFile, deletionTimestamp: number): RemoveFile 
 
 /** Rows in a file according to its stats, 0 when it has none. */
 export function recordCount(file: AddFile): number {
-  if (!file.stats) return 0;
-  const stats = JSON.parse(file.stats) as { numRecords?: number };
-  return stats.numRecords ?? 0;
+  return statsRecordCount(file.stats) ?? 0;
 }
 
 /** An application's progress marker (PROTOCOL.md "Transaction Identifiers"). */

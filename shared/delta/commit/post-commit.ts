@@ -1,6 +1,6 @@
 import { withDuckSession, type DuckSession } from "../../duck/duck-session.ts";
 import { withScratchFolder, type ScratchFolder } from "../../duck/scratch-folder.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { isCheckpointDue, writeCheckpoint, type LastCheckpoint } from "../log/checkpoint-writer.ts";
 import { cleanUpExpiredLogs, type LogCleanupPlan } from "../log/log-cleanup.ts";
 import type { Snapshot } from "../read/snapshot.ts";

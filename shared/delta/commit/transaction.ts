@@ -1,6 +1,6 @@
 import { withDuckSession } from "../../duck/duck-session.ts";
 import { withScratchFolder } from "../../duck/scratch-folder.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { prepareOptimize, type OptimizePlan } from "../operations/optimize.ts";
 import { LocalFileCache } from "../read/table-file-rows.ts";
 import { dueAutoCompaction } from "./auto-compaction.ts";

@@ -1,7 +1,7 @@
 import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { stringList } from "../../duck/sql-text.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "./actions.ts";
 import { CorruptLogError } from "../errors.ts";
 import { JsonNumber, parseExact, stringifyExact, type ExactJson } from "./exact-json.ts";

@@ -4,9 +4,9 @@ import path from "node:path";
 import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { quoteLiteral } from "../../duck/sql-text.ts";
-import { ObjectNotFoundError } from "../../store/errors.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { RemoveFile } from "./actions.ts";
+import { readLastCheckpointHint } from "./log-listing.ts";
 import { checkpointKey, LAST_CHECKPOINT_KEY } from "./log-paths.ts";
 import { snapshotTombstones } from "./log-replay.ts";
 import type { Snapshot } from "../read/snapshot.ts";
@@ -160,16 +160,8 @@ async function moveLastCheckpointForward(store: ObjectStore, last: LastCheckpoin
       if ((await store.putIfAbsent(LAST_CHECKPOINT_KEY, body)) === "created") return;
       continue;
     }
-    let currentVersion = -1;
-    try {
-      currentVersion = Number(
-        (JSON.parse(new TextDecoder().decode(await store.get(LAST_CHECKPOINT_KEY))) as LastCheckpoint)
-          .version,
-      );
-    } catch (error) {
-      if (error instanceof ObjectNotFoundError) continue;
-      // An unreadable hint is replaced.
-    }
+    // An unreadable hint is replaced; one removed since the head is created again on the next round.
+    const currentVersion = (await readLastCheckpointHint(store))?.version ?? -1;
     if (currentVersion >= last.version) return;
     if ((await store.putIfMatch(LAST_CHECKPOINT_KEY, body, current.etag)).outcome === "written") return;
   }

@@ -1,4 +1,4 @@
-import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
+import { listAll, type ObjectInfo, type ObjectStore } from "../../object-store/object-store.ts";
 import { LOG_DIR, parseLogKey } from "./log-paths.ts";
 
 /**

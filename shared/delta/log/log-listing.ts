@@ -1,14 +1,17 @@
-import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
-import { ObjectNotFoundError } from "../../store/errors.ts";
+import { z } from "zod";
+import { listAll, type ObjectInfo, type ObjectStore } from "../../object-store/object-store.ts";
+import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { LAST_CHECKPOINT_KEY, LOG_DIR, padVersion } from "./log-paths.ts";
 import { indexLogListing, type LogListing } from "./log-segment.ts";
 
-/** The pointer in `_delta_log/_last_checkpoint` (PROTOCOL.md "Last Checkpoint File Schema"). */
-export interface LastCheckpointHint {
-  readonly version: number;
-  readonly size?: number;
-  readonly parts?: number;
-}
+/** The pointer in `_delta_log/_last_checkpoint` (PROTOCOL.md "Last Checkpoint File Schema"), as read. */
+const LastCheckpointHintSchema = z.object({
+  version: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  size: z.number().optional(),
+  parts: z.number().optional(),
+});
+
+export type LastCheckpointHint = z.infer<typeof LastCheckpointHintSchema>;
 
 /**
  * Reads `_delta_log/_last_checkpoint`. It is only a hint: missing or unreadable gives `undefined`,
@@ -22,15 +25,14 @@ export async function readLastCheckpointHint(store: ObjectStore): Promise<LastCh
     if (error instanceof ObjectNotFoundError) return undefined;
     throw error;
   }
+  let json: unknown;
   try {
-    const hint = JSON.parse(text) as Partial<LastCheckpointHint>;
-    if (typeof hint.version !== "number" || !Number.isSafeInteger(hint.version) || hint.version < 0) {
-      return undefined;
-    }
-    return hint as LastCheckpointHint;
+    json = JSON.parse(text);
   } catch {
     return undefined;
   }
+  const hint = LastCheckpointHintSchema.safeParse(json);
+  return hint.success ? hint.data : undefined;
 }
 
 /**

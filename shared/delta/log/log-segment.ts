@@ -1,4 +1,4 @@
-import type { ObjectInfo } from "../../store/object-store.ts";
+import type { ObjectInfo } from "../../object-store/object-store.ts";
 import { CorruptLogError, VersionNotFoundError } from "../errors.ts";
 import { parseLogKey } from "./log-paths.ts";
 

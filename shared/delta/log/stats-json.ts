@@ -7,6 +7,7 @@ import {
   type ExactJson,
   type ExactJsonInput,
 } from "./exact-json.ts";
+import { z } from "zod";
 
 /**
  * The `add.stats` string (PROTOCOL.md "Per-file Statistics") as written and as read for data
@@ -17,6 +18,25 @@ import {
 /** The `add.stats` text of `stats`, its numbers digit for digit. */
 export function encodeFileStats(stats: FileStats): string {
   return stringifyExact(stats as unknown as ExactJsonInput);
+}
+
+/** The part of `add.stats` that counts a file's rows. */
+const RecordCountStats = z.object({ numRecords: z.number().int().nonnegative() });
+
+/**
+ * A file's rows by its `add.stats` (`numRecords`): undefined when it has no stats, they do not count
+ * its rows, or the text is not JSON (stats are optional, and some writers omit `numRecords`).
+ */
+export function statsRecordCount(text: string | null | undefined): number | undefined {
+  if (!text) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = RecordCountStats.safeParse(json);
+  return parsed.success ? parsed.data.numRecords : undefined;
 }
 
 /** Stats as read back for data skipping: bounds keep their exact JSON (numbers as `JsonNumber`). */

@@ -8,7 +8,7 @@ import { removeFor } from "../commit/file-actions.ts";
 import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { assertWritable } from "../table/writer-features.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 
 /**
  * RESTORE: put the table back to an earlier version with one metadata-only commit.

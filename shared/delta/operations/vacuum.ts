@@ -6,7 +6,7 @@ import { assertWritable } from "../table/writer-features.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { CHANGE_DATA_DIR } from "../log/data-file-paths.ts";
 import { tableProperties } from "../table/table-properties.ts";
-import { listAll, type ObjectInfo, type ObjectStore } from "../../store/object-store.ts";
+import { listAll, type ObjectInfo, type ObjectStore } from "../../object-store/object-store.ts";
 
 /**
  * VACUUM: delete files the table no longer needs.

@@ -4,7 +4,7 @@ import { serializeSchema } from "../table/schema-serialization.ts";
 import { standardRequirements } from "../commit/commit-requirements.ts";
 import { writeDataFiles } from "../write/data-file-writer.ts";
 import { AppendOnlyTableError } from "../errors.ts";
-import { removeFor } from "../commit/file-actions.ts";
+import { recordCount, removeFor } from "../commit/file-actions.ts";
 import { layoutOf, type OperationContext, type PreparedCommit } from "../commit/operation-context.ts";
 import { stageRows, type RowSource } from "../write/row-source.ts";
 import type { Snapshot } from "../read/snapshot.ts";
@@ -48,10 +48,7 @@ export async function prepareWrite(
     ...removed.map(([, file]) => ({ remove: removeFor(file, now) })),
     ...adds.map((add) => ({ add })),
   ];
-  const rows = adds.reduce(
-    (sum, add) => sum + (JSON.parse(add.stats!) as { numRecords: number }).numRecords,
-    0,
-  );
+  const rows = adds.reduce((sum, add) => sum + recordCount(add), 0);
   return {
     actions,
     operation: {

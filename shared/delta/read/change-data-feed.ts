@@ -3,7 +3,7 @@ import { copyToScratch } from "../../duck/scratch-copies.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { readScratchView, ScratchView } from "../../duck/scratch-view.ts";
 import { quoteLiteral } from "../../duck/sql-text.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
 import { readCommits } from "../log/commit-reader.ts";

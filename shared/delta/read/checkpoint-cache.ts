@@ -1,6 +1,6 @@
 import { DuckSession } from "../../duck/duck-session.ts";
 import { withScratchFolder } from "../../duck/scratch-folder.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "../log/actions.ts";
 import {
   fetchCheckpoint,

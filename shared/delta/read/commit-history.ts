@@ -1,4 +1,4 @@
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { CommitInfo } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
 import { TableNotFoundError, TimestampOutOfRangeError } from "../errors.ts";

@@ -2,7 +2,7 @@ import type { DuckRow, DuckSession } from "../../duck/duck-session.ts";
 import { copyToScratch } from "../../duck/scratch-copies.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { readScratchView, ScratchView } from "../../duck/scratch-view.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { SchemaError, UnsupportedFeatureError } from "../errors.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
 import { dataFileKey } from "../log/data-file-paths.ts";

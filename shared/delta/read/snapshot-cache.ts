@@ -1,5 +1,5 @@
-import type { ObjectStore } from "../../store/object-store.ts";
-import { rootOf } from "../../store/prefixed-object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
+import { rootOf } from "../../object-store/prefixed-object-store.ts";
 import { readCommits } from "../log/commit-reader.ts";
 import { listLog } from "../log/log-listing.ts";
 import {

@@ -1,5 +1,5 @@
 import type { DuckSession } from "../../duck/duck-session.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { CommitInfo } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
 import { decodedCheckpoint } from "./checkpoint-cache.ts";

@@ -1,5 +1,5 @@
-import { ObjectNotFoundError } from "../../store/errors.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import { ObjectNotFoundError } from "../../object-store/errors.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action } from "../log/actions.ts";
 import type { CommitRef } from "../log/log-segment.ts";
 import { commitTimestamp, findCommitInfo, needsFileTime, parseCommitFile } from "../log/commit-file.ts";

@@ -1,7 +1,7 @@
 import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { quoteLiteral } from "../../duck/sql-text.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { AddFile } from "../log/actions.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
 import { decodeLogPath } from "../log/data-file-paths.ts";

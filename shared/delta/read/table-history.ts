@@ -1,4 +1,4 @@
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { listCommits } from "./commit-history.ts";
 import { listLog } from "../log/log-listing.ts";
 import { latestListedVersion } from "../log/log-segment.ts";

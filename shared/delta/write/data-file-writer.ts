@@ -4,7 +4,7 @@ import path from "node:path";
 import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
 import { quoteIdentifier, quoteLiteral } from "../../duck/sql-text.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { AddCdcFile, AddFile } from "../log/actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "../log/data-file-paths.ts";
 import { SchemaMismatchError } from "../errors.ts";

@@ -2,7 +2,7 @@ import { loadSnapshot, parseSchema, TableNotFoundError, type StructType } from "
 import type { FlowDefinition, PipelineDefinition } from "../../pipeline/definition-schema.ts";
 import type { ValidatedPipeline } from "../../pipeline/validate-pipeline.ts";
 import type { Checkpoint, CheckpointsRepository } from "../../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { DatasetCatalog } from "../dataset-catalog.ts";
 import { previewFlowOutput } from "../flow-preview.ts";
 import { Sandbox } from "../sandbox.ts";

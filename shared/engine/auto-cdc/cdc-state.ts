@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { openStateVersion, type StateSchema, type StateTable, type StateVersion } from "../../state/index.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { storedLayoutSchema, type StoredCdcLayout } from "./cdc-layout.ts";
 import { AutoCdcStateError } from "./errors.ts";

@@ -1,7 +1,7 @@
 import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
 import type { PipelinePlans } from "../../pipeline/plan/index.ts";
 import type { Checkpoint, CheckpointsRepository, FlowRef } from "../../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { isStatefulFlow, openFlowState } from "./stateful-batch.ts";
 import { checkJoinState } from "./stream-join.ts";
 import { checkWindowState } from "./window-aggregation.ts";

@@ -1,6 +1,6 @@
 import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
 import type { Checkpoint, FlowRef } from "../../store/checkpoints-repository.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { openStateVersion, type StateVersion } from "../../state/index.ts";
 
 /**

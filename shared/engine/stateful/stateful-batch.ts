@@ -7,12 +7,12 @@ import {
   type StateVersion,
   type StateWriter,
 } from "../../state/index.ts";
-import type { ObjectStore } from "../../store/object-store.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
 import { DEFINITION_META, definitionSignature } from "./state-definition.ts";
 import { StatefulColumnError } from "../errors.ts";
 import type { FlowPlan, JoinFlowPlan } from "../../pipeline/plan/index.ts";
 import { joinStreams } from "./stream-join.ts";
-import { SOURCE_TABLE } from "../flow-source.ts";
+import { MICRO_BATCH_NAME as SOURCE_TABLE } from "../../pipeline/dataset-references.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { deduplicate } from "./deduplicate.ts";
 import { aggregateWindows } from "./window-aggregation.ts";

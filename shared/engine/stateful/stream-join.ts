@@ -15,6 +15,7 @@ import {
 import type { Sandbox } from "../sandbox.ts";
 import { advanceWatermark, eventTimeSql, lateSql } from "./watermark.ts";
 import { z } from "zod";
+import { MICRO_BATCH_NAME } from "../../pipeline/dataset-references.ts";
 
 /**
  * Stream-stream join (Spark's symmetric hash join, append mode), INNER or LEFT OUTER, between
@@ -183,7 +184,7 @@ export async function joinStreams(request: StreamJoinRequest): Promise<StreamJoi
   const bind = async (leftSql: string, rightSql: string, ids: boolean) => {
     await bindRelation(
       sandbox,
-      "source",
+      MICRO_BATCH_NAME,
       `SELECT ${ids ? `${JOIN_SEQ}, ${JOIN_ROW}, ` : ""}${userColumns(left)} FROM (${leftSql})`,
     );
     await bindRelation(sandbox, join.stream, `SELECT ${userColumns(right)} FROM (${rightSql})`);

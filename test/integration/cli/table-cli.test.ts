@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../shared/cli/main.ts";
 import { DeltaTable, type StructType } from "../../../shared/delta/index.ts";
-import { LocalObjectStore } from "../../../shared/store/local-object-store.ts";
+import { LocalObjectStore } from "../../../shared/object-store/local-object-store.ts";
 import { testAws, testObjectStore, uniquePrefix } from "../../support/aws.ts";
 
 const CONFORMANCE = path.resolve(import.meta.dirname, "../../../../shared/conformance/delta");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { tablePrefix } from "../../../shared/store/bucket-layout.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 

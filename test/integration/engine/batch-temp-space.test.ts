@@ -9,7 +9,7 @@ import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { crashOnce } from "../../../shared/engine/crash-points.ts";
 import { InjectedCrashError } from "../../../shared/engine/errors.ts";
 import type { ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 import { cappedTempFolders, withCappedTempFolder } from "../../support/capped-temp-folder.ts";
 import { EngineHarness } from "./engine-harness.ts";
 

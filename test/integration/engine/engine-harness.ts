@@ -1,5 +1,5 @@
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/index.ts";
+import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
 import type { ControlPlane } from "../../../shared/control/plane/control-plane.ts";
@@ -15,9 +15,10 @@ import { DynamoCheckpointsRepository } from "../../../shared/store/dynamo-checkp
 import { DynamoEventLogRepository } from "../../../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../../../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-repository.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
-import { S3ObjectStore } from "../../../shared/store/s3-object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
+import { S3ObjectStore } from "../../../shared/object-store/s3-object-store.ts";
 import { testAws, testDocumentClient, testS3Client, uniquePrefix } from "../../support/aws.ts";
+import { networkEventStreams } from "../../../shared/store/event-stream-clients.ts";
 
 /**
  * The control plane on the embedded stand-ins for one test: its own prefix in the bucket (tables,
@@ -67,6 +68,7 @@ export class EngineHarness {
       bucket: this.store,
       locate,
       // Its sources are s3:// locations.
+      eventStreams: networkEventStreams,
       localRoots: [],
       executions: this.executions,
       sql: {
@@ -83,7 +85,7 @@ export class EngineHarness {
   }
 
   async validate(definition: unknown): Promise<ValidatedPipeline> {
-    return validatePipeline(definition, await this.sqlParser());
+    return validatePipeline(definition, await this.sqlParser(), tablePropertiesError);
   }
 
   /** Deploys `pipeline` if it is not the current definition, runs an update and waits for its end. */

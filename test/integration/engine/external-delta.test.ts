@@ -5,7 +5,7 @@ import {
   UpstreamRefreshedError,
   UpstreamRewoundError,
 } from "../../../shared/engine/errors.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 import { EngineHarness, locate } from "./engine-harness.ts";
 
 const schema: StructType = {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { quoteIdentifier, quoteLiteral } from "../../../shared/duck/sql-text.ts";
-import { listAll, type ObjectStore } from "../../../shared/store/object-store.ts";
+import { listAll, type ObjectStore } from "../../../shared/object-store/object-store.ts";
 import type { CheckpointContent } from "./checkpoint-rules.ts";
 import { validateLog } from "./validate-log.ts";
 import type { Violation } from "./violations.ts";

@@ -1,5 +1,5 @@
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
-import { DeltaTable } from "../../../shared/delta/index.ts";
+import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
 import { startUpdateBody } from "../../../shared/api/request-schemas.ts";
 import { rewindEnvironment, type ControlPlane } from "../../../shared/control/plane/control-plane.ts";
@@ -10,7 +10,7 @@ import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import type { RewindEnvironment } from "../../../shared/rewind/rewind-environment.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryCheckpointsRepository } from "../../../shared/store/memory-checkpoints-repository.ts";
 import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
@@ -18,10 +18,11 @@ import type { EventLogRepository, PipelineEvent } from "../../../shared/store/ev
 import type { CheckpointsRepository } from "../../../shared/store/checkpoints-repository.ts";
 import type { UpdatesRepository } from "../../../shared/store/updates-repository.ts";
 import { eventsOfType } from "../../../shared/rewind/rewind-events.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
-import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 import type { PipelinesRepository, RewindBlock } from "../../../shared/store/pipelines-repository.ts";
 import { MemoryUpdatesRepository } from "../../../shared/store/memory-updates-repository.ts";
+import { networkEventStreams } from "../../../shared/store/event-stream-clients.ts";
 
 /** A clock that only moves forward: each reading is at least 1 ms after the last. */
 export class TestClock {
@@ -150,6 +151,7 @@ export class RewindHarness {
         (key) => this.headed.push(key),
       ),
       locate: this.locate,
+      eventStreams: networkEventStreams,
       localRoots: [],
       executions: this.executions,
       sql: {
@@ -174,7 +176,7 @@ export class RewindHarness {
 
   /** Validates and makes `definition` the current one ("deploy"). */
   async deploy(definition: unknown): Promise<ValidatedPipeline> {
-    this.pipeline = await validatePipeline(definition, await sqlParser());
+    this.pipeline = await validatePipeline(definition, await sqlParser(), tablePropertiesError);
     if (this.pipelineId === "") {
       this.pipelineId = (await this.pipelines.create(this.pipeline.definition)).pipelineId;
     } else {

@@ -4,7 +4,7 @@ import {
   keepStatementAnswer,
   STATEMENT_RETENTION_MS,
 } from "../../../shared/control/statements/statement-answers.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 
 describe("a statement's kept answer", () => {
   it("is answered until its retention passes, then is gone with the way out", async () => {

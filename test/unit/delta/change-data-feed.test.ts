@@ -6,7 +6,7 @@ import {
   VersionNotFoundError,
 } from "../../../shared/delta/errors.ts";
 import type { ChangeFile } from "../../../shared/delta/read/change-data-feed.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import {
   add,
   commitInfo,

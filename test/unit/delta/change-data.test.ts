@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
-import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const schema = schemaOf(field("id", "long", false), field("region", "string"), field("amount", "integer"));

@@ -3,8 +3,8 @@ import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
 import { forgetDecodedCheckpoints } from "../../../shared/delta/read/checkpoint-cache.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 /** The keys a store view is asked to GET. */

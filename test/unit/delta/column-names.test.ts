@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DeltaTable, InvalidColumnNameError } from "../../../shared/delta/index.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { field, schemaOf } from "./delta-test-kit.ts";
 
 /**

@@ -18,7 +18,7 @@ import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { appendBatch, type SinkSession } from "../../../shared/engine/table-sink.ts";
 import { resetTable } from "../../../shared/rewind/dataset-reset.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const HOUR = 3_600_000;

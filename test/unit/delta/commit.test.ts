@@ -8,7 +8,7 @@ import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { CommitConflictError, TableAlreadyExistsError } from "../../../shared/delta/errors.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, field, ManualClock, schemaOf, steppingClock, T0 } from "./delta-test-kit.ts";
 
 const schema = schemaOf(field("id", "long", false), field("value", "string"));

@@ -1,6 +1,6 @@
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
 import type { StructField, StructType } from "../../../shared/delta/table/schema.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
 
 /** Shared fixtures for the Delta writer tests. */
 

@@ -6,7 +6,7 @@ import { parseFileStats } from "../../../shared/delta/log/stats-json.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import type { StructType } from "../../../shared/delta/table/schema.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 
 /**

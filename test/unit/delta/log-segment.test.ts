@@ -7,7 +7,7 @@ import {
   latestListedVersion,
   planLogSegment,
 } from "../../../shared/delta/log/log-segment.ts";
-import type { ObjectInfo } from "../../../shared/store/object-store.ts";
+import type { ObjectInfo } from "../../../shared/object-store/object-store.ts";
 
 const object = (key: string): ObjectInfo => ({ key, size: 1, lastModified: 1, etag: '"x"' });
 const listing = (keys: string[]) => indexLogListing(keys.map(object));

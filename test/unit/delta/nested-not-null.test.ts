@@ -3,7 +3,7 @@ import { DeltaTable } from "../../../shared/delta/index.ts";
 import { SchemaMismatchError } from "../../../shared/delta/errors.ts";
 import type { StructType } from "../../../shared/delta/table/schema.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { field, schemaOf } from "./delta-test-kit.ts";
 
 /**

@@ -9,7 +9,7 @@ import type { AddFile } from "../../../shared/delta/log/actions.ts";
 import { planOptimize } from "../../../shared/delta/operations/optimize.ts";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const schema = schemaOf(field("id", "long", false), field("value", "string"), field("part", "string"));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeltaTable, loadSnapshot, UnsupportedTablePropertyError } from "../../../shared/delta/index.ts";
 import { InvalidTablePropertyError } from "../../../shared/delta/errors.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { field, schemaOf } from "./delta-test-kit.ts";
 
 /**

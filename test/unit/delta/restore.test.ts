@@ -6,7 +6,7 @@ import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { planRestore, restoreActions } from "../../../shared/delta/operations/restore.ts";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, countingStore, field, ManualClock, schemaOf, T0 } from "./delta-test-kit.ts";
 
 const schema = schemaOf(field("id", "long", false), field("value", "string"));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import type { StructType } from "../../../shared/delta/table/schema.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 
 /**
  * The walk-through of the seed article "Rolling Back Data with Delta Lake Time Travel", through the

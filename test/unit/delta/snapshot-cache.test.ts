@@ -3,9 +3,9 @@ import { DeltaTable } from "../../../shared/delta/delta-table.ts";
 import { currentSnapshot } from "../../../shared/delta/read/snapshot-cache.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { listAllKeys, type ObjectStore } from "../../../shared/store/object-store.ts";
-import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import { listAllKeys, type ObjectStore } from "../../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 /** Counts every request a store view receives. */

@@ -23,7 +23,7 @@ import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { add, commitInfo, protocol, remove, SCHEMA, tableWithCommits, writeCommit } from "./table-fixture.ts";
 import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";

@@ -8,7 +8,7 @@ import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import { assertWritable } from "../../../shared/delta/table/writer-features.ts";
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { ManualClock } from "./delta-test-kit.ts";
 
 /** Ebb writing to tables Spark wrote (the DAT corpus), and reading its own writes back. */

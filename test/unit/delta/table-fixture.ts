@@ -1,6 +1,6 @@
 import type { Action, AddFile, Metadata, Protocol, RemoveFile } from "../../../shared/delta/log/actions.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 
 /** Small Delta logs built in memory for unit tests: actions as the wire JSON, one commit per call. */
 

@@ -4,8 +4,8 @@ import { RetentionTooShortError } from "../../../shared/delta/errors.ts";
 import { parseIntervalMs } from "../../../shared/delta/table/table-properties.ts";
 import { isVacuumable } from "../../../shared/delta/operations/vacuum.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const HOUR = 3_600_000;

@@ -10,7 +10,7 @@ import {
 } from "../../../shared/delta/errors.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, countingStore, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const schema = schemaOf(

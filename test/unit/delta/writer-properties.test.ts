@@ -7,7 +7,7 @@ import { checkpointKey } from "../../../shared/delta/log/log-paths.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 import { add, commitInfo, metaData, protocol, writeCommit } from "./table-fixture.ts";
 

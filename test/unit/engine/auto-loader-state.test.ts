@@ -4,8 +4,8 @@ import { CheckpointStateError } from "../../../shared/engine/errors.ts";
 import { COMPACTION_INTERVAL, FileSetState } from "../../../shared/engine/file-set-state.ts";
 import { flowStatePrefix } from "../../../shared/store/bucket-layout.ts";
 import type { FileSetOffset } from "../../../shared/engine/source-offsets.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { listAllKeys } from "../../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 
 describe("planning an auto_loader batch", () => {
   it("takes unprocessed files in key order, including late ones that sort before processed files", () => {

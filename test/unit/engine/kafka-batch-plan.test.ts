@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { KafkaPartitionRange } from "../../../shared/engine/event-streams.ts";
+import type { KafkaPartitionRange } from "../../../shared/store/event-streams.ts";
 import { planKafkaBatch, readFrom } from "../../../shared/engine/kafka-batch-plan.ts";
 import type { KafkaOffset } from "../../../shared/engine/source-offsets.ts";
 

@@ -3,8 +3,8 @@ import { DeltaTable, loadSnapshot } from "../../../shared/delta/index.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { SourceUnavailableError } from "../../../shared/engine/errors.ts";
 import { planTableSource } from "../../../shared/engine/table-stream-source.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import type { ObjectStore } from "../../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { field, ManualClock, schemaOf } from "../delta/delta-test-kit.ts";
 
 /**

@@ -66,4 +66,41 @@ describe("layering lint rules", () => {
       ),
     ).toEqual([]);
   });
+
+  it("refuses an import that runs up the folder floors, dynamic ones too, and allows one that runs down", async () => {
+    // The three back-imports that made the six-folder cycle, each now refused.
+    expect(
+      await layeringErrors(
+        "shared/store/example.ts",
+        'import type { EventStreams } from "../engine/micro-batch.ts";\nexport type E = EventStreams;\n',
+      ),
+    ).toEqual(["layering/folder-floors"]);
+    expect(
+      await layeringErrors(
+        "shared/pipeline/example.ts",
+        'export const delta = () => import("../delta/index.ts");\n',
+      ),
+    ).toEqual(["layering/folder-floors"]);
+    expect(
+      await layeringErrors(
+        "shared/duck/example.ts",
+        'export { ObjectNotFoundError } from "../store/errors.ts";\n',
+      ),
+    ).toEqual(["layering/folder-floors"]);
+    expect(
+      await layeringErrors(
+        "shared/engine/example.ts",
+        'import type { EventStreams } from "../store/event-streams.ts";\nexport type E = EventStreams;\n',
+      ),
+    ).toEqual([]);
+  });
+
+  it("refuses an import from or into a shared/ folder that has no floor", async () => {
+    expect(
+      await layeringErrors(
+        "shared/newfolder/example.ts",
+        'export { CodedError } from "../errors/coded-error.ts";\n',
+      ),
+    ).toEqual(["layering/folder-floors"]);
+  });
 });

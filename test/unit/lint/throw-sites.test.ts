@@ -32,7 +32,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/store/node-sha256.ts": { Error: 1 },
   // A transition given another adapter's write, or more writes than one transaction holds.
   "shared/store/dynamo-store-writes.ts": { TypeError: 1 },
-  "shared/store/object-key.ts": { InvalidKeyError: 6 },
+  "shared/object-store/object-key.ts": { InvalidKeyError: 6 },
   "shared/store/query-pages.ts": { RangeError: 1 },
   "shared/store/time-ordered-id.ts": { RangeError: 1 },
   // State files Ebb wrote that are not as it wrote them: damage to Ebb's own storage.

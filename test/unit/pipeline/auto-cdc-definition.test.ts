@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DefinitionError } from "../../../shared/pipeline/errors.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 let parser: SqlReferenceParser;
 beforeAll(async () => {
@@ -43,7 +44,7 @@ function pipeline(cdc: Record<string, unknown>, extra: { flows?: object[]; prope
 
 async function problems(definition: unknown): Promise<string[]> {
   try {
-    await validatePipeline(definition, parser);
+    await validatePipeline(definition, parser, tablePropertiesError);
   } catch (error) {
     if (error instanceof DefinitionError) return error.issues.map((i) => `${i.path}: ${i.message}`);
     throw error;
@@ -64,6 +65,7 @@ describe("AUTO CDC flow definitions", () => {
         track_history_except_column_list: ["city"],
       }),
       parser,
+      tablePropertiesError,
     );
     const flow = (validated.definition.datasets[1] as { flows: { auto_cdc?: object }[] }).flows[0]!;
     expect(flow.auto_cdc).toMatchObject({ stored_as_scd_type: 2, ignore_null_updates: false });
@@ -128,7 +130,7 @@ describe("AUTO CDC flow definitions", () => {
     });
     const refusal = async (cdc: Record<string, unknown>) => {
       try {
-        await validatePipeline(pipeline(base, { flows: [other(cdc)] }), parser);
+        await validatePipeline(pipeline(base, { flows: [other(cdc)] }), parser, tablePropertiesError);
       } catch (error) {
         if (error instanceof DefinitionError) return { code: error.errorCode, message: error.message };
         throw error;
@@ -157,7 +159,11 @@ describe("AUTO CDC flow definitions", () => {
 describe("the AUTO CDC example", () => {
   it("validates", async () => {
     const text = await readFile("examples/auto-cdc/users.yaml", "utf8");
-    const validated = await validatePipelineText(text.replaceAll("${LANDING}", "/tmp/landing"), parser);
+    const validated = await validatePipelineText(
+      text.replaceAll("${LANDING}", "/tmp/landing"),
+      parser,
+      tablePropertiesError,
+    );
     expect(validated.graph.levels).toEqual([["users_current", "users_history"]]);
   });
 });

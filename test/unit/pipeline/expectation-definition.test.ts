@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DefinitionError, type DefinitionIssue } from "../../../shared/pipeline/errors.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 import { validatePipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 
 let parser: SqlReferenceParser;
@@ -40,7 +41,7 @@ function pipeline(table: unknown[], view?: unknown[]) {
 
 async function issues(definition: unknown): Promise<DefinitionIssue[]> {
   try {
-    await validatePipeline(definition, parser);
+    await validatePipeline(definition, parser, tablePropertiesError);
   } catch (error) {
     if (error instanceof DefinitionError) return [...error.issues];
     throw error;
@@ -59,6 +60,7 @@ describe("expectations in a definition", () => {
         [{ name: "positive_total", condition: "total >= 0", on_violation: "fail" }],
       ),
       parser,
+      tablePropertiesError,
     );
     const [orders, totals] = validated.definition.datasets;
     expect(orders && "expectations" in orders ? orders.expectations : undefined).toEqual([
@@ -92,6 +94,7 @@ describe("expectations in a definition", () => {
         { name: "a", condition: "y" },
       ]),
       parser,
+      tablePropertiesError,
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ errorCode: "EXPECTATION_NAME_NOT_UNIQUE" });
   });

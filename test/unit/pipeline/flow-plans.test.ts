@@ -2,6 +2,7 @@ import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { WINDOW_FINAL, WINDOW_ROWS, VIEW_FINAL } from "../../../shared/pipeline/plan/index.ts";
 import definition from "./plan-pipeline.json" with { type: "json" };
@@ -18,7 +19,7 @@ describe("flow and view plans", () => {
   let pipeline: ValidatedPipeline;
   beforeAll(async () => {
     parser = await SqlReferenceParser.open();
-    pipeline = await validatePipeline(definition, parser);
+    pipeline = await validatePipeline(definition, parser, tablePropertiesError);
   });
   afterAll(() => parser.close());
 

@@ -4,6 +4,7 @@ import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeli
 import { flowsOf, selectByName } from "../../../shared/pipeline/selection.ts";
 import { UnknownSelectionError } from "../../../shared/pipeline/errors.ts";
 import { samplePipeline } from "./fixtures.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 let pipeline: ValidatedPipeline;
 beforeAll(async () => {
@@ -14,7 +15,7 @@ beforeAll(async () => {
     source: { type: "stream", dataset: "raw_orders" },
     sql: "SELECT * FROM source",
   });
-  pipeline = await validatePipeline(definition, parser);
+  pipeline = await validatePipeline(definition, parser, tablePropertiesError);
   parser.close();
 });
 

@@ -6,6 +6,7 @@ import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline } from "../../../shared/pipeline/validate-pipeline.ts";
 import { advanceWatermark, lateSql } from "../../../shared/engine/stateful/watermark.ts";
 import { operatorSignature, sameSignature } from "../../../shared/engine/stateful/operator-signature.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 const flow = (extra: Record<string, unknown>) => ({
   name: "p",
@@ -100,7 +101,7 @@ describe("stateful flow settings", () => {
           },
         ],
       };
-      await expect(validatePipeline(grouped, parser)).rejects.toThrow(
+      await expect(validatePipeline(grouped, parser, tablePropertiesError)).rejects.toThrow(
         /flow "ingest" aggregates over its stream without an event-time window.*materialized view/,
       );
       const view = {
@@ -113,7 +114,7 @@ describe("stateful flow settings", () => {
           { type: "materialized_view", name: "counts", sql: "SELECT id, count(*) AS n FROM raw GROUP BY id" },
         ],
       };
-      await expect(validatePipeline(view, parser)).resolves.toBeDefined();
+      await expect(validatePipeline(view, parser, tablePropertiesError)).resolves.toBeDefined();
     } finally {
       parser.close();
     }

@@ -5,6 +5,7 @@ import { parseDefinition } from "../../../shared/pipeline/parse-definition.ts";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { quoteWindowKeyword } from "../../../shared/pipeline/sql-text/index.ts";
 import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 const pipeline = (sql: string, extra: Record<string, unknown> = {}) => ({
   name: "p",
@@ -36,7 +37,7 @@ describe("aggregation over a stream", () => {
   afterAll(() => parser.close());
 
   const refusal = async (sql: string, extra: Record<string, unknown> = {}) => {
-    const error = await validatePipeline(pipeline(sql, extra), parser).then(
+    const error = await validatePipeline(pipeline(sql, extra), parser, tablePropertiesError).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -51,7 +52,7 @@ describe("aggregation over a stream", () => {
       "SELECT window(ts, '1 hour') AS w, count(v) FILTER (WHERE v > 1) AS n FROM source GROUP BY window(ts, '1 hour')",
       "SELECT window, count(DISTINCT v) AS users, sum(DISTINCT v) AS s, avg(DISTINCT v) AS a, max(DISTINCT v) AS hi FROM source GROUP BY window(ts, '1 hour')",
     ])
-      await expect(validatePipeline(pipeline(sql), parser)).resolves.toBeDefined();
+      await expect(validatePipeline(pipeline(sql), parser, tablePropertiesError)).resolves.toBeDefined();
   });
 
   it("the example pipeline validates", async () => {
@@ -59,7 +60,7 @@ describe("aggregation over a stream", () => {
       new URL("../../../examples/stateful/window-metrics.yaml", import.meta.url),
       "utf8",
     );
-    await expect(validatePipelineText(text, parser)).resolves.toBeDefined();
+    await expect(validatePipelineText(text, parser, tablePropertiesError)).resolves.toBeDefined();
   });
 
   it("refuses a GROUP BY without a window with its own code, also inside a subquery or CTE", async () => {
@@ -87,7 +88,11 @@ describe("aggregation over a stream", () => {
       expect(error.message, sql).toContain("drop_duplicates: {keys: [<columns>]}");
     }
     await expect(
-      validatePipeline(pipeline("SELECT * FROM source WHERE k IN (SELECT DISTINCT k FROM dim)"), parser),
+      validatePipeline(
+        pipeline("SELECT * FROM source WHERE k IN (SELECT DISTINCT k FROM dim)"),
+        parser,
+        tablePropertiesError,
+      ),
     ).resolves.toBeDefined();
   });
 
@@ -96,6 +101,7 @@ describe("aggregation over a stream", () => {
       validatePipeline(
         pipeline("SELECT * FROM source WHERE k IN (SELECT max(k) FROM dim GROUP BY k)"),
         parser,
+        tablePropertiesError,
       ),
     ).resolves.toBeDefined();
   });

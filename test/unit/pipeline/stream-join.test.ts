@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { streamJoinOf } from "../../../shared/pipeline/stream-join.ts";
 import { validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 /**
  * The event-time range of a stream-stream join, read from DuckDB's parse tree: every way Spark and
@@ -94,6 +95,6 @@ describe("stream-stream join conditions", () => {
       new URL("../../../examples/stateful/click-attribution.yaml", import.meta.url),
       "utf8",
     );
-    await expect(validatePipelineText(text, parser)).resolves.toBeDefined();
+    await expect(validatePipelineText(text, parser, tablePropertiesError)).resolves.toBeDefined();
   });
 });

@@ -4,6 +4,7 @@ import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, validatePipelineText } from "../../../shared/pipeline/validate-pipeline.ts";
 import { DefinitionError, type DefinitionIssue } from "../../../shared/pipeline/errors.ts";
 import { SAMPLE_YAML, samplePipeline } from "./fixtures.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 let parser: SqlReferenceParser;
 beforeAll(async () => {
@@ -22,7 +23,7 @@ async function issuesOf(change: (definition: Definition) => void): Promise<Defin
   const definition = samplePipeline();
   change(definition);
   try {
-    await validatePipeline(definition, parser);
+    await validatePipeline(definition, parser, tablePropertiesError);
   } catch (error) {
     if (error instanceof DefinitionError) return [...error.issues];
     throw error;
@@ -55,7 +56,7 @@ describe("validatePipeline", () => {
   });
 
   it("accepts the sample and derives its DAG from sources and SQL", async () => {
-    const pipeline = await validatePipeline(samplePipeline(), parser);
+    const pipeline = await validatePipeline(samplePipeline(), parser, tablePropertiesError);
     expect(pipeline.settings.rewindEnabled).toBe(true);
     expect(pipeline.graph.levels).toEqual([
       ["raw_orders", "customers"],
@@ -72,7 +73,7 @@ describe("validatePipeline", () => {
   });
 
   it("accepts YAML text with the betaEnabled alias", async () => {
-    const pipeline = await validatePipelineText(SAMPLE_YAML, parser);
+    const pipeline = await validatePipelineText(SAMPLE_YAML, parser, tablePropertiesError);
     expect(pipeline.settings.rewindEnabled).toBe(true);
     expect(pipeline.graph.levels).toEqual([["raw_orders"], ["orders"]]);
   });
@@ -108,7 +109,7 @@ describe("validatePipeline", () => {
   it("allows a flow to share its name with the dataset it writes", async () => {
     const definition = samplePipeline();
     flowOf(definition, 2)["name"] = "orders";
-    await expect(validatePipeline(definition, parser)).resolves.toBeDefined();
+    await expect(validatePipeline(definition, parser, tablePropertiesError)).resolves.toBeDefined();
   });
 
   it("refuses references to tables that are not datasets of the pipeline", async () => {

@@ -4,7 +4,7 @@ import type {
   KafkaPartitionRange,
   KafkaRetention,
   KafkaTopics,
-} from "../../../shared/engine/event-streams.ts";
+} from "../../../shared/store/event-streams.ts";
 import { kafkaSourceSchema } from "../../../shared/pipeline/event-stream-sources.ts";
 import { describeKafkaRetention, kafkaRetentionGaps } from "../../../shared/rewind/event-stream-retention.ts";
 

@@ -1,5 +1,6 @@
 import { SqlReferenceParser } from "../../../shared/pipeline/sql-references.ts";
 import { validatePipeline, type ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
+import { tablePropertiesError } from "../../../shared/delta/index.ts";
 
 /**
  * The pipeline the rewind unit tests plan over:
@@ -73,7 +74,7 @@ export function rewindPipelineDefinition(
 export async function rewindPipeline(configuration: Record<string, string> = {}): Promise<ValidatedPipeline> {
   const parser = await SqlReferenceParser.open();
   try {
-    return await validatePipeline(rewindPipelineDefinition(configuration), parser);
+    return await validatePipeline(rewindPipelineDefinition(configuration), parser, tablePropertiesError);
   } finally {
     parser.close();
   }

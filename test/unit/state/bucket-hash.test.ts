@@ -8,7 +8,7 @@ import {
   type StateSchema,
   type StateVersion,
 } from "../../../shared/state/index.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 
 const flow = { pipelineId: "p1", flowId: "dedup" };
 const byId: StateSchema = { key: [{ name: "id", type: "BIGINT" }], value: [] };

@@ -12,8 +12,8 @@ import {
   type StateSchema,
   type StateVersion,
 } from "../../../shared/state/index.ts";
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
-import { listAllKeys, type ObjectStore } from "../../../shared/store/object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import { listAllKeys, type ObjectStore } from "../../../shared/object-store/object-store.ts";
 
 const flow = { pipelineId: "p1", flowId: "dedup" };
 const schema: StateSchema = {

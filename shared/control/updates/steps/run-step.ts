@@ -86,6 +86,7 @@ export async function runItem(
           checkpoints: plane.checkpoints,
           session,
           locate: plane.locate,
+          eventStreams: plane.eventStreams,
           isActive,
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },

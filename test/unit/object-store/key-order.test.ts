@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareKeys } from "../../../shared/store/object-key.ts";
+import { compareKeys } from "../../../shared/object-store/object-key.ts";
 
 /** S3 lists keys in UTF-8 byte order; `compareKeys` compares UTF-16 code units where that agrees. */
 describe("compareKeys", () => {

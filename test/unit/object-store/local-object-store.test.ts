@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LocalObjectStore } from "../../../shared/store/local-object-store.ts";
+import { LocalObjectStore } from "../../../shared/object-store/local-object-store.ts";
 import { objectStoreContract } from "./object-store-contract.ts";
 
 const roots: string[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { InvalidKeyError, ObjectNotFoundError } from "../../../shared/store/errors.ts";
-import { listAllKeys, type ObjectStore } from "../../../shared/store/object-store.ts";
-import { withPrefix } from "../../../shared/store/prefixed-object-store.ts";
+import { InvalidKeyError, ObjectNotFoundError } from "../../../shared/object-store/errors.ts";
+import { listAllKeys, type ObjectStore } from "../../../shared/object-store/object-store.ts";
+import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (body: Uint8Array) => new TextDecoder().decode(body);

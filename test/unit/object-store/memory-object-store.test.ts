@@ -1,4 +1,4 @@
-import { MemoryObjectStore } from "../../../shared/store/memory-object-store.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { objectStoreContract } from "./object-store-contract.ts";
 
 objectStoreContract("MemoryObjectStore", async () => new MemoryObjectStore());

@@ -3,7 +3,7 @@ import type { KafkaSource, KinesisSource } from "../pipeline/source-schema.ts";
 /**
  * The ports to event streams a flow reads (Kafka topics, Kinesis streams): positions are plain
  * numbers and strings, records plain bytes, so the planning and the checks stay pure and testable.
- * Adapters: `shared/store/kafka-topics.ts`, `shared/store/kinesis-shards.ts`.
+ * Adapters: `kafka-topics.ts`, `kinesis-shards.ts` (opened lazily by `event-stream-clients.ts`).
  */
 
 /** One partition of a topic: the offsets it holds now, `[earliest, end)`. */
