@@ -4,6 +4,7 @@ import type { PipelineDefinition } from "./definition-schema.ts";
 import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
 import { nameIssues } from "./definition-names.ts";
 import { readSettings, type PipelineSettings } from "./pipeline-settings.ts";
+import { translateDefinition } from "./sql-dialect.ts";
 import { queriesOf, resolveReferences } from "./dataset-references.ts";
 import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
@@ -21,6 +22,7 @@ export interface SqlAnalyzer {
 
 /** A definition that passed every rule, with its settings and DAG. */
 export interface ValidatedPipeline {
+  /** The definition with its SQL in DuckDB's dialect (translated from Spark's when it is written so). */
   readonly definition: PipelineDefinition;
   readonly settings: PipelineSettings;
   readonly graph: PipelineGraph;
@@ -35,7 +37,8 @@ export interface ValidatedPipeline {
  * problem it finds before failing with one `DefinitionError`:
  *
  * 1. Structure (the zod schema): types, allowed fields and values, identifiers.
- * 2. Names and settings: unique dataset and flow names, reserved names, configuration values, the
+ * 2. Names and settings (with `pipelines.sqlDialect: spark`, the SQL translated to DuckDB's, or refused
+ *    construct by construct with UNSUPPORTED_SQL): unique dataset and flow names, reserved names, configuration values, the
  *    datasets' Delta table properties (refused as creating the table would refuse them).
  * 3. SQL: each query parsed by DuckDB; each table it names (and each stream source) must be a dataset
  *    of this pipeline; `owns` predicates (and AUTO CDC conditions) must parse and read no table;
@@ -43,10 +46,17 @@ export interface ValidatedPipeline {
  * 4. The graph: no cycles.
  */
 export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): Promise<ValidatedPipeline> {
-  const definition = parseDefinition(input);
-  const issues: DefinitionIssue[] = [...nameIssues(definition)];
-  const settingsResult = readSettings(definition.configuration);
+  const written = parseDefinition(input);
+  const issues: DefinitionIssue[] = [...nameIssues(written)];
+  const settingsResult = readSettings(written.configuration);
   if (!settingsResult.ok) issues.push(...settingsResult.issues);
+  // Spark SQL becomes DuckDB SQL here, once per definition version: every later rule and the engine read DuckDB's.
+  const translated = translateDefinition(
+    written,
+    settingsResult.ok ? settingsResult.settings.sqlDialect : "duckdb",
+  );
+  issues.push(...translated.issues);
+  const definition = translated.definition;
 
   const referencesByPath = new Map<string, readonly TableReference[]>();
   const windowSignatures = new Map<string, string>();
