@@ -48,8 +48,8 @@ export async function createPipeline(plane: ControlPlane, body: CreatePipelineBo
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
   await refuseUnownedTables(plane, validated.definition);
-  if (dryRun) return { effective_settings: pipelineSpec(validated.definition), ...reported };
-  const record = await claiming(plane, () => plane.pipelines.create(validated.definition));
+  if (dryRun) return { effective_settings: pipelineSpec(validated.written), ...reported };
+  const record = await claiming(plane, () => plane.pipelines.create(validated.written));
   return { pipeline_id: record.pipelineId, ...reported };
 }
 
@@ -133,7 +133,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
     known: new Set(pipelineTables(currentDefinition)),
   });
   const edited = await claiming(plane, () =>
-    plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
+    plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion),
   );
   if (edited.outcome === "version-conflict") {
     throw new ResourceConflictError(

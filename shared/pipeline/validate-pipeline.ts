@@ -22,8 +22,10 @@ export interface SqlAnalyzer {
 
 /** A definition that passed every rule, with its settings and DAG. */
 export interface ValidatedPipeline {
-  /** The definition with its SQL in DuckDB's dialect (translated from Spark's when it is written so). */
+  /** The definition with its SQL in DuckDB's dialect (translated from Spark's when it is written so): what runs. */
   readonly definition: PipelineDefinition;
+  /** The definition as written (its SQL in its own dialect): what is stored and shown. */
+  readonly written: PipelineDefinition;
   readonly settings: PipelineSettings;
   readonly graph: PipelineGraph;
   /** Per windowed flow, the signature of its window state (`windowSignature`), for up-front checks. */
@@ -103,6 +105,7 @@ export async function validatePipeline(input: unknown, analyzer: SqlAnalyzer): P
   }
   return {
     definition,
+    written,
     settings: settingsResult.settings,
     graph: built.graph,
     windowSignatures,

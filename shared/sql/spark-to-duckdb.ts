@@ -152,7 +152,29 @@ function rewrite(value: unknown): unknown {
   return rewriteNode(node);
 }
 
+/**
+ * DuckDB's reserved words that Spark lets name a column unquoted (`at`, `time`, `position`, …): quoted
+ * in DuckDB's SQL (`SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category <> 'unreserved'`).
+ */
+const DUCKDB_RESERVED = new Set(
+  `all analyse analyze and anti any array as asc asof asymmetric at authorization between bigint binary bit
+  boolean both by case cast char character check coalesce collate collation column columns concurrently
+  constraint create cross dec decimal default deferrable desc describe distinct do else end except exists
+  extract false fetch float for foreign freeze from full generated glob group grouping grouping_id having
+  ilike in initially inner inout int integer intersect interval into is isnull join lambda lateral leading
+  left like limit map national natural nchar none not notnull null nullif numeric offset on only or order
+  out outer overlaps overlay pivot pivot_longer pivot_wider placing position positional precision primary
+  qualify real references returning right row select semi setof show similar smallint some struct
+  substring summarize symmetric table tablesample then time timestamp to trailing treat trim true try_cast
+  union unique unpack unpivot using values varchar variadic verbose when where window with`.split(/\s+/),
+);
+
 function rewriteNode(node: Node): Node {
+  // An identifier (a function call has `args`): a DuckDB reserved word is quoted.
+  if (typeof node["name"] === "string" && node["quoted"] === false && !("args" in node)) {
+    if (DUCKDB_RESERVED.has(node["name"].toLowerCase())) return { ...node, quoted: true };
+    return node;
+  }
   // Every cast the transpiler wrote TRY_CAST was Spark's CAST or `::`, which fail on bad input (ANSI).
   if ("try_cast" in node) return { cast: withoutZone(node["try_cast"] as Node) };
   if ("cast" in node) return { cast: withoutZone(node["cast"] as Node) };
