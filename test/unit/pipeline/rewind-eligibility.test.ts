@@ -110,6 +110,7 @@ describe("readSettings", () => {
         rewindEnabled: true,
         rewindRetentionMs: 36 * 3_600_000,
         allowUpdateAfterIncompleteRewind: true,
+        sqlDialect: "duckdb",
       },
     });
   });
