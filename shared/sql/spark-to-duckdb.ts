@@ -18,8 +18,16 @@ import { isSymbol, significant, tokenize, type Token } from "./spark-sql-tokens.
  * Pure and synchronous; a pipeline pays it once per definition version (at validation).
  */
 export function sparkToDuckDb(statement: string): string {
-  const tokens = tokenize(statement);
-  const prepared = prepare(tokens);
+  let tokens: Token[];
+  let prepared: string;
+  try {
+    tokens = tokenize(statement);
+    prepared = prepare(tokens);
+  } catch (error) {
+    // The tokenizer's refusals (a string or comment not closed) are the statement's, not Ebb's.
+    if (!(error instanceof SqlNotSupportedError)) throw error;
+    throw new SqlUnsupportedError(error.message.split(". ")[0]!, { line: 1, column: 1 });
+  }
   const transpiled = transpile(prepared, Dialect.Spark, Dialect.DuckDB);
   if (!transpiled.success || transpiled.sql === undefined || transpiled.sql.length !== 1) {
     throw new SqlUnsupportedError(
