@@ -7,8 +7,8 @@ import { TASK_TIMEOUT_SECONDS } from "../../shared/control/update-tasks.ts";
 
 /**
  * Pure prop factories for Ebb's Lambda functions: Node.js 22 on x86_64, bundled by the local esbuild
- * (no Docker), as ES modules, with DuckDB's native package and polyglot-sql copied next to the bundle (a `.node`
- * binary cannot be bundled; the one for linux-x64 is what this architecture loads).
+ * (no Docker), as ES modules, with DuckDB's native package and polyglot-sql copied next to the
+ * bundle (a `.node` binary cannot be bundled; the one for linux-x64 is what this architecture loads).
  */
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

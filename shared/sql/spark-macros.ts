@@ -27,6 +27,9 @@ export interface MacroArgument {
   readonly number?: number;
 }
 
+/** Translations only the post-pass applies: a statement calling one by its name is refused. */
+export const POST_PASS_ONLY: ReadonlySet<string> = new Set(["divisor"]);
+
 type Macro = (args: readonly MacroArgument[], name: string) => string;
 
 function arity(name: string, args: readonly MacroArgument[], min: number, max = min): void {
@@ -121,6 +124,11 @@ export const MACROS: Readonly<Record<string, Macro>> = {
   unix_millis: one((t) => `epoch_ms(${t})`),
   // Spark's concat is NULL when an argument is; DuckDB's skips NULLs (`||` does not).
   concat: (args) => `(${args.map((arg) => `(${arg.sql})`).join(" || ")})`,
+  // Not a Spark function: the post-pass wraps every divisor in it (`/`, `%`), for ANSI's error.
+  divisor: one(
+    (b) =>
+      `CASE WHEN ${b} = 0 THEN error('[DIVIDE_BY_ZERO] Division by zero: use try_divide to get NULL instead') ELSE ${b} END`,
+  ),
   isnull: one((a) => `(${a} IS NULL)`),
   isnotnull: one((a) => `(${a} IS NOT NULL)`),
   nanvl: two((a, b) => `CASE WHEN isnan(${a}) THEN ${b} ELSE ${a} END`),

@@ -1,6 +1,6 @@
 import { Dialect, generate, parse, transpile } from "@polyglot-sql/sdk";
 import { SqlNotSupportedError, SqlUnsupportedError } from "./errors.ts";
-import { MACROS, MacroRefusal, type MacroArgument } from "./spark-macros.ts";
+import { MACROS, MacroRefusal, POST_PASS_ONLY, type MacroArgument } from "./spark-macros.ts";
 import { KEYWORD_OR_FUNCTION, NOT_FUNCTIONS, SPARK_FUNCTIONS } from "./spark-functions.ts";
 import { isSymbol, significant, tokenize, type Token } from "./spark-sql-tokens.ts";
 
@@ -73,7 +73,8 @@ function prepare(tokens: readonly Token[]): string {
       const keyword = ["SELECT", "WITH", "WHERE"].some((word) => isWordToken(inside, word));
       if (KEYWORD_OR_FUNCTION.has(name) ? keyword : NOT_FUNCTIONS.has(name)) continue;
       if (isWordToken(before, "AS") || isSymbol(before, ".")) continue;
-      if (!SPARK_FUNCTIONS.has(name) && !Object.hasOwn(MACROS, name)) {
+      const isMacro = Object.hasOwn(MACROS, name) && !POST_PASS_ONLY.has(name);
+      if (!SPARK_FUNCTIONS.has(name) && !isMacro) {
         throw new SqlUnsupportedError(
           `Spark's function ${name} is not one Ebb runs (the README's "The SQL dialect" lists those it does and those it refuses)`,
           at(),
@@ -83,7 +84,7 @@ function prepare(tokens: readonly Token[]): string {
         const close = matchingParen(tokens, nextSignificant(tokens, i + 1));
         edits.set(i, { replace: `${PREFIX}try(CAST` });
         edits.set(close, { after: ")" });
-      } else if (Object.hasOwn(MACROS, name)) {
+      } else if (isMacro) {
         edits.set(i, { replace: `${PREFIX}${name}` });
       }
     }
@@ -186,6 +187,14 @@ function rewriteNode(node: Node): Node {
   // Every cast the transpiler wrote TRY_CAST was Spark's CAST or `::`, which fail on bad input (ANSI).
   if ("try_cast" in node) return { cast: withoutZone(node["try_cast"] as Node) };
   if ("cast" in node) return { cast: withoutZone(node["cast"] as Node) };
+  // ANSI: dividing by zero is an error in Spark; DuckDB gives Infinity or NULL.
+  for (const operator of ["div", "mod"] as const) {
+    const operation = node[operator] as { right?: Node } | undefined;
+    if (operation?.right === undefined) continue;
+    const literal = (operation.right["literal"] as { value?: string } | undefined)?.value;
+    if (literal !== undefined && Number(literal) !== 0) return node;
+    return { [operator]: { ...operation, right: expand("divisor", [operation.right]) } };
+  }
   const call = node["function"] as { name?: string; args?: unknown[] } | undefined;
   if (call?.name === undefined) return node;
   const name = call.name.toLowerCase();
