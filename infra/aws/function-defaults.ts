@@ -7,19 +7,23 @@ import { TASK_TIMEOUT_SECONDS } from "../../shared/control/updates/update-tasks.
 
 /**
  * Pure prop factories for Ebb's Lambda functions: Node.js 22 on x86_64, bundled by the local esbuild
- * (no Docker), as ES modules, with DuckDB's native package copied next to the bundle (a `.node`
- * binary cannot be bundled; the one for linux-x64 is what this architecture loads).
+ * (no Docker), as ES modules, with DuckDB's native package and polyglot-sql copied next to the
+ * bundle (a `.node` binary cannot be bundled; the one for linux-x64 is what this architecture loads).
  */
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FUNCTIONS_DIR = path.join(PROJECT_ROOT, "functions");
 
-/** DuckDB's packages, resolved at run time from the bundle's node_modules. */
-export const DUCKDB_PACKAGES = [
+/**
+ * Packages resolved at run time from the bundle's node_modules, not bundled: DuckDB's (a native
+ * binary) and polyglot-sql's (it loads its .wasm file beside its module, by import.meta.url).
+ */
+export const UNBUNDLED_PACKAGES = [
   "@duckdb/node-api",
   "@duckdb/node-bindings",
   "@duckdb/node-bindings-linux-x64",
   "detect-libc",
+  "@polyglot-sql/sdk",
 ] as const;
 
 /** Light handlers answer API calls; heavy ones run DuckDB over table data. */
@@ -49,13 +53,13 @@ export function functionProps(
       // Some dependencies still call require(); ESM bundles need it defined.
       banner:
         "import { createRequire as __ebbCreateRequire } from 'node:module'; const require = __ebbCreateRequire(import.meta.url);",
-      externalModules: [...DUCKDB_PACKAGES],
+      externalModules: [...UNBUNDLED_PACKAGES],
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],
         afterBundling: (inputDir: string, outputDir: string) => [
-          `mkdir -p "${outputDir}/node_modules/@duckdb"`,
-          ...DUCKDB_PACKAGES.map(
+          `mkdir -p "${outputDir}/node_modules/@duckdb" "${outputDir}/node_modules/@polyglot-sql"`,
+          ...UNBUNDLED_PACKAGES.map(
             (name) => `cp -R "${inputDir}/node_modules/${name}" "${outputDir}/node_modules/${name}"`,
           ),
         ],

@@ -1,6 +1,7 @@
 import type { DefinitionIssue } from "./errors.ts";
 import { describeInterval, parseInterval } from "./duration.ts";
 import { INCREMENTAL_LISTING_MODES, type IncrementalListingMode } from "./definition-schema.ts";
+import { SQL_DIALECTS, type SqlDialect } from "./sql-dialect.ts";
 
 /**
  * The pipeline configuration keys Ebb itself reads (semantics.md "Pipeline, datasets, flows" and
@@ -20,6 +21,8 @@ export const CONFIGURATION_KEYS = {
    * `use_incremental_listing` of its own lists its path.
    */
   incrementalListing: "cloudFiles.useIncrementalListing",
+  /** The dialect of the pipeline's SQL: `spark` (translated at validation) or `duckdb` (the default). */
+  sqlDialect: "pipelines.sqlDialect",
 } as const;
 
 /** Rewind points live 7 days unless the pipeline says otherwise (semantics.md "Rewind points"). */
@@ -31,6 +34,8 @@ export interface PipelineSettings {
   readonly allowUpdateAfterIncompleteRewind: boolean;
   /** The pipeline's `use_incremental_listing` for auto_loader flows without their own. @default the flow option's */
   readonly incrementalListing?: IncrementalListingMode;
+  /** The dialect the pipeline's SQL is written in (README "The SQL dialect"). */
+  readonly sqlDialect: SqlDialect;
 }
 
 export type SettingsResult =
@@ -100,6 +105,15 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
     });
   }
 
+  const dialectText = configuration[CONFIGURATION_KEYS.sqlDialect];
+  const dialect = SQL_DIALECTS.find((name) => name === dialectText?.trim().toLowerCase());
+  if (dialectText !== undefined && dialect === undefined) {
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.sqlDialect),
+      message: `must be "spark" (Spark SQL, as Databricks pipelines write it) or "duckdb" (DuckDB SQL, the default for definitions that do not say), not ${JSON.stringify(dialectText)}`,
+    });
+  }
+
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
@@ -108,6 +122,7 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
       rewindRetentionMs: retention,
       allowUpdateAfterIncompleteRewind: allowAfterIncomplete ?? false,
       ...(listing ? { incrementalListing: listing } : {}),
+      sqlDialect: dialect ?? "duckdb",
     },
   };
 }

@@ -3,6 +3,7 @@ import type { PipelineDefinition } from "./definition-schema.ts";
 import { parseDefinition, readDefinitionText } from "./parse-definition.ts";
 import { nameIssues } from "./definition-names.ts";
 import { readSettings, type PipelineSettings } from "./pipeline-settings.ts";
+import { translateDefinition } from "./sql-dialect.ts";
 import { queriesOf, resolveReferences } from "./dataset-references.ts";
 import { buildPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 import { rewindIssues } from "./rewind-eligibility.ts";
@@ -33,7 +34,10 @@ export type TablePropertiesCheck = (
 
 /** A definition that passed every rule, with its settings, DAG and the plan of each flow and view. */
 export interface ValidatedPipeline {
+  /** The definition with its SQL in DuckDB's dialect (translated from Spark's when it is written so): what runs. */
   readonly definition: PipelineDefinition;
+  /** The definition as written (its SQL in its own dialect): what is stored and shown. */
+  readonly written: PipelineDefinition;
   readonly settings: PipelineSettings;
   readonly graph: PipelineGraph;
   /** What each flow and materialized view runs, compiled once (plan/index.ts). */
@@ -45,7 +49,8 @@ export interface ValidatedPipeline {
  * problem it finds before failing with one `DefinitionError`:
  *
  * 1. Structure (the zod schema): types, allowed fields and values, identifiers.
- * 2. Names and settings: unique dataset and flow names, reserved names, configuration values, the
+ * 2. Names and settings (with `pipelines.sqlDialect: spark`, the SQL translated to DuckDB's, or refused
+ *    construct by construct with UNSUPPORTED_SQL): unique dataset and flow names, reserved names, configuration values, the
  *    datasets' Delta table properties (refused as creating the table would refuse them).
  * 3. SQL: each query parsed by DuckDB; each table it names (and each stream source) must be a dataset
  *    of this pipeline; `owns` predicates, AUTO CDC conditions and expectations must parse and read no
@@ -60,10 +65,17 @@ export async function validatePipeline(
   analyzer: SqlAnalyzer,
   tableProperties: TablePropertiesCheck,
 ): Promise<ValidatedPipeline> {
-  const definition = parseDefinition(input);
-  const issues: DefinitionIssue[] = [...nameIssues(definition)];
-  const settingsResult = readSettings(definition.configuration);
+  const written = parseDefinition(input);
+  const issues: DefinitionIssue[] = [...nameIssues(written)];
+  const settingsResult = readSettings(written.configuration);
   if (!settingsResult.ok) issues.push(...settingsResult.issues);
+  // Spark SQL becomes DuckDB SQL here, once per definition version: every later rule and the engine read DuckDB's.
+  const translated = translateDefinition(
+    written,
+    settingsResult.ok ? settingsResult.settings.sqlDialect : "duckdb",
+  );
+  issues.push(...translated.issues);
+  const definition = translated.definition;
 
   const referencesByPath = new Map<string, readonly TableReference[]>();
   const statements = new Map<string, unknown>();
@@ -114,7 +126,7 @@ export async function validatePipeline(
     },
     deparse: (statement) => analyzer.deparse(statement),
   });
-  return { definition, settings: settingsResult.settings, graph: built.graph, plans };
+  return { definition, written, settings: settingsResult.settings, graph: built.graph, plans };
 }
 
 /** Validates YAML or JSON text. */

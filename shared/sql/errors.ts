@@ -51,3 +51,22 @@ export class SqlAnalysisError extends CodedError {
   override readonly errorCode = "SQL_ANALYSIS_ERROR";
   override readonly httpStatus = 400;
 }
+
+/**
+ * Spark SQL Ebb cannot run with Spark's answer (a function it does not translate, or translates only
+ * in part): refused where the SQL is accepted, with where it is, never run to a different answer.
+ */
+export class SqlUnsupportedError extends CodedError {
+  override readonly name = "SqlUnsupportedError";
+  override readonly errorCode = "UNSUPPORTED_SQL";
+  override readonly httpStatus = 400;
+  /** 1-based, in the SQL text as written. */
+  readonly line: number;
+  readonly column: number;
+
+  constructor(what: string, at: { line: number; column: number }) {
+    super(`line ${at.line}, column ${at.column}: ${what}`, { data: { ...at } });
+    this.line = at.line;
+    this.column = at.column;
+  }
+}

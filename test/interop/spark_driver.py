@@ -13,6 +13,10 @@ Requests:
 - {"op": "sql", "statements": [...]}: runs Spark SQL statements in order (the suite's Spark writers).
 - {"op": "stream", "uri", "checkpoint", "sink", "select"}: one availableNow run of a structured
   stream from the Delta table `uri` into the Delta table `sink`; answers the sink's rows.
+- {"op": "eval", "batches": [{"expressions": [...], "from": "…"}]}: per expression, `SELECT <expression>
+  FROM …`'s values as plain JSON (spark_values.py), or the error it raised (the SQL dialect's
+  conformance corpus). A batch's expressions run as the columns of one query; a batch that fails
+  is split in halves until each error belongs to one expression.
 - {"op": "hadoop_conf", "conf": {...}}: sets Hadoop options of the session (s3a's endpoint and keys).
 - {"op": "dedup_within_watermark", "name", "path", "schema", "event_time", "delay", "keys", "checkpoint",
   "select"}: one availableNow run of a structured stream over the JSON files under `path`, one file
@@ -35,6 +39,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql.functions import col  # noqa: E402
 from delta.tables import DeltaTable  # noqa: E402
 from interop_canonical import canonical, connect  # noqa: E402
+from spark_values import plain  # noqa: E402
 
 
 def start(jars):
@@ -150,6 +155,18 @@ def dedup_within_watermark(spark, request):
     return [list(row) for row in rows]
 
 
+def evaluate(spark, expressions, source):
+    columns = ", ".join(f"{expression} AS c{i}" for i, expression in enumerate(expressions))
+    try:
+        rows = spark.sql(f"SELECT {columns}{source}").collect()
+    except Exception as error:
+        if len(expressions) == 1:
+            return [{"error": short(error)}]
+        half = len(expressions) // 2
+        return evaluate(spark, expressions[:half], source) + evaluate(spark, expressions[half:], source)
+    return [{"rows": [[plain(row[i])] for row in rows]} for i in range(len(expressions))]
+
+
 def short(error):
     """The first line of a Spark error: its class and message, without the JVM stack."""
     # py4j's own message only names the call; the Java exception names what went wrong.
@@ -170,6 +187,8 @@ def answer(request, spark, con):
         return stream(spark, con, request)
     if op == "dedup_within_watermark":
         return dedup_within_watermark(spark, request)
+    if op == "eval":
+        return [answer for batch in request["batches"] for answer in evaluate(spark, batch["expressions"], batch["from"])]
     if op == "hadoop_conf":
         conf = spark.sparkContext._jsc.hadoopConfiguration()
         for key, value in request["conf"].items():

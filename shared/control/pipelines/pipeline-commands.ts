@@ -55,8 +55,8 @@ export async function createPipeline(plane: ControlPlane, body: CreatePipelineBo
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
   await refuseUnownedTables(plane, validated.definition);
-  if (dryRun) return { effective_settings: pipelineSpec(validated.definition), ...reported };
-  const record = await claiming(plane, () => plane.pipelines.create(validated.definition));
+  if (dryRun) return { effective_settings: pipelineSpec(validated.written), ...reported };
+  const record = await claiming(plane, () => plane.pipelines.create(validated.written));
   return { pipeline_id: record.pipelineId, ...reported };
 }
 
@@ -164,7 +164,7 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
     known: new Set(pipelineTables(currentDefinition)),
   });
   const edited = await claiming(plane, () =>
-    plane.pipelines.edit(pipelineId, validated.definition, record.definitionVersion),
+    plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion),
   );
   if (edited.outcome === "version-conflict") return { conflict: edited.currentVersion };
   return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };

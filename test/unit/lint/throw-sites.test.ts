@@ -27,6 +27,10 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Compiling a validated definition: validation refused the join, Ebb's own template did not parse.
   "shared/pipeline/plan/compile-flow.ts": { RangeError: 1 },
   "shared/pipeline/validate-pipeline.ts": { RangeError: 1 },
+  // Translating Spark SQL: a macro's refusal is caught and answered as UNSUPPORTED_SQL naming the
+  // function; the plain Errors are Ebb's own translations failing to parse or print.
+  "shared/sql/spark-macros.ts": { MacroRefusal: 14 },
+  "shared/sql/spark-to-duckdb.ts": { Error: 5 },
   "shared/state/bucket-hash.ts": { Error: 1 },
   "shared/state/state-store.ts": { Error: 2 },
   "shared/store/node-sha256.ts": { Error: 1 },

@@ -12,6 +12,7 @@ const enabled: PipelineSettings = {
   rewindEnabled: true,
   rewindRetentionMs: DEFAULT_REWIND_RETENTION_MS,
   allowUpdateAfterIncompleteRewind: false,
+  sqlDialect: "duckdb",
 };
 
 function withProperties(dataset: number, properties: Record<string, string>) {
@@ -92,6 +93,7 @@ describe("readSettings", () => {
         rewindEnabled: false,
         rewindRetentionMs: 7 * 86_400_000,
         allowUpdateAfterIncompleteRewind: false,
+        sqlDialect: "duckdb",
       },
     });
   });
@@ -108,6 +110,7 @@ describe("readSettings", () => {
         rewindEnabled: true,
         rewindRetentionMs: 36 * 3_600_000,
         allowUpdateAfterIncompleteRewind: true,
+        sqlDialect: "duckdb",
       },
     });
   });

@@ -1,0 +1,298 @@
+import { parseDataType, generateDataType, Dialect } from "@polyglot-sql/sdk";
+import { strftimeFormat } from "./datetime-patterns.ts";
+import { SqlNotSupportedError } from "./errors.ts";
+
+/**
+ * Ebb's own translations of the Spark functions the transpiler (polyglot-sql) leaves as they are or
+ * reads otherwise than Spark: each takes its arguments as DuckDB SQL and gives DuckDB SQL with
+ * Spark's answer. The pre-pass renames a call `f(…)` to `__ebb_f(…)` so the transpiler carries it
+ * through untouched, with its arguments translated; the post-pass expands it here.
+ */
+
+/** A call the macro cannot give Spark's answer for (e.g. a bit length other than 256). */
+export class MacroRefusal extends Error {
+  constructor(
+    readonly functionName: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+export interface MacroArgument {
+  readonly sql: string;
+  /** The argument's value when it is a string literal. */
+  readonly literal?: string;
+  /** The argument's value when it is a number literal. */
+  readonly number?: number;
+}
+
+/** Translations only the post-pass applies: a statement calling one by its name is refused. */
+export const POST_PASS_ONLY: ReadonlySet<string> = new Set(["divisor"]);
+
+type Macro = (args: readonly MacroArgument[], name: string) => string;
+
+function arity(name: string, args: readonly MacroArgument[], min: number, max = min): void {
+  if (args.length < min || args.length > max) {
+    const count = min === max ? `${min}` : `${min} to ${max}`;
+    throw new MacroRefusal(name, `${name} takes ${count} arguments, not ${args.length}`);
+  }
+}
+
+const sql = (args: readonly MacroArgument[], index: number) => args[index]!.sql;
+
+/** A datetime pattern argument (a literal) as a DuckDB format. */
+function pattern(args: readonly MacroArgument[], index: number, name: string): string {
+  const value = args[index]!.literal;
+  if (value === undefined) throw new MacroRefusal(name, `${name}'s pattern must be a string literal`);
+  try {
+    return `'${strftimeFormat(value).replaceAll("'", "''")}'`;
+  } catch (error) {
+    if (error instanceof SqlNotSupportedError) throw new MacroRefusal(name, error.message.split(". ")[0]!);
+    throw error;
+  }
+}
+
+const asTimestamp = (text: string) => `CAST(${text} AS TIMESTAMP)`;
+const asDate = (text: string) => `CAST(${text} AS DATE)`;
+const epochSeconds = (text: string) => `CAST(floor(epoch(${text})) AS BIGINT)`;
+const one =
+  (body: (a: string) => string): Macro =>
+  (args, name) => {
+    arity(name, args, 1);
+    return body(sql(args, 0));
+  };
+const two =
+  (body: (a: string, b: string) => string): Macro =>
+  (args, name) => {
+    arity(name, args, 2);
+    return body(sql(args, 0), sql(args, 1));
+  };
+
+export const MACROS: Readonly<Record<string, Macro>> = {
+  // Spark gives JSON text for objects and arrays, the scalar's text otherwise, and NULL for text that
+  // is not JSON: json_extract_string's on the text read as JSON where it is.
+  get_json_object: (args, name) => {
+    arity(name, args, 2);
+    if (args[1]!.literal?.includes("['"))
+      throw new MacroRefusal(name, "a JSON path subscript ['name'] is not translated: write $.name");
+    return `json_extract_string(TRY_CAST(${sql(args, 0)} AS JSON), ${sql(args, 1)})`;
+  },
+  // Datetime patterns (yyyy-MM-dd) become DuckDB's (%Y-%m-%d): datetime-patterns.ts.
+  to_timestamp: (args, name) => {
+    arity(name, args, 1, 2);
+    if (args.length === 1) return asTimestamp(sql(args, 0));
+    return `strptime(${sql(args, 0)}, ${pattern(args, 1, name)})`;
+  },
+  to_date: (args, name) => {
+    arity(name, args, 1, 2);
+    if (args.length === 1) return asDate(sql(args, 0));
+    return asDate(`strptime(${sql(args, 0)}, ${pattern(args, 1, name)})`);
+  },
+  date_format: (args, name) => {
+    arity(name, args, 2);
+    return `strftime(${asTimestamp(sql(args, 0))}, ${pattern(args, 1, name)})`;
+  },
+  unix_timestamp: (args, name) => {
+    arity(name, args, 1, 2);
+    if (args.length === 1) return epochSeconds(asTimestamp(sql(args, 0)));
+    return epochSeconds(`strptime(${sql(args, 0)}, ${pattern(args, 1, name)})`);
+  },
+  from_unixtime: (args, name) => {
+    arity(name, args, 1, 2);
+    const format = args.length === 2 ? pattern(args, 1, name) : "'%Y-%m-%d %H:%M:%S'";
+    return `strftime(make_timestamp(CAST(trunc(${sql(args, 0)}) AS BIGINT) * 1000000), ${format})`;
+  },
+  date_add: two((d, n) => `CAST(${asDate(d)} + CAST(${n} AS INTEGER) AS DATE)`),
+  date_sub: two((d, n) => `CAST(${asDate(d)} - CAST(${n} AS INTEGER) AS DATE)`),
+  add_months: two((d, n) => `CAST(${asDate(d)} + to_months(CAST(${n} AS INTEGER)) AS DATE)`),
+  date_from_unix_date: one((n) => `CAST(DATE '1970-01-01' + CAST(${n} AS INTEGER) AS DATE)`),
+  last_day: one((d) => `last_day(${asDate(d)})`),
+  // Spark counts Sunday as 1; DuckDB's dayofweek Sunday as 0.
+  dayofweek: one((d) => `(isodow(${asDate(d)}) % 7 + 1)`),
+  timestamp_seconds: one((n) => `make_timestamp(CAST(CAST(${n} AS DOUBLE) * 1000000 AS BIGINT))`),
+  // Spark: the square root of a negative number is NaN, not an error.
+  sqrt: one((x) => `CASE WHEN ${x} < 0 THEN CAST('NaN' AS DOUBLE) ELSE sqrt(${x}) END`),
+  slice: (args, name) => {
+    arity(name, args, 3);
+    const [a, s, n] = [sql(args, 0), sql(args, 1), sql(args, 2)];
+    const start = `(CASE WHEN ${s} > 0 THEN ${s} ELSE len(${a}) + ${s} + 1 END)`;
+    return `list_slice(${a}, ${start}, ${start} + ${n} - 1)`;
+  },
+  timestamp_millis: one((n) => `make_timestamp(CAST(${n} AS BIGINT) * 1000)`),
+  unix_seconds: one((t) => epochSeconds(t)),
+  unix_millis: one((t) => `epoch_ms(${t})`),
+  // Spark's concat is NULL when an argument is; DuckDB's skips NULLs (`||` does not).
+  concat: (args) => `(${args.map((arg) => `(${arg.sql})`).join(" || ")})`,
+  // Not a Spark function: the post-pass wraps every divisor in it (`/`, `%`), for ANSI's error.
+  divisor: one(
+    (b) =>
+      `CASE WHEN ${b} = 0 THEN error('[DIVIDE_BY_ZERO] Division by zero: use try_divide to get NULL instead') ELSE ${b} END`,
+  ),
+  isnull: one((a) => `(${a} IS NULL)`),
+  isnotnull: one((a) => `(${a} IS NOT NULL)`),
+  nanvl: two((a, b) => `CASE WHEN isnan(${a}) THEN ${b} ELSE ${a} END`),
+  some: one((a) => `bool_or(${a})`),
+  any: one((a) => `bool_or(${a})`),
+  lpad: (args, name) => {
+    arity(name, args, 2, 3);
+    return `lpad(${sql(args, 0)}, ${sql(args, 1)}, ${args[2]?.sql ?? "' '"})`;
+  },
+  rpad: (args, name) => {
+    arity(name, args, 2, 3);
+    return `rpad(${sql(args, 0)}, ${sql(args, 1)}, ${args[2]?.sql ?? "' '"})`;
+  },
+  split: (args, name) => {
+    arity(name, args, 2);
+    return `string_split_regex(${sql(args, 0)}, ${sql(args, 1)})`;
+  },
+  // Spark replaces every match, and writes groups $1; DuckDB replaces the first unless 'g', and \\1.
+  regexp_replace: (args, name) => {
+    arity(name, args, 3);
+    const replacement = args[2]!.literal;
+    if (replacement === undefined)
+      throw new MacroRefusal(name, "regexp_replace's replacement must be a string literal");
+    const duck = replacement.replaceAll("\\", "\\\\").replace(/\$(\d)/g, "\\$1");
+    return `regexp_replace(${sql(args, 0)}, ${sql(args, 1)}, '${duck.replaceAll("'", "''")}', 'g')`;
+  },
+  array_join: (args, name) => {
+    arity(name, args, 2, 3);
+    const items =
+      args.length === 3
+        ? `list_transform(${sql(args, 0)}, x -> coalesce(x, ${sql(args, 2)}))`
+        : `list_filter(${sql(args, 0)}, x -> x IS NOT NULL)`;
+    return `array_to_string(${items}, ${sql(args, 1)})`;
+  },
+  // Spark: NULL when the element is absent but the array holds a NULL.
+  array_contains: two(
+    (a, x) =>
+      `CASE WHEN list_contains(${a}, ${x}) THEN true WHEN list_contains(list_transform(${a}, e -> e IS NULL), true) THEN NULL ELSE false END`,
+  ),
+  map: (args, name) => {
+    if (args.length % 2 !== 0) throw new MacroRefusal(name, "map takes pairs of a key and a value");
+    const keys = args.filter((_, i) => i % 2 === 0).map((arg) => arg.sql);
+    const values = args.filter((_, i) => i % 2 === 1).map((arg) => arg.sql);
+    return `MAP([${keys.join(", ")}], [${values.join(", ")}])`;
+  },
+  array_position: two((a, x) => `coalesce(list_position(${a}, ${x}), 0)`),
+  arrays_overlap: two((a, b) => `list_has_any(${a}, ${b})`),
+  map_contains_key: two((m, k) => `map_contains(${m}, ${k})`),
+  // Spark puts NULLs first ascending and last descending.
+  sort_array: (args, name) => {
+    arity(name, args, 1, 2);
+    const ascending = args.length === 1 || /^true$/i.test(sql(args, 1));
+    if (args.length === 2 && !/^(true|false)$/i.test(sql(args, 1)))
+      throw new MacroRefusal(name, "sort_array's order must be TRUE or FALSE");
+    return ascending
+      ? `list_sort(${sql(args, 0)}, 'ASC', 'NULLS FIRST')`
+      : `list_sort(${sql(args, 0)}, 'DESC', 'NULLS LAST')`;
+  },
+  array_sort: (args, name) => {
+    arity(name, args, 1);
+    return `list_sort(${sql(args, 0)}, 'ASC', 'NULLS LAST')`;
+  },
+  named_struct: (args, name) => {
+    if (args.length % 2 !== 0 || args.some((arg, i) => i % 2 === 0 && arg.literal === undefined)) {
+      throw new MacroRefusal(name, "named_struct takes pairs of a literal name and a value");
+    }
+    const fields = [];
+    for (let i = 0; i < args.length; i += 2)
+      fields.push(`"${args[i]!.literal!.replaceAll('"', '""')}" := ${sql(args, i + 1)}`);
+    return `struct_pack(${fields.join(", ")})`;
+  },
+  transform: (args, name) => {
+    arity(name, args, 2);
+    if (/^\(\s*\w+\s*,/.test(sql(args, 1)))
+      throw new MacroRefusal(name, "transform with an index argument ((x, i) -> …) is not translated");
+    return `list_transform(${sql(args, 0)}, ${sql(args, 1)})`;
+  },
+  json_tuple: (_args, name) => {
+    throw new MacroRefusal(name, "json_tuple is a generator: use get_json_object per field");
+  },
+  from_json: (args, name) => {
+    arity(name, args, 2);
+    const schema = args[1]!.literal;
+    if (schema === undefined) throw new MacroRefusal(name, "from_json's schema must be a DDL string literal");
+    const type = duckDbStructType(schema, name);
+    // Spark's PERMISSIVE mode: text that is not JSON of the schema gives a row of NULLs, not an error.
+    const text = sql(args, 0);
+    const nulls = JSON.stringify(Object.fromEntries(topLevelFields(schema).map((field) => [field, null])));
+    return `CASE WHEN ${text} IS NULL THEN NULL ELSE coalesce(TRY_CAST(TRY_CAST(${text} AS JSON) AS ${type}), CAST(JSON '${nulls.replaceAll("'", "''")}' AS ${type})) END`;
+  },
+  substring_index: (args, name) => {
+    arity(name, args, 3);
+    const [text, delimiter, count] = [sql(args, 0), sql(args, 1), sql(args, 2)];
+    const parts = `string_split(${text}, ${delimiter})`;
+    return (
+      `CASE WHEN ${count} = 0 OR ${delimiter} = '' THEN '' ` +
+      `WHEN ${count} > 0 THEN array_to_string(${parts}[1:${count}], ${delimiter}) ` +
+      `ELSE array_to_string(${parts}[${count}:], ${delimiter}) END`
+    );
+  },
+  sha2: (args, name) => {
+    arity(name, args, 2);
+    const bits = args[1]!.number;
+    if (bits !== 256 && bits !== 0) {
+      throw new MacroRefusal(
+        name,
+        "sha2 runs with 256 bits here (sha2(x, 256)); DuckDB has no SHA-224/384/512",
+      );
+    }
+    return `sha256(${sql(args, 0)})`;
+  },
+  // Spark 4 (ANSI): size(NULL) is NULL; len reads lists and maps alike.
+  size: (args, name) => {
+    arity(name, args, 1);
+    return `len(${sql(args, 0)})`;
+  },
+  cardinality: (args, name) => {
+    arity(name, args, 1);
+    return `len(${sql(args, 0)})`;
+  },
+  // 1-based; a negative index counts from the end; past the end is NULL (Spark 4: an error under ANSI
+  // for arrays: refused below when the index is not a literal is overcautious, so it is kept).
+  element_at: (args, name) => {
+    arity(name, args, 2);
+    return `(${sql(args, 0)})[${sql(args, 1)}]`;
+  },
+  // Spark's `initcap` upper-cases each word's first letter and lower-cases the rest.
+  initcap: (args, name) => {
+    arity(name, args, 1);
+    return `array_to_string(list_transform(string_split(lower(${sql(args, 0)}), ' '), w -> upper(w[1]) || w[2:]), ' ')`;
+  },
+  nvl2: (args, name) => {
+    arity(name, args, 3);
+    return `CASE WHEN ${sql(args, 0)} IS NOT NULL THEN ${sql(args, 1)} ELSE ${sql(args, 2)} END`;
+  },
+};
+
+/** The field names of a DDL schema's top level (`a INT, b STRUCT<c: INT>` → a, b). */
+function topLevelFields(ddl: string): string[] {
+  const fields: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i <= ddl.length; i++) {
+    const char = ddl[i];
+    if (char === "<" || char === "(") depth++;
+    else if (char === ">" || char === ")") depth--;
+    else if ((char === "," && depth === 0) || char === undefined) {
+      const name = /^\s*`?([^`\s:]+)`?/.exec(ddl.slice(start, i))?.[1];
+      if (name) fields.push(name);
+      start = i + 1;
+    }
+  }
+  return fields;
+}
+
+/** A Spark DDL schema (`a INT, b ARRAY<STRING>`) as a DuckDB STRUCT type. */
+function duckDbStructType(ddl: string, name: string): string {
+  const parsed = parseDataType(`STRUCT<${ddl}>`, Dialect.Spark);
+  if (!parsed.success || !parsed.dataType) {
+    throw new MacroRefusal(name, `from_json's schema ${JSON.stringify(ddl)} is not a DDL schema Ebb reads`);
+  }
+  const generated = generateDataType(parsed.dataType, Dialect.DuckDB);
+  if (!generated.success || !generated.sql) {
+    throw new MacroRefusal(name, `from_json's schema ${JSON.stringify(ddl)} has no DuckDB type`);
+  }
+  return generated.sql;
+}

@@ -1,0 +1,316 @@
+import { Dialect, generate, parse, transpile } from "@polyglot-sql/sdk";
+import { SqlNotSupportedError, SqlUnsupportedError } from "./errors.ts";
+import { MACROS, MacroRefusal, POST_PASS_ONLY, type MacroArgument } from "./spark-macros.ts";
+import { KEYWORD_OR_FUNCTION, NOT_FUNCTIONS, SPARK_FUNCTIONS } from "./spark-functions.ts";
+import { isSymbol, significant, tokenize, type Token } from "./spark-sql-tokens.ts";
+
+/**
+ * Spark SQL → DuckDB SQL with Spark's answers, in three passes (README "The SQL dialect"):
+ *
+ * 1. Ebb's pre-pass over the Spark tokens: every function called must be one Ebb runs
+ *    (spark-functions.ts) or it is refused with its line and column (`UNSUPPORTED_SQL`); calls Ebb
+ *    translates itself are renamed `__ebb_<name>` (spark-macros.ts); `try_cast` is marked (the
+ *    transpiler reads every cast as non-ANSI); array subscripts become 1-based.
+ * 2. polyglot-sql, sqlglot's Rust port, transpiles Spark to DuckDB (syntax, types, most functions).
+ * 3. Ebb's post-pass over DuckDB's syntax tree: casts are ANSI again (an error on bad input, as in
+ *    Spark 4), TIMESTAMP stays TIMESTAMP (the session is UTC), and the `__ebb_` calls expand.
+ *
+ * Pure and synchronous; a pipeline pays it once per definition version (at validation).
+ */
+export function sparkToDuckDb(statement: string): string {
+  let tokens: Token[];
+  let prepared: string;
+  try {
+    tokens = tokenize(statement);
+    prepared = prepare(tokens);
+  } catch (error) {
+    // The tokenizer's refusals (a string or comment not closed) are the statement's, not Ebb's.
+    if (!(error instanceof SqlNotSupportedError)) throw error;
+    throw new SqlUnsupportedError(error.message.split(". ")[0]!, { line: 1, column: 1 });
+  }
+  const transpiled = transpile(prepared, Dialect.Spark, Dialect.DuckDB);
+  if (!transpiled.success || transpiled.sql === undefined || transpiled.sql.length !== 1) {
+    throw new SqlUnsupportedError(
+      `the SQL does not parse as one Spark SQL statement: ${transpiled.error ?? ""}`,
+      {
+        line: transpiled.errorLine ?? 1,
+        column: transpiled.errorColumn ?? 1,
+      },
+    );
+  }
+  try {
+    return finish(transpiled.sql[0]!);
+  } catch (error) {
+    if (error instanceof MacroRefusal) {
+      throw new SqlUnsupportedError(`${error.reason}`, locate(tokens, error.functionName));
+    }
+    throw error;
+  }
+}
+
+/** A Spark boolean expression (a predicate, an `owns` condition) → DuckDB's. */
+export function sparkConditionToDuckDb(condition: string): string {
+  const selected = sparkToDuckDb(`SELECT ${condition}`);
+  return selected.replace(/^SELECT /, "");
+}
+
+const PREFIX = "__ebb_";
+
+/** Pass 1: the Spark text with Ebb's marks, or a refusal. */
+function prepare(tokens: readonly Token[]): string {
+  const edits = new Map<number, { replace?: string; after?: string }>();
+  const positions = offsets(tokens);
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const at = () => position(tokens, positions[i]!);
+    if ((token.kind === "word" || token.kind === "quoted") && token.value.toLowerCase().startsWith(PREFIX)) {
+      throw new SqlUnsupportedError(`names starting ${PREFIX} are Ebb's own`, at());
+    }
+    if (token.kind === "word" && isSymbol(tokens[nextSignificant(tokens, i + 1)], "(")) {
+      const name = token.value.toLowerCase();
+      const before = tokens[previousSignificant(tokens, i - 1)];
+      const inside = tokens[nextSignificant(tokens, nextSignificant(tokens, i + 1) + 1)];
+      const keyword = ["SELECT", "WITH", "WHERE"].some((word) => isWordToken(inside, word));
+      if (KEYWORD_OR_FUNCTION.has(name) ? keyword : NOT_FUNCTIONS.has(name)) continue;
+      if (isWordToken(before, "AS") || isSymbol(before, ".")) continue;
+      const isMacro = Object.hasOwn(MACROS, name) && !POST_PASS_ONLY.has(name);
+      if (!SPARK_FUNCTIONS.has(name) && !isMacro) {
+        throw new SqlUnsupportedError(
+          `Spark's function ${name} is not one Ebb runs (the README's "The SQL dialect" lists those it does and those it refuses)`,
+          at(),
+        );
+      }
+      if (name === "try_cast") {
+        const close = matchingParen(tokens, nextSignificant(tokens, i + 1));
+        edits.set(i, { replace: `${PREFIX}try(CAST` });
+        edits.set(close, { after: ")" });
+      } else if (isMacro) {
+        edits.set(i, { replace: `${PREFIX}${name}` });
+      }
+    }
+    if (isSymbol(token, "[") && isSubscript(tokens, i)) {
+      const close = matchingBracket(tokens, i);
+      const inner = tokens.slice(i + 1, close).filter(significant);
+      if (!(inner.length === 1 && inner[0]!.kind === "string")) {
+        edits.set(i, { replace: "[(" });
+        edits.set(close, { replace: ") + 1]" });
+      }
+    }
+  }
+  return tokens
+    .map((token, i) => {
+      const edit = edits.get(i);
+      return (edit?.replace ?? token.text) + (edit?.after ?? "");
+    })
+    .join("");
+}
+
+/** `x[…]` after an operand, and not inside a `col:path` JSON path (whose subscripts are JSON's). */
+function isSubscript(tokens: readonly Token[], open: number): boolean {
+  let j = previousSignificant(tokens, open - 1);
+  const operand = tokens[j];
+  if (
+    !operand ||
+    !(
+      operand.kind === "word" ||
+      operand.kind === "quoted" ||
+      isSymbol(operand, ")") ||
+      isSymbol(operand, "]")
+    )
+  ) {
+    return false;
+  }
+  // Walk back over `a.b[0].c` to see whether a `:` (a JSON path) starts the chain.
+  while (j >= 0) {
+    const token = tokens[j]!;
+    if (!significant(token)) j--;
+    else if (token.kind === "word" || token.kind === "quoted" || isSymbol(token, ".")) j--;
+    else if (isSymbol(token, "]")) j = matchingOpenBracket(tokens, j) - 1;
+    else return !isSymbol(token, ":");
+  }
+  return true;
+}
+
+/** Pass 3: DuckDB text from the transpiler → the final DuckDB text. */
+function finish(duckDbSql: string): string {
+  const parsed = parse(duckDbSql, Dialect.DuckDB);
+  if (!parsed.success || !parsed.ast) {
+    throw new SqlUnsupportedError(
+      `Ebb cannot translate this statement (the transpiler's DuckDB SQL does not parse: ${parsed.error})`,
+      {
+        line: 1,
+        column: 1,
+      },
+    );
+  }
+  const ast = rewrite(parsed.ast) as unknown[];
+  const generated = generate(ast, Dialect.DuckDB);
+  if (!generated.success || !generated.sql)
+    throw new Error(`Ebb's transpiled SQL does not generate: ${generated.error}`);
+  return generated.sql[0]!;
+}
+
+type Node = Record<string, unknown>;
+
+/** The tree with its children rewritten first, then the node itself. */
+function rewrite(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewrite);
+  if (value === null || typeof value !== "object") return value;
+  const node: Node = {};
+  for (const [key, child] of Object.entries(value)) node[key] = rewrite(child);
+  return rewriteNode(node);
+}
+
+/**
+ * DuckDB's reserved words that Spark lets name a column unquoted (`at`, `time`, `position`, …): quoted
+ * in DuckDB's SQL (`SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category <> 'unreserved'`).
+ */
+const DUCKDB_RESERVED = new Set(
+  `all analyse analyze and anti any array as asc asof asymmetric at authorization between bigint binary bit
+  boolean both by case cast char character check coalesce collate collation column columns concurrently
+  constraint create cross dec decimal default deferrable desc describe distinct do else end except exists
+  extract false fetch float for foreign freeze from full generated glob group grouping grouping_id having
+  ilike in initially inner inout int integer intersect interval into is isnull join lambda lateral leading
+  left like limit map national natural nchar none not notnull null nullif numeric offset on only or order
+  out outer overlaps overlay pivot pivot_longer pivot_wider placing position positional precision primary
+  qualify real references returning right row select semi setof show similar smallint some struct
+  substring summarize symmetric table tablesample then time timestamp to trailing treat trim true try_cast
+  union unique unpack unpivot using values varchar variadic verbose when where window with`.split(/\s+/),
+);
+
+function rewriteNode(node: Node): Node {
+  // An identifier (a function call has `args`): a DuckDB reserved word is quoted.
+  if (typeof node["name"] === "string" && node["quoted"] === false && !("args" in node)) {
+    if (DUCKDB_RESERVED.has(node["name"].toLowerCase())) return { ...node, quoted: true };
+    return node;
+  }
+  // Every cast the transpiler wrote TRY_CAST was Spark's CAST or `::`, which fail on bad input (ANSI).
+  if ("try_cast" in node) return { cast: withoutZone(node["try_cast"] as Node) };
+  if ("cast" in node) return { cast: withoutZone(node["cast"] as Node) };
+  // ANSI: dividing by zero is an error in Spark; DuckDB gives Infinity or NULL.
+  for (const operator of ["div", "mod"] as const) {
+    const operation = node[operator] as { right?: Node } | undefined;
+    if (operation?.right === undefined) continue;
+    const literal = (operation.right["literal"] as { value?: string } | undefined)?.value;
+    if (literal !== undefined && Number(literal) !== 0) return node;
+    return { [operator]: { ...operation, right: expand("divisor", [operation.right]) } };
+  }
+  const call = node["function"] as { name?: string; args?: unknown[] } | undefined;
+  if (call?.name === undefined) return node;
+  const name = call.name.toLowerCase();
+  if (name === "get_json_object") return expand("get_json_object", call.args ?? []);
+  if (!name.startsWith(PREFIX)) return node;
+  const macro = name.slice(PREFIX.length);
+  if (macro === "try") {
+    const inner = call.args?.[0] as Node | undefined;
+    if (!inner || !("cast" in inner)) throw new Error("Ebb's try_cast mark lost its cast");
+    return { try_cast: inner["cast"] };
+  }
+  return expand(macro, call.args ?? []);
+}
+
+/** Spark's TIMESTAMP is an instant; in the UTC session DuckDB's TIMESTAMP reads and prints it as Spark does. */
+function withoutZone(cast: Node): Node {
+  const to = cast["to"] as Node | undefined;
+  if (to?.["data_type"] === "timestamp" && to["timezone"] === true)
+    return { ...cast, to: { ...to, timezone: false } };
+  return cast;
+}
+
+function expand(name: string, args: unknown[]): Node {
+  const macro = MACROS[name];
+  if (!macro) throw new Error(`Ebb has no translation named ${name}`);
+  const text = macro(args.map(argument), name);
+  const parsed = parse(`SELECT ${text}`, Dialect.DuckDB);
+  if (!parsed.success || !parsed.ast)
+    throw new Error(`Ebb's translation of ${name} does not parse: ${parsed.error}`);
+  const select = (parsed.ast[0] as { select: { expressions: Node[] } }).select;
+  return { paren: { this: select.expressions[0], trailing_comments: [] } };
+}
+
+function argument(node: unknown): MacroArgument {
+  const literal = (node as { literal?: { literal_type: string; value: string } }).literal;
+  const generated = generate([{ select: { ...SELECT_TEMPLATE, expressions: [node] } }], Dialect.DuckDB);
+  if (!generated.success || !generated.sql)
+    throw new Error(`Ebb cannot print an argument: ${generated.error}`);
+  const sql = generated.sql[0]!.replace(/^SELECT /, "");
+  return {
+    sql,
+    ...(literal?.literal_type === "string" ? { literal: literal.value } : {}),
+    ...(literal?.literal_type === "number" ? { number: Number(literal.value) } : {}),
+  };
+}
+
+/** A bare `SELECT …` node, to print one expression. */
+const SELECT_TEMPLATE = (() => {
+  const parsed = parse("SELECT 1", Dialect.DuckDB);
+  return (parsed.ast![0] as { select: Node }).select;
+})();
+
+function offsets(tokens: readonly Token[]): number[] {
+  const out: number[] = [];
+  let at = 0;
+  for (const token of tokens) {
+    out.push(at);
+    at += token.text.length;
+  }
+  return out;
+}
+
+function position(tokens: readonly Token[], offset: number): { line: number; column: number } {
+  const before = tokens
+    .map((token) => token.text)
+    .join("")
+    .slice(0, offset);
+  const lines = before.split("\n");
+  return { line: lines.length, column: lines.at(-1)!.length + 1 };
+}
+
+/** Where the statement first calls `name` (for a refusal found after transpiling). */
+function locate(tokens: readonly Token[], name: string): { line: number; column: number } {
+  const positions = offsets(tokens);
+  const index = tokens.findIndex((token) => token.kind === "word" && token.value.toLowerCase() === name);
+  return position(tokens, index === -1 ? 0 : positions[index]!);
+}
+
+function nextSignificant(tokens: readonly Token[], i: number): number {
+  let j = i;
+  while (j < tokens.length && !significant(tokens[j]!)) j++;
+  return j;
+}
+
+function previousSignificant(tokens: readonly Token[], i: number): number {
+  let j = i;
+  while (j >= 0 && !significant(tokens[j]!)) j--;
+  return j;
+}
+
+function isWordToken(token: Token | undefined, word: string): boolean {
+  return token?.kind === "word" && token.value.toUpperCase() === word;
+}
+
+function matchingParen(tokens: readonly Token[], open: number): number {
+  return matching(tokens, open, "(", ")");
+}
+
+function matchingBracket(tokens: readonly Token[], open: number): number {
+  return matching(tokens, open, "[", "]");
+}
+
+function matching(tokens: readonly Token[], open: number, opener: string, closer: string): number {
+  let depth = 0;
+  for (let j = open; j < tokens.length; j++) {
+    if (isSymbol(tokens[j], opener)) depth++;
+    else if (isSymbol(tokens[j], closer) && --depth === 0) return j;
+  }
+  throw new SqlNotSupportedError(`a ${opener} is not closed`);
+}
+
+function matchingOpenBracket(tokens: readonly Token[], close: number): number {
+  let depth = 0;
+  for (let j = close; j >= 0; j--) {
+    if (isSymbol(tokens[j], "]")) depth++;
+    else if (isSymbol(tokens[j], "[") && --depth === 0) return j;
+  }
+  return 0;
+}

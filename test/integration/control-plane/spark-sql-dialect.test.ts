@@ -1,0 +1,122 @@
+import { mkdir } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * A pipeline written in Spark SQL (`pipelines.sqlDialect: spark`) through the HTTP API on the local
+ * runtime: its flow and its materialized view use Spark's functions and semantics (JSON paths, a
+ * 0-based subscript, an ANSI cast, a datetime pattern, substring_index, concat's NULL) and the tables
+ * hold Spark's answers; a function Ebb does not run is refused when the pipeline is created, with
+ * UNSUPPORTED_SQL, the SQL's path, line and column.
+ */
+
+const FLOW_SQL = `SELECT id,
+  get_json_object(payload, '$.user.name') AS user_name,
+  split(tags, ',')[0] AS first_tag,
+  CAST(amount AS INT) AS amount,
+  date_format(to_timestamp(at, 'dd/MM/yyyy HH:mm'), 'yyyy-MM') AS month,
+  concat(note, '!') AS note
+FROM source`;
+
+const VIEW_SQL = `SELECT substring_index(user_name, ' ', 1) AS first_name, sum(amount) AS total
+FROM raw GROUP BY substring_index(user_name, ' ', 1)`;
+
+const definition = (landing: string, flowSql = FLOW_SQL) => ({
+  datasets: [
+    {
+      type: "streaming_table",
+      name: "raw",
+      flows: [
+        {
+          name: "ingest",
+          source: {
+            type: "auto_loader",
+            path: landing,
+            format: "json",
+            schema: {
+              id: "BIGINT",
+              payload: "VARCHAR",
+              tags: "VARCHAR",
+              amount: "VARCHAR",
+              at: "VARCHAR",
+              note: "VARCHAR",
+            },
+          },
+          sql: flowSql,
+        },
+      ],
+    },
+    { type: "materialized_view", name: "by_first_name", sql: VIEW_SQL },
+  ],
+});
+
+describe("a pipeline written in Spark SQL", () => {
+  let cp: TestControlPlane;
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+  }, 120_000);
+  afterAll(() => cp?.close());
+
+  it("runs with Spark's answers", async () => {
+    const folder = `${cp.landing}/spark-dialect`;
+    await mkdir(folder, { recursive: true });
+    await cp.land("spark-dialect/001.json", [
+      {
+        id: 1,
+        payload: '{"user":{"name":"Ada Lovelace"}}',
+        tags: "a,b",
+        amount: "12",
+        at: "04/07/2024 10:20",
+        note: "x",
+      },
+      {
+        id: 2,
+        payload: '{"user":{"name":"Ada Byron"}}',
+        tags: "c",
+        amount: "5",
+        at: "31/12/2023 23:59",
+        note: null,
+      },
+    ]);
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "spark-dialect",
+      catalog: "dialect",
+      schema: "spark",
+      configuration: { "pipelines.sqlDialect": "spark" },
+      definition: definition(folder),
+    });
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const update = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(update.state, update.error?.message).toBe("COMPLETED");
+
+    const raw = await cp.client.query("dialect.spark.raw", {
+      sql: "SELECT id, user_name, first_tag, amount, month, note FROM t ORDER BY id",
+    });
+    expect(raw.rows).toEqual([
+      { id: 1, user_name: "Ada Lovelace", first_tag: "a", amount: 12, month: "2024-07", note: "x!" },
+      { id: 2, user_name: "Ada Byron", first_tag: "c", amount: 5, month: "2023-12", note: null },
+    ]);
+    const view = await cp.client.query("dialect.spark.by_first_name", {
+      sql: "SELECT first_name, total FROM t",
+    });
+    expect(view.rows).toEqual([{ first_name: "Ada", total: 17 }]);
+  });
+
+  it("refuses a function Ebb does not run when the pipeline is created, naming where it is", async () => {
+    const refused = await cp.client
+      .createPipeline({
+        name: "spark-dialect-refused",
+        catalog: "dialect",
+        schema: "refused",
+        configuration: { "pipelines.sqlDialect": "spark" },
+        definition: definition(cp.landing, "SELECT id,\n  bround(amount) AS amount FROM source"),
+      })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EbbApiError);
+    expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
+    expect((refused as EbbApiError).message).toMatch(
+      /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: Spark's function bround is not one Ebb runs/,
+    );
+  });
+});
