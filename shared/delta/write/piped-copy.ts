@@ -49,6 +49,7 @@ export async function copyThroughPipes(piped: PipedCopy): Promise<void> {
   const taking = new Set<Promise<void>>();
   let copying = true;
   let failure: { readonly error: unknown } | undefined;
+  let copyFailure: { readonly error: unknown } | undefined;
   const fail = (error: unknown): void => {
     if (failure) return;
     failure = { error };
@@ -87,11 +88,15 @@ export async function copyThroughPipes(piped: PipedCopy): Promise<void> {
     await makePipes(AHEAD);
     await piped.copy().catch((error: unknown) => {
       copying = false;
+      copyFailure = { error };
       fail(error);
     });
     copying = false;
     for (const order of readers.keys()) endUnwritten(pipeOf(order));
     while (taking.size > 0) await Promise.all([...taking]);
+    // A COPY that failed of itself (a full disk) cut its file short, and taking that file failed
+    // too, maybe first: the COPY's error is the cause, unless it only says the COPY was stopped.
+    if (copyFailure && !stoppedByTake(copyFailure.error)) throw copyFailure.error;
     if (failure) throw failure.error;
     for (const order of await plainFiles(folder)) {
       await take(order, createReadStream(pipeOf(order)));
@@ -101,6 +106,11 @@ export async function copyThroughPipes(piped: PipedCopy): Promise<void> {
     for (const reader of readers.values()) reader.destroy();
     await rm(folder, { recursive: true, force: true });
   }
+}
+
+/** Whether the COPY's error only says that a failed `take` stopped it (interrupted, or its pipe closed). */
+function stoppedByTake(error: unknown): boolean {
+  return error instanceof Error && /Interrupted|Broken pipe/i.test(error.message);
 }
 
 /**

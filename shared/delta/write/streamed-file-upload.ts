@@ -1,4 +1,4 @@
-import { open, rm } from "node:fs/promises";
+import { open, rm, type FileHandle } from "node:fs/promises";
 import { putInParts, type ObjectStore } from "../../store/object-store.ts";
 
 /**
@@ -72,15 +72,27 @@ async function statsFrom<Stats extends { readonly numRecords: number }>(
   size: number,
   tail: Uint8Array,
 ): Promise<Stats> {
+  // Only the footer is written: the rest of the tail would take room the bound does not allow for.
+  const footer = tail.subarray(Math.max(0, tail.length - footerBytes(tail)));
   const handle = await open(file.footerPath, "w");
   try {
-    await handle.write(MAGIC, 0, MAGIC.length, 0);
-    await handle.write(tail, 0, tail.length, size - tail.length);
+    await writeWhole(handle, MAGIC, 0);
+    await writeWhole(handle, footer, size - footer.length);
     await handle.close();
     return await file.readFooter(file.footerPath);
   } finally {
     await handle.close().catch(() => undefined);
     await rm(file.footerPath, { force: true });
+  }
+}
+
+/** Writes all of `bytes` at `position` (a write to a nearly full disk may write part and return). */
+async function writeWhole(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length;) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
+    if (bytesWritten === 0)
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    done += bytesWritten;
   }
 }
 
