@@ -1,5 +1,5 @@
 import type { DuckSession } from "../duck/duck-session.ts";
-import type { ScratchFolder } from "../duck/scratch-folder.ts";
+import { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   beginTransaction,
@@ -258,6 +258,9 @@ async function commitBatch(
   const evolved = await evolveFor(target, snapshot, rowsSession, schemaSql);
   const prepared = await operation.prepare(context, evolved.snapshot);
   await options.afterDataFiles?.();
+  // The commit's own scratch: what its post-commit work copies in (the files auto-compaction
+  // rewrites) leaves with it, not at the end of the task's last batch.
+  const commitScratch = await ScratchFolder.createIn(session.scratch.dir, "commit-");
   const outcome = await commitTransaction(
     target.store,
     {
@@ -268,8 +271,8 @@ async function commitBatch(
       txn,
       ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
     },
-    { clock: session.clock, session },
-  );
+    { clock: session.clock, session: { ...session, scratch: commitScratch } },
+  ).finally(() => commitScratch.dispose());
   switch (outcome.status) {
     case "committed":
       return {

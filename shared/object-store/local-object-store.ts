@@ -74,6 +74,23 @@ export class LocalObjectStore implements ObjectStore {
     });
   }
 
+  /** The parts go to a temporary file as they come, renamed into place once all are written. */
+  async putParts(key: string, parts: AsyncIterable<Uint8Array>): Promise<{ etag: string }> {
+    const target = this.#path(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = path.join(path.dirname(target), `${TEMP_PREFIX}${randomUUID()}`);
+    try {
+      await writeFile(temp, parts, { flag: "wx" });
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+    return this.#locked(key, async () => {
+      await rename(temp, target);
+      return { etag: etagOf(await stat(target, { bigint: true })) };
+    });
+  }
+
   async putIfAbsent(key: string, body: Uint8Array): Promise<PutIfAbsentResult> {
     const target = this.#path(key);
     const temp = await this.#writeTemp(target, body);

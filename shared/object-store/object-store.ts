@@ -44,6 +44,13 @@ export interface ObjectStore {
   /** Writes (or overwrites) the object and returns its new ETag. */
   put(key: string, body: Uint8Array): Promise<{ etag: string }>;
   /**
+   * Writes (or overwrites) the object from `parts` as they come, never holding it whole (S3's
+   * multipart upload): each part but the last is at least `MIN_PART_BYTES`, and at least one part
+   * comes. Nothing is written if `parts` or an upload fails. Optional: a store without it is given
+   * the parts joined to `put` (`putInParts`).
+   */
+  putParts?(key: string, parts: AsyncIterable<Uint8Array>): Promise<{ etag: string }>;
+  /**
    * Writes the object only if no object has the key: `created` if this call wrote it, `exists` if
    * the key was taken (by anyone, including a concurrent call). Never overwrites.
    */
@@ -58,6 +65,21 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Deletes every key given; missing keys are not an error. */
   deleteMany(keys: readonly string[]): Promise<void>;
+}
+
+/** The smallest part but the last that a multipart upload takes (S3's limit, 5 MiB). */
+export const MIN_PART_BYTES = 5 * 1024 * 1024;
+
+/** Writes `parts` through `putParts`, or joined in memory to `put` when the store has no `putParts`. */
+export async function putInParts(
+  store: ObjectStore,
+  key: string,
+  parts: AsyncIterable<Uint8Array>,
+): Promise<{ etag: string }> {
+  if (store.putParts) return store.putParts(key, parts);
+  const joined: Uint8Array[] = [];
+  for await (const part of parts) joined.push(part);
+  return store.put(key, Buffer.concat(joined));
 }
 
 /** Every key under `prefix`, following pages. */

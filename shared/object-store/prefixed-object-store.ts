@@ -13,6 +13,11 @@ export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
     get: (key) => inner.get(prefix + key),
     getRange: (key, range: ByteRange) => inner.getRange(prefix + key, range),
     put: (key, body) => inner.put(prefix + key, body),
+    ...(inner.putParts
+      ? {
+          putParts: (key: string, parts: AsyncIterable<Uint8Array>) => inner.putParts!(prefix + key, parts),
+        }
+      : {}),
     putIfAbsent: (key, body) => inner.putIfAbsent(prefix + key, body),
     putIfMatch: (key, body, etag) => inner.putIfMatch(prefix + key, body, etag),
     async list(listPrefix: string, options: ListOptions = {}): Promise<ListPage> {

@@ -1,4 +1,7 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -6,6 +9,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3ServiceException,
+  UploadPartCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { ObjectNotFoundError, StoreUnavailableError } from "./errors.ts";
@@ -27,6 +31,9 @@ export interface S3ObjectStoreOptions {
   /** Keys are relative to this prefix (ending in `/`). @default "" */
   readonly prefix?: string;
 }
+
+/** Parts of one multipart upload sent at once: each is held in memory until S3 has it. */
+const PARTS_IN_FLIGHT = 3;
 
 /** S3's DeleteObjects takes at most this many keys per call. */
 const MAX_DELETE_BATCH = 1000;
@@ -60,6 +67,41 @@ export class S3ObjectStore implements ObjectStore {
       this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), Body: body })),
     );
     return { etag: out.ETag ?? "" };
+  }
+
+  /** A multipart upload; aborted (its parts dropped) if a part or the parts' source fails. */
+  async putParts(key: string, parts: AsyncIterable<Uint8Array>): Promise<{ etag: string }> {
+    const target = { Bucket: this.#bucket, Key: this.#key(key) };
+    const { UploadId } = await this.#call(key, () =>
+      this.#client.send(new CreateMultipartUploadCommand(target)),
+    );
+    const upload = { ...target, UploadId };
+    const sent: { PartNumber: number; ETag: string }[] = [];
+    const inFlight = new Set<Promise<void>>();
+    try {
+      let partNumber = 0;
+      for await (const body of parts) {
+        const PartNumber = ++partNumber;
+        const part: Promise<void> = this.#client
+          .send(new UploadPartCommand({ ...upload, PartNumber, Body: body }))
+          .then((out) => void sent.push({ PartNumber, ETag: out.ETag ?? "" }))
+          .finally(() => inFlight.delete(part));
+        part.catch(() => undefined); // awaited below; a failure is not unhandled meanwhile
+        inFlight.add(part);
+        // The source waits while parts are in flight: memory holds at most PARTS_IN_FLIGHT parts.
+        if (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
+      }
+      await Promise.all(inFlight);
+      sent.sort((a, b) => a.PartNumber - b.PartNumber);
+      const out = await this.#client.send(
+        new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: sent } }),
+      );
+      return { etag: out.ETag ?? "" };
+    } catch (error) {
+      await Promise.allSettled(inFlight);
+      await this.#client.send(new AbortMultipartUploadCommand(upload)).catch(() => undefined);
+      throw error instanceof S3ServiceException ? translate(error, key) : error;
+    }
   }
 
   async putIfAbsent(key: string, body: Uint8Array): Promise<PutIfAbsentResult> {

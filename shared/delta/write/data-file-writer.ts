@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { open, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ScratchFolder } from "../../duck/scratch-folder.ts";
@@ -8,6 +7,8 @@ import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { AddCdcFile, AddFile } from "../log/actions.ts";
 import { newChangeDataFileKey, newDataFileKey, toLogPath } from "../log/data-file-paths.ts";
 import { SchemaMismatchError } from "../errors.ts";
+import { copyThroughPipes } from "./piped-copy.ts";
+import { uploadStreamedFile } from "./streamed-file-upload.ts";
 import { encodeFileStats } from "../log/stats-json.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
 import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
@@ -15,8 +16,8 @@ import type { DeltaType, StructType } from "../table/schema.ts";
 
 /**
  * Writes rows, given as DuckDB SQL over the session, into a table's parquet files: one file per
- * partition value combination (more when it passes the target file size), `COPY ... (FORMAT parquet, COMPRESSION snappy)` into the scratch
- * folder, each file `put` through the object store as soon as DuckDB has finished it. Partition columns are not stored in the files; their
+ * partition value combination (more when it passes the target file size), `COPY ... (FORMAT parquet, COMPRESSION snappy)` into
+ * pipes the engine drains, each file uploaded through the object store while DuckDB writes it. Partition columns are not stored in the files; their
  * values go to `partitionValues`, serialized as PROTOCOL.md "Partition Value Serialization" says
  * (timestamps as ISO-8601 UTC, its recommended form).
  */
@@ -144,16 +145,13 @@ async function writeFiles(
   }
 }
 
-/** How often a running COPY's folder is looked at for files it has finished. */
-const FINISHED_FILE_POLL_MS = 100;
-
 /**
- * One COPY of `fileSql` into a fresh scratch folder. DuckDB starts a new file whenever one passes
- * the target size (checked at row-group boundaries), and finishes a file (its footer written) before
- * it starts the next: so while the COPY runs, every file but the last is shipped (its stats read from
- * its footer on a second connection, `put` under a new key, the local copy deleted), and the batch's
- * output never takes more of the temporary folder than about two files. A file shipped but not
- * committed (the COPY or the batch fails later) is an orphan VACUUM removes.
+ * One COPY of `fileSql` whose files are uploaded as DuckDB writes them (`piped-copy.ts`): DuckDB
+ * starts a new file whenever one passes the target size (checked at row-group boundaries), each
+ * file's bytes go up in parts while it is written (`streamed-file-upload.ts`), and DuckDB waits while
+ * an upload lags. So the batch's output takes no room in the temporary folder but a footer at a time,
+ * whatever its size and however slow the store. A file uploaded but not committed (the COPY or the
+ * batch fails later) is an orphan VACUUM removes.
  */
 async function writePartitionFiles(
   context: FileWriteContext,
@@ -168,91 +166,38 @@ async function writePartitionFiles(
   const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
   const footers = await context.duck.sibling();
   const written: (WrittenFile & { readonly order: number })[] = [];
-  const shipped = new Set<string>();
-  const ship = async (name: string): Promise<void> => {
-    const local = path.join(folder, name);
-    const [row] = await footers.rows(parquetStatsQuery(local, columns));
-    const stats = toFileStats(row!, columns);
-    shipped.add(name);
-    if (stats.numRecords > 0) {
-      const key = changeData
-        ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
-        : newDataFileKey(layout.partitionColumns, partitionValues);
-      const bytes = await readFile(local);
-      await context.store.put(key, bytes);
-      written.push({ key, size: bytes.byteLength, partitionValues, stats, order: fileNumber(name) });
-      await context.afterFileUploaded?.(key);
-    }
-    await rm(local, { force: true });
-  };
-  /** Ships the files the COPY has finished: all of them once it has ended. */
-  const shipFinished = async (ended: boolean): Promise<void> => {
-    const names = await copyOutputFiles(folder);
-    const ready: string[] = [];
-    for (const [i, name] of names.entries()) {
-      if (shipped.has(name)) continue;
-      const finished = ended || (i < names.length - 1 && (await hasParquetFooter(path.join(folder, name))));
-      if (!finished) break;
-      ready.push(name);
-    }
-    // At once: DuckDB may finish files faster than one upload at a time takes them away.
-    await Promise.all(ready.map(ship));
-  };
-  const copy = context.duck.run(
-    `COPY (${fileSql}) TO ${quoteLiteral(folder)} ` +
-      `(FORMAT parquet, COMPRESSION ${layout.compression ?? "snappy"}, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))})`,
-  );
-  let copying = true;
-  const ended = copy.then(
-    () => (copying = false),
-    () => (copying = false),
-  );
   try {
-    while (copying) {
-      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, FINISHED_FILE_POLL_MS))]);
-      if (copying) await shipFinished(false);
-    }
-    await copy;
-    await shipFinished(true);
+    await copyThroughPipes({
+      folder,
+      copy: () =>
+        context.duck.run(
+          `COPY (${fileSql}) TO ${quoteLiteral(folder)} (FORMAT parquet, ` +
+            `COMPRESSION ${layout.compression ?? "snappy"}, FILE_SIZE_BYTES ${Math.max(1, Math.floor(targetSize))}, ` +
+            `OVERWRITE_OR_IGNORE true)`,
+        ),
+      interrupt: () => context.duck.interrupt(),
+      take: async (order, bytes) => {
+        const key = changeData
+          ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
+          : newDataFileKey(layout.partitionColumns, partitionValues);
+        const uploaded = await uploadStreamedFile({
+          bytes,
+          store: context.store,
+          key,
+          footerPath: path.join(context.scratch.dir, `footer-${randomUUID()}.parquet`),
+          readFooter: async (footerPath) => {
+            const [row] = await footers.rows(parquetStatsQuery(footerPath, columns));
+            return toFileStats(row!, columns);
+          },
+        });
+        if (!uploaded) return;
+        written.push({ key, size: uploaded.size, partitionValues, stats: uploaded.stats, order });
+        await context.afterFileUploaded?.(key);
+      },
+    });
     return written.sort((a, b) => a.order - b.order).map(({ order: _, ...file }) => file);
-  } catch (error) {
-    // Shipping failed while the COPY runs: stop it before its folder goes.
-    if (copying) context.duck.interrupt();
-    await ended;
-    throw error;
   } finally {
     footers.close();
-    await rm(folder, { recursive: true, force: true });
-  }
-}
-
-/** The files of a COPY's folder in the order DuckDB wrote them (`data_0.parquet`, `data_1.parquet`, …). */
-async function copyOutputFiles(folder: string): Promise<string[]> {
-  const names = await readdir(folder).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return [] as string[];
-    throw error;
-  });
-  return names.filter((name) => name.endsWith(".parquet")).sort((a, b) => fileNumber(a) - fileNumber(b));
-}
-
-/** `data_12.parquet` → 12. */
-function fileNumber(name: string): number {
-  return Number(/(\d+)\.parquet$/.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
-}
-
-const PARQUET_MAGIC = "PAR1";
-
-/** Whether the file ends with a parquet footer's magic (DuckDB writes it last, when the file is done). */
-async function hasParquetFooter(file: string): Promise<boolean> {
-  const handle = await open(file, "r");
-  try {
-    const { size } = await handle.stat();
-    if (size < 8) return false;
-    const tail = Buffer.alloc(4);
-    await handle.read(tail, 0, 4, size - 4);
-    return tail.toString("latin1") === PARQUET_MAGIC;
-  } finally {
-    await handle.close();
   }
 }
 

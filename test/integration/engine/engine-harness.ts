@@ -42,7 +42,13 @@ export class EngineHarness {
   private deployed: { definition: string; version: number } | undefined;
 
   constructor(
-    options: { readonly crash?: CrashHook; readonly clock?: () => number; readonly budgetMs?: number } = {},
+    options: {
+      readonly crash?: CrashHook;
+      readonly clock?: () => number;
+      readonly budgetMs?: number;
+      /** What the engine sees of the bucket (e.g. a store whose uploads are slow). */
+      readonly bucket?: (store: ObjectStore) => ObjectStore;
+    } = {},
   ) {
     const { storage } = testAws();
     const client = testDocumentClient();
@@ -65,7 +71,7 @@ export class EngineHarness {
         ...now,
       }),
       events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable, ...now }),
-      bucket: this.store,
+      bucket: options.bucket ? options.bucket(this.store) : this.store,
       locate,
       // Its sources are s3:// locations.
       eventStreams: networkEventStreams,

@@ -1,0 +1,96 @@
+import { readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { withDuckSession } from "../../../shared/duck/duck-session.ts";
+import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
+import { DeltaTable } from "../../../shared/delta/index.ts";
+import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
+import { cappedTempFolders, withCappedTempFolder } from "../../support/capped-temp-folder.ts";
+import { EngineHarness } from "./engine-harness.ts";
+
+/**
+ * A backlog ten times the temporary folder (issue 34) is ingested by one update in batches within
+ * the flow's byte bound, each file read exactly once: a batch takes its input and a footer of the
+ * folder, never its output as well, and leaves nothing behind for the next batch (a commit's
+ * auto-compaction copies used to stay until the task ended: batch 12 found a 16 MB folder full).
+ */
+
+const CAP_MB = 16;
+const FILES = 64;
+/** Rows per file: ~2.6 MB of Parquet (four md5 strings a row barely compress). */
+const ROWS_PER_FILE = 10_000;
+const BOUND = "6mb";
+
+/** Eight distinct md5 strings of the row's id: 256 characters that snappy barely compresses. */
+function payload(id: string): string {
+  return [..."abcdefgh"].map((salt) => `md5(${id}::VARCHAR || '${salt}')`).join(" || ");
+}
+
+/** File `f`'s rows `(id, payload)`, as Parquet, made outside any capped folder. */
+async function parquetFile(f: number): Promise<Uint8Array> {
+  const file = path.join(tmpdir(), `ebb-backlog-${process.pid}-${f}.parquet`);
+  const first = f * ROWS_PER_FILE;
+  await withDuckSession((duck) =>
+    duck.run(
+      `COPY (SELECT ${first} + i AS id, ${payload(`(${first} + i)`)} AS payload FROM range(${ROWS_PER_FILE}) t(i)) ` +
+        `TO ${quoteLiteral(file)} (FORMAT parquet)`,
+    ),
+  );
+  try {
+    return await readFile(file);
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder", () => {
+  it("runs to completion in bounded batches, every row exactly once", async () => {
+    const harness = new EngineHarness();
+    try {
+      const pipeline = await harness.validate({
+        name: "backlog",
+        catalog: "main",
+        schema: "backlog",
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: harness.landingUri, format: "parquet" },
+                sql: "SELECT * FROM source",
+                options: { max_bytes_per_batch: BOUND },
+              },
+            ],
+          },
+        ],
+      });
+      let backlog = 0;
+      for (let f = 0; f < FILES; f++) {
+        const bytes = await parquetFile(f);
+        backlog += bytes.byteLength;
+        await harness.landing.put(`part-${String(f).padStart(3, "0")}.parquet`, bytes);
+      }
+      expect(backlog).toBeGreaterThan(10 * CAP_MB * 1024 * 1024);
+
+      const run = await withCappedTempFolder(CAP_MB, () => harness.run(pipeline));
+      expect(run.error).toBeUndefined();
+      expect(run.state).toBe("COMPLETED");
+      // Two files (5.2 MB) fit the 6 MB bound: 32 batches, none re-planned.
+      expect(run.flows["ingest"]?.batches).toBe(FILES / 2);
+
+      const table = await DeltaTable.open(new DatasetCatalog(pipeline, harness.store).tableStore("raw"));
+      try {
+        const ids = (await table.scan()).map((row) => Number(row["id"]));
+        expect(ids.length).toBe(FILES * ROWS_PER_FILE);
+        expect(new Set(ids).size).toBe(FILES * ROWS_PER_FILE);
+      } finally {
+        await table.close();
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+});
