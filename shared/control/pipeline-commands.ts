@@ -13,6 +13,7 @@ import { refuseUnownedTables } from "./unowned-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
 import { ObjectNotFoundError, TableOwnedError } from "../store/errors.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
+import { locateDefinitionError, type ProjectLocation } from "../project/index.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
@@ -42,8 +43,11 @@ async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promis
  */
 export async function createPipeline(plane: ControlPlane, body: CreatePipelineBody) {
   const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
-  const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
-  const validated = await validatePipeline(resolved, plane.sql);
+  const { ignored, locate, ...resolved } = await resolveDatabricksSettings(
+    settings,
+    definitionFileReader(plane),
+  );
+  const validated = await validateLocated(plane, resolved, locate);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
@@ -107,7 +111,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
   }
   const currentDefinition = (await plane.pipelines.getDefinition(pipelineId)).definition;
   const current = pipelineSpec(currentDefinition);
-  const { ignored, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
+  const { ignored, locate, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
   if (
     (settings.catalog ?? current.catalog) !== current.catalog ||
     (settings.schema ?? current.schema) !== current.schema
@@ -126,7 +130,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
   };
   if (allowDuplicates === false && merged.name !== current.name)
     await refuseDuplicateName(plane, merged.name);
-  const validated = await validatePipeline(merged, plane.sql);
+  const validated = await validateLocated(plane, merged, locate);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   await refuseUnownedTables(plane, validated.definition, {
     pipelineId,
@@ -141,6 +145,19 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
     );
   }
   return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };
+}
+
+/** Validates a definition; one built from a project has its problems placed in the project's files. */
+async function validateLocated(
+  plane: ControlPlane,
+  definition: unknown,
+  locate: ((path: string) => ProjectLocation | undefined) | undefined,
+) {
+  try {
+    return await validatePipeline(definition, plane.sql);
+  } catch (error) {
+    throw locate ? locateDefinitionError(error, locate) : error;
+  }
 }
 
 /** `allow_duplicate_names: false`: another live pipeline with the name is refused. */

@@ -262,12 +262,25 @@ export const flowSchema = strictObject({
   }
 });
 
+/**
+ * A data-quality expectation (Databricks' `CONSTRAINT name EXPECT (condition) [ON VIOLATION …]`):
+ * a row for which `condition` is false is kept and counted (`warn`), dropped (`drop`), or fails the
+ * update (`fail`).
+ */
+export const EXPECTATION_VIOLATIONS = ["warn", "drop", "fail"] as const;
+export const expectationSchema = strictObject({
+  name: z.string().trim().min(1, { error: "an expectation needs a name" }),
+  condition: sqlSchema,
+  on_violation: z.enum(EXPECTATION_VIOLATIONS).default("warn"),
+});
+
 const tableFields = {
   name: identifierSchema("dataset name"),
   reset_mode: resetModeSchema,
   partition_by: z.array(columnNameSchema()).optional(),
   /** Delta table properties (`delta.appendOnly`, `delta.logRetentionDuration`, …). */
   properties: z.record(z.string().min(1), z.string()).optional(),
+  expectations: z.array(expectationSchema).optional(),
 };
 
 export const streamingTableSchema = strictObject({
@@ -329,5 +342,6 @@ export type MaterializedViewDefinition = z.infer<typeof materializedViewSchema>;
 export type ViewDefinition = z.infer<typeof viewSchema>;
 export type DatasetDefinition = z.infer<typeof datasetSchema>;
 export type DatasetType = DatasetDefinition["type"];
+export type ExpectationDefinition = z.infer<typeof expectationSchema>;
 export type ResetMode = (typeof RESET_MODES)[number];
 export type PipelineDefinition = z.infer<typeof pipelineDefinitionSchema>;
