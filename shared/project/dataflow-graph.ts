@@ -324,7 +324,10 @@ class GraphBuilder {
           mapped = inner.mapped;
           for (const r of inner.reads) reads.add(r);
           watermark ??= inner.watermark;
-          replacement = `(${inner.sql}) AS ${alias}`;
+          // A view that passes its stream through unchanged needs no subquery (Ebb's analyses read it as is).
+          replacement = /^SELECT \* FROM source(?: AS \w+)?$/i.test(inner.sql.trim())
+            ? `source AS ${alias}`
+            : `(${inner.sql}) AS ${alias}`;
         } else if (target.at.statement.kind === "materialized_view") {
           throw new StatementProblem(
             ref.start,

@@ -77,14 +77,15 @@ export function readProjectSpec(file: string, text: string): SpecResult {
     return {
       ok: false,
       issues: parsed.error.issues.map((issue) => {
-        const node = document.getIn(issue.path as (string | number)[], true) as
-          { range?: number[] } | undefined;
-        const at = positionOf(text, node?.range?.[0] ?? 0);
+        const at = positionOf(text, nearestNodeStart(document, issue.path as (string | number)[]));
         const field = issue.path.join(".");
+        const missing = issue.input === undefined;
         const message =
           issue.code === "unrecognized_keys"
-            ? `${issue.keys.join(", ")} ${issue.keys.length === 1 ? "is not a field" : "are not fields"} of spark-pipeline.yml (name, libraries, storage, catalog, database, schema, configuration)`
-            : `${field ? `${field}: ` : ""}${issue.message}`;
+            ? `${issue.keys.join(", ")} ${issue.keys.length === 1 ? "is not a field" : "are not fields"} of ${field ? field : "spark-pipeline.yml (name, libraries, storage, catalog, database, schema, configuration)"}`
+            : missing
+              ? `${field} is required`
+              : `${field ? `${field}: ` : ""}${issue.message}`;
         return { file, ...at, code: PROJECT_ISSUE_CODES.specInvalid, message };
       }),
     };
@@ -103,6 +104,15 @@ export function readProjectSpec(file: string, text: string): SpecResult {
       configuration: spec.configuration,
     },
   };
+}
+
+/** Where the value at `path` starts, or the nearest enclosing value that exists (a missing field's parent). */
+function nearestNodeStart(document: ReturnType<typeof parseDocument>, path: (string | number)[]): number {
+  for (let length = path.length; length >= 0; length--) {
+    const node = document.getIn(path.slice(0, length), true) as { range?: number[] } | undefined;
+    if (node?.range) return node.range[0]!;
+  }
+  return 0;
 }
 
 function positionOf(text: string, offset: number): { line: number; column: number } {

@@ -168,7 +168,7 @@ function streamRead(tokens: readonly Token[], at: number): { read: StreamRead; n
       parts.push(tokens[i]!.value);
       i++;
     }
-    watermark = { column: column.value, delay: parts.join(" "), start };
+    watermark = { column: column.value, delay: parts.join(" ").toLowerCase(), start };
   }
   let alias: string | undefined;
   if (isWord(tokens[i], "AS")) {
@@ -225,7 +225,7 @@ function sourceCall(tokens: readonly Token[], at: number): { call: SourceCall; n
       );
     if ((token.kind === "word" || token.kind === "quoted") && isSymbol(tokens[i + 1], "=>")) {
       const value = literal(tokens, i + 2, name.value);
-      named[token.value.toLowerCase()] = value;
+      named[token.value] = value;
       i += 3;
     } else {
       positional.push(literal(tokens, i, name.value));

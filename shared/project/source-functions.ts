@@ -50,7 +50,7 @@ export function deltaPathSource(path: string): MappedSource {
 function options(call: SourceCall, known: readonly string[]): Map<string, ArgumentValue> {
   const given = new Map<string, ArgumentValue>();
   for (const [key, value] of Object.entries(call.named)) {
-    const bare = key.replace(/^cloudfiles\./, "");
+    const bare = key.toLowerCase().replace(/^cloudfiles\./, "");
     const match = known.find((k) => k.toLowerCase() === bare);
     if (match === undefined)
       throw unsupported(
