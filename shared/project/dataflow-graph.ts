@@ -6,7 +6,13 @@ import {
   type ProjectLocation,
 } from "./errors.ts";
 import { scanQuery, type StreamRead, type TableRead } from "./query-scan.ts";
-import { deltaPathSource, sourceOfCall, type MappedSource } from "./source-functions.ts";
+import {
+  deltaPathSource,
+  filePathSource,
+  FILE_FORMATS,
+  sourceOfCall,
+  type MappedSource,
+} from "./source-functions.ts";
 import { StatementProblem } from "./statement-parser.ts";
 import type { SourceText } from "./source-text.ts";
 import type { AutoCdcFlowStatement, NameRef, PipelineStatement, QueryText } from "./statements.ts";
@@ -311,8 +317,9 @@ class GraphBuilder {
       replacement = stream.alias !== undefined ? `source AS ${stream.alias}` : "source";
     } else {
       const ref = stream.read.table;
-      if (ref.parts.length === 2 && ref.parts[0]!.toLowerCase() === "delta") {
-        mapped = deltaPathSource(ref.parts[1]!);
+      const prefix = ref.parts.length === 2 ? ref.parts[0]!.toLowerCase() : undefined;
+      if (prefix === "delta" || FILE_FORMATS.some((format) => format === prefix)) {
+        mapped = prefix === "delta" ? deltaPathSource(ref.parts[1]!) : filePathSource(prefix!, ref.parts[1]!);
         replacement = stream.alias !== undefined ? `source AS ${stream.alias}` : "source";
       } else {
         const name = this.readName(ref, what);

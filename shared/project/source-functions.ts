@@ -42,6 +42,14 @@ export function sourceOfCall(call: SourceCall): MappedSource {
   }
 }
 
+/** Spark SQL's path tables that are files, read as auto_loader (the columns inferred, as Spark does with `spark.sql.streaming.schemaInference`). */
+export const FILE_FORMATS = ["json", "csv", "parquet"] as const;
+
+/** `json.\`s3://bucket/prefix/\``: files under a prefix, each read once. */
+export function filePathSource(format: string, path: string): MappedSource {
+  return { source: { type: "auto_loader", path, format: format.toLowerCase() }, options: {} };
+}
+
 /** `delta.\`s3://bucket/table\``: an external Delta table read version by version. */
 export function deltaPathSource(path: string): MappedSource {
   return { source: { type: "delta", path }, options: {} };

@@ -32,6 +32,22 @@ describe("pipeline SQL into Ebb's datasets", () => {
     ]);
   });
 
+  it("STREAM json.`path` (Spark SQL's path table, as open-source SDP reads files) is an auto_loader flow", () => {
+    expect(datasets("CREATE STREAMING TABLE raw AS SELECT * FROM STREAM json.`${landing}`;")).toEqual([
+      {
+        type: "streaming_table",
+        name: "raw",
+        flows: [
+          {
+            name: "raw",
+            source: { type: "auto_loader", path: LANDING, format: "json" },
+            sql: "SELECT * FROM source",
+          },
+        ],
+      },
+    ]);
+  });
+
   it("STREAM(x), STREAM x and LIVE.x read a streaming table of the project, aliased by its name", () => {
     for (const from of ["STREAM(raw)", "STREAM raw", "STREAM(LIVE.raw)", "STREAM(main.sales.raw)"]) {
       const [, clean] = datasets(
