@@ -123,6 +123,41 @@ describe("pipeline projects through the API and ebb deploy", () => {
     expect((await rows("cdc.users.users_history", "userId, __START_AT")).length).toBeGreaterThan(4);
   }, 300_000);
 
+  it("several flows into one table and a temporary view (the peer suite's regional-orders project)", async () => {
+    const files = projectFolder("test/sdp-peer/projects/regional-orders");
+    const spec = files.get("spark-pipeline.yml")!;
+    files.delete("spark-pipeline.yml");
+    const landing = `${cp.landing}/regional`;
+    const { pipeline_id: id } = await cp.client.createPipeline({
+      project: { spec, files: Object.fromEntries(files) },
+      configuration: { landing },
+    });
+    created.push(id);
+    const { mkdir, writeFile } = await import("node:fs/promises");
+    const land = async (market: string, file: string, rows: object[]) => {
+      await mkdir(`${landing}/${market}`, { recursive: true });
+      await writeFile(`${landing}/${market}/${file}`, rows.map((r) => JSON.stringify(r)).join("\n"));
+    };
+    await land("us", "1.json", [
+      { id: 1, amount: 150 },
+      { id: 2, amount: 20 },
+    ]);
+    await land("eu", "1.json", [{ id: 3, amount: 300 }]);
+    await run(id);
+    await land("us", "2.json", [{ id: 4, amount: 100 }]);
+    await run(id);
+    expect(await rows("peer.regional.all_orders", "id")).toEqual([
+      { id: 1, amount: 150, market: "US" },
+      { id: 2, amount: 20, market: "US" },
+      { id: 3, amount: 300, market: "EU" },
+      { id: 4, amount: 100, market: "US" },
+    ]);
+    expect(await rows("peer.regional.large_by_market", "market")).toEqual([
+      { market: "EU", orders: 1, total: 300 },
+      { market: "US", orders: 2, total: 250 },
+    ]);
+  }, 300_000);
+
   it("a cycle across files is refused with its code, file, line and column, and nothing is created", async () => {
     const before = (await cp.client.listPipelines()).statuses.length;
     const error = await cp.client
