@@ -42,7 +42,11 @@ export function sourceOfCall(call: SourceCall): MappedSource {
   }
 }
 
-/** Spark SQL's path tables that are files, read as auto_loader (the columns inferred, as Spark does with `spark.sql.streaming.schemaInference`). */
+/**
+ * Spark SQL's path tables of files (`json.\`s3://…\``), streamed as auto_loader with inferred columns.
+ * Open-source SDP 4.3 reads them as a batch relation (and refuses one under STREAM in a streaming
+ * table); Ebb streams them, as Databricks streams read_files.
+ */
 export const FILE_FORMATS = ["json", "csv", "parquet"] as const;
 
 /** `json.\`s3://bucket/prefix/\``: files under a prefix, each read once. */
