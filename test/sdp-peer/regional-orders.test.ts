@@ -12,7 +12,8 @@ import { projectFolder } from "../unit/project/project-files.ts";
  * view, a materialized view over it) on Spark Declarative Pipelines 4.3 (`spark-pipelines run`) and on
  * Ebb, over the same landed files, in two updates; after each, every table is equal row for row.
  * SDP reads the files through sdp/ingest.py (open-source SDP has no read_files); every other file is
- * the project's own, unchanged.
+ * the project's own, unchanged. The materialized view is compared with a plain reference over SDP's
+ * all_orders rows: without Delta, SDP's own read of a table two flows write sees one flow's files.
  */
 
 const run = promisify(execFile);
@@ -34,6 +35,19 @@ async function sdpRun(folder: string): Promise<Record<string, Record<string, unk
     path.join(folder, "spark-warehouse"),
   ]);
   return JSON.parse(stdout) as Record<string, Record<string, unknown>[]>;
+}
+
+/** The reference of large_by_market (transformations/large.sql) over a table's rows. */
+function largeByMarket(rows: readonly Record<string, unknown>[]) {
+  const markets = new Map<string, { market: string; orders: number; total: number }>();
+  for (const row of rows.filter((r) => Number(r["amount"]) >= 100)) {
+    const market = String(row["market"]);
+    const entry = markets.get(market) ?? { market, orders: 0, total: 0 };
+    entry.orders += 1;
+    entry.total += Number(row["amount"]);
+    markets.set(market, entry);
+  }
+  return [...markets.values()];
 }
 
 const byKeys = (rows: readonly Record<string, unknown>[]) =>
@@ -111,10 +125,12 @@ describe("the regional-orders project on SDP 4.3 and on Ebb", () => {
       await batch();
       const sdp = await sdpRun(sdpFolder);
       await ebbUpdate();
-      for (const table of ["all_orders", "large_by_market"]) {
-        expect(sdp[table], `SDP wrote no ${table}`).toBeDefined();
-        expect(byKeys(await ebbTable(table))).toEqual(byKeys(sdp[table]!));
-      }
+      expect(sdp["all_orders"], "SDP wrote no all_orders").toBeDefined();
+      expect(byKeys(await ebbTable("all_orders"))).toEqual(byKeys(sdp["all_orders"]!));
+      // Without Delta, SDP's own reads of a table two flows write go through the file sink's log,
+      // which keeps one flow's files (sdp_tables.py): its large_by_market misses the other market.
+      // So the view is compared with the plain reference over SDP's all_orders rows instead.
+      expect(byKeys(await ebbTable("large_by_market"))).toEqual(byKeys(largeByMarket(sdp["all_orders"]!)));
     }
   });
 });
