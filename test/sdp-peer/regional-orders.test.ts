@@ -110,7 +110,7 @@ describe("the regional-orders project on SDP 4.3 and on Ebb", () => {
     expect(update.state, update.error?.message).toBe("COMPLETED");
   };
 
-  it("every table is equal row for row after each of two updates", async () => {
+  it("all_orders equals SDP's and large_by_market its reference, after each of two updates", async () => {
     const batches = [
       async () => {
         await land("us", "1.json", [
