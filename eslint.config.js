@@ -5,7 +5,13 @@ import globals from "globals";
 import { layering } from "./eslint-rules/layering.js";
 
 /** Folders of the pure core: protocol and domain logic only, never an AWS SDK. */
-const PURE_CORE = ["shared/delta/**", "shared/engine/**", "shared/pipeline/**", "shared/rewind/**"];
+const PURE_CORE = [
+  "shared/delta/**",
+  "shared/engine/**",
+  "shared/pipeline/**",
+  "shared/project/**",
+  "shared/rewind/**",
+];
 
 export default tseslint.config(
   {

@@ -43,6 +43,16 @@ const librariesBody = z
   .array(strictObject({ file: strictObject({ path: z.string().trim().min(1) }) }))
   .min(1);
 
+/**
+ * `project`: a pipeline project as Spark Declarative Pipelines writes one (`ebb deploy` sends it): the
+ * spec's text and the project's files by path relative to the spec (shared/project reads them).
+ */
+const projectBody = strictObject({
+  spec: z.string(),
+  spec_path: z.string().trim().min(1).default("spark-pipeline.yml"),
+  files: z.record(z.string().min(1), z.string()),
+});
+
 /** Databricks fields Ebb accepts and reports as ignored (databricks-settings.ts says why). */
 const ignoredSettings = Object.fromEntries(
   [
@@ -85,6 +95,7 @@ const pipelineSettings = {
   continuous: z.boolean().optional(),
   definition: definitionBody.optional(),
   libraries: librariesBody.optional(),
+  project: projectBody.optional(),
   trigger: strictObject({ manual: strictObject({}).optional(), cron: z.unknown().optional() }).optional(),
   /** `false`: refuse a name another pipeline has (Databricks' default); left out, names may repeat. */
   allow_duplicate_names: z.boolean().optional(),

@@ -20,6 +20,12 @@ export const TOP_COMMANDS = {
     summary: "create, list, read, edit and delete pipelines",
     group: "pipelines",
   },
+  deploy: {
+    usage: "deploy",
+    summary:
+      "create or edit the pipeline of a Spark Declarative Pipelines project (spark-pipeline.yml and its SQL files)",
+    group: "pipelines",
+  },
   run: {
     usage: "run <pipeline-id>",
     summary: "start an update (replay after a rewind is just this)",

@@ -7,6 +7,7 @@ import { connect, type ConnectionOptions } from "./api-connection.ts";
 import type { IgnoredSetting } from "../client/ebb-client.ts";
 import { formatJsonLines, formatTable, tableWidth } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";
+import { addDeployCommand } from "./deploy-command.ts";
 
 /**
  * `ebb pipelines create|list|get|update|delete` and `ebb stop`, over the API. A definition file is
@@ -60,6 +61,7 @@ function warnIgnored(err: Out, ignored: readonly IgnoredSetting[] | undefined): 
 
 export function addPipelineCommands(program: Command, out: Out, err: Out): void {
   const pipelines = topCommand(program, "pipelines");
+  addDeployCommand(program, out, (ignored) => warnIgnored(err, ignored));
 
   pipelines
     .command("create <file>")

@@ -1,6 +1,7 @@
 import { readDefinitionText } from "../../pipeline/parse-definition.ts";
 import type { PipelineSettingsBody } from "../../api/request-schemas.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
+import { readPipelineProject, readSqlFiles, type ProjectLocation } from "../../project/index.ts";
 
 /**
  * The Databricks `CreatePipeline` / `EditPipeline` fields a user's existing script sends, resolved
@@ -8,7 +9,9 @@ import { InvalidParameterError } from "../../errors/coded-error.ts";
  *
  * 1. `schema` or its legacy name `target` (both only if equal).
  * 2. The datasets: inline `definition`, or `libraries: [{file: {path}}]` naming YAML/JSON definition
- *    files (`s3://…`, or a folder of this machine on the local runtime, as auto_loader paths), whose datasets are joined and whose settings fill what the request leaves out.
+ *    files (`s3://…`, or a folder of this machine on the local runtime, as auto_loader paths), whose datasets are joined and whose settings fill what the request leaves out;
+ *    or a pipeline project (`project`: a `spark-pipeline.yml` and its SQL files), or `libraries`
+ *    naming SQL files (shared/project), whose settings likewise fill what the request leaves out.
  * 3. `trigger: {manual: {}}` is a triggered pipeline (`continuous` must not be true).
  * 4. Every field Ebb accepts but does not act on is reported back (`ignored_settings`), never dropped
  *    silently; fields no Databricks pipeline has are refused by the request schema before this.
@@ -54,6 +57,8 @@ export interface ResolvedSettings {
   readonly continuous?: boolean;
   readonly datasets?: readonly unknown[];
   readonly ignored: readonly IgnoredSetting[];
+  /** For a project: a definition path's file, line and column (to point validation problems into the files). */
+  readonly locate?: (path: string) => ProjectLocation | undefined;
 }
 
 /** Reads a definition file: `s3://bucket/key`, or (the local runtime) an absolute path. */
@@ -76,11 +81,16 @@ export async function resolveDatabricksSettings(
       `schema "${body.schema}" and target "${body.target}" differ: target is the legacy name of schema; send one`,
     );
   }
-  if (body.definition !== undefined && body.libraries !== undefined) {
+  const given = (["definition", "libraries", "project"] as const).filter(
+    (field) => body[field] !== undefined,
+  );
+  if (given.length > 1) {
     throw new InvalidParameterError(
-      "send the datasets either inline (definition) or as files (libraries), not both",
+      `send the datasets one way: inline (definition), as files (libraries) or as a pipeline project (project), not ${given.join(" and ")}`,
     );
   }
+  if (body.project !== undefined || body.libraries?.some((library) => /\.sql$/i.test(library.file.path)))
+    return resolveProject(body, read, ignored);
   const files = await Promise.all(
     (body.libraries ?? []).map(async (library, i) => definitionFile(await read(library.file.path), i)),
   );
@@ -102,6 +112,53 @@ export async function resolveDatabricksSettings(
       datasets,
     }),
     ignored,
+  };
+}
+
+/** A pipeline project, or `libraries` naming SQL files: its settings fill what the request leaves out. */
+async function resolveProject(
+  body: PipelineSettingsBody,
+  read: DefinitionFileReader,
+  ignored: IgnoredSetting[],
+): Promise<ResolvedSettings> {
+  const configuration = body.configuration
+    ? Object.fromEntries(Object.entries(body.configuration).map(([k, v]) => [k, String(v)]))
+    : undefined;
+  let project;
+  if (body.project !== undefined) {
+    project = readPipelineProject({
+      specPath: body.project.spec_path,
+      spec: body.project.spec,
+      files: new Map(Object.entries(body.project.files)),
+      ...(configuration ? { configuration } : {}),
+    });
+  } else {
+    const paths = (body.libraries ?? []).map((library) => library.file.path);
+    const other = paths.find((path) => !/\.sql$/i.test(path));
+    if (other !== undefined)
+      throw new InvalidParameterError(
+        `libraries mixes SQL files with ${other}: a pipeline's datasets come from SQL files or from definition files, not both`,
+      );
+    const texts = await Promise.all(paths.map(read));
+    project = readSqlFiles(
+      {
+        name: body.name ?? "",
+        ...definedOnly({ catalog: body.catalog, schema: body.schema ?? body.target, configuration }),
+      },
+      new Map(paths.map((path, i) => [path, texts[i]!])),
+    );
+  }
+  const { name, catalog, schema, datasets } = project.definition;
+  return {
+    ...definedOnly({ name: name === "" ? undefined : name, catalog, schema, continuous: undefined }),
+    ...definedOnly({
+      name: body.name,
+      continuous: body.continuous ?? (body.trigger?.manual !== undefined ? false : undefined),
+    }),
+    configuration: { ...project.definition.configuration, ...configuration },
+    datasets,
+    ignored: [...ignored, ...project.ignored],
+    locate: project.locate,
   };
 }
 

@@ -20,6 +20,7 @@ import { TableOwnedError } from "../../store/errors.ts";
 import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { tablePropertiesError } from "../../delta/index.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
+import { locateDefinitionError, type ProjectLocation } from "../../project/index.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
@@ -49,8 +50,11 @@ async function claiming<T>(plane: ControlPlane, write: () => Promise<T>): Promis
  */
 export async function createPipeline(plane: ControlPlane, body: CreatePipelineBody) {
   const { dry_run: dryRun, allow_duplicate_names: allowDuplicates, ...settings } = body;
-  const { ignored, ...resolved } = await resolveDatabricksSettings(settings, definitionFileReader(plane));
-  const validated = await validatePipeline(resolved, plane.sql, tablePropertiesError);
+  const { ignored, locate, ...resolved } = await resolveDatabricksSettings(
+    settings,
+    definitionFileReader(plane),
+  );
+  const validated = await validateLocated(plane, resolved, locate);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   if (allowDuplicates === false) await refuseDuplicateName(plane, validated.definition.name);
   const reported = ignored.length > 0 ? { ignored_settings: ignored } : {};
@@ -138,7 +142,7 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
   }
   const currentDefinition = (await plane.pipelines.getDefinition(pipelineId)).definition;
   const current = pipelineSpec(currentDefinition);
-  const { ignored, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
+  const { ignored, locate, ...settings } = await resolveDatabricksSettings(rest, definitionFileReader(plane));
   if (
     (settings.catalog ?? current.catalog) !== current.catalog ||
     (settings.schema ?? current.schema) !== current.schema
@@ -157,7 +161,7 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
   };
   if (allowDuplicates === false && merged.name !== current.name)
     await refuseDuplicateName(plane, merged.name);
-  const validated = await validatePipeline(merged, plane.sql, tablePropertiesError);
+  const validated = await validateLocated(plane, merged, locate);
   checkDefinitionLocations(validated.definition, plane.localRoots);
   await refuseUnownedTables(plane, validated.definition, {
     pipelineId,
@@ -168,6 +172,19 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
   );
   if (edited.outcome === "version-conflict") return { conflict: edited.currentVersion };
   return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };
+}
+
+/** Validates a definition; one built from a project has its problems placed in the project's files. */
+async function validateLocated(
+  plane: ControlPlane,
+  definition: unknown,
+  locate: ((path: string) => ProjectLocation | undefined) | undefined,
+) {
+  try {
+    return await validatePipeline(definition, plane.sql, tablePropertiesError);
+  } catch (error) {
+    throw locate ? locateDefinitionError(error, locate) : error;
+  }
 }
 
 /** `allow_duplicate_names: false`: another live pipeline with the name is refused. */
