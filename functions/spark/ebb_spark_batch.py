@@ -348,7 +348,8 @@ def main(argv):
         os.dup2(2, 1)
         sys.stdout = sys.stderr
         spark = start_session("ebb-spark-engine")
-        answers.write(json.dumps({"ok": True, "ready": True}) + "\n")
+        ready = {"ok": True, "ready": True, "applicationId": spark.sparkContext.applicationId}
+        answers.write(json.dumps(ready) + "\n")
         answers.flush()
         serve(spark, answers)
         return 0

@@ -1,3 +1,4 @@
+import type { SparkJobs } from "../engine/spark/spark-jobs.ts";
 import type { SqlAnalyzer, ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { validatePipeline } from "../pipeline/validate-pipeline.ts";
 import { DefinitionCache } from "./definition-cache.ts";
@@ -37,6 +38,8 @@ export interface ControlPlane {
   readonly sql: SqlAnalyzer;
   /** Epoch milliseconds. */
   readonly clock: () => number;
+  /** The Spark engine, where this deployment has one (engine/spark/spark-jobs.ts). */
+  readonly spark?: SparkJobs | undefined;
 }
 
 /** The pipeline, or `RESOURCE_DOES_NOT_EXIST`. */

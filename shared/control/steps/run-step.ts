@@ -87,6 +87,7 @@ export async function runItem(
           session,
           locate: plane.locate,
           isActive,
+          ...(plane.spark ? { spark: plane.spark } : {}),
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
         context.events,
