@@ -104,7 +104,17 @@ export class LocalSparkJobs implements SparkJobs {
   }
 
   async #run(request: SparkBatchRequest): Promise<SparkJobRun> {
-    const driver = await (this.#driver ??= this.#start());
+    let driver: Driver;
+    try {
+      driver = await (this.#driver ??= this.#start());
+    } catch (error) {
+      this.#driver = undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      return {
+        jobId: `local/${request.flow}-${request.txn.version}`,
+        failure: { status: "failed", kind: "job", message },
+      };
+    }
     driver.child.stdin.write(JSON.stringify(request) + "\n");
     const answer = await driver.next();
     const jobId = `${driver.applicationId}/${request.flow}-${request.txn.version}`;
@@ -154,7 +164,12 @@ export class LocalSparkJobs implements SparkJobs {
       "pyspark-shell",
     ];
     const child = spawn(python, [ENTRY_SCRIPT, "--serve"], {
-      env: { ...process.env, PYSPARK_SUBMIT_ARGS: submitArgs.join(" "), PYSPARK_PYTHON: python },
+      // pyspark splits PYSPARK_SUBMIT_ARGS as a shell would.
+      env: {
+        ...process.env,
+        PYSPARK_SUBMIT_ARGS: submitArgs.map(shellQuoted).join(" "),
+        PYSPARK_PYTHON: python,
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     // Spark's log is kept for a failure's message and otherwise dropped.
@@ -181,6 +196,10 @@ export class LocalSparkJobs implements SparkJobs {
     }
     return { child, applicationId: ready.applicationId, next };
   }
+}
+
+function shellQuoted(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'"'"'`)}'`;
 }
 
 /** The local Spark engine the environment configures (EBB_SPARK_PYTHON, EBB_SPARK_JARS), if any. */
