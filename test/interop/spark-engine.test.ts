@@ -137,6 +137,7 @@ describe("the Spark engine", () => {
           mixed: await create(landings.mixed, schemas.mixed),
         };
         const points: { duck: string; mixed: string }[] = [];
+        const filesAtStart = file;
         const sparkRan: string[] = [];
         // Every sequence ends with files and an update on Spark: the property always meets Spark.
         for (const s of [
@@ -164,6 +165,8 @@ describe("the Spark engine", () => {
           await run(ids.duck);
           const updateId = await run(ids.mixed);
           if (s.engine === "spark") sparkRan.push(...(await engines(ids.mixed, updateId)));
+          // A pipeline that has written no table yet has nothing to capture.
+          if (file === filesAtStart) continue;
           const captured = await Promise.all([
             cp.client.captureRewindPoint(ids.duck),
             cp.client.captureRewindPoint(ids.mixed),
