@@ -26,6 +26,7 @@ export const FLOORS = [
   "duck", // DuckDB sessions and scratch space
   "sql", // Spark SQL translation and statement answers
   "pipeline", // the definition language: schema, validation, the DAG
+  "project", // Spark Declarative Pipelines projects, read into the definition language
   "delta", // the Delta Lake protocol
   "store", // repositories and the event-stream port with its adapters
   "state", // flows' operator state files

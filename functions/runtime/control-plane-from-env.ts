@@ -1,3 +1,5 @@
+import type { SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
+import { localSparkFromEnv } from "./local-spark-jobs.ts";
 import { realpathSync } from "node:fs";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { z } from "zod";
@@ -87,6 +89,13 @@ export class EnvironmentControlPlane implements ControlPlane {
       const bucket = requiredEnv(ENVIRONMENT.bucket, this.#env);
       return new S3ObjectStore({ client: this.#s3, bucket });
     });
+  }
+
+  /** The local runtime's Spark engine when the environment names one; none on AWS yet (the state machine runs EMR jobs). */
+  get spark(): SparkJobs | undefined {
+    return this.#once("spark", () =>
+      localSparkFromEnv(this.#env, () => requiredEnv(ENVIRONMENT.bucket, this.#env)),
+    );
   }
 
   get localRoots(): readonly string[] {

@@ -14,6 +14,9 @@ export const ENVIRONMENT = {
   stepFunctionsEndpoint: "AWS_ENDPOINT_URL_SFN",
   /** The local runtime's folders sources may read, as a JSON array of absolute paths (unset on AWS). */
   localRoots: "EBB_LOCAL_ROOTS",
+  /** The local Spark engine's python and jars (functions/spark/setup.sh; unset: no local Spark). */
+  sparkPython: "EBB_SPARK_PYTHON",
+  sparkJars: "EBB_SPARK_JARS",
 } as const;
 
 export class MissingEnvironmentError extends CodedError {

@@ -72,6 +72,8 @@ export class EventRecorder {
       {
         flow_progress: {
           status: "RUNNING",
+          engine: batch.engine,
+          ...(batch.sparkJobId !== undefined ? { spark_job_id: batch.sparkJobId } : {}),
           metrics: { num_input_rows: batch.rowsIn, num_output_rows: batch.rowsOut },
           data_quality: { quarantined_records: batch.badRecords, ...batch.dataQuality },
           ...(batch.state ? stateDetails(batch.state) : {}),

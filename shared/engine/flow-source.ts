@@ -31,6 +31,7 @@ import type {
 } from "./source-offsets.ts";
 import { loadTableBatch, planTableSource, type PlannedTableBatch } from "./table-stream-source.ts";
 import { MICRO_BATCH_NAME } from "../pipeline/dataset-references.ts";
+import type { PlannedInput } from "./planned-input.ts";
 
 /**
  * A flow's source behind one interface for the micro-batch protocol: `plan` chooses the next batch's
@@ -70,6 +71,11 @@ export interface FlowSource {
   /** The next batch after `start` (undefined at the root), or undefined when caught up. */
   plan(start: SourceOffset | undefined, seq: number): Promise<PlannedSourceBatch | undefined>;
   load(start: SourceOffset | undefined, end: SourceOffset): Promise<LoadedSourceBatch>;
+  /**
+   * The batch between two offsets named rather than read, for an engine that reads it itself (the
+   * Spark engine); absent for sources only DuckDB reads (Kafka, Kinesis, joins).
+   */
+  readonly plannedInput?: (start: SourceOffset | undefined, end: SourceOffset) => Promise<PlannedInput>;
 }
 
 export interface FlowSourceContext {
@@ -218,7 +224,47 @@ function tableSource(
     return at === undefined ? 0 : versionAtTimestamp(store, parseTimestamp(at)!);
   };
   let planned: PlannedTableBatch | undefined;
+  // The batch just planned is read as planned; a resumed one is re-planned up to its end offset.
+  const replanned = async (
+    start: SourceOffset | undefined,
+    end: SourceOffset,
+  ): Promise<PlannedTableBatch> => {
+    const until = asTable(end)!;
+    const plan =
+      planned && JSON.stringify(planned.end) === JSON.stringify(until)
+        ? planned
+        : await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
+    if (!plan) {
+      throw new SourceUnavailableError(
+        `flow "${context.flowName}" planned a batch of ${upstream}, which no longer has a table: restore it, or fully refresh this flow's dataset`,
+        { data: { flow: context.flowName, upstream } },
+      );
+    }
+    return plan;
+  };
   return {
+    async plannedInput(start, end) {
+      const plan = await replanned(start, end);
+      if (plan.changes) throw new CheckpointStateError(`a change feed batch has no planned row slices`);
+      return {
+        kind: "table",
+        upstream: context.source.type === "stream" ? { dataset: upstream } : { path: upstream },
+        schemaString: plan.snapshot.metadata.schemaString,
+        partitionColumns: plan.snapshot.metadata.partitionColumns,
+        slices: plan.slices.map((slice) => ({
+          path: plan.files.get(slice.path)!.path,
+          partitionValues: plan.files.get(slice.path)!.partitionValues,
+          firstRow: slice.firstRow,
+          endRow: slice.endRow,
+          fileRows: slice.fileRows,
+        })),
+        rows: plan.rows,
+        ...(plan.newestCommitTimestamp !== undefined
+          ? { newestUpstreamTimestamp: plan.newestCommitTimestamp }
+          : {}),
+        skippedRestores: plan.skippedRestores,
+      };
+    },
     async plan(start) {
       const plan = await planTableSource(ref, asTable(start), bounds, start ? 0 : await startingVersion());
       if (!plan) return undefined;
@@ -229,18 +275,7 @@ function tableSource(
       return { end: plan.end, caughtUp, size: plan.size };
     },
     async load(start, end) {
-      const until = asTable(end)!;
-      // The batch just planned is read as planned; a resumed one is re-planned up to its end offset.
-      const plan =
-        planned && JSON.stringify(planned.end) === JSON.stringify(until)
-          ? planned
-          : await planTableSource(ref, asTable(start), { until }, start ? 0 : await startingVersion());
-      if (!plan) {
-        throw new SourceUnavailableError(
-          `flow "${context.flowName}" planned a batch of ${upstream}, which no longer has a table: restore it, or fully refresh this flow's dataset`,
-          { data: { flow: context.flowName, upstream } },
-        );
-      }
+      const plan = await replanned(start, end);
       const sandbox = await context.sandbox();
       const sql = await loadTableBatch(ref, plan, sandbox);
       // A view over the batch's files, copied into the sandbox: the query reads them in one pass.
@@ -283,6 +318,10 @@ function fileSource(
     return keys.map((key) => landed.get(key)!);
   };
   return {
+    async plannedInput(_start, end) {
+      const keys = await state.batchFiles(asFiles(end)!);
+      return { kind: "files", location, keys, format, schema };
+    },
     async plan(start, seq) {
       const previous = asFiles(start);
       const mode = context.options.use_incremental_listing ?? "auto";

@@ -29,7 +29,12 @@ import {
 import { sizeFailureReason } from "./size-failure.ts";
 import { batchBytesFromEnv } from "./task-sizing.ts";
 import type { EventStreams } from "../store/event-streams.ts";
-import { BAD_RECORDS_TABLE, createFlowSource, type FlowSource } from "./flow-source.ts";
+import {
+  BAD_RECORDS_TABLE,
+  createFlowSource,
+  type FlowSource,
+  type LoadedSourceBatch,
+} from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
@@ -37,6 +42,7 @@ import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
 import { updateFence } from "./update-fence.ts";
 import {
   appendBatch,
+  appendStagedFiles,
   mergeBatch,
   type BatchCommit,
   type SinkSession,
@@ -48,6 +54,11 @@ import { openCdcState } from "./auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
 import { applyExpectations, type DataQuality, type ExpectationTarget } from "./expectations.ts";
+import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
+import { chooseEngine } from "./spark/engine-choice.ts";
+import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
+import { runSparkBatch } from "./spark/spark-batch.ts";
+import type { SparkJobs } from "./spark/spark-jobs.ts";
 
 /**
  * One micro-batch of a flow, exactly once (architecture.md "Streaming: the micro-batch protocol"):
@@ -103,6 +114,10 @@ export interface FlowRun {
   readonly defaultBatchBytes?: number;
   /** Told when an unfinished batch is planned again, smaller (for the event log's WARN). */
   readonly onReplan?: (replan: BatchReplan) => Promise<void>;
+  /** The Spark engine, where one is configured (spark/spark-jobs.ts). */
+  readonly spark?: SparkJobs;
+  /** This update's engine for every batch, over the pipeline's `pipelines.engine`. */
+  readonly engine?: BatchEngine;
 }
 
 /** An unfinished batch left behind and planned again within a smaller bound (step 1). */
@@ -134,6 +149,9 @@ export interface BatchOutcome {
   readonly state?: StateProgress;
   /** The dataset's expectations over the batch's rows, when it has any. */
   readonly dataQuality?: DataQuality;
+  /** The engine that ran the batch, and its Spark job's id when Spark did. */
+  readonly engine: BatchEngine;
+  readonly sparkJobId?: string;
 }
 
 /** Runs one micro-batch; undefined when the flow has caught up with its source. */
@@ -198,9 +216,11 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     let seq: number;
     let endOffset: SourceOffset;
     let caughtUp = false;
+    let plannedSize: BatchSize | undefined;
     if (pending) {
       seq = pending.seq;
       endOffset = parseOffset(pending.offsets);
+      plannedSize = pending.size as BatchSize | undefined;
     } else {
       const planned = await source.plan(startOffset, maxSeq + 1);
       if (!planned) return undefined;
@@ -226,6 +246,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       seq = result.checkpoint.seq;
       endOffset = planned.end;
       caughtUp = planned.caughtUp;
+      plannedSize = planned.size;
       if (replan && replaced) {
         await run.onReplan?.({
           flow: run.flow.name,
@@ -239,8 +260,11 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       await crash("after-plan", seq);
     }
 
-    const committed = await markingSizeFailures(run, ref, seq, () =>
-      readAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source),
+    const engine = batchEngine(run, plannedSize);
+    const committed = await markingSizeFailures<BatchWork>(run, ref, seq, () =>
+      engine === "spark"
+        ? sparkReadAndCommit(run, ref, seq, startOffset, endOffset, crash, source)
+        : readAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source),
     );
     const { loaded, state } = committed;
     await crash("after-table-commit", seq);
@@ -277,6 +301,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       caughtUp,
       ...(state ? { state } : {}),
       ...(committed.dataQuality ? { dataQuality: committed.dataQuality } : {}),
+      engine,
+      ...(committed.jobId !== undefined ? { sparkJobId: committed.jobId } : {}),
     };
   } finally {
     const opened = await opening?.catch(() => undefined);
@@ -385,6 +411,88 @@ async function readAndCommit(
     committed = await commitBatch();
   }
   return { ...committed, loaded, state };
+}
+
+/** What steps 3 and 4 did, on either engine. */
+type BatchWork = BatchCommit & {
+  readonly stateVersion?: string | undefined;
+  readonly loaded: Pick<LoadedSourceBatch, "rowsIn" | "badRecords" | "skippedRestores">;
+  readonly state?: StateProgress | undefined;
+  readonly jobId?: string;
+  readonly dataQuality?: DataQuality;
+};
+
+/** The engine batch `seq` runs on (spark/engine-choice.ts); a refusal is the batch's error. */
+function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
+  const choice = chooseEngine({
+    setting: run.catalog.pipeline.settings.engine,
+    ...(run.engine ? { override: run.engine } : {}),
+    size,
+    pipeline: run.catalog.pipeline.definition,
+    dataset: run.dataset,
+    flow: run.flow,
+    readsDatasets: run.catalog.snapshotReads(run.dataset.name, run.flow.name).length > 0,
+  });
+  if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason);
+  if (choice.engine === "spark" && !run.spark) throw new SparkEngineNotConfiguredError(run.flow.name);
+  return choice.engine;
+}
+
+/** Steps 3 and 4 of batch `seq` on Spark: the job computes the planned input, Ebb commits its manifest. */
+async function sparkReadAndCommit(
+  run: FlowRun,
+  ref: FlowRef,
+  seq: number,
+  startOffset: SourceOffset | undefined,
+  endOffset: SourceOffset,
+  crash: (point: CrashPoint, seq: number) => Promise<void>,
+  source: FlowSource,
+) {
+  if (!source.plannedInput)
+    throw new FlowNotSupportedOnSparkError(run.flow.name, "its source runs on DuckDB only, for now");
+  const txn = { appId: flowAppId(ref), version: seq };
+  const target: SinkTarget = {
+    store: run.catalog.tableStore(run.dataset.name),
+    name: run.dataset.name,
+    ...tableLayout(run.dataset),
+  };
+  // A retry of a batch whose commit landed runs no job: the commit is looked up (table-sink.ts).
+  if (await tableHoldsTxn(run, txn.appId, seq)) {
+    const held = await appendStagedFiles(
+      target,
+      run.session,
+      { schema: { type: "struct", fields: [] }, adds: [] },
+      txn,
+    );
+    return { ...held, loaded: { rowsIn: 0, badRecords: 0, skippedRestores: [] } };
+  }
+  const input = await source.plannedInput(startOffset, endOffset);
+  const fence = updateFence(run.updateId, run.isActive, run.session.signal);
+  const outcome = await runSparkBatch({
+    pipelineId: run.pipelineId,
+    flow: run.flow.name,
+    dataset: run.dataset.name,
+    sql: run.flow.sql,
+    seq,
+    txn,
+    input,
+    catalog: run.catalog,
+    target,
+    session: run.session,
+    spark: run.spark!,
+    beforeCommit: async () => {
+      await crash("after-data-files", seq);
+      await fence(`the commit of flow "${run.flow.name}"'s batch ${seq}`);
+    },
+  });
+  return {
+    version: outcome.version,
+    timestamp: outcome.timestamp,
+    alreadyCommitted: outcome.alreadyCommitted,
+    rows: outcome.rows,
+    loaded: { rowsIn: outcome.rowsIn, badRecords: 0, skippedRestores: outcome.skippedRestores },
+    jobId: outcome.jobId,
+  };
 }
 
 /**

@@ -17,6 +17,9 @@ import {
   prepareMerge,
   prepareWrite,
   readCommit,
+  recordCount,
+  standardRequirements,
+  type AddFile,
   type Snapshot,
   type StructType,
   TableAlreadyExistsError,
@@ -77,12 +80,21 @@ export async function openOrCreateTable(
   rowsSql: string,
   rowsSession: RowsSession = session,
 ): Promise<Snapshot> {
+  return openOrCreateWith(target, session, () => rowsSchema(target, rowsSession, rowsSql));
+}
+
+/** The latest snapshot, creating the table with `schemaOf()` when it does not exist yet. */
+async function openOrCreateWith(
+  target: SinkTarget,
+  session: SinkSession,
+  schemaOf: () => Promise<StructType>,
+): Promise<Snapshot> {
   try {
     return await currentSnapshot(target.store, { duck: session.duck });
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
-  const schema = await rowsSchema(target, rowsSession, rowsSql);
+  const schema = await schemaOf();
   const table = await DeltaTable.create(
     target.store,
     {
@@ -126,13 +138,9 @@ async function rowsSchema(
 async function evolveFor(
   target: SinkTarget,
   snapshot: Snapshot,
-  rowsSession: RowsSession,
-  rowsSql: string,
+  schemaOf: () => Promise<StructType>,
 ): Promise<{ snapshot: Snapshot; metaData?: Snapshot["metadata"] }> {
-  const evolution = planSchemaEvolution(
-    parseSchema(snapshot.metadata.schemaString),
-    await rowsSchema(target, rowsSession, rowsSql),
-  );
+  const evolution = planSchemaEvolution(parseSchema(snapshot.metadata.schemaString), await schemaOf());
   if (evolution.kind === "unchanged") return { snapshot };
   if (evolution.kind === "incompatible")
     throw new IncompatibleSchemaChangeError(target.name, evolution.problems);
@@ -161,7 +169,8 @@ export async function appendBatch(
   txn: TxnMarker,
   options: BatchOptions = {},
 ): Promise<BatchCommit> {
-  return commitBatch(target, session, rowsSql, txn, options, {
+  const rowsSession = options.rowsSession ?? session;
+  return commitBatch(target, session, () => rowsSchema(target, rowsSession, rowsSql), txn, options, {
     prepare: async (context, snapshot) =>
       asStreamingUpdate(await prepareWrite(context, snapshot, { sql: rowsSql }, "append"), txn),
     rows: (metrics) => Number(metrics?.["numOutputRows"] ?? 0),
@@ -190,6 +199,46 @@ function asStreamingUpdate(prepared: PreparedCommit, txn: TxnMarker): PreparedCo
   };
 }
 
+/** Data files another engine wrote into the table's folder (a Spark batch's manifest), to commit. */
+export interface StagedFiles {
+  /** The rows' schema (creates and evolves the table as a DuckDB batch's rows would). */
+  readonly schema: StructType;
+  /** The files, their paths relative to the table root, with exact stats. */
+  readonly adds: readonly AddFile[];
+}
+
+/**
+ * Appends `staged` files with `txn`, unless the table already holds it: the same commit as
+ * `appendBatch`'s (txn check, schema evolution, STREAMING UPDATE), only the files were written elsewhere.
+ */
+export async function appendStagedFiles(
+  target: SinkTarget,
+  session: SinkSession,
+  staged: StagedFiles,
+  txn: TxnMarker,
+  options: Pick<BatchOptions, "timestampFloor" | "afterDataFiles"> = {},
+): Promise<BatchCommit> {
+  const rows = staged.adds.reduce((sum, add) => sum + recordCount(add), 0);
+  const bytes = staged.adds.reduce((sum, add) => sum + add.size, 0);
+  return commitBatch(target, session, async () => staged.schema, txn, options, {
+    prepare: async () =>
+      asStreamingUpdate(
+        {
+          actions: staged.adds.map((add) => ({ add })),
+          operation: {
+            operation: "WRITE",
+            operationParameters: { mode: "Append", partitionBy: JSON.stringify(target.partitionBy ?? []) },
+            operationMetrics: { numFiles: staged.adds.length, numOutputRows: rows, numOutputBytes: bytes },
+            isBlindAppend: true,
+          },
+          requirements: standardRequirements({}),
+        },
+        txn,
+      ),
+    rows: (metrics) => Number(metrics?.["numOutputRows"] ?? 0),
+  });
+}
+
 /** A batch of change events applied by key (AUTO CDC): the MERGE source and what to match on. */
 export interface KeyedChanges {
   /** The target's columns plus a BOOLEAN column `deleteMark`: true deletes the matched row. */
@@ -212,7 +261,9 @@ export async function mergeBatch(
   options: BatchOptions = {},
 ): Promise<BatchCommit> {
   const mark = `source.${quoteIdentifier(changes.deleteMark)}`;
-  return commitBatch(target, session, changes.schemaSql, txn, options, {
+  const rowsSession = options.rowsSession ?? session;
+  const schemaOf = () => rowsSchema(target, rowsSession, changes.schemaSql);
+  return commitBatch(target, session, schemaOf, txn, options, {
     prepare: (context, snapshot) =>
       prepareMerge(context, snapshot, {
         source: { sql: changes.sourceSql },
@@ -234,7 +285,7 @@ type PreparedBatch = Awaited<ReturnType<typeof prepareWrite>>;
 async function commitBatch(
   target: SinkTarget,
   session: SinkSession,
-  schemaSql: string,
+  schemaOf: () => Promise<StructType>,
   txn: TxnMarker,
   options: BatchOptions,
   operation: {
@@ -243,7 +294,7 @@ async function commitBatch(
   },
 ): Promise<BatchCommit> {
   const rowsSession = options.rowsSession ?? session;
-  const snapshot = await openOrCreateTable(target, session, schemaSql, rowsSession);
+  const snapshot = await openOrCreateWith(target, session, schemaOf);
   // An external or Spark-created target may use features this writer cannot honour.
   const skipped = beginTransaction(snapshot, txn);
   if (skipped) return findTxnCommit(target.store, skipped.snapshot, txn);
@@ -255,7 +306,7 @@ async function commitBatch(
     files: new LocalFileCache(target.store, rowsSession.scratch),
     ...(options.afterDataFile ? { afterFileUploaded: options.afterDataFile } : {}),
   };
-  const evolved = await evolveFor(target, snapshot, rowsSession, schemaSql);
+  const evolved = await evolveFor(target, snapshot, schemaOf);
   const prepared = await operation.prepare(context, evolved.snapshot);
   await options.afterDataFiles?.();
   // The commit's own scratch: what its post-commit work copies in (the files auto-compaction

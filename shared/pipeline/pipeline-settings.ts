@@ -1,5 +1,6 @@
 import type { DefinitionIssue } from "./errors.ts";
 import { describeInterval, parseInterval } from "./duration.ts";
+import { parseByteSize } from "./byte-size.ts";
 import { INCREMENTAL_LISTING_MODES, type IncrementalListingMode } from "./definition-schema.ts";
 import { SQL_DIALECTS, type SqlDialect } from "./sql-dialect.ts";
 
@@ -21,9 +22,27 @@ export const CONFIGURATION_KEYS = {
    * `use_incremental_listing` of its own lists its path.
    */
   incrementalListing: "cloudFiles.useIncrementalListing",
+  /** Which engine runs the pipeline's batches: `duckdb` (default), `spark`, or `auto` (by size). */
+  engine: "pipelines.engine",
+  /** With `auto`: a planned batch of at least this many input bytes (`512 MB`) runs on Spark. */
+  engineAutoBytes: "pipelines.engine.autoThresholdBytes",
+  /** With `auto`: a planned batch of at least this many input records runs on Spark. */
+  engineAutoRecords: "pipelines.engine.autoThresholdRecords",
   /** The dialect of the pipeline's SQL: `spark` (translated at validation) or `duckdb` (the default). */
   sqlDialect: "pipelines.sqlDialect",
 } as const;
+
+/** The engines a batch can run on (`details.flow_progress.engine`). */
+export const BATCH_ENGINES = ["duckdb", "spark"] as const;
+export type BatchEngine = (typeof BATCH_ENGINES)[number];
+
+/** The pipeline's `pipelines.engine`: one engine for every batch, or `auto` by the planned size. */
+export type EngineSetting =
+  | { readonly kind: "fixed"; readonly engine: BatchEngine }
+  | { readonly kind: "auto"; readonly minBytes?: number; readonly minRecords?: number };
+
+/** Every batch runs on DuckDB unless the pipeline says otherwise. */
+export const DEFAULT_ENGINE: EngineSetting = { kind: "fixed", engine: "duckdb" };
 
 /** Rewind points live 7 days unless the pipeline says otherwise (semantics.md "Rewind points"). */
 export const DEFAULT_REWIND_RETENTION_MS = 7 * 86_400_000;
@@ -36,6 +55,8 @@ export interface PipelineSettings {
   readonly incrementalListing?: IncrementalListingMode;
   /** The dialect the pipeline's SQL is written in (README "The SQL dialect"). */
   readonly sqlDialect: SqlDialect;
+  /** Which engine runs each batch (`pipelines.engine`). @default DuckDB */
+  readonly engine?: EngineSetting;
 }
 
 export type SettingsResult =
@@ -113,6 +134,7 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
       message: `must be "spark" (Spark SQL, as Databricks pipelines write it) or "duckdb" (DuckDB SQL, the default for definitions that do not say), not ${JSON.stringify(dialectText)}`,
     });
   }
+  const engine = readEngine(configuration, issues);
 
   if (issues.length > 0) return { ok: false, issues };
   return {
@@ -123,7 +145,57 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
       allowUpdateAfterIncompleteRewind: allowAfterIncomplete ?? false,
       ...(listing ? { incrementalListing: listing } : {}),
       sqlDialect: dialect ?? "duckdb",
+      engine,
     },
+  };
+}
+
+/** `pipelines.engine` and, for `auto`, its thresholds (at least one of them). */
+function readEngine(
+  configuration: Readonly<Record<string, string>>,
+  issues: DefinitionIssue[],
+): EngineSetting {
+  const text = configuration[CONFIGURATION_KEYS.engine];
+  const value = text?.trim().toLowerCase();
+  const bytesText = configuration[CONFIGURATION_KEYS.engineAutoBytes];
+  const recordsText = configuration[CONFIGURATION_KEYS.engineAutoRecords];
+  if (value !== undefined && value !== "auto" && !(BATCH_ENGINES as readonly string[]).includes(value)) {
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.engine),
+      message: `must be "duckdb", "spark" or "auto" (which engine runs the pipeline's batches), not ${JSON.stringify(text)}; default "duckdb"`,
+    });
+    return DEFAULT_ENGINE;
+  }
+  if (value !== "auto") {
+    for (const key of [CONFIGURATION_KEYS.engineAutoBytes, CONFIGURATION_KEYS.engineAutoRecords])
+      if (configuration[key] !== undefined)
+        issues.push({
+          path: configPath(key),
+          message: `applies only with ${CONFIGURATION_KEYS.engine} = "auto": set it, or remove this key`,
+        });
+    return value === undefined ? DEFAULT_ENGINE : { kind: "fixed", engine: value as BatchEngine };
+  }
+  const minBytes = bytesText === undefined ? undefined : parseByteSize(bytesText);
+  if (bytesText !== undefined && (minBytes === undefined || minBytes <= 0))
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.engineAutoBytes),
+      message: `must be a size such as "512 MB" or "2 GB", not ${JSON.stringify(bytesText)}`,
+    });
+  const minRecords = recordsText === undefined ? undefined : Number(recordsText.trim());
+  if (recordsText !== undefined && !(Number.isSafeInteger(minRecords) && minRecords! > 0))
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.engineAutoRecords),
+      message: `must be a whole number of records above 0, not ${JSON.stringify(recordsText)}`,
+    });
+  if (bytesText === undefined && recordsText === undefined)
+    issues.push({
+      path: configPath(CONFIGURATION_KEYS.engine),
+      message: `"auto" hands a batch to Spark above a size: set ${CONFIGURATION_KEYS.engineAutoBytes} (e.g. "2 GB") or ${CONFIGURATION_KEYS.engineAutoRecords}`,
+    });
+  return {
+    kind: "auto",
+    ...(minBytes !== undefined && minBytes > 0 ? { minBytes } : {}),
+    ...(minRecords !== undefined && Number.isSafeInteger(minRecords) && minRecords > 0 ? { minRecords } : {}),
   };
 }
 

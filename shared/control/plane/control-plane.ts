@@ -1,5 +1,6 @@
 import type { SqlAnalyzer, ValidatedPipeline } from "../../pipeline/validate-pipeline.ts";
 import { validatePipeline } from "../../pipeline/validate-pipeline.ts";
+import type { SparkJobs } from "../../engine/spark/spark-jobs.ts";
 import { DefinitionCache } from "./definition-cache.ts";
 import type { RewindEnvironment } from "../../rewind/rewind-environment.ts";
 import type { CheckpointsRepository } from "../../store/checkpoints-repository.ts";
@@ -41,6 +42,8 @@ export interface ControlPlane {
   readonly sql: SqlAnalyzer;
   /** Epoch milliseconds. */
   readonly clock: () => number;
+  /** The Spark engine, where this deployment has one (engine/spark/spark-jobs.ts). */
+  readonly spark?: SparkJobs | undefined;
 }
 
 /** The pipeline, or `RESOURCE_DOES_NOT_EXIST`. */

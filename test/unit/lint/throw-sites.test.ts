@@ -47,7 +47,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/store/time-ordered-id.ts": { RangeError: 1 },
   // State files Ebb wrote that are not as it wrote them: damage to Ebb's own storage.
   "shared/engine/file-set-state.ts": { CheckpointStateError: 2 },
-  "shared/engine/flow-source.ts": { CheckpointStateError: 4 },
+  "shared/engine/flow-source.ts": { CheckpointStateError: 5 },
   // Caught by their callers and answered with a coded error (or a result).
   "shared/delta/log/exact-json.ts": { SyntaxError: 1 },
   "shared/delta/table/table-properties.ts": { Error: 2 },
@@ -66,6 +66,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Ebb's own deployment: environment variables the stack or `npm start` sets, the bundled parser.
   "functions/runtime/control-plane-from-env.ts": { Error: 1 },
   "functions/runtime/environment.ts": { MissingEnvironmentError: 1 },
+  // The local Spark driver not starting: the job runner answers it as SPARK_JOB_FAILED.
+  "functions/runtime/local-spark-jobs.ts": { Error: 1 },
   "shared/store/dynamo-checkpoints-repository.ts": { StoreConfigurationError: 1 },
   "shared/pipeline/sql-references.ts": { SqlParserUnavailableError: 1 },
   // The crash-injection hook of the recovery tests.

@@ -94,6 +94,7 @@ describe("readSettings", () => {
         rewindRetentionMs: 7 * 86_400_000,
         allowUpdateAfterIncompleteRewind: false,
         sqlDialect: "duckdb",
+        engine: { kind: "fixed", engine: "duckdb" },
       },
     });
   });
@@ -111,6 +112,7 @@ describe("readSettings", () => {
         rewindRetentionMs: 36 * 3_600_000,
         allowUpdateAfterIncompleteRewind: true,
         sqlDialect: "duckdb",
+        engine: { kind: "fixed", engine: "duckdb" },
       },
     });
   });

@@ -88,6 +88,7 @@ export async function runItem(
           locate: plane.locate,
           eventStreams: plane.eventStreams,
           isActive,
+          ...(plane.spark ? { spark: plane.spark } : {}),
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
         context.events,

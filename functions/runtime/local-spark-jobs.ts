@@ -1,0 +1,220 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import {
+  sparkFailureSchema,
+  type SparkBatchRequest,
+} from "../../shared/engine/spark/spark-batch-contract.ts";
+import type { SparkJobRun, SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
+import { ENVIRONMENT } from "./environment.ts";
+
+/**
+ * The Spark engine of the local runtime and the tests: the entry script EMR Serverless runs
+ * (functions/spark/ebb_spark_batch.py), on real Spark in local mode, pinned as the EMR release is
+ * (functions/spark/setup.sh).
+ *
+ * One long-lived driver per process, started on the first batch: pyspark launches the JVM through
+ * `spark-submit` (PYSPARK_SUBMIT_ARGS: master `local[2]`, the pinned jars, the S3 stand-in as s3a),
+ * and the script (`--serve`) takes one request per stdin line. A JVM start costs ~10 s on this
+ * machine, more than most batches, and EMR Serverless hides its own start in a pre-initialised
+ * application; a driver per batch would make every local Spark batch pay it. Batches run one at a
+ * time, as the update's flows of one level do in this process. A driver that dies fails its batch
+ * (SPARK_JOB_FAILED) and the next batch starts a new one.
+ */
+
+export interface LocalSparkSettings {
+  /** The virtual environment's python (EBB_SPARK_PYTHON). */
+  readonly python: string;
+  /** The folder of pinned jars (EBB_SPARK_JARS). */
+  readonly jars: string;
+  /** The pipelines' bucket. */
+  readonly bucket: string;
+  /** The S3 stand-in (AWS_ENDPOINT_URL_S3) and its keys. */
+  readonly s3Endpoint?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+const ENTRY_SCRIPT = fileURLToPath(new URL("../spark/ebb_spark_batch.py", import.meta.url));
+
+/** How long the driver may take to start (a cold JVM on a busy 2-core machine). */
+const START_TIMEOUT_MS = 180_000;
+
+const answerSchema = z.union([
+  z.object({ ok: z.literal(true), ready: z.literal(true), applicationId: z.string() }),
+  z.object({
+    ok: z.literal(true),
+    manifest: z.object({ sparkApplicationId: z.string().optional() }).passthrough(),
+  }),
+  z.object({ ok: z.literal(false), failure: sparkFailureSchema }),
+]);
+type Answer = z.infer<typeof answerSchema>;
+
+interface Driver {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly applicationId: string;
+  /** The next answer line, or undefined when the driver exited first. */
+  next(): Promise<Answer | undefined>;
+}
+
+export class LocalSparkJobs implements SparkJobs {
+  readonly #settings: LocalSparkSettings;
+  #driver: Promise<Driver> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(settings: LocalSparkSettings) {
+    this.#settings = settings;
+  }
+
+  bucketUri(key: string): string {
+    return `s3a://${this.#settings.bucket}/${key}`;
+  }
+
+  locationUri(location: string, key: string): string {
+    const root = location.replace(/\/+$/, "");
+    const uri = root.startsWith("/") ? `file://${root}` : root.replace(/^s3a?:\/\//, "s3a://");
+    return key === "" ? `${uri}/` : `${uri}/${key}`;
+  }
+
+  run(request: SparkBatchRequest): Promise<SparkJobRun> {
+    const next = this.#queue.then(() => this.#run(request));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Kills the driver (the crash tests: a job that dies at a random point). */
+  kill(): void {
+    void this.#driver?.then(
+      (driver) => driver.child.kill("SIGKILL"),
+      () => undefined,
+    );
+    this.#driver = undefined;
+  }
+
+  async close(): Promise<void> {
+    const driver = await this.#driver?.catch(() => undefined);
+    this.#driver = undefined;
+    if (!driver || driver.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => driver.child.once("exit", resolve));
+    driver.child.stdin.end();
+    driver.child.kill();
+    await exited;
+  }
+
+  async #run(request: SparkBatchRequest): Promise<SparkJobRun> {
+    let driver: Driver;
+    try {
+      driver = await (this.#driver ??= this.#start());
+    } catch (error) {
+      this.#driver = undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      return {
+        jobId: `local/${request.flow}-${request.txn.version}`,
+        failure: { status: "failed", kind: "job", message },
+      };
+    }
+    driver.child.stdin.write(JSON.stringify(request) + "\n");
+    const answer = await driver.next();
+    const jobId = `${driver.applicationId}/${request.flow}-${request.txn.version}`;
+    if (answer === undefined) {
+      this.#driver = undefined;
+      return {
+        jobId,
+        failure: { status: "failed", kind: "job", message: "the Spark driver exited during the job" },
+      };
+    }
+    if ("failure" in answer) return { jobId, failure: answer.failure };
+    return { jobId };
+  }
+
+  async #start(): Promise<Driver> {
+    const { python, jars, s3Endpoint, credentials } = this.#settings;
+    const jarList = readdirSync(jars)
+      .filter((name) => name.endsWith(".jar"))
+      .map((name) => path.join(jars, name));
+    const conf = (key: string, value: string) => ["--conf", `${key}=${value}`];
+    const submitArgs = [
+      "--master",
+      "local[2]",
+      "--driver-memory",
+      "1g",
+      "--jars",
+      jarList.join(","),
+      ...conf("spark.ui.enabled", "false"),
+      ...conf("spark.ui.showConsoleProgress", "false"),
+      ...conf("spark.sql.shuffle.partitions", "2"),
+      // A driver of small jobs: the quick compiler alone, and one GC thread.
+      ...conf("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"),
+      ...(s3Endpoint
+        ? [
+            ...conf("spark.hadoop.fs.s3a.endpoint", s3Endpoint),
+            ...conf("spark.hadoop.fs.s3a.path.style.access", "true"),
+            ...conf("spark.hadoop.fs.s3a.connection.ssl.enabled", String(s3Endpoint.startsWith("https:"))),
+            ...conf("spark.hadoop.fs.s3a.change.detection.mode", "none"),
+          ]
+        : []),
+      ...(credentials
+        ? [
+            ...conf("spark.hadoop.fs.s3a.access.key", credentials.accessKeyId),
+            ...conf("spark.hadoop.fs.s3a.secret.key", credentials.secretAccessKey),
+          ]
+        : []),
+      "pyspark-shell",
+    ];
+    const child = spawn(python, [ENTRY_SCRIPT, "--serve"], {
+      // pyspark splits PYSPARK_SUBMIT_ARGS as a shell would.
+      env: {
+        ...process.env,
+        PYSPARK_SUBMIT_ARGS: submitArgs.map(shellQuoted).join(" "),
+        PYSPARK_PYTHON: python,
+      },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    // Spark's log is kept for a failure's message and otherwise dropped.
+    let tail = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      tail = (tail + chunk.toString("utf8")).slice(-4000);
+    });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const exited = new Promise<undefined>((resolve) => child.once("exit", () => resolve(undefined)));
+    const next = async (): Promise<Answer | undefined> => {
+      const line = await Promise.race([lines.next(), exited]);
+      if (line === undefined || line.done) return undefined;
+      return answerSchema.parse(JSON.parse(line.value));
+    };
+    process.once("exit", () => child.kill("SIGKILL"));
+    const timer = new Promise<"timeout">((resolve) =>
+      setTimeout(() => resolve("timeout"), START_TIMEOUT_MS).unref(),
+    );
+    const ready = await Promise.race([next(), timer]);
+    if (ready === undefined || ready === "timeout" || !("ready" in ready)) {
+      child.kill("SIGKILL");
+      this.#driver = undefined;
+      throw new Error(`the local Spark driver did not start: ${tail.split("\n").slice(-5).join(" ")}`);
+    }
+    return { child, applicationId: ready.applicationId, next };
+  }
+}
+
+function shellQuoted(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'"'"'`)}'`;
+}
+
+/** The local Spark engine the environment configures (EBB_SPARK_PYTHON, EBB_SPARK_JARS), if any. */
+export function localSparkFromEnv(env: NodeJS.ProcessEnv, bucket: () => string): LocalSparkJobs | undefined {
+  const python = env[ENVIRONMENT.sparkPython];
+  const jars = env[ENVIRONMENT.sparkJars];
+  if (!python || !jars) return undefined;
+  const accessKeyId = env["AWS_ACCESS_KEY_ID"];
+  const secretAccessKey = env["AWS_SECRET_ACCESS_KEY"];
+  const s3Endpoint = env["AWS_ENDPOINT_URL_S3"];
+  return new LocalSparkJobs({
+    python,
+    jars,
+    bucket: bucket(),
+    ...(s3Endpoint ? { s3Endpoint } : {}),
+    ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
+  });
+}

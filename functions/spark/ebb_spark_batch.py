@@ -1,0 +1,371 @@
+"""Ebb's Spark batch: runs one planned micro-batch of a flow on Spark and writes its manifest.
+
+Ebb plans the batch (its input files or upstream row slices, its txn) and Ebb alone commits it; this
+job only computes:
+
+1. Read the request JSON (`--request <uri>`): the flow's SQL, its planned input, where to stage.
+2. Read the planned input as the temp view `source`: the landed files (JSON, CSV, Parquet) with the
+   flow's declared schema when it has one, or the upstream table's planned row slices (whole Parquet
+   files, or rows [firstRow, endRow) of one by its row index) with the table's schema and partition
+   values.
+3. Run the flow's SQL (Spark SQL) over it and write the rows as Parquet under
+   `<table>/<stagingPath>/` (a folder of this attempt alone: a retry writes beside it, never over it).
+4. Read the written files back for their exact stats (numRecords, and per column nullCount,
+   minValues, maxValues in Delta's per-file statistics format) and write the manifest JSON to
+   `manifestUri`: files (path relative to the table root, size, stats), the rows' schema (Delta's
+   schema JSON, all columns nullable), rows in and out. The manifest is written last: a job that dies
+   before it leaves only unreferenced files, which VACUUM removes.
+
+On EMR Serverless this file is the job's entry point (`spark-submit ebb_spark_batch.py --request
+s3://…`). Locally the runtime starts it once with `--serve` and sends one request per line on stdin
+(answers one JSON line each on the original stdout): the same code per batch, without paying a JVM
+start per batch.
+
+A failure is answered (or, on EMR, written to `manifestUri` as `{"status": "failed"}`) with its kind:
+`analysis` (Spark cannot parse or resolve the SQL: the flow is not written for Spark), `input` (a
+planned file is unreadable or malformed) or `job` (anything else).
+"""
+
+import datetime
+import decimal
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+MANIFEST_VERSION = 1
+# Delta indexes the first 32 columns (delta.dataSkippingNumIndexedCols), as Ebb's own writer does.
+INDEXED_COLUMN_LIMIT = 32
+STRING_PREFIX_LENGTH = 32
+
+DUCK_TO_SPARK_TYPES = {
+    "VARCHAR": "STRING",
+    "TEXT": "STRING",
+    "STRING": "STRING",
+    "BIGINT": "BIGINT",
+    "INT8": "BIGINT",
+    "LONG": "BIGINT",
+    "INTEGER": "INT",
+    "INT": "INT",
+    "INT4": "INT",
+    "SMALLINT": "SMALLINT",
+    "TINYINT": "TINYINT",
+    "DOUBLE": "DOUBLE",
+    "FLOAT8": "DOUBLE",
+    "FLOAT": "FLOAT",
+    "REAL": "FLOAT",
+    "BOOLEAN": "BOOLEAN",
+    "BOOL": "BOOLEAN",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMP_NTZ",
+    "TIMESTAMPTZ": "TIMESTAMP",
+    "TIMESTAMP WITH TIME ZONE": "TIMESTAMP",
+}
+
+
+class BatchFailure(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def spark_type(declared):
+    """A declared column type of an auto_loader schema, as Spark DDL (DECIMAL(p,s) passes through)."""
+    text = declared.strip().upper()
+    if text.startswith("DECIMAL") or text.startswith("NUMERIC"):
+        return text.replace("NUMERIC", "DECIMAL")
+    if text not in DUCK_TO_SPARK_TYPES:
+        raise BatchFailure("analysis", f"column type {declared} has no Spark equivalent")
+    return DUCK_TO_SPARK_TYPES[text]
+
+
+def quote(name):
+    return "`" + name.replace("`", "``") + "`"
+
+
+def start_session(app_name):
+    """The session, with what every batch needs; where it runs (master, jars, S3 endpoint) is spark-submit's."""
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.appName(app_name)
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.sql.session.timeZone", "UTC")
+        # Parquet as Delta readers expect it: INT64 microsecond timestamps, no _SUCCESS marker left behind.
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def hadoop_fs(spark, uri):
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
+
+
+def read_text(spark, uri):
+    fs, path = hadoop_fs(spark, uri)
+    stream = fs.open(path)
+    try:
+        reader = spark.sparkContext._jvm.java.io.BufferedReader(
+            spark.sparkContext._jvm.java.io.InputStreamReader(stream, "UTF-8")
+        )
+        lines = []
+        while True:
+            line = reader.readLine()
+            if line is None:
+                break
+            lines.append(line)
+        return "\n".join(lines)
+    finally:
+        stream.close()
+
+
+def write_text(spark, uri, text):
+    fs, path = hadoop_fs(spark, uri)
+    out = fs.create(path, True)
+    try:
+        out.write(bytearray(text.encode("utf-8")))
+    finally:
+        out.close()
+
+
+def load_source(spark, spec):
+    """The planned input as a DataFrame (step 2)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    if spec["kind"] == "files":
+        reader = spark.read.option("mode", "FAILFAST")
+        if spec.get("schema"):
+            ddl = ", ".join(f"{quote(name)} {spark_type(t)}" for name, t in spec["schema"].items())
+            reader = reader.schema(ddl)
+        fmt = spec["format"]
+        if fmt == "csv":
+            reader = reader.option("header", "true")
+            if not spec.get("schema"):
+                reader = reader.option("inferSchema", "true")
+        if not spec["uris"]:
+            raise BatchFailure("input", "the batch has no input files")
+        return reader.format(fmt).load(spec["uris"])
+
+    schema = StructType.fromJson(json.loads(spec["schemaString"]))
+    partition_columns = spec.get("partitionColumns", [])
+    data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])
+    frames = []
+    for piece in spec["slices"]:
+        frame = spark.read.schema(data_schema).parquet(piece["uri"])
+        whole = piece["firstRow"] == 0 and piece["endRow"] >= piece["fileRows"]
+        if not whole:
+            # Spark 3.5 exposes each Parquet row's position in its file as _metadata.row_index.
+            index = F.col("_metadata.row_index")
+            frame = frame.where((index >= piece["firstRow"]) & (index < piece["endRow"]))
+        for name in partition_columns:
+            value = piece["partitionValues"].get(name)
+            field = schema[name]
+            frame = frame.withColumn(name, F.lit(value).cast(field.dataType))
+        frames.append(frame.select([quote(f.name) for f in schema.fields]))
+    if not frames:
+        return spark.createDataFrame([], schema)
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def nullable(data_type):
+    """Ebb's tables keep every column nullable, whichever engine wrote the first batch."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name, nullable(f.dataType), True, f.metadata) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(nullable(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(nullable(data_type.keyType), nullable(data_type.valueType), True)
+    return data_type
+
+
+def stat_value(type_name, value, bound):
+    """A min or max in Delta's stats JSON; None when the bound is better left out."""
+    if value is None:
+        return None
+    if type_name == "string":
+        if bound == "min":
+            return value[:STRING_PREFIX_LENGTH]
+        return value if len(value) <= STRING_PREFIX_LENGTH else None
+    if type_name in ("double", "float"):
+        return None if math.isnan(value) or math.isinf(value) else value
+    if type_name == "timestamp" or type_name == "timestamp_ntz":
+        if type_name == "timestamp" and value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        value = value.astimezone(datetime.timezone.utc) if value.tzinfo else value
+        text = value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}"
+        # Truncated to milliseconds: widen the maximum by the cut so it stays an upper bound.
+        if bound == "max" and value.microsecond % 1000:
+            widened = value + datetime.timedelta(milliseconds=1)
+            text = widened.strftime("%Y-%m-%dT%H:%M:%S.") + f"{widened.microsecond // 1000:03d}"
+        return text + ("Z" if type_name == "timestamp" else "")
+    if type_name == "date":
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value) if value == value.to_integral_value() and abs(value) < 2**53 else None
+    return value
+
+
+def file_stats(spark, staged_uri, schema):
+    """Exact per-file stats of the written files (step 4): one aggregate over all of them."""
+    from pyspark.sql import functions as F
+
+    frame = spark.read.schema(schema).parquet(staged_uri)
+    columns = [
+        f
+        for f in schema.fields
+        if f.dataType.typeName() not in ("struct", "array", "map", "binary", "void")
+    ][:INDEXED_COLUMN_LIMIT]
+    aggregates = [F.count(F.lit(1)).alias("n")]
+    for i, field in enumerate(columns):
+        c = F.col(quote(field.name))
+        aggregates.append(F.sum(F.when(c.isNull(), 1).otherwise(0)).alias(f"nulls_{i}"))
+        if field.dataType.typeName() != "boolean":
+            aggregates.append(F.min(c).alias(f"min_{i}"))
+            aggregates.append(F.max(c).alias(f"max_{i}"))
+    rows = (
+        frame.select("*", F.col("_metadata.file_path").alias("__file"), F.col("_metadata.file_size").alias("__size"))
+        .groupBy("__file", "__size")
+        .agg(*aggregates)
+        .collect()
+    )
+    out = []
+    for row in rows:
+        stats = {"numRecords": int(row["n"]), "minValues": {}, "maxValues": {}, "nullCount": {}}
+        for i, field in enumerate(columns):
+            stats["nullCount"][field.name] = int(row[f"nulls_{i}"] or 0)
+            if field.dataType.typeName() == "boolean":
+                continue
+            type_name = field.dataType.typeName()
+            if type_name.startswith("decimal"):
+                type_name = "decimal"
+            for bound in ("min", "max"):
+                value = stat_value(type_name, row[f"{bound}_{i}"], bound)
+                if value is not None:
+                    stats[f"{bound}Values"][field.name] = value
+        out.append({"uri": row["__file"], "size": int(row["__size"]), "stats": stats})
+    return out
+
+
+def run_batch(spark, request):
+    """Steps 2-4 of one batch; answers the manifest (also written to `manifestUri`)."""
+    from pyspark.sql.utils import AnalysisException, ParseException
+
+    started = time.time()
+    spark.sparkContext.setJobGroup(f"ebb-{request['flow']}-{request['txn']['version']}", request["flow"])
+    source = load_source(spark, request["input"])
+    source.createOrReplaceTempView("source")
+    try:
+        rows = spark.sql(request["sql"])
+        schema = nullable(rows.schema)
+    except (AnalysisException, ParseException) as error:
+        raise BatchFailure("analysis", first_line(str(error))) from error
+    table_uri = request["output"]["tableUri"].rstrip("/")
+    staging = request["output"]["stagingPath"].strip("/")
+    staged_uri = f"{table_uri}/{staging}"
+    rows.write.mode("errorifexists").option("compression", "snappy").parquet(staged_uri)
+    files = file_stats(spark, staged_uri, schema)
+    rows_in = source.count()
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "status": "succeeded",
+        "flow": request["flow"],
+        "txn": request["txn"],
+        "schemaString": schema.json(),
+        "files": [
+            {
+                "path": relative_path(table_uri, f["uri"]),
+                "size": f["size"],
+                "stats": json.dumps(f["stats"], separators=(",", ":")),
+            }
+            for f in sorted(files, key=lambda f: f["uri"])
+        ],
+        "rowsIn": rows_in,
+        "rowsOut": sum(f["stats"]["numRecords"] for f in files),
+        "metrics": {"durationMs": int((time.time() - started) * 1000)},
+        "sparkApplicationId": spark.sparkContext.applicationId,
+    }
+    write_text(spark, request["manifestUri"], json.dumps(manifest))
+    return manifest
+
+
+def relative_path(table_uri, file_uri):
+    """A written file's path relative to the table root (the `add` action's path)."""
+    from urllib.parse import unquote
+
+    scheme_less = lambda uri: unquote(uri.split(":", 1)[1].lstrip("/"))  # noqa: E731
+    table, file = scheme_less(table_uri), scheme_less(file_uri)
+    if not file.startswith(table + "/"):
+        raise BatchFailure("job", f"Spark wrote {file_uri} outside the table folder {table_uri}")
+    return file[len(table) + 1 :]
+
+
+def first_line(text):
+    return text.strip().split("\n")[0]
+
+
+def failure_of(error):
+    if isinstance(error, BatchFailure):
+        return {"status": "failed", "kind": error.kind, "message": str(error)}
+    text = str(error)
+    kind = "input" if "FAILFAST" in text or "Malformed" in text or "FileNotFound" in text else "job"
+    return {"status": "failed", "kind": kind, "message": first_line(text)[:2000]}
+
+
+def serve(spark, answers):
+    """The local runtime's long-lived driver: one request per stdin line, one answer line each."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            manifest = run_batch(spark, request)
+            answer = {"ok": True, "manifest": manifest}
+        except Exception as error:  # noqa: BLE001 - every failure is answered, the driver lives on
+            traceback.print_exc(file=sys.stderr)
+            answer = {"ok": False, "failure": failure_of(error)}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+
+
+def main(argv):
+    if argv[1:2] == ["--serve"]:
+        # Answers go to the real stdout; the JVM inherits fd 1, so point fd 1 at stderr first.
+        answers = os.fdopen(os.dup(1), "w", buffering=1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        spark = start_session("ebb-spark-engine")
+        ready = {"ok": True, "ready": True, "applicationId": spark.sparkContext.applicationId}
+        answers.write(json.dumps(ready) + "\n")
+        answers.flush()
+        serve(spark, answers)
+        return 0
+    if argv[1:2] != ["--request"] or len(argv) < 3:
+        print("usage: ebb_spark_batch.py --request <uri> | --serve", file=sys.stderr)
+        return 2
+    spark = start_session("ebb-spark-batch")
+    request = json.loads(read_text(spark, argv[2]))
+    try:
+        run_batch(spark, request)
+        return 0
+    except Exception as error:  # noqa: BLE001 - the failure is the manifest's, for Ebb to name
+        traceback.print_exc(file=sys.stderr)
+        write_text(spark, request["manifestUri"], json.dumps({"version": MANIFEST_VERSION, **failure_of(error)}))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

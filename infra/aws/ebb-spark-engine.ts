@@ -1,0 +1,189 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import * as emrserverless from "aws-cdk-lib/aws-emrserverless";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as logs from "aws-cdk-lib/aws-logs";
+import type * as s3 from "aws-cdk-lib/aws-s3";
+import * as assets from "aws-cdk-lib/aws-s3-assets";
+import * as sfn from "aws-cdk-lib/aws-stepfunctions";
+import { Construct } from "constructs";
+
+/**
+ * The Spark engine on AWS: an EMR Serverless application (a release with Spark and Delta Lake; no
+ * pre-initialised capacity unless asked, auto-stop on), the job role with the least privilege a batch
+ * needs (read the entry script, read a batch's input and write its staged files and manifest under the
+ * bucket's prefixes, write its logs), and the entry script (functions/spark/ebb_spark_batch.py) as an
+ * asset. `runBatchState` is the Step Functions state that runs one batch with the service's own
+ * integration (`emr-serverless:startJobRun.sync`): the state machine waits, no function does.
+ */
+
+/**
+ * emr-7.13.0: Spark 3.5.6-amzn-2 and Delta Lake 3.3.2-amzn-2 (EMR Release Guide, "Spark release
+ * history" and "Delta release history"); functions/spark/requirements.txt pins the local runtime's
+ * pyspark and delta-spark to the same versions.
+ */
+export const EMR_RELEASE_LABEL = "emr-7.13.0";
+
+export interface EbbSparkEngineProps {
+  /** The pipelines' bucket. */
+  readonly bucket: s3.IBucket;
+  /** Workers kept warm (pre-initialised capacity): none by default, a batch waits for workers to start. @default 0 */
+  readonly warmWorkers?: number;
+  /** Stop the application after this long idle. @default 15 minutes */
+  readonly idleTimeout?: Duration;
+  readonly logRetention?: logs.RetentionDays;
+}
+
+const ENTRY_SCRIPT = fileURLToPath(new URL("../../functions/spark/ebb_spark_batch.py", import.meta.url));
+
+/** Prefixes of the bucket a batch reads and writes: tables (input and staged files), manifests. */
+export const SPARK_JOB_PREFIXES = { tables: "tables/", state: "state/" } as const;
+
+export class EbbSparkEngine extends Construct {
+  readonly application: emrserverless.CfnApplication;
+  readonly jobRole: iam.Role;
+  readonly entryScript: assets.Asset;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: EbbSparkEngineProps) {
+    super(scope, id);
+    const warm = props.warmWorkers ?? 0;
+    this.application = new emrserverless.CfnApplication(this, "Application", {
+      releaseLabel: EMR_RELEASE_LABEL,
+      type: "SPARK",
+      autoStartConfiguration: { enabled: true },
+      autoStopConfiguration: {
+        enabled: true,
+        idleTimeoutMinutes: (props.idleTimeout ?? Duration.minutes(15)).toMinutes(),
+      },
+      ...(warm > 0
+        ? {
+            initialCapacity: [
+              {
+                key: "Driver",
+                value: { workerCount: 1, workerConfiguration: { cpu: "2vCPU", memory: "8GB" } },
+              },
+              {
+                key: "Executor",
+                value: { workerCount: warm, workerConfiguration: { cpu: "4vCPU", memory: "16GB" } },
+              },
+            ],
+          }
+        : {}),
+    });
+    this.entryScript = new assets.Asset(this, "EntryScript", { path: ENTRY_SCRIPT });
+    this.logGroup = new logs.LogGroup(this, "JobLogs", {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.jobRole = new iam.Role(this, "JobRole", {
+      assumedBy: new iam.ServicePrincipal("emr-serverless.amazonaws.com"),
+      description: "An Ebb Spark batch: reads its planned input, writes staged files and its manifest",
+    });
+    this.entryScript.grantRead(this.jobRole);
+    const bucket = props.bucket;
+    this.jobRole.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+        resources: [
+          bucket.arnForObjects(`${SPARK_JOB_PREFIXES.tables}*`),
+          bucket.arnForObjects(`${SPARK_JOB_PREFIXES.state}*`),
+        ],
+      }),
+    );
+    this.jobRole.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["s3:ListBucket"],
+        resources: [bucket.bucketArn],
+        conditions: {
+          StringLike: { "s3:prefix": [`${SPARK_JOB_PREFIXES.tables}*`, `${SPARK_JOB_PREFIXES.state}*`] },
+        },
+      }),
+    );
+    if (bucket.encryptionKey) bucket.encryptionKey.grantEncryptDecrypt(this.jobRole);
+    this.logGroup.grantWrite(this.jobRole);
+    this.jobRole.addToPolicy(
+      new iam.PolicyStatement({ actions: ["logs:DescribeLogGroups"], resources: ["*"] }),
+    );
+  }
+
+  /**
+   * The state that runs one Spark batch: `requestUriPath` names the request's S3 URI in the state's
+   * input (written by the step before). The job run's id lands at `resultPath`; throttling and
+   * internal errors of the service are retried, any other failure is caught for `onFailure`.
+   */
+  runBatchState(id: string, options: { readonly requestUriPath: string; readonly resultPath: string }) {
+    const stack = Stack.of(this);
+    const state = new sfn.CustomState(this, id, {
+      stateJson: {
+        Type: "Task",
+        Resource: `arn:${stack.partition}:states:::emr-serverless:startJobRun.sync`,
+        Parameters: {
+          ApplicationId: this.application.attrApplicationId,
+          ExecutionRoleArn: this.jobRole.roleArn,
+          Name: "ebb-batch",
+          JobDriver: {
+            SparkSubmit: {
+              EntryPoint: this.entryScript.s3ObjectUrl,
+              "EntryPointArguments.$": `States.Array('--request', ${options.requestUriPath})`,
+              SparkSubmitParameters: [
+                "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
+                "--conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
+                "--conf spark.jars=/usr/share/aws/delta/lib/delta-spark.jar,/usr/share/aws/delta/lib/delta-storage.jar",
+              ].join(" "),
+            },
+          },
+          ConfigurationOverrides: {
+            MonitoringConfiguration: {
+              CloudWatchLoggingConfiguration: { Enabled: true, LogGroupName: this.logGroup.logGroupName },
+            },
+          },
+        },
+        ResultSelector: { "JobRunId.$": "$.JobRunId", "ApplicationId.$": "$.ApplicationId" },
+        ResultPath: options.resultPath,
+        Retry: [
+          {
+            ErrorEquals: ["EMRServerless.ThrottlingException", "EMRServerless.InternalServerException"],
+            IntervalSeconds: 5,
+            MaxAttempts: 4,
+            BackoffRate: 2,
+          },
+        ],
+      },
+    });
+    return state;
+  }
+
+  /** What the state machine's role needs to run `runBatchState` (start, watch and cancel job runs). */
+  grantRunBatches(role: iam.IGrantable): void {
+    const stack = Stack.of(this);
+    const application = stack.formatArn({
+      service: "emr-serverless",
+      resource: "/applications",
+      resourceName: this.application.attrApplicationId,
+    });
+    iam.Grant.addToPrincipal({
+      grantee: role,
+      actions: ["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:CancelJobRun"],
+      resourceArns: [application, `${application}/jobruns/*`],
+    });
+    this.jobRole.grantPassRole(role.grantPrincipal);
+    // The .sync integration watches the job run through a rule of its own.
+    iam.Grant.addToPrincipal({
+      grantee: role,
+      actions: ["events:PutTargets", "events:PutRule", "events:DescribeRule"],
+      resourceArns: [
+        stack.formatArn({
+          service: "events",
+          resource: "rule",
+          resourceName: "StepFunctionsGetEventsForEMRServerlessJobRule",
+        }),
+      ],
+    });
+  }
+}
+
+/** The entry script, for the local runtime and the tests (the same file the asset uploads). */
+export const SPARK_ENTRY_SCRIPT = path.resolve(ENTRY_SCRIPT);

@@ -1,0 +1,33 @@
+import type { RecordFormat } from "./record-reader.ts";
+
+/**
+ * A planned batch's input as data, for an engine that reads it itself (the Spark engine): what the
+ * DuckDB path lands into its sandbox, named instead of read. Planning stays Ebb's (flow-source.ts).
+ */
+export type PlannedInput =
+  | {
+      readonly kind: "files";
+      /** The auto_loader's location (`s3://…` or a local folder) and the batch's keys under it. */
+      readonly location: string;
+      readonly keys: readonly string[];
+      readonly format: RecordFormat;
+      readonly schema: Readonly<Record<string, string>> | undefined;
+    }
+  | {
+      readonly kind: "table";
+      /** A dataset of this pipeline, or a `delta` source's path. */
+      readonly upstream: { readonly dataset: string } | { readonly path: string };
+      readonly schemaString: string;
+      readonly partitionColumns: readonly string[];
+      /** Row slices of data files (paths relative to the table root). */
+      readonly slices: readonly {
+        readonly path: string;
+        readonly partitionValues: Readonly<Record<string, string | null>>;
+        readonly firstRow: number;
+        readonly endRow: number;
+        readonly fileRows: number;
+      }[];
+      readonly rows: number;
+      readonly newestUpstreamTimestamp?: number;
+      readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+    };

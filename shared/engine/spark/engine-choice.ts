@@ -1,0 +1,118 @@
+import { CONFIGURATION_KEYS, DEFAULT_ENGINE } from "../../pipeline/pipeline-settings.ts";
+import type { BatchEngine, EngineSetting } from "../../pipeline/pipeline-settings.ts";
+import type {
+  FlowDefinition,
+  PipelineDefinition,
+  StreamingTableDefinition,
+} from "../../pipeline/definition-schema.ts";
+import { isWord, significant, tokenize } from "../../sql/spark-sql-tokens.ts";
+import { readsChangeFeed } from "../../pipeline/auto-cdc-rules.ts";
+import { isStatefulFlow } from "../stateful/stateful-batch.ts";
+import type { BatchSize } from "../batch-size.ts";
+
+/**
+ * Which engine runs a planned batch (pure): the pipeline's `pipelines.engine` (or the update's
+ * override), and for `auto` the batch's planned size. A flow the Spark engine cannot run is refused
+ * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
+ *
+ * What the Spark engine runs today: plain streaming flows (no AUTO CDC, watermark, deduplication or
+ * join) from `auto_loader` files or a `stream`/`delta` table (not its change feed), failing on
+ * malformed records (no quarantine), into an unpartitioned table, reading no other dataset. Their SQL
+ * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
+ * DuckDB's dialect (the default) runs on Spark only when it uses none of DuckDB's own syntax (below).
+ * Functions both dialects know run with Spark's semantics.
+ */
+
+export type EngineChoice =
+  { readonly engine: BatchEngine } | { readonly engine: "refused"; readonly reason: string };
+
+export interface EngineQuestion {
+  readonly setting: EngineSetting | undefined;
+  /** The update's own engine (`engine` of the start-update request), over the pipeline's. */
+  readonly override?: BatchEngine;
+  readonly size: BatchSize | undefined;
+  readonly pipeline: PipelineDefinition;
+  readonly dataset: StreamingTableDefinition;
+  readonly flow: FlowDefinition;
+  /** Whether the flow's SQL reads other datasets of the pipeline (snapshot reads). */
+  readonly readsDatasets: boolean;
+}
+
+export function chooseEngine(question: EngineQuestion): EngineChoice {
+  const setting = question.override
+    ? ({ kind: "fixed", engine: question.override } as const)
+    : (question.setting ?? DEFAULT_ENGINE);
+  if (setting.kind === "fixed" && setting.engine === "duckdb") return { engine: "duckdb" };
+  const unsupported = sparkUnsupported(question);
+  if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;
+  if (unsupported || !aboveThreshold(setting, question.size)) return { engine: "duckdb" };
+  return { engine: "spark" };
+}
+
+function aboveThreshold(
+  setting: Extract<EngineSetting, { kind: "auto" }>,
+  size: BatchSize | undefined,
+): boolean {
+  if (size === undefined) return false;
+  const bytes = setting.minBytes !== undefined && (size.bytes ?? 0) >= setting.minBytes;
+  const records = setting.minRecords !== undefined && (size.records ?? 0) >= setting.minRecords;
+  return bytes || records;
+}
+
+/** Why the Spark engine cannot run this flow, or undefined when it can. */
+export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
+  const { flow, dataset } = question;
+  if (flow.auto_cdc) return "AUTO CDC flows run on DuckDB only, for now";
+  if (isStatefulFlow(flow))
+    return "flows with a watermark, deduplication or a stream-stream join run on DuckDB only, for now";
+  const source = flow.source;
+  if (source.type === "kafka" || source.type === "kinesis")
+    return `${source.type} sources run on DuckDB only, for now`;
+  if (readsChangeFeed(question.pipeline, flow))
+    return "reading a change data feed runs on DuckDB only, for now";
+  if ((flow.options?.bad_records ?? "fail") !== "fail")
+    return `bad_records "${flow.options?.bad_records}" runs on DuckDB only, for now (Spark fails the batch on a malformed record)`;
+  if (dataset.partition_by && dataset.partition_by.length > 0)
+    return "partitioned tables are written on DuckDB only, for now";
+  if (question.readsDatasets)
+    return "its SQL reads other datasets of the pipeline, which runs on DuckDB only, for now";
+  const dialect = question.pipeline.configuration?.[CONFIGURATION_KEYS.sqlDialect]?.trim().toLowerCase();
+  if (dialect === "spark") return undefined;
+  const duckOnly = duckDbOnlySyntax(flow.sql);
+  return duckOnly ? `its SQL is written for DuckDB (${duckOnly})` : undefined;
+}
+
+/** DuckDB syntax and functions Spark SQL has not (or has with another meaning). */
+const DUCKDB_ONLY_FUNCTIONS = new Set([
+  "strftime",
+  "strptime",
+  "epoch",
+  "epoch_ms",
+  "list_value",
+  "list_contains",
+  "struct_pack",
+  "regexp_matches",
+  "string_split",
+  "columns",
+  "read_json",
+  "read_csv",
+  "read_parquet",
+  "try_strptime",
+  "printf",
+  "len",
+]);
+
+/** The first DuckDB-only construct of `sql`, described, or undefined when it has none. */
+export function duckDbOnlySyntax(sql: string): string | undefined {
+  const tokens = tokenize(sql).filter(significant);
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.kind === "symbol" && token.text === "::") return "a :: cast; Spark writes CAST(x AS type)";
+    if (isWord(token, "EXCLUDE") && tokens[i - 1]?.text === "*")
+      return "SELECT * EXCLUDE; Spark writes SELECT * EXCEPT";
+    const next = tokens[i + 1];
+    if (token.kind === "word" && next?.text === "(" && DUCKDB_ONLY_FUNCTIONS.has(token.text.toLowerCase()))
+      return `the DuckDB function ${token.text}()`;
+  }
+  return undefined;
+}

@@ -1,0 +1,49 @@
+import { EngineError } from "../errors.ts";
+
+/**
+ * Refusals of the Spark engine (README "Spark engine"): each names the flow and the way out.
+ */
+
+/** A batch was given to Spark where none is configured (no EMR application on AWS, no local Spark). */
+export class SparkEngineNotConfiguredError extends EngineError {
+  override readonly name = "SparkEngineNotConfiguredError";
+  override readonly errorCode = "SPARK_ENGINE_NOT_CONFIGURED";
+  constructor(readonly flow: string) {
+    super(
+      `flow "${flow}" was to run on Spark, but this deployment has no Spark engine (on AWS: deploy with sparkEngine enabled; locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS); set pipelines.engine to "duckdb" to run it on DuckDB`,
+      { data: { flow } },
+    );
+  }
+}
+
+/** A flow Ebb cannot run on Spark: written for DuckDB, or a kind of flow the Spark engine lacks yet. */
+export class FlowNotSupportedOnSparkError extends EngineError {
+  override readonly name = "FlowNotSupportedOnSparkError";
+  override readonly errorCode = "FLOW_NOT_SUPPORTED_ON_SPARK";
+  constructor(
+    readonly flow: string,
+    readonly reason: string,
+  ) {
+    super(
+      `flow "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb"), or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
+      { data: { flow, reason } },
+    );
+  }
+}
+
+/** The Spark job of a batch failed; nothing of it was committed, and the batch runs again as planned. */
+export class SparkJobFailedError extends EngineError {
+  override readonly name = "SparkJobFailedError";
+  override readonly errorCode = "SPARK_JOB_FAILED";
+  constructor(
+    readonly flow: string,
+    readonly seq: number,
+    readonly jobId: string,
+    detail: string,
+  ) {
+    super(
+      `flow "${flow}": the Spark job ${jobId} of batch ${seq} failed (${detail}); nothing was committed: fix the cause and start the update again (the batch runs again as planned), or run it on DuckDB (pipelines.engine = "duckdb")`,
+      { data: { flow, seq, jobId } },
+    );
+  }
+}

@@ -1,0 +1,96 @@
+import { z } from "zod";
+
+/**
+ * What Ebb hands a Spark batch and what the batch hands back (functions/spark/ebb_spark_batch.py reads
+ * the one and writes the other): the request says what to compute, never what to commit; the
+ * manifest says what was written, and Ebb alone commits it (micro-batch.ts step 4).
+ */
+
+/** The planned input of a batch, as URIs the job reads. */
+export type SparkBatchInput =
+  | {
+      /** An auto_loader batch: these files, in this format, with the flow's declared schema if any. */
+      readonly kind: "files";
+      readonly format: "json" | "csv" | "parquet";
+      readonly schema: Readonly<Record<string, string>> | null;
+      readonly uris: readonly string[];
+    }
+  | {
+      /** A `stream` batch: row slices of the upstream table's data files, read with its schema. */
+      readonly kind: "table";
+      readonly schemaString: string;
+      readonly partitionColumns: readonly string[];
+      readonly slices: readonly {
+        readonly uri: string;
+        readonly partitionValues: Readonly<Record<string, string | null>>;
+        readonly firstRow: number;
+        readonly endRow: number;
+        readonly fileRows: number;
+      }[];
+    };
+
+export interface SparkBatchRequest {
+  readonly flow: string;
+  readonly dataset: string;
+  /** The flow's SQL, over the temp view `source`. */
+  readonly sql: string;
+  readonly txn: { readonly appId: string; readonly version: number };
+  readonly input: SparkBatchInput;
+  readonly output: {
+    /** The table's root folder. */
+    readonly tableUri: string;
+    /** This attempt's folder under the table root; its files are committed from there. */
+    readonly stagingPath: string;
+  };
+  /** Where the job writes its manifest (the bucket key `manifestKey` names). */
+  readonly manifestUri: string;
+}
+
+const succeededSchema = z.object({
+  version: z.literal(1),
+  status: z.literal("succeeded"),
+  flow: z.string(),
+  txn: z.object({ appId: z.string(), version: z.number().int().nonnegative() }),
+  /** The rows' schema, Delta's schema JSON. */
+  schemaString: z.string(),
+  files: z.array(
+    z.object({
+      /** Relative to the table root. */
+      path: z.string().min(1),
+      size: z.number().int().nonnegative(),
+      /** Delta's per-file statistics JSON (numRecords, nullCount, minValues, maxValues). */
+      stats: z.string(),
+    }),
+  ),
+  rowsIn: z.number().int().nonnegative(),
+  rowsOut: z.number().int().nonnegative(),
+  metrics: z.record(z.string(), z.unknown()),
+  sparkApplicationId: z.string().optional(),
+});
+
+/** Why a Spark batch failed: Spark could not analyse the SQL, could not read the input, or else. */
+export const sparkFailureSchema = z.object({
+  status: z.literal("failed"),
+  kind: z.enum(["analysis", "input", "job"]),
+  message: z.string(),
+});
+
+export const sparkManifestSchema = z.discriminatedUnion("status", [
+  succeededSchema,
+  sparkFailureSchema.extend({ version: z.literal(1) }),
+]);
+export type SparkManifest = z.infer<typeof succeededSchema>;
+export type SparkFailure = z.infer<typeof sparkFailureSchema>;
+
+/** The bucket key of batch `seq`'s manifest, written by the job and read by the commit. */
+export function manifestKey(pipelineId: string, flow: string, seq: number, attempt: string): string {
+  return `state/${pipelineId}/spark/${encodeURIComponent(flow)}/${seq}/${attempt}/manifest.json`;
+}
+
+/**
+ * The folder under the table root an attempt of batch `seq` writes its data files into. Not hidden
+ * (no leading `_`): its files are committed from there, and VACUUM removes what a dead attempt left.
+ */
+export function stagingPath(seq: number, attempt: string): string {
+  return `spark/${seq}-${attempt}`;
+}
