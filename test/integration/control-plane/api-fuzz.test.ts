@@ -85,42 +85,46 @@ describe("API fuzz", () => {
     { maxKeys: 3 },
   );
 
-  it("answers every generated request below 500 with {error_code, message} on refusal", async () => {
-    for (const route of routes) {
-      const mutates = route.method !== "GET";
-      // Never the real pipeline for DELETE, so the other routes keep finding it.
-      const pipeline =
-        route.method === "DELETE"
-          ? fc.oneof(fc.string(), fc.constantFrom(...EDGE_STRINGS))
-          : fc.oneof(fc.constant(pipelineId), fc.string(), fc.constantFrom(...EDGE_STRINGS));
-      const param = fc.oneof(fc.constant("fuzz.api.raw"), fc.string(), fc.constantFrom(...EDGE_STRINGS));
-      await fc.assert(
-        fc.asyncProperty(pipeline, param, query, body, async (id, other, parameters, text) => {
-          cases++;
-          const path = route.path
-            .replace("{pipeline_id}", encodeURIComponent(id))
-            .replace(/\{[a-z_]+\}/g, encodeURIComponent(other));
-          const search = new URLSearchParams(Object.entries(parameters)).toString();
-          const before = mutates && id === pipelineId ? await pipelineState() : undefined;
-          const response = await fetch(`${cp.plane.endpoint}${path}${search ? `?${search}` : ""}`, {
-            method: route.method,
-            headers: { authorization: `Bearer ${cp.plane.token}`, "content-type": "application/json" },
-            ...(route.method === "GET" ? {} : { body: text }),
-          });
-          const answer = await response.text();
-          const where = `${route.method} ${path}?${search} ${text.slice(0, 200)} → ${response.status} ${answer.slice(0, 300)}`;
-          expect(response.status, where).toBeLessThan(500);
-          if (response.status >= 400) {
-            const error = JSON.parse(answer) as Record<string, unknown>;
-            expect(typeof error["error_code"], where).toBe("string");
-            expect(typeof error["message"], where).toBe("string");
-            if (before !== undefined) expect(await pipelineState(), where).toEqual(before);
-          }
-        }),
-        { numRuns: RUNS_PER_ROUTE },
-      );
-    }
-  }, 24_000 * RUNS_PER_ROUTE);
+  it(
+    "answers every generated request below 500 with {error_code, message} on refusal",
+    async () => {
+      for (const route of routes) {
+        const mutates = route.method !== "GET";
+        // Never the real pipeline for DELETE, so the other routes keep finding it.
+        const pipeline =
+          route.method === "DELETE"
+            ? fc.oneof(fc.string(), fc.constantFrom(...EDGE_STRINGS))
+            : fc.oneof(fc.constant(pipelineId), fc.string(), fc.constantFrom(...EDGE_STRINGS));
+        const param = fc.oneof(fc.constant("fuzz.api.raw"), fc.string(), fc.constantFrom(...EDGE_STRINGS));
+        await fc.assert(
+          fc.asyncProperty(pipeline, param, query, body, async (id, other, parameters, text) => {
+            cases++;
+            const path = route.path
+              .replace("{pipeline_id}", encodeURIComponent(id))
+              .replace(/\{[a-z_]+\}/g, encodeURIComponent(other));
+            const search = new URLSearchParams(Object.entries(parameters)).toString();
+            const before = mutates && id === pipelineId ? await pipelineState() : undefined;
+            const response = await fetch(`${cp.plane.endpoint}${path}${search ? `?${search}` : ""}`, {
+              method: route.method,
+              headers: { authorization: `Bearer ${cp.plane.token}`, "content-type": "application/json" },
+              ...(route.method === "GET" ? {} : { body: text }),
+            });
+            const answer = await response.text();
+            const where = `${route.method} ${path}?${search} ${text.slice(0, 200)} → ${response.status} ${answer.slice(0, 300)}`;
+            expect(response.status, where).toBeLessThan(500);
+            if (response.status >= 400) {
+              const error = JSON.parse(answer) as Record<string, unknown>;
+              expect(typeof error["error_code"], where).toBe("string");
+              expect(typeof error["message"], where).toBe("string");
+              if (before !== undefined) expect(await pipelineState(), where).toEqual(before);
+            }
+          }),
+          { numRuns: RUNS_PER_ROUTE },
+        );
+      }
+    },
+    24_000 * RUNS_PER_ROUTE,
+  );
 
   /** What a refused request must leave alone: the definition version, name and state. */
   async function pipelineState() {
