@@ -5,7 +5,7 @@ import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { statementChunkKey, statementKey } from "../../store/bucket-layout.ts";
 import type { ResultChunk } from "../../sql/index.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
-import type { StatementResponse } from "./statement-response.ts";
+import { resultChunkSchema, statementResponseSchema, type StatementResponse } from "./statement-response.ts";
 
 /**
  * A statement's answer, kept so that the Statement Execution API's follow-up calls work as a script
@@ -19,6 +19,11 @@ export const STATEMENT_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** What keeping and reading answers needs of the plane: its bucket and its clock. */
 type Answers = Pick<ControlPlane, "bucket" | "clock">;
 
+/** An answer as kept: when it goes, and the answer itself. */
+const keptAnswerSchema = z.object({
+  expires_at: z.number(),
+  response: statementResponseSchema,
+}) satisfies z.ZodType<KeptAnswer>;
 interface KeptAnswer {
   readonly expires_at: number;
   readonly response: StatementResponse;
@@ -65,20 +70,10 @@ export async function getStatementResultChunk(
     );
   }
   if (chunkIndex === 0) return response.result;
-  return chunkSchema.parse(
+  return resultChunkSchema.parse(
     JSON.parse(new TextDecoder().decode(await plane.bucket.get(statementChunkKey(statementId, chunkIndex)))),
   );
 }
-
-/** A kept chunk, parsed (Ebb wrote it, but persisted data is parsed, not cast). */
-const chunkSchema = z.object({
-  chunk_index: z.number().int(),
-  row_offset: z.number().int(),
-  row_count: z.number().int(),
-  data_array: z.array(z.array(z.string().nullable())),
-  next_chunk_index: z.number().int().optional(),
-  next_chunk_internal_link: z.string().optional(),
-}) satisfies z.ZodType<ResultChunk>;
 
 /** `POST /api/2.0/sql/statements/{statement_id}/cancel`: every statement is done when it is answered. */
 export async function cancelStatement(plane: Answers, statementId: string): Promise<Record<string, never>> {
@@ -89,9 +84,9 @@ export async function cancelStatement(plane: Answers, statementId: string): Prom
 async function keptAnswer(plane: Answers, statementId: string): Promise<KeptAnswer> {
   let kept: KeptAnswer;
   try {
-    kept = JSON.parse(
-      new TextDecoder().decode(await plane.bucket.get(statementKey(statementId))),
-    ) as KeptAnswer;
+    kept = keptAnswerSchema.parse(
+      JSON.parse(new TextDecoder().decode(await plane.bucket.get(statementKey(statementId)))),
+    );
   } catch (error) {
     if (!(error instanceof ObjectNotFoundError)) throw error;
     throw gone(statementId);
