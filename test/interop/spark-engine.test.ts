@@ -50,7 +50,14 @@ type Step =
   | { kind: "update"; engine: Engine }
   | { kind: "rewind"; back: number; engine: Engine };
 
-describe("the Spark engine", () => {
+/**
+ * The engine's own Spark (EMR 7.13's versions) is not yet installed by run.sh: the spine is not yet
+ * proven (issue 37), so the suite runs only where functions/spark/setup.sh's two variables are set.
+ */
+const sparkEngineReady =
+  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
+
+describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
   let cp: TestControlPlane;
   let landings: { duck: string; mixed: string };
   let ids: { duck: string; mixed: string };
