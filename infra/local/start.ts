@@ -132,7 +132,8 @@ const stop = (exitCode: number): void => {
     await step("the control plane", () => plane.stop());
     await step("the Kinesis stand-in", async () => kinesis?.stop());
     await step("the stand-ins", () => aws.stop());
-    if (aws.dataDir === undefined) await step("", () => rm(token.dir, { recursive: true, force: true }));
+    if (aws.dataDir === undefined)
+      await step("the in-memory data folder", () => rm(token.dir, { recursive: true, force: true }));
     console.log("stopped");
     process.exit(exitCode);
   })();
