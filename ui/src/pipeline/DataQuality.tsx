@@ -19,7 +19,9 @@ export function DataQuality(props: {
 }) {
   const { pipelineId, updateId } = props;
   const events = useQuery({
-    queryKey: ["pipeline", pipelineId, "data-quality", updateId],
+    // The end of a run is part of the key: the events its last batches wrote are read once more when
+    // it stops, even if the last poll while it ran came before them.
+    queryKey: ["pipeline", pipelineId, "data-quality", updateId, props.running],
     enabled: updateId !== undefined,
     refetchInterval: props.running ? 2000 : false,
     queryFn: async () => {
