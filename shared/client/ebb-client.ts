@@ -1,3 +1,4 @@
+import type { Onset } from "../control/rewind-points/onset-finder.ts";
 import type { RequestAuth } from "./request-auth.ts";
 import { withRetries } from "./request-retry.ts";
 
@@ -374,20 +375,8 @@ export class EbbClient {
   }
 }
 
-/** What `POST /api/2.0/tables/{name}/onset` answers: the last good fields only when a commit precedes the first bad one. */
-export interface OnsetResult {
-  readonly found: boolean;
-  readonly starting_version: number;
-  readonly first_bad_version?: number;
-  readonly first_bad_commit_time?: string;
-  readonly last_good_version?: number;
-  readonly last_good_commit_time?: string;
-  readonly rewind_timestamp?: string;
-  /** The pipeline that owns the table, when one does. */
-  readonly pipeline_id?: string;
-  /** That pipeline's newest live rewind point from before the onset, when it has one. */
-  readonly rewind_point?: RewindPointInfo;
-}
+/** What `POST /api/2.0/tables/{name}/onset` answers: the control plane's answer, written once there. */
+export type OnsetResult = Onset;
 
 /** What `POST /api/2.0/tables/{name}/optimize` answers (`version` only when it committed). */
 export interface OptimizeResult {
