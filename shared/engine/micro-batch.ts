@@ -631,12 +631,13 @@ async function applyChangeBatch(
   txn: { appId: string; version: number },
   options: Parameters<typeof mergeBatch>[4],
 ): Promise<BatchCommit & { readonly stateVersion: string | undefined }> {
-  const cdc = run.flow.auto_cdc!;
+  const cdc = run.catalog.flowPlan(run.flow.name);
+  if (cdc.kind !== "auto_cdc") throw new RangeError(`flow ${run.flow.name} is not an AUTO CDC flow`);
   const ref = { store: run.catalog.store, pipelineId: run.pipelineId, flowId: run.flow.name };
   const state = await openCdcState(ref, parentState);
   const peers = await peerStates(run);
   const adopting =
-    cdc.stored_as_scd_type === 2 &&
+    cdc.scdType === 2 &&
     (state.meta.adopting === true ||
       peers.some((peer) => peer.state.meta.adopting === true) ||
       (parentState === undefined && (await holdsRows(target, run.session))));

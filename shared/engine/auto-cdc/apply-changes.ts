@@ -1,5 +1,5 @@
 import { quoteIdentifier as q, quoteLiteral } from "../../duck/sql-text.ts";
-import type { AutoCdcDefinition } from "../../pipeline/auto-cdc-schema.ts";
+import type { AutoCdcFlowPlan } from "../../pipeline/plan/index.ts";
 import { TOMBSTONE_PROPERTY } from "../../pipeline/auto-cdc-rules.ts";
 import type { Sandbox } from "../sandbox.ts";
 import { checkCdcLayout } from "./cdc-compatibility.ts";
@@ -58,7 +58,8 @@ export function tombstoneRetentionSeconds(properties: Readonly<Record<string, st
 
 export interface ChangeBatch {
   readonly flow: string;
-  readonly cdc: AutoCdcDefinition;
+  /** The flow as compiled at validation. */
+  readonly cdc: AutoCdcFlowPlan;
   readonly sandbox: Sandbox;
   /** The flow's SQL over the micro-batch (checked). */
   readonly rowsSql: string;

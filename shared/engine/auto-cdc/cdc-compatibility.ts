@@ -151,9 +151,11 @@ export class CdcStateCheck {
       (name) => this.tableSchema(name),
     );
     if (!output) return;
+    const plan = this.#catalog.flowPlan(flow.name);
+    if (plan.kind !== "auto_cdc") return;
     const layout = cdcLayout(
       flow.name,
-      flow.auto_cdc,
+      plan,
       output.fields.map((f) => f.name),
     );
     checkCdcLayout(

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { sequenceColumns, type AutoCdcDefinition } from "../../pipeline/auto-cdc-schema.ts";
+import type { AutoCdcFlowPlan } from "../../pipeline/plan/index.ts";
 import { AutoCdcColumnError } from "./errors.ts";
 
 /**
@@ -26,34 +26,35 @@ export interface CdcLayout {
   readonly truncates?: string;
 }
 
-/** Resolves `cdc` against the flow's output columns; every problem at once. */
-export function cdcLayout(flow: string, cdc: AutoCdcDefinition, output: readonly string[]): CdcLayout {
+/**
+ * Resolves the flow's compiled AUTO CDC plan against its output columns; every problem at once,
+ * each named by the setting the user wrote.
+ */
+export function cdcLayout(flow: string, cdc: AutoCdcFlowPlan, output: readonly string[]): CdcLayout {
   const problems: string[] = [];
   const missing = (what: string, names: readonly string[] | undefined) => {
     const absent = (names ?? []).filter((name) => !output.includes(name));
     if (absent.length > 0)
       problems.push(`${what} names ${absent.map((n) => `"${n}"`).join(", ")}, not in the output`);
   };
-  const sequence = sequenceColumns(cdc);
+  const sequence = cdc.sequenceBy;
   missing("keys", cdc.keys);
   missing("sequence_by", sequence);
-  missing("column_list", cdc.column_list);
-  missing("except_column_list", cdc.except_column_list);
-  missing("track_history_column_list", cdc.track_history_column_list);
-  missing("track_history_except_column_list", cdc.track_history_except_column_list);
+  missing("column_list", cdc.columnList);
+  missing("except_column_list", cdc.exceptColumnList);
+  missing("track_history_column_list", cdc.trackHistoryColumnList);
+  missing("track_history_except_column_list", cdc.trackHistoryExceptColumnList);
   const reserved = output.filter((name) => name === START_AT || name === END_AT || name.startsWith("__cdc_"));
   if (reserved.length > 0)
     problems.push(
       `${reserved.join(", ")} ${reserved.length === 1 ? "is" : "are"} reserved (rename it in the SQL)`,
     );
 
-  const written = (cdc.column_list ?? output).filter(
-    (name) => !(cdc.except_column_list ?? []).includes(name),
-  );
+  const written = (cdc.columnList ?? output).filter((name) => !(cdc.exceptColumnList ?? []).includes(name));
   const values = written.filter((name) => !cdc.keys.includes(name));
   const notWritten = [
-    ...(cdc.track_history_column_list ?? []),
-    ...(cdc.track_history_except_column_list ?? []),
+    ...(cdc.trackHistoryColumnList ?? []),
+    ...(cdc.trackHistoryExceptColumnList ?? []),
   ].filter((name) => output.includes(name) && !values.includes(name));
   if (notWritten.length > 0)
     problems.push(
@@ -61,18 +62,18 @@ export function cdcLayout(flow: string, cdc: AutoCdcDefinition, output: readonly
     );
   if (problems.length > 0) throw new AutoCdcColumnError(flow, problems, output);
 
-  const tracked = cdc.track_history_column_list
-    ? values.filter((name) => cdc.track_history_column_list!.includes(name))
-    : values.filter((name) => !(cdc.track_history_except_column_list ?? []).includes(name));
+  const tracked = cdc.trackHistoryColumnList
+    ? values.filter((name) => cdc.trackHistoryColumnList!.includes(name))
+    : values.filter((name) => !(cdc.trackHistoryExceptColumnList ?? []).includes(name));
   return {
-    scdType: cdc.stored_as_scd_type,
+    scdType: cdc.scdType,
     keys: cdc.keys,
     sequence,
     values,
     tracked,
-    ignoreNullUpdates: cdc.ignore_null_updates,
-    ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
-    ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+    ignoreNullUpdates: cdc.ignoreNullUpdates,
+    ...(cdc.applyAsDeletes !== undefined ? { deletes: cdc.applyAsDeletes } : {}),
+    ...(cdc.applyAsTruncates !== undefined ? { truncates: cdc.applyAsTruncates } : {}),
   };
 }
 

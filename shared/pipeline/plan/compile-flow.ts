@@ -1,3 +1,4 @@
+import { sequenceColumns } from "../auto-cdc-schema.ts";
 import type { FlowDefinition } from "../definition-schema.ts";
 import { parseInterval } from "../duration.ts";
 import { streamAggregationOf, type WindowedAggregation } from "../stream-aggregation.ts";
@@ -149,14 +150,15 @@ function matchStatement(statement: unknown, leftAlias: string): unknown {
   return copy;
 }
 
-function autoCdcPlan(flow: FlowDefinition): AutoCdcFlowPlan {
+/** An AUTO CDC flow's plan: its settings as the engine reads them (no SQL analysis needed). */
+export function autoCdcPlan(flow: FlowDefinition): AutoCdcFlowPlan {
   const cdc = flow.auto_cdc!;
   return {
     kind: "auto_cdc",
     flow: flow.name,
     sql: flow.sql,
     keys: [...cdc.keys],
-    sequenceBy: typeof cdc.sequence_by === "string" ? [cdc.sequence_by] : [...cdc.sequence_by],
+    sequenceBy: [...sequenceColumns(cdc)],
     ...(cdc.apply_as_deletes !== undefined ? { applyAsDeletes: cdc.apply_as_deletes } : {}),
     ...(cdc.apply_as_truncates !== undefined ? { applyAsTruncates: cdc.apply_as_truncates } : {}),
     ...(cdc.column_list ? { columnList: [...cdc.column_list] } : {}),

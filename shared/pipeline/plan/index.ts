@@ -18,4 +18,5 @@ export type { RecomputedViewPlan } from "./recomputed-view-plan.ts";
 export * from "./aggregate-columns.ts";
 export { describeJoinChange, describeWindowChange } from "./state-signatures.ts";
 export { compilePipeline, type PipelinePlans } from "./compile-pipeline.ts";
+export { autoCdcPlan } from "./compile-flow.ts";
 export type { SqlCompiler } from "./sql-compiler.ts";

@@ -6,6 +6,8 @@ import {
   type StoredCdcLayout,
 } from "../../../shared/engine/auto-cdc/cdc-layout.ts";
 import { AutoCdcStateIncompatibleError } from "../../../shared/engine/auto-cdc/errors.ts";
+import type { FlowDefinition } from "../../../shared/pipeline/definition-schema.ts";
+import { autoCdcPlan } from "../../../shared/pipeline/plan/index.ts";
 
 /**
  * Which definition changes an AUTO CDC flow's per-key state refuses, and which way out each gets: a
@@ -17,14 +19,18 @@ const OUTPUT = ["id", "name", "city", "zip", "op", "seq"];
 const layout = (cdc: Record<string, unknown> = {}) =>
   cdcLayout(
     "f",
-    {
-      keys: ["id"],
-      sequence_by: "seq",
-      except_column_list: ["op", "seq"],
-      stored_as_scd_type: 2,
-      ignore_null_updates: false,
-      ...cdc,
-    } as Parameters<typeof cdcLayout>[1],
+    autoCdcPlan({
+      name: "f",
+      sql: "SELECT * FROM source",
+      auto_cdc: {
+        keys: ["id"],
+        sequence_by: "seq",
+        except_column_list: ["op", "seq"],
+        stored_as_scd_type: 2,
+        ignore_null_updates: false,
+        ...cdc,
+      },
+    } as unknown as FlowDefinition),
     OUTPUT,
   );
 const stored: StoredCdcLayout = storedLayoutOf(layout());
