@@ -16,6 +16,13 @@ import { runCli } from "../../../shared/cli/main.ts";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (file: string) => readFileSync(path.join(root, file), "utf8");
+/** Every TypeScript file under `folders`, relative to the root. */
+const sourceFiles = (folders: readonly string[]): string[] =>
+  folders.flatMap((folder) =>
+    readdirSync(path.join(root, folder), { recursive: true, encoding: "utf8" })
+      .filter((name) => name.endsWith(".ts") && !name.includes("node_modules"))
+      .map((name) => `${folder}/${name}`),
+  );
 
 /** The documents: the README and every page of docs/. */
 const DOCS = ["README.md", ...readdirSync(path.join(root, "docs")).map((name) => `docs/${name}`)].filter(
@@ -282,6 +289,19 @@ describe("the README and docs/", () => {
       expect(problems).toEqual([]);
     },
   );
+
+  it("docs/errors.md has a row for every error code Ebb raises", () => {
+    const documented = new Set(
+      [...read("docs/errors.md").matchAll(/^\| `([A-Z0-9_.]+)` +\|/gm)].map((m) => m[1]),
+    );
+    const raised = new Set(
+      sourceFiles(["shared", "functions", "infra"]).flatMap((file) =>
+        [...read(file).matchAll(/errorCode(?: =|:) "([A-Z0-9_.]+)"/g)].map((m) => m[1]!),
+      ),
+    );
+    expect(raised.size).toBeGreaterThan(50);
+    expect([...raised].filter((code) => !documented.has(code)).sort()).toEqual([]);
+  });
 
   it("catches a wrong example: an unknown command or flag, route or body field", async () => {
     expect(await cliProblem("rewind ID --point ARG --dry-run")).toBeUndefined();
