@@ -1,25 +1,13 @@
-import { networkEventStreams } from "../shared/store/event-stream-clients.ts";
 import { statfs } from "node:fs/promises";
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import type { ControlPlane } from "../shared/control/plane/control-plane.ts";
-import { InProcessExecutions } from "../shared/control/updates/driver/in-process-executions.ts";
-import { startUpdate } from "../shared/control/updates/start-update.ts";
+import { startInProcessPlane } from "./in-process-plane.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { quoteLiteral, stringList } from "../shared/duck/sql-text.ts";
 import { describeBytes } from "../shared/pipeline/byte-size.ts";
-import { parseDefinition } from "../shared/pipeline/parse-definition.ts";
-import { SqlReferenceParser } from "../shared/pipeline/sql-references.ts";
 import { BATCH_BYTES_VARIABLE, batchBytesFor, DEFAULT_TASK_SIZE } from "../shared/engine/task-sizing.ts";
-import { createDocumentClient } from "../shared/store/aws-clients.ts";
-import { DynamoCheckpointsRepository } from "../shared/store/dynamo-checkpoints-repository.ts";
-import { DynamoEventLogRepository } from "../shared/store/dynamo-event-log-repository.ts";
-import { DynamoPipelinesRepository } from "../shared/store/dynamo-pipelines-repository.ts";
-import { DynamoUpdatesRepository } from "../shared/store/dynamo-updates-repository.ts";
-import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
-import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 import { cappedTempFolders, withCappedTempFolder } from "../test/support/capped-temp-folder.ts";
 
 /**
@@ -89,55 +77,26 @@ export async function run(): Promise<void> {
   const batchBytes = batchBytesFor(DEFAULT_TASK_SIZE);
   process.env[BATCH_BYTES_VARIABLE] = String(batchBytes);
   const work = await mkdtemp(path.join(tmpdir(), "ebb-batch-space-bench-"));
-  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
   const duck = await DuckSession.open();
-  const parser = await SqlReferenceParser.open();
+  const ebbPlane = await startInProcessPlane(work);
   try {
-    const client = createDocumentClient(aws.endpoints);
-    const store = new LocalObjectStore(path.join(work, "bucket"));
-    await mkdir(store.root, { recursive: true });
-    const executions = new InProcessExecutions(() => plane);
-    const plane: ControlPlane = {
-      pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable }),
-      checkpoints: new DynamoCheckpointsRepository({
-        client,
-        tableName: storage.checkpointsTable,
-        pipelinesTableName: storage.pipelinesTable,
-      }),
-      updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
-      events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
-      bucket: store,
-      locate: (location) => new LocalObjectStore(location),
-      localRoots: [tmpdir(), work],
-      executions,
-      sql: parser,
-      eventStreams: networkEventStreams,
-      clock: Date.now,
-    };
-    const ingest = async (name: string, landing: string, format: string) => {
-      const pipelineId = (
-        await plane.pipelines.create(
-          parseDefinition({
-            name,
-            catalog: "main",
-            schema: name,
-            datasets: [
-              {
-                type: "streaming_table",
-                name: "raw",
-                flows: [
-                  { name: "ingest", source: { type: "auto_loader", path: landing, format }, sql: SELECT },
-                ],
-              },
-            ],
-          }),
-        )
-      ).pipelineId;
-      const { update_id } = await startUpdate(plane, pipelineId, { cause: "API_CALL", validate_only: false });
-      const result = await executions.settled(update_id);
-      if (result.state !== "COMPLETED") throw result.error;
-      return result.flows["ingest"]!;
-    };
+    const ingest = async (name: string, landing: string, format: string) =>
+      (
+        await ebbPlane.update({
+          name,
+          catalog: "main",
+          schema: name,
+          datasets: [
+            {
+              type: "streaming_table",
+              name: "raw",
+              flows: [
+                { name: "ingest", source: { type: "auto_loader", path: landing, format }, sql: SELECT },
+              ],
+            },
+          ],
+        })
+      ).flows["ingest"]!;
     const capped = <T>(work: (dir: string) => Promise<T>) =>
       cappedTempFolders ? withCappedTempFolder(TEMP_CAP_MB, work) : work(tmpdir());
 
@@ -171,9 +130,8 @@ export async function run(): Promise<void> {
       }
     }
   } finally {
-    parser.close();
+    await ebbPlane.close();
     duck.close();
-    await aws.stop();
     await rm(work, { recursive: true, force: true });
   }
 }

@@ -2,21 +2,9 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { startInProcessPlane } from "./in-process-plane.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { quoteLiteral, stringList } from "../shared/duck/sql-text.ts";
-import type { ControlPlane } from "../shared/control/plane/control-plane.ts";
-import { InProcessExecutions } from "../shared/control/updates/driver/in-process-executions.ts";
-import { startUpdate } from "../shared/control/updates/start-update.ts";
-import { SqlReferenceParser } from "../shared/pipeline/sql-references.ts";
-import { parseDefinition } from "../shared/pipeline/parse-definition.ts";
-import { createDocumentClient } from "../shared/store/aws-clients.ts";
-import { DynamoCheckpointsRepository } from "../shared/store/dynamo-checkpoints-repository.ts";
-import { DynamoEventLogRepository } from "../shared/store/dynamo-event-log-repository.ts";
-import { DynamoPipelinesRepository } from "../shared/store/dynamo-pipelines-repository.ts";
-import { DynamoUpdatesRepository } from "../shared/store/dynamo-updates-repository.ts";
-import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
-import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
-import { networkEventStreams } from "../shared/store/event-stream-clients.ts";
 
 /**
  * Engine figures, measured in one run. Tables and landing files live in a local-folder object store
@@ -92,46 +80,13 @@ const ATTEMPTS = 3;
 
 export async function run(): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), "ebb-engine-bench-"));
-  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
   const duck = await DuckSession.open();
-  const parser = await SqlReferenceParser.open();
+  const ebbPlane = await startInProcessPlane(work);
   try {
     const landing = path.join(work, "landing");
     const files = await writeLanding(duck, landing, 0, FILES);
     const rows = FILES * ROWS_PER_FILE;
-    const client = createDocumentClient(aws.endpoints);
-    const store = new LocalObjectStore(path.join(work, "bucket"));
-    await mkdir(store.root, { recursive: true });
-    const executions = new InProcessExecutions(() => plane);
-    const plane: ControlPlane = {
-      pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable }),
-      checkpoints: new DynamoCheckpointsRepository({
-        client,
-        tableName: storage.checkpointsTable,
-        pipelinesTableName: storage.pipelinesTable,
-      }),
-      updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
-      events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
-      bucket: store,
-      locate: (location) => new LocalObjectStore(location),
-      eventStreams: networkEventStreams,
-      localRoots: [tmpdir()],
-      executions,
-      sql: parser,
-      clock: Date.now,
-    };
-    const pipelineIds = new Map<string, string>();
-    const update = async (name: string, from: string) => {
-      let pipelineId = pipelineIds.get(name);
-      if (pipelineId === undefined) {
-        pipelineId = (await plane.pipelines.create(parseDefinition(definition(name, from)))).pipelineId;
-        pipelineIds.set(name, pipelineId);
-      }
-      const { update_id } = await startUpdate(plane, pipelineId, { cause: "API_CALL", validate_only: false });
-      const result = await executions.settled(update_id);
-      if (result.state !== "COMPLETED") throw result.error;
-      return result;
-    };
+    const update = (name: string, from: string) => ebbPlane.update(definition(name, from));
 
     // Warm-up: one small update of another pipeline, so the first measured one does not pay for
     // DynamoDB Local's JVM warming up (a stand-in cost that DynamoDB itself does not have).
@@ -179,9 +134,8 @@ export async function run(): Promise<void> {
         `so the 1% itself costs ${(incremental - idle).toFixed(0)} ms (${((incremental - idle) / (first - idle)).toFixed(3)} of the first's data work)`,
     );
   } finally {
-    parser.close();
+    await ebbPlane.close();
     duck.close();
-    await aws.stop();
     await rm(work, { recursive: true, force: true });
   }
 }
