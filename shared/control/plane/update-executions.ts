@@ -9,6 +9,11 @@
 export interface UpdateExecutionInput {
   readonly pipelineId: string;
   readonly updateId: string;
+  /**
+   * A continued execution's count of the update's cycles so far: it counts on from there, so each
+   * hand-over names a new execution (`<updateId>-<cycle>`), never one that ran before.
+   */
+  readonly cycle?: { readonly number: number };
 }
 
 /** A continuous update's next execution: its own name, on the state machine running the update now. */

@@ -39,6 +39,7 @@ export class InProcessExecutions implements UpdateExecutions {
       const ids = { pipelineId: input.pipelineId, updateId: input.updateId };
       execution.done = driveUpdate(this.plane(), ids, {
         ...this.options,
+        ...(input.cycle ? { cycle: input.cycle } : {}),
         stopped: () => execution.stopped,
       }).finally(() => (execution.ended = true));
       this.running.set(arn, execution);

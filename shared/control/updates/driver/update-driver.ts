@@ -34,6 +34,8 @@ export interface DriverOptions {
   readonly stateMachineArn?: string;
   /** Crash-injection test hook, handed to every micro-batch. */
   readonly crash?: CrashHook;
+  /** A continued execution's input: the cycles the update ran before it (ASL: `$.cycle`). */
+  readonly cycle?: CycleInput["cycle"];
   /** Told each task state as it is entered (a trace of the walk). */
   readonly onTask?: (state: UpdateTask) => void | Promise<void>;
 }
@@ -100,7 +102,7 @@ export async function driveUpdate(
       await task("FinishRewind", () => finishRewind(plane, ids));
     } else if (planned.branch === "run") {
       if (planned.resets) await task("ResetDatasets", () => resetDatasets(plane, ids));
-      let cycle: CycleInput["cycle"];
+      let cycle = options.cycle;
       for (;;) {
         for (const level of planned.levels) await runLevel(level, planned.continuous);
         if (!planned.continuous) break;

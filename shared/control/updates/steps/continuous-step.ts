@@ -36,13 +36,20 @@ export interface Cycle {
   readonly stopped: boolean;
 }
 
+/** The variable that lowers `CYCLES_PER_EXECUTION` (tests hand over after a few cycles). */
+export const CYCLES_PER_EXECUTION_VARIABLE = "EBB_CYCLES_PER_EXECUTION";
+
 /** Between two runs of a continuous update: counts the cycle and says whether to go on here. */
-export async function nextCycle(plane: ControlPlane, input: CycleInput): Promise<Cycle> {
+export async function nextCycle(
+  plane: ControlPlane,
+  input: CycleInput,
+  cyclesPerExecution = CYCLES_PER_EXECUTION,
+): Promise<Cycle> {
   const update = await plane.updates.get(input.pipelineId, input.updateId);
   const number = (input.cycle?.number ?? 0) + 1;
   return {
     number,
-    continueAsNew: number % CYCLES_PER_EXECUTION === 0,
+    continueAsNew: number % cyclesPerExecution === 0,
     stopped: update === undefined || isTerminal(update.state),
   };
 }
@@ -54,10 +61,13 @@ export async function continueAsNew(
 ): Promise<{ executionArn: string }> {
   await openUpdate(plane, input);
   const ids = { pipelineId: input.pipelineId, updateId: input.updateId };
-  const executionArn = await plane.executions.start(ids, {
-    name: `${input.updateId}-${input.cycle}`,
-    stateMachineArn: input.stateMachineArn,
-  });
+  const executionArn = await plane.executions.start(
+    { ...ids, cycle: { number: input.cycle } },
+    {
+      name: `${input.updateId}-${input.cycle}`,
+      stateMachineArn: input.stateMachineArn,
+    },
+  );
   await plane.updates.recordExecution(input.pipelineId, input.updateId, executionArn);
   return { executionArn };
 }

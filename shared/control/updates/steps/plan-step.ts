@@ -124,30 +124,15 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
   }
 
   const plan = planRefresh(pipeline, intent.refresh);
-  const resets = plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0;
+  // An update already RUNNING is continued by a new execution (a continuous update handed over):
+  // its resets ran in its first execution, and running them again would drop what it wrote since.
+  const continued = update.state === "RUNNING";
+  const resets =
+    !continued && (plan.resets.length > 0 || plan.checkpointResets.length > 0 || plan.warnings.length > 0);
   // A run going straight to its levels is RUNNING from here on; its events and both state changes
   // go out in one request.
   const straightToLevels = !intent.validateOnly && !resets;
-  const state = straightToLevels ? "RUNNING" : "INITIALIZING";
-  context.events.hold();
-  await context.events.updateProgress("INITIALIZING");
-  await context.events.planningInformation({
-    refresh: plan.mode,
-    resets: plan.resets.map((r) => ({ dataset: r.dataset, how: r.reset.how })),
-    checkpoint_resets: plan.checkpointResets.map((r) => r.flow),
-    run: plan.run,
-    levels: pipeline.graph.levels,
-  });
-  if (straightToLevels) await context.events.updateProgress("RUNNING");
-  const events = context.events.takeHeld();
-  const running = plane.pipelines.setStateWrite(ids.pipelineId, ids.updateId, "RUNNING");
-  if (!(await transitionTogether(plane, ids, state, [running], events))) {
-    // One by one: an update stopped meanwhile ends here.
-    const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, state);
-    if (moved.outcome === "already-final") return done;
-    await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
-    await plane.events.appendAll(events);
-  }
+  if (!continued && !(await announcePlan(plane, context, ids, plan, straightToLevels))) return done;
   if (intent.validateOnly) return done;
   const item = straightToLevels ? { ...ids, definitionVersion: update.definitionVersion } : ids;
   const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
@@ -176,4 +161,37 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
       .filter((items) => items && items.length > 0)
       .map((items) => ({ items })),
   };
+}
+
+/**
+ * Moves a run's update to INITIALIZING, or to RUNNING when it goes straight to its levels, with its
+ * planning events; false when the update was stopped meanwhile.
+ */
+async function announcePlan(
+  plane: ControlPlane,
+  context: UpdateContext,
+  ids: UpdateIds,
+  plan: ReturnType<typeof planRefresh>,
+  straightToLevels: boolean,
+): Promise<boolean> {
+  const state = straightToLevels ? "RUNNING" : "INITIALIZING";
+  context.events.hold();
+  await context.events.updateProgress("INITIALIZING");
+  await context.events.planningInformation({
+    refresh: plan.mode,
+    resets: plan.resets.map((r) => ({ dataset: r.dataset, how: r.reset.how })),
+    checkpoint_resets: plan.checkpointResets.map((r) => r.flow),
+    run: plan.run,
+    levels: context.pipeline.graph.levels,
+  });
+  if (straightToLevels) await context.events.updateProgress("RUNNING");
+  const events = context.events.takeHeld();
+  const running = plane.pipelines.setStateWrite(ids.pipelineId, ids.updateId, "RUNNING");
+  if (await transitionTogether(plane, ids, state, [running], events)) return true;
+  // One by one: an update stopped meanwhile ends here.
+  const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, state);
+  if (moved.outcome === "already-final") return false;
+  await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");
+  await plane.events.appendAll(events);
+  return true;
 }
