@@ -4,10 +4,16 @@ import type { UpdateIds } from "../../shared/control/updates/steps/update-contex
 import { taskHandler } from "./task-handler.ts";
 
 /**
- * State `FinishUpdate`: COMPLETED, the pipeline released, a rewind point captured. Its input is the
- * machine's state: the ids, and the plan PlanUpdate answered (`$.plan`).
+ * State `FinishUpdate`: COMPLETED, the pipeline released, a rewind point captured — or, past the
+ * execution's hand-over time with batches left, the update continued in a new execution. Its input
+ * is the machine's state: the ids, and the plan PlanUpdate answered (`$.plan`).
  */
 export const handler = taskHandler(
-  (plane, input: UpdateIds & { readonly plan?: Pick<ExecutionPlan, "finish"> }) =>
-    finishUpdate(plane, { pipelineId: input.pipelineId, updateId: input.updateId }, input.plan?.finish),
+  (plane, input: UpdateIds & { readonly plan?: Pick<ExecutionPlan, "finish" | "handOverAt"> }) =>
+    finishUpdate(
+      plane,
+      { pipelineId: input.pipelineId, updateId: input.updateId },
+      input.plan?.finish,
+      input.plan?.handOverAt,
+    ),
 );

@@ -58,6 +58,16 @@ export class EventRecorder {
     );
   }
 
+  /** The update, still RUNNING, continues in a new execution of the state machine (`execution`). */
+  executionHandedOver(execution: string, why: string): Promise<void> {
+    return this.append(
+      "update_progress",
+      "INFO",
+      `Update ${this.origin.update_id} continues in a new execution, ${execution}: ${why}`,
+      { update_progress: { state: "RUNNING", execution } },
+    );
+  }
+
   planningInformation(details: Readonly<Record<string, unknown>>): Promise<void> {
     return this.append("planning_information", "INFO", "Planned the update", {
       planning_information: details,

@@ -54,6 +54,7 @@ const UpdateItemSchema = z.object({
   endedAt: z.number().optional(),
   error: z.object({ errorCode: z.string().optional(), message: z.string() }).optional(),
   executionArn: z.string().optional(),
+  handoverAt: z.number().optional(),
 });
 type UpdateItem = z.infer<typeof UpdateItemSchema>;
 
@@ -219,6 +220,21 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
           UpdateExpression: "SET executionArn = :arn, lastModified = :now",
           ConditionExpression: `attribute_exists(${SORT})`,
           ExpressionAttributeValues: { ":arn": executionArn, ":now": this.now() },
+        }),
+      ),
+    );
+    if (!outcome.written) throw new UpdateNotFoundError(pipelineId, updateId);
+  }
+
+  async requestHandover(pipelineId: string, updateId: string, at: number): Promise<void> {
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [PARTITION]: pipelineId, [SORT]: updateId },
+          UpdateExpression: "SET handoverAt = :at, lastModified = :now",
+          ConditionExpression: `attribute_exists(${SORT})`,
+          ExpressionAttributeValues: { ":at": at, ":now": this.now() },
         }),
       ),
     );

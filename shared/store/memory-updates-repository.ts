@@ -114,6 +114,13 @@ export class MemoryUpdatesRepository implements UpdatesRepository {
     updates.set(updateId, { ...current, executionArn, lastModified: this.now() });
   }
 
+  async requestHandover(pipelineId: string, updateId: string, at: number): Promise<void> {
+    const updates = this.of(pipelineId);
+    const current = updates.get(updateId);
+    if (!current) throw new UpdateNotFoundError(pipelineId, updateId);
+    updates.set(updateId, { ...current, handoverAt: at, lastModified: this.now() });
+  }
+
   private of(pipelineId: string): Map<string, UpdateRecord> {
     let updates = this.updates.get(pipelineId);
     if (!updates) {

@@ -70,6 +70,11 @@ export interface UpdateRecord {
   readonly error?: UpdateError;
   /** The Step Functions execution running it. */
   readonly executionArn?: string;
+  /**
+   * The hand-over time of the execution one of whose flows stopped there with batches left (the
+   * execution's plan says it): the execution continues the update in a new one instead of finishing.
+   */
+  readonly handoverAt?: number;
 }
 
 export interface NewUpdate {
@@ -128,6 +133,11 @@ export interface UpdatesRepository {
   ): Promise<boolean>;
   /** Records the execution running the update. Throws `UpdateNotFoundError` when absent. */
   recordExecution(pipelineId: string, updateId: string, executionArn: string): Promise<void>;
+  /**
+   * Records that a flow stopped at its execution's hand-over time `at` with batches left (see
+   * `handoverAt`). Throws `UpdateNotFoundError` when absent.
+   */
+  requestHandover(pipelineId: string, updateId: string, at: number): Promise<void>;
   /**
    * Removes an update that never began: one still QUEUED (a start that lost the race for the pipeline,
    * so no listing shows it as the latest). Answers false, removing nothing, when it is absent or has

@@ -16,10 +16,13 @@ export interface UpdateExecutionInput {
   readonly cycle?: { readonly number: number };
 }
 
-/** A continuous update's next execution: its own name, on the state machine running the update now. */
+/**
+ * An update's next execution: its own name, on the state machine running the update now (the
+ * runtime's own when not given).
+ */
 export interface ContinuedExecution {
   readonly name: string;
-  readonly stateMachineArn: string;
+  readonly stateMachineArn?: string;
 }
 
 /**

@@ -107,7 +107,9 @@ export async function driveUpdate(
         for (const level of planned.levels) await runLevel(level, planned.continuous);
         if (!planned.continuous) break;
         await sleep(planned.triggerSeconds * 1000);
-        const next = await task("NextCycle", () => nextCycle(plane, { ...ids, ...(cycle ? { cycle } : {}) }));
+        const next = await task("NextCycle", () =>
+          nextCycle(plane, { ...ids, ...(cycle ? { cycle } : {}), plan: { handOverAt: planned.handOverAt } }),
+        );
         if (next.stopped) return ended((await plane.updates.get(ids.pipelineId, ids.updateId))!.state);
         if (next.continueAsNew) {
           const stateMachineArn = options.stateMachineArn ?? "in-process";
@@ -119,7 +121,9 @@ export async function driveUpdate(
         cycle = { number: next.number };
       }
     }
-    const finished = await task("FinishUpdate", () => finishUpdate(plane, ids, planned.finish));
+    const finished = await task("FinishUpdate", () =>
+      finishUpdate(plane, ids, planned.finish, planned.handOverAt),
+    );
     return ended(finished.state as UpdateState);
   } catch (error) {
     const original = error instanceof MapFailed ? error.cause : error;

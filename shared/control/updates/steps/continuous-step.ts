@@ -2,14 +2,16 @@ import { parseInterval } from "../../../pipeline/duration.ts";
 import type { ValidatedPipeline } from "../../../pipeline/validate-pipeline.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
 import type { ControlPlane } from "../../plane/control-plane.ts";
-import { openUpdate, type UpdateIds } from "./update-context.ts";
+import { continueInNewExecution } from "./execution-handover.ts";
+import type { UpdateIds } from "./update-context.ts";
 
 /**
  * Continuous pipelines: a `continuous: true` pipeline's update does not finish after its
  * run. It waits for the trigger interval and runs its DAG levels again, until it is stopped. An
- * execution runs `CYCLES_PER_EXECUTION` cycles, then hands the update over to a fresh execution of
- * the same state machine (named `<updateId>-<cycle>`), so no execution's history grows past Step
- * Functions' limit; the update records the new execution, which is the one a stop stops.
+ * execution runs `CYCLES_PER_EXECUTION` cycles, or until its hand-over time (execution-handover.ts),
+ * then hands the update over to a fresh execution of the same state machine (named
+ * `<updateId>-<cycle>`, counting on), so no execution's history grows past Step Functions' limit
+ * nor runs past its timeout; the update records the new execution, which is the one a stop stops.
  */
 
 /** Set in the pipeline configuration, e.g. `"interval 30 seconds"`. */
@@ -26,6 +28,8 @@ export function triggerSeconds(pipeline: ValidatedPipeline): number {
 
 export interface CycleInput extends UpdateIds {
   readonly cycle?: { readonly number: number };
+  /** The execution's plan (the machine's state carries it): its hand-over time. */
+  readonly plan?: { readonly handOverAt?: number };
 }
 
 export interface Cycle {
@@ -49,7 +53,7 @@ export async function nextCycle(
   const number = (input.cycle?.number ?? 0) + 1;
   return {
     number,
-    continueAsNew: number % cyclesPerExecution === 0,
+    continueAsNew: number % cyclesPerExecution === 0 || plane.clock() >= (input.plan?.handOverAt ?? Infinity),
     stopped: update === undefined || isTerminal(update.state),
   };
 }
@@ -59,15 +63,11 @@ export async function continueAsNew(
   plane: ControlPlane,
   input: UpdateIds & { readonly cycle: number; readonly stateMachineArn: string },
 ): Promise<{ executionArn: string }> {
-  await openUpdate(plane, input);
   const ids = { pipelineId: input.pipelineId, updateId: input.updateId };
-  const executionArn = await plane.executions.start(
-    { ...ids, cycle: { number: input.cycle } },
-    {
-      name: `${input.updateId}-${input.cycle}`,
-      stateMachineArn: input.stateMachineArn,
-    },
+  return continueInNewExecution(
+    plane,
+    ids,
+    { name: `${input.updateId}-${input.cycle}`, stateMachineArn: input.stateMachineArn, cycle: input.cycle },
+    `cycle ${input.cycle}`,
   );
-  await plane.updates.recordExecution(input.pipelineId, input.updateId, executionArn);
-  return { executionArn };
 }

@@ -1,3 +1,4 @@
+import { continueInNewExecution, handoverExecutionName } from "./execution-handover.ts";
 import { captureRewindPoint } from "../../../rewind/rewind-points.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
 import { UpdateNotFoundError } from "../../../store/errors.ts";
@@ -22,7 +23,18 @@ export async function finishUpdate(
   plane: ControlPlane,
   ids: UpdateIds,
   planned?: FinishFacts,
+  handOverAt?: number,
 ): Promise<{ state: string }> {
+  // Past the hand-over time a flow may have stopped with batches left: then the update goes on in
+  // a new execution instead of finishing (execution-handover.ts). Before it, none did: no read.
+  if (handOverAt !== undefined && plane.clock() >= handOverAt) {
+    const update = await plane.updates.get(ids.pipelineId, ids.updateId);
+    if (update?.state === "RUNNING" && update.handoverAt === handOverAt) {
+      const name = handoverExecutionName(ids.updateId, handOverAt);
+      await continueInNewExecution(plane, ids, { name }, "its execution's time is up, with batches left");
+      return { state: "RUNNING" };
+    }
+  }
   const { facts, ended } = planned ? { facts: planned, ended: false } : await factsOf(plane, ids);
   const tablesWrittenBy = facts.wroteEveryTable ? facts.definitionVersion : undefined;
   // Everything is written before the update shows COMPLETED, so a client that sees COMPLETED finds

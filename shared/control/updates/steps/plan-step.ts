@@ -5,6 +5,7 @@ import type { ControlPlane } from "../../plane/control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
+import { HANDOVER_AFTER_MS } from "./execution-handover.ts";
 import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context.ts";
@@ -37,6 +38,8 @@ export interface RunItem extends UpdateIds {
   readonly flow?: string;
   /** Present once the plan moved the update to RUNNING: the definition version the update runs. */
   readonly definitionVersion?: number;
+  /** The execution's hand-over time (execution-handover.ts): the flow's budget ends there. */
+  readonly handOverAt?: number;
 }
 
 export interface ExecutionPlan {
@@ -49,17 +52,28 @@ export interface ExecutionPlan {
   readonly levels: readonly { readonly items: readonly RunItem[] }[];
   /** Present when the update is RUNNING from this plan on (see `FinishFacts`). */
   readonly finish?: FinishFacts;
+  /** A run's hand-over time (execution-handover.ts). */
+  readonly handOverAt?: number;
 }
 
-export async function planExecution(plane: ControlPlane, ids: UpdateIds): Promise<ExecutionPlan> {
+export async function planExecution(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  handoverAfter = HANDOVER_AFTER_MS,
+): Promise<ExecutionPlan> {
   const context = await openUpdate(plane, ids);
-  const plan = await planWith(plane, ids, context);
+  const plan = await planWith(plane, ids, context, plane.clock() + handoverAfter);
   // The step's events are written (in one batch, most often) before the machine moves on.
   await context.events.flush();
   return plan;
 }
 
-async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateContext): Promise<ExecutionPlan> {
+async function planWith(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  context: UpdateContext,
+  handOverAt: number,
+): Promise<ExecutionPlan> {
   const done: ExecutionPlan = {
     branch: "done",
     continuous: false,
@@ -134,7 +148,11 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
   const straightToLevels = !intent.validateOnly && !resets;
   if (!continued && !(await announcePlan(plane, context, ids, plan, straightToLevels))) return done;
   if (intent.validateOnly) return done;
-  const item = straightToLevels ? { ...ids, definitionVersion: update.definitionVersion } : ids;
+  const item = {
+    ...ids,
+    ...(straightToLevels ? { definitionVersion: update.definitionVersion } : {}),
+    handOverAt,
+  };
   const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
   // A DAG level is one wave, or several when AUTO CDC flows share a target: those run one wave
   // each, since each batch applies its events against the others' committed state.
@@ -156,6 +174,7 @@ async function planWith(plane: ControlPlane, ids: UpdateIds, context: UpdateCont
     waves: [],
     resets,
     ...(straightToLevels ? { finish: finishFactsOf(update) } : {}),
+    handOverAt,
     levels: levels
       .flatMap((waves) => waves ?? [])
       .filter((items) => items && items.length > 0)

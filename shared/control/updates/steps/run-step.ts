@@ -20,7 +20,8 @@ import { openUpdate, type UpdateContext } from "./update-context.ts";
  * - a streaming flow runs micro-batches until it has caught up or its time budget is spent; a spent
  *   budget throws `RunBudgetSpentError`, which the state machine retries, so a flow with a long
  *   backlog spans several invocations, each batch exactly once (the micro-batch protocol resumes
- *   where it stopped);
+ *   where it stopped); at the execution's hand-over time it records the hand-over instead and ends
+ *   (execution-handover.ts);
  * - a materialized view refreshes (one overwrite commit), incrementally or by a full recompute.
  * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
  */
@@ -65,7 +66,8 @@ export async function runItem(
         `${item.dataset}${item.flow ? `.${item.flow}` : ""} is not a flow or materialized view`,
       );
     }
-    const deadline = plane.clock() + budgetMs;
+    // The budget ends at the execution's hand-over time, if that comes first (execution-handover.ts).
+    const deadline = Math.min(plane.clock() + budgetMs, item.handOverAt ?? Infinity);
     let outOfTime = false;
     // Before the first batch the update is as just read or planned: RUNNING, no read.
     let first = true;
@@ -105,8 +107,13 @@ export async function runItem(
         await context.events.flowStatus(dataset.name, flow.name, "FAILED", {}, error);
       // The failure is the step's answer: its events are written as well as they can be.
       await context.events.flush().catch(() => undefined);
-      if (error instanceof UpdateCanceledError && outOfTime)
-        throw new RunBudgetSpentError(dataset.name, flow.name);
+      if (error instanceof UpdateCanceledError && outOfTime) {
+        if (item.handOverAt === undefined || plane.clock() < item.handOverAt)
+          throw new RunBudgetSpentError(dataset.name, flow.name);
+        // The execution's time is up: the next execution runs the batches left.
+        await plane.updates.requestHandover(item.pipelineId, item.updateId, item.handOverAt);
+        return NOTHING;
+      }
       throw error;
     }
   } finally {
