@@ -9,11 +9,22 @@ import { taskHandler } from "./task-handler.ts";
  * is the machine's state: the ids, and the plan PlanUpdate answered (`$.plan`).
  */
 export const handler = taskHandler(
-  (plane, input: UpdateIds & { readonly plan?: Pick<ExecutionPlan, "finish" | "handOverAt"> }) =>
+  (
+    plane,
+    input: UpdateIds & {
+      readonly plan?: Pick<ExecutionPlan, "finish" | "handOverAt">;
+      readonly stateMachineArn?: string;
+    },
+  ) =>
     finishUpdate(
       plane,
       { pipelineId: input.pipelineId, updateId: input.updateId },
       input.plan?.finish,
-      input.plan?.handOverAt,
+      input.plan?.handOverAt === undefined
+        ? undefined
+        : {
+            at: input.plan.handOverAt,
+            ...(input.stateMachineArn ? { stateMachineArn: input.stateMachineArn } : {}),
+          },
     ),
 );

@@ -157,11 +157,13 @@ export class Ebb extends Construct {
       logRetention: this.logRetention,
       ...(props.stateMachineLogLevel !== undefined ? { logLevel: props.stateMachineLogLevel } : {}),
     }).stateMachine;
-    // ContinueUpdate starts the next execution of this very state machine, whose ARN it takes from
-    // the context object. The grant is a policy of its own: the function does not wait for it, so
-    // function → state machine → function is no dependency cycle.
+    // ContinueUpdate and FinishUpdate start the next execution of this very state machine (a hand-over),
+    // whose ARN they take from the context object. The grant is a policy of its own: the functions do
+    // not wait for it, so function → state machine → function is no dependency cycle.
     new iam.Policy(this, "ContinueUpdatePolicy", {
-      roles: [(taskFunctions.continueUpdate as lambda.Function).role as iam.IRole],
+      roles: [taskFunctions.continueUpdate, taskFunctions.finishUpdate].map(
+        (fn) => (fn as lambda.Function).role as iam.IRole,
+      ),
       statements: [
         new iam.PolicyStatement({
           actions: ["states:StartExecution"],

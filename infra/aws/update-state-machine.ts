@@ -91,8 +91,15 @@ export class UpdateStateMachine extends Construct {
 
     const outerFail = failUpdate("FailUpdate");
     // The machine's last state: the execution succeeds when it does (no Succeed state to pay for).
+    // FinishUpdate may hand the update over to a new execution of this machine (past the plan's
+    // hand-over time), whose ARN it takes from the context object, as ContinueUpdate does.
     const finishUpdate = catching(
-      this.task("FinishUpdate", fns.finishUpdate, sfn.JsonPath.DISCARD),
+      this.task("FinishUpdate", fns.finishUpdate, sfn.JsonPath.DISCARD, {
+        "pipelineId.$": "$.pipelineId",
+        "updateId.$": "$.updateId",
+        "plan.$": "$.plan",
+        "stateMachineArn.$": "$$.StateMachine.Id",
+      }),
       outerFail,
     );
 

@@ -1,4 +1,4 @@
-import type { Onset } from "../control/rewind-points/onset-finder.ts";
+import type { OnsetAnswer } from "../api/onset-answer.ts";
 import type { RequestAuth } from "./request-auth.ts";
 import { withRetries } from "./request-retry.ts";
 
@@ -375,8 +375,8 @@ export class EbbClient {
   }
 }
 
-/** What `POST /api/2.0/tables/{name}/onset` answers: the control plane's answer, written once there. */
-export type OnsetResult = Onset;
+/** What `POST /api/2.0/tables/{name}/onset` answers. */
+export type OnsetResult = OnsetAnswer<RewindPointInfo>;
 
 /** What `POST /api/2.0/tables/{name}/optimize` answers (`version` only when it committed). */
 export interface OptimizeResult {

@@ -1,3 +1,4 @@
+import type { OnsetAnswer } from "../../api/onset-answer.ts";
 import type { TableName } from "../../api/resource-names.ts";
 import type { OnsetBody } from "../../api/request-schemas.ts";
 import {
@@ -41,19 +42,8 @@ import type { ObjectStore } from "../../object-store/object-store.ts";
 
 const TIMELINE_RESETS = new Set(["RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE", "REPLACE TABLE"]);
 
-export interface Onset {
-  readonly found: boolean;
-  readonly starting_version: number;
-  readonly first_bad_version?: number;
-  readonly first_bad_commit_time?: string;
-  readonly last_good_version?: number;
-  readonly last_good_commit_time?: string;
-  readonly rewind_timestamp?: string;
-  /** The pipeline that owns the table, when one does. */
-  readonly pipeline_id?: string;
-  /** Its newest live rewind point from before the onset, as `GET …/rewind-points` lists it. */
-  readonly rewind_point?: ReturnType<typeof rewindPointView>;
-}
+/** The onset finder's answer, with the rewind point as `GET …/rewind-points` lists it. */
+export type Onset = OnsetAnswer<ReturnType<typeof rewindPointView>>;
 
 export async function findOnset(plane: ControlPlane, name: TableName, body: OnsetBody): Promise<Onset> {
   const { onset, history } = await tableOnset(plane.bucket, name, body);

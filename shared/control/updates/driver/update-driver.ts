@@ -122,7 +122,14 @@ export async function driveUpdate(
       }
     }
     const finished = await task("FinishUpdate", () =>
-      finishUpdate(plane, ids, planned.finish, planned.handOverAt),
+      finishUpdate(
+        plane,
+        ids,
+        planned.finish,
+        planned.handOverAt === undefined
+          ? undefined
+          : { at: planned.handOverAt, stateMachineArn: options.stateMachineArn ?? "in-process" },
+      ),
     );
     return ended(finished.state as UpdateState);
   } catch (error) {

@@ -23,15 +23,19 @@ export async function finishUpdate(
   plane: ControlPlane,
   ids: UpdateIds,
   planned?: FinishFacts,
-  handOverAt?: number,
+  handOver?: { readonly at: number; readonly stateMachineArn?: string },
 ): Promise<{ state: string }> {
   // Past the hand-over time a flow may have stopped with batches left: then the update goes on in
   // a new execution instead of finishing (execution-handover.ts). Before it, none did: no read.
-  if (handOverAt !== undefined && plane.clock() >= handOverAt) {
+  if (handOver !== undefined && plane.clock() >= handOver.at) {
     const update = await plane.updates.get(ids.pipelineId, ids.updateId);
-    if (update?.state === "RUNNING" && update.handoverAt === handOverAt) {
-      const name = handoverExecutionName(ids.updateId, handOverAt);
-      await continueInNewExecution(plane, ids, { name }, "its execution's time is up, with batches left");
+    if (update?.state === "RUNNING" && update.handoverAt === handOver.at) {
+      const name = handoverExecutionName(ids.updateId, handOver.at);
+      const next = {
+        name,
+        ...(handOver.stateMachineArn ? { stateMachineArn: handOver.stateMachineArn } : {}),
+      };
+      await continueInNewExecution(plane, ids, next, "its execution's time is up, with batches left");
       return { state: "RUNNING" };
     }
   }
