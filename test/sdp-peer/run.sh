@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The peer suite: a pipeline project runs on Spark Declarative Pipelines (`spark-pipelines run`,
-# pyspark 4.3) and on Ebb over the same landed files, and every table is compared row for row.
+# The peer suite: pipeline projects run on Spark Declarative Pipelines (`spark-pipelines run`,
+# pyspark 4.3) or a plain Spark SQL reference, and on Ebb over the same files; every table compared row for row.
 # Installs SDP on first use (setup.sh), then runs the vitest suite.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
