@@ -41,6 +41,19 @@ describe("storage stack", () => {
     });
   });
 
+  it("aborts a multipart upload left incomplete for a day, so a task that died mid-upload leaves no parts behind", () => {
+    // A batch's large output files go up in parts as DuckDB writes them (streamed-file-upload.ts); a
+    // function that times out or crashes between parts and the completion leaves parts S3 bills for.
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      VersioningConfiguration: { Status: "Enabled" },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: "Enabled" }),
+        ]),
+      },
+    });
+  });
+
   it("logs the data bucket's requests to a private access-log bucket that keeps them 90 days and logs nowhere itself", () => {
     template.resourceCountIs("AWS::S3::Bucket", 2);
     const buckets = template.findResources("AWS::S3::Bucket");
