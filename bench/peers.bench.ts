@@ -1,0 +1,195 @@
+import { spawnSync } from "node:child_process";
+import { cp, mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import {
+  DeltaTable,
+  forgetDecodedCheckpoints,
+  loadSnapshot,
+  type StructType,
+} from "../shared/delta/index.ts";
+import { DuckSession } from "../shared/duck/duck-session.ts";
+import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
+
+/**
+ * Ebb beside its peers on the same data (issue 38's tables): every table operation against delta-rs
+ * (`deltalake` from the interop suite's virtual environment, `bash test/interop/setup.sh`), each
+ * timed inside its own process and printed as median of `EBB_BENCH_PEERS_RUNS` (default 3) and the
+ * ratio Ebb / delta-rs (target <= 1.0). Both read one table on the local disk, written by Ebb.
+ * Skipped with a line saying so where the environment is absent.
+ */
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const venvPython = path.join(here, "..", ".ebb", "interop-venv", "bin", "python");
+const RUNS = Number(process.env["EBB_BENCH_PEERS_RUNS"] ?? "3");
+const COMMITS = 1000;
+const CDF_COMMITS = 100;
+const VACUUM_FILES = 1000;
+
+const schema: StructType = {
+  type: "struct",
+  fields: [
+    { name: "id", type: "long", nullable: false, metadata: {} },
+    { name: "p", type: "integer", nullable: false, metadata: {} },
+    { name: "payload", type: "string", nullable: true, metadata: {} },
+  ],
+};
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function medianMs(
+  work: () => Promise<unknown>,
+  before?: () => Promise<unknown> | void,
+): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    await before?.();
+    const start = performance.now();
+    await work();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A table of `COMMITS` one-row commits after version 0 (checkpoint every 10, change data feed on). */
+async function longLogTable(duck: DuckSession, root: string): Promise<void> {
+  const table = await DeltaTable.create(
+    new LocalObjectStore(root),
+    {
+      schema,
+      properties: { "delta.checkpointInterval": "10", "delta.enableChangeDataFeed": "true" },
+    },
+    { duck },
+  );
+  for (let i = 1; i <= COMMITS; i++) await table.append({ rows: [{ id: i, p: 0, payload: `row ${i}` }] });
+  await table.close();
+}
+
+/** A table whose `VACUUM_FILES` files (one per partition) were all removed at version 1. */
+async function vacuumTable(duck: DuckSession, root: string): Promise<void> {
+  const table = await DeltaTable.create(
+    new LocalObjectStore(root),
+    {
+      schema,
+      partitionColumns: ["p"],
+      rows: {
+        sql: `SELECT range AS id, CAST(range % ${VACUUM_FILES} AS INTEGER) AS p, 'x' AS payload FROM range(${VACUUM_FILES * 10})`,
+      },
+    },
+    { duck },
+  );
+  await table.delete();
+  await table.close();
+}
+
+type Figures = Record<
+  "snapshotV10" | "snapshotV1000" | "snapshotLatest" | "timeTravelRead" | "changeFeed" | "vacuum",
+  number
+>;
+
+async function ebbFigures(duck: DuckSession, log: string, vacuum: string): Promise<Figures> {
+  const store = new LocalObjectStore(log);
+  // Cold, as a task's first load: no checkpoint taken from the process's cache.
+  const cold = () => forgetDecodedCheckpoints();
+  const snapshotAt = (version?: number) => () =>
+    loadSnapshot(store, { duck, ...(version === undefined ? {} : { version }) });
+  const open = async <T>(work: (table: DeltaTable) => Promise<T>) => {
+    const table = await DeltaTable.open(store, { duck });
+    try {
+      return await work(table);
+    } finally {
+      await table.close();
+    }
+  };
+  let copy = 0;
+  const vacuumOnce = async () => {
+    const root = `${vacuum}-ebb-${copy}`;
+    const table = await DeltaTable.open(new LocalObjectStore(root), { duck });
+    const result = await table.vacuum({ retentionHours: 0, allowShortRetention: true });
+    if (result.filesToDelete.length !== VACUUM_FILES)
+      throw new Error(`Ebb vacuum deleted ${result.filesToDelete.length} files`);
+    await table.close();
+  };
+  return {
+    snapshotV10: await medianMs(snapshotAt(10), cold),
+    snapshotV1000: await medianMs(snapshotAt(COMMITS), cold),
+    snapshotLatest: await medianMs(snapshotAt(), cold),
+    timeTravelRead: await medianMs(() => open((table) => table.scan({ version: 10 })), cold),
+    changeFeed: await medianMs(
+      () => open((table) => table.changes(COMMITS - CDF_COMMITS + 1, COMMITS)),
+      cold,
+    ),
+    vacuum: await medianMs(vacuumOnce, async () => {
+      copy += 1;
+      await cp(vacuum, `${vacuum}-ebb-${copy}`, { recursive: true });
+    }),
+  };
+}
+
+function deltaRsFigures(log: string, vacuum: string): Figures {
+  const args = {
+    runs: RUNS,
+    log,
+    vacuum,
+    vacuumFiles: VACUUM_FILES,
+    cdfFrom: COMMITS - CDF_COMMITS + 1,
+    cdfTo: COMMITS,
+  };
+  const child = spawnSync(venvPython, [path.join(here, "peers", "delta_rs_ops.py"), JSON.stringify(args)], {
+    encoding: "utf8",
+  });
+  if (child.status !== 0) throw new Error(`delta-rs side failed: ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split("\n").at(-1)!) as Figures;
+}
+
+const LABELS: Record<keyof Figures, string> = {
+  snapshotV10: `snapshot as of v10 of a ${COMMITS.toLocaleString("en")}-commit table`,
+  snapshotV1000: `snapshot as of v${COMMITS}`,
+  snapshotLatest: "latest snapshot load",
+  timeTravelRead: "time-travel read at v10 (open + read)",
+  changeFeed: `change feed of ${CDF_COMMITS} one-row commits`,
+  vacuum: `VACUUM of ${VACUUM_FILES.toLocaleString("en")} removed files`,
+};
+
+export async function run(): Promise<void> {
+  const hasDeltaRs =
+    (await exists(venvPython)) && spawnSync(venvPython, ["-c", "import deltalake"]).status === 0;
+  if (!hasDeltaRs) {
+    console.log(`peers: skipped, no deltalake at ${venvPython} (run: bash test/interop/setup.sh)`);
+    return;
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), "ebb-peers-"));
+  const duck = await DuckSession.open();
+  try {
+    const log = path.join(dir, "long-log");
+    const vacuum = path.join(dir, "vacuum");
+    await longLogTable(duck, log);
+    await vacuumTable(duck, vacuum);
+    const ebb = await ebbFigures(duck, log, vacuum);
+    console.log(`Ebb (ms, median of ${RUNS}): ${JSON.stringify(ebb)}`);
+    const rs = deltaRsFigures(log, vacuum);
+    console.log(`| work (ms, median of ${RUNS}) | Ebb | delta-rs | ratio (target <= 1.0) |`);
+    console.log("|---|---|---|---|");
+    for (const key of Object.keys(LABELS) as (keyof Figures)[]) {
+      console.log(
+        `| ${LABELS[key]} | ${ebb[key].toFixed(1)} | ${rs[key].toFixed(1)} | ${(ebb[key] / rs[key]).toFixed(2)}x |`,
+      );
+    }
+    console.log("pipeline vs a DuckDB script: not yet measured here (issue 38)");
+  } finally {
+    duck.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
