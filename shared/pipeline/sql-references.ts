@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from "@duckdb/node-api";
 import { SqlParserUnavailableError } from "./errors.ts";
 import { streamAggregationOf, type StreamAggregation } from "./stream-aggregation.ts";
 import { conditionShapeProblem, quoteWindowKeyword } from "./sql-text/index.ts";
@@ -29,6 +29,11 @@ export type SqlAnalysis =
   | { readonly ok: false; readonly message: string };
 
 export class SqlReferenceParser {
+  /** Deparsing is prepared once: compiling plans deparses ~6 trees a dataset, and preparing each cost more than the work. */
+  private deparser: Promise<DuckDBPreparedStatement> | undefined;
+  /** One deparse at a time on the prepared statement (a bind must not meet another call's run). */
+  private deparsing: Promise<unknown> = Promise.resolve();
+
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
@@ -87,10 +92,15 @@ export class SqlReferenceParser {
     const text = JSON.stringify({ error: false, statements: [statement] }, (key, value: unknown) =>
       key === "query_location" && typeof value === "number" && value > Number.MAX_SAFE_INTEGER ? 0 : value,
     );
-    const reader = await this.connection.runAndReadAll("SELECT json_deserialize_sql($1::JSON) AS sql", [
-      text,
-    ]);
-    return String(reader.getRowObjectsJS()[0]?.["sql"]);
+    this.deparser ??= this.connection.prepare("SELECT json_deserialize_sql($1::JSON) AS sql");
+    const prepared = await this.deparser;
+    const result = this.deparsing.then(async () => {
+      prepared.bindVarchar(1, text);
+      const reader = await prepared.runAndReadAll();
+      return String(reader.getRowObjectsJS()[0]?.["sql"]);
+    });
+    this.deparsing = result.catch(() => undefined);
+    return result;
   }
 
   /**
@@ -109,6 +119,7 @@ export class SqlReferenceParser {
   }
 
   close(): void {
+    void this.deparser?.then((prepared) => prepared.destroySync()).catch(() => undefined);
     this.connection.closeSync();
     this.instance.closeSync();
   }

@@ -118,11 +118,18 @@ export async function validatePipeline(
       },
     ]);
   }
+  // Ebb's own SQL (the "SELECT 1" each rewriting plan builds on) is parsed once per compile, not per dataset.
+  const ownTrees = new Map<string, Promise<unknown>>();
+  const parseOwn = async (sql: string): Promise<unknown> => {
+    const analysis = await analyzer.analyze(sql);
+    if (!analysis.ok) throw new RangeError(`Ebb's own SQL does not parse: ${analysis.message}`);
+    return analysis.statement;
+  };
   const plans = await compilePipeline(definition, built.graph, statements, {
-    parse: async (sql) => {
-      const analysis = await analyzer.analyze(sql);
-      if (!analysis.ok) throw new RangeError(`Ebb's own SQL does not parse: ${analysis.message}`);
-      return analysis.statement;
+    parse: (sql) => {
+      const known = ownTrees.get(sql) ?? parseOwn(sql);
+      ownTrees.set(sql, known);
+      return known;
     },
     deparse: (statement) => analyzer.deparse(statement),
   });
