@@ -88,6 +88,10 @@ function prepare(tokens: readonly Token[]): string {
         edits.set(i, { replace: `${PREFIX}${name}` });
       }
     }
+    if (token.kind === "string" && /^(['"]).+\1\1.+\1$/s.test(token.text) && token.text.length > 2) {
+      // Adjacent literals ('it''s'): one literal with their joined value, as Spark reads them.
+      edits.set(i, { replace: `'${token.value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'` });
+    }
     if (isSymbol(token, "[") && isSubscript(tokens, i)) {
       const close = matchingBracket(tokens, i);
       const inner = tokens.slice(i + 1, close).filter(significant);
@@ -194,6 +198,20 @@ function rewriteNode(node: Node): Node {
     const literal = (operation.right["literal"] as { value?: string } | undefined)?.value;
     if (literal !== undefined && Number(literal) !== 0) return node;
     return { [operator]: { ...operation, right: expand("divisor", [operation.right]) } };
+  }
+  // Spark's LIKE escapes with a backslash unless told otherwise; DuckDB's has no escape by default.
+  for (const operator of ["like", "ilike"] as const) {
+    const like = node[operator] as { escape?: unknown } | undefined;
+    if (like !== undefined && (like.escape === null || like.escape === undefined)) {
+      return { [operator]: { ...like, escape: { literal: { literal_type: "string", value: "\\" } } } };
+    }
+  }
+  // Spark reads a substring starting at 0 as starting at 1 (DuckDB takes one character fewer).
+  const substring = node["substring"] as { start?: Node } | undefined;
+  if (substring?.start !== undefined && !("case" in substring.start)) {
+    const start = substring.start;
+    const fromOne = expand("substring_start", [start]);
+    return { substring: { ...substring, start: fromOne } };
   }
   const call = node["function"] as { name?: string; args?: unknown[] } | undefined;
   if (call?.name === undefined) return node;
