@@ -50,8 +50,15 @@ export function sparkToDuckDb(statement: string): string {
 
 /** A Spark boolean expression (a predicate, an `owns` condition) → DuckDB's. */
 export function sparkConditionToDuckDb(condition: string): string {
-  const selected = sparkToDuckDb(`SELECT ${condition}`);
-  return selected.replace(/^SELECT /, "");
+  const prefix = "SELECT ";
+  try {
+    return sparkToDuckDb(`${prefix}${condition}`).replace(/^SELECT /, "");
+  } catch (error) {
+    if (!(error instanceof SqlUnsupportedError) || error.line !== 1) throw error;
+    // Where it is in the condition as written, not in the SELECT it was wrapped in.
+    const column = Math.max(1, error.column - prefix.length);
+    throw new SqlUnsupportedError(error.message.replace(/^line \d+, column \d+: /, ""), { line: 1, column });
+  }
 }
 
 const PREFIX = "__ebb_";

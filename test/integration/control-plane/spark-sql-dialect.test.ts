@@ -101,6 +101,16 @@ describe("a pipeline written in Spark SQL", () => {
       sql: "SELECT first_name, total FROM t",
     });
     expect(view.rows).toEqual([{ first_name: "Ada", total: 17 }]);
+
+    // The onset predicate over a table this pipeline owns is Spark SQL too (nvl is not DuckDB's).
+    const onset = await cp.client.onset("dialect.spark.raw", { predicate: "nvl(note, 'none') = 'none'" });
+    expect(onset).toMatchObject({ found: true, pipeline_id: pipelineId });
+    const refused = await cp.client
+      .onset("dialect.spark.raw", { predicate: "signum(id) = 1" })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EbbApiError);
+    expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
+    expect((refused as EbbApiError).message).toMatch(/line 1, column 1: the onset predicate .*signum/);
   });
 
   it("refuses a function Ebb does not run when the pipeline is created, naming where it is", async () => {
@@ -182,7 +192,7 @@ describe("a pipeline written in Spark SQL", () => {
     expect(refused).toBeInstanceOf(EbbApiError);
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refused as EbbApiError).message).toMatch(
-      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 8: Spark's function signum/,
+      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 1: Spark's function signum/,
     );
   });
 });
