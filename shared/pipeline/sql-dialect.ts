@@ -36,11 +36,27 @@ export function translateDefinition(
       return text;
     }
   };
+  // An expectation's condition is Spark SQL too: translated, or refused naming the expectation.
+  const expectations = (dataset: PipelineDefinition["datasets"][number], d: number) =>
+    dataset.type === "view" || dataset.expectations === undefined
+      ? {}
+      : {
+          expectations: dataset.expectations.map((expectation, e) => ({
+            ...expectation,
+            condition: translate(
+              expectation.condition,
+              `datasets[${d}].expectations[${e}].condition`,
+              `condition of expectation "${expectation.name}" of dataset "${dataset.name}"`,
+              true,
+            ),
+          })),
+        };
   const datasets = definition.datasets.map((dataset, d) => {
     if (dataset.type !== "streaming_table") {
       return {
         ...dataset,
         sql: translate(dataset.sql, `datasets[${d}].sql`, `SQL of dataset "${dataset.name}"`),
+        ...expectations(dataset, d),
       };
     }
     const flows = dataset.flows.map((flow, f) => {
@@ -81,7 +97,7 @@ export function translateDefinition(
             }),
       };
     });
-    return { ...dataset, flows };
+    return { ...dataset, flows, ...expectations(dataset, d) };
   });
   return { definition: { ...definition, datasets } as PipelineDefinition, issues };
 }

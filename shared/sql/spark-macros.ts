@@ -28,7 +28,7 @@ export interface MacroArgument {
 }
 
 /** Translations only the post-pass applies: a statement calling one by its name is refused. */
-export const POST_PASS_ONLY: ReadonlySet<string> = new Set(["divisor"]);
+export const POST_PASS_ONLY: ReadonlySet<string> = new Set(["divisor", "substring_start"]);
 
 type Macro = (args: readonly MacroArgument[], name: string) => string;
 
@@ -260,6 +260,8 @@ export const MACROS: Readonly<Record<string, Macro>> = {
     arity(name, args, 1);
     return `array_to_string(list_transform(string_split(lower(${sql(args, 0)}), ' '), w -> upper(w[1]) || w[2:]), ' ')`;
   },
+  // Spark's substring reads a start of 0 as 1.
+  substring_start: (args) => `CASE WHEN ${sql(args, 0)} = 0 THEN 1 ELSE ${sql(args, 0)} END`,
   nvl2: (args, name) => {
     arity(name, args, 3);
     return `CASE WHEN ${sql(args, 0)} IS NOT NULL THEN ${sql(args, 1)} ELSE ${sql(args, 2)} END`;

@@ -146,7 +146,7 @@ function readString(text: string, start: number): { raw: string; value: string }
       value += SPARK_ESCAPES[next] ?? next;
       at += 2;
     } else if (char === quote && text[at + 1] === quote) {
-      value += quote;
+      // Spark has no doubled-quote escape: 'it''s' is 'it' 's', two literals it concatenates ("its").
       at += 2;
     } else if (char === quote) {
       return { raw: text.slice(start, at + 1), value };

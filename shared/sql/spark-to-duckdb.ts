@@ -50,8 +50,15 @@ export function sparkToDuckDb(statement: string): string {
 
 /** A Spark boolean expression (a predicate, an `owns` condition) → DuckDB's. */
 export function sparkConditionToDuckDb(condition: string): string {
-  const selected = sparkToDuckDb(`SELECT ${condition}`);
-  return selected.replace(/^SELECT /, "");
+  const prefix = "SELECT ";
+  try {
+    return sparkToDuckDb(`${prefix}${condition}`).replace(/^SELECT /, "");
+  } catch (error) {
+    if (!(error instanceof SqlUnsupportedError) || error.line !== 1) throw error;
+    // Where it is in the condition as written, not in the SELECT it was wrapped in.
+    const column = Math.max(1, error.column - prefix.length);
+    throw new SqlUnsupportedError(error.message.replace(/^line \d+, column \d+: /, ""), { line: 1, column });
+  }
 }
 
 const PREFIX = "__ebb_";
@@ -87,6 +94,10 @@ function prepare(tokens: readonly Token[]): string {
       } else if (isMacro) {
         edits.set(i, { replace: `${PREFIX}${name}` });
       }
+    }
+    if (token.kind === "string" && /^(['"]).+\1\1.+\1$/s.test(token.text) && token.text.length > 2) {
+      // Adjacent literals ('it''s'): one literal with their joined value, as Spark reads them.
+      edits.set(i, { replace: `'${token.value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'` });
     }
     if (isSymbol(token, "[") && isSubscript(tokens, i)) {
       const close = matchingBracket(tokens, i);
@@ -194,6 +205,20 @@ function rewriteNode(node: Node): Node {
     const literal = (operation.right["literal"] as { value?: string } | undefined)?.value;
     if (literal !== undefined && Number(literal) !== 0) return node;
     return { [operator]: { ...operation, right: expand("divisor", [operation.right]) } };
+  }
+  // Spark's LIKE escapes with a backslash unless told otherwise; DuckDB's has no escape by default.
+  for (const operator of ["like", "ilike"] as const) {
+    const like = node[operator] as { escape?: unknown } | undefined;
+    if (like !== undefined && (like.escape === null || like.escape === undefined)) {
+      return { [operator]: { ...like, escape: { literal: { literal_type: "string", value: "\\" } } } };
+    }
+  }
+  // Spark reads a substring starting at 0 as starting at 1 (DuckDB takes one character fewer).
+  const substring = node["substring"] as { start?: Node } | undefined;
+  if (substring?.start !== undefined && !("case" in substring.start)) {
+    const start = substring.start;
+    const fromOne = expand("substring_start", [start]);
+    return { substring: { ...substring, start: fromOne } };
   }
   const call = node["function"] as { name?: string; args?: unknown[] } | undefined;
   if (call?.name === undefined) return node;

@@ -12,6 +12,8 @@ import {
 } from "../../delta/index.ts";
 import { quoteLiteral } from "../../duck/sql-text.ts";
 import { Sandbox } from "../../engine/sandbox.ts";
+import { SqlUnsupportedError } from "../../sql/errors.ts";
+import { sparkConditionToDuckDb } from "../../sql/spark-to-duckdb.ts";
 import { listRewindPoints } from "../../rewind/rewind-points.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
 import { rewindPointView } from "./rewind-point-views.ts";
@@ -45,14 +47,31 @@ const TIMELINE_RESETS = new Set(["RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE
 /** The onset finder's answer, with the rewind point as `GET …/rewind-points` lists it. */
 export type Onset = OnsetAnswer<ReturnType<typeof rewindPointView>>;
 
-export async function findOnset(plane: ControlPlane, name: TableName, body: OnsetBody): Promise<Onset> {
-  const { onset, history } = await tableOnset(plane.bucket, name, body);
+export async function findOnset(plane: ControlPlane, name: TableName, written: OnsetBody): Promise<Onset> {
   const owner = await plane.pipelines.tableOwner(`${name.catalog}.${name.schema}.${name.table}`);
+  const body = owner === undefined ? written : await inOwnersDialect(plane, owner, written);
+  const { onset, history } = await tableOnset(plane.bucket, name, body);
   if (owner === undefined) return onset;
   const point = onset.found
     ? await pointBefore(plane, owner, name, cleanVersions(history, onset.first_bad_version!))
     : undefined;
   return { ...onset, pipeline_id: owner, ...(point ? { rewind_point: point } : {}) };
+}
+
+/** The predicate of a table a `spark`-dialect pipeline owns is Spark SQL: translated, or refused naming it. */
+async function inOwnersDialect(plane: ControlPlane, owner: string, body: OnsetBody): Promise<OnsetBody> {
+  const { pipeline } = await loadPipeline(plane, owner);
+  if (pipeline.settings.sqlDialect !== "spark") return body;
+  try {
+    return { ...body, predicate: sparkConditionToDuckDb(body.predicate) };
+  } catch (error) {
+    if (!(error instanceof SqlUnsupportedError)) throw error;
+    const reason = error.message.replace(/^line \d+, column \d+: /, "");
+    throw new SqlUnsupportedError(
+      `the onset predicate (Spark SQL: the table's pipeline sets pipelines.sqlDialect: spark): ${reason}`,
+      error,
+    );
+  }
 }
 
 async function tableOnset(

@@ -101,6 +101,16 @@ describe("a pipeline written in Spark SQL", () => {
       sql: "SELECT first_name, total FROM t",
     });
     expect(view.rows).toEqual([{ first_name: "Ada", total: 17 }]);
+
+    // The onset predicate over a table this pipeline owns is Spark SQL too (nvl is not DuckDB's).
+    const onset = await cp.client.onset("dialect.spark.raw", { predicate: "nvl(note, 'none') = 'none'" });
+    expect(onset).toMatchObject({ found: true, pipeline_id: pipelineId });
+    const refused = await cp.client
+      .onset("dialect.spark.raw", { predicate: "signum(id) = 1" })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EbbApiError);
+    expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
+    expect((refused as EbbApiError).message).toMatch(/line 1, column 1: the onset predicate .*signum/);
   });
 
   it("refuses a function Ebb does not run when the pipeline is created, naming where it is", async () => {
@@ -117,6 +127,72 @@ describe("a pipeline written in Spark SQL", () => {
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refused as EbbApiError).message).toMatch(
       /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: Spark's function bround is not one Ebb runs/,
+    );
+  });
+
+  /** A Spark-dialect pipeline whose table `raw` has one expectation with `condition`. */
+  const withExpectation = (schema: string, landing: string, condition: string) => ({
+    name: `spark-dialect-${schema}`,
+    catalog: "dialect",
+    schema,
+    configuration: { "pipelines.sqlDialect": "spark" },
+    definition: {
+      datasets: [
+        {
+          type: "streaming_table",
+          name: "raw",
+          expectations: [{ name: "has_amount", condition }],
+          flows: [
+            {
+              name: "ingest",
+              source: {
+                type: "auto_loader",
+                path: landing,
+                format: "json",
+                schema: { id: "BIGINT", amount: "BIGINT" },
+              },
+              sql: "SELECT id, amount FROM source",
+            },
+          ],
+        },
+      ],
+    },
+  });
+
+  it("runs an expectation's condition in Spark SQL (nvl is Spark's, not DuckDB's)", async () => {
+    await mkdir(`${cp.landing}/spark-expect`, { recursive: true });
+    await cp.land("spark-expect/001.json", [
+      { id: 1, amount: 5 },
+      { id: 2, amount: null },
+      { id: 3, amount: -1 },
+    ]);
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline(
+      withExpectation("expect", `${cp.landing}/spark-expect`, "nvl(amount, 0) > 0"),
+    );
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const update = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(update.state, update.error?.message).toBe("COMPLETED");
+    const events = await cp.client.events(pipelineId, {
+      filter: `event_type = 'flow_progress'`,
+      max_results: 100,
+    });
+    const counts = events.events
+      .map(
+        (event) =>
+          (event.details as { flow_progress?: { data_quality?: { expectations?: unknown } } }).flow_progress,
+      )
+      .flatMap((progress) => progress?.data_quality?.expectations ?? []);
+    expect(counts).toEqual([{ name: "has_amount", dataset: "raw", passed_records: 1, failed_records: 2 }]);
+  });
+
+  it("refuses an expectation's condition Ebb does not run, naming the expectation", async () => {
+    const refused = await cp.client
+      .createPipeline(withExpectation("expect_refused", cp.landing, "signum(amount) = 1"))
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EbbApiError);
+    expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
+    expect((refused as EbbApiError).message).toMatch(
+      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 1: Spark's function signum/,
     );
   });
 });
