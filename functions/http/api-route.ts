@@ -5,12 +5,16 @@ import { toErrorResponse } from "../../shared/api/error-response.ts";
 import { parseWith, readJsonBody } from "../../shared/api/request-body.ts";
 import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
+import { logger } from "../runtime/ebb-logger.ts";
 
 /**
  * One API route as a Lambda handler behind API Gateway's proxy integration (api.md): the query string
  * checked against the route's strict schema, the body read (1 MiB, JSON object) and checked likewise, the
  * route's function called with the control plane, and any error answered as
- * `{"error_code", "message"}` with its status. Errors that are not the caller's are logged.
+ * `{"error_code", "message", "request_id"}` with its status. Every request is one JSON log line
+ * (`request_id`, route, status, duration, pipeline and update ids, error code) and its answer carries
+ * the same id in `x-request-id`, so a caller's report finds its line; errors that are not the caller's
+ * are logged with their stack.
  */
 
 export interface RouteRequest<Body, Query> {
@@ -34,25 +38,48 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
   route: (request: RouteRequest<z.infer<Body>, z.infer<Query>>, plane: ControlPlane) => Promise<unknown>,
   plane: () => ControlPlane = controlPlane,
 ): middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event) => {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context) => {
+    const started = Date.now();
+    // API Gateway's id for the request (the local runtime makes one too), else the invocation's.
+    const requestId = event.requestContext?.requestId || context.awsRequestId;
+    const path = decodedPath(event.pathParameters ?? {});
+    let result: APIGatewayProxyResult;
+    let errorCode: string | undefined;
     try {
       const query = parseWith(schemas.query, queryOf(event));
       const body = parseWith(
         schemas.body,
         readJsonBody(event.body, event.isBase64Encoded, headerOf(event, "content-type")),
       );
-      const path = decodedPath(event.pathParameters ?? {});
-      return json(200, await route({ path, body, query }, plane()));
+      result = json(200, await route({ path, body, query }, plane()));
     } catch (error) {
       const { status, body } = toErrorResponse(error);
+      errorCode = body.error_code;
       if (status >= 500)
-        console.error(
-          JSON.stringify({ message: "request failed", path: event.path, error: describe(error) }),
-        );
-      return json(status, body, status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {});
+        logger.error("request failed", { request_id: requestId, path: event.path, error: describe(error) });
+      result = json(
+        status,
+        { ...body, request_id: requestId },
+        status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {},
+      );
     }
+    result.headers = { ...result.headers, [REQUEST_ID_HEADER]: requestId };
+    logger.info("request", {
+      request_id: requestId,
+      method: event.httpMethod,
+      route: event.resource,
+      status: result.statusCode,
+      duration_ms: Date.now() - started,
+      pipeline_id: path["pipeline_id"],
+      update_id: path["update_id"],
+      error_code: errorCode,
+    });
+    return result;
   });
 }
+
+/** The response header that names the request, as its log line and error body do. */
+export const REQUEST_ID_HEADER = "x-request-id";
 
 /** What a 503 tells the caller to wait: about one round of the AWS calls' bounded retries. */
 const RETRY_AFTER_SECONDS = 5;

@@ -4,6 +4,7 @@ import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
 import { ENVIRONMENT } from "../../functions/runtime/environment.ts";
 import { startActivityStepFunctions } from "./activity-step-functions.ts";
 import { serveApi } from "./api-server.ts";
+import { routeLocalLog, type LocalLogOptions } from "./local-log.ts";
 import { FunctionHost } from "./function-host.ts";
 import { LocalStepFunctions } from "./local-step-functions.ts";
 import type { SynthesizedEbb } from "./ebb-synthesis.ts";
@@ -45,6 +46,8 @@ export interface LocalControlPlaneOptions {
    * `--allow-local-path`.
    */
   readonly localRoots: readonly string[];
+  /** Where the functions' JSON log lines go. @default stdout, as on Lambda */
+  readonly log?: LocalLogOptions;
 }
 
 /** A local control plane, wherever its state machine runs. */
@@ -151,6 +154,7 @@ async function serveControlPlane(
   });
 
   const token = options.token ?? randomBytes(24).toString("base64url");
+  const restoreLog = options.log ? routeLocalLog(options.log) : () => undefined;
   const api = await serveApi({
     routes: templateRoutes(template),
     host,
@@ -184,6 +188,7 @@ async function serveControlPlane(
       for (const timer of timers) clearInterval(timer);
       await api.close();
       await machine.stop();
+      restoreLog();
     },
   };
 }

@@ -13,6 +13,7 @@ import { DEFAULT_DATA_DIR, type EmbeddedAws } from "./embedded-aws.ts";
 import { startEmbeddedEbb } from "./embedded-ebb.ts";
 import { startKinesisMock } from "./kinesis-mock.ts";
 import { startLocalControlPlane, type LocalControlPlane } from "./local-control-plane.ts";
+import { localLogFile } from "./local-log.ts";
 import { createOwnerOnly, restrictToOwner } from "./owner-only.ts";
 import { SECRET_ACCESS_KEY_FILE, writeStandInCredentials } from "./stand-in-credentials.ts";
 import type { StorageNames } from "./provision-ebb.ts";
@@ -20,7 +21,7 @@ import type { RunningStandIn } from "./stand-in-process.ts";
 
 /**
  * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>] [--s3-port <n>]
- * [--dynamodb-port <n>] [--allow-local-path <folder>]… [--kinesis]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
+ * [--dynamodb-port <n>] [--allow-local-path <folder>]… [--kinesis] [--verbose]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. Every listener is on 127.0.0.1. The API's port comes from `--port`, else `EBB_PORT`, else any
  * free one; `--s3-port` / `EBB_S3_PORT` and `--dynamodb-port` / `EBB_DYNAMODB_PORT` pin the stand-ins
@@ -30,6 +31,8 @@ import type { RunningStandIn } from "./stand-in-process.ts";
  * `npm run build:ui` before this starts) is served at `/`; its sign-in link, which carries the token
  * in its fragment, is written next to the token rather than printed. With `--kinesis` the Kinesis
  * stand-in runs too (streams in its memory), and `kinesis` sources without an `endpoint` read it.
+ * The functions' JSON log (a line per request and per task) goes to `<data>/logs/ebb.log` (beside
+ * the token in memory), and with `--verbose` to the console as well.
  */
 const UI_ASSETS = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 const { values } = parseArgs({
@@ -40,6 +43,7 @@ const { values } = parseArgs({
     "dynamodb-port": { type: "string", default: process.env["EBB_DYNAMODB_PORT"] },
     "allow-local-path": { type: "string", multiple: true, default: [] },
     kinesis: { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false },
   },
 });
 for (const folder of values["allow-local-path"]) {
@@ -79,6 +83,7 @@ try {
     token: token.token,
     uiAssets: UI_ASSETS,
     localRoots: [landing, ...values["allow-local-path"]],
+    log: { file: localLogFile(aws.dataDir ?? token.dir), console: values.verbose },
     ...(port !== undefined ? { port } : {}),
   });
   // The SDK's own per-service endpoint setting: a source's `endpoint` still wins.

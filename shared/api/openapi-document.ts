@@ -6,14 +6,19 @@ import { ROUTES, pathParameters, type RouteContract } from "./route-contracts.ts
  * The API's OpenAPI 3.1 document, generated from the route contracts (route-contracts.ts) with zod's
  * own JSON Schema export: the schemas that validate a request are the ones documented, so the two
  * cannot drift. Bodies and queries are documented as the client sends them (`io: "input"`: before
- * defaults and coercion). Every refusal is `{error_code, message}` (error-response.ts).
+ * defaults and coercion). Every refusal is `{error_code, message, request_id}` (error-response.ts).
  */
 
 type JsonSchema = Record<string, unknown>;
 
 const ERROR_BODY: JsonSchema = {
   type: "object",
-  properties: { error_code: { type: "string" }, message: { type: "string" } },
+  properties: {
+    error_code: { type: "string" },
+    message: { type: "string" },
+    // The handler adds it (functions/http/api-route.ts), as it does the `x-request-id` header.
+    request_id: { type: "string", description: "The request's id in Ebb's log" },
+  },
   required: ["error_code", "message"],
 };
 

@@ -8,6 +8,7 @@ import {
   type LocalControlPlane,
   type LocalControlPlaneBase,
 } from "../../infra/local/local-control-plane.ts";
+import type { LocalLogOptions } from "../../infra/local/local-log.ts";
 import { EbbClient } from "../../shared/client/ebb-client.ts";
 import { bearerAuth } from "../../shared/client/request-signer.ts";
 import { testAws } from "./aws.ts";
@@ -37,6 +38,8 @@ interface TestControlPlaneOptions {
    * @default [os.tmpdir()]
    */
   readonly localRoots?: readonly string[];
+  /** Where the functions' JSON log lines go. @default stdout */
+  readonly log?: LocalLogOptions;
 }
 
 export async function startTestControlPlane(

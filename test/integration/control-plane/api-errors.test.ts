@@ -359,6 +359,7 @@ describe("documented API errors", () => {
     expect((await response.json()) as unknown).toEqual({
       error_code: "INVALID_PARAMETER_VALUE",
       message: 'unknown field "verbose"; none are allowed here',
+      request_id: response.headers.get("x-request-id"),
     });
   });
 
