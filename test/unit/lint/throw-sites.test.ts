@@ -53,7 +53,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/delta/table/table-properties.ts": { Error: 2 },
   "shared/engine/sandbox.ts": { Error: 1 },
   // BatchOversizedError: the flow runner plans the batch again, in halves (batch-replan.ts).
-  "shared/engine/micro-batch.ts": { EngineError: 2, BatchOversizedError: 1 },
+  // (micro-batch: a flow the plan says is not AUTO CDC handed to the AUTO CDC path, a caller bug.)
+  "shared/engine/micro-batch.ts": { EngineError: 2, BatchOversizedError: 1, RangeError: 1 },
   // Ebb's own deployment: a limit the environment sets that is not one.
   "shared/engine/sql-limits.ts": { TypeError: 2 },
   "shared/engine/task-sizing.ts": { TypeError: 1 },
