@@ -1,3 +1,4 @@
+import { httpStatusOf, type CodedError } from "../../errors/coded-error.ts";
 import { RewindError } from "../errors.ts";
 
 /**
@@ -65,5 +66,25 @@ export class NotDownstreamOfCutError extends RewindError {
       `pipeline ${JSON.stringify(pipeline)} reads no table of ${JSON.stringify(upstream)} (directly or through the request's other pipelines), so a point of ${JSON.stringify(upstream)} does not place it: nothing was rewound; leave it out, or cut by rewind_timestamp`,
       { data: { pipeline, upstream } },
     );
+  }
+}
+
+/** One pipeline's rewind to its point in the cut would be refused: so is the whole request. */
+export class CutPipelineRefusedError extends RewindError {
+  override readonly name = "CutPipelineRefusedError";
+  override readonly errorCode: string;
+  override readonly httpStatus: 400 | 409;
+  constructor(
+    readonly pipelineName: string,
+    readonly pipelineId: string,
+    cause: CodedError,
+  ) {
+    super(
+      `pipeline ${JSON.stringify(pipelineName)} (${pipelineId}) refuses its rewind in the cut, so no pipeline was rewound: ${cause.message}`,
+      { cause, data: { pipeline_id: pipelineId, pipeline: pipelineName } },
+    );
+    // The pipeline's own code and status: the way out is the one its refusal names.
+    this.errorCode = cause.errorCode;
+    this.httpStatus = httpStatusOf(cause) === 409 ? 409 : 400;
   }
 }

@@ -8,6 +8,7 @@ export {
   type CutTarget,
 } from "./cut-plan.ts";
 export {
+  CutPipelineRefusedError,
   CutPointNotFoundError,
   NoPointInCutError,
   NotDownstreamOfCutError,

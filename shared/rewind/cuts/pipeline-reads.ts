@@ -2,7 +2,7 @@ import { PipelineCycleError } from "./errors.ts";
 
 /**
  * Which pipelines read which others' tables. A pipeline reads another's table through a `delta`
- * source whose path is that table's location; the graph is built from those facts alone, so the
+ * source whose path is that table's location (pipelineTables: the bucket-relative folder); the graph is built from those facts alone, so the
  * planner stays pure (the control plane resolves the locations).
  */
 
@@ -25,18 +25,30 @@ export interface CrossRead {
 
 /** Every read from one of the given pipelines of another one's table. */
 export function crossReads(pipelines: readonly PipelineTables[]): CrossRead[] {
-  const owner = new Map<string, { pipeline: string; dataset: string }>();
-  for (const p of pipelines)
-    for (const [location, dataset] of p.tables)
-      owner.set(trimSlash(location), { pipeline: p.pipeline, dataset });
   const reads: CrossRead[] = [];
   for (const p of pipelines)
     for (const read of p.deltaReads) {
-      const table = owner.get(trimSlash(read.location));
-      if (table && table.pipeline !== p.pipeline)
-        reads.push({ reader: p.pipeline, flow: read.flow, upstream: table.pipeline, dataset: table.dataset });
+      const owner = pipelines.find(
+        (o) => o.pipeline !== p.pipeline && tableAt(o, read.location) !== undefined,
+      );
+      const dataset = owner && tableAt(owner, read.location);
+      if (owner && dataset)
+        reads.push({ reader: p.pipeline, flow: read.flow, upstream: owner.pipeline, dataset });
     }
   return reads;
+}
+
+/**
+ * The dataset of `p` at `location`: its table location itself, or a URI ending in it (a bucket-relative
+ * table folder, `tables/<catalog>/<schema>/<table>/`, read as `s3://<bucket>/tables/…`).
+ */
+function tableAt(p: PipelineTables, location: string): string | undefined {
+  const read = trimSlash(location);
+  for (const [at, dataset] of p.tables) {
+    const table = trimSlash(at);
+    if (read === table || read.endsWith(`/${table}`)) return dataset;
+  }
+  return undefined;
 }
 
 /**

@@ -166,3 +166,20 @@ describe("planCut", () => {
     );
   });
 });
+
+describe("crossReads on the bucket's table folders", () => {
+  it("links an s3:// path to the pipeline whose bucket-relative folder it ends in, and no other", () => {
+    const found = crossReads([
+      { pipeline: "up", tables: new Map([["tables/main/bronze/raw/", "raw"]]), deltaReads: [] },
+      {
+        pipeline: "down",
+        tables: new Map([["tables/main/silver/clean/", "clean"]]),
+        deltaReads: [
+          { flow: "f", location: "s3://ebb-bucket/tables/main/bronze/raw" },
+          { flow: "x", location: "s3://ebb-bucket/tables/main/bronze/rawer" },
+        ],
+      },
+    ]);
+    expect(found).toEqual([{ reader: "down", flow: "f", upstream: "up", dataset: "raw" }]);
+  });
+});
