@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../../shared/cli/main.ts";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { testAws } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
@@ -153,6 +154,25 @@ describe("POST /api/2.0/ebb/rewinds", () => {
     expect(dry.pipelines.map((p) => p.pipeline_id)).toEqual(chain.ids);
     expect(dry.pipelines.every((p) => p.update_id === undefined)).toBe(true);
     expect(await versions(chain)).toEqual(before);
+
+    // The CLI sends the same request and prints the same plan.
+    let printed = "";
+    const code = await runCli(
+      [
+        "rewind-cut",
+        "--pipelines",
+        request.pipeline_ids.join(","),
+        "--point",
+        cut,
+        "--dry-run",
+        "--json",
+      ].concat(["--endpoint", cp.plane.endpoint, "--token", cp.plane.token]),
+      { out: (text) => (printed += text), err: () => undefined, confirm: async () => true, width: 80 },
+    );
+    expect(code).toBe(0);
+    expect((JSON.parse(printed) as typeof dry).pipelines.map((p) => p.rewind_point_id)).toEqual(
+      dry.pipelines.map((p) => p.rewind_point_id),
+    );
 
     const done = await rewinds(request);
     expect(done.pipelines.map((p) => p.rewind_point_id)).toEqual(dry.pipelines.map((p) => p.rewind_point_id));
