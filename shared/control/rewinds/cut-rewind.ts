@@ -77,11 +77,16 @@ export async function rewindToCut(plane: ControlPlane, body: CutRewindBody) {
   const updates = new Map<string, string>();
   if (!body.dry_run) {
     for (const step of plan.steps) {
-      const { update_id } = await startUpdate(plane, step.pipeline, {
-        cause: "USER_ACTION",
-        validate_only: false,
-        rewind_spec: { rewind_point_id: step.rewindPointId },
-      });
+      const { update_id } = await startUpdate(
+        plane,
+        step.pipeline,
+        {
+          cause: "USER_ACTION",
+          validate_only: false,
+          rewind_spec: { rewind_point_id: step.rewindPointId },
+        },
+        { request_id: requestId },
+      );
       updates.set(step.pipeline, update_id);
     }
   }

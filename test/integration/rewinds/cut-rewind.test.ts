@@ -178,6 +178,14 @@ describe("POST /api/2.0/ebb/rewinds", () => {
     expect(done.pipelines.map((p) => p.rewind_point_id)).toEqual(dry.pipelines.map((p) => p.rewind_point_id));
     for (const p of done.pipelines) await waitDone(p.pipeline_id, p.update_id!);
     for (const t of chain.tables) expect(await ids(t), t).toEqual([1, 2, 3]);
+    // Each pipeline's event log says which cut its rewind belongs to.
+    for (const p of done.pipelines) {
+      const { events } = await cp.client.events(p.pipeline_id, { filter: "event_type = 'create_update'" });
+      const created = events.find((e) => e.origin?.update_id === p.update_id);
+      expect((created?.details as { create_update?: { cut?: unknown } })?.create_update?.cut).toEqual({
+        request_id: done.request_id,
+      });
+    }
 
     await runAll(chain);
     for (const t of chain.tables) expect(await ids(t), t).toEqual([1, 2, 3, 4, 5, 6]);
