@@ -78,6 +78,17 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: { tables: { pipelines: R, eventLog: R }, bucket: READ_TABLES },
   },
   {
+    ...served(ROUTES.rewindToCut, "rewind-to-cut.ts"),
+    // Each pipeline's points and checkpoints are read and its rewind planned, then started as start-update does.
+    access: {
+      tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
+      bucket: { "tables/": R, "state/": R },
+      stateMachine: ["start"],
+      heavy: true,
+      eventStreams: true,
+    },
+  },
+  {
     ...served(ROUTES.captureRewindPoint, "capture-rewind-point.ts"),
     access: { tables: { pipelines: R, checkpoints: R, eventLog: RW }, bucket: READ_TABLES, heavy: true },
   },

@@ -143,6 +143,19 @@ export const startUpdateBody = strictObject({
   rewind_spec: z.unknown().optional(),
 });
 
+/** `POST /api/2.0/ebb/rewinds`: several pipelines to one cut (docs/rewind-across-pipelines.md). */
+export const cutRewindBody = strictObject({
+  /** Two or more pipelines, each once; the order they are rewound in comes from their reads. */
+  pipeline_ids: z
+    .array(z.uuid({ error: "must be a pipeline id (a UUID such as the one create answered)" }))
+    .min(2, { error: "names fewer than two pipelines: rewind one pipeline with POST …/updates" })
+    .refine((ids) => new Set(ids).size === ids.length, { error: "names a pipeline twice: name each once" }),
+  /** A point of the cut's upstream pipeline (exactly one of this and rewind_timestamp; checked by parseRewindSpec). */
+  rewind_point_id: z.string().optional(),
+  rewind_timestamp: z.string().optional(),
+  dry_run: z.boolean().default(false),
+});
+
 /** `POST /api/2.0/pipelines/{id}/stop`, `POST …/rewind-points`: no fields. */
 export const emptyBody = strictObject({});
 
@@ -278,6 +291,7 @@ export type EditPipelineBody = z.infer<typeof editPipelineBody>;
 /** The settings both create and edit take. */
 export type PipelineSettingsBody = CreatePipelineBody | EditPipelineBody;
 export type StartUpdateBody = z.infer<typeof startUpdateBody>;
+export type CutRewindBody = z.infer<typeof cutRewindBody>;
 export type QueryTableBody = z.infer<typeof queryTableBody>;
 export type OnsetBody = z.infer<typeof onsetBody>;
 export type ExecuteStatementBody = z.infer<typeof executeStatementBody>;

@@ -201,6 +201,14 @@ export const ROUTES = {
     body: emptyBody,
     query: noQuery,
   },
+  rewindToCut: {
+    method: "POST",
+    path: "/api/2.0/ebb/rewinds",
+    summary:
+      "Rewind several pipelines to one cut (a time, or a point of the upstream one) → the plan, and each pipeline's update_id unless dry_run",
+    body: schemas.cutRewindBody,
+    query: noQuery,
+  },
 } as const satisfies Record<string, RouteContract>;
 
 export type RouteName = keyof typeof ROUTES;

@@ -36,6 +36,12 @@ export const TOP_COMMANDS = {
     summary: "rewind the pipeline to a rewind point or a time (then `ebb run` replays)",
     group: "updates",
   },
+  "rewind-cut": {
+    usage: "rewind-cut",
+    summary:
+      "rewind several pipelines that read each other to one cut (then `ebb run` each, upstreams first)",
+    group: "updates",
+  },
   stop: {
     usage: "stop <pipeline-id>",
     summary: "stop the running update (it ends CANCELED)",

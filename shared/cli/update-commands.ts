@@ -7,6 +7,7 @@ import { printRewindOutcome } from "./rewind-outcome.ts";
 import { DeclinedError } from "./declined-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { UsageError } from "./usage-error.ts";
+import { addRewindCutCommand } from "./rewind-cut-command.ts";
 
 /**
  * `ebb run`, `ebb rewind`, `ebb updates get|list`: start updates and follow them. `run` and `rewind`
@@ -46,6 +47,8 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
       };
       await startAndFollow(api(command), pipelineId, body, options, out, command);
     });
+
+  addRewindCutCommand(program, out, confirm);
 
   topCommand(program, "rewind")
     .option("--point <id>", "a rewind point id (see `ebb rewind-points`)")

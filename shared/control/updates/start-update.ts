@@ -52,6 +52,8 @@ export async function startUpdate(
   plane: ControlPlane,
   pipelineId: string,
   body: StartUpdateBody,
+  /** A rewind started as part of a cut across pipelines: its create_update event names the cut. */
+  cut?: { readonly request_id: string },
 ): Promise<{ update_id: string }> {
   const record = await releaseStaleUpdate(plane, await requirePipeline(plane, pipelineId));
   const { version, pipeline } = await loadPipeline(plane, pipelineId, record.definitionVersion);
@@ -139,6 +141,7 @@ export async function startUpdate(
     cause: body.cause,
     definition_version: version,
     request: update.request,
+    ...(cut ? { cut } : {}),
   });
   for (const drift of drifts) {
     await events.warning(
