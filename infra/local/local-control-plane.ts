@@ -46,7 +46,10 @@ export interface LocalControlPlaneOptions {
    * `--allow-local-path`.
    */
   readonly localRoots: readonly string[];
-  /** Where the functions' JSON log lines go. @default stdout, as on Lambda */
+  /**
+   * Where the functions' JSON log lines go (`npm start`: a file in the data folder). @default nowhere:
+   * an embedded runtime (the tests, the demo, the benchmarks) keeps its output for its own.
+   */
   readonly log?: LocalLogOptions;
 }
 
@@ -154,7 +157,7 @@ async function serveControlPlane(
   });
 
   const token = options.token ?? randomBytes(24).toString("base64url");
-  const restoreLog = options.log ? routeLocalLog(options.log) : () => undefined;
+  const restoreLog = routeLocalLog(options.log ?? {});
   const api = await serveApi({
     routes: templateRoutes(template),
     host,
