@@ -50,10 +50,7 @@ type Step =
   | { kind: "update"; engine: Engine }
   | { kind: "rewind"; back: number; engine: Engine };
 
-/**
- * The engine's own Spark (EMR 7.13's versions) is not yet installed by run.sh: the spine is not yet
- * proven (issue 37), so the suite runs only where functions/spark/setup.sh's two variables are set.
- */
+/** run.sh sets up the engine's own Spark (EMR's versions, functions/spark/setup.sh) and exports its paths. */
 const sparkEngineReady =
   process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
