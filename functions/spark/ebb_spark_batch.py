@@ -320,7 +320,9 @@ def first_line(text):
 def failure_of(error):
     if isinstance(error, BatchFailure):
         return {"status": "failed", "kind": error.kind, "message": str(error)}
-    text = str(error)
+    # A Py4J error's first line only names the JVM call; the Java exception's own message says why.
+    java = getattr(error, "java_exception", None)
+    text = f"{java.getClass().getName()}: {java.getMessage()}" if java is not None else str(error)
     kind = "input" if "FAILFAST" in text or "Malformed" in text or "FileNotFound" in text else "job"
     return {"status": "failed", "kind": kind, "message": first_line(text)[:2000]}
 

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import type S3rver from "s3rver";
 import { KeyLocks } from "./key-locks.ts";
@@ -30,7 +31,7 @@ export function s3Front(s3rver: S3rver, credentials: SigV4Credentials): Handler 
   const locks = new KeyLocks();
 
   const pass = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    await forward(req, res);
+    await forward(await withoutChunkSignatures(req), res);
     // Koa resolves before a streamed body is sent; the key's turn lasts until the response is out.
     if (!res.writableFinished) await finished(res).catch(() => undefined);
   };
@@ -196,4 +197,39 @@ function sendError(
     "x-amz-request-id": requestId,
   });
   res.end(body);
+}
+
+/**
+ * A body sent `aws-chunked` (the SDK v1 of Spark's S3A connector signs every PUT chunk by chunk over
+ * HTTP), decoded: S3 stores the payload, s3rver would store the chunk framing with it.
+ */
+async function withoutChunkSignatures(req: IncomingMessage): Promise<IncomingMessage> {
+  if (req.headers["x-amz-content-sha256"] !== "STREAMING-AWS4-HMAC-SHA256-PAYLOAD") return req;
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  const framed = Buffer.concat(parts);
+  const payload: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = framed.indexOf("\r\n", at);
+    if (lineEnd < 0) break;
+    const size = Number.parseInt(framed.subarray(at, lineEnd).toString("latin1").split(";")[0] ?? "", 16);
+    if (!(size > 0)) break;
+    payload.push(framed.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
+  const body = Buffer.concat(payload);
+  const headers: IncomingHttpHeaders = { ...req.headers, "content-length": String(body.length) };
+  delete headers["content-encoding"];
+  delete headers["x-amz-decoded-content-length"];
+  headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+  const decoded = Object.assign(Readable.from([body]), {
+    headers,
+    method: req.method,
+    url: req.url,
+    httpVersion: req.httpVersion,
+    socket: req.socket,
+    connection: req.socket,
+  });
+  return decoded as unknown as IncomingMessage;
 }

@@ -63,6 +63,9 @@ function aboveThreshold(
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
   if (flow.auto_cdc) return "AUTO CDC flows run on DuckDB only, for now";
+  // The job does not evaluate them yet: a Spark batch would write rows an expectation drops or fails.
+  if (dataset.expectations && dataset.expectations.length > 0)
+    return `dataset "${dataset.name}" has expectations, which are evaluated on DuckDB only, for now`;
   if (isStatefulFlow(flow))
     return "flows with a watermark, deduplication or a stream-stream join run on DuckDB only, for now";
   const source = flow.source;

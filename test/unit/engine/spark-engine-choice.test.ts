@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import type {
+  PipelineDefinition,
+  StreamingTableDefinition,
+} from "../../../shared/pipeline/definition-schema.ts";
+import { chooseEngine } from "../../../shared/engine/spark/engine-choice.ts";
+
+const flow = {
+  name: "ingest",
+  source: { type: "auto_loader", path: "/landing", format: "json" },
+  sql: "SELECT id FROM source",
+} as StreamingTableDefinition["flows"][number];
+const dataset = (extra: Partial<StreamingTableDefinition> = {}) =>
+  ({ type: "streaming_table", name: "raw", flows: [flow], ...extra }) as StreamingTableDefinition;
+const ask = (table: StreamingTableDefinition) =>
+  chooseEngine({
+    setting: { kind: "fixed", engine: "spark" },
+    size: undefined,
+    pipeline: { datasets: [table] } as PipelineDefinition,
+    dataset: table,
+    flow,
+    readsDatasets: false,
+  });
+
+describe("the engine a batch runs on", () => {
+  it("runs a plain flow on Spark when the pipeline asks for it", () => {
+    expect(ask(dataset())).toEqual({ kind: "fixed", engine: "spark" });
+  });
+
+  it("refuses Spark for a dataset with expectations, naming it: the job does not evaluate them", () => {
+    const choice = ask(
+      dataset({
+        expectations: [{ name: "has_id", condition: "id IS NOT NULL", on_violation: "drop" }],
+      } as Partial<StreamingTableDefinition>),
+    );
+    expect(choice.engine).toBe("refused");
+    expect("reason" in choice ? choice.reason : "").toContain('dataset "raw" has expectations');
+  });
+});
