@@ -66,13 +66,16 @@ export async function runItem(
         `${item.dataset}${item.flow ? `.${item.flow}` : ""} is not a flow or materialized view`,
       );
     }
-    // The budget ends at the execution's hand-over time, if that comes first (execution-handover.ts).
-    const deadline = Math.min(plane.clock() + budgetMs, item.handOverAt ?? Infinity);
+    // The budget ends at the execution's hand-over time, if that comes first (execution-handover.ts),
+    // but never before one batch: each execution moves every flow on, however late it reached it.
+    const budgetEnd = plane.clock() + budgetMs;
+    const deadline = Math.min(budgetEnd, item.handOverAt ?? Infinity);
     let outOfTime = false;
     // Before the first batch the update is as just read or planned: RUNNING, no read.
     let first = true;
     const shouldStop = async () => {
-      if (plane.clock() >= deadline) return (outOfTime = true);
+      const limit = first ? budgetEnd : deadline;
+      if (plane.clock() >= limit) return (outOfTime = true);
       if (first) return (first = false);
       const update = await plane.updates.get(item.pipelineId, item.updateId);
       return update === undefined || isTerminal(update.state);
