@@ -36,6 +36,7 @@ import {
   type LoadedSourceBatch,
 } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
+import { createEmptyTable } from "./empty-table.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
@@ -223,7 +224,14 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       plannedSize = pending.size as BatchSize | undefined;
     } else {
       const planned = await source.plan(startOffset, maxSeq + 1);
-      if (!planned) return undefined;
+      if (!planned) {
+        // Nothing yet, ever: the table exists empty all the same, for what reads it (empty-table.ts).
+        if (!head.checkpoint) {
+          const target = { store: run.catalog.tableStore(run.dataset.name), name: run.dataset.name };
+          await createEmptyTable(run, { ...target, ...tableLayout(run.dataset) }, openSandbox);
+        }
+        return undefined;
+      }
       // There is a batch: start the sandbox while the checkpoint is written.
       void openSandbox().catch(() => undefined);
       const result = await run.checkpoints.plan(ref, {

@@ -84,7 +84,7 @@ export async function openOrCreateTable(
 }
 
 /** The latest snapshot, creating the table with `schemaOf()` when it does not exist yet. */
-async function openOrCreateWith(
+export async function openOrCreateWith(
   target: SinkTarget,
   session: SinkSession,
   schemaOf: () => Promise<StructType>,
