@@ -1,6 +1,7 @@
 import { finishUpdate } from "../../shared/control/updates/steps/finish-step.ts";
 import type { ExecutionPlan } from "../../shared/control/updates/steps/plan-step.ts";
 import type { UpdateIds } from "../../shared/control/updates/steps/update-context.ts";
+import { ENVIRONMENT } from "../runtime/environment.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /**
@@ -15,8 +16,11 @@ export const handler = taskHandler(
       readonly plan?: Pick<ExecutionPlan, "finish" | "handOverAt">;
       readonly stateMachineArn?: string;
     },
-  ) =>
-    finishUpdate(
+  ) => {
+    // An ordered run's next pipeline starts an execution of this machine, whose ARN a task learns
+    // from the context object (an environment variable naming it would be a dependency cycle).
+    if (input.stateMachineArn) process.env[ENVIRONMENT.stateMachineArn] ??= input.stateMachineArn;
+    return finishUpdate(
       plane,
       { pipelineId: input.pipelineId, updateId: input.updateId },
       input.plan?.finish,
@@ -26,5 +30,6 @@ export const handler = taskHandler(
             at: input.plan.handOverAt,
             ...(input.stateMachineArn ? { stateMachineArn: input.stateMachineArn } : {}),
           },
-    ),
+    );
+  },
 );

@@ -89,6 +89,17 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    ...served(ROUTES.startOrderedRun, "start-ordered-run.ts"),
+    // Each pipeline read and checked, then the first one's update started as start-update does.
+    access: {
+      tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
+      bucket: { "tables/": R, "state/": R },
+      stateMachine: ["start"],
+      heavy: true,
+      eventStreams: true,
+    },
+  },
+  {
     ...served(ROUTES.captureRewindPoint, "capture-rewind-point.ts"),
     access: { tables: { pipelines: R, checkpoints: R, eventLog: RW }, bucket: READ_TABLES, heavy: true },
   },

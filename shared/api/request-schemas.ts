@@ -143,16 +143,27 @@ export const startUpdateBody = strictObject({
   rewind_spec: z.unknown().optional(),
 });
 
+/** Two or more pipelines, each once, in any order: the order they are taken in comes from their reads. */
+const severalPipelineIds = (one: string) =>
+  z
+    .array(z.uuid({ error: "must be a pipeline id (a UUID such as the one create answered)" }))
+    .min(2, { error: `names fewer than two pipelines: ${one}` })
+    .refine((ids) => new Set(ids).size === ids.length, { error: "names a pipeline twice: name each once" });
+
 /** `POST /api/2.0/ebb/rewinds`: several pipelines to one cut (docs/rewind-across-pipelines.md). */
 export const cutRewindBody = strictObject({
-  /** Two or more pipelines, each once; the order they are rewound in comes from their reads. */
-  pipeline_ids: z
-    .array(z.uuid({ error: "must be a pipeline id (a UUID such as the one create answered)" }))
-    .min(2, { error: "names fewer than two pipelines: rewind one pipeline with POST …/updates" })
-    .refine((ids) => new Set(ids).size === ids.length, { error: "names a pipeline twice: name each once" }),
+  pipeline_ids: severalPipelineIds("rewind one pipeline with POST …/updates"),
   /** A point of the cut's upstream pipeline (exactly one of this and rewind_timestamp; checked by parseRewindSpec). */
   rewind_point_id: z.string().optional(),
   rewind_timestamp: z.string().optional(),
+  dry_run: z.boolean().default(false),
+});
+
+/** `POST /api/2.0/ebb/runs`: several pipelines run one after another, upstreams first. */
+export const orderedRunBody = strictObject({
+  pipeline_ids: severalPipelineIds("run one pipeline with POST …/updates"),
+  /** Each run refreshes its pipeline FULL (a backfill of the chain). */
+  full_refresh: z.boolean().default(false),
   dry_run: z.boolean().default(false),
 });
 
@@ -292,6 +303,7 @@ export type EditPipelineBody = z.infer<typeof editPipelineBody>;
 export type PipelineSettingsBody = CreatePipelineBody | EditPipelineBody;
 export type StartUpdateBody = z.infer<typeof startUpdateBody>;
 export type CutRewindBody = z.infer<typeof cutRewindBody>;
+export type OrderedRunBody = z.infer<typeof orderedRunBody>;
 export type QueryTableBody = z.infer<typeof queryTableBody>;
 export type OnsetBody = z.infer<typeof onsetBody>;
 export type ExecuteStatementBody = z.infer<typeof executeStatementBody>;

@@ -209,6 +209,14 @@ export const ROUTES = {
     body: schemas.cutRewindBody,
     query: noQuery,
   },
+  startOrderedRun: {
+    method: "POST",
+    path: "/api/2.0/ebb/runs",
+    summary:
+      "Run several pipelines one after another, upstreams first (the replay after a cut) → the order, and the first pipeline's update_id unless dry_run",
+    body: schemas.orderedRunBody,
+    query: noQuery,
+  },
 } as const satisfies Record<string, RouteContract>;
 
 export type RouteName = keyof typeof ROUTES;

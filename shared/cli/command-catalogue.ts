@@ -27,8 +27,9 @@ export const TOP_COMMANDS = {
     group: "pipelines",
   },
   run: {
-    usage: "run <pipeline-id>",
-    summary: "start an update (replay after a rewind is just this)",
+    usage: "run [pipeline-id]",
+    summary:
+      "start an update (replay after a rewind is just this); --pipelines runs several, upstreams first",
     group: "updates",
   },
   rewind: {
@@ -39,7 +40,7 @@ export const TOP_COMMANDS = {
   "rewind-cut": {
     usage: "rewind-cut",
     summary:
-      "rewind several pipelines that read each other to one cut (then `ebb run` each, upstreams first)",
+      "rewind several pipelines that read each other to one cut (then `ebb run --pipelines` replays them in order)",
     group: "updates",
   },
   stop: {

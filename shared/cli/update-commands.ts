@@ -8,6 +8,7 @@ import { DeclinedError } from "./declined-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { UsageError } from "./usage-error.ts";
 import { addRewindCutCommand } from "./rewind-cut-command.ts";
+import { runInOrder } from "./ordered-run-command.ts";
 
 /**
  * `ebb run`, `ebb rewind`, `ebb updates get|list`: start updates and follow them. `run` and `rewind`
@@ -33,9 +34,32 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
     .option("--reset-mode <mode>", "DROP or TRUNCATE (with --refresh FULL or RESET)")
     .option("--reset-checkpoints <flows>", "reset these flows' checkpoints only (comma-separated)", list)
     .option("--validate-only", "plan and validate only")
+    .option(
+      "--pipelines <ids>",
+      "run these pipelines one after another, upstreams first (comma-separated; instead of <pipeline-id>)",
+      list,
+    )
+    .option("--dry-run", "with --pipelines: print the order, start nothing")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
-    .action(async (pipelineId: string, options: RunOptions, command: Command) => {
+    .action(async (pipelineId: string | undefined, options: RunOptions, command: Command) => {
+      if (options.pipelines) {
+        if (
+          pipelineId !== undefined ||
+          options.refresh ||
+          options.select ||
+          options.resetMode ||
+          options.resetCheckpoints ||
+          options.validateOnly
+        )
+          throw new UsageError(
+            "--pipelines takes no <pipeline-id> and, of the refresh options, only --full-refresh",
+          );
+        return runInOrder(api(command), options.pipelines, options, out, command);
+      }
+      if (pipelineId === undefined) throw new UsageError("give a <pipeline-id>, or --pipelines a,b,c");
+      if (options.dryRun)
+        throw new UsageError("--dry-run goes with --pipelines (for one pipeline, --validate-only)");
       const body = {
         cause: "USER_ACTION",
         ...(options.refresh ? { refresh: options.refresh } : {}),
@@ -151,6 +175,8 @@ interface RunOptions extends WaitOptions {
   resetMode?: string;
   resetCheckpoints?: string[];
   validateOnly?: boolean;
+  pipelines?: string[];
+  dryRun?: boolean;
 }
 
 interface RewindOptions extends WaitOptions {

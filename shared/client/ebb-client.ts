@@ -68,6 +68,8 @@ export interface UpdateInfo {
   readonly creation_time: number;
   readonly definition_version: number;
   readonly rewind_spec?: unknown;
+  /** The run's place in an ordered run of several pipelines (POST /api/2.0/ebb/runs). */
+  readonly ordered_run?: { readonly request_id: string; readonly position: number; readonly of: number };
   readonly error?: { readonly error_code: string; readonly message: string };
   readonly progress?: Readonly<Record<string, FlowProgress>>;
   readonly [field: string]: unknown;

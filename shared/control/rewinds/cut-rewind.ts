@@ -11,13 +11,11 @@ import {
   type CutPoint,
   type PipelineTables,
 } from "../../rewind/cuts/index.ts";
-import { tableDatasets } from "../../rewind/pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "../../rewind/rewind-environment.ts";
 import { planRewind } from "../../rewind/rewind-plan.ts";
 import { listRewindPoints } from "../../rewind/rewind-points.ts";
 import { parseRewindSpec } from "../../rewind/rewind-spec.ts";
 import { checkUpdateAllowed } from "../../rewind/update-guard.ts";
-import { tablePrefix } from "../../store/bucket-layout.ts";
 import {
   loadPipeline,
   requirePipeline,
@@ -25,6 +23,7 @@ import {
   type ControlPlane,
 } from "../plane/control-plane.ts";
 import { startUpdate } from "../updates/start-update.ts";
+import { pipelineTables } from "./pipeline-tables.ts";
 
 /**
  * `POST /api/2.0/ebb/rewinds` (docs/rewind-across-pipelines.md): several pipelines rewound to one cut.
@@ -50,7 +49,7 @@ export async function rewindToCut(plane: ControlPlane, body: CutRewindBody) {
     const env = rewindEnvironment(plane, id, pipeline);
     loaded.set(id, { env, name: pipeline.definition.name });
     points.set(id, await cutPoints(env));
-    tables.push(pipelineTables(id, env));
+    tables.push(pipelineTables(id, pipeline));
   }
   const target =
     spec.target.kind === "timestamp"
@@ -85,7 +84,7 @@ export async function rewindToCut(plane: ControlPlane, body: CutRewindBody) {
           validate_only: false,
           rewind_spec: { rewind_point_id: step.rewindPointId },
         },
-        { request_id: requestId },
+        { cut: { request_id: requestId } },
       );
       updates.set(step.pipeline, update_id);
     }
@@ -122,23 +121,6 @@ async function cutPoints(env: RewindEnvironment): Promise<CutPoint[]> {
     });
   }
   return cut;
-}
-
-function pipelineTables(id: string, env: RewindEnvironment): PipelineTables {
-  const { catalog, schema } = env.pipeline.definition;
-  return {
-    pipeline: id,
-    tables: new Map(
-      tableDatasets(env.pipeline).map((table) => [tablePrefix({ catalog, schema, table }), table]),
-    ),
-    deltaReads: env.pipeline.definition.datasets.flatMap((d) =>
-      d.type === "streaming_table"
-        ? d.flows.flatMap((f) =>
-            f.source.type === "delta" ? [{ flow: f.name, location: f.source.path }] : [],
-          )
-        : [],
-    ),
-  };
 }
 
 type Loaded = ReadonlyMap<string, { name: string }>;

@@ -10,7 +10,12 @@ import { planRewind, type RewindPlan } from "../../rewind/rewind-plan.ts";
 import { parseRewindSpec } from "../../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../../rewind/update-guard.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
-import { refreshFieldsOf, type UpdateIntent } from "./update-intent.ts";
+import {
+  orderedRunDetails,
+  refreshFieldsOf,
+  type OrderedRunStep,
+  type UpdateIntent,
+} from "./update-intent.ts";
 import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { isStatefulFlow } from "../../engine/stateful/stateful-batch.ts";
 import { stateDefinitionDrift, type StateDefinitionDrift } from "../../engine/stateful/state-definition.ts";
@@ -52,9 +57,14 @@ export async function startUpdate(
   plane: ControlPlane,
   pipelineId: string,
   body: StartUpdateBody,
-  /** A rewind started as part of a cut across pipelines: its create_update event names the cut. */
-  cut?: { readonly request_id: string },
+  origin: {
+    /** A rewind started as part of a cut across pipelines: its create_update event names the cut. */
+    readonly cut?: { readonly request_id: string };
+    /** A run started as one of an ordered run (control/runs/ordered-run.ts). */
+    readonly orderedRun?: OrderedRunStep;
+  } = {},
 ): Promise<{ update_id: string }> {
+  const { cut, orderedRun } = origin;
   const record = await releaseStaleUpdate(plane, await requirePipeline(plane, pipelineId));
   const { version, pipeline } = await loadPipeline(plane, pipelineId, record.definitionVersion);
   const refreshFields = refreshFieldsOf(body);
@@ -112,6 +122,7 @@ export async function startUpdate(
       refresh,
       validateOnly: body.validate_only,
       continuous: pipeline.definition.continuous,
+      ...(orderedRun ? { orderedRun } : {}),
     };
   }
 
@@ -142,6 +153,7 @@ export async function startUpdate(
     definition_version: version,
     request: update.request,
     ...(cut ? { cut } : {}),
+    ...(orderedRun ? { ordered_run: orderedRunDetails(orderedRun) } : {}),
   });
   for (const drift of drifts) {
     await events.warning(

@@ -44,6 +44,23 @@ const rewindTargetSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("timestamp"), text: z.string(), time: z.number() }),
 ]) satisfies z.ZodType<RewindTarget>;
 
+/** Where an update stands in an ordered run (control/runs/ordered-run.ts). */
+export const orderedRunStepSchema = z.object({
+  requestId: z.string(),
+  /** 1-based, of `of`. */
+  position: z.number(),
+  of: z.number(),
+  /** The pipelines still to run, in order. */
+  next: z.array(z.string()).readonly(),
+  fullRefresh: z.boolean(),
+});
+export type OrderedRunStep = z.infer<typeof orderedRunStepSchema>;
+
+/** An ordered run's step as the event log and the API say it (`ordered_run`). */
+export function orderedRunDetails(step: OrderedRunStep) {
+  return { request_id: step.requestId, position: step.position, of: step.of };
+}
+
 export const updateIntentSchema = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("rewind"),
@@ -58,6 +75,8 @@ export const updateIntentSchema = z.discriminatedUnion("kind", [
     validateOnly: z.boolean(),
     /** A continuous pipeline's run: its levels run again each trigger until stopped. */
     continuous: z.boolean(),
+    /** One run of an ordered run of several pipelines: the pipelines after it start when it completes. */
+    orderedRun: orderedRunStepSchema.optional(),
   }),
 ]);
 export type UpdateIntent = z.infer<typeof updateIntentSchema>;

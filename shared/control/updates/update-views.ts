@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { PipelineEvent } from "../../store/event-log-repository.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
+import { intentOf, orderedRunDetails } from "./update-intent.ts";
 
 /**
  * Updates as the API answers them (api.md "Updates"): Databricks' `UpdateInfo` fields plus Ebb's
@@ -77,6 +78,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_mode"),
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
+    ...orderedRunOf(update),
     definition_version: update.definitionVersion,
     last_modified: update.lastModified,
     ...(update.endedAt !== undefined ? { end_time: update.endedAt } : {}),
@@ -85,6 +87,14 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
       : {}),
     ...(progress ? { progress } : {}),
   };
+}
+
+/** The run's place in an ordered run of several pipelines, when it has one. */
+function orderedRunOf(update: UpdateRecord) {
+  const intent = intentOf(update);
+  return intent.kind === "run" && intent.orderedRun
+    ? { ordered_run: orderedRunDetails(intent.orderedRun) }
+    : {};
 }
 
 /** Per-flow progress from an update's `flow_progress` events (oldest first). */

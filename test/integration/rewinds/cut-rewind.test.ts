@@ -26,7 +26,7 @@ interface Chain {
   readonly tables: readonly [string, string, string];
 }
 
-async function createChain(): Promise<Chain> {
+async function createChain(middleSql = "SELECT id, id * 10 AS v FROM source"): Promise<Chain> {
   const tag = randomUUID().slice(0, 8);
   await mkdir(path.join(cp.landing, tag));
   const schemas = ["a", "b", "c"].map((s) => `cut_${tag}_${s}`) as [string, string, string];
@@ -74,12 +74,7 @@ async function createChain(): Promise<Chain> {
         ],
       },
     });
-  const b = await reader(
-    "clean",
-    schemas[1],
-    tableUri(schemas[0], "raw"),
-    "SELECT id, id * 10 AS v FROM source",
-  );
+  const b = await reader("clean", schemas[1], tableUri(schemas[0], "raw"), middleSql);
   const c = await reader(
     "scored",
     schemas[2],
@@ -187,8 +182,24 @@ describe("POST /api/2.0/ebb/rewinds", () => {
       });
     }
 
-    await runAll(chain);
+    // The replay, in order: named in any order, each run starts as the one before completes.
+    printed = "";
+    const replay = await runCli(
+      ["run", "--pipelines", request.pipeline_ids.join(",")].concat([
+        "--endpoint",
+        cp.plane.endpoint,
+        "--token",
+        cp.plane.token,
+      ]),
+      { out: (text) => (printed += text), err: () => undefined, confirm: async () => true, width: 80 },
+    );
+    expect(replay, printed).toBe(0);
+    expect(printed).toMatch(
+      /1\/3 cut \w+ bronze COMPLETED\n2\/3 cut \w+ clean COMPLETED\n3\/3 cut \w+ scored COMPLETED/,
+    );
     for (const t of chain.tables) expect(await ids(t), t).toEqual([1, 2, 3, 4, 5, 6]);
+    const [last] = (await cp.client.listUpdates(chain.ids[2], { max_results: 1 })).updates;
+    expect(last?.ordered_run).toMatchObject({ position: 3, of: 3 });
   }, 300_000);
 
   it("refuses the whole request when the middle pipeline's rewind is refused, changing no pipeline", async () => {
@@ -231,4 +242,82 @@ describe("POST /api/2.0/ebb/rewinds", () => {
       expect((refused as EbbApiError).status).toBe(400);
     }
   });
+});
+
+const orderedRun = (body: unknown) =>
+  cp.client.request<{
+    request_id: string;
+    dry_run: boolean;
+    pipelines: { pipeline_id: string; position: number; update_id?: string }[];
+  }>("POST", "/api/2.0/ebb/runs", { body });
+
+describe("POST /api/2.0/ebb/runs", () => {
+  it("ends at a run that fails: the pipelines after it do not run, and its event log names them", async () => {
+    const chain = await createChain("SELECT id, CAST(CAST(id AS VARCHAR) || 'x' AS BIGINT) AS v FROM source");
+    await land(chain, "1.json", [1, 2]);
+    const dry = await orderedRun({ pipeline_ids: [chain.ids[1], chain.ids[2], chain.ids[0]], dry_run: true });
+    expect(dry.pipelines.map((p) => p.pipeline_id)).toEqual(chain.ids);
+    expect((await cp.client.listUpdates(chain.ids[0])).updates).toEqual([]);
+
+    const started = await orderedRun({ pipeline_ids: [chain.ids[2], chain.ids[0], chain.ids[1]] });
+    await waitDone(chain.ids[0], started.pipelines[0]!.update_id!);
+    let middle: { update_id: string; state: string } | undefined;
+    for (let i = 0; i < 600 && !(middle && ["FAILED", "COMPLETED"].includes(middle.state)); i++) {
+      [middle] = (await cp.client.listUpdates(chain.ids[1])).updates;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(middle?.state).toBe("FAILED");
+    const { events } = await cp.client.events(chain.ids[1], { filter: "level = 'WARN'" });
+    const ended = events.find((e) => e.event_type === "warning" && e.message.includes(started.request_id));
+    expect(ended?.details).toMatchObject({
+      warning: {
+        ordered_run: { request_id: started.request_id, position: 2, of: 3, not_run: [chain.ids[2]] },
+      },
+    });
+    expect((await cp.client.listUpdates(chain.ids[2])).updates).toEqual([]);
+  }, 300_000);
+
+  it("refuses pipelines that read each other in a circle, an unknown pipeline and unknown fields, starting nothing", async () => {
+    const tag = randomUUID().slice(0, 8);
+    const uri = (schema: string) => `s3://${testAws().storage.bucket}/tables/${CATALOG}/${schema}/t`;
+    const circle = async (schema: string, reads: string) =>
+      (
+        await cp.client.createPipeline({
+          name: `circle ${tag} ${schema}`,
+          catalog: CATALOG,
+          schema: `circle_${tag}_${schema}`,
+          definition: {
+            datasets: [
+              {
+                type: "streaming_table",
+                name: "t",
+                flows: [
+                  {
+                    name: "f",
+                    source: { type: "delta", path: uri(`circle_${tag}_${reads}`) },
+                    sql: "SELECT * FROM source",
+                  },
+                ],
+              },
+            ],
+          },
+        })
+      ).pipeline_id;
+    const p = await circle("p", "q");
+    const q = await circle("q", "p");
+    const cycle = await orderedRun({ pipeline_ids: [p, q] }).catch((e: unknown) => e);
+    expect(cycle).toMatchObject({ status: 400, errorCode: "INVALID_ORDERED_RUN.PIPELINE_CYCLE" });
+    expect((cycle as Error).message).toContain(`circle ${tag} p`);
+    const unknown = await orderedRun({ pipeline_ids: [p, randomUUID()] }).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ status: 404, errorCode: "RESOURCE_DOES_NOT_EXIST" });
+    for (const body of [
+      { pipeline_ids: [p, q], wait: true },
+      { pipeline_ids: [p] },
+      { pipeline_ids: [p, p] },
+    ]) {
+      const refused = await orderedRun(body).catch((e: unknown) => e);
+      expect((refused as EbbApiError).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await cp.client.listUpdates(p)).updates).toEqual([]);
+  }, 120_000);
 });

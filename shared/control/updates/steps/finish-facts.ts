@@ -1,5 +1,5 @@
 import type { UpdateRecord } from "../../../store/updates-repository.ts";
-import { intentOf } from "../update-intent.ts";
+import { intentOf, type OrderedRunStep } from "../update-intent.ts";
 
 /**
  * What FinishUpdate needs to know of the update. The plan of a run that went straight to its levels
@@ -12,6 +12,8 @@ export interface FinishFacts {
   readonly ranFlows: boolean;
   /** Every flow ran: the tables are as this definition version writes them. */
   readonly wroteEveryTable: boolean;
+  /** The run is one of an ordered run: the next pipeline starts once it completes. */
+  readonly orderedRun?: OrderedRunStep;
 }
 
 export function finishFactsOf(update: UpdateRecord): FinishFacts {
@@ -22,5 +24,6 @@ export function finishFactsOf(update: UpdateRecord): FinishFacts {
     ranFlows,
     // A run of every flow leaves every table as this definition writes it (start-update's schema check).
     wroteEveryTable: ranFlows && !intent.refresh.onlySelected,
+    ...(intent.kind === "run" && intent.orderedRun ? { orderedRun: intent.orderedRun } : {}),
   };
 }

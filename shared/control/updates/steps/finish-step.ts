@@ -5,6 +5,7 @@ import { UpdateNotFoundError } from "../../../store/errors.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../../plane/control-plane.ts";
 import { recorder } from "../update-events.ts";
 import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
+import { continueOrderedRun, orderedRunEnded } from "./ordered-run-handover.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { describeSize } from "../../../engine/batch-size.ts";
 import { markUnfinishedBatchOversized } from "../../../engine/micro-batch.ts";
@@ -58,14 +59,26 @@ export async function finishUpdate(
     const held = events.takeHeld();
     // The event, the pipeline released and the update COMPLETED: one request.
     const released = plane.pipelines.endUpdateWrite(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
-    if (await transitionTogether(plane, ids, "COMPLETED", [released], held)) return { state: "COMPLETED" };
+    if (await transitionTogether(plane, ids, "COMPLETED", [released], held))
+      return handOn(plane, ids, facts, "COMPLETED");
     // One by one: the event only if the update has not ended meanwhile.
     const now = await plane.updates.get(ids.pipelineId, ids.updateId);
     if (now && !isTerminal(now.state)) await plane.events.appendAll(held);
   }
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
-  return { state: moved.update.state };
+  return handOn(plane, ids, facts, moved.update.state);
+}
+
+/** A completed run of an ordered run starts the next pipeline's (control/runs/ordered-run.ts). */
+async function handOn(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  facts: FinishFacts,
+  state: string,
+): Promise<{ state: string }> {
+  if (state === "COMPLETED" && facts.orderedRun) await continueOrderedRun(plane, ids, facts.orderedRun);
+  return { state };
 }
 
 /** What FinishUpdate needs of the update, read now (and whether it ended). */
@@ -95,6 +108,9 @@ export async function failUpdate(
   }
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "FAILED");
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "FAILED", { error });
+  const { orderedRun } = finishFactsOf(moved.update);
+  if (orderedRun && moved.outcome === "transitioned")
+    await orderedRunEnded(plane, ids, orderedRun, `this run failed (${error.errorCode})`);
   return { state: moved.update.state };
 }
 
