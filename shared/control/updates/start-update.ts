@@ -23,6 +23,9 @@ import {
   type ControlPlane,
 } from "../plane/control-plane.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
+import { DatasetCatalog } from "../../engine/dataset-catalog.ts";
+import { firstFlowRefusedBySpark } from "../../engine/spark/engine-choice.ts";
+import { FlowNotSupportedOnSparkError } from "../../engine/spark/errors.ts";
 
 /**
  * Starting an update (api.md "Updates"; semantics.md "Rewind request": every check runs here,
@@ -63,6 +66,11 @@ export async function startUpdate(
   let rewind: RewindPlan | undefined;
   let drifts: StateDefinitionDrift[] = [];
   if (body.rewind_spec !== undefined) {
+    if (body.engine !== undefined) {
+      throw new InvalidParameterError(
+        `rewind_spec cannot be combined with engine: a rewind runs no batch; send the rewind, then the replay with engine "${body.engine}" as the next update`,
+      );
+    }
     if (Object.keys(refreshFields).length > 0) {
       throw new InvalidParameterError(
         `rewind_spec cannot be combined with ${Object.keys(refreshFields).join(", ")}: a rewind runs no transformation; send the rewind, then the run as the next update`,
@@ -81,6 +89,8 @@ export async function startUpdate(
     const refresh = parseRefreshRequest(refreshFields);
     const plan = planRefresh(pipeline, refresh);
     checkUpdateAllowed(record, pipeline.settings, "other");
+    const refused = firstFlowRefusedBySpark(new DatasetCatalog(pipeline, plane.bucket), plan, body.engine);
+    if (refused) throw new FlowNotSupportedOnSparkError(refused.flow, refused.reason);
     // Unless the last completed run was of this very version, a deploy or a rewind came in between.
     if (record.tablesWrittenBy !== version) {
       // Read-only checks, side by side; a schema problem is named before a state problem.
@@ -112,6 +122,7 @@ export async function startUpdate(
       refresh,
       validateOnly: body.validate_only,
       continuous: pipeline.definition.continuous,
+      ...(body.engine ? { engine: body.engine } : {}),
     };
   }
 

@@ -77,6 +77,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_mode"),
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
+    ...pick("engine"),
     definition_version: update.definitionVersion,
     last_modified: update.lastModified,
     ...(update.endedAt !== undefined ? { end_time: update.endedAt } : {}),
