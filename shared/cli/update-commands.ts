@@ -33,6 +33,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
     .option("--reset-mode <mode>", "DROP or TRUNCATE (with --refresh FULL or RESET)")
     .option("--reset-checkpoints <flows>", "reset these flows' checkpoints only (comma-separated)", list)
     .option("--validate-only", "plan and validate only")
+    .option("--engine <engine>", "run every batch of this update on duckdb or spark (a replay on Spark)")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
     .action(async (pipelineId: string, options: RunOptions, command: Command) => {
@@ -44,6 +45,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
         ...(options.resetMode ? { reset_mode: options.resetMode } : {}),
         ...(options.resetCheckpoints ? { reset_checkpoint_selection: options.resetCheckpoints } : {}),
         ...(options.validateOnly ? { validate_only: true } : {}),
+        ...(options.engine ? { engine: options.engine } : {}),
       };
       await startAndFollow(api(command), pipelineId, body, options, out, command);
     });
@@ -151,6 +153,7 @@ interface RunOptions extends WaitOptions {
   resetMode?: string;
   resetCheckpoints?: string[];
   validateOnly?: boolean;
+  engine?: string;
 }
 
 interface RewindOptions extends WaitOptions {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { EXIT, runCli } from "../../../shared/cli/main.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
@@ -73,6 +74,14 @@ describe("the Spark engine's refusals", () => {
       expect(refused.message).toMatch(/flow "ingest" cannot run on Spark: dataset "raw" has expectations/);
       expect(refused.message).toContain("run it on DuckDB");
     }
+    // `ebb run --engine spark` sends the same request.
+    let err = "";
+    const code = await runCli(
+      ["run", pipeline_id, "--engine", "spark", "--endpoint", cp.plane.endpoint, "--token", cp.plane.token],
+      { out: () => undefined, err: (text) => (err += text), confirm: async () => true, width: 80 },
+    );
+    expect(code).toBe(EXIT.refused);
+    expect(err).toMatch(/FLOW_NOT_SUPPORTED_ON_SPARK.*flow "ingest" cannot run on Spark/s);
     // Nothing was planned: the update on DuckDB runs the file.
     const { update_id } = await cp.client.startUpdate(pipeline_id, {});
     expect((await cp.client.waitForUpdate(pipeline_id, update_id)).state).toBe("COMPLETED");
