@@ -320,10 +320,21 @@ def first_line(text):
 def failure_of(error):
     if isinstance(error, BatchFailure):
         return {"status": "failed", "kind": error.kind, "message": str(error)}
-    # A Py4J error's first line only names the JVM call; the Java exception's own message says why.
+    # A Py4J error's first line only names the JVM call; the Java exception's own message says why,
+    # and its deepest cause why that (a write that failed names the malformed record under it).
     java = getattr(error, "java_exception", None)
-    text = f"{java.getClass().getName()}: {java.getMessage()}" if java is not None else str(error)
-    kind = "input" if "FAILFAST" in text or "Malformed" in text or "FileNotFound" in text else "job"
+    chain = ""
+    if java is not None:
+        root = java
+        while root.getCause() is not None and root.getCause() != root:
+            chain += f" {root.getMessage()}"
+            root = root.getCause()
+        text = f"{java.getClass().getName()}: {first_line(str(java.getMessage()))}"
+        if root != java:
+            text = f"{root.getClass().getName()}: {first_line(str(root.getMessage()))} (under {text})"
+    else:
+        text = str(error)
+    kind = "input" if any(w in text + chain for w in ("FAILFAST", "Malformed", "FileNotFound")) else "job"
     return {"status": "failed", "kind": kind, "message": first_line(text)[:2000]}
 
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
 import { refreshRequestShape } from "../rewind/refresh-request.ts";
 import { UPDATE_CAUSES } from "../store/updates-repository.ts";
+import { BATCH_ENGINES } from "../pipeline/pipeline-settings.ts";
 import { PARAMETER_TYPE } from "../sql/index.ts";
 
 /**
@@ -141,6 +142,8 @@ export const startUpdateBody = strictObject({
   validate_only: z.boolean().default(false),
   /** Checked by `parseRewindSpec`, with its own error codes. */
   rewind_spec: z.unknown().optional(),
+  /** Ebb's own: the engine of every batch of this update (a replay or backfill on Spark), over `pipelines.engine`. */
+  engine: z.enum(BATCH_ENGINES).optional(),
 });
 
 /** Two or more pipelines, each once, in any order: the order they are taken in comes from their reads. */

@@ -40,6 +40,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
       list,
     )
     .option("--dry-run", "with --pipelines: print the order, start nothing")
+    .option("--engine <engine>", "run every batch of this update on duckdb or spark (a replay on Spark)")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
     .action(async (pipelineId: string | undefined, options: RunOptions, command: Command) => {
@@ -68,6 +69,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
         ...(options.resetMode ? { reset_mode: options.resetMode } : {}),
         ...(options.resetCheckpoints ? { reset_checkpoint_selection: options.resetCheckpoints } : {}),
         ...(options.validateOnly ? { validate_only: true } : {}),
+        ...(options.engine ? { engine: options.engine } : {}),
       };
       await startAndFollow(api(command), pipelineId, body, options, out, command);
     });
@@ -177,6 +179,7 @@ interface RunOptions extends WaitOptions {
   validateOnly?: boolean;
   pipelines?: string[];
   dryRun?: boolean;
+  engine?: string;
 }
 
 interface RewindOptions extends WaitOptions {

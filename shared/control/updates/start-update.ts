@@ -28,6 +28,9 @@ import {
   type ControlPlane,
 } from "../plane/control-plane.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
+import { DatasetCatalog } from "../../engine/dataset-catalog.ts";
+import { firstFlowRefusedBySpark } from "../../engine/spark/engine-choice.ts";
+import { FlowNotSupportedOnSparkError } from "../../engine/spark/errors.ts";
 
 /**
  * Starting an update (api.md "Updates"; semantics.md "Rewind request": every check runs here,
@@ -73,6 +76,11 @@ export async function startUpdate(
   let rewind: RewindPlan | undefined;
   let drifts: StateDefinitionDrift[] = [];
   if (body.rewind_spec !== undefined) {
+    if (body.engine !== undefined) {
+      throw new InvalidParameterError(
+        `rewind_spec cannot be combined with engine: a rewind runs no batch; send the rewind, then the replay with engine "${body.engine}" as the next update`,
+      );
+    }
     if (Object.keys(refreshFields).length > 0) {
       throw new InvalidParameterError(
         `rewind_spec cannot be combined with ${Object.keys(refreshFields).join(", ")}: a rewind runs no transformation; send the rewind, then the run as the next update`,
@@ -91,6 +99,8 @@ export async function startUpdate(
     const refresh = parseRefreshRequest(refreshFields);
     const plan = planRefresh(pipeline, refresh);
     checkUpdateAllowed(record, pipeline.settings, "other");
+    const refused = firstFlowRefusedBySpark(new DatasetCatalog(pipeline, plane.bucket), plan, body.engine);
+    if (refused) throw new FlowNotSupportedOnSparkError(refused.flow, refused.reason);
     // Unless the last completed run was of this very version, a deploy or a rewind came in between.
     if (record.tablesWrittenBy !== version) {
       // Read-only checks, side by side; a schema problem is named before a state problem.
@@ -123,6 +133,7 @@ export async function startUpdate(
       validateOnly: body.validate_only,
       continuous: pipeline.definition.continuous,
       ...(orderedRun ? { orderedRun } : {}),
+      ...(body.engine ? { engine: body.engine } : {}),
     };
   }
 

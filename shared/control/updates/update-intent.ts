@@ -3,6 +3,7 @@ import { RESET_MODES } from "../../pipeline/definition-schema.ts";
 import type { RefreshRequest } from "../../rewind/refresh-request.ts";
 import { rewindDatasetSpecSchema, type RewindTarget } from "../../rewind/rewind-spec.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
+import { BATCH_ENGINES } from "../../pipeline/pipeline-settings.ts";
 
 /**
  * What an update does, parsed once from its request by start-update and kept on the update record:
@@ -77,6 +78,8 @@ export const updateIntentSchema = z.discriminatedUnion("kind", [
     continuous: z.boolean(),
     /** One run of an ordered run of several pipelines: the pipelines after it start when it completes. */
     orderedRun: orderedRunStepSchema.optional(),
+    /** The engine of every batch of this update (the request's `engine`), over `pipelines.engine`. */
+    engine: z.enum(BATCH_ENGINES).optional(),
   }),
 ]);
 export type UpdateIntent = z.infer<typeof updateIntentSchema>;

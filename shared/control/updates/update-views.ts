@@ -79,6 +79,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
     ...orderedRunOf(update),
+    ...pick("engine"),
     definition_version: update.definitionVersion,
     last_modified: update.lastModified,
     ...(update.endedAt !== undefined ? { end_time: update.endedAt } : {}),

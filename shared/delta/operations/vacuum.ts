@@ -97,12 +97,25 @@ export function planVacuum(
   };
 }
 
-/** Whether VACUUM may consider `key`: data and change-data files, never the log or hidden files. */
+/**
+ * Hadoop's output committer's scratch folder: a Spark job writing into the table (Ebb's Spark engine
+ * stages a batch's files there) keeps its files under it until its job commits, so what is left under
+ * one is a job that died. No commit ever references it.
+ */
+const COMMITTER_SCRATCH = "_temporary";
+
+/**
+ * Whether VACUUM may consider `key`: data and change-data files and a dead job's committer scratch,
+ * never the log or other hidden files.
+ */
 export function isVacuumable(key: string): boolean {
   if (key.startsWith(LOG_DIR)) return false;
   const segments = key.startsWith(CHANGE_DATA_DIR)
     ? key.slice(CHANGE_DATA_DIR.length).split("/")
     : key.split("/");
+  const scratch = segments.indexOf(COMMITTER_SCRATCH);
+  if (scratch >= 0 && scratch < segments.length - 1)
+    return isVacuumable(segments.slice(0, scratch).join("/") + "/x");
   // A partition folder may start with `_` (`_col=value`); other `_`/`.` segments are hidden.
   return segments.every((segment, i) => {
     const hidden = segment.startsWith("_") || segment.startsWith(".");

@@ -10,7 +10,7 @@ export class SparkEngineNotConfiguredError extends EngineError {
   override readonly errorCode = "SPARK_ENGINE_NOT_CONFIGURED";
   constructor(readonly flow: string) {
     super(
-      `flow "${flow}" was to run on Spark, but this deployment has no Spark engine (on AWS: deploy with sparkEngine enabled; locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS); set pipelines.engine to "duckdb" to run it on DuckDB`,
+      `flow "${flow}" was to run on Spark, but this deployment has no Spark engine (locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS; on AWS the update state machine does not run Spark batches yet); or run it on DuckDB (pipelines.engine = "duckdb", or start the update with engine "duckdb")`,
       { data: { flow } },
     );
   }
@@ -25,7 +25,7 @@ export class FlowNotSupportedOnSparkError extends EngineError {
     readonly reason: string,
   ) {
     super(
-      `flow "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb"), or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
+      `flow "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb" or "auto", or start the update with engine "duckdb"), or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
       { data: { flow, reason } },
     );
   }

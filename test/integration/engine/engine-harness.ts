@@ -18,6 +18,7 @@ import { DynamoUpdatesRepository } from "../../../shared/store/dynamo-updates-re
 import type { ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { S3ObjectStore } from "../../../shared/object-store/s3-object-store.ts";
 import { testAws, testDocumentClient, testS3Client, uniquePrefix } from "../../support/aws.ts";
+import type { SparkJobs } from "../../../shared/engine/spark/spark-jobs.ts";
 import { networkEventStreams } from "../../../shared/store/event-stream-clients.ts";
 
 /**
@@ -48,6 +49,8 @@ export class EngineHarness {
       readonly budgetMs?: number;
       /** What the engine sees of the bucket (e.g. a store whose uploads are slow). */
       readonly bucket?: (store: ObjectStore) => ObjectStore;
+      /** The Spark engine, given the harness's folder of the bucket (its pipeline store's prefix). */
+      readonly spark?: (pipelinePrefix: string) => SparkJobs;
     } = {},
   ) {
     const { storage } = testAws();
@@ -83,6 +86,7 @@ export class EngineHarness {
         deparse: async (statement) => (await this.sqlParser()).deparse(statement),
       },
       clock: options.clock ?? Date.now,
+      ...(options.spark ? { spark: options.spark(`${this.prefix}pipeline/`) } : {}),
     };
   }
 

@@ -30,6 +30,16 @@ describe("VACUUM rules (pure)", () => {
     expect(isVacuumable(".part-1.snappy.parquet.crc")).toBe(false);
     expect(isVacuumable("_tmp/part-1.parquet")).toBe(false);
   });
+
+  it("considers what a dead Spark job left in its committer's _temporary folder, whatever its own names", () => {
+    const scratch = "spark/3-1a2b3c4d/_temporary/0/_temporary/attempt_202612061800_0001_m_000000_0";
+    expect(isVacuumable(`${scratch}/part-00000-1.c000.snappy.parquet`)).toBe(true);
+    expect(isVacuumable(`${scratch}/.part-00000-1.c000.snappy.parquet.crc`)).toBe(true);
+    expect(isVacuumable("spark/3-1a2b3c4d/_temporary/0/task_1/part-0.parquet")).toBe(true);
+    expect(isVacuumable("_temporary")).toBe(false);
+    expect(isVacuumable("_delta_log/_temporary/0/x.json")).toBe(false);
+    expect(isVacuumable(".hidden/_temporary/0/x.parquet")).toBe(false);
+  });
 });
 
 describe("VACUUM", () => {

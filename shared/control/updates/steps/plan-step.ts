@@ -1,3 +1,4 @@
+import type { BatchEngine } from "../../../pipeline/pipeline-settings.ts";
 import { planRefresh } from "../../../rewind/refresh-plan.ts";
 import { recordRewindPoint } from "../../../rewind/rewind-points.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
@@ -40,6 +41,8 @@ export interface RunItem extends UpdateIds {
   readonly definitionVersion?: number;
   /** The execution's hand-over time (execution-handover.ts): the flow's budget ends there. */
   readonly handOverAt?: number;
+  /** The update's own engine for every batch (start-update's `engine`), over `pipelines.engine`. */
+  readonly engine?: BatchEngine;
 }
 
 export interface ExecutionPlan {
@@ -152,6 +155,7 @@ async function planWith(
     ...ids,
     ...(straightToLevels ? { definitionVersion: update.definitionVersion } : {}),
     handOverAt,
+    ...(intent.engine ? { engine: intent.engine } : {}),
   };
   const runFlows = plan.runFlows ? new Set(plan.runFlows) : undefined;
   // A DAG level is one wave, or several when AUTO CDC flows share a target: those run one wave

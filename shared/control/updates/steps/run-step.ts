@@ -94,6 +94,7 @@ export async function runItem(
           eventStreams: plane.eventStreams,
           isActive,
           ...(plane.spark ? { spark: plane.spark } : {}),
+          ...(item.engine ? { engine: item.engine } : {}),
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
         context.events,

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EbbApiError } from "../../../shared/client/ebb-client.ts";
+import { EXIT, runCli } from "../../../shared/cli/main.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * What the Spark engine refuses, through the HTTP API on the local runtime, each with its own code
+ * naming the flow and the way out: a flow Spark cannot run is refused when the update asks for Spark
+ * (its `engine`, or `pipelines.engine = spark`) before any batch is planned; a batch given to Spark
+ * where none is configured fails the update with SPARK_ENGINE_NOT_CONFIGURED, and the same batch then
+ * runs on DuckDB. (A failing Spark job needs Spark: test/interop/spark-replay.test.ts.)
+ */
+
+// This runtime has no Spark, whatever the shell exported.
+delete process.env["EBB_SPARK_PYTHON"];
+delete process.env["EBB_SPARK_JARS"];
+
+const pipeline = (
+  landing: string,
+  schema: string,
+  extra: { sql?: string; expectations?: unknown[]; configuration?: Record<string, string> } = {},
+) => ({
+  name: `spark refusals ${schema}`,
+  catalog: "spark_refusals",
+  schema,
+  configuration: { "pipelines.rewind.enabled": "true", ...extra.configuration },
+  definition: {
+    datasets: [
+      {
+        type: "streaming_table",
+        name: "raw",
+        ...(extra.expectations ? { expectations: extra.expectations } : {}),
+        flows: [
+          {
+            name: "ingest",
+            source: { type: "auto_loader", path: landing, format: "json", schema: { id: "BIGINT" } },
+            sql: extra.sql ?? "SELECT id FROM source",
+          },
+        ],
+      },
+    ],
+  },
+});
+
+describe("the Spark engine's refusals", () => {
+  let cp: TestControlPlane;
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+    await cp.land("a.json", [{ id: 1 }, { id: 2 }]);
+  }, 120_000);
+  afterAll(() => cp?.close());
+
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => {
+        throw new Error("expected a refusal");
+      },
+      (error: unknown) => {
+        expect(error).toBeInstanceOf(EbbApiError);
+        return error as EbbApiError;
+      },
+    );
+
+  it("refuses an update on Spark of a dataset with expectations, naming the flow, before any batch", async () => {
+    const { pipeline_id } = await cp.client.createPipeline(
+      pipeline(cp.landing, "expect", {
+        expectations: [{ name: "has_id", condition: "id IS NOT NULL", on_violation: "drop" }],
+      }),
+    );
+    for (const body of [{ engine: "spark" }, { engine: "spark", validate_only: true }]) {
+      const refused = await refusal(cp.client.startUpdate(pipeline_id, body));
+      expect(refused.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
+      expect(refused.status).toBe(400);
+      expect(refused.message).toMatch(/flow "ingest" cannot run on Spark: dataset "raw" has expectations/);
+      expect(refused.message).toContain("run it on DuckDB");
+    }
+    // `ebb run --engine spark` sends the same request.
+    let err = "";
+    const code = await runCli(
+      ["run", pipeline_id, "--engine", "spark", "--endpoint", cp.plane.endpoint, "--token", cp.plane.token],
+      { out: () => undefined, err: (text) => (err += text), confirm: async () => true, width: 80 },
+    );
+    expect(code).toBe(EXIT.refused);
+    expect(err).toMatch(/FLOW_NOT_SUPPORTED_ON_SPARK.*flow "ingest" cannot run on Spark/s);
+    // Nothing was planned: the update on DuckDB runs the file.
+    const { update_id } = await cp.client.startUpdate(pipeline_id, {});
+    expect((await cp.client.waitForUpdate(pipeline_id, update_id)).state).toBe("COMPLETED");
+  });
+
+  it("refuses SQL written for DuckDB when the pipeline runs on Spark, naming the construct", async () => {
+    const { pipeline_id } = await cp.client.createPipeline(
+      pipeline(cp.landing, "duckish", {
+        sql: "SELECT id::VARCHAR AS id FROM source",
+        configuration: { "pipelines.engine": "spark" },
+      }),
+    );
+    const refused = await refusal(cp.client.startUpdate(pipeline_id, {}));
+    expect(refused.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
+    expect(refused.message).toMatch(
+      /flow "ingest" cannot run on Spark: its SQL is written for DuckDB \(a :: cast/,
+    );
+    // The update's own engine overrides the pipeline's: this one runs on DuckDB.
+    const { update_id } = await cp.client.startUpdate(pipeline_id, { engine: "duckdb" });
+    expect((await cp.client.waitForUpdate(pipeline_id, update_id)).state).toBe("COMPLETED");
+  });
+
+  it("refuses an engine with a rewind: a rewind runs no batch", async () => {
+    const { pipeline_id } = await cp.client.createPipeline(pipeline(cp.landing, "rewound"));
+    const refused = await refusal(
+      cp.client.startUpdate(pipeline_id, {
+        engine: "spark",
+        rewind_spec: { rewind_timestamp: "2026-01-01T00:00:00Z" },
+      }),
+    );
+    expect(refused.errorCode).toBe("INVALID_PARAMETER_VALUE");
+    expect(refused.message).toContain("rewind_spec cannot be combined with engine");
+  });
+
+  it("fails an update on Spark where no Spark is configured, naming the flow; the batch then runs on DuckDB", async () => {
+    const { pipeline_id } = await cp.client.createPipeline(pipeline(cp.landing, "unconfigured"));
+    const { update_id } = await cp.client.startUpdate(pipeline_id, { engine: "spark" });
+    const failed = await cp.client.waitForUpdate(pipeline_id, update_id);
+    expect(failed.state).toBe("FAILED");
+    expect(failed).toMatchObject({
+      engine: "spark",
+      error: { error_code: "SPARK_ENGINE_NOT_CONFIGURED" },
+    });
+    expect(failed.error?.message).toMatch(
+      /flow "ingest" was to run on Spark, but this deployment has no Spark engine.*EBB_SPARK_PYTHON.*engine "duckdb"/,
+    );
+
+    const { update_id: again } = await cp.client.startUpdate(pipeline_id, {});
+    expect((await cp.client.waitForUpdate(pipeline_id, again)).state).toBe("COMPLETED");
+    const { rows } = await cp.client.query("spark_refusals.unconfigured.raw", {
+      sql: "SELECT id FROM t ORDER BY id",
+    });
+    expect(rows).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+});
