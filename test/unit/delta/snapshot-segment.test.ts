@@ -10,8 +10,8 @@ import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
-import type { ListOptions, ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
+import { countingStore } from "./delta-test-kit.ts";
 import { add, commitInfo, metaData, protocol, remove, writeCommit } from "./table-fixture.ts";
 
 /**
@@ -72,27 +72,6 @@ async function tableOf(
   return store;
 }
 
-/** Counts the entries each listing returns. */
-function listCounting(inner: ObjectStore): { store: ObjectStore; listed: () => number } {
-  let listed = 0;
-  const store: ObjectStore = {
-    get: (key) => inner.get(key),
-    getRange: (key, range) => inner.getRange(key, range),
-    put: (key, body) => inner.put(key, body),
-    putIfAbsent: (key, body) => inner.putIfAbsent(key, body),
-    putIfMatch: (key, body, etag) => inner.putIfMatch(key, body, etag),
-    list: async (prefix: string, options?: ListOptions) => {
-      const page = await inner.list(prefix, options);
-      listed += page.objects.length;
-      return page;
-    },
-    head: (key) => inner.head(key),
-    delete: (key) => inner.delete(key),
-    deleteMany: (keys) => inner.deleteMany(keys),
-  };
-  return { store, listed: () => listed };
-}
-
 describe("a snapshot as of a version", () => {
   it("equals the replay of every commit up to it, whichever checkpoints and hint the log holds", async () => {
     const name = fc.constantFrom("f0", "a", "b", "c");
@@ -133,10 +112,10 @@ describe("a snapshot as of a version", () => {
   it("lists only the log up to that version, not the commits after it", async () => {
     const commits = commitsOf(Array.from({ length: 300 }, () => [[true, "a"]] as const));
     const store = await tableOf(commits, [10, 100, 200, 300]);
-    const { store: counted, listed } = listCounting(store);
+    const { store: counted, listed } = countingStore(store);
     const snapshot = await loadSnapshot(counted, { version: 10, duck });
     expect(snapshot.files.size).toBe(11);
     // Versions 0 to 10 (11 commits, a checkpoint) and the first name past them, not 600 files.
-    expect(listed()).toBeLessThanOrEqual(30);
+    expect(listed.length).toBeLessThanOrEqual(30);
   });
 });
