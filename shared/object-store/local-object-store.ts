@@ -187,26 +187,40 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
-  /** Every file key under `folder` (a key prefix ending in `/`, or empty for the root). */
+  /**
+   * Every file key under `folder` (a key prefix ending in `/`, or empty for the root). Folders are
+   * read a level at a time, up to `IO_CONCURRENCY` at once: one after another, a table of 1,000
+   * partitions waited on 1,000 round trips to the file system.
+   */
   async #walk(folder: string): Promise<string[]> {
     const keys: string[] = [];
-    const visit = async (relative: string): Promise<void> => {
+    const read = async (relative: string): Promise<string[]> => {
       let entries;
       try {
         entries = await readdir(path.join(this.root, ...relative.split("/").filter(Boolean)), {
           withFileTypes: true,
         });
       } catch (error) {
-        if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return;
+        if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return [];
         throw new StoreUnavailableError(`cannot list ${relative || "(root)"}`, { cause: error });
       }
+      const folders: string[] = [];
       for (const entry of entries) {
         if (entry.name.startsWith(TEMP_PREFIX)) continue;
-        if (entry.isDirectory()) await visit(`${relative}${entry.name}/`);
+        if (entry.isDirectory()) folders.push(`${relative}${entry.name}/`);
         else if (entry.isFile()) keys.push(`${relative}${entry.name}`);
       }
+      return folders;
     };
-    await visit(folder);
+    let level = [folder];
+    while (level.length > 0) {
+      const next: string[] = [];
+      for (let i = 0; i < level.length; i += IO_CONCURRENCY) {
+        for (const found of await Promise.all(level.slice(i, i + IO_CONCURRENCY).map(read)))
+          next.push(...found);
+      }
+      level = next;
+    }
     return keys;
   }
 
