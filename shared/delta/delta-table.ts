@@ -347,7 +347,7 @@ export class DeltaTable {
    * `_change_type`, `_commit_version`, `_commit_timestamp`; as a user reads them (exact decimals).
    */
   async changes(from: number, to?: number): Promise<AnswerRow[]> {
-    return changeFeedAnswerRows(this.store, from, to, this.context.duck);
+    return changeFeedAnswerRows(this.store, from, to, this.context.duck, { known: this.snapshot });
   }
 
   /** TRUNCATE: removes every live file in one commit (allowed on an append-only table). */

@@ -91,6 +91,8 @@ export interface ChangeFeedOptions {
   readonly viewName?: string;
   /** Zone of timestamp partition values written without an offset (see `PartitionValueOptions`). */
   readonly partitionTimeZone?: string;
+  /** A snapshot the caller holds: the end version's schema is taken from it when it is that version. */
+  readonly known?: Snapshot;
 }
 
 /**
@@ -132,7 +134,7 @@ export async function changeFeedAnswerRows(
   fromVersion: number,
   toVersion: number | undefined,
   duck: DuckSession,
-  options: Pick<ChangeFeedOptions, "partitionTimeZone"> = {},
+  options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known"> = {},
 ): Promise<AnswerRow[]> {
   return withScratchFolder(async (scratch) =>
     duck.answerRows(await changeFeedSql(store, fromVersion, toVersion, duck, scratch, options)),
@@ -145,13 +147,14 @@ async function changeFeedSql(
   toVersion: number | undefined,
   duck: DuckSession,
   scratch: ScratchFolder,
-  options: Pick<ChangeFeedOptions, "partitionTimeZone">,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known">,
 ): Promise<string> {
   const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
   const listing = await listRange(store, fromVersion, toVersion);
   const to = toVersion ?? latestListedVersion(listing) ?? 0;
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
-  const snapshot = await loadSnapshot(store, { version: to, duck });
+  const snapshot =
+    options.known?.version === to ? options.known : await loadSnapshot(store, { version: to, duck });
   const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
   const commits = await readCommits(store, refs);
   await checkRangeSchemas(store, fromVersion, to, commits, duck);
