@@ -19,7 +19,7 @@ import { tempTableName, type OperationContext, type PreparedCommit } from "./com
 import { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
 import type { RowSource } from "./write/row-source.ts";
 import { openTableScan } from "./read/scan.ts";
-import { openChangeFeed } from "./read/change-data-feed.ts";
+import { changeFeedAnswerRows } from "./read/change-data-feed.ts";
 import type { Snapshot } from "./read/snapshot.ts";
 import { loadSnapshot } from "./read/snapshot-loader.ts";
 import { refreshSnapshot } from "./read/snapshot-refresh.ts";
@@ -347,15 +347,7 @@ export class DeltaTable {
    * `_change_type`, `_commit_version`, `_commit_timestamp`; as a user reads them (exact decimals).
    */
   async changes(from: number, to?: number): Promise<AnswerRow[]> {
-    const view = await openChangeFeed(this.store, from, to, {
-      duck: this.context.duck,
-      viewName: tempTableName("changes"),
-    });
-    try {
-      return await view.answerRows();
-    } finally {
-      await view.close();
-    }
+    return changeFeedAnswerRows(this.store, from, to, this.context.duck, { known: this.snapshot });
   }
 
   /** TRUNCATE: removes every live file in one commit (allowed on an append-only table). */

@@ -46,7 +46,10 @@ export async function listLog(
   throughVersion?: number,
 ): Promise<LogListing> {
   const objects: ObjectInfo[] = [];
-  const options = fromVersion === undefined ? {} : { startAfter: `${LOG_DIR}${padVersion(fromVersion)}` };
+  const options = {
+    ...(fromVersion === undefined ? {} : { startAfter: `${LOG_DIR}${padVersion(fromVersion)}` }),
+    ...(throughVersion === undefined ? {} : { pageSize: boundedPageSize(fromVersion ?? 0, throughVersion) }),
+  };
   // Names past the last version's sort after its padded number (a later version, or `_last_checkpoint`).
   const past = throughVersion === undefined ? undefined : padVersion(throughVersion);
   for await (const info of listAll(store, LOG_DIR, options)) {
@@ -54,4 +57,16 @@ export async function listLog(
     objects.push(info);
   }
   return indexLogListing(objects);
+}
+
+/** Files listed in one page at most (S3's own limit for `ListObjectsV2`). */
+const MAX_PAGE = 1000;
+
+/**
+ * A first page sized to the versions asked for (about two files each: a commit, now and then a
+ * checkpoint): reading v10 of a long log then fetches a dozen entries, not the 1,000 S3 returns by
+ * default (each parsed, and on a local folder each stat'ed). Further pages follow when it is short.
+ */
+function boundedPageSize(fromVersion: number, throughVersion: number): number {
+  return Math.min(MAX_PAGE, Math.max(0, throughVersion - fromVersion + 1) * 2 + 8);
 }

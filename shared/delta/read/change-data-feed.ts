@@ -1,6 +1,6 @@
-import type { DuckRow, DuckSession } from "../../duck/duck-session.ts";
+import type { AnswerRow, DuckRow, DuckSession } from "../../duck/duck-session.ts";
 import { copyToScratch } from "../../duck/scratch-copies.ts";
-import type { ScratchFolder } from "../../duck/scratch-folder.ts";
+import { withScratchFolder, type ScratchFolder } from "../../duck/scratch-folder.ts";
 import { readScratchView, ScratchView } from "../../duck/scratch-view.ts";
 import { quoteLiteral } from "../../duck/sql-text.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
@@ -12,7 +12,7 @@ import { parseSchema } from "../table/schema.ts";
 import { planChangeFeedRange } from "./change-feed-schemas.ts";
 import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
 import { listLog } from "../log/log-listing.ts";
-import { latestListedVersion } from "../log/log-segment.ts";
+import { latestListedVersion, type LogListing } from "../log/log-segment.ts";
 import { dataFileKey } from "../log/data-file-paths.ts";
 import { partitionConstants, tableColumns } from "./scan.ts";
 import { loadSnapshot } from "./snapshot-loader.ts";
@@ -91,6 +91,8 @@ export interface ChangeFeedOptions {
   readonly viewName?: string;
   /** Zone of timestamp partition values written without an offset (see `PartitionValueOptions`). */
   readonly partitionTimeZone?: string;
+  /** A snapshot the caller holds: the end version's schema is taken from it when it is that version. */
+  readonly known?: Snapshot;
 }
 
 /**
@@ -123,29 +125,36 @@ export async function tableChanges(
   );
 }
 
+/**
+ * The change data feed of `fromVersion` to `toVersion` as a user is answered it, in `duck`: its
+ * SELECT run once, without a view to bind first.
+ */
+export async function changeFeedAnswerRows(
+  store: ObjectStore,
+  fromVersion: number,
+  toVersion: number | undefined,
+  duck: DuckSession,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known"> = {},
+): Promise<AnswerRow[]> {
+  return withScratchFolder(async (scratch) =>
+    duck.answerRows(await changeFeedSql(store, fromVersion, toVersion, duck, scratch, options)),
+  );
+}
+
 async function changeFeedSql(
   store: ObjectStore,
   fromVersion: number,
   toVersion: number | undefined,
   duck: DuckSession,
   scratch: ScratchFolder,
-  options: Pick<ChangeFeedOptions, "partitionTimeZone">,
+  options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known">,
 ): Promise<string> {
   const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
-  const listing = await listLog(store);
-  const latest = latestListedVersion(listing);
-  const to = toVersion ?? latest ?? 0;
-  const commitVersions = [...listing.commits.keys()];
-  const available =
-    commitVersions.length > 0
-      ? { earliest: Math.min(...commitVersions), latest: Math.max(...commitVersions) }
-      : undefined;
-  if (fromVersion > to) throw new VersionNotFoundError(fromVersion, available);
-  for (let v = fromVersion; v <= to; v++) {
-    if (!listing.commits.has(v)) throw new VersionNotFoundError(v, available);
-  }
+  const listing = await listRange(store, fromVersion, toVersion);
+  const to = toVersion ?? latestListedVersion(listing) ?? 0;
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
-  const snapshot = await loadSnapshot(store, { version: to, duck });
+  const snapshot =
+    options.known?.version === to ? options.known : await loadSnapshot(store, { version: to, duck });
   const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
   const commits = await readCommits(store, refs);
   await checkRangeSchemas(store, fromVersion, to, commits, duck);
@@ -171,6 +180,33 @@ async function changeFeedSql(
     files.map((file, i) => ({ file, localPath: localPaths[i]! })),
     timeZone,
   );
+}
+
+/**
+ * The log's commits `from` to `to` (default: the latest), listed from `from` on: a feed of the last
+ * commits of a long log does not list its whole history. A commit missing from the range is refused,
+ * naming the versions the whole log holds.
+ */
+async function listRange(store: ObjectStore, from: number, to: number | undefined): Promise<LogListing> {
+  const range = from >= 0 ? await listLog(store, from, to) : undefined;
+  const last = to ?? (range && latestListedVersion(range));
+  if (range && last !== undefined && from <= last) {
+    let complete = true;
+    for (let v = from; v <= last && complete; v++) complete = range.commits.has(v);
+    if (complete) return range;
+  }
+  const listing = await listLog(store);
+  const commitVersions = [...listing.commits.keys()];
+  const available =
+    commitVersions.length > 0
+      ? { earliest: Math.min(...commitVersions), latest: Math.max(...commitVersions) }
+      : undefined;
+  const end = to ?? latestListedVersion(listing) ?? 0;
+  if (from > end) throw new VersionNotFoundError(from, available);
+  for (let v = from; v <= end; v++) {
+    if (!listing.commits.has(v)) throw new VersionNotFoundError(v, available);
+  }
+  return listing;
 }
 
 /**

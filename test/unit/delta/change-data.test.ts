@@ -4,7 +4,7 @@ import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
-import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
+import { countingStore, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 
 const schema = schemaOf(field("id", "long", false), field("region", "string"), field("amount", "integer"));
 
@@ -115,6 +115,31 @@ describe("change data feed written by UPDATE, DELETE, MERGE", () => {
     await table.update({ set: { amount: "2" } });
     expect(table.snapshot.protocol.writerFeatures).toEqual(["inCommitTimestamp", "invariants"]);
     expect(await listAllKeys(store, "_change_data/")).toEqual([]);
+    await table.close();
+  });
+
+  it("reads the feed of a long log's last commits listing only those commits", async () => {
+    const clock = new ManualClock();
+    const store = new MemoryObjectStore(clock.read);
+    const table = await DeltaTable.create(
+      store,
+      { schema, properties: { "delta.enableChangeDataFeed": "true", "delta.checkpointInterval": "20" } },
+      { clock: clock.read, duck },
+    );
+    for (let id = 1; id <= 60; id++) {
+      clock.advance(1000);
+      await table.append({ rows: [{ id, region: "eu", amount: id }] });
+    }
+    const counted = countingStore(store);
+    const reader = await DeltaTable.open(counted.store, { duck });
+    counted.listed.length = 0;
+    const changes = await reader.changes(56, 60);
+    expect(changes.map((row) => [Number(row.id), row._change_type, Number(row._commit_version)])).toEqual(
+      [56, 57, 58, 59, 60].map((v) => [v, "insert", v]),
+    );
+    // The five commits and a page's first name past them (twice: the range, the end's snapshot), not 61.
+    expect(counted.listed.length).toBeLessThanOrEqual(20);
+    await reader.close();
     await table.close();
   });
 });

@@ -43,10 +43,16 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** An object store that counts `get` calls per key suffix, wrapping another. */
-export function countingStore(inner: ObjectStore): { store: ObjectStore; gets: string[]; heads: string[] } {
+/** An object store that records the keys it gets, heads and lists, wrapping another. */
+export function countingStore(inner: ObjectStore): {
+  store: ObjectStore;
+  gets: string[];
+  heads: string[];
+  listed: string[];
+} {
   const gets: string[] = [];
   const heads: string[] = [];
+  const listed: string[] = [];
   const store: ObjectStore = {
     get: (key) => {
       gets.push(key);
@@ -59,7 +65,11 @@ export function countingStore(inner: ObjectStore): { store: ObjectStore; gets: s
     put: (key, body) => inner.put(key, body),
     putIfAbsent: (key, body) => inner.putIfAbsent(key, body),
     putIfMatch: (key, body, etag) => inner.putIfMatch(key, body, etag),
-    list: (prefix, options) => inner.list(prefix, options),
+    list: async (prefix, options) => {
+      const page = await inner.list(prefix, options);
+      listed.push(...page.objects.map((object) => object.key));
+      return page;
+    },
     head: (key) => {
       heads.push(key);
       return inner.head(key);
@@ -67,5 +77,5 @@ export function countingStore(inner: ObjectStore): { store: ObjectStore; gets: s
     delete: (key) => inner.delete(key),
     deleteMany: (keys) => inner.deleteMany(keys),
   };
-  return { store, gets, heads };
+  return { store, gets, heads, listed };
 }
