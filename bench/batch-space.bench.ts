@@ -7,7 +7,12 @@ import { startInProcessPlane } from "./in-process-plane.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { quoteLiteral, stringList } from "../shared/duck/sql-text.ts";
 import { describeBytes } from "../shared/pipeline/byte-size.ts";
-import { BATCH_BYTES_VARIABLE, batchBytesFor, DEFAULT_TASK_SIZE } from "../shared/engine/task-sizing.ts";
+import {
+  batchBytesFor,
+  DEFAULT_TASK_SIZE,
+  taskEnvironment,
+  type TaskSize,
+} from "../shared/engine/task-sizing.ts";
 import { cappedTempFolders, withCappedTempFolder } from "../test/support/capped-temp-folder.ts";
 
 /**
@@ -19,13 +24,26 @@ import { cappedTempFolders, withCappedTempFolder } from "../test/support/capped-
  * process). DuckDB alone reads the same files and writes one Parquet file, for the throughput ratio.
  *
  * `npm run bench -- batch-space` measures 1M, 5M and 10M rows; EBB_BENCH_ROWS="1,5,10,30" (millions)
- * picks the sizes. Tables and landing files live in a local-folder object store outside the cap.
+ * picks the sizes, EBB_BENCH_TASK="2048,4096" another function (its /tmp and memory in MB: the cap,
+ * the bound and the SQL limits follow, as the stack sets them), and EBB_BENCH_ROWS_PER_FILE and
+ * EBB_BENCH_FORMATS (below) the files. Tables and landing files live in a local-folder object store
+ * outside the cap.
  */
 
-const ROWS_PER_FILE = 500_000;
-const TEMP_CAP_MB = 512;
+/** Rows a landed file holds; EBB_BENCH_ROWS_PER_FILE=0 lands each backlog as one file (read by row groups). */
+const ROWS_PER_FILE = Number(process.env["EBB_BENCH_ROWS_PER_FILE"] ?? 500_000) || Number.MAX_SAFE_INTEGER;
+/** EBB_BENCH_FORMATS="parquet" measures one format (a JSON file above the bound is refused). */
+const FORMATS = (process.env["EBB_BENCH_FORMATS"] ?? "parquet,json").split(",") as ("parquet" | "json")[];
+const TASK = taskSize(process.env["EBB_BENCH_TASK"]);
+const TEMP_CAP_MB = TASK.ephemeralStorageMb;
 const SAMPLE_MS = 20;
 const SELECT = "SELECT * FROM source";
+
+function taskSize(text: string | undefined): TaskSize {
+  if (text === undefined) return DEFAULT_TASK_SIZE;
+  const [ephemeralStorageMb, memoryMb] = text.split(",").map(Number);
+  return { ...DEFAULT_TASK_SIZE, ephemeralStorageMb: ephemeralStorageMb!, memoryMb: memoryMb! };
+}
 
 function sizes(): number[] {
   const text = process.env["EBB_BENCH_ROWS"] ?? "1,5,10";
@@ -74,8 +92,8 @@ async function sampled<T>(folder: string, work: () => Promise<T>) {
 }
 
 export async function run(): Promise<void> {
-  const batchBytes = batchBytesFor(DEFAULT_TASK_SIZE);
-  process.env[BATCH_BYTES_VARIABLE] = String(batchBytes);
+  const batchBytes = batchBytesFor(TASK);
+  Object.assign(process.env, taskEnvironment(TASK));
   const work = await mkdtemp(path.join(tmpdir(), "ebb-batch-space-bench-"));
   const duck = await DuckSession.open();
   const ebbPlane = await startInProcessPlane(work);
@@ -106,7 +124,7 @@ export async function run(): Promise<void> {
     console.log("| rows | format | input | batches | peak temp | peak RSS | Ebb | DuckDB alone | ratio |");
     console.log("|---|---|---|---|---|---|---|---|---|");
     for (const rows of sizes()) {
-      for (const format of ["parquet", "json"] as const) {
+      for (const format of FORMATS) {
         const landing = path.join(work, `landing-${rows}-${format}`);
         await writeLanding(duck, landing, rows, format);
         const input = await folderBytes(landing);

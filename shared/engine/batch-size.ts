@@ -10,8 +10,10 @@ import { describeBytes } from "../pipeline/byte-size.ts";
  *    by row ranges), and the flow keeps that bound for the
  *    batches after it (the `learned` bound its checkpoints carry), so it does not fail again on the
  *    next full-sized batch.
- * 2. A batch of one file cannot be halved: it fails with `BATCH_TOO_LARGE`, naming the file, its
- *    bytes and the function size that would read it.
+ *    A batch of row groups of one Parquet file (parquet-row-groups.ts) is halved by bytes: the next
+ *    plan takes half as many of its bytes' row groups.
+ * 2. A batch of one file (or one row group) cannot be halved: it fails with `BATCH_TOO_LARGE`,
+ *    naming the file, its bytes and the function size that would read it.
  */
 
 export interface BatchSize {
@@ -21,6 +23,8 @@ export interface BatchSize {
   readonly bytes?: number;
   /** Records (an event stream's offsets, a table's rows). */
   readonly records?: number;
+  /** Row groups of one Parquet file, when the batch reads part of one (`files` is 1). */
+  readonly rowGroups?: number;
 }
 
 export interface BatchBound {
@@ -46,6 +50,8 @@ export function tighter(a: BatchBound | undefined, b: BatchBound | undefined): B
  * of one file (or one record) is as small as a batch gets.
  */
 export function exceeds(size: BatchSize, bound: BatchBound): boolean {
+  if (size.rowGroups !== undefined && size.rowGroups > 1)
+    return bound.maxBytes !== undefined && size.bytes !== undefined && size.bytes > bound.maxBytes;
   if (size.files !== undefined && size.files > 1) {
     return (
       (bound.maxFiles !== undefined && size.files > bound.maxFiles) ||
@@ -65,6 +71,10 @@ export function exceeds(size: BatchSize, bound: BatchBound): boolean {
  * ranges) half its records; undefined when the batch is one file or record (step 2).
  */
 export function halved(size: BatchSize): BatchBound | undefined {
+  if (size.rowGroups !== undefined) {
+    if (size.rowGroups <= 1 || size.bytes === undefined) return undefined;
+    return { maxBytes: Math.max(1, Math.floor(size.bytes / 2)) };
+  }
   if (size.files !== undefined && size.files > 1) {
     return {
       maxFiles: Math.floor(size.files / 2),
@@ -94,7 +104,9 @@ export function fitBytes<T>(items: readonly T[], bytesOf: (item: T) => number, m
 /** `3 files, 265 MB` / `4000 records`, for messages and events. */
 export function describeSize(size: BatchSize): string {
   const parts: string[] = [];
-  if (size.files !== undefined) parts.push(`${size.files} file${size.files === 1 ? "" : "s"}`);
+  if (size.rowGroups !== undefined)
+    parts.push(`${size.rowGroups} row group${size.rowGroups === 1 ? "" : "s"} of a file`);
+  else if (size.files !== undefined) parts.push(`${size.files} file${size.files === 1 ? "" : "s"}`);
   if (size.bytes !== undefined) parts.push(describeBytes(size.bytes));
   if (size.files === undefined && size.records !== undefined) parts.push(`${size.records} records`);
   return parts.join(", ") || "unknown size";

@@ -330,6 +330,31 @@ export class BatchTooLargeError extends EngineError {
 }
 
 /**
+ * A JSON or CSV file larger than the batch's byte bound: unlike Parquet (read by row groups), it
+ * cannot be read in parts, so it is refused when planned, before any of it is read.
+ */
+export class FileAboveBatchBoundError extends EngineError {
+  override readonly name = "FileAboveBatchBoundError";
+  override readonly errorCode = "BATCH_TOO_LARGE";
+  constructor(
+    readonly flow: string,
+    readonly key: string,
+    readonly location: string,
+    readonly bytes: number,
+    readonly boundBytes: number,
+    format: string,
+  ) {
+    super(
+      `flow "${flow}" cannot read the file ${key} under ${location}: it is ${describeBytes(bytes)}, more than the flow's batch bound of ${describeBytes(boundBytes)}, ` +
+        `and a ${format.toUpperCase()} file is read whole (Parquet is read by row groups). Split it into files below ${describeBytes(boundBytes)}, ` +
+        `or raise the bound: the flow's max_bytes_per_batch, or the task functions' ephemeral storage and memory ` +
+        `(EbbProps taskEphemeralStorageSize and taskMemorySize, which set the default)`,
+      { data: { flow, key, location, bytes, bound_bytes: boundBytes } },
+    );
+  }
+}
+
+/**
  * Not a failure the user sees: the batch in progress failed for size and was marked so; the flow
  * runner plans it again, smaller (micro-batch.ts step 1).
  */

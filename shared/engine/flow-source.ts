@@ -13,7 +13,9 @@ import {
   planFileBatch,
 } from "./auto-loader-source.ts";
 import { fitBytes, type BatchSize } from "./batch-size.ts";
-import { CheckpointStateError, SourceUnavailableError } from "./errors.ts";
+import { CheckpointStateError, FileAboveBatchBoundError, SourceUnavailableError } from "./errors.ts";
+import { fitRowGroups, landRowGroups, readRowGroups, rowGroupBytes } from "./parquet-row-groups.ts";
+import { FlowNotSupportedOnSparkError } from "./spark/errors.ts";
 import type { EventStreams } from "../store/event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
@@ -310,20 +312,53 @@ function fileSource(
   const state = new FileSetState(context.store, context.pipelineId, context.flowName);
   const idleListings = context.idleListings ?? IDLE_LISTINGS;
   const landed = new Map<string, LandedFile>();
+  const origin = { flow: context.flowName, dataset: context.datasetName, location };
   const land = async (keys: readonly string[]): Promise<LandedFile[]> => {
     const missing = keys.filter((key) => !landed.has(key));
-    const origin = { flow: context.flowName, dataset: context.datasetName, location };
     for (const file of await landFiles(files, await context.sandbox(), missing, origin, format))
       landed.set(file.key, file);
     return keys.map((key) => landed.get(key)!);
   };
+  /**
+   * A batch of the row groups of Parquet file `key` from `from` that fit `maxBytes`; undefined when
+   * the file has one row group or the whole file fits from the start (it is read whole, as any).
+   */
+  const planRowGroups = async (
+    previous: FileSetOffset | undefined,
+    key: string,
+    from: number,
+    seq: number,
+    maxBytes: number,
+    listing: FileSetOffset["listing"] = previous?.listing && { ...previous.listing, seq },
+  ): Promise<PlannedSourceBatch | undefined> => {
+    const groups = await readRowGroups(files, key, await context.sandbox(), origin);
+    const to = fitRowGroups(groups, from, maxBytes);
+    if (from === 0 && to === groups.length) return undefined;
+    const last = to === groups.length;
+    const processed = await state.load(previous);
+    const appended = await state.append(previous, processed, seq, last ? [key] : [], listing);
+    const end: FileSetOffset = { ...appended, slice: { key, from, to, of: groups.length } };
+    const size = { files: 1, bytes: rowGroupBytes(groups, from, to), rowGroups: to - from };
+    // The file's last range may not be the source's last file: the next plan lists again to know.
+    return { end, stateRef: end.changelogs.at(-1)!, caughtUp: false, size };
+  };
   return {
     async plannedInput(_start, end) {
+      const slice = asFiles(end)!.slice;
+      if (slice)
+        throw new FlowNotSupportedOnSparkError(
+          context.flowName,
+          `its batch reads row groups ${slice.from}-${slice.to - 1} of ${slice.key}, a file larger than the batch bound, which only DuckDB reads by row groups`,
+        );
       const keys = await state.batchFiles(asFiles(end)!);
       return { kind: "files", location, keys, format, schema };
     },
     async plan(start, seq) {
       const previous = asFiles(start);
+      const maxBytes = context.options.max_bytes_per_batch;
+      // A file read by row groups is read on to its end before any other.
+      const open = previous?.slice && previous.slice.to < previous.slice.of ? previous.slice : undefined;
+      if (open) return planRowGroups(previous!, open.key, open.to, seq, maxBytes ?? Infinity);
       const mode = context.options.use_incremental_listing ?? "auto";
       const startAfter = listingStart(mode, previous?.listing, seq);
       // The processed set and the listing are independent reads: both at once.
@@ -357,8 +392,25 @@ function fileSource(
         return undefined;
       }
       const bytesOf = (key: string) => listed.get(key) ?? 0;
-      const maxBytes = context.options.max_bytes_per_batch;
       if (maxBytes !== undefined) chosen = fitBytes(chosen, bytesOf, maxBytes);
+      const alone = chosen.length === 1 && maxBytes !== undefined && bytesOf(chosen[0]!) > maxBytes;
+      if (alone && format !== "parquet")
+        throw new FileAboveBatchBoundError(
+          context.flowName,
+          chosen[0]!,
+          location,
+          bytesOf(chosen[0]!),
+          maxBytes,
+          format,
+        );
+      if (alone) {
+        const listing = listingAfter(previous?.listing, { full, fresh, chosen, sinceFull }, now, seq);
+        const planned = await planRowGroups(previous, chosen[0]!, 0, seq, maxBytes, listing);
+        if (planned) {
+          idleListings.record(asFiles(planned.end)!.changelogs.at(-1)!, sinceFull);
+          return planned;
+        }
+      }
       const maxRows = context.options.max_rows_per_batch;
       if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
       const listing = listingAfter(previous?.listing, { full, fresh, chosen, sinceFull }, now, seq);
@@ -368,8 +420,10 @@ function fileSource(
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length, size };
     },
     async load(_start, end) {
-      const keys = await state.batchFiles(asFiles(end)!);
-      const local = await land(keys);
+      const offset = asFiles(end)!;
+      const local = offset.slice
+        ? [await landRowGroups(files, offset.slice, await context.sandbox(), origin)]
+        : await land(await state.batchFiles(offset));
       const read = async (lazy: boolean): Promise<LoadedSourceBatch> => {
         const sandbox = await context.sandbox();
         const badRecords = await readRecords(sandbox, local, {

@@ -29,6 +29,11 @@ export interface LandedFile {
   readonly records: number;
   /** Why the file cannot be read at all (a Parquet file that is not one): it is one malformed record. */
   readonly unreadable?: string;
+  /**
+   * Only rows `[first, end)` of the file are the batch's (a Parquet file read by row groups,
+   * parquet-row-groups.ts): the copy holds nothing else, so nothing else may be read.
+   */
+  readonly rowRange?: { readonly first: number; readonly end: number };
 }
 
 export interface RecordReadRequest {
@@ -230,7 +235,12 @@ async function readParquet(
   }
   // Views, never temp tables: the batch's rows stream from its files into the query's output once,
   // instead of first filling the memory limit and then the spill folder with a copy of the batch.
-  const scan = `read_parquet(${stringList(readable.map((f) => f.localPath))}, union_by_name = true, filename = '__ebb_file', file_row_number = true)`;
+  const read = `read_parquet(${stringList(readable.map((f) => f.localPath))}, union_by_name = true, filename = '__ebb_file', file_row_number = true)`;
+  // A batch over part of a file is that one file: the filter keeps DuckDB to its row groups.
+  const range = readable.length === 1 ? readable[0]!.rowRange : undefined;
+  const scan = range
+    ? `(SELECT * FROM ${read} WHERE file_row_number >= ${range.first} AND file_row_number < ${range.end})`
+    : read;
   if (!request.schema) {
     await sandbox.run(
       `CREATE OR REPLACE TEMP VIEW ${good} AS SELECT * EXCLUDE (__ebb_file, file_row_number) FROM ${scan}`,

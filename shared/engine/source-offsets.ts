@@ -32,6 +32,19 @@ export const fileSetOffsetSchema = z.object({
   changelogs: z.array(z.string()),
   /** Files processed in total (for progress reporting). */
   fileCount: z.number().int().nonnegative(),
+  /**
+   * The batch read row groups `[from, to)` of the Parquet file `key`, of `of` (a file larger than the
+   * batch bound, parquet-row-groups.ts); the file joins the set (its changelog) with its last
+   * range. While `to < of` the next batch reads on from `to`, before any other file.
+   */
+  slice: z
+    .object({
+      key: z.string(),
+      from: z.number().int().nonnegative(),
+      to: z.number().int().positive(),
+      of: z.number().int().positive(),
+    })
+    .optional(),
   /** How the source was listed up to this batch (incremental-listing.ts); absent: list in full next. */
   listing: z
     .object({

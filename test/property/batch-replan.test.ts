@@ -2,17 +2,20 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decidePending } from "../../shared/engine/batch-replan.ts";
 import { fitBytes, tighter, type BatchBound, type BatchSize } from "../../shared/engine/batch-size.ts";
+import { fitRowGroups, rowGroupBytes, type RowGroup } from "../../shared/engine/parquet-row-groups.ts";
 import type { Checkpoint } from "../../shared/store/checkpoints-repository.ts";
 
 /**
  * Re-planning batches that failed for size keeps exactly-once (batch-replan.ts): a reference model of
- * the micro-batch protocol over an auto_loader backlog — HEAD's processed files and learned bound,
+ * the micro-batch protocol over an auto_loader backlog of Parquet files — HEAD's processed files,
+ * the file it has read part of (by row groups) and its learned bound,
  * at most one unfinished batch on top of it, a table that holds each committed batch's txn — driven
- * through the engine's own decisions (`decidePending`, `fitBytes`, `tighter`) by any sequence of
+ * through the engine's own decisions (`decidePending`, `fitBytes`, `fitRowGroups`, `tighter`) by any sequence of
  * attempts: a batch that commits, one that fails for size before or after its table commit (a full
- * disk, a function timeout), one that crashes before or after its table commit. Every file lands in
- * the table exactly once; once the failures stop, the flow finishes (it is never stuck on a batch a
- * smaller plan could run), unless a one-file batch failed for size (BATCH_TOO_LARGE).
+ * disk, a function timeout), one that crashes before or after its table commit. Every row group of
+ * every file lands in the table exactly once; once the failures stop, the flow finishes (it is never
+ * stuck on a batch a smaller plan could run), unless a batch of one file or one row group failed for
+ * size (BATCH_TOO_LARGE).
  */
 
 type Attempt = "ok" | "size" | "size-after-commit" | "crash" | "crash-after-commit";
@@ -28,39 +31,79 @@ const attempt: fc.Arbitrary<Attempt> = fc.constantFrom(
 
 interface Planned {
   readonly checkpoint: Checkpoint;
-  readonly files: readonly number[];
+  /** What the batch reads: `file:rowGroup` for each row group of each of its files. */
+  readonly units: readonly string[];
+  /** HEAD after its commit: the files it finishes, and the file it leaves part-read. */
+  readonly finishes: readonly number[];
+  readonly open: { readonly file: number; readonly to: number } | undefined;
 }
 
-function run(sizes: readonly number[], options: BatchBound, attempts: readonly Attempt[]) {
+/**
+ * `files[i]` is file i's row groups' bytes. A file of more than one row group larger than the bound
+ * is read by ranges of row groups (parquet-row-groups.ts), each range a batch of its own, the file
+ * finished with its last range; the next batch reads on from HEAD's range before any other file.
+ */
+function run(files: readonly (readonly number[])[], options: BatchBound, attempts: readonly Attempt[]) {
   const flow = { pipelineId: "p", flowId: "f" };
+  const sizes = files.map((groups) => groups.reduce((a, b) => a + b, 0));
+  const groupsOf = (file: number): RowGroup[] => {
+    let start = 0;
+    return files[file]!.map((bytes) => ({ start, end: (start += bytes), rows: 1 }));
+  };
+  const unitsOf = (file: number, from: number, to: number) =>
+    Array.from({ length: to - from }, (_, g) => `${file}:${from + g}`);
   const processed = new Set<number>();
-  const table: number[][] = [];
+  let open: { file: number; to: number } | undefined;
+  const table: string[][] = [];
   const txns = new Set<number>();
   let learned: BatchBound | undefined;
   let pending: Planned | undefined;
   let seq = 0;
   let tooLarge = false;
   const plan = (bound: BatchBound, newLearned: BatchBound | undefined): Planned | undefined => {
-    const fresh = sizes.map((_, i) => i).filter((i) => !processed.has(i));
-    const files = fitBytes(fresh.slice(0, bound.maxFiles), (i) => sizes[i]!, bound.maxBytes!);
-    if (files.length === 0) return undefined;
-    const size: BatchSize = { files: files.length, bytes: files.reduce((n, i) => n + sizes[i]!, 0) };
-    seq += 1;
-    learned = newLearned;
-    const checkpoint: Checkpoint = {
+    const maxBytes = bound.maxBytes!;
+    const checkpointOf = (size: BatchSize): Checkpoint => ({
       flow,
-      seq,
+      seq: (seq += 1),
       parent: 0,
       status: "PLANNED",
       offsets: {},
       plannedAt: 0,
       size: { ...size },
       ...(newLearned ? { learnedBound: { ...newLearned } } : {}),
+    });
+    const range = (file: number, from: number): Planned | undefined => {
+      const groups = groupsOf(file);
+      const to = fitRowGroups(groups, from, maxBytes);
+      if (from === 0 && to === groups.length) return undefined;
+      learned = newLearned;
+      const last = to === groups.length;
+      return {
+        checkpoint: checkpointOf({ files: 1, bytes: rowGroupBytes(groups, from, to), rowGroups: to - from }),
+        units: unitsOf(file, from, to),
+        finishes: last ? [file] : [],
+        open: last ? undefined : { file, to },
+      };
     };
-    return { checkpoint, files };
+    if (open) return range(open.file, open.to);
+    const fresh = sizes.map((_, i) => i).filter((i) => !processed.has(i));
+    const chosen = fitBytes(fresh.slice(0, bound.maxFiles), (i) => sizes[i]!, maxBytes);
+    if (chosen.length === 0) return undefined;
+    if (chosen.length === 1 && sizes[chosen[0]!]! > maxBytes) {
+      const first = range(chosen[0]!, 0);
+      if (first) return first;
+    }
+    learned = newLearned;
+    return {
+      checkpoint: checkpointOf({ files: chosen.length, bytes: chosen.reduce((n, i) => n + sizes[i]!, 0) }),
+      units: chosen.flatMap((file) => unitsOf(file, 0, files[file]!.length)),
+      finishes: chosen,
+      open: undefined,
+    };
   };
   const commitCheckpoint = (batch: Planned) => {
-    for (const file of batch.files) processed.add(file);
+    for (const file of batch.finishes) processed.add(file);
+    open = batch.open;
     pending = undefined;
   };
 
@@ -89,7 +132,7 @@ function run(sizes: readonly number[], options: BatchBound, attempts: readonly A
       continue;
     }
     if (!inTable) {
-      table.push([...batch.files]);
+      table.push([...batch.units]);
       txns.add(batch.checkpoint.seq);
     }
     if (what === "size-after-commit") {
@@ -104,21 +147,25 @@ function run(sizes: readonly number[], options: BatchBound, attempts: readonly A
 }
 
 describe("re-planning batches that failed for size (reference model)", () => {
-  it("reads every file exactly once, whatever fails, and finishes once the failures stop", () => {
+  it("reads every row group of every file exactly once, whatever fails, and finishes once the failures stop", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 1, max: 100 }), { minLength: 1, maxLength: 40 }),
-        fc.record({ maxFiles: fc.integer({ min: 1, max: 50 }), maxBytes: fc.integer({ min: 1, max: 1000 }) }),
+        fc.array(fc.array(fc.integer({ min: 1, max: 100 }), { minLength: 1, maxLength: 5 }), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        fc.record({ maxFiles: fc.integer({ min: 1, max: 50 }), maxBytes: fc.integer({ min: 1, max: 400 }) }),
         fc.array(attempt, { maxLength: 60 }),
-        (sizes, options, attempts) => {
-          const { table, processed, tooLarge } = run(sizes, options, attempts);
+        (files, options, attempts) => {
+          const { table, processed, tooLarge } = run(files, options, attempts);
           const landed = table.flat();
           expect(new Set(landed).size).toBe(landed.length);
           if (!tooLarge) {
-            expect(processed.size).toBe(sizes.length);
-            expect([...landed].sort((a, b) => a - b)).toEqual(sizes.map((_, i) => i));
+            expect(processed.size).toBe(files.length);
+            const every = files.flatMap((groups, f) => groups.map((_, g) => `${f}:${g}`));
+            expect([...landed].sort()).toEqual(every.sort());
           }
-          // Only a batch of one file, failing for size, is too large to run.
+          // Only a batch of one file or one row group, failing for size, is too large to run.
           if (tooLarge) expect(attempts.some((a) => a === "size")).toBe(true);
         },
       ),
