@@ -6,6 +6,7 @@ import { parseWith, readJsonBody } from "../../shared/api/request-body.ts";
 import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 import { logger } from "../runtime/ebb-logger.ts";
+import { requestMetricsOf, type RequestOutcome } from "../../shared/control/metrics/request-metrics.ts";
 
 /**
  * One API route as a Lambda handler behind API Gateway's proxy integration (api.md): the query string
@@ -64,18 +65,36 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
       );
     }
     result.headers = { ...result.headers, [REQUEST_ID_HEADER]: requestId };
+    const durationMs = Date.now() - started;
     logger.info("request", {
       request_id: requestId,
       method: event.httpMethod,
       route: event.resource,
       status: result.statusCode,
-      duration_ms: Date.now() - started,
+      duration_ms: durationMs,
       pipeline_id: path["pipeline_id"],
       update_id: path["update_id"],
       error_code: errorCode,
     });
+    countRequest(plane, {
+      method: event.httpMethod,
+      route: event.resource,
+      status: result.statusCode,
+      durationMs,
+      errorCode,
+      requestId,
+    });
     return result;
   });
+}
+
+/** The request's metrics (request-metrics.ts); a plane that cannot be made has none to give. */
+function countRequest(plane: () => ControlPlane, outcome: RequestOutcome): void {
+  try {
+    plane().metrics?.record(requestMetricsOf(outcome));
+  } catch {
+    // The answer stands without its metrics (a function deployed without its resources says so itself).
+  }
 }
 
 /** The response header that names the request, as its log line and error body do. */

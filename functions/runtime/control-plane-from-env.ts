@@ -26,6 +26,9 @@ import type { ObjectStore } from "../../shared/object-store/object-store.ts";
 import { S3ObjectStore } from "../../shared/object-store/s3-object-store.ts";
 import { ENVIRONMENT, requiredEnv } from "./environment.ts";
 import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
+import { PowertoolsMetricsSink } from "./ebb-metrics.ts";
+import { meteredEventLog } from "../../shared/control/metrics/metered-event-log.ts";
+import type { MetricsSink } from "../../shared/control/metrics/metric-points.ts";
 import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
 
 /**
@@ -80,8 +83,15 @@ export class EnvironmentControlPlane implements ControlPlane {
   get events() {
     return this.#once("events", () => {
       const tableName = requiredEnv(ENVIRONMENT.eventLog, this.#env);
-      return new DynamoEventLogRepository({ client: this.#documents, tableName });
+      return meteredEventLog(
+        new DynamoEventLogRepository({ client: this.#documents, tableName }),
+        this.metrics,
+      );
     });
+  }
+
+  get metrics(): MetricsSink {
+    return this.#once("metrics", () => new PowertoolsMetricsSink());
   }
 
   get bucket(): ObjectStore {

@@ -136,6 +136,8 @@ export interface BatchOutcome {
   readonly resumed: boolean;
   readonly rowsIn: number;
   readonly rowsOut: number;
+  /** Bytes of the data files the batch's commit added. */
+  readonly bytesWritten: number;
   readonly badRecords: number;
   readonly startOffset?: SourceOffset;
   readonly endOffset: SourceOffset;
@@ -291,6 +293,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       resumed: pending !== undefined,
       rowsIn: loaded.rowsIn,
       rowsOut: committed.rows,
+      bytesWritten: committed.bytes,
       badRecords: loaded.badRecords,
       ...(startOffset ? { startOffset } : {}),
       endOffset,
@@ -490,6 +493,7 @@ async function sparkReadAndCommit(
     timestamp: outcome.timestamp,
     alreadyCommitted: outcome.alreadyCommitted,
     rows: outcome.rows,
+    bytes: outcome.bytes,
     loaded: { rowsIn: outcome.rowsIn, badRecords: 0, skippedRestores: outcome.skippedRestores },
     jobId: outcome.jobId,
   };
