@@ -34,6 +34,7 @@ import {
   createFlowSource,
   type FlowSource,
   type LoadedSourceBatch,
+  type SourceBacklog,
 } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { Sandbox } from "./sandbox.ts";
@@ -147,6 +148,8 @@ export interface BatchOutcome {
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
   /** The batch took everything its source held when planned (no need to plan another to know). */
   readonly caughtUp: boolean;
+  /** What the source still held past the batch when it was planned (none for a resumed batch). */
+  readonly backlog?: SourceBacklog;
   /** What the flow's stateful operators did, for a flow that has them. */
   readonly state?: StateProgress;
   /** The dataset's expectations over the batch's rows, when it has any. */
@@ -219,6 +222,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     let endOffset: SourceOffset;
     let caughtUp = false;
     let plannedSize: BatchSize | undefined;
+    let backlog: SourceBacklog | undefined;
     if (pending) {
       seq = pending.seq;
       endOffset = parseOffset(pending.offsets);
@@ -249,6 +253,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       endOffset = planned.end;
       caughtUp = planned.caughtUp;
       plannedSize = planned.size;
+      backlog = planned.backlog;
       if (replan && replaced) {
         await run.onReplan?.({
           flow: run.flow.name,
@@ -302,6 +307,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       durationMs: run.session.clock() - started,
       skippedRestores: loaded.skippedRestores,
       caughtUp,
+      ...(backlog ? { backlog } : {}),
       ...(state ? { state } : {}),
       ...(committed.dataQuality ? { dataQuality: committed.dataQuality } : {}),
       engine,

@@ -30,6 +30,7 @@ export const METRIC = {
   /** What the flow's source still holds past the batch: records (Kafka), files (auto_loader). */
   backlogRecords: { name: "BacklogRecords", unit: "Count" },
   backlogFiles: { name: "BacklogFiles", unit: "Count" },
+  backlogBytes: { name: "BacklogBytes", unit: "Bytes" },
   // Per API request.
   requests: { name: "Requests", unit: "Count" },
   requestLatency: { name: "RequestLatency", unit: "Milliseconds" },

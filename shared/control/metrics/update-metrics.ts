@@ -87,6 +87,7 @@ function flowMetrics(progress: Readonly<Record<string, unknown>>): MetricPoint[]
     count(METRIC.bytesWritten, metrics["num_output_bytes"]),
     count(METRIC.backlogRecords, metrics["backlog_records"]),
     count(METRIC.backlogFiles, metrics["backlog_files"]),
+    count(METRIC.backlogBytes, metrics["backlog_bytes"]),
     count(METRIC.recordsQuarantined, quality["quarantined_records"]),
     count(METRIC.rowsDroppedByExpectations, quality["dropped_records"]),
     count(METRIC.rowsDroppedByWatermark, state["num_rows_dropped_by_watermark"]),

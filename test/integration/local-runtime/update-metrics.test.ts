@@ -7,8 +7,8 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
 /**
  * Metrics (issue 39): a real update on the local runtime (the API, the state machine's steps, real
  * files) writes CloudWatch embedded-metric-format lines, to the log file as Lambda writes them to
- * CloudWatch Logs: per flow its batches, records in and out, rows dropped by an expectation and bytes
- * written; per update its end and duration; per request its count, latency and error code.
+ * CloudWatch Logs: per flow its batches, records in and out, rows dropped by an expectation, bytes
+ * written and the files its source still held; per update its end and duration; per request its count, latency and error code.
  */
 describe("the metrics of an update", () => {
   let cp: TestControlPlane;
@@ -43,12 +43,13 @@ describe("the metrics of an update", () => {
   const units = (line: Emf) =>
     Object.fromEntries(line._aws.CloudWatchMetrics.flatMap((m) => m.Metrics.map((x) => [x.Name, x.Unit])));
 
-  it("counts each batch's records, drops and bytes, the update's end, and the requests", async () => {
+  it("counts each batch's records, drops, bytes and backlog, the update's end, and the requests", async () => {
     const schema = `metrics_${Date.now().toString(36)}`;
     const source = path.join(cp.landing, schema);
     await mkdir(source);
     const rows = [{ id: 1 }, { id: 2 }, { id: 300 }];
     await writeFile(path.join(source, "a.json"), rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
+    await writeFile(path.join(source, "b.json"), `{"id": 4}\n`);
     const { pipeline_id } = await cp.client.createPipeline({
       name: `metrics ${schema}`,
       catalog: "main",
@@ -63,6 +64,7 @@ describe("the metrics of an update", () => {
               {
                 name: "ingest",
                 source: { type: "auto_loader", path: source, format: "json", schema: { id: "BIGINT" } },
+                options: { max_files_per_batch: 1 },
                 sql: "SELECT * FROM source",
               },
             ],
@@ -84,7 +86,10 @@ describe("the metrics of an update", () => {
       expect(line._aws.CloudWatchMetrics[0]?.Namespace).toBe("Ebb");
       expect(line["service"]).toBe("ebb");
     }
-    const batch = lines.find((line) => line["update_id"] === update_id && "Batches" in line);
+    const batches = lines.filter((line) => line["update_id"] === update_id && "Batches" in line);
+    expect(batches.map((line) => line["BacklogFiles"])).toEqual([1, 0]);
+    expect(batches[1]).toMatchObject({ RecordsIn: 1, RecordsOut: 1, BacklogBytes: 0 });
+    const batch = batches[0];
     expect(batch).toMatchObject({
       pipeline_id,
       flow: "ingest",
@@ -95,6 +100,7 @@ describe("the metrics of an update", () => {
       RecordsQuarantined: 0,
       BytesWritten: expect.any(Number),
       BatchDuration: expect.any(Number),
+      BacklogBytes: 10,
     });
     expect(batch?.["BytesWritten"]).toBeGreaterThan(0);
     expect(batch?._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([
