@@ -6,6 +6,8 @@ import { parseWith, readJsonBody } from "../../shared/api/request-body.ts";
 import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 import { logger } from "../runtime/ebb-logger.ts";
+import { traceHandler } from "../runtime/ebb-tracer.ts";
+import { requestMetricsOf, type RequestOutcome } from "../../shared/control/metrics/request-metrics.ts";
 
 /**
  * One API route as a Lambda handler behind API Gateway's proxy integration (api.md): the query string
@@ -38,44 +40,64 @@ export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
   route: (request: RouteRequest<z.infer<Body>, z.infer<Query>>, plane: ControlPlane) => Promise<unknown>,
   plane: () => ControlPlane = controlPlane,
 ): middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context) => {
-    const started = Date.now();
-    // API Gateway's id for the request (the local runtime makes one too), else the invocation's.
-    const requestId = event.requestContext?.requestId || context.awsRequestId;
-    const path = decodedPath(event.pathParameters ?? {});
-    let result: APIGatewayProxyResult;
-    let errorCode: string | undefined;
-    try {
-      const query = parseWith(schemas.query, queryOf(event));
-      const body = parseWith(
-        schemas.body,
-        readJsonBody(event.body, event.isBase64Encoded, headerOf(event, "content-type")),
-      );
-      result = json(200, await route({ path, body, query }, plane()));
-    } catch (error) {
-      const { status, body } = toErrorResponse(error);
-      errorCode = body.error_code;
-      if (status >= 500)
-        logger.error("request failed", { request_id: requestId, path: event.path, error: describe(error) });
-      result = json(
-        status,
-        { ...body, request_id: requestId },
-        status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {},
-      );
-    }
-    result.headers = { ...result.headers, [REQUEST_ID_HEADER]: requestId };
-    logger.info("request", {
-      request_id: requestId,
-      method: event.httpMethod,
-      route: event.resource,
-      status: result.statusCode,
-      duration_ms: Date.now() - started,
-      pipeline_id: path["pipeline_id"],
-      update_id: path["update_id"],
-      error_code: errorCode,
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(traceHandler())
+    .handler(async (event, context) => {
+      const started = Date.now();
+      // API Gateway's id for the request (the local runtime makes one too), else the invocation's.
+      const requestId = event.requestContext?.requestId || context.awsRequestId;
+      const path = decodedPath(event.pathParameters ?? {});
+      let result: APIGatewayProxyResult;
+      let errorCode: string | undefined;
+      try {
+        const query = parseWith(schemas.query, queryOf(event));
+        const body = parseWith(
+          schemas.body,
+          readJsonBody(event.body, event.isBase64Encoded, headerOf(event, "content-type")),
+        );
+        result = json(200, await route({ path, body, query }, plane()));
+      } catch (error) {
+        const { status, body } = toErrorResponse(error);
+        errorCode = body.error_code;
+        if (status >= 500)
+          logger.error("request failed", { request_id: requestId, path: event.path, error: describe(error) });
+        result = json(
+          status,
+          { ...body, request_id: requestId },
+          status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {},
+        );
+      }
+      result.headers = { ...result.headers, [REQUEST_ID_HEADER]: requestId };
+      const durationMs = Date.now() - started;
+      logger.info("request", {
+        request_id: requestId,
+        method: event.httpMethod,
+        route: event.resource,
+        status: result.statusCode,
+        duration_ms: durationMs,
+        pipeline_id: path["pipeline_id"],
+        update_id: path["update_id"],
+        error_code: errorCode,
+      });
+      countRequest(plane, {
+        method: event.httpMethod,
+        route: event.resource,
+        status: result.statusCode,
+        durationMs,
+        errorCode,
+        requestId,
+      });
+      return result;
     });
-    return result;
-  });
+}
+
+/** The request's metrics (request-metrics.ts); a plane that cannot be made has none to give. */
+function countRequest(plane: () => ControlPlane, outcome: RequestOutcome): void {
+  try {
+    plane().metrics?.record(requestMetricsOf(outcome));
+  } catch {
+    // The answer stands without its metrics (a function deployed without its resources says so itself).
+  }
 }
 
 /** The response header that names the request, as its log line and error body do. */

@@ -26,6 +26,10 @@ import type { ObjectStore } from "../../shared/object-store/object-store.ts";
 import { S3ObjectStore } from "../../shared/object-store/s3-object-store.ts";
 import { ENVIRONMENT, requiredEnv } from "./environment.ts";
 import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
+import { PowertoolsMetricsSink } from "./ebb-metrics.ts";
+import { traced } from "./ebb-tracer.ts";
+import { meteredEventLog } from "../../shared/control/metrics/metered-event-log.ts";
+import type { MetricsSink } from "../../shared/control/metrics/metric-points.ts";
 import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
 
 /**
@@ -48,11 +52,11 @@ export class EnvironmentControlPlane implements ControlPlane {
   }
 
   get #documents() {
-    return this.#once("documents", () => createDocumentClient(endpointsFromEnv(this.#env)));
+    return this.#once("documents", () => traced(createDocumentClient(endpointsFromEnv(this.#env))));
   }
 
   get #s3() {
-    return this.#once("s3", () => createS3Client(endpointsFromEnv(this.#env)));
+    return this.#once("s3", () => traced(createS3Client(endpointsFromEnv(this.#env))));
   }
 
   get pipelines() {
@@ -80,8 +84,15 @@ export class EnvironmentControlPlane implements ControlPlane {
   get events() {
     return this.#once("events", () => {
       const tableName = requiredEnv(ENVIRONMENT.eventLog, this.#env);
-      return new DynamoEventLogRepository({ client: this.#documents, tableName });
+      return meteredEventLog(
+        new DynamoEventLogRepository({ client: this.#documents, tableName }),
+        this.metrics,
+      );
     });
+  }
+
+  get metrics(): MetricsSink {
+    return this.#once("metrics", () => new PowertoolsMetricsSink());
   }
 
   get bucket(): ObjectStore {
@@ -126,11 +137,13 @@ export class EnvironmentControlPlane implements ControlPlane {
     return this.#once("executions", () => {
       const endpoint = this.#env[ENVIRONMENT.stepFunctionsEndpoint];
       const endpoints = endpointsFromEnv(this.#env);
-      const client = new SFNClient({
-        ...limitedCalls(AWS_CALL_LIMITS.idleMs.other),
-        ...(endpoints.region ? { region: endpoints.region } : {}),
-        ...(endpoint ? { endpoint } : {}),
-      });
+      const client = traced(
+        new SFNClient({
+          ...limitedCalls(AWS_CALL_LIMITS.idleMs.other),
+          ...(endpoints.region ? { region: endpoints.region } : {}),
+          ...(endpoint ? { endpoint } : {}),
+        }),
+      );
       return new SfnUpdateExecutions(client, () => requiredEnv(ENVIRONMENT.stateMachineArn, this.#env));
     });
   }

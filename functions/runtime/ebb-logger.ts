@@ -18,6 +18,12 @@ export function routeLogsTo(next: LogSink | undefined): void {
   sink = next;
 }
 
+/** A line of Ebb's own (an embedded-metric-format line), where the log's lines go. */
+export function writeLogLine(line: string): void {
+  if (sink === undefined) process.stdout.write(line + "\n");
+  else sink(line);
+}
+
 class RoutableLogger extends Logger {
   protected override printLog(...args: Parameters<Logger["printLog"]>): void {
     if (sink === undefined) return super.printLog(...args);

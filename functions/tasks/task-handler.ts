@@ -4,6 +4,7 @@ import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
 import { codedTaskError } from "../../shared/control/updates/steps/task-errors.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 import { logger } from "../runtime/ebb-logger.ts";
+import { traceHandler } from "../runtime/ebb-tracer.ts";
 
 /**
  * A state-machine task as a Lambda handler: the step called with the process's control plane. A
@@ -15,28 +16,30 @@ export function taskHandler<Input, Output>(
   step: (plane: ControlPlane, input: Input, context: Context) => Promise<Output>,
   plane: () => ControlPlane = controlPlane,
 ): middy.MiddyfiedHandler<Input, Output> {
-  return middy<Input, Output>().handler(async (input, context) => {
-    const started = Date.now();
-    const ids = taskIds(input);
-    const line = (status: string, errorCode?: string) =>
-      logger.info("task", {
-        request_id: context.awsRequestId,
-        task: context.functionName,
-        ...ids,
-        status,
-        duration_ms: Date.now() - started,
-        error_code: errorCode,
-      });
-    try {
-      const output = await step(plane(), input, context);
-      line("SUCCEEDED");
-      return output;
-    } catch (error) {
-      const failure = error instanceof Error ? codedTaskError(error) : error;
-      line("FAILED", errorCodeOf(error));
-      throw failure;
-    }
-  });
+  return middy<Input, Output>()
+    .use(traceHandler())
+    .handler(async (input, context) => {
+      const started = Date.now();
+      const ids = taskIds(input);
+      const line = (status: string, errorCode?: string) =>
+        logger.info("task", {
+          request_id: context.awsRequestId,
+          task: context.functionName,
+          ...ids,
+          status,
+          duration_ms: Date.now() - started,
+          error_code: errorCode,
+        });
+      try {
+        const output = await step(plane(), input, context);
+        line("SUCCEEDED");
+        return output;
+      } catch (error) {
+        const failure = error instanceof Error ? codedTaskError(error) : error;
+        line("FAILED", errorCodeOf(error));
+        throw failure;
+      }
+    });
 }
 
 /** The ids a task's input carries (`UpdateIds`, a run item's dataset and flow): nothing else of it. */

@@ -3,7 +3,7 @@ import * as apigw from "aws-cdk-lib/aws-apigateway";
 import * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as targets from "aws-cdk-lib/aws-events-targets";
-import type * as lambda from "aws-cdk-lib/aws-lambda";
+import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
@@ -18,6 +18,7 @@ import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
 import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
 import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
+import { EbbMonitoring, type EbbMonitoringOptions } from "./ebb-monitoring.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 import {
   DEFAULT_TASK_SIZE,
@@ -94,6 +95,18 @@ export interface EbbProps extends EbbStorageProps {
    * The SQL time limit is two thirds of it. @default 15 minutes
    */
   readonly taskTimeout?: Duration;
+  /**
+   * X-Ray active tracing of every function (Powertools Tracer: each invocation and its AWS SDK calls)
+   * and of the state machine's executions. @default true
+   */
+  readonly tracing?: boolean;
+  /**
+   * Alarms (update FAILED, rewind left incomplete, API INTERNAL_ERROR, a source falling behind, state
+   * machine executions failed or timed out, DynamoDB throttling) and a dashboard, optionally notifying
+   * an SNS topic (ebb-monitoring.ts; operations.md "Alarms"); `false` creates neither.
+   * @default both, notifying no topic
+   */
+  readonly monitoring?: EbbMonitoringOptions | false;
 }
 
 /**
@@ -107,16 +120,20 @@ export class Ebb extends Construct {
   readonly stateMachine: sfn.StateMachine;
   readonly captureRule: events.Rule;
   readonly webUi?: EbbWebUi;
+  /** The alarms and dashboard, unless `monitoring: false`. */
+  readonly monitoring?: EbbMonitoring;
   /** Every function, by construct id. */
   readonly functions = new Map<string, lambda.Function>();
   private readonly logRetention: logs.RetentionDays;
   private readonly eventStreams: EbbEventStreams;
+  private readonly tracing: boolean;
 
   constructor(scope: Construct, id: string, props: EbbProps = {}) {
     super(scope, id);
     const taskSize = taskSizeOf(props);
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.eventStreams = props.eventStreams ?? {};
+    this.tracing = props.tracing ?? true;
     this.storage = new EbbStorage(this, "Storage", {
       ...(props.noncurrentVersionRetention !== undefined
         ? { noncurrentVersionRetention: props.noncurrentVersionRetention }
@@ -156,6 +173,7 @@ export class Ebb extends Construct {
       taskTimeoutSeconds: taskSize.timeoutSeconds,
       logRetention: this.logRetention,
       ...(props.stateMachineLogLevel !== undefined ? { logLevel: props.stateMachineLogLevel } : {}),
+      tracing: this.tracing,
     }).stateMachine;
     // ContinueUpdate and FinishUpdate start the next execution of this very state machine (a hand-over),
     // whose ARN they take from the context object. The grant is a policy of its own: the functions do
@@ -230,6 +248,13 @@ export class Ebb extends Construct {
         ...(props.signInDomainPrefix !== undefined ? { signInDomainPrefix: props.signInDomainPrefix } : {}),
       });
     }
+    if (props.monitoring !== false) {
+      this.monitoring = new EbbMonitoring(this, "Monitoring", {
+        ...props.monitoring,
+        stateMachine: this.stateMachine,
+        tables: Object.values(resources.tables),
+      });
+    }
     suppressAcceptedNagFindings(this, { webUiDomain: props.webUiDomain !== undefined });
   }
 
@@ -262,8 +287,11 @@ export class Ebb extends Construct {
       ...functionProps(entry, size),
       ...network,
       logGroup,
+      tracing: this.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
       ...(reservedConcurrency !== undefined ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
     });
+    // Without active tracing there is no segment to add to: Powertools Tracer stays off.
+    if (!this.tracing) fn.addEnvironment(TRACE_ENABLED_VARIABLE, "false");
     (fn.node.defaultChild as lambda.CfnFunction).addMetadata(ENTRY_METADATA, `functions/${entry}`);
     bindAccess(fn, access, resources);
     if (access.eventStreams) grantStreamReads(fn, this.eventStreams);
@@ -271,6 +299,9 @@ export class Ebb extends Construct {
     return fn;
   }
 }
+
+/** Powertools Tracer's switch (environment.md). */
+const TRACE_ENABLED_VARIABLE = "POWERTOOLS_TRACE_ENABLED";
 
 /** `tasks/plan-update.ts` → `TaskPlanUpdate`. */
 function constructId(entry: string): string {

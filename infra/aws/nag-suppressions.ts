@@ -45,6 +45,12 @@ export function suppressAcceptedNagFindings(ebb: Ebb, options: { readonly webUiD
         {
           id: "AwsSolutions-IAM5",
           reason:
+            "X-Ray active tracing (the construct's `tracing`): xray:PutTraceSegments and PutTelemetryRecords accept only Resource '*'",
+          appliesTo: ["Resource::*"],
+        },
+        {
+          id: "AwsSolutions-IAM5",
+          reason:
             "Queries by event type go through the event log's global secondary index, whose ARN is the table's ARN /index/<name>; the grant is to this one table's indexes",
           appliesTo: [`${arn(storage.eventLog)}/index/*`],
         },

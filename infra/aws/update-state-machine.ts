@@ -68,6 +68,8 @@ export interface UpdateStateMachineProps {
    * @default every event (`ALL`): each state's start and end, so a stuck or slow update can be followed
    */
   readonly logLevel?: sfn.LogLevel;
+  /** X-Ray tracing of every execution. @default true */
+  readonly tracing?: boolean;
 }
 
 export class UpdateStateMachine extends Construct {
@@ -202,7 +204,7 @@ export class UpdateStateMachine extends Construct {
       queryLanguage: sfn.QueryLanguage.JSON_PATH,
       timeout: props.timeout ?? Duration.hours(24),
       // Every event is logged, without its data (it holds definitions); every execution is traced
-      // with X-Ray.
+      // with X-Ray unless tracing is turned off.
       logs: {
         destination: new logs.LogGroup(this, "ExecutionLogs", {
           retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -211,7 +213,7 @@ export class UpdateStateMachine extends Construct {
         level: props.logLevel ?? sfn.LogLevel.ALL,
         includeExecutionData: false,
       },
-      tracingEnabled: true,
+      tracingEnabled: props.tracing ?? true,
     });
   }
 

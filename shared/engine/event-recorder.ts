@@ -84,7 +84,14 @@ export class EventRecorder {
           status: "RUNNING",
           engine: batch.engine,
           ...(batch.sparkJobId !== undefined ? { spark_job_id: batch.sparkJobId } : {}),
-          metrics: { num_input_rows: batch.rowsIn, num_output_rows: batch.rowsOut },
+          metrics: {
+            num_input_rows: batch.rowsIn,
+            num_output_rows: batch.rowsOut,
+            num_output_bytes: batch.bytesWritten,
+            ...(batch.backlog?.files !== undefined ? { backlog_files: batch.backlog.files } : {}),
+            ...(batch.backlog?.bytes !== undefined ? { backlog_bytes: batch.backlog.bytes } : {}),
+            ...(batch.backlog?.records !== undefined ? { backlog_records: batch.backlog.records } : {}),
+          },
           data_quality: { quarantined_records: batch.badRecords, ...batch.dataQuality },
           ...(batch.state ? stateDetails(batch.state) : {}),
           batch: {

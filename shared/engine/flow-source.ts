@@ -53,6 +53,17 @@ export interface PlannedSourceBatch {
   readonly caughtUp: boolean;
   /** What the batch takes of its source, where it can be known before reading it. */
   readonly size?: BatchSize;
+  /** What the source still held past the batch when planned, where Ebb can count it. */
+  readonly backlog?: SourceBacklog;
+}
+
+/** A source's backlog behind a batch, as Databricks' flow_progress metrics name it (`backlog_*`). */
+export interface SourceBacklog {
+  /** auto_loader: files listed and not yet taken, and their bytes. */
+  readonly files?: number;
+  readonly bytes?: number;
+  /** Kafka: records past the batch's end offsets, all partitions. */
+  readonly records?: number;
 }
 
 export interface LoadedSourceBatch {
@@ -417,7 +428,10 @@ function fileSource(
       const end = await state.append(previous, processed, seq, chosen, listing);
       idleListings.record(end.changelogs.at(-1)!, sinceFull);
       const size = { files: chosen.length, bytes: chosen.reduce((sum, key) => sum + bytesOf(key), 0) };
-      return { end, stateRef: end.changelogs.at(-1)!, caughtUp: chosen.length === fresh.length, size };
+      const taken = new Set(chosen);
+      const left = fresh.filter((key) => !taken.has(key));
+      const backlog = { files: left.length, bytes: left.reduce((sum, key) => sum + bytesOf(key), 0) };
+      return { end, stateRef: end.changelogs.at(-1)!, caughtUp: left.length === 0, size, backlog };
     },
     async load(_start, end) {
       const offset = asFiles(end)!;
@@ -458,7 +472,9 @@ function fileSource(
 
 /** A Kafka or Kinesis batch source over its own kind of offset. */
 interface EventBatches<Offset extends SourceOffset> {
-  plan(start: Offset | undefined): Promise<{ end: Offset; caughtUp: boolean; records?: number } | undefined>;
+  plan(
+    start: Offset | undefined,
+  ): Promise<{ end: Offset; caughtUp: boolean; records?: number; backlog?: SourceBacklog } | undefined>;
   load(
     start: Offset | undefined,
     end: Offset,
@@ -486,7 +502,8 @@ function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
       const planned = await batches.plan(offset(start));
       if (!planned) return undefined;
       const size = planned.records !== undefined ? { size: { records: planned.records } } : {};
-      return { end: planned.end, caughtUp: planned.caughtUp, ...size };
+      const backlog = planned.backlog ? { backlog: planned.backlog } : {};
+      return { end: planned.end, caughtUp: planned.caughtUp, ...size, ...backlog };
     },
     async load(start, end) {
       const sandbox = await context.sandbox();

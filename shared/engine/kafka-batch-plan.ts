@@ -22,6 +22,8 @@ export interface KafkaBatchPlan {
   readonly records: number;
   /** Every partition was read up to its end as listed. */
   readonly caughtUp: boolean;
+  /** Records the partitions held past `end` as listed (the flow's lag). */
+  readonly behind: number;
 }
 
 export interface LostRecords {
@@ -74,7 +76,7 @@ export function planKafkaBatch(
   const end: KafkaOffset = { kind: "kafka", next, ...(Object.keys(started).length > 0 ? { started } : {}) };
   if (records === 0 && (start !== undefined || !recordsStart(start, startingOffsets) || ranges.length === 0))
     return { outcome: "caught-up" };
-  return { outcome: "batch", plan: { end, records, caughtUp: records === total } };
+  return { outcome: "batch", plan: { end, records, caughtUp: records === total, behind: total - records } };
 }
 
 /** Records between `start` and `end`, every partition (what a batch's record bound counts). */

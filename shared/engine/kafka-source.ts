@@ -17,7 +17,9 @@ import type { KafkaOffset } from "./source-offsets.ts";
 export interface KafkaBatchSource {
   plan(
     start: KafkaOffset | undefined,
-  ): Promise<{ end: KafkaOffset; caughtUp: boolean; records: number } | undefined>;
+  ): Promise<
+    { end: KafkaOffset; caughtUp: boolean; records: number; backlog: { records: number } } | undefined
+  >;
   /** Loads the records between the offsets into `goodTable` / `badTable`; returns counts. */
   load(
     start: KafkaOffset | undefined,
@@ -46,7 +48,12 @@ export function kafkaBatchSource(
         if (result.outcome === "lost") throw expired(flow, result.lost);
         if (result.outcome === "caught-up") return undefined;
         const end = result.plan.end;
-        return { end, caughtUp: result.plan.caughtUp, records: recordsBetween(start, end) };
+        return {
+          end,
+          caughtUp: result.plan.caughtUp,
+          records: recordsBetween(start, end),
+          backlog: { records: result.plan.behind },
+        };
       } finally {
         await client.close();
       }

@@ -34,6 +34,7 @@ import {
   createFlowSource,
   type FlowSource,
   type LoadedSourceBatch,
+  type SourceBacklog,
 } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
 import { createEmptyTable } from "./empty-table.ts";
@@ -137,6 +138,8 @@ export interface BatchOutcome {
   readonly resumed: boolean;
   readonly rowsIn: number;
   readonly rowsOut: number;
+  /** Bytes of the data files the batch's commit added. */
+  readonly bytesWritten: number;
   readonly badRecords: number;
   readonly startOffset?: SourceOffset;
   readonly endOffset: SourceOffset;
@@ -146,6 +149,8 @@ export interface BatchOutcome {
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
   /** The batch took everything its source held when planned (no need to plan another to know). */
   readonly caughtUp: boolean;
+  /** What the source still held past the batch when it was planned (none for a resumed batch). */
+  readonly backlog?: SourceBacklog;
   /** What the flow's stateful operators did, for a flow that has them. */
   readonly state?: StateProgress;
   /** The dataset's expectations over the batch's rows, when it has any. */
@@ -218,6 +223,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     let endOffset: SourceOffset;
     let caughtUp = false;
     let plannedSize: BatchSize | undefined;
+    let backlog: SourceBacklog | undefined;
     if (pending) {
       seq = pending.seq;
       endOffset = parseOffset(pending.offsets);
@@ -255,6 +261,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       endOffset = planned.end;
       caughtUp = planned.caughtUp;
       plannedSize = planned.size;
+      backlog = planned.backlog;
       if (replan && replaced) {
         await run.onReplan?.({
           flow: run.flow.name,
@@ -299,6 +306,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       resumed: pending !== undefined,
       rowsIn: loaded.rowsIn,
       rowsOut: committed.rows,
+      bytesWritten: committed.bytes,
       badRecords: loaded.badRecords,
       ...(startOffset ? { startOffset } : {}),
       endOffset,
@@ -307,6 +315,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       durationMs: run.session.clock() - started,
       skippedRestores: loaded.skippedRestores,
       caughtUp,
+      ...(backlog ? { backlog } : {}),
       ...(state ? { state } : {}),
       ...(committed.dataQuality ? { dataQuality: committed.dataQuality } : {}),
       engine,
@@ -498,6 +507,7 @@ async function sparkReadAndCommit(
     timestamp: outcome.timestamp,
     alreadyCommitted: outcome.alreadyCommitted,
     rows: outcome.rows,
+    bytes: outcome.bytes,
     loaded: { rowsIn: outcome.rowsIn, badRecords: 0, skippedRestores: outcome.skippedRestores },
     jobId: outcome.jobId,
   };

@@ -65,6 +65,8 @@ export interface BatchCommit {
   readonly alreadyCommitted: boolean;
   /** Rows the batch's commit added (`operationMetrics.numOutputRows`). */
   readonly rows: number;
+  /** Bytes of the data files the commit added (`operationMetrics.numOutputBytes` of one committed already). */
+  readonly bytes: number;
 }
 
 /** Where a batch's rows SQL runs and its data files are staged, when not the engine session. */
@@ -331,6 +333,7 @@ async function commitBatch(
         timestamp: outcome.timestamp,
         alreadyCommitted: false,
         rows: operation.rows(prepared.operation.operationMetrics),
+        bytes: prepared.actions.reduce((sum, action) => sum + ("add" in action ? action.add.size : 0), 0),
       };
     case "txn-skipped":
       // The same batch landed meanwhile (a retried task racing itself): not an error.
@@ -355,11 +358,18 @@ async function findTxnCommit(store: ObjectStore, snapshot: Snapshot, txn: TxnMar
         timestamp: await commitTimestampAt(store, version),
         alreadyCommitted: true,
         rows: Number(commitInfo?.operationMetrics?.["numOutputRows"] ?? 0),
+        bytes: Number(commitInfo?.operationMetrics?.["numOutputBytes"] ?? 0),
       };
     }
   }
   // Held, but its commit was cleaned from the log: the latest version is the best bound left.
-  return { version: snapshot.version, timestamp: snapshot.timestamp, alreadyCommitted: true, rows: 0 };
+  return {
+    version: snapshot.version,
+    timestamp: snapshot.timestamp,
+    alreadyCommitted: true,
+    rows: 0,
+    bytes: 0,
+  };
 }
 
 /**

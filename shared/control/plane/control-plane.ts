@@ -14,6 +14,7 @@ import type { UpdatesRepository } from "../../store/updates-repository.ts";
 import type { EventStreams } from "../../store/event-streams.ts";
 import type { UpdateExecutions } from "./update-executions.ts";
 import { tablePropertiesError } from "../../delta/index.ts";
+import type { MetricsSink } from "../metrics/metric-points.ts";
 
 /**
  * Everything the control plane (the API handlers and the state machine's tasks) works with, as ports:
@@ -44,6 +45,11 @@ export interface ControlPlane {
   readonly clock: () => number;
   /** The Spark engine, where this deployment has one (engine/spark/spark-jobs.ts). */
   readonly spark?: SparkJobs | undefined;
+  /**
+   * Where metrics go (metrics/metric-points.ts): CloudWatch embedded-metric-format lines on Lambda;
+   * none when unset. `events` should already count the events it stores (metered-event-log.ts).
+   */
+  readonly metrics?: MetricsSink | undefined;
 }
 
 /** The pipeline, or `RESOURCE_DOES_NOT_EXIST`. */

@@ -12,7 +12,7 @@ const range = (partition: number, earliest: number, end: number): KafkaPartition
 });
 
 describe("planKafkaBatch", () => {
-  it("starts at earliest, shares max_offsets_per_batch in proportion, and records where new partitions began", () => {
+  it("starts at earliest, shares max_offsets_per_batch in proportion, and records where new partitions began and how far behind it is", () => {
     const result = planKafkaBatch([range(0, 2, 12), range(1, 0, 30)], undefined, "earliest", 8);
     expect(result).toEqual({
       outcome: "batch",
@@ -20,6 +20,8 @@ describe("planKafkaBatch", () => {
         end: { kind: "kafka", next: { t: { "0": 4, "1": 6 } }, started: { t: { "0": 2, "1": 0 } } },
         records: 8,
         caughtUp: false,
+        // 10 + 30 waiting, 8 taken: the flow's lag, reported as its backlog.
+        behind: 32,
       },
     });
   });

@@ -1,6 +1,8 @@
 import { continueInNewExecution, handoverExecutionName } from "./execution-handover.ts";
 import { captureRewindPoint } from "../../../rewind/rewind-points.ts";
-import { isTerminal } from "../../../store/updates-repository.ts";
+import { isTerminal, type UpdateRecord } from "../../../store/updates-repository.ts";
+import { rewindIncompleteMetrics } from "../../metrics/update-metrics.ts";
+import { intentOf } from "../update-intent.ts";
 import { UpdateNotFoundError } from "../../../store/errors.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../../plane/control-plane.ts";
 import { recorder } from "../update-events.ts";
@@ -101,7 +103,8 @@ export async function failUpdate(
 ): Promise<{ state: string }> {
   const error = await describeFailure(plane, ids, caught, item);
   const context = await openUpdate(plane, ids);
-  if (!isTerminal(context.update.state)) {
+  const first = !isTerminal(context.update.state);
+  if (first) {
     const failure = Object.assign(new Error(error.message), { name: caught.Error ?? "Error" });
     await context.events.updateProgress("FAILED", failure);
     await context.events.flush();
@@ -111,7 +114,21 @@ export async function failUpdate(
   const { orderedRun } = finishFactsOf(moved.update);
   if (orderedRun && moved.outcome === "transitioned")
     await orderedRunEnded(plane, ids, orderedRun, `this run failed (${error.errorCode})`);
+  if (first) await countIncompleteRewind(plane, ids, context.update);
   return { state: moved.update.state };
+}
+
+/** A rewind that failed part-way leaves its pipeline blocked: counted, for the construct's alarm. */
+async function countIncompleteRewind(
+  plane: ControlPlane,
+  ids: UpdateIds,
+  update: UpdateRecord,
+): Promise<void> {
+  const intent = intentOf(update);
+  if (!plane.metrics || intent.kind !== "rewind" || intent.dryRun) return;
+  const pipeline = await plane.pipelines.get(ids.pipelineId);
+  if (pipeline?.rewindBlocked && pipeline.rewindBlockedBy === ids.updateId)
+    plane.metrics.record(rewindIncompleteMetrics(ids.pipelineId, ids.updateId));
 }
 
 /** The update's error for `caught`; a function limit is named with the item it stopped. */

@@ -2,6 +2,7 @@ import type { NewEvent } from "../../../store/event-log-repository.ts";
 import { MAX_WRITES_TOGETHER, type StoreWrite } from "../../../store/store-writes.ts";
 import type { UpdateState } from "../../../store/updates-repository.ts";
 import type { ControlPlane } from "../../plane/control-plane.ts";
+import { recordEventMetrics } from "../../metrics/metered-event-log.ts";
 import type { UpdateIds } from "./update-context.ts";
 
 /**
@@ -20,8 +21,10 @@ export async function transitionTogether(
   events: readonly NewEvent[],
 ): Promise<boolean> {
   if (1 + writes.length + events.length > MAX_WRITES_TOGETHER) return false;
-  return plane.updates.transitionWith(ids.pipelineId, ids.updateId, state, [
+  const written = await plane.updates.transitionWith(ids.pipelineId, ids.updateId, state, [
     ...writes,
     ...plane.events.appendWrites(events),
   ]);
+  if (written) recordEventMetrics(plane.metrics, events);
+  return written;
 }
