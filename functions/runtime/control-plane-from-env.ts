@@ -26,6 +26,12 @@ import type { ObjectStore } from "../../shared/object-store/object-store.ts";
 import { S3ObjectStore } from "../../shared/object-store/s3-object-store.ts";
 import { ENVIRONMENT, requiredEnv } from "./environment.ts";
 import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
+import { EventBridgeLifecycleEvents } from "./eventbridge-lifecycle-events.ts";
+import { WebhookLifecycleEvents } from "./webhook-lifecycle-events.ts";
+import {
+  NO_LIFECYCLE_EVENTS,
+  type LifecycleEvents,
+} from "../../shared/control/events/lifecycle-publishing.ts";
 import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
 
 /**
@@ -132,6 +138,23 @@ export class EnvironmentControlPlane implements ControlPlane {
         ...(endpoint ? { endpoint } : {}),
       });
       return new SfnUpdateExecutions(client, () => requiredEnv(ENVIRONMENT.stateMachineArn, this.#env));
+    });
+  }
+
+  /** An EventBridge bus on AWS; locally a webhook, when one is given; else nobody (docs/events.md). */
+  get lifecycle(): LifecycleEvents {
+    return this.#once("lifecycle", () => {
+      const busName = this.#env[ENVIRONMENT.eventBus];
+      if (busName) {
+        const endpoint = this.#env[ENVIRONMENT.eventBridgeEndpoint];
+        return new EventBridgeLifecycleEvents({
+          busName,
+          region: requiredEnv("AWS_REGION", this.#env),
+          ...(endpoint ? { endpoint } : {}),
+        });
+      }
+      const webhook = this.#env[ENVIRONMENT.eventsWebhook];
+      return webhook ? new WebhookLifecycleEvents(webhook) : NO_LIFECYCLE_EVENTS;
     });
   }
 

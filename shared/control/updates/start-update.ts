@@ -10,11 +10,12 @@ import { planRewind, type RewindPlan } from "../../rewind/rewind-plan.ts";
 import { parseRewindSpec } from "../../rewind/rewind-spec.ts";
 import { checkUpdateAllowed, assertBegun } from "../../rewind/update-guard.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
-import { refreshFieldsOf, type UpdateIntent } from "./update-intent.ts";
+import { refreshFieldsOf, updateKindOf, type UpdateIntent } from "./update-intent.ts";
 import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { isStatefulFlow } from "../../engine/stateful/stateful-batch.ts";
 import { stateDefinitionDrift, type StateDefinitionDrift } from "../../engine/stateful/state-definition.ts";
 import { recorder } from "./update-events.ts";
+import { updateStarted } from "../events/lifecycle-event-builders.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
 import {
   loadPipeline,
@@ -45,7 +46,7 @@ import { InvalidParameterError } from "../../errors/coded-error.ts";
  * 4. Record the update QUEUED with the ARN of its execution-to-be, take the pipeline (a lost race is
  *    `PIPELINE_BUSY`, and the update that never began is removed, so listings and SDK waiters follow
  *    the winner), record a rewind's plan, write `create_update`, start the execution named after the
- *    update id.
+ *    update id, and publish "Update Started" (docs/events.md).
  */
 
 export async function startUpdate(
@@ -135,7 +136,7 @@ export async function startUpdate(
       });
   }
   assertBegun(begun);
-  if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
+  if (rewind) await recordRewindPlan(plane.bucket, update, rewind, cut?.request_id);
   const events = recorder(plane, update, pipeline.definition.name);
   await events.createUpdate({
     cause: body.cause,
@@ -154,6 +155,18 @@ export async function startUpdate(
   }
   if (drifts.length > 0) await events.flush();
   await launch(plane, update);
+  // Once: this request made the update (no step of its execution is retried into here).
+  await plane.lifecycle.publish(
+    updateStarted(
+      { ...update, pipelineName: pipeline.definition.name, time: plane.clock() },
+      {
+        updateKind: updateKindOf(intent),
+        cause: body.cause,
+        definitionVersion: version,
+        cutId: cut?.request_id,
+      },
+    ),
+  );
   return { update_id: update.updateId };
 }
 

@@ -1,3 +1,4 @@
+import { NO_LIFECYCLE_EVENTS } from "../../../shared/control/events/lifecycle-publishing.ts";
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
@@ -83,6 +84,7 @@ export class EngineHarness {
         deparse: async (statement) => (await this.sqlParser()).deparse(statement),
       },
       clock: options.clock ?? Date.now,
+      lifecycle: NO_LIFECYCLE_EVENTS,
     };
   }
 
