@@ -19,7 +19,7 @@ const validators = new Map(
 );
 
 /** The schema's complaints about `event` (none: it is valid). */
-export function schemaErrors(event: { readonly "detail-type": string }): string[] {
+export function schemaErrors(event: { readonly "detail-type": string; readonly detail?: unknown }): string[] {
   const validate = validators.get(event["detail-type"] as LifecycleDetailType);
   if (!validate) return [`no schema for detail-type ${JSON.stringify(event["detail-type"])}`];
   if (validate(event)) return [];
