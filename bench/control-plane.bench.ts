@@ -1,4 +1,4 @@
-import { NO_LIFECYCLE_EVENTS } from "../shared/control/events/lifecycle-publishing.ts";
+import { NO_LIFECYCLE_EVENTS } from "../shared/control/plane/lifecycle-events.ts";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";

@@ -1,4 +1,4 @@
-import { NO_LIFECYCLE_EVENTS } from "../shared/control/events/lifecycle-publishing.ts";
+import { NO_LIFECYCLE_EVENTS } from "../shared/control/plane/lifecycle-events.ts";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";

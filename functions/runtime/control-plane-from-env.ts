@@ -28,10 +28,7 @@ import { ENVIRONMENT, requiredEnv } from "./environment.ts";
 import { SfnUpdateExecutions } from "./sfn-update-executions.ts";
 import { EventBridgeLifecycleEvents } from "./eventbridge-lifecycle-events.ts";
 import { WebhookLifecycleEvents } from "./webhook-lifecycle-events.ts";
-import {
-  NO_LIFECYCLE_EVENTS,
-  type LifecycleEvents,
-} from "../../shared/control/events/lifecycle-publishing.ts";
+import { NO_LIFECYCLE_EVENTS, type LifecycleEvents } from "../../shared/control/plane/lifecycle-events.ts";
 import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
 
 /**

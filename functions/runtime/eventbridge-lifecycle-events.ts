@@ -1,7 +1,7 @@
 import { defaultProvider } from "@aws-sdk/credential-provider-node";
 import { SignatureV4 } from "@smithy/signature-v4";
 import type { LifecycleEvent } from "../../shared/api/lifecycle-events.ts";
-import type { LifecycleEvents } from "../../shared/control/events/lifecycle-publishing.ts";
+import type { LifecycleEvents } from "../../shared/control/plane/lifecycle-events.ts";
 import { NodeSha256 } from "../../shared/store/node-sha256.ts";
 import { logger } from "./ebb-logger.ts";
 import { deliveredEnvelope, withRetries, type DeliveryLimits } from "./lifecycle-delivery.ts";

@@ -1,5 +1,5 @@
 import type { LifecycleEvent } from "../../shared/api/lifecycle-events.ts";
-import type { LifecycleEvents } from "../../shared/control/events/lifecycle-publishing.ts";
+import type { LifecycleEvents } from "../../shared/control/plane/lifecycle-events.ts";
 import { logger } from "./ebb-logger.ts";
 import { deliveredEnvelope, withRetries, type DeliveryLimits } from "./lifecycle-delivery.ts";
 

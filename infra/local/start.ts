@@ -50,7 +50,9 @@ const { values } = parseArgs({
 });
 const webhook = values.webhook === "" ? undefined : values.webhook;
 if (webhook !== undefined && !/^https?:$/.test(URL.canParse(webhook) ? new URL(webhook).protocol : "")) {
-  console.error(`--webhook (or EBB_EVENTS_WEBHOOK) ${JSON.stringify(webhook)} must be an http:// or https:// URL`);
+  console.error(
+    `--webhook (or EBB_EVENTS_WEBHOOK) ${JSON.stringify(webhook)} must be an http:// or https:// URL`,
+  );
   process.exit(2);
 }
 for (const folder of values["allow-local-path"]) {

@@ -13,7 +13,7 @@ import type { PipelineRecord, PipelinesRepository } from "../../store/pipelines-
 import type { UpdatesRepository } from "../../store/updates-repository.ts";
 import type { EventStreams } from "../../store/event-streams.ts";
 import type { UpdateExecutions } from "./update-executions.ts";
-import type { LifecycleEvents } from "../events/lifecycle-publishing.ts";
+import type { LifecycleEvents } from "./lifecycle-events.ts";
 import { tablePropertiesError } from "../../delta/index.ts";
 
 /**

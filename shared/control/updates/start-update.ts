@@ -15,7 +15,7 @@ import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { isStatefulFlow } from "../../engine/stateful/stateful-batch.ts";
 import { stateDefinitionDrift, type StateDefinitionDrift } from "../../engine/stateful/state-definition.ts";
 import { recorder } from "./update-events.ts";
-import { updateStarted } from "../events/lifecycle-event-builders.ts";
+import { updateStarted } from "./lifecycle-event-builders.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
 import {
   loadPipeline,

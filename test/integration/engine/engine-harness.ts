@@ -1,4 +1,4 @@
-import { NO_LIFECYCLE_EVENTS } from "../../../shared/control/events/lifecycle-publishing.ts";
+import { NO_LIFECYCLE_EVENTS } from "../../../shared/control/plane/lifecycle-events.ts";
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";

@@ -10,8 +10,8 @@ import {
   updateCompleted,
   updateFailed,
   updateStarted,
-} from "../../../shared/control/events/lifecycle-event-builders.ts";
-import { lifecycleEventKey, publishOnce } from "../../../shared/control/events/lifecycle-publishing.ts";
+} from "../../../shared/control/updates/lifecycle-event-builders.ts";
+import { lifecycleEventKey, publishOnce } from "../../../shared/control/plane/lifecycle-events.ts";
 import type { RewindPlanRecord } from "../../../shared/control/updates/rewind-plan-record.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { schemaErrors } from "../../support/lifecycle-event-schemas.ts";

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { routeLogsTo } from "../../../functions/runtime/ebb-logger.ts";
 import { EventBridgeLifecycleEvents } from "../../../functions/runtime/eventbridge-lifecycle-events.ts";
 import { WebhookLifecycleEvents } from "../../../functions/runtime/webhook-lifecycle-events.ts";
-import { updateFailed } from "../../../shared/control/events/lifecycle-event-builders.ts";
+import { updateFailed } from "../../../shared/control/updates/lifecycle-event-builders.ts";
 
 // The lifecycle-events adapters (docs/events.md): a webhook POSTed behind the update, and an
 // EventBridge bus, each with bounded retries and timeouts, a failure a WARN and never the update's.

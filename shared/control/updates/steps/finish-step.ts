@@ -10,8 +10,8 @@ import { describeSize } from "../../../engine/batch-size.ts";
 import { markUnfinishedBatchOversized } from "../../../engine/micro-batch.ts";
 import { describeCaught, FUNCTION_LIMIT_CODES, functionLimitOf, type CaughtError } from "./task-errors.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
-import { publishOnce } from "../../events/lifecycle-publishing.ts";
-import { updateCompleted, updateFailed } from "../../events/lifecycle-event-builders.ts";
+import { publishOnce } from "../../plane/lifecycle-events.ts";
+import { updateCompleted, updateFailed } from "../lifecycle-event-builders.ts";
 
 /**
  * The end of an execution. Success: the update COMPLETED, the pipeline released, and (rewind on) a

@@ -1,8 +1,8 @@
 import { executeRefreshPlan } from "../../../rewind/refresh-execution.ts";
 import { planRefresh } from "../../../rewind/refresh-plan.ts";
 import { qualifiedName } from "../../../rewind/pipeline-datasets.ts";
-import { publishOnce } from "../../events/lifecycle-publishing.ts";
-import { checkpointReset, fullRefresh } from "../../events/lifecycle-event-builders.ts";
+import { publishOnce } from "../../plane/lifecycle-events.ts";
+import { checkpointReset, fullRefresh } from "../lifecycle-event-builders.ts";
 import type { ControlPlane } from "../../plane/control-plane.ts";
 import { intentOf } from "../update-intent.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";

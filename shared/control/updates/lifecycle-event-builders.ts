@@ -8,7 +8,7 @@ import {
 } from "../../api/lifecycle-events.ts";
 import type { DatasetResetRecord } from "../../rewind/full-refresh-record.ts";
 import type { UpdateError } from "../../store/updates-repository.ts";
-import type { RewindPlanRecord } from "../updates/rewind-plan-record.ts";
+import type { RewindPlanRecord } from "./rewind-plan-record.ts";
 
 /**
  * The lifecycle events as data (pure): each built from what the step that emits it knows, and checked
