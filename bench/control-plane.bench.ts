@@ -1,3 +1,4 @@
+import { NO_LIFECYCLE_EVENTS } from "../shared/control/plane/lifecycle-events.ts";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -139,6 +140,7 @@ export async function run(): Promise<void> {
       executions,
       sql: control.sql,
       clock: control.clock,
+      lifecycle: NO_LIFECYCLE_EVENTS,
     };
     await driven.sql.analyze("SELECT 1"); // DuckDB's start-up is not the rewind's
     const inProcess = performance.now();

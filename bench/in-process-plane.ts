@@ -1,3 +1,4 @@
+import { NO_LIFECYCLE_EVENTS } from "../shared/control/plane/lifecycle-events.ts";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -60,6 +61,7 @@ export async function startInProcessPlane(work: string): Promise<InProcessPlane>
     sql: parser,
     eventStreams: networkEventStreams,
     clock: Date.now,
+    lifecycle: NO_LIFECYCLE_EVENTS,
   };
   const pipelineIds = new Map<string, string>();
   return {

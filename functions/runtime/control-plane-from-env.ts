@@ -30,6 +30,9 @@ import { PowertoolsMetricsSink } from "./ebb-metrics.ts";
 import { traced } from "./ebb-tracer.ts";
 import { meteredEventLog } from "../../shared/control/metrics/metered-event-log.ts";
 import type { MetricsSink } from "../../shared/control/metrics/metric-points.ts";
+import { EventBridgeLifecycleEvents } from "./eventbridge-lifecycle-events.ts";
+import { WebhookLifecycleEvents } from "./webhook-lifecycle-events.ts";
+import { NO_LIFECYCLE_EVENTS, type LifecycleEvents } from "../../shared/control/plane/lifecycle-events.ts";
 import { InvalidParameterError } from "../../shared/errors/coded-error.ts";
 
 /**
@@ -145,6 +148,23 @@ export class EnvironmentControlPlane implements ControlPlane {
         }),
       );
       return new SfnUpdateExecutions(client, () => requiredEnv(ENVIRONMENT.stateMachineArn, this.#env));
+    });
+  }
+
+  /** An EventBridge bus on AWS; locally a webhook, when one is given; else nobody (docs/events.md). */
+  get lifecycle(): LifecycleEvents {
+    return this.#once("lifecycle", () => {
+      const busName = this.#env[ENVIRONMENT.eventBus];
+      if (busName) {
+        const endpoint = this.#env[ENVIRONMENT.eventBridgeEndpoint];
+        return new EventBridgeLifecycleEvents({
+          busName,
+          region: requiredEnv("AWS_REGION", this.#env),
+          ...(endpoint ? { endpoint } : {}),
+        });
+      }
+      const webhook = this.#env[ENVIRONMENT.eventsWebhook];
+      return webhook ? new WebhookLifecycleEvents(webhook) : NO_LIFECYCLE_EVENTS;
     });
   }
 

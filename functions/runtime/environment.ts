@@ -17,6 +17,12 @@ export const ENVIRONMENT = {
   /** The local Spark engine's python and jars (functions/spark/setup.sh; unset: no local Spark). */
   sparkPython: "EBB_SPARK_PYTHON",
   sparkJars: "EBB_SPARK_JARS",
+  /** The EventBridge bus lifecycle events go on (docs/events.md; unset locally). */
+  eventBus: "EBB_EVENT_BUS_NAME",
+  /** Where the local runtime POSTs lifecycle events (`npm start --webhook`; unset: nowhere). */
+  eventsWebhook: "EBB_EVENTS_WEBHOOK",
+  /** The SDK's own variable for an EventBridge stand-in (unset on AWS). */
+  eventBridgeEndpoint: "AWS_ENDPOINT_URL_EVENTBRIDGE",
 } as const;
 
 export class MissingEnvironmentError extends CodedError {

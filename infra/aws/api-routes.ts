@@ -54,6 +54,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       heavy: true,
       // A rewind is checked against its sources' retention before it starts.
       eventStreams: true,
+      lifecycleEvents: true,
     },
   },
   {
@@ -86,6 +87,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       stateMachine: ["start"],
       heavy: true,
       eventStreams: true,
+      lifecycleEvents: true,
     },
   },
   {

@@ -12,6 +12,7 @@ import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
 import { API_ROUTES, CAPTURE_SCHEDULE } from "./api-routes.ts";
 import { EbbStorage, type EbbStorageProps } from "./ebb-storage.ts";
+import { EbbLifecycleEvents, type EbbLifecycleEventsProps } from "./ebb-lifecycle-events.ts";
 import { EbbWebUi, type EbbWebUiDomain } from "./ebb-web-ui.ts";
 import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
@@ -30,7 +31,7 @@ import {
 /** Metadata on each function naming its handler module, read by the local runtime. */
 export const ENTRY_METADATA = "ebb:entry";
 
-export interface EbbProps extends EbbStorageProps {
+export interface EbbProps extends EbbStorageProps, EbbLifecycleEventsProps {
   /** When the rewind points are captured. @default every hour */
   readonly captureSchedule?: events.Schedule;
   /** How long function logs are kept. @default one month */
@@ -119,6 +120,8 @@ export class Ebb extends Construct {
   readonly api: apigw.RestApi;
   readonly stateMachine: sfn.StateMachine;
   readonly captureRule: events.Rule;
+  /** The bus and schema registry of Ebb's lifecycle events (docs/events.md). */
+  readonly lifecycleEvents: EbbLifecycleEvents;
   readonly webUi?: EbbWebUi;
   /** The alarms and dashboard, unless `monitoring: false`. */
   readonly monitoring?: EbbMonitoring;
@@ -140,7 +143,11 @@ export class Ebb extends Construct {
         : {}),
       ...(props.accessLogRetention !== undefined ? { accessLogRetention: props.accessLogRetention } : {}),
     });
+    this.lifecycleEvents = new EbbLifecycleEvents(this, "LifecycleEvents", {
+      ...(props.eventBus !== undefined ? { eventBus: props.eventBus } : {}),
+    });
     const resources: BindableResources = {
+      eventBus: this.lifecycleEvents.eventBus,
       tables: {
         pipelines: this.storage.pipelines,
         updates: this.storage.updates,
@@ -150,21 +157,23 @@ export class Ebb extends Construct {
       bucket: this.storage.bucket,
     };
 
-    const task = (entry: string) => {
-      const fn = this.fn(`tasks/${entry}`, TASK_ACCESS, resources, false, props.taskConcurrency, taskSize);
+    // A task that ends a stage of an update (its start, a rewind, the resets, its end) publishes it.
+    const task = (entry: string, lifecycleEvents = false) => {
+      const access = { ...TASK_ACCESS, lifecycleEvents };
+      const fn = this.fn(`tasks/${entry}`, access, resources, false, props.taskConcurrency, taskSize);
       for (const [name, value] of Object.entries(taskEnvironment(taskSize))) fn.addEnvironment(name, value);
       for (const source of props.sourceBuckets ?? [])
         grantPrefix(fn, source.bucket, source.prefix ?? "", "read");
       return fn;
     };
     const taskFunctions: UpdateTaskFunctions = {
-      planUpdate: task("plan-update.ts"),
+      planUpdate: task("plan-update.ts", true),
       rewindDataset: task("rewind-dataset.ts"),
-      finishRewind: task("finish-rewind.ts"),
-      resetDatasets: task("reset-datasets.ts"),
+      finishRewind: task("finish-rewind.ts", true),
+      resetDatasets: task("reset-datasets.ts", true),
       runFlow: task("run-flow.ts"),
-      finishUpdate: task("finish-update.ts"),
-      failUpdate: task("fail-update.ts"),
+      finishUpdate: task("finish-update.ts", true),
+      failUpdate: task("fail-update.ts", true),
       nextCycle: task("next-cycle.ts"),
       continueUpdate: task("continue-update.ts"),
     };

@@ -19,11 +19,13 @@ export interface FunctionAccess {
   readonly heavy?: boolean;
   /** Reads the pipelines' event streams (`EbbProps.eventStreams`): their grants, and MSK's VPC. */
   readonly eventStreams?: boolean;
+  /** Puts lifecycle events on Ebb's event bus (docs/events.md): `events:PutEvents` on that bus only. */
+  readonly lifecycleEvents?: boolean;
 }
 
 const RW = "readWrite" as const;
 
-/** Everything a state-machine task may do: it runs the engine and the rewind. */
+/** Everything a state-machine task may do: it runs the engine and the rewind. Tasks that end a stage add `lifecycleEvents`. */
 export const TASK_ACCESS: FunctionAccess = {
   tables: { pipelines: RW, updates: RW, checkpoints: RW, eventLog: RW },
   bucket: { "tables/": RW, "state/": RW },

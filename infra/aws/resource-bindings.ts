@@ -1,4 +1,5 @@
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import type * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import type * as s3 from "aws-cdk-lib/aws-s3";
@@ -72,10 +73,17 @@ export function bindStateMachine(
   if (actions.includes("stop")) stateMachine.grantExecution(fn, "states:StopExecution");
 }
 
+/** The bus's name, and `events:PutEvents` on that bus only (docs/events.md). */
+export function bindEventBus(fn: lambda.Function, bus: events.IEventBus): void {
+  fn.addEnvironment(ENVIRONMENT.eventBus, bus.eventBusName);
+  bus.grantPutEventsTo(fn);
+}
+
 export interface BindableResources {
   readonly tables: Readonly<Record<TableRole, dynamodb.ITable>>;
   readonly bucket: s3.IBucket;
   readonly stateMachine?: sfn.StateMachine;
+  readonly eventBus: events.IEventBus;
 }
 
 /** Everything `access` lists, bound. */
@@ -91,4 +99,5 @@ export function bindAccess(fn: lambda.Function, access: FunctionAccess, resource
       throw new Error("bindAccess: this function needs the state machine, which is not built yet");
     bindStateMachine(fn, resources.stateMachine, access.stateMachine);
   }
+  if (access.lifecycleEvents) bindEventBus(fn, resources.eventBus);
 }

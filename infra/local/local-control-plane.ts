@@ -51,6 +51,11 @@ export interface LocalControlPlaneOptions {
    * an embedded runtime (the tests, the demo, the benchmarks) keeps its output for its own.
    */
   readonly log?: LocalLogOptions;
+  /**
+   * Where lifecycle events are POSTed as JSON (docs/events.md; `npm start --webhook`). @default none:
+   * the events are only in the pipelines' event logs.
+   */
+  readonly webhook?: string;
 }
 
 /** A local control plane, wherever its state machine runs. */
@@ -154,6 +159,9 @@ async function serveControlPlane(
     // The template's ARN, unless the machine runs elsewhere under a name of its own.
     [ENVIRONMENT.stateMachineArn]: machine.stateMachineArn,
     [ENVIRONMENT.localRoots]: JSON.stringify(options.localRoots.map((root) => path.resolve(root))),
+    // No event bus locally (the template's resolves to none): lifecycle events go to the webhook.
+    [ENVIRONMENT.eventBus]: "",
+    [ENVIRONMENT.eventsWebhook]: options.webhook ?? "",
   });
 
   const token = options.token ?? randomBytes(24).toString("base64url");

@@ -21,7 +21,7 @@ import type { RunningStandIn } from "./stand-in-process.ts";
 
 /**
  * `npm start [-- --data-dir <folder> | --data-dir memory] [--port <n>] [--s3-port <n>]
- * [--dynamodb-port <n>] [--allow-local-path <folder>]… [--kinesis] [--verbose]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
+ * [--dynamodb-port <n>] [--allow-local-path <folder>]… [--kinesis] [--verbose] [--webhook <url>]`: the whole of Ebb on this machine — the embedded AWS stand-ins with Ebb's storage provisioned from the synthesized stack, and
  * the control plane (API on 127.0.0.1 behind a bearer token, the state machine, the schedule) — until
  * Ctrl-C. Every listener is on 127.0.0.1. The API's port comes from `--port`, else `EBB_PORT`, else any
  * free one; `--s3-port` / `EBB_S3_PORT` and `--dynamodb-port` / `EBB_DYNAMODB_PORT` pin the stand-ins
@@ -32,7 +32,8 @@ import type { RunningStandIn } from "./stand-in-process.ts";
  * in its fragment, is written next to the token rather than printed. With `--kinesis` the Kinesis
  * stand-in runs too (streams in its memory), and `kinesis` sources without an `endpoint` read it.
  * The functions' JSON log (a line per request and per task) goes to `<data>/logs/ebb.log` (beside
- * the token in memory), and with `--verbose` to the console as well.
+ * the token in memory), and with `--verbose` to the console as well. With `--webhook <url>` (or
+ * `EBB_EVENTS_WEBHOOK`) each lifecycle event is POSTed there as JSON (docs/events.md).
  */
 const UI_ASSETS = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 const { values } = parseArgs({
@@ -44,8 +45,16 @@ const { values } = parseArgs({
     "allow-local-path": { type: "string", multiple: true, default: [] },
     kinesis: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
+    webhook: { type: "string", default: process.env["EBB_EVENTS_WEBHOOK"] },
   },
 });
+const webhook = values.webhook === "" ? undefined : values.webhook;
+if (webhook !== undefined && !/^https?:$/.test(URL.canParse(webhook) ? new URL(webhook).protocol : "")) {
+  console.error(
+    `--webhook (or EBB_EVENTS_WEBHOOK) ${JSON.stringify(webhook)} must be an http:// or https:// URL`,
+  );
+  process.exit(2);
+}
 for (const folder of values["allow-local-path"]) {
   if (!path.isAbsolute(folder) || !existsSync(folder)) {
     console.error(`--allow-local-path ${JSON.stringify(folder)} must be an existing absolute folder`);
@@ -85,6 +94,7 @@ try {
     localRoots: [landing, ...values["allow-local-path"]],
     log: { file: localLogFile(aws.dataDir ?? token.dir), console: values.verbose },
     ...(port !== undefined ? { port } : {}),
+    ...(webhook !== undefined ? { webhook } : {}),
   });
   // The SDK's own per-service endpoint setting: a source's `endpoint` still wins.
   if (kinesis) process.env["AWS_ENDPOINT_URL_KINESIS"] = kinesis.endpoint;

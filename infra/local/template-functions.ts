@@ -59,6 +59,8 @@ export function tokenResolver(
       const type = template.Resources[id]?.Type;
       if (type === "AWS::StepFunctions::StateMachine") return localStateMachineArn(region, id);
       if (type === "AWS::Lambda::Function") return id;
+      // No event bus locally: lifecycle events go to the webhook (docs/events.md).
+      if (type === "AWS::Events::EventBus") return "";
       const name = physicalNames[id];
       if (name === undefined)
         throw new ProvisioningError(`no local resource for Ref ${id} (${type ?? "unknown"})`);

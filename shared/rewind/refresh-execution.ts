@@ -2,7 +2,7 @@ import { fencedOut } from "../engine/errors.ts";
 import { ROOT_SEQ } from "../store/checkpoints-repository.ts";
 import { DEFAULT_EVENT_RETENTION_MS } from "../store/event-log-repository.ts";
 import { resetTable } from "./dataset-reset.ts";
-import { recordDatasetReset } from "./full-refresh-record.ts";
+import { recordDatasetReset, type DatasetResetRecord } from "./full-refresh-record.ts";
 import type { RefreshPlan } from "./refresh-plan.ts";
 import { flowRef, tableWriteFence, type RewindEnvironment } from "./rewind-environment.ts";
 import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
@@ -16,14 +16,17 @@ import { appendEvent, EVENT_TYPES } from "./rewind-events.ts";
  *    flows' HEAD to the root (a fresh checkpoint: no offsets, empty state), and record a
  *    `dataset_reset` event, which also makes a later rewind to a point before it
  *    `REWIND_BEFORE_FULL_REFRESH`.
- * 3. Checkpoint resets: HEAD to the root, table untouched.
- * The run that follows (the engine's) reprocesses from the root.
+ * 3. Checkpoint resets: HEAD to the root, table untouched, and one `checkpoint_reset` event naming
+ *    the flows.
+ * The run that follows (the engine's) reprocesses from the root. Answers the datasets' resets as
+ * recorded, and the flows whose checkpoint was reset (their lifecycle events, docs/events.md).
  */
 export async function executeRefreshPlan(
   env: RewindEnvironment,
   plan: RefreshPlan,
   updateId: string,
-): Promise<void> {
+): Promise<{ readonly resets: readonly DatasetResetRecord[]; readonly checkpointResets: readonly string[] }> {
+  const resets: DatasetResetRecord[] = [];
   for (const message of plan.warnings) {
     await appendEvent(env, {
       event_type: EVENT_TYPES.warning,
@@ -41,20 +44,31 @@ export async function executeRefreshPlan(
       const result = await resetTable(env.tableStore(reset.dataset), reset.reset, env.clock, fence);
       for (const flow of reset.flows) await resetHead(env, flow, updateId);
       if (reset.reset.how === "NONE") continue;
-      await recordDatasetReset(
-        env,
-        {
-          dataset: reset.dataset,
-          refresh: plan.mode,
-          how: reset.reset.how,
-          at: env.clock(),
-          ...(result.version !== undefined ? { tableVersion: result.version } : {}),
-        },
-        updateId,
-      );
+      const record: DatasetResetRecord = {
+        dataset: reset.dataset,
+        refresh: plan.mode,
+        how: reset.reset.how,
+        at: env.clock(),
+        ...(result.version !== undefined ? { tableVersion: result.version } : {}),
+      };
+      await recordDatasetReset(env, record, updateId);
+      resets.push(record);
     }
   }
-  for (const ref of plan.checkpointResets) await resetHead(env, ref.flow, updateId);
+  const flows = plan.checkpointResets.map((ref) => ref.flow);
+  for (const flow of flows) await resetHead(env, flow, updateId);
+  if (flows.length > 0) {
+    await appendEvent(env, {
+      event_type: EVENT_TYPES.checkpointReset,
+      level: "INFO",
+      message: `Reset the checkpoint of ${flows.length === 1 ? "flow" : "flows"} ${flows.join(", ")}: ${flows.length === 1 ? "it reads" : "they read"} again from the sources' start, the tables untouched`,
+      updateId,
+      details: { checkpoint_reset: { flows } },
+      timestamp: env.clock(),
+      retentionMs: DEFAULT_EVENT_RETENTION_MS,
+    });
+  }
+  return { resets, checkpointResets: flows };
 }
 
 /** HEAD to the root, also when it is there: the move abandons a batch planned on the root. */

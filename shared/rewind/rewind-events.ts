@@ -4,7 +4,7 @@ import type { RewindEnvironment } from "./rewind-environment.ts";
 /**
  * How the rewind domain writes and reads the event log (the store's `EventLogRepository`; api.md
  * "Event log"). Rewind points are `rewind_summary` events, rewind progress `rewind_progress`, full
- * refreshes and resets `dataset_reset`, warnings `warning`. Each event carries its retention (the
+ * refreshes and resets `dataset_reset`, checkpoint resets `checkpoint_reset`, warnings `warning`. Each event carries its retention (the
  * TTL); the repository never returns an expired event.
  */
 
@@ -12,6 +12,7 @@ export const EVENT_TYPES = {
   rewindSummary: "rewind_summary",
   rewindProgress: "rewind_progress",
   datasetReset: "dataset_reset",
+  checkpointReset: "checkpoint_reset",
   warning: "warning",
 } as const;
 

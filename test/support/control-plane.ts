@@ -40,6 +40,8 @@ interface TestControlPlaneOptions {
   readonly localRoots?: readonly string[];
   /** Where the functions' JSON log lines go. @default stdout */
   readonly log?: LocalLogOptions;
+  /** Where lifecycle events are POSTed (docs/events.md). @default none */
+  readonly webhook?: string;
 }
 
 export async function startTestControlPlane(

@@ -13,6 +13,7 @@ import type { PipelineRecord, PipelinesRepository } from "../../store/pipelines-
 import type { UpdatesRepository } from "../../store/updates-repository.ts";
 import type { EventStreams } from "../../store/event-streams.ts";
 import type { UpdateExecutions } from "./update-executions.ts";
+import type { LifecycleEvents } from "./lifecycle-events.ts";
 import { tablePropertiesError } from "../../delta/index.ts";
 import type { MetricsSink } from "../metrics/metric-points.ts";
 
@@ -39,6 +40,8 @@ export interface ControlPlane {
   readonly eventStreams: EventStreams;
   /** Starts and stops the state-machine execution of an update. */
   readonly executions: UpdateExecutions;
+  /** Tells people and systems outside the pipeline what its updates do (docs/events.md). */
+  readonly lifecycle: LifecycleEvents;
   /** Parses SQL for definition validation. */
   readonly sql: SqlAnalyzer;
   /** Epoch milliseconds. */

@@ -19,6 +19,8 @@ const version = z.number().int().nonnegative();
 
 const recordSchema = z.object({
   dryRun: z.boolean(),
+  rewindPointId: z.string().optional(),
+  cutId: z.string().optional(),
   cut: z.object({
     time: z.number(),
     datasets: z.array(z.tuple([z.string(), z.object({ version, tableId: z.string() })])),
@@ -55,6 +57,10 @@ const recordSchema = z.object({
 
 export interface RewindPlanRecord {
   readonly dryRun: boolean;
+  /** The rewind point the target resolved to, when it is one (its lifecycle events name it). */
+  readonly rewindPointId?: string;
+  /** The request id of the cut across pipelines this rewind is part of (cut-rewind.ts). */
+  readonly cutId?: string;
   readonly cut: PipelineCut;
   /** Upstream first. */
   readonly datasets: readonly DatasetRewind[];
@@ -69,10 +75,17 @@ function planKey(ids: UpdateIds): string {
   return updateStateKey(ids.pipelineId, ids.updateId, "rewind-plan.json");
 }
 
-export async function recordRewindPlan(bucket: ObjectStore, ids: UpdateIds, plan: RewindPlan): Promise<void> {
-  const { cut } = plan.resolved;
+export async function recordRewindPlan(
+  bucket: ObjectStore,
+  ids: UpdateIds,
+  plan: RewindPlan,
+  cutId?: string,
+): Promise<void> {
+  const { cut, rewindPointId } = plan.resolved;
   const recorded: z.input<typeof recordSchema> = {
     dryRun: plan.dryRun,
+    ...(rewindPointId !== undefined ? { rewindPointId } : {}),
+    ...(cutId !== undefined ? { cutId } : {}),
     cut: { time: cut.time, datasets: [...cut.datasets], flows: [...cut.flows] },
     datasets: plan.datasets.map((d) => ({
       dataset: d.dataset,
@@ -94,6 +107,8 @@ export async function readRewindPlan(bucket: ObjectStore, ids: UpdateIds): Promi
   const recorded = recordSchema.parse(JSON.parse(text));
   return {
     dryRun: recorded.dryRun,
+    ...(recorded.rewindPointId !== undefined ? { rewindPointId: recorded.rewindPointId } : {}),
+    ...(recorded.cutId !== undefined ? { cutId: recorded.cutId } : {}),
     cut: {
       time: recorded.cut.time,
       datasets: new Map(recorded.cut.datasets),

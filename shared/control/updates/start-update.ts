@@ -13,6 +13,7 @@ import type { UpdateRecord } from "../../store/updates-repository.ts";
 import {
   orderedRunDetails,
   refreshFieldsOf,
+  updateKindOf,
   type OrderedRunStep,
   type UpdateIntent,
 } from "./update-intent.ts";
@@ -20,6 +21,7 @@ import { recordRewindPlan } from "./rewind-plan-record.ts";
 import { isStatefulFlow } from "../../engine/stateful/stateful-batch.ts";
 import { stateDefinitionDrift, type StateDefinitionDrift } from "../../engine/stateful/state-definition.ts";
 import { recorder } from "./update-events.ts";
+import { updateStarted } from "./lifecycle-event-builders.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
 import {
   loadPipeline,
@@ -53,7 +55,7 @@ import { FlowNotSupportedOnSparkError } from "../../engine/spark/errors.ts";
  * 4. Record the update QUEUED with the ARN of its execution-to-be, take the pipeline (a lost race is
  *    `PIPELINE_BUSY`, and the update that never began is removed, so listings and SDK waiters follow
  *    the winner), record a rewind's plan, write `create_update`, start the execution named after the
- *    update id.
+ *    update id, and publish "Update Started" (docs/events.md).
  */
 
 export async function startUpdate(
@@ -157,7 +159,7 @@ export async function startUpdate(
       });
   }
   assertBegun(begun);
-  if (rewind) await recordRewindPlan(plane.bucket, update, rewind);
+  if (rewind) await recordRewindPlan(plane.bucket, update, rewind, cut?.request_id);
   const events = recorder(plane, update, pipeline.definition.name);
   await events.createUpdate({
     cause: body.cause,
@@ -177,6 +179,18 @@ export async function startUpdate(
   }
   if (drifts.length > 0) await events.flush();
   await launch(plane, update);
+  // Once: this request made the update (no step of its execution is retried into here).
+  await plane.lifecycle.publish(
+    updateStarted(
+      { ...update, pipelineName: pipeline.definition.name, time: plane.clock() },
+      {
+        updateKind: updateKindOf(intent),
+        cause: body.cause,
+        definitionVersion: version,
+        cutId: cut?.request_id,
+      },
+    ),
+  );
   return { update_id: update.updateId };
 }
 

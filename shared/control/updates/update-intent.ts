@@ -4,6 +4,7 @@ import type { RefreshRequest } from "../../rewind/refresh-request.ts";
 import { rewindDatasetSpecSchema, type RewindTarget } from "../../rewind/rewind-spec.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
 import { BATCH_ENGINES } from "../../pipeline/pipeline-settings.ts";
+import type { UPDATE_KINDS } from "../../api/lifecycle-events.ts";
 
 /**
  * What an update does, parsed once from its request by start-update and kept on the update record:
@@ -92,4 +93,10 @@ export function intentOf(update: UpdateRecord): UpdateIntent {
 /** A run that only validated the definition: it read and wrote no table. */
 export function isValidation(intent: UpdateIntent): boolean {
   return intent.kind === "run" && intent.validateOnly;
+}
+
+/** What an update does, as readers outside the pipeline tell updates apart (docs/events.md). */
+export function updateKindOf(intent: UpdateIntent): (typeof UPDATE_KINDS)[number] {
+  if (intent.kind === "rewind") return intent.dryRun ? "REWIND_DRY_RUN" : "REWIND";
+  return intent.validateOnly ? "VALIDATE" : "RUN";
 }

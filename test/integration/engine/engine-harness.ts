@@ -1,3 +1,4 @@
+import { NO_LIFECYCLE_EVENTS } from "../../../shared/control/plane/lifecycle-events.ts";
 import type { DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
@@ -87,6 +88,7 @@ export class EngineHarness {
       },
       clock: options.clock ?? Date.now,
       ...(options.spark ? { spark: options.spark(`${this.prefix}pipeline/`) } : {}),
+      lifecycle: NO_LIFECYCLE_EVENTS,
     };
   }
 

@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -13,10 +15,26 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
  */
 
 let cp: TestControlPlane;
+/** The lifecycle events the runtime POSTed to a local webhook (docs/events.md). */
+const delivered: { "detail-type": string; detail: { update_id: string; cut_id?: string | null } }[] = [];
+let webhook: Server;
 beforeAll(async () => {
-  cp = await startTestControlPlane();
+  webhook = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      delivered.push(JSON.parse(body) as (typeof delivered)[number]);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => webhook.listen(0, "127.0.0.1", resolve));
+  const { port } = webhook.address() as AddressInfo;
+  cp = await startTestControlPlane({ webhook: `http://127.0.0.1:${port}/` });
 }, 120_000);
-afterAll(() => cp?.close());
+afterAll(async () => {
+  await cp?.close();
+  await new Promise((resolve) => webhook?.close(resolve));
+});
 
 const CATALOG = "main";
 const rewindOn = { "pipelines.rewind.enabled": "true" };
@@ -180,6 +198,17 @@ describe("POST /api/2.0/ebb/rewinds", () => {
       expect((created?.details as { create_update?: { cut?: unknown } })?.create_update?.cut).toEqual({
         request_id: done.request_id,
       });
+    }
+    // Readers outside hear the same: each pipeline's start and completed rewind name the cut.
+    for (const p of done.pipelines) {
+      const deadline = Date.now() + 10_000;
+      const ofUpdate = () => delivered.filter((e) => e.detail.update_id === p.update_id);
+      while (!ofUpdate().some((e) => e["detail-type"] === "Rewind Completed") && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      const cutIds = ofUpdate()
+        .filter((e) => ["Update Started", "Rewind Completed"].includes(e["detail-type"]))
+        .map((e) => e.detail.cut_id);
+      expect(cutIds, p.pipeline_id).toEqual([done.request_id, done.request_id]);
     }
 
     // The replay, in order: named in any order, each run starts as the one before completes.

@@ -1,3 +1,4 @@
+import type { LifecycleEvent } from "../../../shared/api/lifecycle-events.ts";
 import { DuckSession, type DuckRow } from "../../../shared/duck/duck-session.ts";
 import { DeltaTable, tablePropertiesError } from "../../../shared/delta/index.ts";
 import { parseWith } from "../../../shared/api/request-body.ts";
@@ -159,9 +160,13 @@ export class RewindHarness {
         analyzeCondition: async (condition) => (await sqlParser()).analyzeCondition(condition),
         deparse: async (statement) => (await sqlParser()).deparse(statement),
       },
+      lifecycle: { publish: async (event) => void this.published.push(event) },
       clock: this.clock.now,
     };
   }
+
+  /** The lifecycle events the steps published, in order (docs/events.md). */
+  readonly published: LifecycleEvent[] = [];
 
   pipeline!: ValidatedPipeline;
 

@@ -1,3 +1,4 @@
+import { ENVIRONMENT } from "../../../functions/runtime/environment.ts";
 import { DEFAULT_TASK_SIZE, taskEnvironment } from "../../../shared/engine/task-sizing.ts";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -38,6 +39,8 @@ describe("the local runtime's view of the synthesized stack", () => {
       const sizing = taskEnvironment(DEFAULT_TASK_SIZE);
       for (const [name, value] of Object.entries(fn.environment)) {
         if (name in sizing) expect(value, name).toBe(sizing[name]);
+        // No event bus locally: lifecycle events go to the webhook (docs/events.md).
+        else if (name === ENVIRONMENT.eventBus) expect(value, name).toBe("");
         else expect(value, name).toMatch(/^(local-|arn:aws:states:)/);
       }
     }

@@ -69,6 +69,9 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "functions/runtime/environment.ts": { MissingEnvironmentError: 1 },
   // The local Spark driver not starting: the job runner answers it as SPARK_JOB_FAILED.
   "functions/runtime/local-spark-jobs.ts": { Error: 1 },
+  // A failed delivery of a lifecycle event, caught by its retries and logged as a WARN: never answered.
+  "functions/runtime/eventbridge-lifecycle-events.ts": { Error: 2 },
+  "functions/runtime/webhook-lifecycle-events.ts": { Error: 1 },
   "shared/store/dynamo-checkpoints-repository.ts": { StoreConfigurationError: 1 },
   "shared/pipeline/sql-references.ts": { SqlParserUnavailableError: 1 },
   // The crash-injection hook of the recovery tests.

@@ -1,5 +1,5 @@
 import type { UpdateRecord } from "../../../store/updates-repository.ts";
-import { intentOf, type OrderedRunStep } from "../update-intent.ts";
+import { intentOf, updateKindOf, type OrderedRunStep } from "../update-intent.ts";
 
 /**
  * What FinishUpdate needs to know of the update. The plan of a run that went straight to its levels
@@ -8,6 +8,8 @@ import { intentOf, type OrderedRunStep } from "../update-intent.ts";
  */
 export interface FinishFacts {
   readonly definitionVersion: number;
+  /** What the update does, for its "Update Completed" event (docs/events.md). */
+  readonly updateKind: ReturnType<typeof updateKindOf>;
   /** A run that was not a validation: a rewind point is captured at its end (rewind on). */
   readonly ranFlows: boolean;
   /** Every flow ran: the tables are as this definition version writes them. */
@@ -21,6 +23,7 @@ export function finishFactsOf(update: UpdateRecord): FinishFacts {
   const ranFlows = intent.kind === "run" && !intent.validateOnly;
   return {
     definitionVersion: update.definitionVersion,
+    updateKind: updateKindOf(intent),
     ranFlows,
     // A run of every flow leaves every table as this definition writes it (start-update's schema check).
     wroteEveryTable: ranFlows && !intent.refresh.onlySelected,

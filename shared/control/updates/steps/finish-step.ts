@@ -13,13 +13,16 @@ import { describeSize } from "../../../engine/batch-size.ts";
 import { markUnfinishedBatchOversized } from "../../../engine/micro-batch.ts";
 import { describeCaught, FUNCTION_LIMIT_CODES, functionLimitOf, type CaughtError } from "./task-errors.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
+import { publishOnce } from "../../plane/lifecycle-events.ts";
+import { updateCompleted, updateFailed } from "../lifecycle-event-builders.ts";
 
 /**
  * The end of an execution. Success: the update COMPLETED, the pipeline released, and (rewind on) a
  * rewind point captured — the cheap, metadata-only capture semantics.md asks for after every
  * successful run (not after a rewind, a dry run or a validation). Failure (the Catch path): the update FAILED with its error and an event, the
  * pipeline released as FAILED; a rewind that failed part-way leaves its block in place.
- * Both are idempotent: a terminal update stays as it is.
+ * Both are idempotent: a terminal update stays as it is. Each publishes its lifecycle event
+ * ("Update Completed", "Update Failed") once, retried or not (docs/events.md).
  */
 
 export async function finishUpdate(
@@ -61,14 +64,18 @@ export async function finishUpdate(
     const held = events.takeHeld();
     // The event, the pipeline released and the update COMPLETED: one request.
     const released = plane.pipelines.endUpdateWrite(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
-    if (await transitionTogether(plane, ids, "COMPLETED", [released], held))
+    if (await transitionTogether(plane, ids, "COMPLETED", [released], held)) {
+      await announceCompleted(plane, ids, facts);
       return handOn(plane, ids, facts, "COMPLETED");
+    }
     // One by one: the event only if the update has not ended meanwhile.
     const now = await plane.updates.get(ids.pipelineId, ids.updateId);
     if (now && !isTerminal(now.state)) await plane.events.appendAll(held);
   }
   await plane.pipelines.endUpdate(ids.pipelineId, ids.updateId, "IDLE", tablesWrittenBy);
   const moved = await plane.updates.transition(ids.pipelineId, ids.updateId, "COMPLETED");
+  // A retry after the transition publishes what the first attempt may not have (publishOnce).
+  if (moved.update.state === "COMPLETED") await announceCompleted(plane, ids, facts);
   return handOn(plane, ids, facts, moved.update.state);
 }
 
@@ -81,6 +88,13 @@ async function handOn(
 ): Promise<{ state: string }> {
   if (state === "COMPLETED" && facts.orderedRun) await continueOrderedRun(plane, ids, facts.orderedRun);
   return { state };
+}
+
+/** "Update Completed", once per update (docs/events.md). */
+async function announceCompleted(plane: ControlPlane, ids: UpdateIds, facts: FinishFacts): Promise<void> {
+  const { pipeline } = await loadPipeline(plane, ids.pipelineId, facts.definitionVersion);
+  const origin = { ...ids, pipelineName: pipeline.definition.name, time: plane.clock() };
+  await publishOnce(plane, updateCompleted(origin, facts));
 }
 
 /** What FinishUpdate needs of the update, read now (and whether it ended). */
@@ -115,6 +129,11 @@ export async function failUpdate(
   if (orderedRun && moved.outcome === "transitioned")
     await orderedRunEnded(plane, ids, orderedRun, `this run failed (${error.errorCode})`);
   if (first) await countIncompleteRewind(plane, ids, context.update);
+  if (moved.update.state === "FAILED") {
+    const origin = { ...ids, pipelineName: context.pipeline.definition.name, time: plane.clock() };
+    const facts = finishFactsOf(context.update);
+    await publishOnce(plane, updateFailed(origin, { ...facts, error: moved.update.error ?? error }));
+  }
   return { state: moved.update.state };
 }
 

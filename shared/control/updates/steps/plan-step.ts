@@ -4,6 +4,8 @@ import { recordRewindPoint } from "../../../rewind/rewind-points.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
 import type { ControlPlane } from "../../plane/control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
+import { publishOnce } from "../../plane/lifecycle-events.ts";
+import { rewindPlanned } from "../lifecycle-event-builders.ts";
 import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
 import { HANDOVER_AFTER_MS } from "./execution-handover.ts";
@@ -18,7 +20,7 @@ import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context
  *    RUNNING when it is a run that goes straight to its levels (no resets first).
  * 2. A rewind reads the plan start-update made (every check ran there, and no other update has
  *    written since: the pipeline is this update's). A dry run is completed right here: its summary
- *    event is the whole result. A real one marks the pipeline rewind-blocked first (write-ahead),
+ *    event is the whole result, and "Rewind Planned" tells readers outside (docs/events.md). A real one marks the pipeline rewind-blocked first (write-ahead),
  *    then answers the datasets to rewind in waves: a wave holds datasets of one DAG level, so each
  *    runs after all its upstreams.
  * 3. A run plans its refresh from the recorded intent (pure): whether resets come first, and the
@@ -129,6 +131,8 @@ async function planWith(
     }
     if (plan.dryRun) {
       await recordRewindPoint(context.env, plan.cut, "dry-run", ids.updateId);
+      const origin = { ...ids, pipelineName: pipeline.definition.name, time: plane.clock() };
+      await publishOnce(plane, rewindPlanned(origin, plan));
       return done;
     }
     await plane.updates.transition(ids.pipelineId, ids.updateId, "RESETTING");

@@ -1,4 +1,9 @@
+import { z } from "zod";
 import { RewindStoppedError } from "../../../rewind/errors.ts";
+import type { RewindEnvironment } from "../../../rewind/rewind-environment.ts";
+import { EVENT_TYPES, eventsOfType } from "../../../rewind/rewind-events.ts";
+import { publishOnce } from "../../plane/lifecycle-events.ts";
+import { rewindCompleted } from "../lifecycle-event-builders.ts";
 import { completeRewind, rewindDataset } from "../../../rewind/rewind-execution.ts";
 import { retriedByTask } from "../update-tasks.ts";
 import type { ControlPlane } from "../../plane/control-plane.ts";
@@ -28,10 +33,36 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
   }
 }
 
-/** After every wave: the block cleared and the final `rewind_summary` (rewind-execution.ts step 4). */
+/**
+ * After every wave: the block cleared and the final `rewind_summary` (rewind-execution.ts step 2),
+ * then "Rewind Completed" with each table's version and the commit that did it (docs/events.md).
+ */
 export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
-  const { env } = await openUpdate(plane, ids);
+  const { env, pipeline } = await openUpdate(plane, ids);
   const plan = await readRewindPlan(plane.bucket, ids);
   const rewound = { datasets: plan.datasets, cut: plan.cut.datasets };
-  return { summaryEventId: await completeRewind(env, rewound, ids.updateId) };
+  const summaryEventId = await completeRewind(env, rewound, ids.updateId);
+  const origin = { ...ids, pipelineName: pipeline.definition.name, time: plane.clock() };
+  await publishOnce(plane, rewindCompleted(origin, plan, await rewindCommits(env, ids.updateId)));
+  return { summaryEventId };
 }
+
+/** Per dataset, the commit this update's rewind made to it (its `rewind_progress` events). */
+async function rewindCommits(env: RewindEnvironment, updateId: string): Promise<Map<string, number>> {
+  const commits = new Map<string, number>();
+  for (const event of await eventsOfType(env.events, env.pipelineId, EVENT_TYPES.rewindProgress)) {
+    if (event.origin.update_id !== updateId) continue;
+    const progress = rewindProgressSchema.safeParse(event.details["rewind_progress"]);
+    const dataset = event.origin.dataset_name;
+    if (!progress.success || dataset === undefined) continue;
+    const commit = progress.data.restore_version ?? progress.data.truncate_version;
+    if (commit !== null && commit !== undefined) commits.set(dataset, commit);
+  }
+  return commits;
+}
+
+/** The part of a `rewind_progress` event's details read here (rewind-execution.ts writes it). */
+const rewindProgressSchema = z.object({
+  restore_version: z.number().int().nullable(),
+  truncate_version: z.number().int().nullable().optional(),
+});
