@@ -25,6 +25,20 @@ export class StoreUnavailableError extends StoreError {
   override readonly name: string = "StoreUnavailableError";
 }
 
+/** The S3 error code (with status 503) of the local runtime's embedded S3 when its data folder is full. */
+export const DATA_FOLDER_FULL_S3_CODE = "DataFolderFull";
+
+/**
+ * The local runtime's data folder has no room for a write: its embedded S3 refused it, naming the
+ * folder and its free space (the message is the stand-in's). Not retried: room seldom returns within
+ * a task's retries, so the update fails at once, saying so, rather than waiting in silence.
+ */
+export class DataFolderFullError extends StoreError {
+  override readonly name = "DataFolderFullError";
+  override readonly errorCode = "DATA_FOLDER_FULL";
+  override readonly httpStatus = 507;
+}
+
 /** A key that is not allowed (empty, absolute, or escaping its prefix with `..`). */
 export class InvalidKeyError extends StoreError {
   override readonly name = "InvalidKeyError";

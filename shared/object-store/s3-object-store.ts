@@ -12,7 +12,12 @@ import {
   UploadPartCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
-import { ObjectNotFoundError, StoreUnavailableError } from "./errors.ts";
+import {
+  DATA_FOLDER_FULL_S3_CODE,
+  DataFolderFullError,
+  ObjectNotFoundError,
+  StoreUnavailableError,
+} from "./errors.ts";
 import { assertValidKey, assertValidPrefix } from "./object-key.ts";
 import { rangeHeader } from "./byte-range.ts";
 import type {
@@ -232,6 +237,8 @@ function translate(error: unknown, key: string): Error {
     if (error.$metadata.httpStatusCode === 404 || error.name === "NoSuchKey") {
       return new ObjectNotFoundError(key, { cause: error });
     }
+    if (error.name === DATA_FOLDER_FULL_S3_CODE)
+      return new DataFolderFullError(error.message, { cause: error });
     return new StoreUnavailableError(`S3 refused the request for ${key}: ${error.name}: ${error.message}`, {
       cause: error,
     });

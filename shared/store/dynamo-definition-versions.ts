@@ -3,13 +3,12 @@ import {
   BatchWriteCommand,
   GetCommand,
   type BatchGetCommandOutput,
-  type BatchWriteCommandOutput,
   type DynamoDBDocumentClient,
   type GetCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { DEFINITION_ITEM, KEY, toDefinitionVersion, versionKey } from "./dynamo-pipeline-items.ts";
-import { request } from "./dynamo-requests.ts";
+import { batchWriteAll, request } from "./dynamo-requests.ts";
 import { DefinitionTooLargeError, DefinitionVersionNotFoundError } from "./errors.ts";
 import { MAX_DEFINITION_BYTES, type DefinitionVersion } from "./pipelines-repository.ts";
 
@@ -86,16 +85,13 @@ export class DynamoDefinitionVersions {
   /** Deletes versions 1 to `current`. */
   async deleteAll(pipelineId: string, current: number): Promise<void> {
     for (const keys of batches(pipelineId, current, BATCH_WRITE_SIZE)) {
-      let pending: NonNullable<BatchWriteCommandOutput["UnprocessedItems"]>[string] = keys.map((Key) => ({
-        DeleteRequest: { Key },
-      }));
-      while (pending.length > 0) {
-        const batch = pending;
-        const output: BatchWriteCommandOutput = await request(() =>
-          this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: batch } })),
+      const items = keys.map((Key) => ({ DeleteRequest: { Key } }));
+      await batchWriteAll(`definition version deletion(s) of ${this.table}`, items, async (batch) => {
+        const output = await this.client.send(
+          new BatchWriteCommand({ RequestItems: { [this.table]: batch } }),
         );
-        pending = output.UnprocessedItems?.[this.table] ?? [];
-      }
+        return { unprocessed: output.UnprocessedItems?.[this.table] as typeof batch | undefined };
+      });
     }
   }
 }

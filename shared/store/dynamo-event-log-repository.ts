@@ -1,16 +1,14 @@
 import {
   BatchWriteCommand,
-  type BatchWriteCommandOutput,
   GetCommand,
   PutCommand,
   type DynamoDBDocumentClient,
   type GetCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { EVENT_LOG_TABLE } from "./table-schemas.ts";
 import { InvalidPageTokenError } from "./errors.ts";
-import { request } from "./dynamo-requests.ts";
+import { batchWriteAll, request } from "./dynamo-requests.ts";
 import { dynamoWrite } from "./dynamo-store-writes.ts";
 import type { StoreWrite } from "./store-writes.ts";
 import { queryPage, type Page, type PagedQuery } from "./query-pages.ts";
@@ -90,18 +88,13 @@ export class DynamoEventLogRepository implements EventLogRepository {
   async appendAll(events: readonly NewEvent[]): Promise<PipelineEvent[]> {
     const built = events.map((event) => this.toItem(event));
     for (let i = 0; i < built.length; i += BATCH_WRITE_SIZE) {
-      let pending: NonNullable<BatchWriteCommandOutput["UnprocessedItems"]>[string] = built
-        .slice(i, i + BATCH_WRITE_SIZE)
-        .map(({ item }) => ({ PutRequest: { Item: item } }));
-      // Items DynamoDB did not take (throttling) go again, after a short wait.
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
-        const batch = pending;
-        const output: BatchWriteCommandOutput = await request(() =>
-          this.client.send(new BatchWriteCommand({ RequestItems: { [this.table]: batch } })),
+      const items = built.slice(i, i + BATCH_WRITE_SIZE).map(({ item }) => ({ PutRequest: { Item: item } }));
+      await batchWriteAll(`event(s) of ${this.table}`, items, async (batch) => {
+        const output = await this.client.send(
+          new BatchWriteCommand({ RequestItems: { [this.table]: batch } }),
         );
-        pending = output.UnprocessedItems?.[this.table] ?? [];
-      }
+        return { unprocessed: output.UnprocessedItems?.[this.table] as typeof batch | undefined };
+      });
     }
     return built.map(({ stored }) => stored);
   }

@@ -27,6 +27,31 @@ export async function request<Output>(call: () => Promise<Output>): Promise<Outp
   }
 }
 
+/** BatchWriteItem calls for one batch before the items DynamoDB leaves unprocessed are an outage (about 5 s). */
+const UNPROCESSED_ATTEMPTS = 8;
+
+/**
+ * Sends a `BatchWriteItem` of `items` (at most 25) and sends again, after a short wait, the items
+ * DynamoDB leaves unprocessed (throttling), a bounded number of times: DynamoDB Local on a full disk
+ * leaves every item unprocessed, and an endless loop left an update RUNNING with no event.
+ */
+export async function batchWriteAll<Item>(
+  what: string,
+  items: readonly Item[],
+  send: (batch: Item[]) => Promise<{ readonly unprocessed: Item[] | undefined }>,
+): Promise<void> {
+  let pending = [...items];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt >= UNPROCESSED_ATTEMPTS)
+      throw new StoreUnavailableError(
+        `DynamoDB did not take ${pending.length} ${what} after ${attempt} attempts: retry shortly`,
+      );
+    if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
+    const batch = pending;
+    pending = (await request(() => send(batch))).unprocessed ?? [];
+  }
+}
+
 export type ConditionalWriteResult =
   | { readonly written: true }
   /**

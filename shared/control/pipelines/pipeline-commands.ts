@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { pipelineTables } from "../../pipeline/pipeline-tables.ts";
 import { validatePipeline } from "../../pipeline/validate-pipeline.ts";
 import { checkDefinitionLocations, checkSourceLocation } from "../../pipeline/source-location-policy.ts";
@@ -91,9 +92,11 @@ export async function getPipeline(plane: ControlPlane, pipelineId: string) {
 /**
  * An edit that names no version it expects (`expected_definition_version`, `expected_last_modified`)
  * is applied over whatever edit landed first, as Databricks does: the last writer wins. These many
- * tries cover a burst of such edits; past them the caller is told to retry.
+ * tries, a short random wait apart (racers that retried in step collided again: 3 of a burst of 8
+ * were refused), cover a burst of such edits; past them the caller is told to retry.
  */
-const LAST_WRITER_ATTEMPTS = 5;
+const LAST_WRITER_ATTEMPTS = 10;
+const LAST_WRITER_WAIT_MS = 20;
 
 export async function editPipeline(plane: ControlPlane, pipelineId: string, body: EditPipelineBody) {
   const unconditional =
@@ -109,6 +112,7 @@ export async function editPipeline(plane: ControlPlane, pipelineId: string, body
       throw new ResourceConflictError(
         `the pipeline is being edited by others right now (definition version ${edited.conflict}): retry the edit`,
       );
+    await sleep(Math.random() * LAST_WRITER_WAIT_MS * attempt);
   }
 }
 

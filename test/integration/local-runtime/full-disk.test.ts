@@ -48,9 +48,9 @@ it.skipIf(!cappedTempFolders)(
         break;
       }
     }
-    expect(refusal).toMatchObject({ name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } });
+    expect(refusal).toMatchObject({ name: "DataFolderFull", $metadata: { httpStatusCode: 503 } });
     expect((refusal as Error).message).toContain(folder!.dir);
-    expect((refusal as Error).message).toMatch(/disk is full .*MB free/);
+    expect((refusal as Error).message).toMatch(/data folder is full .*MB free/);
     expect(stored).toBeGreaterThan(0);
 
     // Still serving what it holds, and the runtime still running.
