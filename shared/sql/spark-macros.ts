@@ -28,7 +28,14 @@ export interface MacroArgument {
 }
 
 /** Translations only the post-pass applies: a statement calling one by its name is refused. */
-export const POST_PASS_ONLY: ReadonlySet<string> = new Set(["divisor", "substring_start"]);
+export const POST_PASS_ONLY: ReadonlySet<string> = new Set([
+  "divisor",
+  "substring_start",
+  "integral_cast",
+  "epoch_seconds_cast",
+  "timestamp_of_seconds",
+  "timestamp_of_text",
+]);
 
 type Macro = (args: readonly MacroArgument[], name: string) => string;
 
@@ -74,9 +81,13 @@ export const MACROS: Readonly<Record<string, Macro>> = {
   // is not JSON: json_extract_string's on the text read as JSON where it is.
   get_json_object: (args, name) => {
     arity(name, args, 2);
-    if (args[1]!.literal?.includes("['"))
-      throw new MacroRefusal(name, "a JSON path subscript ['name'] is not translated: write $.name");
-    return `json_extract_string(TRY_CAST(${sql(args, 0)} AS JSON), ${sql(args, 1)})`;
+    const path = args[1]!.literal;
+    // Spark's `$['a b']` (and `col:a['a b']`, which the transpiler writes `["a b"]`) is DuckDB's `$."a b"`.
+    const duckPath =
+      path === undefined
+        ? sql(args, 1)
+        : `'${path.replace(/\[\s*(?:'([^']*)'|"([^"]*)")\s*\]/g, (_, single?: string, double?: string) => `.${JSON.stringify(single ?? double)}`).replaceAll("'", "''")}'`;
+    return `json_extract_string(TRY_CAST(${sql(args, 0)} AS JSON), ${duckPath})`;
   },
   // Datetime patterns (yyyy-MM-dd) become DuckDB's (%Y-%m-%d): datetime-patterns.ts.
   to_timestamp: (args, name) => {
@@ -216,6 +227,8 @@ export const MACROS: Readonly<Record<string, Macro>> = {
     const type = duckDbStructType(schema, name);
     // Spark's PERMISSIVE mode: text that is not JSON of the schema gives a row of NULLs, not an error.
     const text = sql(args, 0);
+    const fieldList = !/^\s*(array|struct|map)\s*</i.test(schema);
+    if (!fieldList) return `TRY_CAST(TRY_CAST(${text} AS JSON) AS ${type})`;
     const nulls = JSON.stringify(Object.fromEntries(topLevelFields(schema).map((field) => [field, null])));
     return `CASE WHEN ${text} IS NULL THEN NULL ELSE coalesce(TRY_CAST(TRY_CAST(${text} AS JSON) AS ${type}), CAST(JSON '${nulls.replaceAll("'", "''")}' AS ${type})) END`;
   },
@@ -260,6 +273,22 @@ export const MACROS: Readonly<Record<string, Macro>> = {
     arity(name, args, 1);
     return `array_to_string(list_transform(string_split(lower(${sql(args, 0)}), ' '), w -> upper(w[1]) || w[2:]), ' ')`;
   },
+  // Not Spark functions: the post-pass's casts (spark-to-duckdb.ts sparkCast), the type as a literal.
+  // Each branch binds whatever the operand's type (through VARCHAR), and only the one for it runs.
+  integral_cast: (args) => {
+    const [x, type] = [sql(args, 0), args[1]!.literal!];
+    const text = `CAST(${x} AS VARCHAR)`;
+    return (
+      `CASE WHEN typeof(${x}) IN ('DOUBLE', 'FLOAT') THEN CAST(trunc(CAST(${text} AS DOUBLE)) AS ${type}) ` +
+      `WHEN typeof(${x}) LIKE 'DECIMAL%' THEN CAST(trunc(CAST(${text} AS DECIMAL(38, 18))) AS ${type}) ` +
+      `WHEN typeof(${x}) = 'VARCHAR' AND NOT regexp_full_match(${text}, '\\s*[+-]?\\d+\\s*') ` +
+      `THEN error('[CAST_INVALID_INPUT] The value ' || ${text} || ' of the type "STRING" cannot be cast to "${type}" because it is malformed') ` +
+      `ELSE CAST(${x} AS ${type}) END`
+    );
+  },
+  epoch_seconds_cast: (args) => `CAST(floor(epoch(${sql(args, 0)})) AS ${args[1]!.literal!})`,
+  timestamp_of_seconds: one((x) => `make_timestamp(CAST(trunc(CAST(${x} AS DOUBLE) * 1000000) AS BIGINT))`),
+  timestamp_of_text: one((x) => `CAST(CAST(${x} AS TIMESTAMPTZ) AS TIMESTAMP)`),
   // Spark's substring reads a start of 0 as 1.
   substring_start: (args) => `CASE WHEN ${sql(args, 0)} = 0 THEN 1 ELSE ${sql(args, 0)} END`,
   nvl2: (args, name) => {
@@ -288,7 +317,9 @@ function topLevelFields(ddl: string): string[] {
 
 /** A Spark DDL schema (`a INT, b ARRAY<STRING>`) as a DuckDB STRUCT type. */
 function duckDbStructType(ddl: string, name: string): string {
-  const parsed = parseDataType(`STRUCT<${ddl}>`, Dialect.Spark);
+  // A whole type (`array<struct<…>>`, `struct<…>`, `map<…>`) or, as Spark reads it too, a field list.
+  const whole = /^\s*(array|struct|map)\s*</i.test(ddl);
+  const parsed = parseDataType(whole ? ddl : `STRUCT<${ddl}>`, Dialect.Spark);
   if (!parsed.success || !parsed.dataType) {
     throw new MacroRefusal(name, `from_json's schema ${JSON.stringify(ddl)} is not a DDL schema Ebb reads`);
   }

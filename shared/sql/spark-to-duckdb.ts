@@ -17,12 +17,12 @@ import { isSymbol, significant, tokenize, type Token } from "./spark-sql-tokens.
  *
  * Pure and synchronous; a pipeline pays it once per definition version (at validation).
  */
-export function sparkToDuckDb(statement: string): string {
+export function sparkToDuckDb(statement: string, options: TranslationOptions = {}): string {
   let tokens: Token[];
   let prepared: string;
   try {
     tokens = tokenize(statement);
-    prepared = prepare(tokens);
+    prepared = prepare(tokens, new Set(options.relations ?? []));
   } catch (error) {
     // The tokenizer's refusals (a string or comment not closed) are the statement's, not Ebb's.
     if (!(error instanceof SqlNotSupportedError)) throw error;
@@ -48,6 +48,11 @@ export function sparkToDuckDb(statement: string): string {
   }
 }
 
+export interface TranslationOptions {
+  /** Relations the caller named in the statement (the statements API's sources): Ebb's own names, let through. */
+  readonly relations?: readonly string[];
+}
+
 /** A Spark boolean expression (a predicate, an `owns` condition) → DuckDB's. */
 export function sparkConditionToDuckDb(condition: string): string {
   const prefix = "SELECT ";
@@ -64,13 +69,17 @@ export function sparkConditionToDuckDb(condition: string): string {
 const PREFIX = "__ebb_";
 
 /** Pass 1: the Spark text with Ebb's marks, or a refusal. */
-function prepare(tokens: readonly Token[]): string {
+function prepare(tokens: readonly Token[], relations: ReadonlySet<string>): string {
   const edits = new Map<number, { replace?: string; after?: string }>();
   const positions = offsets(tokens);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const at = () => position(tokens, positions[i]!);
-    if ((token.kind === "word" || token.kind === "quoted") && token.value.toLowerCase().startsWith(PREFIX)) {
+    if (
+      (token.kind === "word" || token.kind === "quoted") &&
+      token.value.toLowerCase().startsWith(PREFIX) &&
+      !relations.has(token.value)
+    ) {
       throw new SqlUnsupportedError(`names starting ${PREFIX} are Ebb's own`, at());
     }
     if (token.kind === "word" && isSymbol(tokens[nextSignificant(tokens, i + 1)], "(")) {
@@ -196,8 +205,8 @@ function rewriteNode(node: Node): Node {
     return node;
   }
   // Every cast the transpiler wrote TRY_CAST was Spark's CAST or `::`, which fail on bad input (ANSI).
-  if ("try_cast" in node) return { cast: withoutZone(node["try_cast"] as Node) };
-  if ("cast" in node) return { cast: withoutZone(node["cast"] as Node) };
+  if ("try_cast" in node) return sparkCast(withoutZone(node["try_cast"] as Node));
+  if ("cast" in node) return sparkCast(withoutZone(node["cast"] as Node));
   // ANSI: dividing by zero is an error in Spark; DuckDB gives Infinity or NULL.
   for (const operator of ["div", "mod"] as const) {
     const operation = node[operator] as { right?: Node } | undefined;
@@ -232,6 +241,35 @@ function rewriteNode(node: Node): Node {
     return { try_cast: inner["cast"] };
   }
   return expand(macro, call.args ?? []);
+}
+
+const INTEGRAL = new Set(["tiny_int", "small_int", "int", "integer", "big_int"]);
+
+/**
+ * Spark's (ANSI) cast where DuckDB's reads otherwise: to a whole number a fraction is truncated (DuckDB
+ * rounds), text with a fraction is an error, a timestamp is its epoch seconds; to a timestamp a number
+ * is epoch seconds and text with an offset is that instant.
+ */
+function sparkCast(cast: Node): Node {
+  const to = cast["to"] as Node | undefined;
+  const type = String(to?.["data_type"] ?? "").toLowerCase();
+  const operand = cast["this"] as Node;
+  const literal = operand["literal"] as { literal_type?: string; value?: string } | undefined;
+  const typeText = (argument({ cast }).sql.match(/ AS ((?:(?! AS ).)+)\)$/) ?? [])[1];
+  if (INTEGRAL.has(type) && typeText !== undefined) {
+    if (literal?.literal_type === "number" && /^-?\d+$/.test(literal.value ?? "")) return { cast };
+    const castTo = (cast["this"] as Node)["cast"] as Node | undefined;
+    const fromTimestamp = String((castTo?.["to"] as Node | undefined)?.["data_type"] ?? "") === "timestamp";
+    const macro = fromTimestamp ? "epoch_seconds_cast" : "integral_cast";
+    return expand(macro, [operand, { literal: { literal_type: "string", value: typeText } }]);
+  }
+  if (type === "timestamp") {
+    if (literal?.literal_type === "number") return expand("timestamp_of_seconds", [operand]);
+    // Text with an offset is that instant (DuckDB's TIMESTAMP drops the offset); the session is UTC.
+    if (literal?.literal_type === "string" && /(Z|[+-]\d\d(:?\d\d)?)$/.test(literal.value ?? ""))
+      return expand("timestamp_of_text", [operand]);
+  }
+  return { cast };
 }
 
 /** Spark's TIMESTAMP is an instant; in the UTC session DuckDB's TIMESTAMP reads and prints it as Spark does. */
