@@ -176,6 +176,13 @@ type Node = Record<string, unknown>;
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (value === null || typeof value !== "object") return value;
+  // try_cast keeps DuckDB's TRY_CAST: its operand is rewritten, its cast is not Spark's ANSI one.
+  const call = (value as Node)["function"] as { name?: string; args?: Node[] } | undefined;
+  if (call?.name?.toLowerCase() === `${PREFIX}try`) {
+    const inner = (call.args?.[0]?.["cast"] ?? call.args?.[0]?.["try_cast"]) as Node | undefined;
+    if (!inner) throw new Error("Ebb's try_cast mark lost its cast");
+    return { try_cast: withoutZone({ ...inner, this: rewrite(inner["this"]) }) };
+  }
   const node: Node = {};
   for (const [key, child] of Object.entries(value)) node[key] = rewrite(child);
   return rewriteNode(node);
@@ -222,6 +229,39 @@ function rewriteNode(node: Node): Node {
       return { [operator]: { ...like, escape: { literal: { literal_type: "string", value: "\\" } } } };
     }
   }
+  // Spark: a DATE plus whole days, months or years is a DATE (DuckDB's is a TIMESTAMP).
+  const sum = node["add"] as { left?: Node; right?: Node } | undefined;
+  if (sum && isDate(sum.left) && calendarInterval(sum.right)) {
+    return {
+      cast: {
+        this: { paren: { this: node, trailing_comments: [] } },
+        to: { data_type: "date" },
+        double_colon_syntax: false,
+      },
+    };
+  }
+  // Spark: a DATE minus a DATE is an INTERVAL DAY (DuckDB's is a number of days): refused, with the way out.
+  const difference = node["sub"] as { left?: Node; right?: Node } | undefined;
+  if (difference && isDate(difference.left) && isDate(difference.right)) {
+    throw new MacroRefusal(
+      "-",
+      "a DATE minus a DATE is an INTERVAL in Spark, which Ebb does not return: use datediff(end, start) for the days",
+    );
+  }
+  // `array(…)` the transpiler left as written (around Ebb's own calls) is DuckDB's list_value.
+  const array = node["function"] as { name?: string } | undefined;
+  if (array?.name?.toUpperCase() === "ARRAY") return { function: { ...array, name: "LIST_VALUE" } };
+  // Spark's `a[i]` counts from 0 and fails past the end (ANSI): the pre-pass's `a[(i) + 1]` mark.
+  const subscript = node["subscript"] as { this?: Node; index?: Node } | undefined;
+  const added = subscript?.index?.["add"] as { left?: Node; right?: Node } | undefined;
+  const marked = added?.left?.["paren"] as { this?: Node } | undefined;
+  if (
+    subscript?.this !== undefined &&
+    marked?.this !== undefined &&
+    (added!.right?.["literal"] as { value?: string } | undefined)?.value === "1"
+  ) {
+    return expand("array_subscript", [subscript.this, marked.this]);
+  }
   // Spark reads a substring starting at 0 as starting at 1 (DuckDB takes one character fewer).
   const substring = node["substring"] as { start?: Node } | undefined;
   if (substring?.start !== undefined && !("case" in substring.start)) {
@@ -235,11 +275,6 @@ function rewriteNode(node: Node): Node {
   if (name === "get_json_object") return expand("get_json_object", call.args ?? []);
   if (!name.startsWith(PREFIX)) return node;
   const macro = name.slice(PREFIX.length);
-  if (macro === "try") {
-    const inner = call.args?.[0] as Node | undefined;
-    if (!inner || !("cast" in inner)) throw new Error("Ebb's try_cast mark lost its cast");
-    return { try_cast: inner["cast"] };
-  }
   return expand(macro, call.args ?? []);
 }
 
@@ -270,6 +305,18 @@ function sparkCast(cast: Node): Node {
       return expand("timestamp_of_text", [operand]);
   }
   return { cast };
+}
+
+/** A node Ebb can see is a DATE (a cast to DATE: Spark's DATE'…' literals, CAST(… AS DATE)). */
+function isDate(node: Node | undefined): boolean {
+  const cast = node?.["cast"] as Node | undefined;
+  return (cast?.["to"] as Node | undefined)?.["data_type"] === "date";
+}
+
+/** An INTERVAL of whole days, weeks, months or years (Spark adds those to a DATE as a DATE). */
+function calendarInterval(node: Node | undefined): boolean {
+  const interval = node?.["interval"] as { unit?: { unit?: string } } | undefined;
+  return /^(day|week|month|year)s?$/i.test(interval?.unit?.unit ?? "");
 }
 
 /** Spark's TIMESTAMP is an instant; in the UTC session DuckDB's TIMESTAMP reads and prints it as Spark does. */
