@@ -180,6 +180,15 @@ describe("refusals say what is supported", () => {
   });
 });
 
+describe("statements speak the pipelines' Spark dialect", () => {
+  it("casts, subscripts and JSON paths answer as Spark does", async () => {
+    expect(await value("SELECT CAST(12.7 AS INT)")).toBe(12);
+    expect(await value("SELECT array(10, 20, 30)[0]")).toBe(10);
+    expect(await value(`SELECT get_json_object('{"a b": 1}', '$[\\'a b\\']')`)).toBe("1");
+    await expect(value("SELECT CAST('12.7' AS INT)")).rejects.toThrow(/CAST_INVALID_INPUT/);
+  });
+});
+
 describe("the dialect's refusals name their place", () => {
   it.each([
     ["SELECT date_format(ts, 'yyyy QQQ') FROM x", /line 1, column 8: .*uses "QQQ"/],
