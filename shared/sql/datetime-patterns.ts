@@ -16,6 +16,7 @@ const FIELDS: Readonly<Record<string, string>> = {
   dd: "%d",
   d: "%-d",
   DDD: "%j",
+  D: "%-j",
   HH: "%H",
   H: "%-H",
   hh: "%I",

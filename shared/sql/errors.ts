@@ -9,9 +9,8 @@ import { CodedError } from "../errors/coded-error.ts";
 export const SUPPORTED_SQL =
   "Ebb runs one query (SELECT, WITH, VALUES or DESCRIBE HISTORY) over event_log('<pipeline-id>'), " +
   "table_changes('<catalog.schema.table>', <from>[, <to>]), DESCRIBE HISTORY <table> and tables by " +
-  "catalog.schema.table; Spark's col:path JSON paths, current_timestamp(), unix_timestamp, " +
-  "from_unixtime, date_format, to_timestamp, to_date, date_add, date_sub, datediff and " +
-  "get_json_object are translated, and other functions are DuckDB's";
+  "catalog.schema.table, in Spark SQL's dialect as pipelines run it (docs/sql.md lists the functions " +
+  "it runs and those it refuses)";
 
 /** A Databricks form the translator does not handle (another table-valued function, a statement). */
 export class SqlNotSupportedError extends CodedError {

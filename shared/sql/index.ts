@@ -1,10 +1,10 @@
 /** Databricks SQL for the statements endpoint: the translator, the result shape, the refusals. */
 export {
-  translateSparkSql,
+  translateStatement,
   type StatementSource,
   type TranslatedStatement,
   type TranslationContext,
-} from "./spark-sql-translation.ts";
+} from "./statement-translation.ts";
 export {
   statementChunk,
   statementManifest,

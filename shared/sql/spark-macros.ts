@@ -28,7 +28,27 @@ export interface MacroArgument {
 }
 
 /** Translations only the post-pass applies: a statement calling one by its name is refused. */
-export const POST_PASS_ONLY: ReadonlySet<string> = new Set(["divisor", "substring_start"]);
+export const POST_PASS_ONLY: ReadonlySet<string> = new Set([
+  "divisor",
+  "substring_start",
+  "integral_cast",
+  "epoch_seconds_cast",
+  "timestamp_of_seconds",
+  "timestamp_of_text",
+  "array_subscript",
+]);
+
+/** DuckDB SQL Ebb can see is a map (its own translations of map(…) and map_from_arrays(…)). */
+function isMap(text: string): boolean {
+  return /^\(*\s*(MAP|MAP_FROM_ARRAYS|MAP_FROM_ENTRIES)\s*\(/i.test(text);
+}
+
+/** DuckDB SQL Ebb can see is a list (a list literal or a function that makes one). */
+function isList(text: string): boolean {
+  return /^\(*\s*(\[|LIST_\w*\(|LIST_VALUE\(|ARRAY_AGG\(|ARRAY_SORT\(|ARRAY_DISTINCT\(|STRING_SPLIT\w*\(|STR_SPLIT\w*\()/i.test(
+    text,
+  );
+}
 
 type Macro = (args: readonly MacroArgument[], name: string) => string;
 
@@ -74,9 +94,13 @@ export const MACROS: Readonly<Record<string, Macro>> = {
   // is not JSON: json_extract_string's on the text read as JSON where it is.
   get_json_object: (args, name) => {
     arity(name, args, 2);
-    if (args[1]!.literal?.includes("['"))
-      throw new MacroRefusal(name, "a JSON path subscript ['name'] is not translated: write $.name");
-    return `json_extract_string(TRY_CAST(${sql(args, 0)} AS JSON), ${sql(args, 1)})`;
+    const path = args[1]!.literal;
+    // Spark's `$['a b']` (and `col:a['a b']`, which the transpiler writes `["a b"]`) is DuckDB's `$."a b"`.
+    const duckPath =
+      path === undefined
+        ? sql(args, 1)
+        : `'${path.replace(/\[\s*(?:'([^']*)'|"([^"]*)")\s*\]/g, (_, single?: string, double?: string) => `.${JSON.stringify(single ?? double)}`).replaceAll("'", "''")}'`;
+    return `json_extract_string(TRY_CAST(${sql(args, 0)} AS JSON), ${duckPath})`;
   },
   // Datetime patterns (yyyy-MM-dd) become DuckDB's (%Y-%m-%d): datetime-patterns.ts.
   to_timestamp: (args, name) => {
@@ -216,6 +240,8 @@ export const MACROS: Readonly<Record<string, Macro>> = {
     const type = duckDbStructType(schema, name);
     // Spark's PERMISSIVE mode: text that is not JSON of the schema gives a row of NULLs, not an error.
     const text = sql(args, 0);
+    const fieldList = !/^\s*(array|struct|map)\s*</i.test(schema);
+    if (!fieldList) return `TRY_CAST(TRY_CAST(${text} AS JSON) AS ${type})`;
     const nulls = JSON.stringify(Object.fromEntries(topLevelFields(schema).map((field) => [field, null])));
     return `CASE WHEN ${text} IS NULL THEN NULL ELSE coalesce(TRY_CAST(TRY_CAST(${text} AS JSON) AS ${type}), CAST(JSON '${nulls.replaceAll("'", "''")}' AS ${type})) END`;
   },
@@ -240,25 +266,151 @@ export const MACROS: Readonly<Record<string, Macro>> = {
     }
     return `sha256(${sql(args, 0)})`;
   },
-  // Spark 4 (ANSI): size(NULL) is NULL; len reads lists and maps alike.
+  // Spark 4 (ANSI): size(NULL) is NULL. DuckDB counts a map's entries with cardinality, which binds for
+  // maps only: a map Ebb can see (map(…), map_from_arrays(…)) is counted so, anything else as a list.
   size: (args, name) => {
     arity(name, args, 1);
-    return `len(${sql(args, 0)})`;
+    return isMap(sql(args, 0)) ? `cardinality(${sql(args, 0)})` : `len(${sql(args, 0)})`;
   },
   cardinality: (args, name) => {
     arity(name, args, 1);
-    return `len(${sql(args, 0)})`;
+    return isMap(sql(args, 0)) ? `cardinality(${sql(args, 0)})` : `len(${sql(args, 0)})`;
   },
-  // 1-based; a negative index counts from the end; past the end is NULL (Spark 4: an error under ANSI
-  // for arrays: refused below when the index is not a literal is overcautious, so it is kept).
+  // 1-based; a negative index counts from the end; ANSI: 0 or past the end is an error for an array,
+  // and a missing key NULL for a map. Each branch binds whatever the operand's type.
   element_at: (args, name) => {
     arity(name, args, 2);
-    return `(${sql(args, 0)})[${sql(args, 1)}]`;
+    const [a, i] = [sql(args, 0), sql(args, 1)];
+    const index = `TRY_CAST(${i} AS BIGINT)`;
+    return (
+      `CASE WHEN typeof(${a}) LIKE 'MAP(%' THEN (${a})[${i}] ` +
+      `WHEN ${index} = 0 THEN error('[INVALID_INDEX_OF_ZERO] The index 0 is invalid: an index shall be either < 0 or > 0 (the first element has index 1)') ` +
+      `WHEN abs(${index}) > json_array_length(to_json(${a})) THEN error('[INVALID_ARRAY_INDEX_IN_ELEMENT_AT] The index ' || ${i} || ' is out of bounds: use try_element_at to get NULL instead') ` +
+      `ELSE (${a})[${i}] END`
+    );
+  },
+  // Not a Spark function: the post-pass's `a[i]` (0-based in Spark; ANSI: out of bounds is an error).
+  array_subscript: (args) => {
+    const [a, i] = [sql(args, 0), sql(args, 1)];
+    const index = `TRY_CAST(${i} AS BIGINT)`;
+    return (
+      `CASE WHEN typeof(${a}) LIKE 'MAP(%' THEN (${a})[(${i}) + 1] ` +
+      `WHEN ${index} < 0 OR ${index} >= json_array_length(to_json(${a})) THEN error('[INVALID_ARRAY_INDEX] The index ' || ${i} || ' is out of bounds: use try_element_at to get NULL instead') ` +
+      `ELSE (${a})[(${i}) + 1] END`
+    );
+  },
+  // A string reversed, or an array Ebb can see is one (DuckDB's reverse reads strings only).
+  reverse: (args, name) => {
+    arity(name, args, 1);
+    const x = sql(args, 0);
+    return isList(x) ? `list_reverse(${x})` : `reverse(${x})`;
+  },
+  // Spark joins an array argument's elements too, and skips NULLs.
+  concat_ws: (args, name) => {
+    if (args.length < 1) throw new MacroRefusal(name, "concat_ws takes a separator and values");
+    const separator = sql(args, 0);
+    const parts = args
+      .slice(1)
+      .map((arg) =>
+        isList(arg.sql)
+          ? `nullif(array_to_string(list_filter(${arg.sql}, e -> e IS NOT NULL), ${separator}), '')`
+          : arg.sql,
+      );
+    return `concat_ws(${[separator, ...parts].join(", ")})`;
   },
   // Spark's `initcap` upper-cases each word's first letter and lower-cases the rest.
   initcap: (args, name) => {
     arity(name, args, 1);
     return `array_to_string(list_transform(string_split(lower(${sql(args, 0)}), ' '), w -> upper(w[1]) || w[2:]), ' ')`;
+  },
+  // Not Spark functions: the post-pass's casts (spark-to-duckdb.ts sparkCast), the type as a literal.
+  // Each branch binds whatever the operand's type (through VARCHAR), and only the one for it runs.
+  integral_cast: (args) => {
+    const [x, type] = [sql(args, 0), args[1]!.literal!];
+    const text = `CAST(${x} AS VARCHAR)`;
+    return (
+      `CASE WHEN typeof(${x}) IN ('DOUBLE', 'FLOAT') THEN CAST(trunc(CAST(${text} AS DOUBLE)) AS ${type}) ` +
+      `WHEN typeof(${x}) LIKE 'DECIMAL%' THEN CAST(trunc(CAST(${text} AS DECIMAL(38, 18))) AS ${type}) ` +
+      `WHEN typeof(${x}) = 'VARCHAR' AND NOT regexp_full_match(${text}, '\\s*[+-]?\\d+\\s*') ` +
+      `THEN error('[CAST_INVALID_INPUT] The value ' || ${text} || ' of the type "STRING" cannot be cast to "${type}" because it is malformed') ` +
+      `ELSE CAST(${x} AS ${type}) END`
+    );
+  },
+  epoch_seconds_cast: (args) => `CAST(floor(epoch(${sql(args, 0)})) AS ${args[1]!.literal!})`,
+  timestamp_of_seconds: one((x) => `make_timestamp(CAST(trunc(CAST(${x} AS DOUBLE) * 1000000) AS BIGINT))`),
+  timestamp_of_text: one((x) => `CAST(CAST(${x} AS TIMESTAMPTZ) AS TIMESTAMP)`),
+  // Java's remainder made positive, as Spark's pmod.
+  pmod: two((a, n) => `(((${a}) % (${n})) + (${n})) % (${n})`),
+  // Half to even.
+  bround: (args, name) => {
+    arity(name, args, 1, 2);
+    return `round_even(${sql(args, 0)}, ${args[1]?.sql ?? "0"})`;
+  },
+  signum: one((x) => `CAST(sign(${x}) AS DOUBLE)`),
+  octet_length: one((s) => `strlen(${s})`),
+  btrim: (args, name) => {
+    arity(name, args, 1, 2);
+    return args.length === 1 ? `trim(${sql(args, 0)})` : `trim(${sql(args, 0)}, ${sql(args, 1)})`;
+  },
+  hex: one((x) => `upper(hex(${x}))`),
+  // trunc(date, 'MM'): the date at the start of its year, quarter, month or week.
+  trunc: (args, name) => {
+    arity(name, args, 2);
+    const unit = args[1]!.literal?.toUpperCase();
+    const part =
+      unit === undefined
+        ? undefined
+        : {
+            YEAR: "year",
+            YYYY: "year",
+            YY: "year",
+            QUARTER: "quarter",
+            MONTH: "month",
+            MM: "month",
+            MON: "month",
+            WEEK: "week",
+          }[unit];
+    if (part === undefined)
+      throw new MacroRefusal(
+        name,
+        "trunc's unit must be a literal: YEAR, YYYY, YY, QUARTER, MONTH, MM, MON or WEEK",
+      );
+    return `CAST(date_trunc('${part}', ${asDate(sql(args, 0))}) AS DATE)`;
+  },
+  // Distinct elements in the order they first appear (DuckDB's list_distinct keeps no order).
+  array_distinct: one((a) => `list_filter(${a}, (x, i) -> list_position(${a}, x) = i)`),
+  array_except: two(
+    (a, b) => `list_filter(${a}, (x, i) -> NOT list_contains(${b}, x) AND list_position(${a}, x) = i)`,
+  ),
+  array_union: two(
+    (a, b) => `list_filter(list_concat(${a}, ${b}), (x, i) -> list_position(list_concat(${a}, ${b}), x) = i)`,
+  ),
+  array_repeat: two((x, n) => `list_transform(range(CAST(${n} AS BIGINT)), i -> ${x})`),
+  flatten: one((a) => `flatten(${a})`),
+  // From start to stop inclusive; the step defaults to 1 or -1 (a day for dates).
+  sequence: (args, name) => {
+    arity(name, args, 2, 3);
+    const [start, stop] = [sql(args, 0), sql(args, 1)];
+    if (/ AS DATE\)+$/i.test(start)) {
+      const step = args[2]?.sql ?? "INTERVAL 1 DAY";
+      return `list_transform(generate_series(CAST(${start} AS TIMESTAMP), CAST(${stop} AS TIMESTAMP), ${step}), d -> CAST(d AS DATE))`;
+    }
+    const step = args[2]?.sql ?? `CASE WHEN ${start} <= ${stop} THEN 1 ELSE -1 END`;
+    return `generate_series(${start}, ${stop}, ${step})`;
+  },
+  exists: two((a, f) => `list_bool_or(list_transform(${a}, ${f}))`),
+  forall: two((a, f) => `list_bool_and(list_transform(${a}, ${f}))`),
+  aggregate: (args, name) => {
+    arity(name, args, 3);
+    return `list_reduce(${sql(args, 0)}, ${sql(args, 2)}, ${sql(args, 1)})`;
+  },
+  reduce: (args, name) => {
+    arity(name, args, 3);
+    return `list_reduce(${sql(args, 0)}, ${sql(args, 2)}, ${sql(args, 1)})`;
+  },
+  percentile_approx: (args, name) => {
+    arity(name, args, 2, 3);
+    return `quantile_disc(${sql(args, 0)}, ${sql(args, 1)})`;
   },
   // Spark's substring reads a start of 0 as 1.
   substring_start: (args) => `CASE WHEN ${sql(args, 0)} = 0 THEN 1 ELSE ${sql(args, 0)} END`,
@@ -288,7 +440,9 @@ function topLevelFields(ddl: string): string[] {
 
 /** A Spark DDL schema (`a INT, b ARRAY<STRING>`) as a DuckDB STRUCT type. */
 function duckDbStructType(ddl: string, name: string): string {
-  const parsed = parseDataType(`STRUCT<${ddl}>`, Dialect.Spark);
+  // A whole type (`array<struct<…>>`, `struct<…>`, `map<…>`) or, as Spark reads it too, a field list.
+  const whole = /^\s*(array|struct|map)\s*</i.test(ddl);
+  const parsed = parseDataType(whole ? ddl : `STRUCT<${ddl}>`, Dialect.Spark);
   if (!parsed.success || !parsed.dataType) {
     throw new MacroRefusal(name, `from_json's schema ${JSON.stringify(ddl)} is not a DDL schema Ebb reads`);
   }

@@ -172,3 +172,8 @@ export function isWord(token: Token | undefined, word: string): boolean {
 export function isSymbol(token: Token | undefined, symbol: string): boolean {
   return token?.kind === "symbol" && token.value === symbol;
 }
+
+/** A Spark string literal holding `value` (backslash escapes, as Spark reads them). */
+export function sparkStringLiteral(value: string): string {
+  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+}

@@ -17,12 +17,12 @@ import { isSymbol, significant, tokenize, type Token } from "./spark-sql-tokens.
  *
  * Pure and synchronous; a pipeline pays it once per definition version (at validation).
  */
-export function sparkToDuckDb(statement: string): string {
+export function sparkToDuckDb(statement: string, options: TranslationOptions = {}): string {
   let tokens: Token[];
   let prepared: string;
   try {
     tokens = tokenize(statement);
-    prepared = prepare(tokens);
+    prepared = prepare(tokens, new Set(options.relations ?? []));
   } catch (error) {
     // The tokenizer's refusals (a string or comment not closed) are the statement's, not Ebb's.
     if (!(error instanceof SqlNotSupportedError)) throw error;
@@ -48,6 +48,11 @@ export function sparkToDuckDb(statement: string): string {
   }
 }
 
+export interface TranslationOptions {
+  /** Relations the caller named in the statement (the statements API's sources): Ebb's own names, let through. */
+  readonly relations?: readonly string[];
+}
+
 /** A Spark boolean expression (a predicate, an `owns` condition) → DuckDB's. */
 export function sparkConditionToDuckDb(condition: string): string {
   const prefix = "SELECT ";
@@ -64,13 +69,17 @@ export function sparkConditionToDuckDb(condition: string): string {
 const PREFIX = "__ebb_";
 
 /** Pass 1: the Spark text with Ebb's marks, or a refusal. */
-function prepare(tokens: readonly Token[]): string {
+function prepare(tokens: readonly Token[], relations: ReadonlySet<string>): string {
   const edits = new Map<number, { replace?: string; after?: string }>();
   const positions = offsets(tokens);
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     const at = () => position(tokens, positions[i]!);
-    if ((token.kind === "word" || token.kind === "quoted") && token.value.toLowerCase().startsWith(PREFIX)) {
+    if (
+      (token.kind === "word" || token.kind === "quoted") &&
+      token.value.toLowerCase().startsWith(PREFIX) &&
+      !relations.has(token.value)
+    ) {
       throw new SqlUnsupportedError(`names starting ${PREFIX} are Ebb's own`, at());
     }
     if (token.kind === "word" && isSymbol(tokens[nextSignificant(tokens, i + 1)], "(")) {
@@ -167,6 +176,13 @@ type Node = Record<string, unknown>;
 function rewrite(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewrite);
   if (value === null || typeof value !== "object") return value;
+  // try_cast keeps DuckDB's TRY_CAST: its operand is rewritten, its cast is not Spark's ANSI one.
+  const call = (value as Node)["function"] as { name?: string; args?: Node[] } | undefined;
+  if (call?.name?.toLowerCase() === `${PREFIX}try`) {
+    const inner = (call.args?.[0]?.["cast"] ?? call.args?.[0]?.["try_cast"]) as Node | undefined;
+    if (!inner) throw new Error("Ebb's try_cast mark lost its cast");
+    return { try_cast: withoutZone({ ...inner, this: rewrite(inner["this"]) }) };
+  }
   const node: Node = {};
   for (const [key, child] of Object.entries(value)) node[key] = rewrite(child);
   return rewriteNode(node);
@@ -196,8 +212,8 @@ function rewriteNode(node: Node): Node {
     return node;
   }
   // Every cast the transpiler wrote TRY_CAST was Spark's CAST or `::`, which fail on bad input (ANSI).
-  if ("try_cast" in node) return { cast: withoutZone(node["try_cast"] as Node) };
-  if ("cast" in node) return { cast: withoutZone(node["cast"] as Node) };
+  if ("try_cast" in node) return sparkCast(withoutZone(node["try_cast"] as Node));
+  if ("cast" in node) return sparkCast(withoutZone(node["cast"] as Node));
   // ANSI: dividing by zero is an error in Spark; DuckDB gives Infinity or NULL.
   for (const operator of ["div", "mod"] as const) {
     const operation = node[operator] as { right?: Node } | undefined;
@@ -213,6 +229,39 @@ function rewriteNode(node: Node): Node {
       return { [operator]: { ...like, escape: { literal: { literal_type: "string", value: "\\" } } } };
     }
   }
+  // Spark: a DATE plus whole days, months or years is a DATE (DuckDB's is a TIMESTAMP).
+  const sum = node["add"] as { left?: Node; right?: Node } | undefined;
+  if (sum && isDate(sum.left) && calendarInterval(sum.right)) {
+    return {
+      cast: {
+        this: { paren: { this: node, trailing_comments: [] } },
+        to: { data_type: "date" },
+        double_colon_syntax: false,
+      },
+    };
+  }
+  // Spark: a DATE minus a DATE is an INTERVAL DAY (DuckDB's is a number of days): refused, with the way out.
+  const difference = node["sub"] as { left?: Node; right?: Node } | undefined;
+  if (difference && isDate(difference.left) && isDate(difference.right)) {
+    throw new MacroRefusal(
+      "-",
+      "a DATE minus a DATE is an INTERVAL in Spark, which Ebb does not return: use datediff(end, start) for the days",
+    );
+  }
+  // `array(…)` the transpiler left as written (around Ebb's own calls) is DuckDB's list_value.
+  const array = node["function"] as { name?: string } | undefined;
+  if (array?.name?.toUpperCase() === "ARRAY") return { function: { ...array, name: "LIST_VALUE" } };
+  // Spark's `a[i]` counts from 0 and fails past the end (ANSI): the pre-pass's `a[(i) + 1]` mark.
+  const subscript = node["subscript"] as { this?: Node; index?: Node } | undefined;
+  const added = subscript?.index?.["add"] as { left?: Node; right?: Node } | undefined;
+  const marked = added?.left?.["paren"] as { this?: Node } | undefined;
+  if (
+    subscript?.this !== undefined &&
+    marked?.this !== undefined &&
+    (added!.right?.["literal"] as { value?: string } | undefined)?.value === "1"
+  ) {
+    return expand("array_subscript", [subscript.this, marked.this]);
+  }
   // Spark reads a substring starting at 0 as starting at 1 (DuckDB takes one character fewer).
   const substring = node["substring"] as { start?: Node } | undefined;
   if (substring?.start !== undefined && !("case" in substring.start)) {
@@ -226,12 +275,48 @@ function rewriteNode(node: Node): Node {
   if (name === "get_json_object") return expand("get_json_object", call.args ?? []);
   if (!name.startsWith(PREFIX)) return node;
   const macro = name.slice(PREFIX.length);
-  if (macro === "try") {
-    const inner = call.args?.[0] as Node | undefined;
-    if (!inner || !("cast" in inner)) throw new Error("Ebb's try_cast mark lost its cast");
-    return { try_cast: inner["cast"] };
-  }
   return expand(macro, call.args ?? []);
+}
+
+const INTEGRAL = new Set(["tiny_int", "small_int", "int", "integer", "big_int"]);
+
+/**
+ * Spark's (ANSI) cast where DuckDB's reads otherwise: to a whole number a fraction is truncated (DuckDB
+ * rounds), text with a fraction is an error, a timestamp is its epoch seconds; to a timestamp a number
+ * is epoch seconds and text with an offset is that instant.
+ */
+function sparkCast(cast: Node): Node {
+  const to = cast["to"] as Node | undefined;
+  const type = String(to?.["data_type"] ?? "").toLowerCase();
+  const operand = cast["this"] as Node;
+  const literal = operand["literal"] as { literal_type?: string; value?: string } | undefined;
+  const typeText = (argument({ cast }).sql.match(/ AS ((?:(?! AS ).)+)\)$/) ?? [])[1];
+  if (INTEGRAL.has(type) && typeText !== undefined) {
+    if (literal?.literal_type === "number" && /^-?\d+$/.test(literal.value ?? "")) return { cast };
+    const castTo = (cast["this"] as Node)["cast"] as Node | undefined;
+    const fromTimestamp = String((castTo?.["to"] as Node | undefined)?.["data_type"] ?? "") === "timestamp";
+    const macro = fromTimestamp ? "epoch_seconds_cast" : "integral_cast";
+    return expand(macro, [operand, { literal: { literal_type: "string", value: typeText } }]);
+  }
+  if (type === "timestamp") {
+    if (literal?.literal_type === "number") return expand("timestamp_of_seconds", [operand]);
+    // Text with an offset is that instant (DuckDB's TIMESTAMP drops the offset); the session is UTC.
+    if (literal?.literal_type === "string" && /(Z|[+-]\d\d(:?\d\d)?)$/.test(literal.value ?? ""))
+      return expand("timestamp_of_text", [operand]);
+  }
+  return { cast };
+}
+
+/** A node Ebb can see is a DATE (a cast to DATE: Spark's DATE'…' literals, CAST(… AS DATE)). */
+function isDate(node: Node | undefined): boolean {
+  const cast = node?.["cast"] as Node | undefined;
+  return (cast?.["to"] as Node | undefined)?.["data_type"] === "date";
+}
+
+/** An INTERVAL of whole days, weeks, months or years (Spark adds those to a DATE as a DATE). */
+function calendarInterval(node: Node | undefined): boolean {
+  const interval = node?.["interval"] as { unit?: { unit?: string } } | undefined;
+  return /^(day|week|month|year)s?$/i.test(interval?.unit?.unit ?? "");
 }
 
 /** Spark's TIMESTAMP is an instant; in the UTC session DuckDB's TIMESTAMP reads and prints it as Spark does. */

@@ -6,7 +6,7 @@ import {
   SqlUnknownTableError,
   SUPPORTED_SQL,
 } from "./errors.ts";
-import type { StatementSource } from "./spark-sql-translation.ts";
+import type { StatementSource } from "./statement-translation.ts";
 
 /**
  * DuckDB's failure of a translated statement as the Databricks error class a user of the statement
@@ -20,7 +20,7 @@ export function statementFailure(message: string, sources: readonly StatementSou
   const fn = /(?:Scalar|Aggregate|Table) Function with name "?([\w$]+)"? does not exist/i.exec(text);
   if (fn) {
     return new SqlUnknownFunctionError(
-      `the function ${fn[1]} is neither translated from Spark nor one of DuckDB's. ${SUPPORTED_SQL}`,
+      `the function ${fn[1]} is not one Ebb runs. ${SUPPORTED_SQL}`,
       options,
     );
   }

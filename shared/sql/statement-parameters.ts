@@ -1,22 +1,14 @@
-import { quoteLiteral } from "../duck/sql-text.ts";
 import { SqlNotSupportedError } from "./errors.ts";
+import { sparkStringLiteral } from "./spark-sql-tokens.ts";
 
 /**
- * A named parameter (`{name, value, type}` of the Statement Execution API) as the DuckDB literal its
+ * A named parameter (`{name, value, type}` of the Statement Execution API) as the Spark literal its
  * marker becomes: the value cast to its Spark type (a STRING when none is given), or NULL.
  */
 
 /** Spark type names a parameter may name (DECIMAL with its precision and scale). */
 export const PARAMETER_TYPE =
   /^(STRING|BOOLEAN|TINYINT|BYTE|SMALLINT|SHORT|INT|INTEGER|BIGINT|LONG|FLOAT|DOUBLE|DATE|TIMESTAMP|DECIMAL(\(\s*\d+\s*(,\s*\d+\s*)?\))?)$/i;
-
-const DUCK_TYPES: Readonly<Record<string, string>> = {
-  STRING: "VARCHAR",
-  BYTE: "TINYINT",
-  SHORT: "SMALLINT",
-  INT: "INTEGER",
-  LONG: "BIGINT",
-};
 
 export function parameterLiteral(value: string | null | undefined, type: string | undefined): string {
   if (type !== undefined && !PARAMETER_TYPE.test(type)) {
@@ -25,7 +17,6 @@ export function parameterLiteral(value: string | null | undefined, type: string 
     );
   }
   const spark = (type ?? "STRING").toUpperCase().replace(/\s+/g, "");
-  const duck = DUCK_TYPES[spark] ?? spark;
-  if (value === null || value === undefined) return `CAST(NULL AS ${duck})`;
-  return `CAST(${quoteLiteral(value)} AS ${duck})`;
+  if (value === null || value === undefined) return `CAST(NULL AS ${spark})`;
+  return `CAST(${sparkStringLiteral(value)} AS ${spark})`;
 }

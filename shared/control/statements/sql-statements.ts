@@ -8,7 +8,7 @@ import {
   statementChunk,
   statementFailure,
   statementManifest,
-  translateSparkSql,
+  translateStatement,
   type StatementResult,
   type TranslatedStatement,
 } from "../../sql/index.ts";
@@ -56,7 +56,7 @@ async function answer(
   const withNotices = notices.length > 0 ? { notices } : {};
   let translated: TranslatedStatement | undefined;
   try {
-    translated = translateSparkSql(body.statement, {
+    translated = translateStatement(body.statement, {
       now: plane.clock(),
       catalog: body.catalog,
       schema: body.schema,

@@ -106,11 +106,11 @@ describe("a pipeline written in Spark SQL", () => {
     const onset = await cp.client.onset("dialect.spark.raw", { predicate: "nvl(note, 'none') = 'none'" });
     expect(onset).toMatchObject({ found: true, pipeline_id: pipelineId });
     const refused = await cp.client
-      .onset("dialect.spark.raw", { predicate: "signum(id) = 1" })
+      .onset("dialect.spark.raw", { predicate: "crc32(id) = 1" })
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(EbbApiError);
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
-    expect((refused as EbbApiError).message).toMatch(/line 1, column 1: the onset predicate .*signum/);
+    expect((refused as EbbApiError).message).toMatch(/line 1, column 1: the onset predicate .*crc32/);
   });
 
   it("refuses a function Ebb does not run when the pipeline is created, naming where it is", async () => {
@@ -120,13 +120,13 @@ describe("a pipeline written in Spark SQL", () => {
         catalog: "dialect",
         schema: "refused",
         configuration: { "pipelines.sqlDialect": "spark" },
-        definition: definition(cp.landing, "SELECT id,\n  bround(amount) AS amount FROM source"),
+        definition: definition(cp.landing, "SELECT id,\n  crc32(amount) AS amount FROM source"),
       })
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(EbbApiError);
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refused as EbbApiError).message).toMatch(
-      /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: Spark's function bround is not one Ebb runs/,
+      /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: Spark's function crc32 is not one Ebb runs/,
     );
   });
 
@@ -187,12 +187,12 @@ describe("a pipeline written in Spark SQL", () => {
 
   it("refuses an expectation's condition Ebb does not run, naming the expectation", async () => {
     const refused = await cp.client
-      .createPipeline(withExpectation("expect_refused", cp.landing, "signum(amount) = 1"))
+      .createPipeline(withExpectation("expect_refused", cp.landing, "crc32(amount) = 1"))
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(EbbApiError);
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refused as EbbApiError).message).toMatch(
-      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 1: Spark's function signum/,
+      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 1: Spark's function crc32/,
     );
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { translateSparkSql, travelledReferences } from "../../../shared/sql/index.ts";
+import { translateStatement, travelledReferences } from "../../../shared/sql/index.ts";
 
 describe("Delta time travel in SQL", () => {
-  const translate = (sql: string) => translateSparkSql(sql, { now: 0 });
+  const translate = (sql: string) => translateStatement(sql, { now: 0 });
 
   it("makes each time-travelled table a source at its version or timestamp", () => {
     const { sql, sources } = translate(

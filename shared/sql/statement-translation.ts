@@ -1,25 +1,27 @@
-import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
-import { strftimeFormat } from "./datetime-patterns.ts";
-import { duckTypeOfSparkType } from "./spark-data-type.ts";
 import { SqlNotSupportedError } from "./errors.ts";
-import { isSymbol, isWord, significant, tokenize, type Token } from "./spark-sql-tokens.ts";
+import { sparkToDuckDb } from "./spark-to-duckdb.ts";
+import {
+  isSymbol,
+  isWord,
+  significant,
+  sparkStringLiteral,
+  tokenize,
+  type Token,
+} from "./spark-sql-tokens.ts";
 import { timeTravelAt } from "./time-travel-clause.ts";
 
 /**
- * Databricks SQL → the DuckDB SQL the sandbox runs (api.md "SQL statements"), pure. The Databricks
- * forms a pipeline's user writes (the seed's rewind-point listing and onset recipe) become DuckDB's:
+ * A statement of the SQL statements API (api.md "SQL statements") → the DuckDB SQL the sandbox runs,
+ * pure, in two steps:
  *
- * - `event_log('<id>')`, `table_changes('<table>', from[, to])`, `DESCRIBE HISTORY <table>` and
- *   `FROM catalog.schema.table` (with Delta's time travel: `VERSION AS OF 3`, `TIMESTAMP AS OF '…'`,
- *   `@v3`; time-travel-clause.ts) become relations named in `sources`, which the caller loads into
- *   the sandbox before the query runs;
- * - `col:a.b` JSON paths become `json_extract_string` (a STRING, as in Spark);
- * - `current_timestamp()` is the statement's start, fixed for the whole statement as in Spark;
- * - Spark's date functions and datetime patterns become DuckDB's; `from_json` with a DDL schema and
- *   `explode` become a cast to the DuckDB type (spark-data-type.ts) and `unnest`;
- * - strings are Spark's (`"…"` too, with backslash escapes), backtick identifiers double-quoted.
- *
- * Everything else passes through as DuckDB SQL: the sandbox and its parser still decide what runs.
+ * 1. What only a statement names, over its Spark tokens: `event_log('<id>')`,
+ *    `table_changes('<table>', from[, to])`, `DESCRIBE HISTORY <table>` and
+ *    `FROM catalog.schema.table` (with Delta's time travel: `VERSION AS OF 3`, `TIMESTAMP AS OF '…'`,
+ *    `@v3`; time-travel-clause.ts) become relations named in `sources`, which the caller loads into
+ *    the sandbox before the query runs; parameter markers take their values; `current_timestamp()`
+ *    is the statement's start, fixed for the whole statement as in Spark.
+ * 2. The Spark SQL dialect, the one translator every user query goes through (spark-to-duckdb.ts):
+ *    a construct it cannot run with Spark's answer is refused (`UNSUPPORTED_SQL`).
  */
 
 export interface TranslationContext {
@@ -62,7 +64,7 @@ const RELATION_PREFIX = "__ebb_source_";
 type SourceRequest = DistributiveOmit<StatementSource, "relation">;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-export function translateSparkSql(statement: string, context: TranslationContext): TranslatedStatement {
+export function translateStatement(statement: string, context: TranslationContext): TranslatedStatement {
   const tokens = tokenize(statement);
   while (tokens.length > 0 && (!significant(tokens.at(-1)!) || isSymbol(tokens.at(-1), ";"))) tokens.pop();
   const first = tokens.find(significant);
@@ -72,8 +74,9 @@ export function translateSparkSql(statement: string, context: TranslationContext
     throw new SqlNotSupportedError(`a ${keyword} statement cannot run here: only queries do`);
   }
   const translator = new Translator(tokens, context);
-  const sql = translator.emit(0, tokens.length);
-  return { sql, sources: translator.sources };
+  const spark = translator.emit(0, tokens.length);
+  const relations = translator.sources.map((source) => source.relation);
+  return { sql: sparkToDuckDb(spark, { relations }), sources: translator.sources };
 }
 
 interface Argument {
@@ -84,104 +87,20 @@ interface Argument {
   readonly integer?: number;
 }
 
-type Rewrite = (args: readonly Argument[], context: TranslationContext, name: string) => string;
-
-const asTimestamp = (sql: string) => `TRY_CAST(${sql} AS TIMESTAMP)`;
-
-function literalArgument(args: readonly Argument[], index: number, name: string, what: string): string {
-  const value = args[index]?.literal;
-  if (value === undefined) throw new SqlNotSupportedError(`${name}'s ${what} must be a string literal here`);
-  return value;
+function timestampLiteral(ms: number): string {
+  return `TIMESTAMP ${sparkStringLiteral(new Date(ms).toISOString().slice(0, 23).replace("T", " "))}`;
 }
 
-function arity(name: string, args: readonly Argument[], min: number, max: number): void {
-  if (args.length < min || args.length > max) {
-    const count = min === max ? `${min}` : `${min} to ${max}`;
-    throw new SqlNotSupportedError(`${name} takes ${count} arguments, not ${args.length}`);
-  }
-}
-
-const epochSeconds = (sql: string) => `CAST(floor(epoch(${sql})) AS BIGINT)`;
-
-/** Spark functions DuckDB lacks or reads otherwise, by lower-case name. */
-const REWRITES: Readonly<Record<string, Rewrite>> = {
-  unix_timestamp: (args, context, name) => {
-    arity(name, args, 0, 2);
-    if (args.length === 0) return String(Math.floor(context.now / 1000));
-    if (args.length === 1) return epochSeconds(asTimestamp(args[0]!.sql));
-    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
-    return epochSeconds(`try_strptime(${args[0]!.sql}, ${quoteLiteral(format)})`);
-  },
-  from_unixtime: (args, _context, name) => {
-    arity(name, args, 1, 2);
-    const format = args.length === 2 ? literalArgument(args, 1, name, "format") : "yyyy-MM-dd HH:mm:ss";
-    // Spark reads the seconds as a whole number (truncated), in the session's zone: UTC here.
-    const time = `make_timestamp(CAST(trunc(${args[0]!.sql}) AS BIGINT) * 1000000)`;
-    return `strftime(${time}, ${quoteLiteral(strftimeFormat(format))})`;
-  },
-  date_format: (args, _context, name) => {
-    arity(name, args, 2, 2);
-    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
-    return `strftime(${asTimestamp(args[0]!.sql)}, ${quoteLiteral(format)})`;
-  },
-  to_timestamp: (args, _context, name) => {
-    arity(name, args, 1, 2);
-    if (args.length === 1) return asTimestamp(args[0]!.sql);
-    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
-    return `try_strptime(${args[0]!.sql}, ${quoteLiteral(format)})`;
-  },
-  to_date: (args, _context, name) => {
-    arity(name, args, 1, 2);
-    if (args.length === 1) return `TRY_CAST(${args[0]!.sql} AS DATE)`;
-    const format = strftimeFormat(literalArgument(args, 1, name, "format"));
-    return `CAST(try_strptime(${args[0]!.sql}, ${quoteLiteral(format)}) AS DATE)`;
-  },
-  date_add: (args, _context, name) => {
-    arity(name, args, 2, 2);
-    return `CAST(CAST(${args[0]!.sql} AS DATE) + CAST(${args[1]!.sql} AS INTEGER) AS DATE)`;
-  },
-  date_sub: (args, _context, name) => {
-    arity(name, args, 2, 2);
-    return `CAST(CAST(${args[0]!.sql} AS DATE) - CAST(${args[1]!.sql} AS INTEGER) AS DATE)`;
-  },
-  datediff: (args, _context, name) => {
-    arity(name, args, 2, 2);
-    return `date_diff('day', CAST(${args[1]!.sql} AS DATE), CAST(${args[0]!.sql} AS DATE))`;
-  },
-  get_json_object: (args, _context, name) => {
-    arity(name, args, 2, 2);
-    return `json_extract_string(${args[0]!.sql}, ${args[1]!.sql})`;
-  },
-  // Spark's from_json takes a DDL schema; a JSON text cast to the DuckDB type reads the same fields by name.
-  from_json: (args, _context, name) => {
-    arity(name, args, 2, 2);
-    const type = duckTypeOfSparkType(literalArgument(args, 1, name, "schema"));
-    return `TRY_CAST(TRY_CAST(${args[0]!.sql} AS JSON) AS ${type})`;
-  },
-  explode: (args, _context, name) => {
-    arity(name, args, 1, 1);
-    return `unnest(${args[0]!.sql})`;
-  },
-  current_timestamp: (args, context, name) => {
-    arity(name, args, 0, 0);
-    return timestampLiteral(context.now);
-  },
-  now: (args, context, name) => {
-    arity(name, args, 0, 0);
-    return timestampLiteral(context.now);
-  },
-  current_date: (args, context, name) => {
-    arity(name, args, 0, 0);
-    return `DATE ${quoteLiteral(new Date(context.now).toISOString().slice(0, 10))}`;
-  },
+/** What is fixed at the statement's start, as in Spark: one instant for the whole statement. */
+const STATEMENT_START: Readonly<Record<string, (context: TranslationContext) => string>> = {
+  current_timestamp: (context) => timestampLiteral(context.now),
+  now: (context) => timestampLiteral(context.now),
+  current_date: (context) => `DATE ${sparkStringLiteral(new Date(context.now).toISOString().slice(0, 10))}`,
+  unix_timestamp: (context) => String(Math.floor(context.now / 1000)),
 };
 
 /** Spark's niladic keywords, valid without parentheses. */
 const NILADIC = new Set(["current_timestamp", "current_date"]);
-
-function timestampLiteral(ms: number): string {
-  return `TIMESTAMP ${quoteLiteral(new Date(ms).toISOString().slice(0, 23).replace("T", " "))}`;
-}
 
 class Translator {
   readonly sources: StatementSource[] = [];
@@ -194,7 +113,15 @@ class Translator {
     this.#cteNames = cteNames(tokens);
   }
 
-  /** The DuckDB text of tokens [from, to). */
+  /** Tokens [from, to) as written. */
+  emitAsWritten(from: number, to: number): string {
+    return this.tokens
+      .slice(from, to)
+      .map((token) => token.text)
+      .join("");
+  }
+
+  /** The Spark text of tokens [from, to), with what only a statement names resolved. */
   emit(from: number, to: number): string {
     let out = "";
     let i = from;
@@ -214,7 +141,7 @@ class Translator {
       case "number":
         return [token.text, i + 1];
       case "string":
-        return [quoteLiteral(token.value), i + 1];
+        return [token.text, i + 1];
       case "marker": {
         const value = this.context.parameters?.get(token.value);
         if (value === undefined) {
@@ -246,18 +173,16 @@ class Translator {
     if (callsFunction && (lower === "event_log" || lower === "table_changes")) {
       return this.#tableFunction(lower, afterName, to);
     }
-    if (callsFunction && Object.hasOwn(REWRITES, lower)) {
+    if (callsFunction && Object.hasOwn(STATEMENT_START, lower)) {
       const close = this.#matchingParen(afterName, to);
-      const args = this.#arguments(afterName + 1, close);
-      return [REWRITES[lower]!(args, this.context, lower), close + 1];
+      if (this.tokens.slice(afterName + 1, close).every((t) => !significant(t)))
+        return [STATEMENT_START[lower]!(this.context), close + 1];
     }
     if (token.kind === "word" && !callsFunction && NILADIC.has(lower)) {
-      return [REWRITES[lower]!([], this.context, lower), i + 1];
+      return [STATEMENT_START[lower]!(this.context), i + 1];
     }
 
     const { parts, end } = this.#dottedName(i, to);
-    const colon = this.#nextSignificant(end, to);
-    if (isSymbol(this.tokens[colon], ":")) return this.#jsonPath(parts, colon + 1, to);
     if (this.#followsFromOrJoin(i) && !isSymbol(this.tokens[this.#nextSignificant(end, to)], "(")) {
       const travel = timeTravelAt(this.tokens, end, to);
       const table = travel
@@ -266,7 +191,7 @@ class Translator {
       if (table !== undefined)
         return [this.#relation({ kind: "table", table, ...travel?.at }), travel?.end ?? end];
     }
-    return [parts.map((part, n) => (this.#wasQuoted(i, n) ? quoteIdentifier(part) : part)).join("."), end];
+    return [this.emitAsWritten(i, end), end];
   }
 
   /** `DESCRIBE HISTORY <table>`: the table's history, newest first. */
@@ -323,39 +248,6 @@ class Translator {
     ];
   }
 
-  /** `col:a.b[0]['k']` → `json_extract_string(col, '$."a"."b"[0]."k"')`. */
-  #jsonPath(column: readonly string[], from: number, to: number): [string, number] {
-    let path = "$";
-    let i = from;
-    const key = (name: string) => `.${JSON.stringify(name)}`;
-    const first = this.tokens[i];
-    if (first?.kind === "word" || first?.kind === "quoted") {
-      path += key(first.value);
-      i++;
-    } else if (!isSymbol(first, "[")) {
-      throw new SqlNotSupportedError("a JSON path after ':' must name a field, as in details:rewind_summary");
-    }
-    for (;;) {
-      const token = this.tokens[i];
-      const next = this.tokens[i + 1];
-      // `a.b` and, as Databricks' own event-log queries write it, `a:b`.
-      if (
-        (isSymbol(token, ".") || isSymbol(token, ":")) &&
-        (next?.kind === "word" || next?.kind === "quoted")
-      ) {
-        path += key(next.value);
-        i += 2;
-      } else if (isSymbol(token, "[") && isSymbol(this.tokens[i + 2], "]")) {
-        if (next?.kind === "number" && /^\d+$/.test(next.value)) path += `[${next.value}]`;
-        else if (next?.kind === "string") path += key(next.value);
-        else throw new SqlNotSupportedError("a JSON path subscript must be a whole number or a string");
-        i += 3;
-      } else break;
-    }
-    const columnSql = column.map(quoteIdentifier).join(".");
-    return [`json_extract_string(${columnSql}, ${quoteLiteral(path)})`, Math.min(i, to)];
-  }
-
   /** A source's relation name: one per distinct source. */
   #relation(request: SourceRequest): string {
     const same = this.sources.find(
@@ -407,10 +299,6 @@ class Translator {
       end += 2;
     }
     return { parts, end };
-  }
-
-  #wasQuoted(i: number, part: number): boolean {
-    return this.tokens[i + 2 * part]?.kind === "quoted";
   }
 
   #followsFromOrJoin(i: number): boolean {
