@@ -15,9 +15,17 @@ import { EbbStorage, type EbbStorageProps } from "./ebb-storage.ts";
 import { EbbWebUi, type EbbWebUiDomain } from "./ebb-web-ui.ts";
 import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
-import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
+import {
+  API_HEAVY,
+  FUNCTION_ARCHITECTURE,
+  FUNCTION_RUNTIME,
+  HEAVY,
+  LIGHT,
+  functionProps,
+} from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
 import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
+import { sqlEngineLayer } from "./sql-engine-layer.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 import {
   DEFAULT_TASK_SIZE,
@@ -107,6 +115,8 @@ export class Ebb extends Construct {
   readonly stateMachine: sfn.StateMachine;
   readonly captureRule: events.Rule;
   readonly webUi?: EbbWebUi;
+  /** DuckDB and polyglot-sql, uploaded once and shared by every function. */
+  readonly sqlEngineLayer: lambda.LayerVersion;
   /** Every function, by construct id. */
   readonly functions = new Map<string, lambda.Function>();
   private readonly logRetention: logs.RetentionDays;
@@ -117,6 +127,7 @@ export class Ebb extends Construct {
     const taskSize = taskSizeOf(props);
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.eventStreams = props.eventStreams ?? {};
+    this.sqlEngineLayer = sqlEngineLayer(this, "SqlEngineLayer", FUNCTION_RUNTIME, FUNCTION_ARCHITECTURE);
     this.storage = new EbbStorage(this, "Storage", {
       ...(props.noncurrentVersionRetention !== undefined
         ? { noncurrentVersionRetention: props.noncurrentVersionRetention }
@@ -260,6 +271,7 @@ export class Ebb extends Construct {
     const network = access.eventStreams ? streamReaderNetwork(this.eventStreams) : {};
     const fn = new NodejsFunction(this, id, {
       ...functionProps(entry, size),
+      layers: [this.sqlEngineLayer],
       ...network,
       logGroup,
       ...(reservedConcurrency !== undefined ? { reservedConcurrentExecutions: reservedConcurrency } : {}),

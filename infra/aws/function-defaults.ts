@@ -7,16 +7,20 @@ import { TASK_TIMEOUT_SECONDS } from "../../shared/control/updates/update-tasks.
 
 /**
  * Pure prop factories for Ebb's Lambda functions: Node.js 22 on x86_64, bundled by the local esbuild
- * (no Docker), as ES modules, with DuckDB's native package and polyglot-sql copied next to the
- * bundle (a `.node` binary cannot be bundled; the one for linux-x64 is what this architecture loads).
+ * (no Docker), as ES modules, leaving out DuckDB's native package and polyglot-sql, which every
+ * function loads from the one shared layer (sql-engine-layer.ts; a `.node` binary cannot be bundled,
+ * and the one for linux-x64 is what this architecture loads).
  */
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FUNCTIONS_DIR = path.join(PROJECT_ROOT, "functions");
 
+export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_22_X;
+export const FUNCTION_ARCHITECTURE = lambda.Architecture.X86_64;
+
 /**
- * Packages resolved at run time from the bundle's node_modules, not bundled: DuckDB's (a native
- * binary) and polyglot-sql's (it loads its .wasm file beside its module, by import.meta.url).
+ * Packages resolved at run time from the shared layer, not bundled: DuckDB's (a native binary) and
+ * polyglot-sql's (it loads its .wasm file beside its module, by import.meta.url).
  */
 export const UNBUNDLED_PACKAGES = [
   "@duckdb/node-api",
@@ -40,8 +44,8 @@ export function functionProps(
   return {
     entry: path.join(FUNCTIONS_DIR, entry),
     handler: "handler",
-    runtime: lambda.Runtime.NODEJS_22_X,
-    architecture: lambda.Architecture.X86_64,
+    runtime: FUNCTION_RUNTIME,
+    architecture: FUNCTION_ARCHITECTURE,
     ...size,
     projectRoot: PROJECT_ROOT,
     depsLockFilePath: path.join(PROJECT_ROOT, "package-lock.json"),
@@ -54,16 +58,6 @@ export function functionProps(
       banner:
         "import { createRequire as __ebbCreateRequire } from 'node:module'; const require = __ebbCreateRequire(import.meta.url);",
       externalModules: [...UNBUNDLED_PACKAGES],
-      commandHooks: {
-        beforeBundling: () => [],
-        beforeInstall: () => [],
-        afterBundling: (inputDir: string, outputDir: string) => [
-          `mkdir -p "${outputDir}/node_modules/@duckdb" "${outputDir}/node_modules/@polyglot-sql"`,
-          ...UNBUNDLED_PACKAGES.map(
-            (name) => `cp -R "${inputDir}/node_modules/${name}" "${outputDir}/node_modules/${name}"`,
-          ),
-        ],
-      },
     },
   };
 }
