@@ -3,7 +3,7 @@ import * as apigw from "aws-cdk-lib/aws-apigateway";
 import * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as targets from "aws-cdk-lib/aws-events-targets";
-import type * as lambda from "aws-cdk-lib/aws-lambda";
+import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
@@ -22,6 +22,7 @@ import {
   HEAVY,
   LIGHT,
   functionProps,
+  prebuiltFunctionProps,
 } from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
 import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
@@ -269,13 +270,17 @@ export class Ebb extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const network = access.eventStreams ? streamReaderNetwork(this.eventStreams) : {};
-    const fn = new NodejsFunction(this, id, {
-      ...functionProps(entry, size),
+    const common = {
       layers: [this.sqlEngineLayer],
       ...network,
       logGroup,
       ...(reservedConcurrency !== undefined ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
-    });
+    };
+    // Installed from the package, the functions come bundled; in Ebb's repository, esbuild bundles them.
+    const prebuilt = prebuiltFunctionProps(entry, size);
+    const fn = prebuilt
+      ? new lambda.Function(this, id, { ...prebuilt, ...common })
+      : new NodejsFunction(this, id, { ...functionProps(entry, size), ...common });
     (fn.node.defaultChild as lambda.CfnFunction).addMetadata(ENTRY_METADATA, `functions/${entry}`);
     bindAccess(fn, access, resources);
     if (access.eventStreams) grantStreamReads(fn, this.eventStreams);

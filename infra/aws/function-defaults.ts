@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Duration, type Size } from "aws-cdk-lib";
@@ -14,6 +15,11 @@ import { TASK_TIMEOUT_SECONDS } from "../../shared/control/updates/update-tasks.
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const FUNCTIONS_DIR = path.join(PROJECT_ROOT, "functions");
+/**
+ * Where the installed package keeps its functions, bundled when it was packed (`npm run build`):
+ * the construct uses them as they are, so a CDK app needs neither esbuild nor Ebb's sources.
+ */
+export const PREBUILT_FUNCTIONS_DIR = path.join(PROJECT_ROOT, "lambda");
 
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_22_X;
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.X86_64;
@@ -29,6 +35,16 @@ export const UNBUNDLED_PACKAGES = [
   "detect-libc",
   "@polyglot-sql/sdk",
 ] as const;
+
+/** How a function's handler is bundled: by NodejsFunction from the sources, or by the package build. */
+export const BUNDLE_OPTIONS = {
+  target: "node22",
+  mainFields: ["module", "main"],
+  // Some dependencies still call require(); ESM bundles need it defined.
+  banner:
+    "import { createRequire as __ebbCreateRequire } from 'node:module'; const require = __ebbCreateRequire(import.meta.url);",
+  external: UNBUNDLED_PACKAGES,
+} as const;
 
 /** Light handlers answer API calls; heavy ones run DuckDB over table data. */
 export const LIGHT = { memorySize: 512, timeout: Duration.seconds(29) } as const;
@@ -52,12 +68,35 @@ export function functionProps(
     bundling: {
       forceDockerBundling: false,
       format: OutputFormat.ESM,
-      target: "node22",
-      mainFields: ["module", "main"],
-      // Some dependencies still call require(); ESM bundles need it defined.
-      banner:
-        "import { createRequire as __ebbCreateRequire } from 'node:module'; const require = __ebbCreateRequire(import.meta.url);",
-      externalModules: [...UNBUNDLED_PACKAGES],
+      target: BUNDLE_OPTIONS.target,
+      mainFields: [...BUNDLE_OPTIONS.mainFields],
+      banner: BUNDLE_OPTIONS.banner,
+      externalModules: [...BUNDLE_OPTIONS.external],
     },
+  };
+}
+
+/** `tasks/run-flow.ts` → `tasks/run-flow`: where its bundle is under PREBUILT_FUNCTIONS_DIR. */
+export function prebuiltModule(entry: string): string {
+  return entry.replace(/\.ts$/, "");
+}
+
+/**
+ * The props of a function from the package's prebuilt bundles, or undefined when running from the
+ * sources. All functions share one code asset (the bundles and their common chunks), told apart by
+ * their handler.
+ */
+export function prebuiltFunctionProps(
+  entry: string,
+  size: { memorySize: number; timeout: Duration; ephemeralStorageSize?: Size },
+): lambda.FunctionProps | undefined {
+  const module = prebuiltModule(entry);
+  if (!existsSync(path.join(PREBUILT_FUNCTIONS_DIR, `${module}.mjs`))) return undefined;
+  return {
+    code: lambda.Code.fromAsset(PREBUILT_FUNCTIONS_DIR),
+    handler: `${module}.handler`,
+    runtime: FUNCTION_RUNTIME,
+    architecture: FUNCTION_ARCHITECTURE,
+    ...size,
   };
 }

@@ -42,12 +42,16 @@ export function layerPackageDirs(): Map<string, string> {
     const fromDir = from === undefined ? EBB_DIR : dirs.get(from);
     const dir = fromDir === undefined ? undefined : packageDir(name, fromDir);
     if (dir === undefined) {
+      // npm installs DuckDB's binary for the machine it runs on; Lambda needs linux-x64's.
+      const bindings = dirs.get("@duckdb/node-bindings");
+      const version = bindings
+        ? `@${(JSON.parse(readFileSync(path.join(bindings, "package.json"), "utf8")) as { version: string }).version}`
+        : "";
       throw new Error(
-        `Ebb's SQL engine layer needs the npm package ${name}, which is not installed beside Ebb` +
+        `Ebb's SQL engine layer needs the npm package ${name}, which is not installed beside Ebb: ` +
           (name.endsWith("linux-x64")
-            ? ` (npm installs DuckDB's binary for the machine it runs on; Lambda needs linux-x64: run` +
-              ` \`npm install --os=linux --cpu=x64\` in the CDK app, or synthesize on Linux x86_64)`
-            : `: reinstall the app's dependencies (npm ci)`),
+            ? `add Lambda's DuckDB binary to the CDK app with \`npm install --no-save --os=linux --cpu=x64 ${name}${version}\`, or synthesize on Linux x86_64`
+            : "reinstall the CDK app's dependencies (npm ci)"),
       );
     }
     dirs.set(name, dir);
