@@ -21,6 +21,7 @@ export default tseslint.config(
       ".ebb/**",
       "coverage/**",
       "ui/dist/**",
+      "dist/**",
       ".scratch/**",
       ".clients/**",
     ],

@@ -23,7 +23,14 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Every Delta table a test writes in memory is checked against the protocol after the test.
     setupFiles: ["test/support/protocol-check-setup.ts"],
-    // Suites with their own commands and installs: npm run test:clients, test:interop, test:sdp-peer.
-    exclude: [...configDefaults.exclude, "test/clients/**", "test/interop/**", "test/sdp-peer/**"],
+    // Suites with their own commands and installs: npm run test:clients, test:interop, test:sdp-peer,
+    // test:package.
+    exclude: [
+      ...configDefaults.exclude,
+      "test/clients/**",
+      "test/interop/**",
+      "test/sdp-peer/**",
+      "test/package/**",
+    ],
   },
 });

@@ -16,10 +16,19 @@ import { EbbLifecycleEvents, type EbbLifecycleEventsProps } from "./ebb-lifecycl
 import { EbbWebUi, type EbbWebUiDomain } from "./ebb-web-ui.ts";
 import { grantStreamReads, streamReaderNetwork, type EbbEventStreams } from "./event-stream-access.ts";
 import { TASK_ACCESS, type FunctionAccess } from "./function-access.ts";
-import { API_HEAVY, HEAVY, LIGHT, functionProps } from "./function-defaults.ts";
+import {
+  API_HEAVY,
+  FUNCTION_ARCHITECTURE,
+  FUNCTION_RUNTIME,
+  HEAVY,
+  LIGHT,
+  functionProps,
+  prebuiltFunctionProps,
+} from "./function-defaults.ts";
 import { bindAccess, grantPrefix, type BindableResources } from "./resource-bindings.ts";
 import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
 import { EbbMonitoring, type EbbMonitoringOptions } from "./ebb-monitoring.ts";
+import { sqlEngineLayer } from "./sql-engine-layer.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 import {
   DEFAULT_TASK_SIZE,
@@ -125,6 +134,8 @@ export class Ebb extends Construct {
   readonly webUi?: EbbWebUi;
   /** The alarms and dashboard, unless `monitoring: false`. */
   readonly monitoring?: EbbMonitoring;
+  /** DuckDB and polyglot-sql, uploaded once and shared by every function. */
+  readonly sqlEngineLayer: lambda.LayerVersion;
   /** Every function, by construct id. */
   readonly functions = new Map<string, lambda.Function>();
   private readonly logRetention: logs.RetentionDays;
@@ -137,6 +148,7 @@ export class Ebb extends Construct {
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.eventStreams = props.eventStreams ?? {};
     this.tracing = props.tracing ?? true;
+    this.sqlEngineLayer = sqlEngineLayer(this, "SqlEngineLayer", FUNCTION_RUNTIME, FUNCTION_ARCHITECTURE);
     this.storage = new EbbStorage(this, "Storage", {
       ...(props.noncurrentVersionRetention !== undefined
         ? { noncurrentVersionRetention: props.noncurrentVersionRetention }
@@ -292,13 +304,18 @@ export class Ebb extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const network = access.eventStreams ? streamReaderNetwork(this.eventStreams) : {};
-    const fn = new NodejsFunction(this, id, {
-      ...functionProps(entry, size),
+    const common = {
+      layers: [this.sqlEngineLayer],
       ...network,
       logGroup,
       tracing: this.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
       ...(reservedConcurrency !== undefined ? { reservedConcurrentExecutions: reservedConcurrency } : {}),
-    });
+    };
+    // Installed from the package, the functions come bundled; in Ebb's repository, esbuild bundles them.
+    const prebuilt = prebuiltFunctionProps(entry, size);
+    const fn = prebuilt
+      ? new lambda.Function(this, id, { ...prebuilt, ...common })
+      : new NodejsFunction(this, id, { ...functionProps(entry, size), ...common });
     // Without active tracing there is no segment to add to: Powertools Tracer stays off.
     if (!this.tracing) fn.addEnvironment(TRACE_ENABLED_VARIABLE, "false");
     (fn.node.defaultChild as lambda.CfnFunction).addMetadata(ENTRY_METADATA, `functions/${entry}`);
