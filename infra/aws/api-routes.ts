@@ -47,9 +47,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     ...served(ROUTES.startUpdate, "start-update.ts"),
+    // Writes under state/: a rewind's plan (rewind-plan-record.ts) and the lifecycle event's claim.
     access: {
       tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
-      bucket: { "tables/": R, "state/": R },
+      bucket: { "tables/": R, "state/": RW },
       stateMachine: ["start"],
       heavy: true,
       // A rewind is checked against its sources' retention before it starts.
@@ -83,7 +84,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     // Each pipeline's points and checkpoints are read and its rewind planned, then started as start-update does.
     access: {
       tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
-      bucket: { "tables/": R, "state/": R },
+      bucket: { "tables/": R, "state/": RW },
       stateMachine: ["start"],
       heavy: true,
       eventStreams: true,
@@ -95,7 +96,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     // Each pipeline read and checked, then the first one's update started as start-update does.
     access: {
       tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
-      bucket: { "tables/": R, "state/": R },
+      bucket: { "tables/": R, "state/": RW },
       stateMachine: ["start"],
       heavy: true,
       eventStreams: true,
