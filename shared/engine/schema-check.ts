@@ -40,13 +40,16 @@ export async function checkSchemaChanges(
 ): Promise<void> {
   const catalog = new DatasetCatalog(pipeline, bucket);
   const schemas = new Map<string, StructType | undefined>();
+  const empty = new Set<string>();
   const tableSchema = async (name: string): Promise<StructType | undefined> => {
     if (!schemas.has(name)) {
       const dataset = pipeline.definition.datasets.find((d) => d.name === name);
       let schema: StructType | undefined;
       if (dataset && dataset.type !== "view" && !scope.reset.includes(name)) {
         try {
-          schema = parseSchema((await loadSnapshot(catalog.tableStore(name))).metadata.schemaString);
+          const snapshot = await loadSnapshot(catalog.tableStore(name));
+          schema = parseSchema(snapshot.metadata.schemaString);
+          if (snapshot.files.size === 0) empty.add(name);
         } catch (error) {
           if (!(error instanceof TableNotFoundError)) throw error;
         }
@@ -70,11 +73,11 @@ export async function checkSchemaChanges(
         if (flow.auto_cdc || flow.join) continue;
         const output = await previewFlowOutput(open, catalog, name, flow, tableSchema);
         if (!output) continue;
-        const evolution = planSchemaEvolution(table, output);
+        const evolution = planSchemaEvolution(table, output, empty.has(name));
         if (evolution.kind === "incompatible")
           throw new IncompatibleSchemaChangeError(name, evolution.problems);
         // Readers downstream see the evolved table.
-        if (evolution.kind === "additive") {
+        if (evolution.kind === "additive" || evolution.kind === "replaced") {
           assertWritableColumnNames(evolution.schema.fields, name);
           schemas.set(name, evolution.schema);
         }

@@ -9,14 +9,17 @@ import type { DeltaType, StructField, StructType } from "../delta/index.ts";
  *   columns (older rows read NULL);
  * - a table column the query no longer gives (dropped or renamed), or a type the table cannot hold
  *   without losing data (a wider or different type): incompatible — the dataset needs a full
- *   refresh, which recreates the table from the new query.
+ *   refresh, which recreates the table from the new query — unless the table holds no rows (created
+ *   empty by a first update that had no input, or emptied): then nothing is lost, and the table takes
+ *   the query's columns as they are.
  * Pure: the engine applies an evolution in the batch's commit, and start-update checks it up front.
  */
 
 export type SchemaEvolution =
   | { readonly kind: "unchanged" }
   | { readonly kind: "additive"; readonly schema: StructType; readonly added: readonly string[] }
-  | { readonly kind: "incompatible"; readonly problems: readonly string[] };
+  | { readonly kind: "incompatible"; readonly problems: readonly string[] }
+  | { readonly kind: "replaced"; readonly schema: StructType };
 
 /** Integer and floating types, narrowest first: a type fits into any later one of its ladder. */
 const LADDERS: readonly (readonly string[])[] = [
@@ -46,7 +49,12 @@ export function fitsInto(from: DeltaType, into: DeltaType): boolean {
   return false;
 }
 
-export function planSchemaEvolution(table: StructType, query: StructType): SchemaEvolution {
+export function planSchemaEvolution(
+  table: StructType,
+  query: StructType,
+  /** The table holds no rows. */
+  empty = false,
+): SchemaEvolution {
   const given = new Map(query.fields.map((field) => [field.name, field]));
   const problems: string[] = [];
   for (const field of table.fields) {
@@ -58,6 +66,11 @@ export function planSchemaEvolution(table: StructType, query: StructType): Schem
       );
     }
   }
+  if (problems.length > 0 && empty)
+    return {
+      kind: "replaced",
+      schema: { ...query, fields: query.fields.map((f) => ({ ...f, nullable: true })) },
+    };
   if (problems.length > 0) return { kind: "incompatible", problems };
   const known = new Set(table.fields.map((field) => field.name));
   const added: StructField[] = query.fields

@@ -142,7 +142,8 @@ async function evolveFor(
   snapshot: Snapshot,
   schemaOf: () => Promise<StructType>,
 ): Promise<{ snapshot: Snapshot; metaData?: Snapshot["metadata"] }> {
-  const evolution = planSchemaEvolution(parseSchema(snapshot.metadata.schemaString), await schemaOf());
+  const empty = snapshot.files.size === 0;
+  const evolution = planSchemaEvolution(parseSchema(snapshot.metadata.schemaString), await schemaOf(), empty);
   if (evolution.kind === "unchanged") return { snapshot };
   if (evolution.kind === "incompatible")
     throw new IncompatibleSchemaChangeError(target.name, evolution.problems);

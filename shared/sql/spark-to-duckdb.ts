@@ -92,7 +92,7 @@ function prepare(tokens: readonly Token[], relations: ReadonlySet<string>): stri
       const isMacro = Object.hasOwn(MACROS, name) && !POST_PASS_ONLY.has(name);
       if (!SPARK_FUNCTIONS.has(name) && !isMacro) {
         throw new SqlUnsupportedError(
-          `Spark's function ${name} is not one Ebb runs (the README's "The SQL dialect" lists those it does and those it refuses)`,
+          `function ${name} is not a Spark function Ebb runs: check its name, or see docs/sql.md "The SQL dialect of a pipeline" for the functions Ebb runs and those it refuses`,
           at(),
         );
       }

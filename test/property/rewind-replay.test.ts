@@ -299,6 +299,16 @@ describe("rewind and replay against a reference model", () => {
         numRuns: Number(process.env["RUNS"] ?? 200),
         // The cycle every user goes through, always among the runs: rewind behind two updates, replay.
         examples: [
+          // A table created empty (a first update with no input) takes a deploy that drops a column.
+          [
+            [
+              { kind: "deploy", factor: 1, tagged: true },
+              { kind: "update", files: [], capture: true },
+              { kind: "deploy", factor: 1, tagged: false },
+              { kind: "update", files: [], capture: true },
+              { kind: "arrive", rows: 1 },
+            ],
+          ],
           [
             [
               { kind: "update", files: [2], capture: true },

@@ -202,7 +202,8 @@ describe("ebb CLI over the API", () => {
     expect(table.out).toMatch(/n\s*\n.*1/s);
     const failed = await ebb("sql", "SELECT spark_only_fn(1)");
     expect(failed.code).toBe(EXIT.refused);
-    expect(failed.err).toContain("[UNRESOLVED_ROUTINE]");
+    expect(failed.err).toContain("[UNSUPPORTED_SQL]");
+    expect(failed.err).toContain("function spark_only_fn is not a Spark function Ebb runs");
 
     // OPTIMIZE answers in a sentence (--json gives the API's answer).
     const planned = await ebb("optimize", "cli.demo.raw", "--dry-run");

@@ -126,7 +126,7 @@ describe("a pipeline written in Spark SQL", () => {
     expect(refused).toBeInstanceOf(EbbApiError);
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refused as EbbApiError).message).toMatch(
-      /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: Spark's function crc32 is not one Ebb runs/,
+      /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: function crc32 is not a Spark function Ebb runs/,
     );
   });
 
@@ -192,7 +192,7 @@ describe("a pipeline written in Spark SQL", () => {
     expect(refused).toBeInstanceOf(EbbApiError);
     expect((refused as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refused as EbbApiError).message).toMatch(
-      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 1: Spark's function crc32/,
+      /datasets\[0\]\.expectations\[0\]\.condition: condition of expectation "has_amount" of dataset "raw", line 1, column 1: function crc32 is not a Spark function/,
     );
   });
 });

@@ -73,7 +73,7 @@ describe("the pipeline's SQL dialect", () => {
         path: "datasets[1].flows[0].sql",
         code: "UNSUPPORTED_SQL",
         message: expect.stringMatching(
-          /^SQL of flow "ingest_customers", line 2, column 3: Spark's function crc32 is not one Ebb runs/,
+          /^SQL of flow "ingest_customers", line 2, column 3: function crc32 is not a Spark function Ebb runs/,
         ),
       },
     ]);
