@@ -128,6 +128,11 @@ FROM t VERSION AS OF ${Number(history.history[0]!["version"])} ORDER BY id`,
     expect((refusedQuery as EbbApiError).status).toBe(400);
     expect((refusedQuery as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
     expect((refusedQuery as EbbApiError).message).toMatch(/the table query .*crc32/);
+    const unparsed = await cp.client
+      .query("dialect.spark.raw", { sql: "SELECT * FROM t WHERE" })
+      .catch((error: unknown) => error);
+    expect(unparsed).toMatchObject({ status: 400, errorCode: "UNSUPPORTED_SQL" });
+    expect((unparsed as EbbApiError).message).toMatch(/line 1, column 22: the table query .*does not parse/);
 
     // The onset predicate over a table this pipeline owns is Spark SQL too (nvl is not DuckDB's).
     const onset = await cp.client.onset("dialect.spark.raw", { predicate: "nvl(note, 'none') = 'none'" });
