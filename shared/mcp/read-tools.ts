@@ -212,7 +212,7 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
     {
       title: "Query a table",
       description:
-        "Reads a table, now or as of a version or a timestamp (time travel). sql is a query over the table by its name, e.g. SELECT count(*) FROM t WHERE amount < 0; without it, the rows themselves up to limit.",
+        "Reads a table, now or as of a version or a timestamp (time travel). sql is a query over the table by its name, e.g. SELECT count(*) FROM t WHERE amount < 0, in the SQL dialect of the table's pipeline (Spark SQL for pipeline projects and pipelines.sqlDialect: spark; DuckDB SQL otherwise); without it, the rows themselves up to limit.",
       inputSchema: {
         table,
         sql: z.string().optional().describe("a SELECT over the table"),

@@ -18,6 +18,7 @@ import { listRewindPoints } from "../../rewind/rewind-points.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
 import { rewindPointView } from "./rewind-point-views.ts";
 import { readingTable, tableStore } from "../tables/table-access.ts";
+import { tableSqlDialect } from "../tables/table-sql-dialect.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 
 /**
@@ -48,8 +49,8 @@ const TIMELINE_RESETS = new Set(["RESTORE", "TRUNCATE", "CREATE OR REPLACE TABLE
 export type Onset = OnsetAnswer<ReturnType<typeof rewindPointView>>;
 
 export async function findOnset(plane: ControlPlane, name: TableName, written: OnsetBody): Promise<Onset> {
-  const owner = await plane.pipelines.tableOwner(`${name.catalog}.${name.schema}.${name.table}`);
-  const body = owner === undefined ? written : await inOwnersDialect(plane, owner, written);
+  const { owner, dialect } = await tableSqlDialect(plane, name);
+  const body = dialect === "spark" ? inSparkDialect(written) : written;
   const { onset, history } = await tableOnset(plane.bucket, name, body);
   if (owner === undefined) return onset;
   const point = onset.found
@@ -59,9 +60,7 @@ export async function findOnset(plane: ControlPlane, name: TableName, written: O
 }
 
 /** The predicate of a table a `spark`-dialect pipeline owns is Spark SQL: translated, or refused naming it. */
-async function inOwnersDialect(plane: ControlPlane, owner: string, body: OnsetBody): Promise<OnsetBody> {
-  const { pipeline } = await loadPipeline(plane, owner);
-  if (pipeline.settings.sqlDialect !== "spark") return body;
+function inSparkDialect(body: OnsetBody): OnsetBody {
   try {
     return { ...body, predicate: sparkConditionToDuckDb(body.predicate) };
   } catch (error) {

@@ -25,6 +25,9 @@ import { ResultTooLargeError } from "../../api/errors.ts";
 import { describeBytes } from "../../pipeline/byte-size.ts";
 import { answerBytesFromEnv, planAnswer } from "./answer-size.ts";
 import { travelledReferences, type TimeTravel } from "../../sql/index.ts";
+import { SqlUnsupportedError } from "../../sql/errors.ts";
+import { sparkToDuckDb } from "../../sql/spark-to-duckdb.ts";
+import type { SqlDialect } from "../../pipeline/sql-dialect.ts";
 
 /**
  * Time travel over any table of the bucket (api.md "Tables"): DESCRIBE HISTORY, the change data feed
@@ -96,7 +99,17 @@ export async function tableChanges(bucket: ObjectStore, name: TableName, query: 
   });
 }
 
-export async function queryTable(bucket: ObjectStore, name: TableName, body: QueryTableBody) {
+/**
+ * A read of `name` through a SELECT in `dialect`, the dialect of the table's pipeline
+ * (table-sql-dialect.ts): Spark SQL is translated to DuckDB's before it runs, or refused
+ * (`UNSUPPORTED_SQL`, 400) naming where it is.
+ */
+export async function queryTable(
+  bucket: ObjectStore,
+  name: TableName,
+  body: QueryTableBody,
+  dialect: SqlDialect,
+) {
   if (body.version !== undefined && body.timestamp !== undefined) {
     throw new InvalidParameterError("send version or timestamp, not both");
   }
@@ -108,11 +121,18 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
   }
   const store = tableStore(bucket, name);
   // Spark's time travel in the query (`FROM t VERSION AS OF 3`): each such reference reads its version.
-  const { sql, references } = travelledReferences(body.sql ?? "SELECT * FROM t", [
+  const { sql: written, references } = travelledReferences(body.sql ?? "SELECT * FROM t", [
     "t",
     name.table,
     `${name.catalog}.${name.schema}.${name.table}`,
   ]);
+  const sql =
+    dialect === "spark"
+      ? inSparkDialect(
+          written,
+          references.map((reference) => reference.relation),
+        )
+      : written;
   return readingTable(name, async () => {
     const version = time === undefined ? body.version : await versionAtTimestamp(store, time);
     // Not in the sandbox's session: a log checkpoint is decoded from a scratch folder outside the
@@ -149,6 +169,20 @@ export async function queryTable(bucket: ObjectStore, name: TableName, body: Que
       await sandbox.close();
     }
   });
+}
+
+/** A table query's Spark SQL as DuckDB's, or refused naming the dialect's reason. */
+function inSparkDialect(sql: string, relations: readonly string[]): string {
+  try {
+    return sparkToDuckDb(sql, { relations });
+  } catch (error) {
+    if (!(error instanceof SqlUnsupportedError)) throw error;
+    const reason = error.message.replace(/^line \d+, column \d+: /, "");
+    throw new SqlUnsupportedError(
+      `the table query (Spark SQL: the table's pipeline sets pipelines.sqlDialect: spark): ${reason}`,
+      error,
+    );
+  }
 }
 
 /**

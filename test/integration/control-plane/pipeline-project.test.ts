@@ -158,6 +158,38 @@ describe("pipeline projects through the API and ebb deploy", () => {
     ]);
   }, 300_000);
 
+  // The examples whose YAML reads an event stream or keeps windowed state, as projects: each is created
+  // through the API's project field and passes a validate_only update (its SQL translated from Spark's
+  // dialect, its sources and watermarks read), in a catalog of its own.
+  it.each([
+    ["examples/kafka-orders-project", ["orders"]],
+    ["examples/kinesis-clicks-project", ["clicks"]],
+    ["examples/window-metrics-project", ["page_views", "page_views_10m", "page_views_moving"]],
+  ])("%s is created and validated", async (folder, tables) => {
+    const files = projectFolder(folder);
+    // A catalog of its own: other test files create the YAML twins' tables in the same stand-ins.
+    const catalog = `example_${folder.split("/")[1]!.replaceAll("-", "_")}`;
+    const spec = files.get("spark-pipeline.yml")!.replace(/^catalog: .*$/m, `catalog: ${catalog}`);
+    files.delete("spark-pipeline.yml");
+    const { pipeline_id: id } = await cp.client.createPipeline({
+      project: { spec, files: Object.fromEntries(files) },
+    });
+    created.push(id);
+    const { update_id } = await cp.client.startUpdate(id, { validate_only: true });
+    const update = await cp.client.waitForUpdate(id, update_id, { intervalMs: 200 });
+    expect(update.state, update.error?.message).toBe("COMPLETED");
+    const { spec: settings } = (await cp.client.getPipeline(id)) as {
+      spec: {
+        catalog: string;
+        configuration: Record<string, string>;
+        definition: { datasets: { name: string }[] };
+      };
+    };
+    expect(settings.catalog).toBe(catalog);
+    expect(settings.configuration["pipelines.sqlDialect"]).toBe("spark");
+    expect(settings.definition.datasets.map((d) => d.name).sort()).toEqual([...tables].sort());
+  });
+
   it("a cycle across files is refused with its code, file, line and column, and nothing is created", async () => {
     // Pipelines of this name: other test files share the stand-ins' tables and create their own.
     const loops = async () =>

@@ -102,6 +102,38 @@ describe("a pipeline written in Spark SQL", () => {
     });
     expect(view.rows).toEqual([{ first_name: "Ada", total: 17 }]);
 
+    // A table query over a table this pipeline owns is Spark SQL too: Spark's functions and datetime
+    // patterns, a 0-based subscript, with Delta's time travel beside them.
+    const history = await cp.client.history("dialect.spark.raw");
+    const first = Math.min(...history.history.map((entry) => Number(entry["version"])));
+    const spark = await cp.client.query("dialect.spark.raw", {
+      sql: `SELECT id,
+  date_format(to_timestamp(concat(month, '-15'), 'yyyy-MM-dd'), 'dd/MM/yyyy') AS day,
+  get_json_object(concat('{"n":"', user_name, '"}'), '$.n') AS name,
+  split(user_name, ' ')[1] AS last_name
+FROM t VERSION AS OF ${Number(history.history[0]!["version"])} ORDER BY id`,
+    });
+    expect(spark.rows).toEqual([
+      { id: 1, day: "15/07/2024", name: "Ada Lovelace", last_name: "Lovelace" },
+      { id: 2, day: "15/12/2023", name: "Ada Byron", last_name: "Byron" },
+    ]);
+    const before = await cp.client.query("dialect.spark.raw", {
+      sql: `SELECT count(*) AS n FROM raw@v${first}`,
+    });
+    expect(before.rows).toEqual([{ n: 0 }]);
+    const refusedQuery = await cp.client
+      .query("dialect.spark.raw", { sql: "SELECT crc32(note) FROM t" })
+      .catch((error: unknown) => error);
+    expect(refusedQuery).toBeInstanceOf(EbbApiError);
+    expect((refusedQuery as EbbApiError).status).toBe(400);
+    expect((refusedQuery as EbbApiError).errorCode).toBe("UNSUPPORTED_SQL");
+    expect((refusedQuery as EbbApiError).message).toMatch(/the table query .*crc32/);
+    const unparsed = await cp.client
+      .query("dialect.spark.raw", { sql: "SELECT * FROM t WHERE" })
+      .catch((error: unknown) => error);
+    expect(unparsed).toMatchObject({ status: 400, errorCode: "UNSUPPORTED_SQL" });
+    expect((unparsed as EbbApiError).message).toMatch(/line 1, column 22: the table query .*does not parse/);
+
     // The onset predicate over a table this pipeline owns is Spark SQL too (nvl is not DuckDB's).
     const onset = await cp.client.onset("dialect.spark.raw", { predicate: "nvl(note, 'none') = 'none'" });
     expect(onset).toMatchObject({ found: true, pipeline_id: pipelineId });
@@ -128,6 +160,45 @@ describe("a pipeline written in Spark SQL", () => {
     expect((refused as EbbApiError).message).toMatch(
       /datasets\[0\]\.flows\[0\]\.sql.*line 2, column 3: function crc32 is not a Spark function Ebb runs/,
     );
+  });
+
+  it("keeps DuckDB SQL in a table query over a DuckDB pipeline's table", async () => {
+    await mkdir(`${cp.landing}/duckdb-dialect`, { recursive: true });
+    await cp.land("duckdb-dialect/001.json", [{ id: 1, payload: '{"user":{"name":"Ada"}}' }]);
+    const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+      name: "duckdb-dialect",
+      catalog: "dialect",
+      schema: "duckdb",
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: {
+                  type: "auto_loader",
+                  path: `${cp.landing}/duckdb-dialect`,
+                  format: "json",
+                  schema: { id: "BIGINT", payload: "VARCHAR" },
+                },
+                sql: "SELECT id, payload FROM source",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const { update_id } = await cp.client.startUpdate(pipelineId);
+    const update = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
+    expect(update.state, update.error?.message).toBe("COMPLETED");
+    // json_extract_string and strftime are DuckDB's (Spark's translation refuses both); [1] is 1-based.
+    const duck = await cp.client.query("dialect.duckdb.raw", {
+      sql: `SELECT json_extract_string(payload, '$.user.name') AS name,
+  strftime(DATE '2024-07-15', '%d/%m/%Y') AS day, [10, 20][1] AS first FROM t`,
+    });
+    expect(duck.rows).toEqual([{ name: "Ada", day: "15/07/2024", first: 10 }]);
   });
 
   /** A Spark-dialect pipeline whose table `raw` has one expectation with `condition`. */
