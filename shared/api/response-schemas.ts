@@ -52,7 +52,10 @@ const rewindStatus = strict({
   rewound_at: isoTime.optional(),
   rewind_point_id: z.string().optional(),
   rewind_timestamp: z.string().optional(),
-  datasets: z.array(z.string()).optional(),
+  /** A rewind of some datasets: which, and whether it went downstream or reset their checkpoints. */
+  datasets: z
+    .array(strict({ identifier: z.string(), cascade: z.boolean(), reset_checkpoints: z.boolean() }))
+    .optional(),
   message: z.string().optional(),
 });
 
