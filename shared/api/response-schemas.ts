@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { PIPELINE_STATES } from "../store/pipelines-repository.ts";
-import { UPDATE_STATES } from "../store/updates-repository.ts";
-import { EVENT_LEVELS, MATURITY_LEVELS } from "../store/event-log-repository.ts";
+import { EVENT_LEVELS, MATURITY_LEVELS, PIPELINE_STATES, UPDATE_STATES } from "../store/record-states.ts";
 
 /**
  * The success body of every route (api.md), as strict zod schemas: the single source of the response
@@ -20,14 +18,36 @@ const epochMs = z.number().int();
 
 const ignoredSettings = z.array(strict({ field: z.string(), reason: z.string() }));
 
-/** The request shape of a definition (pipeline-views.ts `PipelineSpec`); its datasets are checked on the way in. */
+/**
+ * A dataset of a definition as the API answers it back: open-ended (definition-schema.ts is its
+ * schema, and checked it on the way in); the fields named are the ones readers such as the web UI use.
+ */
+export const datasetSpec = z.looseObject({
+  type: z.string(),
+  name: z.string(),
+  sql: z.string().optional(),
+  flows: z
+    .array(
+      z.looseObject({
+        name: z.string(),
+        source: z
+          .looseObject({ type: z.string(), dataset: z.string().optional(), path: z.string().optional() })
+          .optional(),
+        sql: z.string().optional(),
+      }),
+    )
+    .optional(),
+  expectations: z.array(z.looseObject({ name: z.string(), on_violation: z.string().optional() })).optional(),
+});
+
+/** The request shape of a definition (pipeline-views.ts `PipelineSpec`). */
 const pipelineSpec = strict({
   name: z.string(),
   catalog: z.string(),
   schema: z.string(),
   configuration: z.record(z.string(), z.string()),
   continuous: z.boolean(),
-  definition: strict({ datasets: z.array(openObject) }),
+  definition: strict({ datasets: z.array(datasetSpec) }),
 });
 
 const latestUpdate = strict({ update_id: z.string(), state: z.enum(UPDATE_STATES), creation_time: epochMs });
@@ -95,12 +115,23 @@ export const updateInfo = strict({
   full_refresh_selection: z.array(z.string()).optional(),
   refresh_selection: z.array(z.string()).optional(),
   validate_only: z.boolean(),
-  refresh: z.unknown().optional(),
-  selection: z.unknown().optional(),
-  reset_mode: z.unknown().optional(),
+  refresh: z.string().optional(),
+  selection: z.array(z.string()).optional(),
+  reset_mode: z.string().optional(),
   reset_checkpoint_selection: z.array(z.string()).optional(),
-  /** As the request sent it (parseRewindSpec checked it). */
-  rewind_spec: z.unknown().optional(),
+  /** As the request sent it (parseRewindSpec checked it; its own module knows the rest). */
+  rewind_spec: z
+    .looseObject({
+      rewind_point_id: z.string().optional(),
+      rewind_timestamp: z.string().optional(),
+      datasets: z
+        .array(
+          strict({ identifier: z.string(), cascade: z.boolean(), reset_checkpoints: z.boolean().optional() }),
+        )
+        .optional(),
+      dry_run: z.boolean().optional(),
+    })
+    .optional(),
   /** The run's place in an ordered run of several pipelines (POST /api/2.0/ebb/runs). */
   ordered_run: strict({
     request_id: z.string(),
@@ -358,3 +389,6 @@ export type EventInfo = z.infer<typeof pipelineEvent>;
 export type DatasetInfo = z.infer<typeof datasetInfo>;
 export type FlowStateInfo = z.infer<typeof flowStateInfo>;
 export type StatementResponse = z.infer<typeof statementResponse>;
+export type PipelineStatus = z.infer<typeof pipelineStatus>;
+export type PipelineDetail = z.infer<typeof getPipelineResponse>;
+export type DatasetSpec = z.infer<typeof datasetSpec>;
