@@ -26,18 +26,30 @@ export interface RouteRequest<Body, Query> {
   readonly query: Query;
 }
 
-/** A route's contract (route-contracts.ts) gives both. */
-export interface RouteSchemas<Body extends z.ZodType, Query extends z.ZodType> {
+/** A route's contract (route-contracts.ts) gives all three. */
+export interface RouteSchemas<Body extends z.ZodType, Query extends z.ZodType, Response extends z.ZodType> {
   /** `emptyBody` for routes without one (GET, DELETE): any field sent is then refused. */
   readonly body: Body;
   readonly query: Query;
+  /** The success body: the route's function must answer it (response-schemas.ts). */
+  readonly response: Response;
 }
+
+/** A success body as a route may build it: the schema's shape, its arrays and fields possibly read-only. */
+export type Answer<T> = T extends readonly (infer Item)[]
+  ? readonly Answer<Item>[]
+  : T extends object
+    ? { readonly [Field in keyof T]: Answer<T[Field]> }
+    : T;
 
 export type ApiHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-export function apiRoute<Body extends z.ZodType, Query extends z.ZodType>(
-  schemas: RouteSchemas<Body, Query>,
-  route: (request: RouteRequest<z.infer<Body>, z.infer<Query>>, plane: ControlPlane) => Promise<unknown>,
+export function apiRoute<Body extends z.ZodType, Query extends z.ZodType, Response extends z.ZodType>(
+  schemas: RouteSchemas<Body, Query, Response>,
+  route: (
+    request: RouteRequest<z.infer<Body>, z.infer<Query>>,
+    plane: ControlPlane,
+  ) => Promise<Answer<z.infer<Response>>>,
   plane: () => ControlPlane = controlPlane,
 ): middy.MiddyfiedHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()

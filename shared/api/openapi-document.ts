@@ -6,7 +6,8 @@ import { ROUTES, pathParameters, type RouteContract } from "./route-contracts.ts
  * The API's OpenAPI 3.1 document, generated from the route contracts (route-contracts.ts) with zod's
  * own JSON Schema export: the schemas that validate a request are the ones documented, so the two
  * cannot drift. Bodies and queries are documented as the client sends them (`io: "input"`: before
- * defaults and coercion). Every refusal is `{error_code, message, request_id}` (error-response.ts).
+ * defaults and coercion), and every success body as the handler answers it (response-schemas.ts).
+ * Every refusal is `{error_code, message, request_id}` (error-response.ts).
  */
 
 type JsonSchema = Record<string, unknown>;
@@ -90,7 +91,10 @@ function operation(operationId: string, route: RouteContract): Record<string, un
         }
       : {}),
     responses: {
-      "200": { description: "OK", content: { "application/json": { schema: { type: "object" } } } },
+      "200": {
+        description: "OK",
+        content: { "application/json": { schema: jsonSchema(route.response, "output") } },
+      },
       default: {
         description: "Refused or failed: the error's code and what to do",
         content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
@@ -99,11 +103,14 @@ function operation(operationId: string, route: RouteContract): Record<string, un
   };
 }
 
-/** A request schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), inlined. */
-function jsonSchema(schema: z.ZodType): JsonSchema {
+/**
+ * A schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), inlined: a request as the client sends it
+ * (`input`), a response as the handler answers it (`output`).
+ */
+function jsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
     target: "draft-2020-12",
-    io: "input",
+    io,
     unrepresentable: "any",
     reused: "inline",
   }) as JsonSchema;

@@ -1,9 +1,10 @@
 import type { z } from "zod";
 import * as schemas from "./request-schemas.ts";
+import * as responses from "./response-schemas.ts";
 
 /**
  * Every route of the HTTP API (api.md) as a contract: method, path, and the strict schemas of its
- * body and query. The one source of truth: the handler validates with it (`apiRoute`), the stack
+ * body, query and success response. The one source of truth: the handler validates with it (`apiRoute`), the stack
  * builds its REST API from it (infra/aws/api-routes.ts), and the OpenAPI document is generated from
  * it (openapi-document.ts).
  */
@@ -16,6 +17,8 @@ export interface RouteContract {
   /** `emptyBody` for routes without one (GET, DELETE): any field sent is then refused. */
   readonly body: z.ZodType;
   readonly query: z.ZodType;
+  /** The success body (response-schemas.ts): strict, so the contract test catches a field it lacks. */
+  readonly response: z.ZodType;
 }
 
 const PIPELINES = "/api/2.0/pipelines";
@@ -30,6 +33,7 @@ export const ROUTES = {
     summary: "Create a pipeline → {pipeline_id}",
     body: schemas.createPipelineBody,
     query: noQuery,
+    response: responses.createPipelineResponse,
   },
   listPipelines: {
     method: "GET",
@@ -37,6 +41,7 @@ export const ROUTES = {
     summary: "List pipelines → {statuses, next_page_token?}, newest first, paged by max_results",
     body: emptyBody,
     query: schemas.listPipelinesQuery,
+    response: responses.listPipelinesResponse,
   },
   getPipeline: {
     method: "GET",
@@ -44,6 +49,7 @@ export const ROUTES = {
     summary: "A pipeline's settings, definition version, state, latest updates and rewind status",
     body: emptyBody,
     query: noQuery,
+    response: responses.getPipelineResponse,
   },
   editPipeline: {
     method: "PUT",
@@ -51,6 +57,7 @@ export const ROUTES = {
     summary: "Edit a pipeline: a new definition version",
     body: schemas.editPipelineBody,
     query: noQuery,
+    response: responses.editPipelineResponse,
   },
   deletePipeline: {
     method: "DELETE",
@@ -58,6 +65,7 @@ export const ROUTES = {
     summary: "Delete a pipeline; its tables are kept unless purge=true",
     body: emptyBody,
     query: schemas.deletePipelineQuery,
+    response: responses.emptyResponse,
   },
   stopPipeline: {
     method: "POST",
@@ -65,6 +73,7 @@ export const ROUTES = {
     summary: "Stop the running update (CANCELED)",
     body: emptyBody,
     query: noQuery,
+    response: responses.emptyResponse,
   },
   startUpdate: {
     method: "POST",
@@ -72,6 +81,7 @@ export const ROUTES = {
     summary: "Start an update, a refresh or a rewind → {update_id}",
     body: schemas.startUpdateBody,
     query: noQuery,
+    response: responses.startUpdateResponse,
   },
   listUpdates: {
     method: "GET",
@@ -79,6 +89,7 @@ export const ROUTES = {
     summary: "A pipeline's updates, newest first, paged",
     body: emptyBody,
     query: schemas.listUpdatesQuery,
+    response: responses.listUpdatesResponse,
   },
   getUpdate: {
     method: "GET",
@@ -86,6 +97,7 @@ export const ROUTES = {
     summary: "One update with per-flow progress",
     body: emptyBody,
     query: noQuery,
+    response: responses.getUpdateResponse,
   },
   listEvents: {
     method: "GET",
@@ -93,6 +105,7 @@ export const ROUTES = {
     summary: "A pipeline's event log, filtered and ordered, paged",
     body: emptyBody,
     query: schemas.listEventsQuery,
+    response: responses.listEventsResponse,
   },
   listDatasets: {
     method: "GET",
@@ -100,6 +113,7 @@ export const ROUTES = {
     summary: "A pipeline's datasets: versions, row counts, flows, upstreams",
     body: emptyBody,
     query: noQuery,
+    response: responses.listDatasetsResponse,
   },
   listRewindPoints: {
     method: "GET",
@@ -107,6 +121,7 @@ export const ROUTES = {
     summary: "A pipeline's live rewind points, newest first",
     body: emptyBody,
     query: noQuery,
+    response: responses.listRewindPointsResponse,
   },
   captureRewindPoint: {
     method: "POST",
@@ -114,6 +129,7 @@ export const ROUTES = {
     summary: "Capture a rewind point now",
     body: emptyBody,
     query: noQuery,
+    response: responses.rewindPointResponse,
   },
   getFlowState: {
     method: "GET",
@@ -121,6 +137,7 @@ export const ROUTES = {
     summary: "A flow's operator state as rows, at HEAD, a checkpoint or a rewind point, paged",
     body: emptyBody,
     query: schemas.flowStateQuery,
+    response: responses.flowStateInfo,
   },
   getTableHistory: {
     method: "GET",
@@ -128,6 +145,7 @@ export const ROUTES = {
     summary: "A table's history (DESCRIBE HISTORY), newest first",
     body: emptyBody,
     query: noQuery,
+    response: responses.tableHistoryResponse,
   },
   listTableChanges: {
     method: "GET",
@@ -135,6 +153,7 @@ export const ROUTES = {
     summary: "A table's change feed (table_changes) between versions, paged",
     body: emptyBody,
     query: schemas.tableChangesQuery,
+    response: responses.tableChangesResponse,
   },
   queryTable: {
     method: "POST",
@@ -142,6 +161,7 @@ export const ROUTES = {
     summary: "A SELECT over a table as of a version or time",
     body: schemas.queryTableBody,
     query: noQuery,
+    response: responses.queryTableResponse,
   },
   vacuumTable: {
     method: "POST",
@@ -149,6 +169,7 @@ export const ROUTES = {
     summary: "VACUUM a table, keeping the files of live rewind points",
     body: schemas.vacuumTableBody,
     query: noQuery,
+    response: responses.vacuumTableResponse,
   },
   findOnset: {
     method: "POST",
@@ -156,6 +177,7 @@ export const ROUTES = {
     summary: "The first table version with rows matching a predicate, and the timestamp to rewind to",
     body: schemas.onsetBody,
     query: noQuery,
+    response: responses.findOnsetResponse,
   },
   optimizeTable: {
     method: "POST",
@@ -163,6 +185,7 @@ export const ROUTES = {
     summary: "Compact a table's small files (bin-packing)",
     body: schemas.optimizeTableBody,
     query: noQuery,
+    response: responses.optimizeTableResponse,
   },
   executeStatement: {
     method: "POST",
@@ -171,6 +194,7 @@ export const ROUTES = {
       "Run a Databricks SQL query (event_log, table_changes, DESCRIBE HISTORY, tables) → a StatementResponse",
     body: schemas.executeStatementBody,
     query: noQuery,
+    response: responses.statementResponse,
   },
   getStatement: {
     method: "GET",
@@ -178,6 +202,7 @@ export const ROUTES = {
     summary: "A statement's answer again (status, manifest, the first chunk), for 24 hours after it ran",
     body: emptyBody,
     query: noQuery,
+    response: responses.statementResponse,
   },
   getStatementResultChunk: {
     method: "GET",
@@ -186,6 +211,7 @@ export const ROUTES = {
       "One chunk of a statement's result (the first is in the answer; `next_chunk_index` names the next)",
     body: emptyBody,
     query: noQuery,
+    response: responses.statementChunkResponse,
   },
   cancelStatement: {
     method: "POST",
@@ -193,6 +219,7 @@ export const ROUTES = {
     summary: "Cancel a statement: Ebb answers once a statement is done, so there is never one to cancel",
     body: emptyBody,
     query: noQuery,
+    response: responses.emptyResponse,
   },
   getOpenApi: {
     method: "GET",
@@ -200,6 +227,7 @@ export const ROUTES = {
     summary: "This API's OpenAPI 3.1 document",
     body: emptyBody,
     query: noQuery,
+    response: responses.openApiResponse,
   },
   rewindToCut: {
     method: "POST",
@@ -208,6 +236,7 @@ export const ROUTES = {
       "Rewind several pipelines to one cut (a time, or a point of the upstream one) → the plan, and each pipeline's update_id unless dry_run",
     body: schemas.cutRewindBody,
     query: noQuery,
+    response: responses.rewindToCutResponse,
   },
   startOrderedRun: {
     method: "POST",
@@ -216,6 +245,7 @@ export const ROUTES = {
       "Run several pipelines one after another, upstreams first (the replay after a cut) → the order, and the first pipeline's update_id unless dry_run",
     body: schemas.orderedRunBody,
     query: noQuery,
+    response: responses.orderedRunResponse,
   },
 } as const satisfies Record<string, RouteContract>;
 

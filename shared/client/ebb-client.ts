@@ -1,4 +1,5 @@
-import type { OnsetAnswer } from "../api/onset-answer.ts";
+import type { z } from "zod";
+import type * as answers from "../api/response-schemas.ts";
 import type { RequestAuth } from "./request-auth.ts";
 import { withRetries } from "./request-retry.ts";
 
@@ -19,128 +20,41 @@ export class EbbApiError extends Error {
   }
 }
 
-export type UpdateState =
-  | "QUEUED"
-  | "CREATED"
-  | "WAITING_FOR_RESOURCES"
-  | "INITIALIZING"
-  | "RESETTING"
-  | "SETTING_UP_TABLES"
-  | "RUNNING"
-  | "STOPPING"
-  | "COMPLETED"
-  | "FAILED"
-  | "CANCELED";
+/**
+ * What a route answers on success: its response schema's type (response-schemas.ts, which the route
+ * contracts name), the one source of the API's answers.
+ */
+type Answer<Schema extends z.ZodType> = z.infer<Schema>;
+
+export type {
+  DatasetInfo,
+  DatasetSpec,
+  EventInfo,
+  FlowProgress,
+  FlowStateInfo,
+  PipelineDetail,
+  PipelineStatus,
+  RewindPointInfo,
+  StatementResponse,
+  UpdateInfo,
+} from "../api/response-schemas.ts";
+import type { UpdateInfo } from "../api/response-schemas.ts";
+/** A setting Ebb accepted but does not act on (a Databricks cluster's, say), and why. */
+export type IgnoredSetting = NonNullable<
+  Answer<typeof answers.editPipelineResponse>["ignored_settings"]
+>[number];
+export type OnsetResult = Answer<typeof answers.findOnsetResponse>;
+export type OptimizeResult = Answer<typeof answers.optimizeTableResponse>;
+export type VacuumResult = Answer<typeof answers.vacuumTableResponse>;
+
+export type UpdateState = UpdateInfo["state"];
+
+/** `POST /api/2.0/pipelines` without `dry_run`: the new pipeline's id. */
+export type CreatedPipeline = Extract<Answer<typeof answers.createPipelineResponse>, { pipeline_id: string }>;
 
 export const TERMINAL_STATES: readonly UpdateState[] = ["COMPLETED", "FAILED", "CANCELED"];
 
-export interface FlowProgress {
-  readonly dataset?: string;
-  readonly batches: number;
-  readonly rows_in: number;
-  readonly rows_out: number;
-  readonly status: string;
-  /** A materialized view's latest refresh: `INCREMENTAL` or `FULL_RECOMPUTE` (rows_out: the rows it wrote). */
-  readonly refresh?: string;
-  /**
-   * A stateful flow: its state after the latest batch, what this update's batches dropped, emitted
-   * and joined, the watermark. Fields a server of an earlier version does not send are optional.
-   */
-  readonly state?: {
-    /** Spark's `operatorName`s: `dedupe`, `dedupeWithinWatermark`, `stateStoreSave`, `symmetricHashJoin`. */
-    readonly operator_names?: readonly string[];
-    readonly num_rows_total: number;
-    readonly state_bytes: number;
-    readonly num_rows_dropped_by_watermark: number;
-    readonly num_duplicates_dropped: number;
-    readonly num_windows_emitted?: number;
-    readonly num_joined_rows?: number;
-    readonly num_left_outer_rows?: number;
-    readonly watermark: string | null;
-  };
-}
-
-export interface UpdateInfo {
-  readonly update_id: string;
-  readonly pipeline_id: string;
-  readonly state: UpdateState;
-  readonly cause: string;
-  readonly creation_time: number;
-  readonly definition_version: number;
-  readonly rewind_spec?: unknown;
-  /** The run's place in an ordered run of several pipelines (POST /api/2.0/ebb/runs). */
-  readonly ordered_run?: { readonly request_id: string; readonly position: number; readonly of: number };
-  readonly error?: { readonly error_code: string; readonly message: string };
-  readonly progress?: Readonly<Record<string, FlowProgress>>;
-  readonly [field: string]: unknown;
-}
-
-export interface RewindPointInfo {
-  readonly rewind_point_id: string;
-  readonly timestamp: string;
-  readonly message: string;
-  /** Why it was recorded; a `dry-run` point is a dry run's record of its target. */
-  readonly kind?: "periodic" | "update-end" | "dry-run";
-  readonly datasets: readonly { readonly identifier: string; readonly table_version: number }[];
-  readonly flows: readonly { readonly flow: string; readonly checkpoint_seq: number }[];
-  /** False once the point's table data is gone (a VACUUM outside Ebb); the reason says what. */
-  readonly restorable?: boolean;
-  readonly not_restorable_reason?: string;
-}
-
-export interface EventInfo {
-  readonly id: string;
-  readonly timestamp: string;
-  readonly level: string;
-  readonly event_type: string;
-  readonly message: string;
-  readonly origin: Readonly<Record<string, unknown>>;
-  readonly details: Readonly<Record<string, unknown>>;
-}
-
 type Query = Readonly<Record<string, string | number | boolean | undefined>>;
-
-/** One dataset of `GET …/datasets`: its table's version and rows now, its flows and what it reads. */
-export interface DatasetInfo {
-  readonly name: string;
-  readonly identifier: string;
-  readonly type: string;
-  /** Null (or absent) before the table's first commit. */
-  readonly version?: number | null;
-  readonly row_count?: number | null;
-  readonly last_commit_time?: string | null;
-  readonly flows: readonly string[];
-  readonly upstreams: readonly string[];
-}
-
-/** A flow's operator state at one checkpoint (`GET …/flows/{flow}/state`). */
-export interface FlowStateInfo {
-  readonly pipeline_id: string;
-  readonly flow: string;
-  readonly checkpoint_seq: number;
-  readonly rewind_point_id?: string;
-  /** The state version's key; null for the empty state. */
-  readonly state_version: string | null;
-  readonly watermark: string | null;
-  readonly tables: readonly {
-    readonly name: string;
-    readonly key_columns: readonly { name: string; type: string }[];
-    readonly value_columns: readonly { name: string; type: string }[];
-    readonly num_rows: number;
-  }[];
-  readonly rows: readonly {
-    readonly table: string;
-    readonly key: Record<string, unknown>;
-    readonly value: Record<string, unknown>;
-  }[];
-  readonly next_page_token?: string;
-}
-
-/** A setting Ebb accepted but does not act on (a Databricks cluster's, say), and why. */
-export interface IgnoredSetting {
-  readonly field: string;
-  readonly reason: string;
-}
 
 export interface EbbClientOptions {
   /** `http://127.0.0.1:<port>` locally, the API URL (with its stage) on AWS. */
@@ -194,59 +108,63 @@ export class EbbClient {
 
   // Pipelines
   createPipeline(body: unknown) {
-    return this.request<{ pipeline_id: string; ignored_settings?: IgnoredSetting[] }>(
-      "POST",
-      "/api/2.0/pipelines",
-      { body },
-    );
+    return this.request<CreatedPipeline>("POST", "/api/2.0/pipelines", { body });
   }
   /** Every pipeline, newest first; with `max_results`, one page of them. */
   listPipelines(query: { max_results?: number; page_token?: string } = {}) {
-    return this.request<{
-      statuses: {
-        pipeline_id: string;
-        name: string;
-        state: string;
-        definition_version: number;
-        latest_updates?: { update_id: string; state: string; creation_time: number }[];
-      }[];
-      next_page_token?: string;
-    }>("GET", "/api/2.0/pipelines", { query });
+    return this.request<Answer<typeof answers.listPipelinesResponse>>("GET", "/api/2.0/pipelines", { query });
   }
   getPipeline(pipelineId: string) {
-    return this.request<Record<string, unknown>>("GET", `/api/2.0/pipelines/${pipelineId}`);
+    return this.request<Answer<typeof answers.getPipelineResponse>>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}`,
+    );
   }
   editPipeline(pipelineId: string, body: unknown) {
-    return this.request<{ definition_version: number; ignored_settings?: IgnoredSetting[] }>(
+    return this.request<Answer<typeof answers.editPipelineResponse>>(
       "PUT",
       `/api/2.0/pipelines/${pipelineId}`,
       { body },
     );
   }
   deletePipeline(pipelineId: string, purge = false) {
-    return this.request<object>("DELETE", `/api/2.0/pipelines/${pipelineId}`, {
+    return this.request<Answer<typeof answers.emptyResponse>>("DELETE", `/api/2.0/pipelines/${pipelineId}`, {
       query: purge ? { purge } : {},
     });
   }
   stopPipeline(pipelineId: string) {
-    return this.request<object>("POST", `/api/2.0/pipelines/${pipelineId}/stop`, { body: {} });
+    return this.request<Answer<typeof answers.emptyResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/stop`,
+      {
+        body: {},
+      },
+    );
   }
 
   // Updates
   startUpdate(pipelineId: string, body: unknown = {}) {
-    return this.request<{ update_id: string }>("POST", `/api/2.0/pipelines/${pipelineId}/updates`, { body });
+    return this.request<Answer<typeof answers.startUpdateResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/updates`,
+      {
+        body,
+      },
+    );
   }
   getUpdate(pipelineId: string, updateId: string) {
-    return this.request<{ update: UpdateInfo }>(
+    return this.request<Answer<typeof answers.getUpdateResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/updates/${updateId}`,
     );
   }
   listUpdates(pipelineId: string, query: { max_results?: number; page_token?: string } = {}) {
-    return this.request<{ updates: UpdateInfo[]; next_page_token?: string; prev_page_token?: string }>(
+    return this.request<Answer<typeof answers.listUpdatesResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/updates`,
-      { query },
+      {
+        query,
+      },
     );
   }
 
@@ -272,25 +190,34 @@ export class EbbClient {
     pipelineId: string,
     query: { filter?: string; order_by?: string; max_results?: number; page_token?: string } = {},
   ) {
-    return this.request<{ events: EventInfo[]; next_page_token?: string; prev_page_token?: string }>(
+    return this.request<Answer<typeof answers.listEventsResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/events`,
-      { query },
+      {
+        query,
+      },
     );
   }
   datasets(pipelineId: string) {
-    return this.request<{ datasets: DatasetInfo[] }>("GET", `/api/2.0/pipelines/${pipelineId}/datasets`);
+    return this.request<Answer<typeof answers.listDatasetsResponse>>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/datasets`,
+    );
   }
   rewindPoints(pipelineId: string) {
-    return this.request<{ rewind_points: RewindPointInfo[] }>(
+    return this.request<Answer<typeof answers.listRewindPointsResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/rewind-points`,
     );
   }
   captureRewindPoint(pipelineId: string) {
-    return this.request<RewindPointInfo>("POST", `/api/2.0/pipelines/${pipelineId}/rewind-points`, {
-      body: {},
-    });
+    return this.request<Answer<typeof answers.rewindPointResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/rewind-points`,
+      {
+        body: {},
+      },
+    );
   }
 
   /** A flow's operator state at HEAD, a checkpoint or a rewind point (one page). */
@@ -304,14 +231,21 @@ export class EbbClient {
       page_token?: string;
     } = {},
   ) {
-    return this.request<FlowStateInfo>("GET", `/api/2.0/pipelines/${pipelineId}/flows/${flow}/state`, {
-      query,
-    });
+    return this.request<Answer<typeof answers.flowStateInfo>>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/flows/${flow}/state`,
+      {
+        query,
+      },
+    );
   }
 
   // Tables
   history(table: string) {
-    return this.request<{ history: Record<string, unknown>[] }>("GET", `/api/2.0/tables/${table}/history`);
+    return this.request<Answer<typeof answers.tableHistoryResponse>>(
+      "GET",
+      `/api/2.0/tables/${table}/history`,
+    );
   }
   changes(
     table: string,
@@ -322,46 +256,38 @@ export class EbbClient {
       page_token?: string;
     } = {},
   ) {
-    return this.request<{ changes: Record<string, unknown>[]; next_page_token?: string }>(
+    return this.request<Answer<typeof answers.tableChangesResponse>>(
       "GET",
       `/api/2.0/tables/${table}/changes`,
-      { query },
+      {
+        query,
+      },
     );
   }
   query(table: string, body: { sql?: string; version?: number; timestamp?: string; limit?: number } = {}) {
-    return this.request<{
-      version: number;
-      timestamp: string;
-      rows: Record<string, unknown>[];
-      truncated: boolean;
-    }>("POST", `/api/2.0/tables/${table}/query`, { body });
+    return this.request<Answer<typeof answers.queryTableResponse>>("POST", `/api/2.0/tables/${table}/query`, {
+      body,
+    });
   }
   vacuum(
     table: string,
     body: { retain_hours?: number; allow_short_retention?: boolean; dry_run?: boolean } = {},
   ) {
-    return this.request<{
-      table: string;
-      pipeline_id?: string;
-      dry_run: boolean;
-      retention_hours: number;
-      protected_versions: number[];
-      files_protected: number;
-      files_within_retention: number;
-      files: { path: string; size: number }[];
-      /** Bucket keys of the state files of the table's flows that no live point needs. */
-      state_files: string[];
-      /** Set for a table no pipeline owns: nothing but the retention protected its files. */
-      notice?: string;
-    }>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
+    return this.request<VacuumResult>("POST", `/api/2.0/tables/${table}/vacuum`, { body });
   }
   onset(table: string, body: { predicate: string; change_types?: string[]; starting_version?: number }) {
-    return this.request<OnsetResult>("POST", `/api/2.0/tables/${table}/onset`, { body });
+    return this.request<Answer<typeof answers.findOnsetResponse>>("POST", `/api/2.0/tables/${table}/onset`, {
+      body,
+    });
   }
 
   /** OPTIMIZE: bin-packing compaction of the table's small files. */
   optimize(table: string, body: { target_file_size_bytes?: number; dry_run?: boolean } = {}) {
-    return this.request<OptimizeResult>("POST", `/api/2.0/tables/${table}/optimize`, { body });
+    return this.request<Answer<typeof answers.optimizeTableResponse>>(
+      "POST",
+      `/api/2.0/tables/${table}/optimize`,
+      { body },
+    );
   }
 
   /** A Databricks SQL query (the Statement Execution API's shape). */
@@ -373,41 +299,8 @@ export class EbbClient {
     row_limit?: number;
     parameters?: { name: string; value?: string | null; type?: string }[];
   }) {
-    return this.request<StatementResponse>("POST", "/api/2.0/sql/statements", { body });
+    return this.request<Answer<typeof answers.statementResponse>>("POST", "/api/2.0/sql/statements", {
+      body,
+    });
   }
-}
-
-/** What `POST /api/2.0/tables/{name}/onset` answers. */
-export type OnsetResult = OnsetAnswer<RewindPointInfo>;
-
-/** What `POST /api/2.0/tables/{name}/optimize` answers (`version` only when it committed). */
-export interface OptimizeResult {
-  readonly read_version: number;
-  readonly dry_run: boolean;
-  readonly target_file_size_bytes: number;
-  readonly version?: number;
-  readonly metrics: {
-    readonly num_bins: number;
-    readonly num_files_removed: number;
-    readonly num_bytes_removed: number;
-    readonly num_files_skipped: number;
-    readonly num_files_added?: number;
-    readonly num_bytes_added?: number;
-  };
-}
-
-/** `POST /api/2.0/sql/statements`'s answer: Databricks' `StatementResponse` (JSON_ARRAY, inline). */
-export interface StatementResponse {
-  readonly statement_id: string;
-  readonly status: {
-    readonly state: "SUCCEEDED" | "FAILED";
-    readonly error?: { readonly error_code: string; readonly message: string };
-  };
-  readonly manifest?: {
-    readonly schema: { readonly columns: readonly { name: string; type_name: string; type_text: string }[] };
-    readonly total_row_count: number;
-    readonly truncated: boolean;
-  };
-  readonly result?: { readonly data_array: (string | null)[][] };
-  readonly notices?: readonly string[];
 }

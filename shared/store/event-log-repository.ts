@@ -8,10 +8,11 @@ import type { StoreWrite } from "./store-writes.ts";
  * before DynamoDB's TTL sweeper has deleted them.
  */
 
-export const EVENT_LEVELS = ["INFO", "WARN", "ERROR", "METRICS"] as const;
+import { EVENT_LEVELS, MATURITY_LEVELS } from "./record-states.ts";
+
+export { EVENT_LEVELS, MATURITY_LEVELS };
 export type EventLevel = (typeof EVENT_LEVELS)[number];
 
-export const MATURITY_LEVELS = ["STABLE", "EVOLVING", "DEPRECATED"] as const;
 export type MaturityLevel = (typeof MATURITY_LEVELS)[number];
 
 /** Events are kept this long unless the event sets its own retention. */

@@ -18,16 +18,9 @@ import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
  */
 export const MAX_DEFINITION_BYTES = 380_000;
 
-/** Databricks' pipeline states (api.md `GET /api/2.0/pipelines/{id}`). */
-export const PIPELINE_STATES = [
-  "IDLE",
-  "STARTING",
-  "RUNNING",
-  "STOPPING",
-  "RESETTING",
-  "FAILED",
-  "DELETED",
-] as const;
+import { PIPELINE_STATES } from "./record-states.ts";
+
+export { PIPELINE_STATES };
 export type PipelineState = (typeof PIPELINE_STATES)[number];
 
 export interface PipelineRecord {

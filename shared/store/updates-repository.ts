@@ -7,19 +7,9 @@ import type { StoreWrite } from "./store-writes.ts";
  * (api.md); the terminal ones are final: a transition out of them is refused as a result.
  */
 
-export const UPDATE_STATES = [
-  "QUEUED",
-  "CREATED",
-  "WAITING_FOR_RESOURCES",
-  "INITIALIZING",
-  "RESETTING",
-  "SETTING_UP_TABLES",
-  "RUNNING",
-  "STOPPING",
-  "COMPLETED",
-  "FAILED",
-  "CANCELED",
-] as const;
+import { UPDATE_STATES } from "./record-states.ts";
+
+export { UPDATE_STATES };
 export type UpdateState = (typeof UPDATE_STATES)[number];
 
 export const TERMINAL_UPDATE_STATES = [

@@ -13,6 +13,12 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
 interface Operation {
   parameters?: { name: string; in: string; required: boolean }[];
   requestBody?: { content: { "application/json": { schema: { properties?: Record<string, unknown> } } } };
+  responses: { "200": { content: { "application/json": { schema: SuccessSchema } } } };
+}
+interface SuccessSchema {
+  properties?: Record<string, unknown>;
+  additionalProperties?: unknown;
+  anyOf?: SuccessSchema[];
 }
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
 
@@ -92,5 +98,19 @@ describe("the OpenAPI document", () => {
       const served = await allowedIn(await send(method, concrete(path), JSON.stringify({ [PROBE]: 1 })));
       expect(served, `${method} ${path}`).toEqual(documented);
     }
+  });
+
+  it("describes every operation's success body, field by field (response-schemas.ts)", () => {
+    for (const { method, path, operation } of operations()) {
+      if (path === "/api/2.0/openapi.json") continue; // the document itself: OpenAPI's own schema
+      const schema = operation.responses["200"].content["application/json"].schema;
+      for (const shape of schema.anyOf ?? [schema]) {
+        expect(shape.additionalProperties, `${method} ${path}`).toBe(false);
+        expect(shape.properties, `${method} ${path}`).toBeDefined();
+      }
+    }
+    const update = document.paths["/api/2.0/pipelines/{pipeline_id}/updates/{update_id}"]!["get"]!;
+    const body = update.responses["200"].content["application/json"].schema;
+    expect(Object.keys((body.properties!["update"] as SuccessSchema).properties!)).toContain("progress");
   });
 });

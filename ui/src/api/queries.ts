@@ -1,7 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { TERMINAL_STATES, type UpdateState } from "../../../shared/client/ebb-client.ts";
 import { ebb } from "./client.ts";
-import type { PipelineDetail, PipelineStatus, Update } from "./types.ts";
 
 /**
  * Every read the UI makes, as TanStack Query hooks keyed by resource. What can change while someone
@@ -30,7 +29,7 @@ export function usePipelines(enabled = true) {
   return useQuery({
     queryKey: keys.pipelines,
     enabled,
-    queryFn: async () => (await ebb.listPipelines()).statuses as PipelineStatus[],
+    queryFn: async () => (await ebb.listPipelines()).statuses,
     refetchInterval: IDLE_MS,
   });
 }
@@ -39,7 +38,7 @@ export function usePipeline(id: string, enabled = true) {
   return useQuery({
     queryKey: keys.pipeline(id),
     enabled,
-    queryFn: async () => (await ebb.getPipeline(id)) as unknown as PipelineDetail,
+    queryFn: async () => await ebb.getPipeline(id),
     refetchInterval: (query) => (query.state.data?.state === "IDLE" ? IDLE_MS : ACTIVE_MS),
   });
 }
@@ -55,7 +54,7 @@ export function useDatasets(id: string, running: boolean) {
 export function useUpdates(id: string, running: boolean) {
   return useQuery({
     queryKey: keys.updates(id),
-    queryFn: async () => (await ebb.listUpdates(id, { max_results: 100 })).updates as Update[],
+    queryFn: async () => (await ebb.listUpdates(id, { max_results: 100 })).updates,
     refetchInterval: running ? ACTIVE_MS : IDLE_MS,
   });
 }
@@ -63,7 +62,7 @@ export function useUpdates(id: string, running: boolean) {
 export function useUpdate(id: string, updateId: string | undefined) {
   return useQuery({
     queryKey: keys.update(id, updateId ?? ""),
-    queryFn: async () => (await ebb.getUpdate(id, updateId!)).update as Update,
+    queryFn: async () => (await ebb.getUpdate(id, updateId!)).update,
     enabled: updateId !== undefined,
     refetchInterval: (query) => (query.state.data && isTerminal(query.state.data.state) ? false : ACTIVE_MS),
   });

@@ -1,0 +1,151 @@
+import type { z } from "zod";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTES, type RouteName } from "../../../shared/api/route-contracts.ts";
+import { testAws } from "../../support/aws.ts";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * Every route's real answer against its response schema (response-schemas.ts), which the OpenAPI
+ * document and the client's types come from: each route is driven once (some twice, for their other
+ * shape) on the local control plane and its body parsed with the strict schema, so a field a handler
+ * adds, drops or misspells fails here rather than in a user's client.
+ */
+
+const SCHEMA = `contract${Date.now().toString(36)}`;
+
+describe("every route's answer matches its response schema", () => {
+  let cp: TestControlPlane;
+  const driven = new Set<RouteName>();
+  /** Sends the request raw (not through the client, whose types come from the schemas under test). */
+  const call = async <Name extends RouteName>(
+    name: Name,
+    params: Record<string, string> = {},
+    options: { query?: Record<string, string>; body?: unknown } = {},
+  ): Promise<z.infer<(typeof ROUTES)[Name]["response"]>> => {
+    const route = ROUTES[name];
+    const path = route.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(params[p]!));
+    const url = new URL(cp.plane.endpoint + path);
+    for (const [k, v] of Object.entries(options.query ?? {})) url.searchParams.set(k, v);
+    const response = await fetch(url, {
+      method: route.method,
+      headers: { authorization: `Bearer ${cp.plane.token}`, "content-type": "application/json" },
+      ...(route.method === "POST" || route.method === "PUT"
+        ? { body: JSON.stringify(options.body ?? {}) }
+        : {}),
+    });
+    const json = (await response.json()) as Record<string, unknown>;
+    expect(response.status, `${name}: ${JSON.stringify(json)}`).toBe(200);
+    const parsed = route.response.safeParse(json);
+    expect(parsed.error?.issues ?? [], `${name} answered ${JSON.stringify(json).slice(0, 2000)}`).toEqual([]);
+    driven.add(name);
+    return parsed.data as z.infer<(typeof ROUTES)[Name]["response"]>;
+  };
+
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+  }, 120_000);
+  afterAll(() => cp?.close());
+
+  it("on every route", async () => {
+    const definition = (schema: string, upstream?: string) => ({
+      name: `contract ${schema}`,
+      catalog: "contract",
+      schema,
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: {
+        datasets: upstream
+          ? [
+              {
+                type: "streaming_table",
+                name: "copied",
+                flows: [
+                  { name: "copy", source: { type: "delta", path: upstream }, sql: "SELECT id FROM source" },
+                ],
+              },
+            ]
+          : [
+              {
+                type: "streaming_table",
+                name: "clicks",
+                flows: [
+                  {
+                    name: "dedup",
+                    source: {
+                      type: "auto_loader",
+                      path: cp.landing,
+                      format: "json",
+                      schema: { id: "BIGINT", ts: "TIMESTAMP" },
+                    },
+                    watermark: { column: "ts", delay: "1 hour" },
+                    drop_duplicates: { keys: ["id"] },
+                    sql: "SELECT id, ts FROM source",
+                  },
+                ],
+              },
+            ],
+      },
+    });
+    await cp.land("1.json", [
+      { id: 1, ts: "2026-01-01T10:00:00Z" },
+      { id: 2, ts: "2026-01-01T11:00:00Z" },
+    ]);
+    const create = async (body: unknown) => {
+      const created = await call("createPipeline", {}, { body });
+      if (!("pipeline_id" in created)) throw new Error("create answered a dry run's settings");
+      return created.pipeline_id;
+    };
+    const up = await create(definition(SCHEMA));
+    const table = `contract.${SCHEMA}.clicks`;
+    const upstreamUri = `s3://${testAws().storage.bucket}/tables/contract/${SCHEMA}/clicks`;
+    const down = await create(definition(`${SCHEMA}d`, upstreamUri));
+    await call("createPipeline", {}, { body: { ...definition(`${SCHEMA}x`), dry_run: true } });
+    for (const id of [up, down]) {
+      const { update_id } = await call("startUpdate", { pipeline_id: id });
+      await cp.client.waitForUpdate(id, update_id, { intervalMs: 200 });
+      await call("getUpdate", { pipeline_id: id, update_id: update_id });
+    }
+    await call("startUpdate", { pipeline_id: up }, { body: { validate_only: true } });
+    await call("listPipelines");
+    await call("listPipelines", {}, { query: { max_results: "1" } });
+    await call("getPipeline", { pipeline_id: up });
+    await call("editPipeline", { pipeline_id: down }, { body: definition(`${SCHEMA}d`, upstreamUri) });
+    await call("listUpdates", { pipeline_id: up });
+    await call("listEvents", { pipeline_id: up });
+    await call("listDatasets", { pipeline_id: up });
+    await call("listDatasets", { pipeline_id: down });
+    const point = await call("captureRewindPoint", { pipeline_id: up });
+    await call("listRewindPoints", { pipeline_id: up });
+    await call("getFlowState", { pipeline_id: up, flow_name: "dedup" });
+    await call("getTableHistory", { full_name: table });
+    await call("listTableChanges", { full_name: table });
+    await call("queryTable", { full_name: table });
+    await call("vacuumTable", { full_name: table }, { body: { dry_run: true } });
+    await call("findOnset", { full_name: table }, { body: { predicate: "id = 2" } });
+    await call("optimizeTable", { full_name: table }, { body: { dry_run: true } });
+    await call("optimizeTable", { full_name: table }, { body: {} });
+    const statement = await call("executeStatement", {}, { body: { statement: `SELECT * FROM ${table}` } });
+    await call(
+      "executeStatement",
+      {},
+      { body: { statement: `SELECT * FROM ${table}`, wait_timeout: "10s" } },
+    );
+    await call("getStatement", { statement_id: statement.statement_id });
+    await call("getStatementResultChunk", { statement_id: statement.statement_id, chunk_index: "0" });
+    await call("cancelStatement", { statement_id: statement.statement_id });
+    await call("getOpenApi");
+    await call(
+      "rewindToCut",
+      {},
+      { body: { pipeline_ids: [up, down], rewind_point_id: point.rewind_point_id, dry_run: true } },
+    );
+    await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down], dry_run: true } });
+    await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down] } });
+    await call("stopPipeline", { pipeline_id: up });
+    await call("deletePipeline", { pipeline_id: down });
+    await call("deletePipeline", { pipeline_id: up }, { query: { purge: "true" } });
+  }, 300_000);
+
+  it("covers every route of the contracts", () => {
+    expect([...driven].sort()).toEqual(Object.keys(ROUTES).sort());
+  });
+});
