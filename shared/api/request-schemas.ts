@@ -2,8 +2,8 @@ import { z } from "zod";
 import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
 import { refreshRequestShape } from "../rewind/refresh-request.ts";
 import { UPDATE_CAUSES } from "../store/updates-repository.ts";
-import { BATCH_ENGINES } from "../pipeline/pipeline-settings.ts";
-import { PARAMETER_TYPE } from "../sql/index.ts";
+import { BATCH_ENGINES } from "../pipeline/batch-engines.ts";
+import { PARAMETER_TYPE } from "../sql/statement-parameters.ts";
 
 /**
  * The body and query of every route (api.md), as strict zod schemas: the single source of the

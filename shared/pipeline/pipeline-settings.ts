@@ -3,6 +3,9 @@ import { describeInterval, parseInterval } from "./duration.ts";
 import { parseByteSize } from "./byte-size.ts";
 import { INCREMENTAL_LISTING_MODES, type IncrementalListingMode } from "./definition-schema.ts";
 import { SQL_DIALECTS, type SqlDialect } from "./sql-dialect.ts";
+import { BATCH_ENGINES, type BatchEngine } from "./batch-engines.ts";
+
+export { BATCH_ENGINES, type BatchEngine };
 
 /**
  * The pipeline configuration keys Ebb itself reads (semantics.md "Pipeline, datasets, flows" and
@@ -31,10 +34,6 @@ export const CONFIGURATION_KEYS = {
   /** The dialect of the pipeline's SQL: `spark` (translated at validation) or `duckdb` (the default). */
   sqlDialect: "pipelines.sqlDialect",
 } as const;
-
-/** The engines a batch can run on (`details.flow_progress.engine`). */
-export const BATCH_ENGINES = ["duckdb", "spark"] as const;
-export type BatchEngine = (typeof BATCH_ENGINES)[number];
 
 /** The pipeline's `pipelines.engine`: one engine for every batch, or `auto` by the planned size. */
 export type EngineSetting =

@@ -3,7 +3,7 @@ import { RESET_MODES } from "../../pipeline/definition-schema.ts";
 import type { RefreshRequest } from "../../rewind/refresh-request.ts";
 import { rewindDatasetSpecSchema, type RewindTarget } from "../../rewind/rewind-spec.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
-import { BATCH_ENGINES } from "../../pipeline/pipeline-settings.ts";
+import { BATCH_ENGINES } from "../../pipeline/batch-engines.ts";
 import type { UPDATE_KINDS } from "../../api/lifecycle-events.ts";
 
 /**
