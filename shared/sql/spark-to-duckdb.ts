@@ -104,6 +104,7 @@ function prepare(tokens: readonly Token[], relations: ReadonlySet<string>): stri
         edits.set(i, { replace: `${PREFIX}${name}` });
       }
     }
+    if (isOrderByAll(tokens, i)) edits.set(i, { replace: ORDER_BY_ALL });
     if (token.kind === "string" && /^(['"]).+\1\1.+\1$/s.test(token.text) && token.text.length > 2) {
       // Adjacent literals ('it''s'): one literal with their joined value, as Spark reads them.
       edits.set(i, { replace: `'${token.value.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'` });
@@ -123,6 +124,24 @@ function prepare(tokens: readonly Token[], relations: ReadonlySet<string>): stri
       return (edit?.replace ?? token.text) + (edit?.after ?? "");
     })
     .join("");
+}
+
+/** The transpiler reads `ORDER BY ALL` as a column named ALL; marked, it is DuckDB's `ORDER BY ALL` again. */
+const ORDER_BY_ALL = `${PREFIX}order_by_all`;
+
+/** An unquoted ALL that is the whole of an ORDER BY (Spark 4: every output column, left to right). */
+function isOrderByAll(tokens: readonly Token[], i: number): boolean {
+  if (!isWordToken(tokens[i], "ALL")) return false;
+  const by = previousSignificant(tokens, i - 1);
+  if (!isWordToken(tokens[by], "BY") || !isWordToken(tokens[previousSignificant(tokens, by - 1)], "ORDER"))
+    return false;
+  const next = tokens[nextSignificant(tokens, i + 1)];
+  return (
+    next === undefined ||
+    isSymbol(next, ")") ||
+    isSymbol(next, ";") ||
+    ["ASC", "DESC", "NULLS", "LIMIT", "OFFSET"].some((word) => isWordToken(next, word))
+  );
 }
 
 /** `x[…]` after an operand, and not inside a `col:path` JSON path (whose subscripts are JSON's). */
@@ -211,6 +230,8 @@ function rewriteNode(node: Node): Node {
     if (DUCKDB_RESERVED.has(node["name"].toLowerCase())) return { ...node, quoted: true };
     return node;
   }
+  const column = node["column"] as { name?: { name?: string } } | undefined;
+  if (column?.name?.name === ORDER_BY_ALL) return { var: { this: "ALL" } };
   // Every cast the transpiler wrote TRY_CAST was Spark's CAST or `::`, which fail on bad input (ANSI).
   if ("try_cast" in node) return sparkCast(withoutZone(node["try_cast"] as Node));
   if ("cast" in node) return sparkCast(withoutZone(node["cast"] as Node));

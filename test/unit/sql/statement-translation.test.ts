@@ -187,6 +187,20 @@ describe("statements speak the pipelines' Spark dialect", () => {
     expect(await value(`SELECT get_json_object('{"a b": 1}', '$[\\'a b\\']')`)).toBe("1");
     await expect(value("SELECT CAST('12.7' AS INT)")).rejects.toThrow(/CAST_INVALID_INPUT/);
   });
+
+  it("ORDER BY ALL orders by every output column, as in Spark 4; a column named `all` is that column", async () => {
+    const rows = async (spark: string) => duck.rows(translateStatement(spark, context).sql);
+    const values = "VALUES (2, 'b'), (1, 'z'), (2, 'a'), (NULL, 'c') AS t(n, s)";
+    expect(await rows(`SELECT n, s FROM ${values} ORDER BY ALL`)).toEqual([
+      { n: null, s: "c" },
+      { n: 1, s: "z" },
+      { n: 2, s: "a" },
+      { n: 2, s: "b" },
+    ]);
+    expect((await rows(`SELECT n, s FROM ${values} ORDER BY ALL DESC LIMIT 1`))[0]).toEqual({ n: 2, s: "b" });
+    const named = await rows(`SELECT s AS \`all\`, n FROM ${values} ORDER BY \`all\``);
+    expect(named.map((row) => row["all"])).toEqual(["a", "b", "c", "z"]);
+  });
 });
 
 describe("the dialect's refusals name their place", () => {
