@@ -33,6 +33,9 @@ export interface PipelineProject {
   readonly files: ReadonlyMap<string, string>;
   /** Configuration set at deploy time (`ebb deploy --conf k=v`), over the spec's, before `${k}` is replaced. */
   readonly configuration?: Readonly<Record<string, string>>;
+  /** The pipeline's catalog and schema where its settings name them (Databricks' `catalog`/`schema`), over the spec's. */
+  readonly catalog?: string;
+  readonly schema?: string;
 }
 
 /** The settings a spec gives, when SQL files come without one (`libraries` naming `.sql` files). */
@@ -67,6 +70,8 @@ export function readPipelineProject(project: PipelineProject): ProjectDefinition
   const spec = {
     ...specResult.spec,
     configuration: { ...specResult.spec.configuration, ...project.configuration },
+    catalog: project.catalog ?? specResult.spec.catalog,
+    schema: project.schema ?? specResult.spec.schema,
   };
   const selected = selectLibraryFiles(project.specPath, spec.include, project.files);
   const files = new Map(selected.sql.map((path) => [path, project.files.get(path)!]));

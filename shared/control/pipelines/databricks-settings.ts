@@ -130,7 +130,7 @@ async function resolveProject(
       specPath: body.project.spec_path,
       spec: body.project.spec,
       files: new Map(Object.entries(body.project.files)),
-      ...(configuration ? { configuration } : {}),
+      ...definedOnly({ configuration, catalog: body.catalog, schema: body.schema ?? body.target }),
     });
   } else {
     const paths = (body.libraries ?? []).map((library) => library.file.path);

@@ -123,6 +123,21 @@ describe("pipeline projects through the API and ebb deploy", () => {
     expect((await rows("cdc.users.users_history", "userId, __START_AT")).length).toBeGreaterThan(4);
   }, 300_000);
 
+  it("the request's catalog and schema win over the spec's (a bundle's per-environment target)", async () => {
+    const files = projectFolder("examples/auto-cdc-project");
+    const spec = files.get("spark-pipeline.yml")!;
+    files.delete("spark-pipeline.yml");
+    const { pipeline_id } = await cp.client.createPipeline({
+      project: { spec, files: Object.fromEntries(files) },
+      catalog: "cdc_dev",
+      schema: "users_dev",
+      configuration: { landing: `${cp.landing}/users-dev/` },
+    });
+    created.push(pipeline_id);
+    const pipeline = await cp.client.getPipeline(pipeline_id);
+    expect(pipeline.spec).toMatchObject({ catalog: "cdc_dev", schema: "users_dev" });
+  }, 120_000);
+
   it("several flows into one table and a temporary view (the peer suite's regional-orders project)", async () => {
     const files = projectFolder("test/sdp-peer/projects/regional-orders");
     const spec = files.get("spark-pipeline.yml")!;
