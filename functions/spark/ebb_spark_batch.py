@@ -94,6 +94,8 @@ def start_session(app_name):
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.sql.session.timeZone", "UTC")
+        # The flows' SQL is Spark 4's (and Databricks'): ANSI, as the DuckDB engine's translation runs it.
+        .config("spark.sql.ansi.enabled", "true")
         # Parquet as Delta readers expect it: INT64 microsecond timestamps, no _SUCCESS marker left behind.
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")

@@ -176,4 +176,38 @@ describe.skipIf(!sparkEngineReady)("the demo's incident with the replay on Spark
     expect((await progress(pipelineId, retried)).map((b) => b.engine)).toEqual(["spark"]);
     expect(await rows("failing", "raw")).toEqual([{ id: 1 }, { id: 2 }]);
   });
+
+  it("casts as Spark 4 does (ANSI), as the DuckDB engine does: a cast of bad text fails the batch on either engine", async () => {
+    const folder = await mkdtemp(path.join(cp.landing, "ansi-"));
+    await writeFile(path.join(folder, "a.json"), '{"code": "12"}\n{"code": "12x"}\n');
+    const failures: Record<string, string | undefined> = {};
+    for (const engine of ["spark", "duckdb"]) {
+      const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+        name: `ansi casts ${engine}`,
+        catalog: "spark_replay",
+        schema: `ansi_${engine}`,
+        configuration: { "pipelines.engine": engine },
+        definition: {
+          datasets: [
+            {
+              type: "streaming_table",
+              name: "codes",
+              flows: [
+                {
+                  name: "ingest",
+                  source: { type: "auto_loader", path: folder, format: "json", schema: { code: "STRING" } },
+                  sql: "SELECT CAST(code AS INT) AS n FROM source",
+                },
+              ],
+            },
+          ],
+        },
+      });
+      const failed = await run(pipelineId);
+      expect(failed.state, engine).toBe("FAILED");
+      failures[engine] = failed.error?.message;
+    }
+    expect(failures["spark"]).toMatch(/CAST_INVALID_INPUT.*'12x'/s);
+    expect(failures["duckdb"]).toMatch(/12x/);
+  });
 });
