@@ -310,6 +310,9 @@ function tableSource(
   };
 }
 
+/** Files landed at once while a row bound counts records (landFiles fetches them in parallel). */
+const LANDED_TOGETHER = 4;
+
 /** This process's count of the listings after each batch it planned or listed after (incremental-listing.ts step 2). */
 const IDLE_LISTINGS = new IdleListings();
 
@@ -329,6 +332,20 @@ function fileSource(
     for (const file of await landFiles(files, await context.sandbox(), missing, origin, format))
       landed.set(file.key, file);
     return keys.map((key) => landed.get(key)!);
+  };
+  /**
+   * The first of `keys` within `maxRows`, landed a few at a time to count their records: a row bound
+   * lands what the batch takes (and one handful more), not every file the listing offers.
+   */
+  const landRows = async (keys: readonly string[], maxRows: number): Promise<LandedFile[]> => {
+    const counted: LandedFile[] = [];
+    let rows = 0;
+    for (let i = 0; i < keys.length && rows <= maxRows; i += LANDED_TOGETHER) {
+      const handful = await land(keys.slice(i, i + LANDED_TOGETHER));
+      counted.push(...handful);
+      rows += handful.reduce((sum, file) => sum + file.records, 0);
+    }
+    return fitRows(counted, maxRows);
   };
   /**
    * A batch of the row groups of Parquet file `key` from `from` that fit `maxBytes`; undefined when
@@ -423,7 +440,7 @@ function fileSource(
         }
       }
       const maxRows = context.options.max_rows_per_batch;
-      if (maxRows !== undefined) chosen = fitRows(await land(chosen), maxRows).map((f) => f.key);
+      if (maxRows !== undefined) chosen = (await landRows(chosen, maxRows)).map((f) => f.key);
       const listing = listingAfter(previous?.listing, { full, fresh, chosen, sinceFull }, now, seq);
       const end = await state.append(previous, processed, seq, chosen, listing);
       idleListings.record(end.changelogs.at(-1)!, sinceFull);

@@ -28,12 +28,12 @@ function payload(id: string): string {
 }
 
 /** File `f`'s rows `(id, payload)`, as Parquet, made outside any capped folder. */
-async function parquetFile(f: number): Promise<Uint8Array> {
+async function parquetFile(f: number, rows = ROWS_PER_FILE): Promise<Uint8Array> {
   const file = path.join(tmpdir(), `ebb-backlog-${process.pid}-${f}.parquet`);
-  const first = f * ROWS_PER_FILE;
+  const first = f * rows;
   await withDuckSession((duck) =>
     duck.run(
-      `COPY (SELECT ${first} + i AS id, ${payload(`(${first} + i)`)} AS payload FROM range(${ROWS_PER_FILE}) t(i)) ` +
+      `COPY (SELECT ${first} + i AS id, ${payload(`(${first} + i)`)} AS payload FROM range(${rows}) t(i)) ` +
         `TO ${quoteLiteral(file)} (FORMAT parquet)`,
     ),
   );
@@ -81,16 +81,65 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
       // Two files (5.2 MB) fit the 6 MB bound: 32 batches, none re-planned.
       expect(run.flows["ingest"]?.batches).toBe(FILES / 2);
 
-      const table = await DeltaTable.open(new DatasetCatalog(pipeline, harness.store).tableStore("raw"));
-      try {
-        const ids = (await table.scan()).map((row) => Number(row["id"]));
-        expect(ids.length).toBe(FILES * ROWS_PER_FILE);
-        expect(new Set(ids).size).toBe(FILES * ROWS_PER_FILE);
-      } finally {
-        await table.close();
-      }
+      await expectEachIdOnce(harness, pipeline, FILES * ROWS_PER_FILE);
     } finally {
       await harness.close();
     }
-  });
+  }, 300_000);
+
+  it("a row bound lands only the files its batch takes to count their records, not the whole listing", async () => {
+    const harness = new EngineHarness();
+    const rows = ROWS_PER_FILE / 2;
+    try {
+      const pipeline = await harness.validate({
+        name: "row-bound backlog",
+        catalog: "main",
+        schema: "row_bound_backlog",
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "raw",
+            flows: [
+              {
+                name: "ingest",
+                source: { type: "auto_loader", path: harness.landingUri, format: "parquet" },
+                sql: "SELECT * FROM source",
+                options: { max_rows_per_batch: 2 * rows },
+              },
+            ],
+          },
+        ],
+      });
+      let backlog = 0;
+      for (let f = 0; f < FILES; f++) {
+        const bytes = await parquetFile(f, rows);
+        backlog += bytes.byteLength;
+        await harness.landing.put(`part-${String(f).padStart(3, "0")}.parquet`, bytes);
+      }
+      expect(backlog).toBeGreaterThan(5 * CAP_MB * 1024 * 1024);
+
+      const run = await withCappedTempFolder(CAP_MB, () => harness.run(pipeline));
+      expect(run.error).toBeUndefined();
+      expect(run.state).toBe("COMPLETED");
+      expect(run.flows["ingest"]?.batches).toBe(FILES / 2);
+      await expectEachIdOnce(harness, pipeline, FILES * rows);
+    } finally {
+      await harness.close();
+    }
+  }, 300_000);
 });
+
+async function expectEachIdOnce(
+  harness: EngineHarness,
+  pipeline: Parameters<EngineHarness["run"]>[0],
+  count: number,
+): Promise<void> {
+  const table = await DeltaTable.open(new DatasetCatalog(pipeline, harness.store).tableStore("raw"));
+  try {
+    const ids = (await table.scan()).map((row) => Number(row["id"]));
+    expect(ids.length).toBe(count);
+    expect(new Set(ids).size).toBe(count);
+  } finally {
+    await table.close();
+  }
+}
