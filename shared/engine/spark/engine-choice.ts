@@ -64,9 +64,6 @@ function aboveThreshold(
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
   if (flow.auto_cdc) return "AUTO CDC flows run on DuckDB only, for now";
-  // The job does not evaluate them yet: a Spark batch would write rows an expectation drops or fails.
-  if (dataset.expectations && dataset.expectations.length > 0)
-    return `dataset "${dataset.name}" has expectations, which are evaluated on DuckDB only, for now`;
   if (isStatefulFlow(flow))
     return "flows with a watermark, deduplication or a stream-stream join run on DuckDB only, for now";
   const source = flow.source;
@@ -83,7 +80,14 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
   const dialect = question.pipeline.configuration?.[CONFIGURATION_KEYS.sqlDialect]?.trim().toLowerCase();
   if (dialect === "spark") return undefined;
   const duckOnly = duckDbOnlySyntax(flow.sql);
-  return duckOnly ? `its SQL is written for DuckDB (${duckOnly})` : undefined;
+  if (duckOnly) return `its SQL is written for DuckDB (${duckOnly})`;
+  // The job evaluates the dataset's expectations in Spark SQL too.
+  for (const expectation of dataset.expectations ?? []) {
+    const inCondition = duckDbOnlySyntax(expectation.condition);
+    if (inCondition)
+      return `expectation "${expectation.name}" of dataset "${dataset.name}" is written for DuckDB (${inCondition})`;
+  }
+  return undefined;
 }
 
 /** DuckDB syntax and functions Spark SQL has not (or has with another meaning). */
