@@ -16,8 +16,9 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * override), and for `auto` the batch's planned size. A flow the Spark engine cannot run is refused
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
- * What the Spark engine runs today: plain streaming flows (no AUTO CDC, watermark, deduplication or
- * join) from `auto_loader` files or a `stream`/`delta` table (not its change feed), failing on
+ * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL and the
+ * dataset's expectations on Spark; the apply by key in Ebb), with no watermark, deduplication or
+ * join, from `auto_loader` files or a `stream`/`delta` table (not its change feed), failing on
  * malformed records (no quarantine), into an unpartitioned table, reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
  * DuckDB's dialect (the default) runs on Spark only when it uses none of DuckDB's own syntax (below).
@@ -63,7 +64,6 @@ function aboveThreshold(
 /** Why the Spark engine cannot run this flow, or undefined when it can. */
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
-  if (flow.auto_cdc) return "AUTO CDC flows run on DuckDB only, for now";
   if (isStatefulFlow(flow))
     return "flows with a watermark, deduplication or a stream-stream join run on DuckDB only, for now";
   const source = flow.source;

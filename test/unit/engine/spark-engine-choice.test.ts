@@ -36,6 +36,23 @@ describe("the engine a batch runs on", () => {
     expect(choice).toEqual({ kind: "fixed", engine: "spark" });
   });
 
+  it("runs an AUTO CDC flow on Spark: the job runs its SQL, Ebb applies the events by key", () => {
+    const cdc = {
+      ...flow,
+      auto_cdc: { keys: ["id"], sequence_by: "id", stored_as_scd_type: 2 },
+    } as StreamingTableDefinition["flows"][number];
+    const table = dataset({ flows: [cdc] });
+    const choice = chooseEngine({
+      setting: { kind: "fixed", engine: "spark" },
+      size: undefined,
+      pipeline: { datasets: [table] } as PipelineDefinition,
+      dataset: table,
+      flow: cdc,
+      readsDatasets: false,
+    });
+    expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+  });
+
   it("refuses Spark for an expectation written for DuckDB, naming it", () => {
     const choice = ask(
       dataset({
