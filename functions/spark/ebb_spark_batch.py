@@ -8,7 +8,9 @@ job only computes:
    flow's declared schema when it has one, or the upstream table's planned row slices (whole Parquet
    files, or rows [firstRow, endRow) of one by its row index) with the table's schema and partition
    values.
-3. Run the flow's SQL (Spark SQL) over it and write the rows as Parquet under
+3. Run the flow's SQL (Spark SQL) over it, through the dataset's expectations when it has any
+   (ebb_spark_expectations.py: counts per expectation, `drop` rows removed, `fail` fails the batch
+   before anything is written), and write the rows as Parquet under
    `<table>/<stagingPath>/` (a folder of this attempt alone: a retry writes beside it, never over it).
 4. Read the written files back for their exact stats (numRecords, and per column nullCount,
    minValues, maxValues in Delta's per-file statistics format) and write the manifest JSON to
@@ -23,7 +25,8 @@ start per batch.
 
 A failure is answered (or, on EMR, written to `manifestUri` as `{"status": "failed"}`) with its kind:
 `analysis` (Spark cannot parse or resolve the SQL: the flow is not written for Spark), `input` (a
-planned file is unreadable or malformed) or `job` (anything else).
+planned file is unreadable or malformed), `condition` (an expectation's condition does not apply to
+the rows), `expectation` (a `fail` expectation failed; `details` names it) or `job` (anything else).
 """
 
 import datetime
@@ -34,6 +37,8 @@ import os
 import sys
 import time
 import traceback
+
+from ebb_spark_expectations import ExpectationFailure, apply_expectations
 
 MANIFEST_VERSION = 1
 # Delta indexes the first 32 columns (delta.dataSkippingNumIndexedCols), as Ebb's own writer does.
@@ -275,10 +280,13 @@ def run_batch(spark, request):
         schema = nullable(rows.schema)
     except (AnalysisException, ParseException) as error:
         raise BatchFailure("analysis", first_line(str(error))) from error
+    rows, quality, flagged = apply_expectations(rows, request.get("expectations") or [])
     table_uri = request["output"]["tableUri"].rstrip("/")
     staging = request["output"]["stagingPath"].strip("/")
     staged_uri = f"{table_uri}/{staging}"
     rows.write.mode("errorifexists").option("compression", "snappy").parquet(staged_uri)
+    if flagged is not None:
+        flagged.unpersist()
     files = file_stats(spark, staged_uri, schema)
     rows_in = source.count()
     manifest = {
@@ -298,6 +306,7 @@ def run_batch(spark, request):
         "rowsIn": rows_in,
         "rowsOut": sum(f["stats"]["numRecords"] for f in files),
         "metrics": {"durationMs": int((time.time() - started) * 1000)},
+        **({"dataQuality": quality} if quality is not None else {}),
         "sparkApplicationId": spark.sparkContext.applicationId,
     }
     write_text(spark, request["manifestUri"], json.dumps(manifest))
@@ -322,6 +331,8 @@ def first_line(text):
 def failure_of(error):
     if isinstance(error, BatchFailure):
         return {"status": "failed", "kind": error.kind, "message": str(error)}
+    if isinstance(error, ExpectationFailure):
+        return {"status": "failed", "kind": error.kind, "message": str(error), "details": error.details}
     # A Py4J error's first line only names the JVM call; the Java exception's own message says why,
     # and its deepest cause why that (a write that failed names the malformed record under it).
     java = getattr(error, "java_exception", None)

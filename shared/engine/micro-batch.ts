@@ -59,7 +59,8 @@ import { applyExpectations, type DataQuality, type ExpectationTarget } from "./e
 import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
 import { chooseEngine } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
-import { runSparkBatch } from "./spark/spark-batch.ts";
+import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
+import { stagedRowsSql } from "./spark/staged-rows.ts";
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 
 /**
@@ -278,7 +279,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const engine = batchEngine(run, plannedSize);
     const committed = await markingSizeFailures<BatchWork>(run, ref, seq, () =>
       engine === "spark"
-        ? sparkReadAndCommit(run, ref, seq, startOffset, endOffset, crash, source)
+        ? sparkReadAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source)
         : readAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source),
     );
     const { loaded, state } = committed;
@@ -455,16 +456,22 @@ function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
   return choice.engine;
 }
 
-/** Steps 3 and 4 of batch `seq` on Spark: the job computes the planned input, Ebb commits its manifest. */
+/**
+ * Steps 3 and 4 of batch `seq` on Spark: the job computes the planned input (the flow's SQL and the
+ * dataset's expectations), Ebb commits its manifest. An AUTO CDC flow's rows, staged by the job, are
+ * applied by key in the sandbox against the per-key state and committed as the MERGE, as on DuckDB.
+ */
 async function sparkReadAndCommit(
   run: FlowRun,
   ref: FlowRef,
   seq: number,
+  head: FlowHead,
   startOffset: SourceOffset | undefined,
   endOffset: SourceOffset,
+  openSandbox: () => Promise<Sandbox>,
   crash: (point: CrashPoint, seq: number) => Promise<void>,
   source: FlowSource,
-) {
+): Promise<BatchWork> {
   if (!source.plannedInput)
     throw new FlowNotSupportedOnSparkError(run.flow.name, "its source runs on DuckDB only, for now");
   const txn = { appId: flowAppId(ref), version: seq };
@@ -473,8 +480,9 @@ async function sparkReadAndCommit(
     name: run.dataset.name,
     ...tableLayout(run.dataset),
   };
-  // A retry of a batch whose commit landed runs no job: the commit is looked up (table-sink.ts).
-  if (await tableHoldsTxn(run, txn.appId, seq)) {
+  // A retry of a batch whose commit landed runs no job: the commit is looked up (table-sink.ts). An
+  // AUTO CDC batch runs again all the same: its state version is rewritten, the MERGE is not.
+  if (!run.flow.auto_cdc && (await tableHoldsTxn(run, txn.appId, seq))) {
     const held = await appendStagedFiles(
       target,
       run.session,
@@ -485,7 +493,11 @@ async function sparkReadAndCommit(
   }
   const input = await source.plannedInput(startOffset, endOffset);
   const fence = updateFence(run.updateId, run.isActive, run.session.signal);
-  const outcome = await runSparkBatch({
+  const beforeCommit = async () => {
+    await crash("after-data-files", seq);
+    await fence(`the commit of flow "${run.flow.name}"'s batch ${seq}`);
+  };
+  const batch = {
     pipelineId: run.pipelineId,
     flow: run.flow.name,
     dataset: run.dataset.name,
@@ -493,15 +505,39 @@ async function sparkReadAndCommit(
     seq,
     txn,
     input,
+    expectations: run.dataset.expectations,
     catalog: run.catalog,
-    target,
-    session: run.session,
     spark: run.spark!,
-    beforeCommit: async () => {
-      await crash("after-data-files", seq);
-      await fence(`the commit of flow "${run.flow.name}"'s batch ${seq}`);
-    },
-  });
+  };
+  if (run.flow.auto_cdc) {
+    const job = await runSparkJob(batch);
+    const sandbox = await openSandbox();
+    const what = `flow "${run.flow.name}"`;
+    const rowsSql = await stagedRowsSql(target.store, job.stagedPath, sandbox, {
+      flow: run.flow.name,
+      seq,
+      jobId: job.jobId,
+    });
+    const newest = input.kind === "table" ? input.newestUpstreamTimestamp : undefined;
+    const written = await sandbox.explainingFailures(what, async () =>
+      applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, {
+        rowsSession: await sandbox.writer(),
+        ...(newest !== undefined ? { timestampFloor: newest + 1 } : {}),
+        afterDataFiles: beforeCommit,
+      }),
+    );
+    return {
+      ...written,
+      loaded: {
+        rowsIn: job.manifest.rowsIn,
+        badRecords: 0,
+        skippedRestores: input.kind === "table" ? input.skippedRestores : [],
+      },
+      jobId: job.jobId,
+      ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
+    };
+  }
+  const outcome = await runSparkBatch({ ...batch, target, session: run.session, beforeCommit });
   return {
     version: outcome.version,
     timestamp: outcome.timestamp,
@@ -510,6 +546,7 @@ async function sparkReadAndCommit(
     bytes: outcome.bytes,
     loaded: { rowsIn: outcome.rowsIn, badRecords: 0, skippedRestores: outcome.skippedRestores },
     jobId: outcome.jobId,
+    ...(outcome.dataQuality ? { dataQuality: outcome.dataQuality } : {}),
   };
 }
 

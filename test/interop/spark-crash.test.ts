@@ -16,7 +16,8 @@ import { testAws } from "../support/aws.ts";
  * manifest but before the commit, after the commit, before HEAD moves, and the Spark driver killed
  * while its job writes. Each time the next update converges (every row in each table exactly once),
  * and VACUUM removes what the dead attempt left in its staging folder (its files, or its committer's
- * `_temporary` scratch), leaving only files the table references.
+ * `_temporary` scratch), leaving only files the table references. An AUTO CDC batch on Spark crashed
+ * before or after its MERGE converges too, its per-key state carried on (SCD type 2, late events).
  */
 
 const sparkEngineReady =
@@ -177,4 +178,63 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       await harness.close();
     }
   }, 400_000);
+
+  // An AUTO CDC batch on Spark writes the next state version before its MERGE: a retry after the
+  // commit runs the job again and rewrites the same state (the MERGE is not applied twice), so the
+  // next batch continues from it. Sequences arrive out of order (the second file is older).
+  for (const point of ["after-data-files", "after-table-commit", "before-head-move"] as const) {
+    it(`an AUTO CDC (SCD type 2) batch on Spark converges after a crash ${point}`, async () => {
+      const harness = new EngineHarness({ crash: crashOnce(point, 2), spark: port() });
+      try {
+        const pipeline = await harness.validate({
+          name: "spark crash cdc",
+          catalog: "main",
+          schema: "spark_crash_cdc",
+          configuration: { "pipelines.engine": "spark" },
+          datasets: [
+            {
+              type: "streaming_table",
+              name: "history",
+              flows: [
+                {
+                  name: "apply",
+                  source: {
+                    type: "auto_loader",
+                    path: harness.landingUri,
+                    format: "json",
+                    schema: { id: "BIGINT", amount: "BIGINT", region: "VARCHAR" },
+                  },
+                  sql: "SELECT region, id, amount FROM source",
+                  options: { max_files_per_batch: 1 },
+                  auto_cdc: { keys: ["region"], sequence_by: "id", stored_as_scd_type: 2 },
+                },
+              ],
+            },
+          ],
+        });
+        await harness.land("f0.json", jsonLines(4, 3));
+        await harness.land("f1.json", jsonLines(1, 3));
+        const failed = await harness.run(pipeline);
+        expect(failed.error).toBeInstanceOf(InjectedCrashError);
+        expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+        await harness.land("f2.json", jsonLines(7, 3));
+        expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+        const rows = (await harness.rows(pipeline, "history")).map((r) => ({
+          region: String(r["region"]),
+          id: Number(r["id"]),
+          start: Number(r["__START_AT"]),
+          end: r["__END_AT"] === null ? null : Number(r["__END_AT"]),
+        }));
+        rows.sort((a, b) => a.region.localeCompare(b.region) || a.start - b.start);
+        const regions = ["apac", "eu", "us"];
+        const expected = regions.flatMap((region) => {
+          const ids = [1, 2, 3, 4, 5, 6, 7, 8, 9].filter((id) => ["eu", "us", "apac"][id % 3] === region);
+          return ids.map((id, i) => ({ region, id, start: id, end: ids[i + 1] ?? null }));
+        });
+        expect(rows).toEqual(expected);
+      } finally {
+        await harness.close();
+      }
+    }, 300_000);
+  }
 });

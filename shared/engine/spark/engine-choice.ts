@@ -16,8 +16,9 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * override), and for `auto` the batch's planned size. A flow the Spark engine cannot run is refused
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
- * What the Spark engine runs today: plain streaming flows (no AUTO CDC, watermark, deduplication or
- * join) from `auto_loader` files or a `stream`/`delta` table (not its change feed), failing on
+ * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL and the
+ * dataset's expectations on Spark; the apply by key in Ebb), with no watermark, deduplication or
+ * join, from `auto_loader` files or a `stream`/`delta` table (not its change feed), failing on
  * malformed records (no quarantine), into an unpartitioned table, reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
  * DuckDB's dialect (the default) runs on Spark only when it uses none of DuckDB's own syntax (below).
@@ -63,10 +64,6 @@ function aboveThreshold(
 /** Why the Spark engine cannot run this flow, or undefined when it can. */
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
-  if (flow.auto_cdc) return "AUTO CDC flows run on DuckDB only, for now";
-  // The job does not evaluate them yet: a Spark batch would write rows an expectation drops or fails.
-  if (dataset.expectations && dataset.expectations.length > 0)
-    return `dataset "${dataset.name}" has expectations, which are evaluated on DuckDB only, for now`;
   if (isStatefulFlow(flow))
     return "flows with a watermark, deduplication or a stream-stream join run on DuckDB only, for now";
   const source = flow.source;
@@ -83,7 +80,14 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
   const dialect = question.pipeline.configuration?.[CONFIGURATION_KEYS.sqlDialect]?.trim().toLowerCase();
   if (dialect === "spark") return undefined;
   const duckOnly = duckDbOnlySyntax(flow.sql);
-  return duckOnly ? `its SQL is written for DuckDB (${duckOnly})` : undefined;
+  if (duckOnly) return `its SQL is written for DuckDB (${duckOnly})`;
+  // The job evaluates the dataset's expectations in Spark SQL too.
+  for (const expectation of dataset.expectations ?? []) {
+    const inCondition = duckDbOnlySyntax(expectation.condition);
+    if (inCondition)
+      return `expectation "${expectation.name}" of dataset "${dataset.name}" is written for DuckDB (${inCondition})`;
+  }
+  return undefined;
 }
 
 /** DuckDB syntax and functions Spark SQL has not (or has with another meaning). */

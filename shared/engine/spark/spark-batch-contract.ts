@@ -29,6 +29,14 @@ export type SparkBatchInput =
       }[];
     };
 
+/** One expectation of the target dataset, evaluated by the job as the DuckDB engine does (expectations.ts). */
+export interface SparkExpectation {
+  readonly name: string;
+  /** Spark SQL over the flow's rows. */
+  readonly condition: string;
+  readonly onViolation: "warn" | "drop" | "fail";
+}
+
 export interface SparkBatchRequest {
   readonly flow: string;
   readonly dataset: string;
@@ -36,6 +44,8 @@ export interface SparkBatchRequest {
   readonly sql: string;
   readonly txn: { readonly appId: string; readonly version: number };
   readonly input: SparkBatchInput;
+  /** The dataset's expectations: the job counts them, drops and fails as they say. */
+  readonly expectations?: readonly SparkExpectation[];
   readonly output: {
     /** The table's root folder. */
     readonly tableUri: string;
@@ -65,14 +75,39 @@ const succeededSchema = z.object({
   rowsIn: z.number().int().nonnegative(),
   rowsOut: z.number().int().nonnegative(),
   metrics: z.record(z.string(), z.unknown()),
+  /** The expectations' counts over the flow's rows (rowsOut is what `drop` kept). */
+  dataQuality: z
+    .object({
+      droppedRecords: z.number().int().nonnegative(),
+      expectations: z.array(
+        z.object({
+          name: z.string(),
+          passedRecords: z.number().int().nonnegative(),
+          failedRecords: z.number().int().nonnegative(),
+        }),
+      ),
+    })
+    .optional(),
   sparkApplicationId: z.string().optional(),
 });
 
-/** Why a Spark batch failed: Spark could not analyse the SQL, could not read the input, or else. */
+/**
+ * Why a Spark batch failed: Spark could not analyse the SQL, could not read the input, an
+ * expectation's condition does not apply to the rows, a `fail` expectation failed, or else.
+ */
 export const sparkFailureSchema = z.object({
   status: z.literal("failed"),
-  kind: z.enum(["analysis", "input", "job"]),
+  kind: z.enum(["analysis", "input", "condition", "expectation", "job"]),
   message: z.string(),
+  /** `expectation`: its name, the failed rows and one of them (JSON); `condition`: its name. */
+  details: z
+    .object({
+      expectation: z.string(),
+      failedRecords: z.number().int().nonnegative().optional(),
+      row: z.string().optional(),
+    })
+    .passthrough()
+    .optional(),
 });
 
 export const sparkManifestSchema = z.discriminatedUnion("status", [

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { parseSchema, type AddFile } from "../../delta/index.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
+import type { ExpectationDefinition } from "../../pipeline/definition-schema.ts";
+import { ExpectationConditionError, ExpectationViolationError } from "../errors.ts";
+import type { DataQuality } from "../expectations.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 import type { PlannedInput } from "../planned-input.ts";
 import { appendStagedFiles, type BatchCommit, type SinkSession, type SinkTarget } from "../table-sink.ts";
@@ -11,6 +14,7 @@ import {
   stagingPath,
   type SparkBatchInput,
   type SparkBatchRequest,
+  type SparkFailure,
   type SparkManifest,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
@@ -34,6 +38,8 @@ export interface SparkBatch {
   readonly seq: number;
   readonly txn: { readonly appId: string; readonly version: number };
   readonly input: PlannedInput;
+  /** The dataset's expectations (the job evaluates them as expectations.ts does). */
+  readonly expectations?: readonly ExpectationDefinition[] | undefined;
   readonly catalog: DatasetCatalog;
   readonly target: SinkTarget;
   readonly session: SinkSession;
@@ -47,33 +53,23 @@ export interface SparkBatchOutcome extends BatchCommit {
   readonly jobId: string;
   readonly newestUpstreamTimestamp?: number;
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+  readonly dataQuality?: DataQuality;
+}
+
+/** A job that ran to its manifest (steps 1-3 without the commit). */
+export interface SparkJobResult {
+  readonly manifest: SparkManifest;
+  readonly jobId: string;
+  /** The attempt's folder under the table root, where the job wrote the rows. */
+  readonly stagedPath: string;
+  /** The expectations' counts, as the DuckDB engine reports them. */
+  readonly dataQuality?: DataQuality;
 }
 
 export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcome> {
-  // 1. The request.
-  const attempt = randomUUID().slice(0, 8);
-  const key = manifestKey(batch.pipelineId, batch.flow, batch.seq, attempt);
-  const request: SparkBatchRequest = {
-    flow: batch.flow,
-    dataset: batch.dataset,
-    sql: batch.sql,
-    txn: batch.txn,
-    input: sparkInput(batch),
-    output: {
-      tableUri: batch.spark.bucketUri(batch.catalog.tablePrefix(batch.dataset)),
-      stagingPath: stagingPath(batch.seq, attempt),
-    },
-    manifestUri: batch.spark.bucketUri(key),
-  };
-
-  // 2. The job.
-  const run = await batch.spark.run(request);
-  if (run.failure?.kind === "analysis")
-    throw new FlowNotSupportedOnSparkError(batch.flow, `Spark SQL refused it: ${run.failure.message}`);
-  if (run.failure) throw new SparkJobFailedError(batch.flow, batch.seq, run.jobId, run.failure.message);
+  const { manifest, jobId, dataQuality } = await runSparkJob(batch);
 
   // 3. The manifest, committed by Ebb.
-  const manifest = await readManifest(batch.catalog.store, key, batch, run.jobId);
   await batch.beforeCommit();
   const now = batch.session.clock();
   const adds: AddFile[] = manifest.files.map((file) => ({
@@ -95,31 +91,114 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
   return {
     ...committed,
     rowsIn: manifest.rowsIn,
-    jobId: run.jobId,
+    jobId,
     ...(newest !== undefined ? { newestUpstreamTimestamp: newest } : {}),
     skippedRestores: batch.input.kind === "table" ? batch.input.skippedRestores : [],
+    ...(dataQuality ? { dataQuality } : {}),
   };
+}
+
+/** Steps 1-2 and the manifest's read: what the job wrote, not committed. */
+export async function runSparkJob(
+  batch: Omit<SparkBatch, "target" | "session" | "beforeCommit">,
+): Promise<SparkJobResult> {
+  // 1. The request.
+  const attempt = randomUUID().slice(0, 8);
+  const key = manifestKey(batch.pipelineId, batch.flow, batch.seq, attempt);
+  const expectations = batch.expectations ?? [];
+  const request: SparkBatchRequest = {
+    flow: batch.flow,
+    dataset: batch.dataset,
+    sql: batch.sql,
+    txn: batch.txn,
+    input: sparkInput(batch),
+    ...(expectations.length > 0
+      ? {
+          expectations: expectations.map((e) => ({
+            name: e.name,
+            condition: e.condition,
+            onViolation: e.on_violation,
+          })),
+        }
+      : {}),
+    output: {
+      tableUri: batch.spark.bucketUri(batch.catalog.tablePrefix(batch.dataset)),
+      stagingPath: stagingPath(batch.seq, attempt),
+    },
+    manifestUri: batch.spark.bucketUri(key),
+  };
+
+  // 2. The job.
+  const run = await batch.spark.run(request);
+  if (run.failure) throw failureError(batch, run.jobId, run.failure);
+  const manifest = await readManifest(batch.catalog.store, key, batch, run.jobId);
+  const quality = manifest.dataQuality;
+  return {
+    manifest,
+    jobId: run.jobId,
+    stagedPath: request.output.stagingPath,
+    ...(quality
+      ? {
+          dataQuality: {
+            dropped_records: quality.droppedRecords,
+            expectations: quality.expectations.map((e) => ({
+              name: e.name,
+              dataset: batch.dataset,
+              passed_records: e.passedRecords,
+              failed_records: e.failedRecords,
+            })),
+          },
+        }
+      : {}),
+  };
+}
+
+/** A failed job as the error the DuckDB engine gives for the same cause (an expectation's, say). */
+function failureError(
+  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "expectations">,
+  jobId: string,
+  failure: SparkFailure,
+): Error {
+  const expectation = batch.expectations?.find((e) => e.name === failure.details?.expectation);
+  if (failure.kind === "expectation" && expectation) {
+    return new ExpectationViolationError(
+      batch.dataset,
+      batch.flow,
+      expectation.name,
+      expectation.condition,
+      failure.details?.failedRecords ?? 0,
+      failure.details?.row ?? "null",
+    );
+  }
+  if (failure.kind === "condition" && expectation) {
+    return new ExpectationConditionError(
+      `expectation "${expectation.name}" of dataset "${batch.dataset}" ${failure.message}`,
+      { data: { dataset: batch.dataset, flow: batch.flow, expectation: expectation.name } },
+    );
+  }
+  if (failure.kind === "analysis")
+    return new FlowNotSupportedOnSparkError(batch.flow, `Spark SQL refused it: ${failure.message}`);
+  return new SparkJobFailedError(batch.flow, batch.seq, jobId, failure.message);
 }
 
 async function readManifest(
   store: ObjectStore,
   key: string,
-  batch: SparkBatch,
+  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "txn" | "expectations">,
   jobId: string,
 ): Promise<SparkManifest> {
   const parsed = sparkManifestSchema.safeParse(JSON.parse(new TextDecoder().decode(await store.get(key))));
   if (!parsed.success)
     throw new SparkJobFailedError(batch.flow, batch.seq, jobId, `its manifest ${key} is not one Ebb reads`);
   const manifest = parsed.data;
-  if (manifest.status === "failed")
-    throw new SparkJobFailedError(batch.flow, batch.seq, jobId, manifest.message);
+  if (manifest.status === "failed") throw failureError(batch, jobId, manifest);
   if (manifest.txn.appId !== batch.txn.appId || manifest.txn.version !== batch.txn.version)
     throw new SparkJobFailedError(batch.flow, batch.seq, jobId, `its manifest ${key} is another batch's`);
   return manifest;
 }
 
 /** The planned input as the URIs the job reads. */
-function sparkInput(batch: SparkBatch): SparkBatchInput {
+function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): SparkBatchInput {
   const input = batch.input;
   if (input.kind === "files") {
     return {

@@ -61,17 +61,19 @@ describe("the Spark engine's refusals", () => {
       },
     );
 
-  it("refuses an update on Spark of a dataset with expectations, naming the flow, before any batch", async () => {
+  it("refuses an update on Spark of an expectation written for DuckDB, naming the flow, before any batch", async () => {
     const { pipeline_id } = await cp.client.createPipeline(
       pipeline(cp.landing, "expect", {
-        expectations: [{ name: "has_id", condition: "id IS NOT NULL", on_violation: "drop" }],
+        expectations: [{ name: "has_id", condition: "id::VARCHAR <> ''", on_violation: "drop" }],
       }),
     );
     for (const body of [{ engine: "spark" }, { engine: "spark", validate_only: true }]) {
       const refused = await refusal(cp.client.startUpdate(pipeline_id, body));
       expect(refused.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
       expect(refused.status).toBe(400);
-      expect(refused.message).toMatch(/flow "ingest" cannot run on Spark: dataset "raw" has expectations/);
+      expect(refused.message).toMatch(
+        /flow "ingest" cannot run on Spark: expectation "has_id" of dataset "raw" is written for DuckDB \(a :: cast/,
+      );
       expect(refused.message).toContain("run it on DuckDB");
     }
     // `ebb run --engine spark` sends the same request.

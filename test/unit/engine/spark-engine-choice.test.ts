@@ -27,13 +27,41 @@ describe("the engine a batch runs on", () => {
     expect(ask(dataset())).toEqual({ kind: "fixed", engine: "spark" });
   });
 
-  it("refuses Spark for a dataset with expectations, naming it: the job does not evaluate them", () => {
+  it("runs a dataset with expectations on Spark: the job evaluates them", () => {
     const choice = ask(
       dataset({
         expectations: [{ name: "has_id", condition: "id IS NOT NULL", on_violation: "drop" }],
       } as Partial<StreamingTableDefinition>),
     );
+    expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+  });
+
+  it("runs an AUTO CDC flow on Spark: the job runs its SQL, Ebb applies the events by key", () => {
+    const cdc = {
+      ...flow,
+      auto_cdc: { keys: ["id"], sequence_by: "id", stored_as_scd_type: 2 },
+    } as StreamingTableDefinition["flows"][number];
+    const table = dataset({ flows: [cdc] });
+    const choice = chooseEngine({
+      setting: { kind: "fixed", engine: "spark" },
+      size: undefined,
+      pipeline: { datasets: [table] } as PipelineDefinition,
+      dataset: table,
+      flow: cdc,
+      readsDatasets: false,
+    });
+    expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+  });
+
+  it("refuses Spark for an expectation written for DuckDB, naming it", () => {
+    const choice = ask(
+      dataset({
+        expectations: [{ name: "has_id", condition: "id::VARCHAR <> ''", on_violation: "drop" }],
+      } as Partial<StreamingTableDefinition>),
+    );
     expect(choice.engine).toBe("refused");
-    expect("reason" in choice ? choice.reason : "").toContain('dataset "raw" has expectations');
+    expect("reason" in choice ? choice.reason : "").toContain(
+      'expectation "has_id" of dataset "raw" is written for DuckDB (a :: cast',
+    );
   });
 });
