@@ -138,6 +138,8 @@ export const updateInfo = strict({
     position: z.number().int(),
     of: z.number().int(),
   }).optional(),
+  /** The cut across pipelines this rewind is one of (POST /api/2.0/ebb/rewinds). */
+  cut: strict({ request_id: z.string() }).optional(),
   engine: z.string().optional(),
   definition_version: z.number().int(),
   last_modified: epochMs,
@@ -357,6 +359,16 @@ export const rewindToCutResponse = strict({
       rewind_point_id: z.string(),
       timestamp: isoTime,
       upstream_versions: z.array(upstreamVersion),
+      /** Each table's rewind: RESTORE to target_version, or TRUNCATE / DROP (target_version null). */
+      datasets: z.array(
+        strict({
+          dataset: z.string(),
+          action: z.enum(["RESTORE", "TRUNCATE", "DROP"]),
+          target_version: z.number().int().nullable(),
+          /** The table's version now (RESTORE only). */
+          version: z.number().int().optional(),
+        }),
+      ),
       update_id: z.string().optional(),
     }),
   ),
