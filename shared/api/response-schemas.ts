@@ -138,6 +138,8 @@ export const updateInfo = strict({
     position: z.number().int(),
     of: z.number().int(),
   }).optional(),
+  /** The cut across pipelines this rewind is one of (POST /api/2.0/ebb/rewinds). */
+  cut: strict({ request_id: z.string() }).optional(),
   engine: z.string().optional(),
   definition_version: z.number().int(),
   last_modified: epochMs,
@@ -347,32 +349,38 @@ export const optimizeTableResponse = strict({
     num_bytes_added: z.number().optional(),
   }),
 });
-export const rewindToCutResponse = strict({
-  request_id: z.string(),
-  dry_run: z.boolean(),
-  pipelines: z.array(
+/** A request over several pipelines (a cut, an ordered run): its id, and each pipeline's part, in order. */
+const severalPipelinesResponse = <Part extends z.core.$ZodLooseShape>(part: Part) =>
+  strict({
+    request_id: z.string(),
+    dry_run: z.boolean(),
+    pipelines: z.array(
+      strict({
+        pipeline_id: z.string(),
+        name: z.string(),
+        /** Unless dry_run: the update the request started for this pipeline. */
+        update_id: z.string().optional(),
+      }).extend(part),
+    ),
+  });
+export const rewindToCutResponse = severalPipelinesResponse({
+  rewind_point_id: z.string(),
+  timestamp: isoTime,
+  upstream_versions: z.array(upstreamVersion),
+  /** Each table's rewind: RESTORE to target_version, or TRUNCATE / DROP (target_version null). */
+  datasets: z.array(
     strict({
-      pipeline_id: z.string(),
-      name: z.string(),
-      rewind_point_id: z.string(),
-      timestamp: isoTime,
-      upstream_versions: z.array(upstreamVersion),
-      update_id: z.string().optional(),
+      dataset: z.string(),
+      action: z.enum(["RESTORE", "TRUNCATE", "DROP"]),
+      target_version: z.number().int().nullable(),
+      /** The table's version now (RESTORE only). */
+      version: z.number().int().optional(),
     }),
   ),
 });
-export const orderedRunResponse = strict({
-  request_id: z.string(),
-  dry_run: z.boolean(),
-  pipelines: z.array(
-    strict({
-      pipeline_id: z.string(),
-      name: z.string(),
-      position: z.number().int(),
-      reads: z.array(strict({ pipeline_id: z.string(), dataset: z.string(), flow: z.string() })),
-      update_id: z.string().optional(),
-    }),
-  ),
+export const orderedRunResponse = severalPipelinesResponse({
+  position: z.number().int(),
+  reads: z.array(strict({ pipeline_id: z.string(), dataset: z.string(), flow: z.string() })),
 });
 /** The OpenAPI document itself: its own standard's schema. */
 export const openApiResponse = openObject;

@@ -43,6 +43,8 @@ import type { UpdateInfo } from "../api/response-schemas.ts";
 export type IgnoredSetting = NonNullable<
   Answer<typeof answers.editPipelineResponse>["ignored_settings"]
 >[number];
+export type CutRewindResult = Answer<typeof answers.rewindToCutResponse>;
+export type OrderedRunResult = Answer<typeof answers.orderedRunResponse>;
 export type OnsetResult = Answer<typeof answers.findOnsetResponse>;
 export type OptimizeResult = Answer<typeof answers.optimizeTableResponse>;
 export type VacuumResult = Answer<typeof answers.vacuumTableResponse>;
@@ -209,6 +211,19 @@ export class EbbClient {
       "GET",
       `/api/2.0/pipelines/${pipelineId}/rewind-points`,
     );
+  }
+  /** Several pipelines to one cut (docs/rewind-across-pipelines.md); `dry_run`: the plan only. */
+  rewindToCut(body: {
+    pipeline_ids: readonly string[];
+    rewind_point_id?: string;
+    rewind_timestamp?: string;
+    dry_run?: boolean;
+  }) {
+    return this.request<Answer<typeof answers.rewindToCutResponse>>("POST", "/api/2.0/ebb/rewinds", { body });
+  }
+  /** Several pipelines run one after another, upstreams first; `dry_run`: the order only. */
+  startOrderedRun(body: { pipeline_ids: readonly string[]; full_refresh?: boolean; dry_run?: boolean }) {
+    return this.request<Answer<typeof answers.orderedRunResponse>>("POST", "/api/2.0/ebb/runs", { body });
   }
   captureRewindPoint(pipelineId: string) {
     return this.request<Answer<typeof answers.rewindPointResponse>>(

@@ -1,6 +1,5 @@
-import { loadSnapshot, parseSchema, TableNotFoundError, type StructType } from "../delta/index.ts";
-import type { DatasetCatalog } from "./dataset-catalog.ts";
 import { previewFlowOutput } from "./flow-preview.ts";
+import { readTableShape } from "./table-shape.ts";
 import type { FlowRun } from "./micro-batch.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { openOrCreateWith, type SinkTarget } from "./table-sink.ts";
@@ -18,17 +17,12 @@ export async function createEmptyTable(
   sandbox: () => Promise<Sandbox>,
 ): Promise<void> {
   if (run.flow.auto_cdc || run.flow.join) return;
-  const schema = await previewFlowOutput(sandbox, run.catalog, run.dataset.name, run.flow, (name) =>
-    tableSchema(run.catalog, name),
+  const schema = await previewFlowOutput(
+    sandbox,
+    run.catalog,
+    run.dataset.name,
+    run.flow,
+    async (name) => (await readTableShape(run.catalog, name))?.schema,
   );
   if (schema) await openOrCreateWith(target, run.session, async () => schema);
-}
-
-async function tableSchema(catalog: DatasetCatalog, name: string): Promise<StructType | undefined> {
-  try {
-    return parseSchema((await loadSnapshot(catalog.tableStore(name))).metadata.schemaString);
-  } catch (error) {
-    if (error instanceof TableNotFoundError) return undefined;
-    throw error;
-  }
 }

@@ -1,16 +1,11 @@
-import {
-  assertWritableColumnNames,
-  loadSnapshot,
-  parseSchema,
-  TableNotFoundError,
-  type StructType,
-} from "../delta/index.ts";
+import { assertWritableColumnNames, type StructType } from "../delta/index.ts";
 import type { ValidatedPipeline } from "../pipeline/validate-pipeline.ts";
 import { DatasetCatalog } from "./dataset-catalog.ts";
 import { IncompatibleSchemaChangeError } from "./errors.ts";
 import { previewFlowOutput } from "./flow-preview.ts";
 import { Sandbox } from "./sandbox.ts";
 import { planSchemaEvolution } from "./schema-evolution.ts";
+import { readTableShape } from "./table-shape.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 
 /**
@@ -46,13 +41,9 @@ export async function checkSchemaChanges(
       const dataset = pipeline.definition.datasets.find((d) => d.name === name);
       let schema: StructType | undefined;
       if (dataset && dataset.type !== "view" && !scope.reset.includes(name)) {
-        try {
-          const snapshot = await loadSnapshot(catalog.tableStore(name));
-          schema = parseSchema(snapshot.metadata.schemaString);
-          if (snapshot.files.size === 0) empty.add(name);
-        } catch (error) {
-          if (!(error instanceof TableNotFoundError)) throw error;
-        }
+        const table = await readTableShape(catalog, name);
+        schema = table?.schema;
+        if (table?.empty) empty.add(name);
       }
       schemas.set(name, schema);
     }

@@ -7,7 +7,7 @@ import type { SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
 import type { ValidatedPipeline } from "../../shared/pipeline/validate-pipeline.ts";
 import { listAllKeys } from "../../shared/object-store/object-store.ts";
 import { LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
-import { EngineHarness, jsonLines } from "../integration/engine/engine-harness.ts";
+import { EngineHarness, jsonLines, rawIdsTable } from "../integration/engine/engine-harness.ts";
 import { testAws } from "../support/aws.ts";
 
 /**
@@ -57,23 +57,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       schema: "spark_crash",
       configuration: { "pipelines.engine": "spark" },
       datasets: [
-        {
-          type: "streaming_table",
-          name: "raw",
-          flows: [
-            {
-              name: "ingest",
-              source: {
-                type: "auto_loader",
-                path: harness.landingUri,
-                format: "json",
-                schema: { id: "BIGINT" },
-              },
-              sql: "SELECT id FROM source",
-              options: { max_files_per_batch: 1 },
-            },
-          ],
-        },
+        rawIdsTable(harness, { max_files_per_batch: 1 }),
         {
           type: "streaming_table",
           name: "clean",

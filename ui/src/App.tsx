@@ -7,6 +7,7 @@ import { logoutUrl, redirectUri } from "./api/hosted-sign-in.ts";
 import { usePipelines } from "./api/queries.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { LoginPage } from "./pages/LoginPage.tsx";
+import { CutRewindPage } from "./pages/CutRewindPage.tsx";
 import { PipelinePage } from "./pages/PipelinePage.tsx";
 import { PipelinesPage } from "./pages/PipelinesPage.tsx";
 import { RewindPage } from "./pages/RewindPage.tsx";
@@ -112,6 +113,16 @@ export function App({ config }: { config: AppConfig }) {
           >
             Pipelines
           </a>
+          <a
+            href={paths.cut()}
+            aria-current={route.page === "cut" ? "page" : undefined}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(paths.cut());
+            }}
+          >
+            One cut
+          </a>
         </nav>
         <span className="topbar-spacer" />
         <div className="segmented zone-switch" role="group" aria-label="Show times in">
@@ -147,6 +158,7 @@ export function App({ config }: { config: AppConfig }) {
           {route.page === "pipelines" && <PipelinesPage />}
           {route.page === "pipeline" && <PipelinePage key={route.id} id={route.id} tab={route.tab} />}
           {route.page === "rewind" && <RewindPage key={route.id} id={route.id} />}
+          {route.page === "cut" && <CutRewindPage key={route.from ?? ""} from={route.from} />}
           {route.page === "table" && (
             <TablePage key={route.table} table={route.table} pipelineId={route.pipelineId} />
           )}

@@ -7,12 +7,14 @@ import { useSyncExternalStore } from "react";
  *   /pipelines/:id             a pipeline (graph, updates, live update, events)
  *   /pipelines/:id/rewind      the rewind wizard
  *   /tables/:name              a table (history, browse, change feed)
+ *   /rewinds?from=:id          several pipelines rewound to one cut, then replayed in order
  */
 
 export type Route =
   | { readonly page: "pipelines" }
   | { readonly page: "pipeline"; readonly id: string; readonly tab: string }
   | { readonly page: "rewind"; readonly id: string }
+  | { readonly page: "cut"; readonly from?: string }
   | { readonly page: "table"; readonly table: string; readonly pipelineId?: string };
 
 export function parseRoute(pathname: string, search: string): Route {
@@ -21,6 +23,10 @@ export function parseRoute(pathname: string, search: string): Route {
   if (parts[0] === "pipelines" && parts[1] && parts[2] === "rewind") return { page: "rewind", id: parts[1] };
   if (parts[0] === "pipelines" && parts[1])
     return { page: "pipeline", id: parts[1], tab: params.get("tab") ?? "graph" };
+  if (parts[0] === "rewinds") {
+    const from = params.get("from");
+    return { page: "cut", ...(from ? { from } : {}) };
+  }
   if (parts[0] === "tables" && parts[1]) {
     const pipelineId = params.get("pipeline");
     return { page: "table", table: parts[1], ...(pipelineId ? { pipelineId } : {}) };
@@ -54,6 +60,7 @@ export const paths = {
   pipelines: () => "/",
   pipeline: (id: string, tab?: string) => `/pipelines/${encodeURIComponent(id)}${tab ? `?tab=${tab}` : ""}`,
   rewind: (id: string) => `/pipelines/${encodeURIComponent(id)}/rewind`,
+  cut: (from?: string) => `/rewinds${from ? `?from=${encodeURIComponent(from)}` : ""}`,
   table: (table: string, pipelineId?: string) =>
     `/tables/${encodeURIComponent(table)}${pipelineId ? `?pipeline=${encodeURIComponent(pipelineId)}` : ""}`,
 };

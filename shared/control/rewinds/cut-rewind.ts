@@ -12,7 +12,7 @@ import {
   type PipelineTables,
 } from "../../rewind/cuts/index.ts";
 import { flowRef, type RewindEnvironment } from "../../rewind/rewind-environment.ts";
-import { planRewind } from "../../rewind/rewind-plan.ts";
+import { planRewind, type RewindPlan } from "../../rewind/rewind-plan.ts";
 import { listRewindPoints } from "../../rewind/rewind-points.ts";
 import { parseRewindSpec } from "../../rewind/rewind-spec.ts";
 import { checkUpdateAllowed } from "../../rewind/update-guard.ts";
@@ -22,6 +22,7 @@ import {
   rewindEnvironment,
   type ControlPlane,
 } from "../plane/control-plane.ts";
+import { plannedDatasetView } from "../updates/planned-dataset-view.ts";
 import { startUpdate } from "../updates/start-update.ts";
 import { pipelineTables } from "./pipeline-tables.ts";
 
@@ -59,17 +60,17 @@ export async function rewindToCut(plane: ControlPlane, body: CutRewindBody) {
           pipeline: ownerOf(points, spec.target.rewindPointId),
           rewindPointId: spec.target.rewindPointId,
         } as const);
-  // The cut's own refusals name their pipeline already.
-  const plan = planCut({ target, points, reads: crossReads(tables) });
+  // The cut's own refusals name their pipeline already (by the names given).
+  const names = new Map([...loaded].map(([id, { name }]) => [id, name]));
+  const plan = planCut({ target, points, reads: crossReads(tables), names });
+  const rewinds = new Map<string, RewindPlan>();
   for (const step of plan.steps) {
     const at = loaded.get(step.pipeline);
     if (!at) continue;
     await namedRefusalsAsync(loaded, step.pipeline, async () => {
       checkUpdateAllowed(await requirePipeline(plane, step.pipeline), at.env.pipeline.settings, "rewind");
-      await planRewind(
-        at.env,
-        parseRewindSpec({ rewind_point_id: step.rewindPointId, dry_run: true }, plane.clock()),
-      );
+      const spec = parseRewindSpec({ rewind_point_id: step.rewindPointId, dry_run: true }, plane.clock());
+      rewinds.set(step.pipeline, await planRewind(at.env, spec));
     });
   }
   const requestId = randomUUID();
@@ -89,7 +90,7 @@ export async function rewindToCut(plane: ControlPlane, body: CutRewindBody) {
       updates.set(step.pipeline, update_id);
     }
   }
-  return cutView(requestId, body.dry_run, plan, loaded, updates);
+  return cutView(requestId, body.dry_run, plan, { loaded, rewinds, updates });
 }
 
 /** A point's id names its pipeline: the cut's upstream is the pipeline holding it. */
@@ -147,9 +148,13 @@ function cutView(
   requestId: string,
   dryRun: boolean,
   plan: CutPlan,
-  loaded: Loaded,
-  updates: ReadonlyMap<string, string>,
+  per: {
+    loaded: Loaded;
+    rewinds: ReadonlyMap<string, RewindPlan>;
+    updates: ReadonlyMap<string, string>;
+  },
 ) {
+  const { loaded, rewinds, updates } = per;
   return {
     request_id: requestId,
     dry_run: dryRun,
@@ -162,6 +167,11 @@ function cutView(
         pipeline_id: u.upstream,
         dataset: u.dataset,
         version: u.version,
+      })),
+      // Each table: its version now, and what the rewind restores it to.
+      datasets: (rewinds.get(step.pipeline)?.datasets ?? []).map((d) => ({
+        ...plannedDatasetView(d),
+        ...(d.checkedVersion !== undefined ? { version: d.checkedVersion } : {}),
       })),
       ...(updates.has(step.pipeline) ? { update_id: updates.get(step.pipeline) } : {}),
     })),

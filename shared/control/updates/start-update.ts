@@ -96,6 +96,7 @@ export async function startUpdate(
       dryRun: spec.dryRun,
       target: spec.target,
       ...(spec.datasets ? { datasets: spec.datasets } : {}),
+      ...(cut ? { cutRequestId: cut.request_id } : {}),
     };
   } else {
     const refresh = parseRefreshRequest(refreshFields);

@@ -70,6 +70,8 @@ export const updateIntentSchema = z.discriminatedUnion("kind", [
     target: rewindTargetSchema,
     /** Undefined: every dataset. */
     datasets: z.array(rewindDatasetSpecSchema).readonly().optional(),
+    /** The request id of the cut across pipelines this rewind is one of (control/rewinds/cut-rewind.ts). */
+    cutRequestId: z.string().optional(),
   }),
   z.object({
     kind: z.literal("run"),

@@ -79,6 +79,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
     ...orderedRunOf(update),
+    ...cutOf(update),
     ...pick("engine"),
     definition_version: update.definitionVersion,
     last_modified: update.lastModified,
@@ -96,6 +97,12 @@ function orderedRunOf(update: UpdateRecord) {
   return intent.kind === "run" && intent.orderedRun
     ? { ordered_run: orderedRunDetails(intent.orderedRun) }
     : {};
+}
+
+/** The cut across pipelines a rewind is one of, when it is. */
+function cutOf(update: UpdateRecord) {
+  const intent = intentOf(update);
+  return intent.kind === "rewind" && intent.cutRequestId ? { cut: { request_id: intent.cutRequestId } } : {};
 }
 
 /** Per-flow progress from an update's `flow_progress` events (oldest first). */

@@ -34,6 +34,8 @@ export interface CutRequest {
   /** Per pipeline, its live points (any order). */
   readonly points: ReadonlyMap<string, readonly CutPoint[]>;
   readonly reads: readonly CrossRead[];
+  /** Per pipeline, the name its refusals say (default: the key itself). */
+  readonly names?: ReadonlyMap<string, string>;
 }
 
 /** What each pipeline rewinds to, in the order they are rewound. */
@@ -64,7 +66,8 @@ export function planCut(request: CutRequest): CutPlan {
       read: r,
       version: chosen.get(r.upstream)?.tableVersions.get(r.dataset) ?? -1,
     }));
-    const point = pick(request.target, pipeline, points, bound);
+    const label = (p: string) => request.names?.get(p) ?? p;
+    const point = pick(request.target, pipeline, points, bound, label);
     chosen.set(pipeline, point);
     steps.push({
       pipeline,
@@ -85,21 +88,25 @@ function pick(
   pipeline: string,
   points: readonly CutPoint[],
   bound: readonly { read: CrossRead; version: number }[],
+  label: (pipeline: string) => string,
 ): CutPoint {
   if (target.kind === "point" && target.pipeline === pipeline) {
     const named = points.find((p) => p.rewindPointId === target.rewindPointId);
-    if (!named) throw new CutPointNotFoundError(pipeline, target.rewindPointId);
+    if (!named) throw new CutPointNotFoundError(pipeline, target.rewindPointId, label(pipeline));
     return named;
   }
   if (target.kind === "point" && bound.length === 0)
-    throw new NotDownstreamOfCutError(pipeline, target.pipeline);
+    throw new NotDownstreamOfCutError(pipeline, target.pipeline, {
+      pipeline: label(pipeline),
+      upstream: label(target.pipeline),
+    });
   const inTime = target.kind === "time" ? points.filter((p) => p.time <= target.time) : [...points];
-  if (inTime.length === 0) throw new NoPointInCutError(pipeline, "none-before-time");
+  if (inTime.length === 0) throw new NoPointInCutError(pipeline, "none-before-time", label(pipeline));
   const inside = inTime
     .filter((p) => bound.every((b) => (p.consumed.get(b.read.flow) ?? -1) <= b.version))
     .sort((a, b) => b.time - a.time);
   const newest = inside[0];
-  if (!newest) throw new NoPointInCutError(pipeline, "reads-past-cut");
+  if (!newest) throw new NoPointInCutError(pipeline, "reads-past-cut", label(pipeline));
   return newest;
 }
 

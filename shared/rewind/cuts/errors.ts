@@ -26,9 +26,11 @@ export class CutPointNotFoundError extends RewindError {
   constructor(
     readonly pipeline: string,
     readonly rewindPointId: string,
+    /** As users address it (the message's); `pipeline` stays the id. */
+    label = pipeline,
   ) {
     super(
-      `rewind point ${JSON.stringify(rewindPointId)} is not a live rewind point of pipeline ${JSON.stringify(pipeline)}, the cut's upstream: list its points with GET /api/2.0/pipelines/{id}/rewind-points, or cut by rewind_timestamp`,
+      `rewind point ${JSON.stringify(rewindPointId)} is not a live rewind point of pipeline ${JSON.stringify(label)}, the cut's upstream: list its points with GET /api/2.0/pipelines/{id}/rewind-points, or cut by rewind_timestamp`,
       { data: { pipeline, rewindPointId } },
     );
   }
@@ -44,11 +46,13 @@ export class NoPointInCutError extends RewindError {
   constructor(
     readonly pipeline: string,
     readonly reason: NoPointReason,
+    /** As users address it (the message's); `pipeline` stays the id. */
+    label = pipeline,
   ) {
     super(
       reason === "none-before-time"
-        ? `pipeline ${JSON.stringify(pipeline)} has no live rewind point at or before the cut's time: nothing was rewound; cut at a later time, or capture a point now (POST /api/2.0/pipelines/{id}/rewind-points) before the next bad deploy`
-        : `every live rewind point of pipeline ${JSON.stringify(pipeline)} read an upstream table past the cut, so its rows would depend on upstream rows the rewind removes: nothing was rewound; cut later, or rewind ${JSON.stringify(pipeline)} with a full refresh after the others`,
+        ? `pipeline ${JSON.stringify(label)} has no live rewind point at or before the cut's time: nothing was rewound; cut at a later time, or capture a point now (POST /api/2.0/pipelines/{id}/rewind-points) before the next bad deploy`
+        : `every live rewind point of pipeline ${JSON.stringify(label)} read an upstream table past the cut, so its rows would depend on upstream rows the rewind removes: nothing was rewound; cut later, or rewind ${JSON.stringify(label)} with a full refresh after the others`,
       { data: { pipeline, reason } },
     );
   }
@@ -61,9 +65,11 @@ export class NotDownstreamOfCutError extends RewindError {
   constructor(
     readonly pipeline: string,
     readonly upstream: string,
+    /** As users address them (the message's); the fields stay ids. */
+    labels: { pipeline: string; upstream: string } = { pipeline, upstream },
   ) {
     super(
-      `pipeline ${JSON.stringify(pipeline)} reads no table of ${JSON.stringify(upstream)} (directly or through the request's other pipelines), so a point of ${JSON.stringify(upstream)} does not place it: nothing was rewound; leave it out, or cut by rewind_timestamp`,
+      `pipeline ${JSON.stringify(labels.pipeline)} reads no table of ${JSON.stringify(labels.upstream)} (directly or through the request's other pipelines), so a point of ${JSON.stringify(labels.upstream)} does not place it: nothing was rewound; leave it out, or cut by rewind_timestamp`,
       { data: { pipeline, upstream } },
     );
   }

@@ -184,6 +184,25 @@ function s3Store(prefix: string): S3ObjectStore {
   return new S3ObjectStore({ client: testS3Client(), bucket: testAws().storage.bucket, prefix });
 }
 
+/**
+ * The `raw` streaming table many engine tests start from: the JSON files landed in the harness's
+ * folder (`jsonLines`), their `id` read by auto_loader in flow `ingest`.
+ */
+export function rawIdsTable(harness: EngineHarness, options?: { readonly max_files_per_batch: number }) {
+  return {
+    type: "streaming_table",
+    name: "raw",
+    flows: [
+      {
+        name: "ingest",
+        source: { type: "auto_loader", path: harness.landingUri, format: "json", schema: { id: "BIGINT" } },
+        sql: "SELECT id FROM source",
+        ...(options ? { options } : {}),
+      },
+    ],
+  } as const;
+}
+
 /** `s3://<bucket>/<prefix>` → the store rooted there. */
 export function locate(location: string): ObjectStore {
   const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);

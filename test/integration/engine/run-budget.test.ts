@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { UpdateTask } from "../../../shared/control/updates/update-tasks.ts";
-import { EngineHarness, jsonLines } from "./engine-harness.ts";
+import { EngineHarness, jsonLines, rawIdsTable } from "./engine-harness.ts";
 
 /**
  * A flow whose backlog outlasts one RunFlow invocation's budget: the task throws
@@ -18,25 +18,7 @@ describe("a flow longer than one invocation's budget", () => {
       name: "budget",
       catalog: "main",
       schema: "budget",
-      datasets: [
-        {
-          type: "streaming_table",
-          name: "raw",
-          flows: [
-            {
-              name: "ingest",
-              source: {
-                type: "auto_loader",
-                path: harness.landingUri,
-                format: "json",
-                schema: { id: "BIGINT" },
-              },
-              sql: "SELECT id FROM source",
-              options: { max_files_per_batch: 1 },
-            },
-          ],
-        },
-      ],
+      datasets: [rawIdsTable(harness, { max_files_per_batch: 1 })],
     });
     for (let i = 0; i < 3; i++) await harness.land(`${i}.json`, jsonLines(i * 2 + 1, 2));
     const tasks: UpdateTask[] = [];

@@ -4,7 +4,7 @@ import { DeltaTable } from "../../../shared/delta/index.ts";
 import { DatasetCatalog } from "../../../shared/engine/dataset-catalog.ts";
 import type { CrashHook } from "../../../shared/engine/crash-points.ts";
 import type { ValidatedPipeline } from "../../../shared/pipeline/validate-pipeline.ts";
-import { EngineHarness, jsonLines } from "./engine-harness.ts";
+import { EngineHarness, jsonLines, rawIdsTable } from "./engine-harness.ts";
 
 /**
  * A batch whose commit conflicts with another writer's (a RESTORE of the table through the API lands
@@ -33,24 +33,7 @@ describe("a batch that conflicts with a concurrent commit", () => {
       name: "conflict",
       catalog: "main",
       schema: "conflict",
-      datasets: [
-        {
-          type: "streaming_table",
-          name: "raw",
-          flows: [
-            {
-              name: "ingest",
-              source: {
-                type: "auto_loader",
-                path: harness.landingUri,
-                format: "json",
-                schema: { id: "BIGINT" },
-              },
-              sql: "SELECT id FROM source",
-            },
-          ],
-        },
-      ],
+      datasets: [rawIdsTable(harness)],
     });
     await harness.land("1.json", jsonLines(1, 3));
     const tasks: UpdateTask[] = [];

@@ -135,12 +135,8 @@ async function versions(chain: Chain): Promise<number[]> {
   return Promise.all(chain.tables.map(async (t) => (await cp.client.query(t, { sql: "SELECT 1" })).version));
 }
 
-const rewinds = (body: unknown) =>
-  cp.client.request<{
-    request_id: string;
-    dry_run: boolean;
-    pipelines: { pipeline_id: string; rewind_point_id: string; update_id?: string }[];
-  }>("POST", "/api/2.0/ebb/rewinds", { body });
+const rewinds = (body: Parameters<TestControlPlane["client"]["rewindToCut"]>[0]) =>
+  cp.client.rewindToCut(body);
 
 /** The newest update-end point of a pipeline. */
 async function newestPoint(pipelineId: string): Promise<string> {
@@ -166,6 +162,12 @@ describe("POST /api/2.0/ebb/rewinds", () => {
     const dry = await rewinds({ ...request, dry_run: true });
     expect(dry.pipelines.map((p) => p.pipeline_id)).toEqual(chain.ids);
     expect(dry.pipelines.every((p) => p.update_id === undefined)).toBe(true);
+    // Each table's version now and the version the rewind restores.
+    expect(dry.pipelines.map((p) => p.datasets)).toEqual(
+      chain.tables.map((t, i) => [
+        { dataset: t, action: "RESTORE", version: before[i], target_version: before[i]! - 1 },
+      ]),
+    );
     expect(await versions(chain)).toEqual(before);
 
     // The CLI sends the same request and prints the same plan.
@@ -199,6 +201,11 @@ describe("POST /api/2.0/ebb/rewinds", () => {
         request_id: done.request_id,
       });
     }
+    // And each rewind's update says it.
+    for (const p of done.pipelines)
+      expect((await cp.client.getUpdate(p.pipeline_id, p.update_id!)).update.cut).toEqual({
+        request_id: done.request_id,
+      });
     // Readers outside hear the same: each pipeline's start and completed rewind name the cut.
     for (const p of done.pipelines) {
       const deadline = Date.now() + 10_000;
@@ -259,6 +266,17 @@ describe("POST /api/2.0/ebb/rewinds", () => {
     );
     expect(updatesAfter).toEqual(updatesBefore);
   }, 300_000);
+
+  it("names the pipeline with no point in the cut by its name, not its id", async () => {
+    const chain = await createChain();
+    const refused = await rewinds({
+      pipeline_ids: [...chain.ids],
+      rewind_timestamp: "2026-01-01 00:00:00",
+      dry_run: true,
+    }).catch((e: unknown) => e);
+    expect((refused as EbbApiError).errorCode).toBe("INVALID_CUT_SPECIFICATION.NO_POINT_IN_CUT");
+    expect((refused as EbbApiError).message).toMatch(/^pipeline "cut \w+ bronze" has no live rewind point/);
+  });
 
   it("refuses unknown fields, one pipeline, and a pipeline named twice", async () => {
     const id = randomUUID();

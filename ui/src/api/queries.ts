@@ -68,9 +68,10 @@ export function useUpdate(id: string, updateId: string | undefined) {
   });
 }
 
-export function useRewindPoints(id: string) {
+export function useRewindPoints(id: string, enabled = true) {
   return useQuery({
     queryKey: keys.points(id),
+    enabled,
     queryFn: async () => (await ebb.rewindPoints(id)).rewind_points,
   });
 }

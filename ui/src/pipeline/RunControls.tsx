@@ -114,6 +114,16 @@ export function RunControls(props: {
             >
               Rewind pipeline…
             </button>
+            <button
+              type="button"
+              role="menuitem"
+              onClick={() => {
+                setMenu(false);
+                navigate(paths.cut(props.pipelineId));
+              }}
+            >
+              Rewind with other pipelines…
+            </button>
           </div>
         )}
       </div>

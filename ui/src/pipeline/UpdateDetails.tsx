@@ -39,6 +39,23 @@ export function UpdateDetails({
             <dd>{update.reset_mode}</dd>
           </>
         )}
+        {update.cut && (
+          <>
+            <dt>Cut</dt>
+            <dd data-fact="cut">
+              one of the pipelines rewound to cut <span className="mono">{update.cut.request_id}</span>
+            </dd>
+          </>
+        )}
+        {update.ordered_run && (
+          <>
+            <dt>Ordered run</dt>
+            <dd data-fact="ordered-run">
+              run {update.ordered_run.position} of {update.ordered_run.of} in ordered run{" "}
+              <span className="mono">{update.ordered_run.request_id}</span>
+            </dd>
+          </>
+        )}
         {spec && (
           <>
             <dt>Rewind to</dt>

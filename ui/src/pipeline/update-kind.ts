@@ -2,8 +2,12 @@ import type { Update } from "../api/types.ts";
 
 /** What an update did, in a few words, from the fields its request set (api.md "Updates"). */
 export function updateKind(update: Update): string {
-  if (update.rewind_spec) return update.rewind_spec.dry_run ? "Rewind dry run" : "Rewind";
+  if (update.rewind_spec) {
+    if (update.rewind_spec.dry_run) return "Rewind dry run";
+    return update.cut ? "Rewind to a cut" : "Rewind";
+  }
   if (update.validate_only) return "Validate";
+  if (update.ordered_run) return `Run ${update.ordered_run.position} of ${update.ordered_run.of} in order`;
   if (update.full_refresh) return "Full refresh";
   if (update.full_refresh_selection?.length)
     return `Full refresh of ${update.full_refresh_selection.join(", ")}`;

@@ -3,6 +3,7 @@ import { planRefresh } from "../../../rewind/refresh-plan.ts";
 import { recordRewindPoint } from "../../../rewind/rewind-points.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
 import type { ControlPlane } from "../../plane/control-plane.ts";
+import { plannedDatasetView } from "../planned-dataset-view.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import { publishOnce } from "../../plane/lifecycle-events.ts";
 import { rewindPlanned } from "../lifecycle-event-builders.ts";
@@ -101,12 +102,9 @@ async function planWith(
     await context.events.planningInformation({
       rewind: true,
       dry_run: plan.dryRun,
-      // `action` RESTORE to `target_version`, or TRUNCATE / DROP a dataset the point does not know
-      // (`target_version` null); views store nothing and compute from the rewound tables.
+      // Views store nothing and compute from the rewound tables.
       datasets: plan.datasets.map((d) => ({
-        dataset: d.identifier,
-        action: d.action,
-        target_version: d.targetVersion ?? null,
+        ...plannedDatasetView(d),
         flows: d.flows.map((f) => ({ flow: f.flow, seq: f.targetSeq })),
       })),
       views: plan.views,
