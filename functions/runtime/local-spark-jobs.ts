@@ -154,6 +154,8 @@ export class LocalSparkJobs implements SparkJobs {
           ...(s3Endpoint ? ["-Dcom.amazonaws.services.s3.disablePutObjectMD5Validation=true"] : []),
         ].join(" "),
       ),
+      // s3:// as EMR reads it (the state machine's requests name s3:// URIs), through the S3A connector.
+      ...conf("spark.hadoop.fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem"),
       ...(s3Endpoint
         ? [
             ...conf("spark.hadoop.fs.s3a.endpoint", s3Endpoint),

@@ -50,8 +50,8 @@ export interface SparkBatchOutcome extends BatchCommit {
 }
 
 export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcome> {
-  // 1. The request.
-  const attempt = randomUUID().slice(0, 8);
+  // 1. The request (of the attempt whose job already ran, when the port holds one).
+  const attempt = batch.spark.attemptOf?.(batch.flow, batch.seq) ?? randomUUID().slice(0, 8);
   const key = manifestKey(batch.pipelineId, batch.flow, batch.seq, attempt);
   const request: SparkBatchRequest = {
     flow: batch.flow,
