@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmbeddedEbb } from "../infra/local/embedded-ebb.ts";
 import type { ControlPlane } from "../shared/control/plane/control-plane.ts";
+import type { SparkJobs } from "../shared/engine/spark/spark-jobs.ts";
 import { InProcessExecutions } from "../shared/control/updates/driver/in-process-executions.ts";
 import type { DrivenUpdate } from "../shared/control/updates/driver/update-driver.ts";
 import { startUpdate } from "../shared/control/updates/start-update.ts";
@@ -38,7 +39,11 @@ export type CompletedUpdate = Extract<
   { state: "COMPLETED" }
 >;
 
-export async function startInProcessPlane(work: string): Promise<InProcessPlane> {
+/** `spark`: the plane's Spark engine, given the bucket's folder (the Spark benchmark's). */
+export async function startInProcessPlane(
+  work: string,
+  options: { readonly spark?: (bucketFolder: string) => SparkJobs } = {},
+): Promise<InProcessPlane> {
   const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
   const parser = await SqlReferenceParser.open();
   const client = createDocumentClient(aws.endpoints);
@@ -62,6 +67,7 @@ export async function startInProcessPlane(work: string): Promise<InProcessPlane>
     eventStreams: networkEventStreams,
     clock: Date.now,
     lifecycle: NO_LIFECYCLE_EVENTS,
+    ...(options.spark ? { spark: options.spark(store.root) } : {}),
   };
   const pipelineIds = new Map<string, string>();
   return {

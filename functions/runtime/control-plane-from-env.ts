@@ -1,4 +1,5 @@
 import type { SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
+import { StateMachineSparkJobs } from "../../shared/engine/spark/state-machine-spark-jobs.ts";
 import { localSparkFromEnv } from "./local-spark-jobs.ts";
 import { realpathSync } from "node:fs";
 import { SFNClient } from "@aws-sdk/client-sfn";
@@ -105,10 +106,18 @@ export class EnvironmentControlPlane implements ControlPlane {
     });
   }
 
-  /** The local runtime's Spark engine when the environment names one; none on AWS yet (the state machine runs EMR jobs). */
+  /**
+   * The Spark engine: on AWS with the construct's `sparkEngine` on, batches handed to the state
+   * machine's EMR Serverless state; else the local runtime's when the environment names one.
+   */
   get spark(): SparkJobs | undefined {
     return this.#once("spark", () =>
-      localSparkFromEnv(this.#env, () => requiredEnv(ENVIRONMENT.bucket, this.#env)),
+      this.#env[ENVIRONMENT.sparkApplication]
+        ? new StateMachineSparkJobs({
+            bucket: requiredEnv(ENVIRONMENT.bucket, this.#env),
+            store: this.bucket,
+          })
+        : localSparkFromEnv(this.#env, () => requiredEnv(ENVIRONMENT.bucket, this.#env)),
     );
   }
 

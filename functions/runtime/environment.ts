@@ -17,6 +17,8 @@ export const ENVIRONMENT = {
   /** The local Spark engine's python and jars (functions/spark/setup.sh; unset: no local Spark). */
   sparkPython: "EBB_SPARK_PYTHON",
   sparkJars: "EBB_SPARK_JARS",
+  /** The EMR Serverless application whose batches the state machine runs (set on RunFlow when the construct's `sparkEngine` is on). */
+  sparkApplication: "EBB_SPARK_APPLICATION_ID",
   /** The EventBridge bus lifecycle events go on (docs/events.md; unset locally). */
   eventBus: "EBB_EVENT_BUS_NAME",
   /** Where the local runtime POSTs lifecycle events (`npm start --webhook`; unset: nowhere). */

@@ -35,6 +35,8 @@ export interface LocalSparkSettings {
   /** The S3 stand-in (AWS_ENDPOINT_URL_S3) and its keys. */
   readonly s3Endpoint?: string;
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /** The driver's heap (local mode: the executors run in it). @default "1g" */
+  readonly driverMemory?: string;
 }
 
 const ENTRY_SCRIPT = fileURLToPath(new URL("../spark/ebb_spark_batch.py", import.meta.url));
@@ -139,7 +141,7 @@ export class LocalSparkJobs implements SparkJobs {
       "--master",
       "local[2]",
       "--driver-memory",
-      "1g",
+      this.#settings.driverMemory ?? "1g",
       "--jars",
       jarList.join(","),
       ...conf("spark.ui.enabled", "false"),
@@ -154,6 +156,8 @@ export class LocalSparkJobs implements SparkJobs {
           ...(s3Endpoint ? ["-Dcom.amazonaws.services.s3.disablePutObjectMD5Validation=true"] : []),
         ].join(" "),
       ),
+      // s3:// as EMR reads it (the state machine's requests name s3:// URIs), through the S3A connector.
+      ...conf("spark.hadoop.fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem"),
       ...(s3Endpoint
         ? [
             ...conf("spark.hadoop.fs.s3a.endpoint", s3Endpoint),

@@ -23,7 +23,7 @@ s3://…`). Locally the runtime starts it once with `--serve` and sends one requ
 (answers one JSON line each on the original stdout): the same code per batch, without paying a JVM
 start per batch.
 
-A failure is answered (or, on EMR, written to `manifestUri` as `{"status": "failed"}`) with its kind:
+A failure is answered (with `--serve`) and written to `manifestUri` as `{"status": "failed"}` with its kind:
 `analysis` (Spark cannot parse or resolve the SQL: the flow is not written for Spark), `input` (a
 planned file is unreadable or malformed), `condition` (an expectation's condition does not apply to
 the rows), `expectation` (a `fail` expectation failed; `details` names it) or `job` (anything else).
@@ -351,6 +351,14 @@ def failure_of(error):
     return {"status": "failed", "kind": kind, "message": first_line(text)[:2000]}
 
 
+def write_failure(spark, request, failure):
+    """The failure as the manifest, for Ebb to name (on AWS the job's exit code alone says little)."""
+    try:
+        write_text(spark, request["manifestUri"], json.dumps({"version": MANIFEST_VERSION, **failure}))
+    except Exception:  # noqa: BLE001 - the failure is still answered (or the job still fails)
+        traceback.print_exc(file=sys.stderr)
+
+
 def serve(spark, answers):
     """The local runtime's long-lived driver: one request per stdin line, one answer line each."""
     for line in sys.stdin:
@@ -363,6 +371,7 @@ def serve(spark, answers):
         except Exception as error:  # noqa: BLE001 - every failure is answered, the driver lives on
             traceback.print_exc(file=sys.stderr)
             answer = {"ok": False, "failure": failure_of(error)}
+            write_failure(spark, request, answer["failure"])
         answers.write(json.dumps(answer) + "\n")
         answers.flush()
 
@@ -389,7 +398,7 @@ def main(argv):
         return 0
     except Exception as error:  # noqa: BLE001 - the failure is the manifest's, for Ebb to name
         traceback.print_exc(file=sys.stderr)
-        write_text(spark, request["manifestUri"], json.dumps({"version": MANIFEST_VERSION, **failure_of(error)}))
+        write_failure(spark, request, failure_of(error))
         return 1
 
 

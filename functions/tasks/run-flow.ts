@@ -1,5 +1,4 @@
-import type { RunItem } from "../../shared/control/updates/steps/plan-step.ts";
-import { runItem } from "../../shared/control/updates/steps/run-step.ts";
+import { runItem, type RunInput } from "../../shared/control/updates/steps/run-step.ts";
 import { taskHandler } from "./task-handler.ts";
 
 /** Time kept back from the Lambda timeout for the batch in flight to commit. */
@@ -7,7 +6,10 @@ export const BATCH_MARGIN_MS = 120_000;
 /** At least this much budget, so each invocation makes progress. */
 const MIN_BUDGET_MS = 30_000;
 
-/** State `RunFlow` (inside the level Map): micro-batches until caught up or out of time. */
-export const handler = taskHandler((plane, item: RunItem, context) =>
+/**
+ * State `RunFlow` (inside the level Map): micro-batches until caught up or out of time, or until a
+ * batch is handed to the state machine's Spark state (its answer's `sparkRequest`).
+ */
+export const handler = taskHandler((plane, item: RunInput, context) =>
   runItem(plane, item, Math.max(MIN_BUDGET_MS, context.getRemainingTimeInMillis() - BATCH_MARGIN_MS)),
 );

@@ -25,14 +25,32 @@ import { Construct } from "constructs";
  */
 export const EMR_RELEASE_LABEL = "emr-7.13.0";
 
+/** The EMR Serverless application's ceiling: what all its running jobs may hold at once. */
+export interface SparkMaximumCapacity {
+  /** vCPUs, as EMR Serverless writes them ("400 vCPU"). */
+  readonly cpu: string;
+  /** Memory ("3000 GB"). */
+  readonly memory: string;
+  /** Disk ("20000 GB"). @default none beyond the service's */
+  readonly disk?: string;
+}
+
 export interface EbbSparkEngineProps {
   /** The pipelines' bucket. */
   readonly bucket: s3.IBucket;
+  /** The EMR release. @default EMR_RELEASE_LABEL, the release the local Spark is pinned to */
+  readonly releaseLabel?: string;
+  /** The application's ceiling on resources (and so on a runaway job's bill). @default the service's quota */
+  readonly maximumCapacity?: SparkMaximumCapacity;
+  /** Buckets (and prefixes) of auto_loader sources outside Ebb's own, which a batch reads. @default none */
+  readonly sourceBuckets?: readonly { readonly bucket: s3.IBucket; readonly prefix?: string }[];
   /** Workers kept warm (pre-initialised capacity): none by default, a batch waits for workers to start. @default 0 */
   readonly warmWorkers?: number;
   /** Stop the application after this long idle. @default 15 minutes */
   readonly idleTimeout?: Duration;
   readonly logRetention?: logs.RetentionDays;
+  /** How long one batch's job may run before it is cancelled and the batch fails. @default 12 hours (EMR Serverless's own default) */
+  readonly jobTimeout?: Duration;
 }
 
 const ENTRY_SCRIPT = fileURLToPath(new URL("../../functions/spark/ebb_spark_batch.py", import.meta.url));
@@ -45,13 +63,16 @@ export class EbbSparkEngine extends Construct {
   readonly jobRole: iam.Role;
   readonly entryScript: assets.Asset;
   readonly logGroup: logs.LogGroup;
+  readonly jobTimeout: Duration;
 
   constructor(scope: Construct, id: string, props: EbbSparkEngineProps) {
     super(scope, id);
     const warm = props.warmWorkers ?? 0;
+    this.jobTimeout = props.jobTimeout ?? Duration.hours(12);
     this.application = new emrserverless.CfnApplication(this, "Application", {
-      releaseLabel: EMR_RELEASE_LABEL,
+      releaseLabel: props.releaseLabel ?? EMR_RELEASE_LABEL,
       type: "SPARK",
+      ...(props.maximumCapacity ? { maximumCapacity: { ...props.maximumCapacity } } : {}),
       autoStartConfiguration: { enabled: true },
       autoStopConfiguration: {
         enabled: true,
@@ -102,6 +123,22 @@ export class EbbSparkEngine extends Construct {
         },
       }),
     );
+    for (const source of props.sourceBuckets ?? []) {
+      const prefix = source.prefix ?? "";
+      this.jobRole.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ["s3:GetObject"],
+          resources: [source.bucket.arnForObjects(`${prefix}*`)],
+        }),
+      );
+      this.jobRole.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ["s3:ListBucket"],
+          resources: [source.bucket.bucketArn],
+          conditions: { StringLike: { "s3:prefix": [`${prefix}*`] } },
+        }),
+      );
+    }
     if (bucket.encryptionKey) bucket.encryptionKey.grantEncryptDecrypt(this.jobRole);
     this.logGroup.grantWrite(this.jobRole);
     this.jobRole.addToPolicy(
@@ -111,10 +148,14 @@ export class EbbSparkEngine extends Construct {
 
   /**
    * The state that runs one Spark batch: `requestUriPath` names the request's S3 URI in the state's
-   * input (written by the step before). The job run's id lands at `resultPath`; throttling and
-   * internal errors of the service are retried, any other failure is caught for `onFailure`.
+   * input (written by the step before), `namePath` the job run's name if given. The job run's id lands
+   * at `resultPath`; throttling and internal errors of the service are retried, any other failure is
+   * for the caller's Catch.
    */
-  runBatchState(id: string, options: { readonly requestUriPath: string; readonly resultPath: string }) {
+  runBatchState(
+    id: string,
+    options: { readonly requestUriPath: string; readonly resultPath: string; readonly namePath?: string },
+  ) {
     const stack = Stack.of(this);
     const state = new sfn.CustomState(this, id, {
       stateJson: {
@@ -123,7 +164,7 @@ export class EbbSparkEngine extends Construct {
         Parameters: {
           ApplicationId: this.application.attrApplicationId,
           ExecutionRoleArn: this.jobRole.roleArn,
-          Name: "ebb-batch",
+          ...(options.namePath ? { "Name.$": options.namePath } : { Name: "ebb-batch" }),
           JobDriver: {
             SparkSubmit: {
               EntryPoint: this.entryScript.s3ObjectUrl,
@@ -140,7 +181,10 @@ export class EbbSparkEngine extends Construct {
               CloudWatchLoggingConfiguration: { Enabled: true, LogGroupName: this.logGroup.logGroupName },
             },
           },
+          ExecutionTimeoutMinutes: this.jobTimeout.toMinutes(),
         },
+        // The job's own bound, and the state's (without one, a state waits as long as the execution).
+        TimeoutSeconds: this.jobTimeout.toSeconds() + 300,
         ResultSelector: { "JobRunId.$": "$.JobRunId", "ApplicationId.$": "$.ApplicationId" },
         ResultPath: options.resultPath,
         Retry: [

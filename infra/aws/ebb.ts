@@ -29,6 +29,8 @@ import { bindAccess, grantPrefix, type BindableResources } from "./resource-bind
 import { suppressAcceptedNagFindings } from "./nag-suppressions.ts";
 import { EbbMonitoring, type EbbMonitoringOptions } from "./ebb-monitoring.ts";
 import { sqlEngineLayer } from "./sql-engine-layer.ts";
+import { EbbSparkEngine, type SparkMaximumCapacity } from "./ebb-spark-engine.ts";
+import { ENVIRONMENT } from "../../functions/runtime/environment.ts";
 import { UpdateStateMachine, type UpdateTaskFunctions } from "./update-state-machine.ts";
 import {
   DEFAULT_TASK_SIZE,
@@ -117,6 +119,26 @@ export interface EbbProps extends EbbStorageProps, EbbLifecycleEventsProps {
    * @default both, notifying no topic
    */
   readonly monitoring?: EbbMonitoringOptions | false;
+  /**
+   * The Spark engine (docs/spark-engine.md): an EMR Serverless application (auto-stop on, no
+   * pre-initialised capacity) that runs the batches `pipelines.engine` (or an update's `engine`) gives
+   * to Spark, through the update state machine's `startJobRun.sync` state.
+   * @default off: a batch to run on Spark fails with SPARK_ENGINE_NOT_CONFIGURED
+   */
+  readonly sparkEngine?: EbbSparkEngineOptions;
+}
+
+/** `EbbProps.sparkEngine`. */
+export interface EbbSparkEngineOptions {
+  readonly enabled: boolean;
+  /** The EMR release. @default the release the local Spark is pinned to (emr-7.13.0) */
+  readonly releaseLabel?: string;
+  /** The application's ceiling (all its jobs at once), e.g. `{ cpu: "64 vCPU", memory: "256 GB" }`. @default the service's quota */
+  readonly maximumCapacity?: SparkMaximumCapacity;
+  /** Stop the application after this long idle. @default 15 minutes */
+  readonly idleTimeout?: Duration;
+  /** How long one batch's job may run before it is cancelled and its batch fails. @default 12 hours */
+  readonly jobTimeout?: Duration;
 }
 
 /**
@@ -134,6 +156,8 @@ export class Ebb extends Construct {
   readonly webUi?: EbbWebUi;
   /** The alarms and dashboard, unless `monitoring: false`. */
   readonly monitoring?: EbbMonitoring;
+  /** The EMR Serverless application and job role, when `sparkEngine` is enabled. */
+  readonly sparkEngine?: EbbSparkEngine;
   /** DuckDB and polyglot-sql, uploaded once and shared by every function. */
   readonly sqlEngineLayer: lambda.LayerVersion;
   /** Every function, by construct id. */
@@ -178,18 +202,34 @@ export class Ebb extends Construct {
         grantPrefix(fn, source.bucket, source.prefix ?? "", "read");
       return fn;
     };
+    const runFlow = task("run-flow.ts");
     const taskFunctions: UpdateTaskFunctions = {
       planUpdate: task("plan-update.ts", true),
       rewindDataset: task("rewind-dataset.ts"),
       finishRewind: task("finish-rewind.ts", true),
       resetDatasets: task("reset-datasets.ts", true),
-      runFlow: task("run-flow.ts"),
+      runFlow,
       finishUpdate: task("finish-update.ts", true),
       failUpdate: task("fail-update.ts", true),
       nextCycle: task("next-cycle.ts"),
       continueUpdate: task("continue-update.ts"),
     };
+    if (props.sparkEngine?.enabled) {
+      const options = props.sparkEngine;
+      this.sparkEngine = new EbbSparkEngine(this, "SparkEngine", {
+        bucket: this.storage.bucket,
+        logRetention: this.logRetention,
+        ...(options.releaseLabel !== undefined ? { releaseLabel: options.releaseLabel } : {}),
+        ...(options.maximumCapacity !== undefined ? { maximumCapacity: options.maximumCapacity } : {}),
+        ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
+        ...(options.jobTimeout !== undefined ? { jobTimeout: options.jobTimeout } : {}),
+        ...(props.sourceBuckets !== undefined ? { sourceBuckets: props.sourceBuckets } : {}),
+      });
+      // RunFlow hands Spark batches to the state machine (it writes their requests, never starts a job).
+      runFlow.addEnvironment(ENVIRONMENT.sparkApplication, this.sparkEngine.application.attrApplicationId);
+    }
     this.stateMachine = new UpdateStateMachine(this, "Updates", {
+      ...(this.sparkEngine ? { spark: this.sparkEngine } : {}),
       functions: taskFunctions,
       taskTimeoutSeconds: taskSize.timeoutSeconds,
       logRetention: this.logRetention,

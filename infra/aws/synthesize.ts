@@ -1,4 +1,5 @@
 import { App } from "aws-cdk-lib";
+import type { EbbProps } from "./ebb.ts";
 import { EbbStack } from "./ebb-stack.ts";
 
 export const STACK_NAME = "Ebb";
@@ -21,6 +22,8 @@ export interface BuildOptions {
   readonly bundle?: boolean;
   /** The web UI's built files, to deploy with the stack. @default no web UI */
   readonly webUiAssets?: string;
+  /** The construct's other props (the tests: `sparkEngine`). @default none */
+  readonly ebb?: EbbProps;
 }
 
 /** Builds the Ebb stack in a fresh app. No network, no Docker. */
@@ -30,11 +33,12 @@ export function buildStack(outdir?: string, options: BuildOptions = {}): { app: 
     // The CDK skips asset bundling for stacks not in this list (as `cdk list` does).
     ...(options.bundle ? {} : { context: { "aws:cdk:bundling-stacks": [] } }),
   });
-  const stack = new EbbStack(
-    app,
-    STACK_NAME,
-    options.webUiAssets !== undefined ? { ebb: { webUiAssets: options.webUiAssets } } : {},
-  );
+  const stack = new EbbStack(app, STACK_NAME, {
+    ebb: {
+      ...options.ebb,
+      ...(options.webUiAssets !== undefined ? { webUiAssets: options.webUiAssets } : {}),
+    },
+  });
   return { app, stack };
 }
 

@@ -4,6 +4,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import * as tasks from "aws-cdk-lib/aws-stepfunctions-tasks";
 import { Construct } from "constructs";
+import type { EbbSparkEngine } from "./ebb-spark-engine.ts";
 import {
   MAX_PARALLEL_ITEMS,
   TASK_TIMEOUT_SECONDS,
@@ -41,6 +42,17 @@ import {
  * for re-planning (task-errors.ts, finish-step.ts). Payloads are ids only. The
  * task names, retries and parallelism come from `update-tasks.ts`, which the in-process driver walks
  * the same way.
+ *
+ * With a Spark engine (`spark`), RunFlow keeps its answer (`$.run`) and a Choice after it runs a batch
+ * RunFlow handed to Spark (`$.run.sparkRequest`: the request it wrote to the bucket) with EMR
+ * Serverless's own `startJobRun.sync` integration (no function waits on the job), then RunFlow again,
+ * which commits that attempt's manifest (the job's run id at `$.run.sparkJob`) or, when the job failed
+ * (caught at `$.run.sparkFailure`), fails the batch with SPARK_JOB_FAILED:
+ *
+ *   RunFlow ─► SparkBatchAsked ─┬─ request ─► RunSparkBatch ─► RunFlow (the loop)
+ *                               └─ otherwise ─► FlowDone
+ *
+ * That costs a Choice and a Succeed per RunFlow invocation, paid only by deployments with Spark on.
  */
 
 export interface UpdateTaskFunctions {
@@ -70,6 +82,8 @@ export interface UpdateStateMachineProps {
   readonly logLevel?: sfn.LogLevel;
   /** X-Ray tracing of every execution. @default true */
   readonly tracing?: boolean;
+  /** The Spark engine whose batches the machine runs (ebb-spark-engine.ts). @default none */
+  readonly spark?: EbbSparkEngine;
 }
 
 export class UpdateStateMachine extends Construct {
@@ -131,11 +145,27 @@ export class UpdateStateMachine extends Construct {
     // Run: DAG levels in order, the flows of a level side by side, each retried while its budget runs
     // out. A continuous update walks a copy of the levels (its own state names) that loops through
     // the trigger, so a one-off run goes straight on to FinishUpdate without a Choice.
+    const spark = props.spark;
     const levels = (names: { levels: string; level: string; task: UpdateTask; fail: UpdateTask }) => {
       const runFlow = catching(
-        this.task(names.task, fns.runFlow, sfn.JsonPath.DISCARD),
+        this.task(names.task, fns.runFlow, spark ? "$.run" : sfn.JsonPath.DISCARD),
         failUpdate(names.fail),
       );
+      if (spark) {
+        const suffix = names.task.slice("RunFlow".length);
+        const job = spark.runBatchState(`RunSparkBatch${suffix}`, {
+          requestUriPath: "$.run.sparkRequest.uri",
+          namePath: "$.run.sparkRequest.name",
+          resultPath: "$.run.sparkJob",
+        });
+        // A failed job (or one the service would not start) goes back to RunFlow, which names it.
+        job.addCatch(runFlow, { errors: ["States.ALL"], resultPath: "$.run.sparkFailure" }).next(runFlow);
+        runFlow.next(
+          new sfn.Choice(this, `SparkBatchAsked${suffix}`)
+            .when(sfn.Condition.isPresent("$.run.sparkRequest"), job)
+            .otherwise(new sfn.Succeed(this, `FlowDone${suffix}`)),
+        );
+      }
       const runLevel = new sfn.Map(this, names.level, {
         itemsPath: "$.items",
         maxConcurrency: MAX_PARALLEL_ITEMS,
@@ -215,6 +245,7 @@ export class UpdateStateMachine extends Construct {
       },
       tracingEnabled: props.tracing ?? true,
     });
+    spark?.grantRunBatches(this.stateMachine);
   }
 
   /** A Lambda task whose state is the function's own answer; retried on transient errors. */

@@ -1,5 +1,6 @@
 import type { CfnElement } from "aws-cdk-lib";
 import type { IConstruct } from "constructs";
+import type { EbbProps } from "../aws/ebb.ts";
 import { buildStack, type CfnTemplate } from "../aws/synthesize.ts";
 
 /** The roles of Ebb's storage resources. */
@@ -16,8 +17,8 @@ export interface SynthesizedEbb {
  * Synthesizes the same stack `cdk deploy` deploys (no network, no Docker). Takes seconds, mostly the
  * CDK's own loading and synthesis: use `loadSynthesizedEbb()`, which caches it.
  */
-export function synthesizeEbb(): SynthesizedEbb {
-  const { app, stack } = buildStack();
+export function synthesizeEbb(props?: EbbProps): SynthesizedEbb {
+  const { app, stack } = buildStack(undefined, props ? { ebb: props } : {});
   const { storage } = stack;
   const logicalId = (construct: IConstruct): string =>
     stack.getLogicalId(construct.node.defaultChild as CfnElement);

@@ -6,7 +6,7 @@ import { startActivityStepFunctions } from "./activity-step-functions.ts";
 import { serveApi } from "./api-server.ts";
 import { routeLocalLog, type LocalLogOptions } from "./local-log.ts";
 import { FunctionHost } from "./function-host.ts";
-import { LocalStepFunctions } from "./local-step-functions.ts";
+import { LocalStepFunctions, type ServiceTask } from "./local-step-functions.ts";
 import type { SynthesizedEbb } from "./ebb-synthesis.ts";
 import type { StorageNames } from "./provision-ebb.ts";
 import { serveStepFunctions } from "./step-functions-endpoint.ts";
@@ -56,6 +56,11 @@ export interface LocalControlPlaneOptions {
    * the events are only in the pipelines' event logs.
    */
   readonly webhook?: string;
+  /**
+   * The service integrations the state machine's tasks name, by `Resource` (the Spark engine's EMR
+   * Serverless job runs: infra/local/local-emr-serverless.ts), run in process. @default none
+   */
+  readonly serviceTasks?: Readonly<Record<string, ServiceTask>>;
 }
 
 /** A local control plane, wherever its state machine runs. */
@@ -83,6 +88,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     localStateMachineArn(options.endpoints.region, stack.machine.logicalId),
     stack.machine.definition,
     stack.host,
+    options.serviceTasks,
   );
   const sfnServer = await serveStepFunctions(stepFunctions, options.endpoints.credentials);
   const plane = await serveControlPlane(options, stack.host, {

@@ -65,13 +65,19 @@ export class LocalStepFunctions {
   #lambdaInvocations = 0;
   #lambdaMilliseconds = 0;
 
+  /**
+   * `services`: the handler of each service integration the definition's tasks name by their
+   * `Resource` (the Spark engine's `emr-serverless:startJobRun.sync`), called with the state's input
+   * as its Parameters make it; a task naming one not given here is refused.
+   */
   constructor(
     readonly stateMachineArn: string,
     definition: Record<string, unknown>,
     host: FunctionHost,
+    services: Readonly<Record<string, ServiceTask>> = {},
   ) {
     this.#machine = new StateMachine(definition as never, { validationOptions: { checkArn: false } });
-    this.#handlers = taskHandlers(definition, host, (ms) => {
+    this.#handlers = taskHandlers(definition, host, services, (ms) => {
       this.#lambdaInvocations++;
       this.#lambdaMilliseconds += ms;
     });
@@ -171,16 +177,22 @@ export class LocalStepFunctions {
   }
 }
 
+/** A service integration's task, run locally: its answer is the state's result, its throw the state's error. */
+export type ServiceTask = (input: unknown) => Promise<unknown>;
+
 /** Task state name → the function its `Resource` ARN names (Map item processors included). */
 function taskHandlers(
   definition: Record<string, unknown>,
   host: FunctionHost,
+  services: Readonly<Record<string, ServiceTask>>,
   invoked: (ms: number) => void,
 ): Record<string, (input: unknown) => Promise<unknown>> {
   const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
   const visit = (states: Record<string, Record<string, unknown>>) => {
     for (const [name, state] of Object.entries(states)) {
-      if (state["Type"] === "Task") {
+      const service = state["Type"] === "Task" ? services[String(state["Resource"])] : undefined;
+      if (service) handlers[name] = service;
+      else if (state["Type"] === "Task") {
         const resource = String(state["Resource"]);
         const match = new RegExp(`^arn:aws:lambda:[^:]+:${LOCAL_ACCOUNT}:function:(.+)$`).exec(resource);
         if (!match || !host.has(match[1] as string))

@@ -61,6 +61,8 @@ export function tokenResolver(
       if (type === "AWS::Lambda::Function") return id;
       // No event bus locally: lifecycle events go to the webhook (docs/events.md).
       if (type === "AWS::Events::EventBus") return "";
+      // The Spark engine's log group: a name the local job runner ignores.
+      if (type === "AWS::Logs::LogGroup") return id;
       const name = physicalNames[id];
       if (name === undefined)
         throw new ProvisioningError(`no local resource for Ref ${id} (${type ?? "unknown"})`);
@@ -73,12 +75,22 @@ export function tokenResolver(
       if (type === "AWS::Lambda::Function" && attribute === "Arn") return localFunctionArn(region, id);
       if (type === "AWS::StepFunctions::StateMachine" && attribute === "Arn")
         return localStateMachineArn(region, id);
+      // The Spark engine's application and job role: names the local job runner ignores.
+      if (type === "AWS::EMRServerless::Application" && attribute === "ApplicationId") return id;
+      if (type === "AWS::IAM::Role" && attribute === "Arn") return `arn:aws:iam::${LOCAL_ACCOUNT}:role/${id}`;
       const name = physicalNames[id];
       if (name !== undefined && attribute === "Arn") return name;
       throw new ProvisioningError(`cannot resolve Fn::GetAtt ${id}.${attribute} locally`);
     }
     const join = token["Fn::Join"] as [string, unknown[]] | undefined;
     if (join) return join[1].map(resolve).join(join[0]);
+    // An asset's URL (the Spark entry script's): the pseudo parameters substituted.
+    const sub = token["Fn::Sub"];
+    if (typeof sub === "string")
+      return sub.replace(
+        /\$\{(AWS::[A-Za-z]+)\}/g,
+        (whole, name: string) => PSEUDO_PARAMETERS(region)[name] ?? whole,
+      );
     throw new ProvisioningError(`cannot resolve ${JSON.stringify(value).slice(0, 120)} locally`);
   };
   return resolve;

@@ -2,6 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { loadSynthesizedEbb } from "../../infra/local/ebb-synthesis-cache.ts";
+import type { SynthesizedEbb } from "../../infra/local/ebb-synthesis.ts";
+import type { ServiceTask } from "../../infra/local/local-step-functions.ts";
 import {
   startControlPlaneOnActivities,
   startLocalControlPlane,
@@ -42,6 +44,10 @@ interface TestControlPlaneOptions {
   readonly log?: LocalLogOptions;
   /** Where lifecycle events are POSTed (docs/events.md). @default none */
   readonly webhook?: string;
+  /** Another synthesis of the stack (other construct props). @default the default stack's */
+  readonly ebb?: SynthesizedEbb;
+  /** Service integrations the state machine's tasks name, run in process (implies the in-process runner). */
+  readonly serviceTasks?: Readonly<Record<string, ServiceTask>>;
 }
 
 export async function startTestControlPlane(
@@ -52,11 +58,11 @@ export async function startTestControlPlane(
   options: TestControlPlaneOptions = {},
 ): Promise<TestControlPlane> {
   const aws = testAws();
-  const { inProcessStepFunctions = false, ...rest } = options;
+  const { inProcessStepFunctions = options.serviceTasks !== undefined, ebb, ...rest } = options;
   const settings = {
     endpoints: aws.endpoints,
     storage: aws.storage,
-    ebb: await loadSynthesizedEbb(),
+    ebb: ebb ?? (await loadSynthesizedEbb()),
     schedules: false,
     // Tests land files in fresh temporary folders (and write definition files beside them).
     localRoots: [os.tmpdir()],

@@ -10,7 +10,7 @@ export class SparkEngineNotConfiguredError extends EngineError {
   override readonly errorCode = "SPARK_ENGINE_NOT_CONFIGURED";
   constructor(readonly flow: string) {
     super(
-      `flow "${flow}" was to run on Spark, but this deployment has no Spark engine (locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS; on AWS the update state machine does not run Spark batches yet); or run it on DuckDB (pipelines.engine = "duckdb", or start the update with engine "duckdb")`,
+      `flow "${flow}" was to run on Spark, but this deployment has no Spark engine (locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS; on AWS: enable the construct's sparkEngine prop, \`sparkEngine: { enabled: true }\` in EbbProps, and deploy); or run it on DuckDB (pipelines.engine = "duckdb", or start the update with engine "duckdb")`,
       { data: { flow } },
     );
   }

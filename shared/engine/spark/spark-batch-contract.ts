@@ -122,6 +122,11 @@ export function manifestKey(pipelineId: string, flow: string, seq: number, attem
   return `state/${pipelineId}/spark/${encodeURIComponent(flow)}/${seq}/${attempt}/manifest.json`;
 }
 
+/** The bucket key of the request beside `manifestKey` (on AWS the job reads it from there). */
+export function requestKeyOf(manifestKey: string): string {
+  return manifestKey.replace(/manifest\.json$/, "request.json");
+}
+
 /**
  * The folder under the table root an attempt of batch `seq` writes its data files into. Not hidden
  * (no leading `_`): its files are committed from there, and VACUUM removes what a dead attempt left.

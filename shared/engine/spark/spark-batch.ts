@@ -102,8 +102,8 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
 export async function runSparkJob(
   batch: Omit<SparkBatch, "target" | "session" | "beforeCommit">,
 ): Promise<SparkJobResult> {
-  // 1. The request.
-  const attempt = randomUUID().slice(0, 8);
+  // 1. The request (of the attempt whose job already ran, when the port holds one).
+  const attempt = batch.spark.attemptOf?.(batch.flow, batch.seq) ?? randomUUID().slice(0, 8);
   const key = manifestKey(batch.pipelineId, batch.flow, batch.seq, attempt);
   const expectations = batch.expectations ?? [];
   const request: SparkBatchRequest = {

@@ -15,6 +15,12 @@ export interface SparkJobs {
    * when the job was killed: `kind: "job"`); rejects only when the job could not be started.
    */
   run(request: SparkBatchRequest): Promise<SparkJobRun>;
+  /**
+   * The attempt whose job for batch `seq` of `flow` has already ended, where the port holds one (on
+   * AWS, the state machine ran it between two RunFlow invocations): the batch names that attempt's
+   * staging folder and manifest, not a fresh one.
+   */
+  attemptOf?(flow: string, seq: number): string | undefined;
 }
 
 export interface SparkJobRun {

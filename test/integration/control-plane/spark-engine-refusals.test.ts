@@ -128,7 +128,7 @@ describe("the Spark engine's refusals", () => {
       error: { error_code: "SPARK_ENGINE_NOT_CONFIGURED" },
     });
     expect(failed.error?.message).toMatch(
-      /flow "ingest" was to run on Spark, but this deployment has no Spark engine.*EBB_SPARK_PYTHON.*engine "duckdb"/,
+      /flow "ingest" was to run on Spark, but this deployment has no Spark engine.*EBB_SPARK_PYTHON.*on AWS: enable the construct's sparkEngine prop.*engine "duckdb"/,
     );
 
     const { update_id: again } = await cp.client.startUpdate(pipeline_id, {});

@@ -52,6 +52,9 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/delta/log/exact-json.ts": { SyntaxError: 1 },
   "shared/delta/table/table-properties.ts": { Error: 2 },
   "shared/engine/sandbox.ts": { Error: 1 },
+  // SparkBatchHandedOff: RunFlow's answer to the state machine (run-step.ts), never a failure; a
+  // manifest URI outside the bucket is Ebb's own bug.
+  "shared/engine/spark/state-machine-spark-jobs.ts": { SparkBatchHandedOff: 1, TypeError: 1 },
   // BatchOversizedError: the flow runner plans the batch again, in halves (batch-replan.ts).
   // (micro-batch: a flow the plan says is not AUTO CDC handed to the AUTO CDC path, a caller bug.)
   "shared/engine/micro-batch.ts": { EngineError: 2, BatchOversizedError: 1, RangeError: 1 },

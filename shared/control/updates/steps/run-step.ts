@@ -6,6 +6,12 @@ import type { CrashHook } from "../../../engine/crash-points.ts";
 import { runFlowUntilCaughtUp, type FlowRunProgress } from "../../../engine/flow-runner.ts";
 import { refreshMaterializedView, type ViewRefresh } from "../../../engine/materialized-view.ts";
 import { updateFence } from "../../../engine/update-fence.ts";
+import {
+  SparkBatchHandedOff,
+  StateMachineSparkJobs,
+  type EndedSparkJob,
+  type SparkRequestRef,
+} from "../../../engine/spark/state-machine-spark-jobs.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
 import { loadPipeline, type ControlPlane } from "../../plane/control-plane.ts";
 import { recorder } from "../update-events.ts";
@@ -24,11 +30,20 @@ import { openUpdate, type UpdateContext } from "./update-context.ts";
  *   (execution-handover.ts);
  * - a materialized view refreshes (one overwrite commit), incrementally or by a full recompute.
  * Between batches the step looks at the update: a stopped one (CANCELED) ends the loop.
+ *
+ * On AWS a batch on Spark is handed to the state machine (state-machine-spark-jobs.ts): the step
+ * answers `sparkRequest`, the machine runs the job and invokes the step again with the item and how
+ * the job ended (`run`), and the flow resumes at that batch, committing its manifest.
  */
+
+/** A RunFlow invocation's input: the item, and (after a Spark job the machine ran) how that job ended. */
+export type RunInput = RunItem & { readonly run?: Partial<EndedSparkJob> };
 
 /** This invocation's share of the flow's work (or the view's refresh). */
 export interface RunOutcome extends FlowRunProgress {
   readonly view?: ViewRefresh;
+  /** A batch for the state machine to run on Spark: the request RunFlow wrote. */
+  readonly sparkRequest?: SparkRequestRef;
 }
 
 const NOTHING = { batches: 0, rowsIn: 0, rowsOut: 0, badRecords: 0 } as const;
@@ -36,7 +51,7 @@ const NOTHING = { batches: 0, rowsIn: 0, rowsOut: 0, badRecords: 0 } as const;
 /** `crash` is the crash-injection test hook, handed to every micro-batch. */
 export async function runItem(
   plane: ControlPlane,
-  item: RunItem,
+  item: RunInput,
   budgetMs: number,
   hooks: { readonly crash?: CrashHook } = {},
 ): Promise<RunOutcome> {
@@ -93,7 +108,7 @@ export async function runItem(
           locate: plane.locate,
           eventStreams: plane.eventStreams,
           isActive,
-          ...(plane.spark ? { spark: plane.spark } : {}),
+          ...(plane.spark ? { spark: sparkFor(plane, item) } : {}),
           ...(item.engine ? { engine: item.engine } : {}),
           ...(hooks.crash ? { crash: hooks.crash } : {}),
         },
@@ -104,6 +119,11 @@ export async function runItem(
       await context.events.flush();
       return progress;
     } catch (error) {
+      // Not a failure: the state machine runs the job, then this step again (events so far kept).
+      if (error instanceof SparkBatchHandedOff) {
+        await context.events.flush();
+        return { ...NOTHING, sparkRequest: error.request };
+      }
       // A transient failure the task's Retry runs again is a warning; any other fails the update.
       if (retriedByTask(error))
         await context.events.flowRetried(dataset.name, flow.name, error, describeTaskRetry());
@@ -125,6 +145,12 @@ export async function runItem(
     duck.close();
     await scratch.dispose();
   }
+}
+
+/** The plane's Spark engine, holding the job the state machine ran for this item, if it ran one. */
+function sparkFor(plane: ControlPlane, item: RunInput) {
+  const ended = item.run?.sparkRequest ? (item.run as EndedSparkJob) : undefined;
+  return plane.spark instanceof StateMachineSparkJobs ? plane.spark.resuming(ended) : plane.spark;
 }
 
 /**

@@ -1,0 +1,157 @@
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { LocalSparkJobs } from "../functions/runtime/local-spark-jobs.ts";
+import { DuckSession } from "../shared/duck/duck-session.ts";
+import { quoteLiteral } from "../shared/duck/sql-text.ts";
+import type { SparkBatchRequest } from "../shared/engine/spark/spark-batch-contract.ts";
+import type { SparkJobs } from "../shared/engine/spark/spark-jobs.ts";
+import { startInProcessPlane } from "./in-process-plane.ts";
+
+/**
+ * The Spark engine against DuckDB, one flow over JSON files (auto_loader → SQL cast/filter → streaming
+ * table), each batch one update of a fresh pipeline through start-update and the in-process driver
+ * (the control-plane steps the state machine runs), tables in a local-folder store:
+ *
+ * 1. Fixed cost: a batch of each size on each engine (`engine` of the update), the Spark driver warm
+ *    (its cold start measured apart): where Spark becomes faster is where `auto` should switch.
+ * 2. Memory: the peak RSS of Ebb's process (DuckDB runs in it, its memory limit set as a task
+ *    function's would be: EBB_SQL_MEMORY_LIMIT) and of the Spark driver (local mode, its heap set),
+ *    at the largest batch run.
+ *
+ * `EBB_SPARK_PYTHON` and `EBB_SPARK_JARS` (functions/spark/setup.sh) must be set. Sizes: the
+ * `EBB_SPARK_BENCH_ROWS` list (default 10000,100000,1000000,3000000).
+ */
+
+const ROWS_PER_FILE = 100_000;
+const COLUMNS = { id: "BIGINT", amount: "BIGINT", region: "VARCHAR", ts: "VARCHAR" };
+const SQL =
+  "SELECT id, CAST(amount AS DOUBLE) / 100 AS amount, upper(region) AS region, CAST(ts AS TIMESTAMP) AS ts " +
+  "FROM source WHERE amount % 10 <> 0";
+const MEMORY_CAP = "1GB";
+
+/** `rows` rows of newline-delimited JSON in files of at most ROWS_PER_FILE, written by DuckDB. */
+async function writeLanding(duck: DuckSession, folder: string, rows: number): Promise<number> {
+  await mkdir(folder, { recursive: true });
+  let bytes = 0;
+  for (let first = 0, f = 0; first < rows; first += ROWS_PER_FILE, f++) {
+    const n = Math.min(ROWS_PER_FILE, rows - first);
+    const file = path.join(folder, `part-${String(f).padStart(5, "0")}.json`);
+    await duck.run(
+      `COPY (SELECT ${first} + range AS id, (range * 7) % 1000 AS amount, ` +
+        `['eu', 'us', 'apac'][range % 3 + 1] AS region, ` +
+        `strftime(TIMESTAMP '2026-01-01' + to_seconds(range), '%Y-%m-%d %H:%M:%S') AS ts ` +
+        `FROM range(${n})) TO ${quoteLiteral(file)} (FORMAT json)`,
+    );
+    bytes += (await readFile(file)).byteLength;
+  }
+  return bytes;
+}
+
+function definition(name: string, landing: string, engine: "duckdb" | "spark") {
+  return {
+    name,
+    catalog: "main",
+    schema: name,
+    configuration: { "pipelines.engine": engine },
+    datasets: [
+      {
+        type: "streaming_table",
+        name: "orders",
+        flows: [
+          {
+            name: "ingest",
+            source: { type: "auto_loader", path: landing, format: "json", schema: COLUMNS },
+            // One batch, whatever its size.
+            options: { max_bytes_per_batch: "100GB", max_files_per_batch: 100_000 },
+            sql: SQL,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** The local driver, its bucket URIs as the bench's folder store's files. */
+function folderSpark(driver: LocalSparkJobs, bucketFolder: string): SparkJobs {
+  return {
+    bucketUri: (key) => `file://${bucketFolder}/${key}`,
+    locationUri: (location, key) => driver.locationUri(location, key),
+    run: (request: SparkBatchRequest) => driver.run(request),
+  };
+}
+
+/** The peak resident set of this worktree's Spark driver JVM, MB (VmHWM), if one runs. */
+async function sparkDriverPeakMb(jars: string): Promise<number | undefined> {
+  let peak: number | undefined;
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmdline.includes("SparkSubmit") || !cmdline.includes(jars)) continue;
+      const status = await readFile(`/proc/${pid}/status`, "utf8");
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak ?? 0, kb / 1024);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return peak;
+}
+
+export async function run(): Promise<void> {
+  const python = process.env["EBB_SPARK_PYTHON"];
+  const jars = process.env["EBB_SPARK_JARS"];
+  if (!python || !jars) {
+    console.log("skipped: set EBB_SPARK_PYTHON and EBB_SPARK_JARS (bash functions/spark/setup.sh)");
+    return;
+  }
+  const sizes = (process.env["EBB_SPARK_BENCH_ROWS"] ?? "10000,100000,1000000,3000000")
+    .split(",")
+    .map(Number);
+  // DuckDB capped as a 2 GB task function's would be (half its memory), Spark's heap the same.
+  process.env["EBB_SQL_MEMORY_LIMIT"] = MEMORY_CAP;
+  const work = await mkdtemp(path.join(tmpdir(), "ebb-spark-bench-"));
+  const duck = await DuckSession.open();
+  const driver = new LocalSparkJobs({ python, jars, bucket: "unused", driverMemory: "1g" });
+  const plane = await startInProcessPlane(work, { spark: (folder) => folderSpark(driver, folder) });
+  try {
+    const warm = path.join(work, "warm");
+    await writeLanding(duck, warm, 1000);
+    await plane.update(definition("warm_duck", warm, "duckdb"));
+    const cold = performance.now();
+    await plane.update(definition("warm_spark", warm, "spark"));
+    console.log(
+      `Spark driver cold start + first 1,000-row batch: ${(performance.now() - cold).toFixed(0)} ms`,
+    );
+
+    console.log("rows | JSON MB | DuckDB ms | Spark ms | Spark/DuckDB");
+    for (const rows of sizes) {
+      const landing = path.join(work, `landing-${rows}`);
+      const bytes = await writeLanding(duck, landing, rows);
+      const timed = async (engine: "duckdb" | "spark") => {
+        const start = performance.now();
+        const name = `b_${engine}_${rows}`;
+        await plane.update(definition(name, landing, engine));
+        return performance.now() - start;
+      };
+      const duckMs = await timed("duckdb");
+      const sparkMs = await timed("spark");
+      console.log(
+        `${rows.toLocaleString("en")} | ${(bytes / 1e6).toFixed(0)} | ${duckMs.toFixed(0)} | ${sparkMs.toFixed(0)} | ${(sparkMs / duckMs).toFixed(2)}`,
+      );
+    }
+    const ebbPeak = process.resourceUsage().maxRSS / 1024;
+    const sparkPeak = await sparkDriverPeakMb(jars);
+    console.log(
+      `peak RSS: Ebb's process (DuckDB in it, memory_limit ${MEMORY_CAP}) ${ebbPeak.toFixed(0)} MB; ` +
+        `Spark driver (local[2], heap 1g) ${sparkPeak?.toFixed(0) ?? "?"} MB`,
+    );
+  } finally {
+    await driver.close();
+    await plane.close();
+    duck.close();
+    await rm(work, { recursive: true, force: true });
+  }
+}
