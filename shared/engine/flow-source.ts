@@ -20,6 +20,7 @@ import type { EventStreams } from "../store/event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
+import { kafkaBehind, kafkaRecordsReplayed } from "./replay-frontier.ts";
 import { fullListingDue, IdleListings, listingAfter, listingStart } from "./incremental-listing.ts";
 import { BAD_RECORD_COLUMNS, isMalformedInputError, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
@@ -89,6 +90,24 @@ export interface FlowSource {
    * Spark engine); absent for sources only DuckDB reads (Kafka, Kinesis, joins).
    */
   readonly plannedInput?: (start: SourceOffset | undefined, end: SourceOffset) => Promise<PlannedInput>;
+  /**
+   * Which of a batch's records the flow had read before a rewind moved it back (replay-frontier.ts),
+   * for sources whose positions say so: auto_loader (by file) and Kafka (by offset). Absent: not
+   * measured (a table of the pipeline is read at its new commits; Kinesis).
+   */
+  readonly replay?: SourceReplay;
+}
+
+export interface SourceReplay {
+  /** Of the batch between `start` and `end` (`rowsIn` records read), those at or before `frontier`. */
+  records(
+    start: SourceOffset | undefined,
+    end: SourceOffset,
+    frontier: SourceOffset,
+    rowsIn: number,
+  ): Promise<number>;
+  /** Whether `frontier` is still ahead of `end`: the next batch replays on. */
+  behind(end: SourceOffset, frontier: SourceOffset): Promise<boolean>;
 }
 
 export interface FlowSourceContext {
@@ -353,7 +372,32 @@ function fileSource(
     // The file's last range may not be the source's last file: the next plan lists again to know.
     return { end, stateRef: end.changelogs.at(-1)!, caughtUp: false, size };
   };
+  const replay: SourceReplay = {
+    async records(_start, end, frontier, rowsIn) {
+      const before = await state.load(asFiles(frontier));
+      const offset = asFiles(end)!;
+      // A large file read by row groups joins the set with its last range; its earlier ones were read
+      // before when the frontier holds the file, or is itself past this range of it.
+      if (offset.slice) {
+        const at = asFiles(frontier)!.slice;
+        const read =
+          before.has(offset.slice.key) || (at?.key === offset.slice.key && at.to >= offset.slice.to);
+        return read ? rowsIn : 0;
+      }
+      const batch = await land(await state.batchFiles(offset));
+      const replayed = batch
+        .filter((file) => before.has(file.key))
+        .reduce((sum, file) => sum + file.records, 0);
+      return Math.min(replayed, rowsIn);
+    },
+    async behind(end, frontier) {
+      const [now, before] = await Promise.all([state.load(asFiles(end)), state.load(asFiles(frontier))]);
+      for (const key of before) if (!now.has(key)) return true;
+      return false;
+    },
+  };
   return {
+    replay,
     async plannedInput(_start, end) {
       const slice = asFiles(end)!.slice;
       if (slice)
@@ -497,7 +541,23 @@ function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
       );
     return value as Offset;
   };
+  const replay: SourceReplay | undefined =
+    kind === "kafka"
+      ? {
+          records: async (start, end, frontier, rowsIn) =>
+            Math.min(
+              rowsIn,
+              kafkaRecordsReplayed(
+                offset(start) as KafkaOffset,
+                offset(end) as KafkaOffset,
+                frontier as KafkaOffset,
+              ),
+            ),
+          behind: async (end, frontier) => kafkaBehind(offset(end) as KafkaOffset, frontier as KafkaOffset),
+        }
+      : undefined;
   return {
+    ...(replay ? { replay } : {}),
     async plan(start) {
       const planned = await batches.plan(offset(start));
       if (!planned) return undefined;

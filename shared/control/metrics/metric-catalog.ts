@@ -24,6 +24,8 @@ export const METRIC = {
   recordsIn: { name: "RecordsIn", unit: "Count" },
   recordsOut: { name: "RecordsOut", unit: "Count" },
   bytesWritten: { name: "BytesWritten", unit: "Bytes" },
+  /** Records a batch read again after a rewind moved its flow back (replay-frontier.ts). */
+  replayedRecords: { name: "ReplayedRecords", unit: "Count" },
   recordsQuarantined: { name: "RecordsQuarantined", unit: "Count" },
   rowsDroppedByExpectations: { name: "RowsDroppedByExpectations", unit: "Count" },
   rowsDroppedByWatermark: { name: "RowsDroppedByWatermark", unit: "Count" },

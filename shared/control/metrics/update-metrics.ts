@@ -86,6 +86,7 @@ function flowMetrics(progress: Readonly<Record<string, unknown>>): MetricPoint[]
     count(METRIC.recordsOut, metrics["num_output_rows"]),
     count(METRIC.bytesWritten, metrics["num_output_bytes"]),
     count(METRIC.backlogRecords, metrics["backlog_records"]),
+    count(METRIC.replayedRecords, metrics["replayed_records"]),
     count(METRIC.backlogFiles, metrics["backlog_files"]),
     count(METRIC.backlogBytes, metrics["backlog_bytes"]),
     count(METRIC.recordsQuarantined, quality["quarantined_records"]),
