@@ -65,6 +65,11 @@ export interface SourceBacklog {
   readonly bytes?: number;
   /** Kafka: records past the batch's end offsets, all partitions. */
   readonly records?: number;
+  /**
+   * How old the oldest data left behind is: auto_loader, the oldest listed file not yet taken (by its
+   * last-modified time; 0 when none is left); Kinesis, the shard furthest behind (MillisBehindLatest).
+   */
+  readonly seconds?: number;
 }
 
 export interface LoadedSourceBatch {
@@ -435,7 +440,7 @@ function fileSource(
         processed: processed.size,
       };
       if (!full && fullListingDue(mode, incremental)) {
-        for (const [key, size] of await listSourceFiles(files)) listed.set(key, size);
+        for (const [key, file] of await listSourceFiles(files)) listed.set(key, file);
         fresh = planFileBatch(listed.keys(), processed, Number.MAX_SAFE_INTEGER);
         full = true;
       }
@@ -446,7 +451,7 @@ function fileSource(
         if (previous) idleListings.record(batch, sinceFull);
         return undefined;
       }
-      const bytesOf = (key: string) => listed.get(key) ?? 0;
+      const bytesOf = (key: string) => listed.get(key)?.size ?? 0;
       if (maxBytes !== undefined) chosen = fitBytes(chosen, bytesOf, maxBytes);
       const alone = chosen.length === 1 && maxBytes !== undefined && bytesOf(chosen[0]!) > maxBytes;
       if (alone && format !== "parquet")
@@ -474,7 +479,12 @@ function fileSource(
       const size = { files: chosen.length, bytes: chosen.reduce((sum, key) => sum + bytesOf(key), 0) };
       const taken = new Set(chosen);
       const left = fresh.filter((key) => !taken.has(key));
-      const backlog = { files: left.length, bytes: left.reduce((sum, key) => sum + bytesOf(key), 0) };
+      const oldest = Math.min(...left.map((key) => listed.get(key)?.lastModified ?? now));
+      const backlog = {
+        files: left.length,
+        bytes: left.reduce((sum, key) => sum + bytesOf(key), 0),
+        seconds: left.length === 0 ? 0 : Math.max(0, now - oldest) / 1000,
+      };
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: left.length === 0, size, backlog };
     },
     async load(_start, end) {

@@ -33,6 +33,8 @@ export const METRIC = {
   backlogRecords: { name: "BacklogRecords", unit: "Count" },
   backlogFiles: { name: "BacklogFiles", unit: "Count" },
   backlogBytes: { name: "BacklogBytes", unit: "Bytes" },
+  /** How old the oldest data the source still holds is: a file's age (auto_loader), MillisBehindLatest (Kinesis). */
+  backlogSeconds: { name: "BacklogSeconds", unit: "Seconds" },
   // Per API request.
   requests: { name: "Requests", unit: "Count" },
   requestLatency: { name: "RequestLatency", unit: "Milliseconds" },

@@ -89,6 +89,7 @@ function flowMetrics(progress: Readonly<Record<string, unknown>>): MetricPoint[]
     count(METRIC.replayedRecords, metrics["replayed_records"]),
     count(METRIC.backlogFiles, metrics["backlog_files"]),
     count(METRIC.backlogBytes, metrics["backlog_bytes"]),
+    count(METRIC.backlogSeconds, metrics["backlog_seconds"]),
     count(METRIC.recordsQuarantined, quality["quarantined_records"]),
     count(METRIC.rowsDroppedByExpectations, quality["dropped_records"]),
     count(METRIC.rowsDroppedByWatermark, state["num_rows_dropped_by_watermark"]),
