@@ -39,7 +39,7 @@ export class EventBridgeLifecycleEvents implements LifecycleEvents {
     });
   }
 
-  async publish(event: LifecycleEvent): Promise<void> {
+  async publish(event: LifecycleEvent, delivered?: () => Promise<void>): Promise<void> {
     const envelope = deliveredEnvelope(event);
     const body = JSON.stringify({
       Entries: [
@@ -61,7 +61,7 @@ export class EventBridgeLifecycleEvents implements LifecycleEvents {
         detail_type: event["detail-type"],
         failure,
       });
-    }
+    } else await delivered?.().catch(() => undefined);
   }
 
   async #put(body: string, signal: AbortSignal): Promise<void> {

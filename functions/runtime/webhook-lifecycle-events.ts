@@ -18,6 +18,11 @@ export class WebhookLifecycleEvents implements LifecycleEvents {
   readonly #origin: string;
   readonly #limits: DeliveryLimits;
   #queue: Promise<void> = Promise.resolve();
+  /**
+   * Events queued and not yet delivered or given up, by id: the outbox's sweep right after a step
+   * published one finds it not yet marked delivered, and must not queue it twice.
+   */
+  readonly #inFlight = new Set<string>();
 
   constructor(url: string, limits: DeliveryLimits = WEBHOOK_LIMITS) {
     this.#url = url;
@@ -25,8 +30,14 @@ export class WebhookLifecycleEvents implements LifecycleEvents {
     this.#limits = limits;
   }
 
-  publish(event: LifecycleEvent): Promise<void> {
-    this.#queue = this.#queue.then(() => this.#deliver(event)).catch(() => undefined);
+  publish(event: LifecycleEvent, delivered?: () => Promise<void>): Promise<void> {
+    const id = event.detail.event_id;
+    if (this.#inFlight.has(id)) return Promise.resolve();
+    this.#inFlight.add(id);
+    this.#queue = this.#queue
+      .then(() => this.#deliver(event, delivered))
+      .catch(() => undefined)
+      .finally(() => this.#inFlight.delete(id));
     return Promise.resolve();
   }
 
@@ -35,7 +46,7 @@ export class WebhookLifecycleEvents implements LifecycleEvents {
     return this.#queue;
   }
 
-  async #deliver(event: LifecycleEvent): Promise<void> {
+  async #deliver(event: LifecycleEvent, delivered?: () => Promise<void>): Promise<void> {
     const body = JSON.stringify(deliveredEnvelope(event));
     const failure = await withRetries(this.#limits, async (signal) => {
       const response = await fetch(this.#url, {
@@ -55,6 +66,6 @@ export class WebhookLifecycleEvents implements LifecycleEvents {
         attempts: this.#limits.attempts,
         failure,
       });
-    }
+    } else await delivered?.().catch(() => undefined);
   }
 }

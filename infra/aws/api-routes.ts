@@ -43,7 +43,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     ...served(ROUTES.stopPipeline, "stop-pipeline.ts"),
-    access: { tables: { pipelines: RW, updates: RW, eventLog: RW }, stateMachine: ["stop"] },
+    // The "Update Canceled" event: its claim under state/, the update's outbox swept, the bus.
+    access: {
+      tables: { pipelines: RW, updates: RW, eventLog: RW },
+      bucket: { "state/": RW },
+      stateMachine: ["stop"],
+      lifecycleEvents: true,
+    },
   },
   {
     ...served(ROUTES.startUpdate, "start-update.ts"),

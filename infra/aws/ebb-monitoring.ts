@@ -30,6 +30,12 @@ export interface EbbMonitoringOptions {
    */
   readonly backlogFiles?: number;
   readonly backlogRecords?: number;
+  /**
+   * A source falls behind when the oldest data a flow left in it stays at least this old for 15
+   * minutes: the oldest listed file an auto_loader flow has not read, a Kinesis flow's
+   * MillisBehindLatest. @default Duration.hours(1)
+   */
+  readonly backlogAge?: Duration;
 }
 
 export interface EbbMonitoringProps extends EbbMonitoringOptions {
@@ -101,6 +107,13 @@ export class EbbMonitoring extends Construct {
         props.backlogRecords ?? 1_000_000,
       );
       alarm(
+        "SourceBacklogAge",
+        "A flow has fallen behind its source for 15 minutes: the oldest data it has not read (an auto_loader file, a Kinesis shard's MillisBehindLatest) is older than the threshold (BacklogSeconds)",
+        ebbMetric(METRIC.backlogSeconds, "Maximum"),
+        3,
+        (props.backlogAge ?? Duration.hours(1)).toSeconds(),
+      );
+      alarm(
         "ExecutionsFailed",
         "An execution of Ebb's update state machine failed (the update's FailUpdate did not run)",
         stateMachine.metricFailed(sfnOptions),
@@ -146,8 +159,8 @@ export class EbbMonitoring extends Construct {
         ]),
         graph(
           "Source backlog",
-          [ebbMetric(METRIC.backlogFiles, "Maximum")],
-          [ebbMetric(METRIC.backlogRecords, "Maximum")],
+          [ebbMetric(METRIC.backlogFiles, "Maximum"), ebbMetric(METRIC.backlogRecords, "Maximum")],
+          [ebbMetric(METRIC.backlogSeconds, "Maximum")],
         ),
       );
       dashboard.addWidgets(

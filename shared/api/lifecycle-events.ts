@@ -2,7 +2,7 @@ import { z } from "zod";
 
 /**
  * Ebb's lifecycle events (docs/events.md): what people and systems outside a pipeline react to — an
- * update started, completed or failed, a rewind planned (dry run) or done, a full refresh, a
+ * update started, completed, failed (its execution lost too) or canceled, a rewind planned (dry run) or done, a full refresh, a
  * checkpoint reset. These zod schemas are the one source: they type the events the control plane
  * builds, and give the JSON Schema of each detail type (docs/events/*.schema.json, and the schema
  * registry's entries in the AWS construct). On AWS an event goes on an EventBridge bus; locally it is
@@ -73,6 +73,13 @@ export const updateFailedDetail = z.object({
   message: z.string(),
 });
 
+export const updateCanceledDetail = z.object({
+  ...common,
+  update_kind: updateKind,
+  definition_version: version,
+  message: z.string(),
+});
+
 export const rewindPlannedDetail = z.object({
   ...common,
   rewind_point: rewindPoint,
@@ -118,6 +125,7 @@ export const LIFECYCLE_EVENTS = {
   "Update Started": { schema: updateStartedDetail, kind: "update-started" },
   "Update Completed": { schema: updateCompletedDetail, kind: "update-completed" },
   "Update Failed": { schema: updateFailedDetail, kind: "update-failed" },
+  "Update Canceled": { schema: updateCanceledDetail, kind: "update-canceled" },
   "Rewind Planned": { schema: rewindPlannedDetail, kind: "rewind-planned" },
   "Rewind Completed": { schema: rewindCompletedDetail, kind: "rewind-completed" },
   "Full Refresh": { schema: fullRefreshDetail, kind: "full-refresh" },

@@ -35,11 +35,21 @@ export function planFileBatch(
  * Every key under the source prefix (after `startAfter`, when given: an incremental listing), with
  * its size in bytes (what a batch's byte bound counts).
  */
-export async function listSourceFiles(store: ObjectStore, startAfter?: string): Promise<Map<string, number>> {
-  const files = new Map<string, number>();
+export async function listSourceFiles(
+  store: ObjectStore,
+  startAfter?: string,
+): Promise<Map<string, ListedFile>> {
+  const files = new Map<string, ListedFile>();
   for await (const info of listAll(store, "", startAfter === undefined ? {} : { startAfter }))
-    if (info.size > 0 || !info.key.endsWith("/")) files.set(info.key, info.size);
+    if (info.size > 0 || !info.key.endsWith("/"))
+      files.set(info.key, { size: info.size, lastModified: info.lastModified });
   return files;
+}
+
+/** A source file as listed: its bytes, and when it was written (epoch ms; its age in the backlog). */
+export interface ListedFile {
+  readonly size: number;
+  readonly lastModified: number;
 }
 
 /** Files fetched at once. */

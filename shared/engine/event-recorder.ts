@@ -91,6 +91,8 @@ export class EventRecorder {
             ...(batch.backlog?.files !== undefined ? { backlog_files: batch.backlog.files } : {}),
             ...(batch.backlog?.bytes !== undefined ? { backlog_bytes: batch.backlog.bytes } : {}),
             ...(batch.backlog?.records !== undefined ? { backlog_records: batch.backlog.records } : {}),
+            ...(batch.backlog?.seconds !== undefined ? { backlog_seconds: batch.backlog.seconds } : {}),
+            ...(batch.replayedRecords !== undefined ? { replayed_records: batch.replayedRecords } : {}),
           },
           data_quality: { quarantined_records: batch.badRecords, ...batch.dataQuality },
           ...(batch.state ? stateDetails(batch.state) : {}),

@@ -20,6 +20,7 @@ import type { EventStreams } from "../store/event-streams.ts";
 import { kafkaBatchSource } from "./kafka-source.ts";
 import { kinesisBatchSource } from "./kinesis-source.ts";
 import { FileSetState } from "./file-set-state.ts";
+import { kafkaBehind, kafkaRecordsReplayed } from "./replay-frontier.ts";
 import { fullListingDue, IdleListings, listingAfter, listingStart } from "./incremental-listing.ts";
 import { BAD_RECORD_COLUMNS, isMalformedInputError, readRecords, type LandedFile } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
@@ -64,6 +65,11 @@ export interface SourceBacklog {
   readonly bytes?: number;
   /** Kafka: records past the batch's end offsets, all partitions. */
   readonly records?: number;
+  /**
+   * How old the oldest data left behind is: auto_loader, the oldest listed file not yet taken (by its
+   * last-modified time; 0 when none is left); Kinesis, the shard furthest behind (MillisBehindLatest).
+   */
+  readonly seconds?: number;
 }
 
 export interface LoadedSourceBatch {
@@ -89,6 +95,24 @@ export interface FlowSource {
    * Spark engine); absent for sources only DuckDB reads (Kafka, Kinesis, joins).
    */
   readonly plannedInput?: (start: SourceOffset | undefined, end: SourceOffset) => Promise<PlannedInput>;
+  /**
+   * Which of a batch's records the flow had read before a rewind moved it back (replay-frontier.ts),
+   * for sources whose positions say so: auto_loader (by file) and Kafka (by offset). Absent: not
+   * measured (a table of the pipeline is read at its new commits; Kinesis).
+   */
+  readonly replay?: SourceReplay;
+}
+
+export interface SourceReplay {
+  /** Of the batch between `start` and `end` (`rowsIn` records read), those at or before `frontier`. */
+  records(
+    start: SourceOffset | undefined,
+    end: SourceOffset,
+    frontier: SourceOffset,
+    rowsIn: number,
+  ): Promise<number>;
+  /** Whether `frontier` is still ahead of `end`: the next batch replays on. */
+  behind(end: SourceOffset, frontier: SourceOffset): Promise<boolean>;
 }
 
 export interface FlowSourceContext {
@@ -370,7 +394,32 @@ function fileSource(
     // The file's last range may not be the source's last file: the next plan lists again to know.
     return { end, stateRef: end.changelogs.at(-1)!, caughtUp: false, size };
   };
+  const replay: SourceReplay = {
+    async records(_start, end, frontier, rowsIn) {
+      const before = await state.load(asFiles(frontier));
+      const offset = asFiles(end)!;
+      // A large file read by row groups joins the set with its last range; its earlier ones were read
+      // before when the frontier holds the file, or is itself past this range of it.
+      if (offset.slice) {
+        const at = asFiles(frontier)!.slice;
+        const read =
+          before.has(offset.slice.key) || (at?.key === offset.slice.key && at.to >= offset.slice.to);
+        return read ? rowsIn : 0;
+      }
+      const batch = await land(await state.batchFiles(offset));
+      const replayed = batch
+        .filter((file) => before.has(file.key))
+        .reduce((sum, file) => sum + file.records, 0);
+      return Math.min(replayed, rowsIn);
+    },
+    async behind(end, frontier) {
+      const [now, before] = await Promise.all([state.load(asFiles(end)), state.load(asFiles(frontier))]);
+      for (const key of before) if (!now.has(key)) return true;
+      return false;
+    },
+  };
   return {
+    replay,
     async plannedInput(_start, end) {
       const slice = asFiles(end)!.slice;
       if (slice)
@@ -408,7 +457,7 @@ function fileSource(
         processed: processed.size,
       };
       if (!full && fullListingDue(mode, incremental)) {
-        for (const [key, size] of await listSourceFiles(files)) listed.set(key, size);
+        for (const [key, file] of await listSourceFiles(files)) listed.set(key, file);
         fresh = planFileBatch(listed.keys(), processed, Number.MAX_SAFE_INTEGER);
         full = true;
       }
@@ -419,7 +468,7 @@ function fileSource(
         if (previous) idleListings.record(batch, sinceFull);
         return undefined;
       }
-      const bytesOf = (key: string) => listed.get(key) ?? 0;
+      const bytesOf = (key: string) => listed.get(key)?.size ?? 0;
       if (maxBytes !== undefined) chosen = fitBytes(chosen, bytesOf, maxBytes);
       const alone = chosen.length === 1 && maxBytes !== undefined && bytesOf(chosen[0]!) > maxBytes;
       if (alone && format !== "parquet")
@@ -447,7 +496,12 @@ function fileSource(
       const size = { files: chosen.length, bytes: chosen.reduce((sum, key) => sum + bytesOf(key), 0) };
       const taken = new Set(chosen);
       const left = fresh.filter((key) => !taken.has(key));
-      const backlog = { files: left.length, bytes: left.reduce((sum, key) => sum + bytesOf(key), 0) };
+      const oldest = Math.min(...left.map((key) => listed.get(key)?.lastModified ?? now));
+      const backlog = {
+        files: left.length,
+        bytes: left.reduce((sum, key) => sum + bytesOf(key), 0),
+        seconds: left.length === 0 ? 0 : Math.max(0, now - oldest) / 1000,
+      };
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: left.length === 0, size, backlog };
     },
     async load(_start, end) {
@@ -514,7 +568,23 @@ function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
       );
     return value as Offset;
   };
+  const replay: SourceReplay | undefined =
+    kind === "kafka"
+      ? {
+          records: async (start, end, frontier, rowsIn) =>
+            Math.min(
+              rowsIn,
+              kafkaRecordsReplayed(
+                offset(start) as KafkaOffset,
+                offset(end) as KafkaOffset,
+                frontier as KafkaOffset,
+              ),
+            ),
+          behind: async (end, frontier) => kafkaBehind(offset(end) as KafkaOffset, frontier as KafkaOffset),
+        }
+      : undefined;
   return {
+    ...(replay ? { replay } : {}),
     async plan(start) {
       const planned = await batches.plan(offset(start));
       if (!planned) return undefined;

@@ -25,7 +25,9 @@ import type { KinesisOffset } from "./source-offsets.ts";
 const DEFAULT_RECORDS_PER_SHARD = 10_000;
 
 export interface KinesisBatchSource {
-  plan(start: KinesisOffset | undefined): Promise<{ end: KinesisOffset; caughtUp: boolean } | undefined>;
+  plan(
+    start: KinesisOffset | undefined,
+  ): Promise<{ end: KinesisOffset; caughtUp: boolean; backlog?: { seconds: number } } | undefined>;
   load(
     start: KinesisOffset | undefined,
     end: KinesisOffset,
@@ -64,8 +66,12 @@ export function kinesisBatchSource(
         const records = new Map<string, KinesisRecord[]>();
         let moved = false;
         let caughtUp = true;
+        // The shard furthest behind its newest record, after this batch's reads (MillisBehindLatest).
+        let behindMs: number | undefined;
         for (const shard of shards) {
           const read = await client.read(shard.shardId, shard.position, perShard);
+          if (read.millisBehindLatest !== undefined)
+            behindMs = Math.max(behindMs ?? 0, read.millisBehindLatest);
           const last = read.records.at(-1);
           records.set(shard.shardId, [...read.records]);
           const entry = { ...(next[shard.shardId] ?? {}) };
@@ -80,7 +86,11 @@ export function kinesisBatchSource(
         if (!moved) return undefined;
         const end: KinesisOffset = { kind: "kinesis", shards: next };
         planned = { end, records };
-        return { end, caughtUp };
+        return {
+          end,
+          caughtUp,
+          ...(behindMs !== undefined ? { backlog: { seconds: behindMs / 1000 } } : {}),
+        };
       } finally {
         await client.close();
       }

@@ -41,6 +41,7 @@ import { createEmptyTable } from "./empty-table.ts";
 import { Sandbox } from "./sandbox.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { sourceOffsetSchema, type SourceOffset } from "./source-offsets.ts";
+import { replayFrontier } from "./replay-frontier.ts";
 import { updateFence } from "./update-fence.ts";
 import {
   appendBatch,
@@ -152,6 +153,11 @@ export interface BatchOutcome {
   readonly caughtUp: boolean;
   /** What the source still held past the batch when it was planned (none for a resumed batch). */
   readonly backlog?: SourceBacklog;
+  /**
+   * Of `rowsIn`, the records the flow had read before a rewind or reset moved it back
+   * (replay-frontier.ts); absent where the source does not tell.
+   */
+  readonly replayedRecords?: number;
   /** What the flow's stateful operators did, for a flow that has them. */
   readonly state?: StateProgress;
   /** The dataset's expectations over the batch's rows, when it has any. */
@@ -171,6 +177,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const { head, after, abandonedThrough } = await run.checkpoints.resume(ref);
   const startOffset = head.checkpoint ? parseOffset(head.checkpoint.offsets) : undefined;
   const scanned = scanAfter(head.seq, after, abandonedThrough);
+  const frontierOffsets = replayFrontier(head, after, abandonedThrough);
   const maxSeq = scanned.maxSeq;
   let pending = scanned.pending;
   const options = effectiveOptions(run);
@@ -225,10 +232,18 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     let caughtUp = false;
     let plannedSize: BatchSize | undefined;
     let backlog: SourceBacklog | undefined;
+    // The frontier of a replay, when the source can tell which records it had read (replay-frontier.ts).
+    const replay = source.replay;
+    const frontierOf = (end: SourceOffset, offsets: unknown): SourceOffset | undefined => {
+      const parsed = sourceOffsetSchema.safeParse(offsets);
+      return replay && parsed.success && parsed.data.kind === end.kind ? parsed.data : undefined;
+    };
+    let frontier: SourceOffset | undefined;
     if (pending) {
       seq = pending.seq;
       endOffset = parseOffset(pending.offsets);
       plannedSize = pending.size as BatchSize | undefined;
+      frontier = frontierOf(endOffset, frontierOffsets);
     } else {
       const planned = await source.plan(startOffset, maxSeq + 1);
       if (!planned) {
@@ -241,6 +256,8 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       }
       // There is a batch: start the sandbox while the checkpoint is written.
       void openSandbox().catch(() => undefined);
+      frontier = frontierOf(planned.end, frontierOffsets);
+      const replayUntil = frontier && (await replay!.behind(planned.end, frontier)) ? frontier : undefined;
       const result = await run.checkpoints.plan(ref, {
         parent: head.seq,
         offsets: planned.end,
@@ -249,6 +266,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         ...(planned.stateRef ? { stateRef: planned.stateRef } : {}),
         ...(planned.size ? { size: { ...planned.size } } : {}),
         ...(learned ? { learnedBound: { ...learned } } : {}),
+        ...(replayUntil ? { replayUntil } : {}),
       });
       if (result.outcome === "fenced")
         throw fencedOut(run.updateId, `planning flow "${run.flow.name}"'s next batch`, result);
@@ -284,6 +302,10 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     );
     const { loaded, state } = committed;
     await crash("after-table-commit", seq);
+    const replayedRecords =
+      frontier && replay && engine !== "spark"
+        ? await replay.records(startOffset, endOffset, frontier, loaded.rowsIn)
+        : undefined;
 
     // 5. COMMITTED + HEAD, in one transaction.
     await crash("before-head-move", seq);
@@ -317,6 +339,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       skippedRestores: loaded.skippedRestores,
       caughtUp,
       ...(backlog ? { backlog } : {}),
+      ...(replayedRecords !== undefined ? { replayedRecords } : {}),
       ...(state ? { state } : {}),
       ...(committed.dataQuality ? { dataQuality: committed.dataQuality } : {}),
       engine,

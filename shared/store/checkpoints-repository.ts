@@ -88,6 +88,11 @@ export interface Checkpoint {
    * anything of it was committed (PLANNED only): the next attempt plans it again, smaller.
    */
   readonly oversized?: string;
+  /**
+   * Where the flow stood before a rewind or reset moved its HEAD back (the abandoned branch's HEAD
+   * offsets), kept by each batch of the replay that is still short of it (engine/replay-frontier.ts).
+   */
+  readonly replayUntil?: SourceOffsets;
 }
 
 /** Named counts of a batch (what the engine measures; plain numbers here). */
@@ -108,6 +113,7 @@ export interface PlanRequest {
   readonly updateId?: string;
   readonly size?: BatchMeasures;
   readonly learnedBound?: BatchMeasures;
+  readonly replayUntil?: SourceOffsets;
   /** The fence: the plan holds only while this is the pipeline's active update. */
   readonly activeUpdateId?: string;
 }

@@ -67,6 +67,7 @@ const CheckpointItemSchema = z.object({
   batchSize: BatchMeasuresSchema.optional(),
   learnedBound: BatchMeasuresSchema.optional(),
   oversized: z.string().optional(),
+  replayUntilJson: z.string().optional(),
 });
 type CheckpointItem = z.infer<typeof CheckpointItemSchema>;
 
@@ -163,6 +164,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       ...(planned.updateId !== undefined ? { updateId: planned.updateId } : {}),
       ...(planned.size !== undefined ? { batchSize: planned.size } : {}),
       ...(planned.learnedBound !== undefined ? { learnedBound: planned.learnedBound } : {}),
+      ...(planned.replayUntil !== undefined ? { replayUntilJson: JSON.stringify(planned.replayUntil) } : {}),
       plannedAt: this.now(),
     };
     // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once; the
@@ -459,6 +461,9 @@ function toItem(checkpoint: Checkpoint): CheckpointItem {
     ...(checkpoint.stateVersion !== undefined ? { stateVersion: checkpoint.stateVersion } : {}),
     ...(checkpoint.size !== undefined ? { batchSize: checkpoint.size } : {}),
     ...(checkpoint.learnedBound !== undefined ? { learnedBound: checkpoint.learnedBound } : {}),
+    ...(checkpoint.replayUntil !== undefined
+      ? { replayUntilJson: JSON.stringify(checkpoint.replayUntil) }
+      : {}),
   };
 }
 
@@ -478,5 +483,8 @@ function toCheckpoint(item: CheckpointItem): Checkpoint {
     ...(item.batchSize !== undefined ? { size: item.batchSize } : {}),
     ...(item.learnedBound !== undefined ? { learnedBound: item.learnedBound } : {}),
     ...(item.oversized !== undefined ? { oversized: item.oversized } : {}),
+    ...(item.replayUntilJson !== undefined
+      ? { replayUntil: OffsetsSchema.parse(JSON.parse(item.replayUntilJson)) }
+      : {}),
   };
 }

@@ -89,6 +89,11 @@ export interface KinesisShardRead {
   readonly records: readonly KinesisRecord[];
   /** The shard is closed and every record of it has been read. */
   readonly drained: boolean;
+  /**
+   * How far the read's last position is behind the shard's newest record (GetRecords'
+   * `MillisBehindLatest`), when the stream said.
+   */
+  readonly millisBehindLatest?: number;
 }
 
 /** One Kinesis stream. */

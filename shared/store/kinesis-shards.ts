@@ -55,6 +55,7 @@ export class SdkKinesisStream implements KinesisStream {
     let iterator = ShardIterator;
     const records: KinesisShardRead["records"][number][] = [];
     let empty = 0;
+    let behind: number | undefined;
     while (iterator && records.length < limit) {
       const page = await this.#client.send(
         new GetRecordsCommand({
@@ -73,13 +74,18 @@ export class SdkKinesisStream implements KinesisStream {
         });
       }
       iterator = page.NextShardIterator;
+      if (page.MillisBehindLatest !== undefined) behind = page.MillisBehindLatest;
       const empties = (page.Records ?? []).length === 0;
       if (empties && (page.MillisBehindLatest ?? 0) === 0) break;
       empty = empties ? empty + 1 : 0;
       if (empty >= EMPTY_READS) break;
     }
     // No next iterator: the shard is closed and this read reached its end.
-    return { records, drained: iterator === undefined || iterator === null };
+    return {
+      records,
+      drained: iterator === undefined || iterator === null,
+      ...(behind !== undefined ? { millisBehindLatest: behind } : {}),
+    };
   }
 
   async retentionMs(): Promise<number> {

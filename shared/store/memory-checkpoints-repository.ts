@@ -74,6 +74,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
       ...(request.updateId !== undefined ? { updateId: request.updateId } : {}),
       ...(request.size !== undefined ? { size: { ...request.size } } : {}),
       ...(request.learnedBound !== undefined ? { learnedBound: { ...request.learnedBound } } : {}),
+      ...(request.replayUntil !== undefined ? { replayUntil: structuredClone(request.replayUntil) } : {}),
       plannedAt: this.now(),
     };
     entry.bySeq.set(seq, checkpoint);

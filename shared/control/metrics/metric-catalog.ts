@@ -24,6 +24,8 @@ export const METRIC = {
   recordsIn: { name: "RecordsIn", unit: "Count" },
   recordsOut: { name: "RecordsOut", unit: "Count" },
   bytesWritten: { name: "BytesWritten", unit: "Bytes" },
+  /** Records a batch read again after a rewind moved its flow back (replay-frontier.ts). */
+  replayedRecords: { name: "ReplayedRecords", unit: "Count" },
   recordsQuarantined: { name: "RecordsQuarantined", unit: "Count" },
   rowsDroppedByExpectations: { name: "RowsDroppedByExpectations", unit: "Count" },
   rowsDroppedByWatermark: { name: "RowsDroppedByWatermark", unit: "Count" },
@@ -31,6 +33,8 @@ export const METRIC = {
   backlogRecords: { name: "BacklogRecords", unit: "Count" },
   backlogFiles: { name: "BacklogFiles", unit: "Count" },
   backlogBytes: { name: "BacklogBytes", unit: "Bytes" },
+  /** How old the oldest data the source still holds is: a file's age (auto_loader), MillisBehindLatest (Kinesis). */
+  backlogSeconds: { name: "BacklogSeconds", unit: "Seconds" },
   // Per API request.
   requests: { name: "Requests", unit: "Count" },
   requestLatency: { name: "RequestLatency", unit: "Milliseconds" },

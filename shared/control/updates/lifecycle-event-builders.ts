@@ -81,6 +81,15 @@ export function updateFailed(origin: EventOrigin, facts: UpdateFacts & { readonl
   });
 }
 
+/** Stopped through the API (`POST /pipelines/{id}/stop`). */
+export function updateCanceled(origin: EventOrigin, facts: UpdateFacts & { readonly message: string }) {
+  return lifecycleEvent("Update Canceled", origin, {
+    update_kind: facts.updateKind,
+    definition_version: facts.definitionVersion,
+    message: facts.message,
+  });
+}
+
 /** The point and the tables of a rewind's recorded plan. */
 function rewindFields(plan: RewindPlanRecord) {
   return {

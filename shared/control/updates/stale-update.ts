@@ -2,6 +2,7 @@ import type { PipelineRecord } from "../../store/pipelines-repository.ts";
 import { isTerminal } from "../../store/updates-repository.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
 import { recorder } from "./update-events.ts";
+import { announceEndedOutside } from "./update-end-events.ts";
 
 /**
  * No pipeline stays held by an update nobody runs (a crash of the runtime mid-update, an execution
@@ -47,6 +48,7 @@ export async function releaseStaleUpdate(
         "FAILED",
         Object.assign(new Error(EXECUTION_LOST.message), { name: EXECUTION_LOST.errorCode }),
       );
+      await announceEndedOutside(plane, update, record, { state: "FAILED", error: EXECUTION_LOST });
     }
   }
   await plane.pipelines.endUpdate(record.pipelineId, updateId, "FAILED");

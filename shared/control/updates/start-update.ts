@@ -23,6 +23,8 @@ import { stateDefinitionDrift, type StateDefinitionDrift } from "../../engine/st
 import { recorder } from "./update-events.ts";
 import { updateStarted } from "./lifecycle-event-builders.ts";
 import { releaseStaleUpdate } from "./stale-update.ts";
+import { resendLatestUndelivered } from "./update-end-events.ts";
+import { publishOnce } from "../plane/lifecycle-events.ts";
 import {
   loadPipeline,
   requirePipeline,
@@ -71,6 +73,7 @@ export async function startUpdate(
 ): Promise<{ update_id: string }> {
   const { cut, orderedRun } = origin;
   const record = await releaseStaleUpdate(plane, await requirePipeline(plane, pipelineId));
+  await resendLatestUndelivered(plane, pipelineId);
   const { version, pipeline } = await loadPipeline(plane, pipelineId, record.definitionVersion);
   const refreshFields = refreshFieldsOf(body);
 
@@ -180,8 +183,8 @@ export async function startUpdate(
   }
   if (drifts.length > 0) await events.flush();
   await launch(plane, update);
-  // Once: this request made the update (no step of its execution is retried into here).
-  await plane.lifecycle.publish(
+  await publishOnce(
+    plane,
     updateStarted(
       { ...update, pipelineName: pipeline.definition.name, time: plane.clock() },
       {

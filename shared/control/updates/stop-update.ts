@@ -1,6 +1,7 @@
 import { isTerminal } from "../../store/updates-repository.ts";
 import { requirePipeline, type ControlPlane } from "../plane/control-plane.ts";
 import { recorder } from "./update-events.ts";
+import { announceEndedOutside } from "./update-end-events.ts";
 
 /**
  * `POST /pipelines/{id}/stop` (api.md): the running update's execution is stopped, the update is
@@ -15,10 +16,11 @@ export async function stopPipeline(plane: ControlPlane, pipelineId: string): Pro
   const update = await plane.updates.get(pipelineId, updateId);
   if (update?.executionArn) await plane.executions.stop(update.executionArn, "stopped through the API");
   if (update && !isTerminal(update.state)) {
-    await plane.updates.transition(pipelineId, updateId, "CANCELED", {
-      error: { errorCode: "CANCELED", message: "the update was stopped through the API" },
-    });
+    const error = { errorCode: "CANCELED", message: "the update was stopped through the API" };
+    const moved = await plane.updates.transition(pipelineId, updateId, "CANCELED", { error });
     await recorder(plane, update, pipeline.name).updateProgress("CANCELED");
+    if (moved.outcome === "transitioned")
+      await announceEndedOutside(plane, update, pipeline, { state: "CANCELED", error });
   }
   await plane.pipelines.endUpdate(pipelineId, updateId, "IDLE");
   return {};

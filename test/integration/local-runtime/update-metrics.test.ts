@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -50,6 +50,9 @@ describe("the metrics of an update", () => {
     const rows = [{ id: 1 }, { id: 2 }, { id: 300 }];
     await writeFile(path.join(source, "a.json"), rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
     await writeFile(path.join(source, "b.json"), `{"id": 4}\n`);
+    // b.json waits behind a.json's batch: an hour old, it is the source's lag then.
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(path.join(source, "b.json"), anHourAgo, anHourAgo);
     const { pipeline_id } = await cp.client.createPipeline({
       name: `metrics ${schema}`,
       catalog: "main",
@@ -88,7 +91,11 @@ describe("the metrics of an update", () => {
     }
     const batches = lines.filter((line) => line["update_id"] === update_id && "Batches" in line);
     expect(batches.map((line) => line["BacklogFiles"])).toEqual([1, 0]);
-    expect(batches[1]).toMatchObject({ RecordsIn: 1, RecordsOut: 1, BacklogBytes: 0 });
+    expect(batches[1]).toMatchObject({ RecordsIn: 1, RecordsOut: 1, BacklogBytes: 0, BacklogSeconds: 0 });
+    // The age of the oldest file left behind, in seconds.
+    expect(batches[0]?.["BacklogSeconds"]).toBeGreaterThanOrEqual(3_600);
+    expect(batches[0]?.["BacklogSeconds"]).toBeLessThan(3_600 + 300);
+    expect(units(batches[0]!)).toMatchObject({ BacklogSeconds: "Seconds" });
     const batch = batches[0];
     expect(batch).toMatchObject({
       pipeline_id,

@@ -8,10 +8,16 @@ import {
   rewindCompleted,
   rewindPlanned,
   updateCompleted,
+  updateCanceled,
   updateFailed,
   updateStarted,
 } from "../../../shared/control/updates/lifecycle-event-builders.ts";
-import { lifecycleEventKey, publishOnce } from "../../../shared/control/plane/lifecycle-events.ts";
+import {
+  lifecycleEventKey,
+  publishOnce,
+  resendUndelivered,
+} from "../../../shared/control/plane/lifecycle-events.ts";
+import { InjectedCrashError } from "../../../shared/engine/errors.ts";
 import type { RewindPlanRecord } from "../../../shared/control/updates/rewind-plan-record.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { schemaErrors } from "../../support/lifecycle-event-schemas.ts";
@@ -157,7 +163,13 @@ describe("lifecycle events", () => {
   it("publishes an occurrence once, though its step runs again, and keeps the event it published", async () => {
     const bucket = new MemoryObjectStore();
     const published: LifecycleEvent[] = [];
-    const ports = { bucket, lifecycle: { publish: async (e: LifecycleEvent) => void published.push(e) } };
+    const lifecycle = {
+      publish: async (e: LifecycleEvent, delivered?: () => Promise<void>) => {
+        published.push(e);
+        await delivered?.();
+      },
+    };
+    const ports = { bucket, lifecycle };
     const first = updateCompleted(origin, { updateKind: "RUN", definitionVersion: 1 });
     const retried = updateCompleted(
       { ...origin, time: origin.time + 5_000 },
@@ -174,6 +186,49 @@ describe("lifecycle events", () => {
     expect(published.map((e) => e["detail-type"])).toEqual(["Update Completed", "Update Started"]);
     expect(published[0]).toEqual(first);
     expect(JSON.parse(new TextDecoder().decode(await bucket.get(lifecycleEventKey(first))))).toEqual(first);
+  });
+
+  it("sends again an event claimed and never delivered: a crash between claim and send, a bus that was down", async () => {
+    const bucket = new MemoryObjectStore();
+    const published: LifecycleEvent[] = [];
+    let crash = true;
+    const ports = {
+      bucket,
+      lifecycle: {
+        publish: async (e: LifecycleEvent, delivered?: () => Promise<void>) => {
+          // The function dies after the claim, before the event leaves.
+          if (crash) throw new InjectedCrashError("after-event-claim");
+          published.push(e);
+          await delivered?.();
+        },
+      },
+    };
+    const event = updateCompleted(origin, { updateKind: "RUN", definitionVersion: 1 });
+    await expect(publishOnce(ports, event)).rejects.toThrow(InjectedCrashError);
+    expect(await bucket.head(lifecycleEventKey(event))).toBeDefined();
+    crash = false;
+    // The sweep sends it; then neither a retried step nor another sweep sends it again.
+    expect(await resendUndelivered(ports, "p-1", "u-1")).toBe(1);
+    await publishOnce(ports, event);
+    expect(await resendUndelivered(ports, "p-1", "u-1")).toBe(0);
+    expect(published).toEqual([event]);
+    // The step retried before any sweep sends it too (at least once: a reader dedupes on event_id).
+    const failed = updateFailed(origin, {
+      updateKind: "RUN",
+      definitionVersion: 1,
+      error: { errorCode: "X", message: "y" },
+    });
+    crash = true;
+    await expect(publishOnce(ports, failed)).rejects.toThrow(InjectedCrashError);
+    crash = false;
+    await publishOnce(ports, failed);
+    expect(published.map((e) => e.detail.event_id)).toEqual(["u-1:update-completed", "u-1:update-failed"]);
+  });
+
+  it("Update Canceled: the kind of update and why", () => {
+    expect(
+      valid(updateCanceled(origin, { updateKind: "RUN", definitionVersion: 2, message: "stopped" })),
+    ).toMatchObject({ event_id: "u-1:update-canceled", update_kind: "RUN", message: "stopped" });
   });
 
   it("docs/events/*.schema.json are what the zod schemas make (npx tsx infra/aws/event-schema-files.ts)", async () => {

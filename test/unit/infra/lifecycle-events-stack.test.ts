@@ -18,9 +18,10 @@ type Resources = Record<
 
 const resourcesOf = (stack: Stack) => Template.fromStack(stack).toJSON()["Resources"] as Resources;
 
-/** The functions that publish lifecycle events: those that start an update or end one of its stages. */
+/** The functions that publish lifecycle events: those that start an update, end one of its stages or stop it. */
 const PUBLISHERS = [
   "functions/start-update.ts",
+  "functions/stop-pipeline.ts",
   "functions/rewind-to-cut.ts",
   "functions/tasks/plan-update.ts",
   "functions/tasks/finish-rewind.ts",

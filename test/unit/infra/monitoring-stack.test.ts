@@ -1,4 +1,4 @@
-import { App, Stack } from "aws-cdk-lib";
+import { App, Duration, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import * as sns from "aws-cdk-lib/aws-sns";
 import { describe, expect, it } from "vitest";
@@ -31,7 +31,9 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
     const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
     const stack = new Stack(app, "Monitored");
     const topic = new sns.Topic(stack, "OnCall");
-    new Ebb(stack, "Ebb", { monitoring: { alarmTopic: topic, backlogFiles: 50 } });
+    new Ebb(stack, "Ebb", {
+      monitoring: { alarmTopic: topic, backlogFiles: 50, backlogAge: Duration.minutes(30) },
+    });
     const template = Template.fromStack(stack);
     const alarms = alarmsOf(template);
     const onEbbMetric = (name: string, dimensions: { Name: string; Value: string }[] = []) =>
@@ -60,6 +62,11 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
       EvaluationPeriods: 3,
     });
     expect(onEbbMetric(METRIC.backlogRecords.name)).toMatchObject({ Threshold: 1_000_000 });
+    expect(onEbbMetric(METRIC.backlogSeconds.name)).toMatchObject({
+      Statistic: "Maximum",
+      Threshold: 1_800,
+      EvaluationPeriods: 3,
+    });
     const onStates = (name: string) =>
       alarms.find((alarm) => alarm["Namespace"] === "AWS/States" && alarm["MetricName"] === name);
     expect(onStates("ExecutionsFailed")).toBeDefined();
@@ -72,7 +79,7 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
     expect(metricNames.match(/WriteThrottleEvents/g)).toHaveLength(4);
 
     // Every alarm notifies the topic, going off and coming back.
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(9);
     const topicRef = stack.resolve(topic.topicArn) as unknown;
     for (const alarm of alarms) {
       expect(alarm["AlarmActions"]).toEqual([topicRef]);
@@ -80,14 +87,20 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
     }
     template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
     const body = JSON.stringify(template.findResources("AWS::CloudWatch::Dashboard"));
-    for (const metric of [METRIC.recordsIn, METRIC.bytesWritten, METRIC.updateDuration, METRIC.backlogFiles])
+    for (const metric of [
+      METRIC.recordsIn,
+      METRIC.bytesWritten,
+      METRIC.updateDuration,
+      METRIC.backlogFiles,
+      METRIC.backlogSeconds,
+    ])
       expect(body).toContain(metric.name);
   });
 
   it("alarms without notifying when given no topic, and creates nothing with monitoring off", () => {
     const { template } = synth();
     const alarms = alarmsOf(template);
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(9);
     for (const alarm of alarms) expect(alarm["AlarmActions"]).toBeUndefined();
 
     const off = synth({ monitoring: false }).template;
@@ -96,7 +109,7 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
 
     const alarmsOnly = synth({ monitoring: { dashboard: false } }).template;
     alarmsOnly.resourceCountIs("AWS::CloudWatch::Dashboard", 0);
-    expect(alarmsOf(alarmsOnly)).toHaveLength(8);
+    expect(alarmsOf(alarmsOnly)).toHaveLength(9);
   });
 });
 

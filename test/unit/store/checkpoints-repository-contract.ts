@@ -77,6 +77,16 @@ export function checkpointsRepositoryContract(
       expect((await repository.head(flow)).checkpoint?.oversized).toBeUndefined();
     });
 
+    it("keeps a replay's frontier on the batch and on HEAD's copy of it", async () => {
+      const repository = create(() => 1_700_000_000_000);
+      const flow = newFlow();
+      const replayUntil = { kind: "kafka", next: { orders: { "0": 12 } } };
+      await repository.plan(flow, { parent: ROOT_SEQ, offsets: { v: 1 }, replayUntil });
+      expect((await repository.resume(flow)).after[0]?.replayUntil).toEqual(replayUntil);
+      await repository.commit(flow, 1, { tableVersion: 1, committedAt: 1_700_000_000_100 });
+      expect((await repository.head(flow)).checkpoint?.replayUntil).toEqual(replayUntil);
+    });
+
     it("plans write-ahead, then commits and moves HEAD together", async () => {
       const repository = create(() => 1_700_000_000_000);
       const flow = newFlow();
