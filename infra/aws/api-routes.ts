@@ -106,6 +106,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       stateMachine: ["start"],
       heavy: true,
       eventStreams: true,
+      lifecycleEvents: true,
     },
   },
   {

@@ -23,6 +23,7 @@ const PUBLISHERS = [
   "functions/start-update.ts",
   "functions/stop-pipeline.ts",
   "functions/rewind-to-cut.ts",
+  "functions/start-ordered-run.ts",
   "functions/tasks/plan-update.ts",
   "functions/tasks/finish-rewind.ts",
   "functions/tasks/reset-datasets.ts",
