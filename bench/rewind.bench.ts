@@ -99,7 +99,7 @@ interface Fixture {
   readonly rowsPerUpdate: number;
 }
 
-export async function fixture(totalRows: number, compaction: Compaction = "on"): Promise<Fixture> {
+async function fixture(totalRows: number, compaction: Compaction = "on"): Promise<Fixture> {
   const h = new RewindHarness();
   await h.deploy(definition(h.landingUri, compaction));
   const rowsPerUpdate = totalRows / UPDATES;
