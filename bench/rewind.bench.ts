@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { RewindHarness } from "../test/support/rewind/rewind-harness.ts";
 import { captureRewindPoint } from "../shared/rewind/rewind-points.ts";
 import type { RewindPoint } from "../shared/rewind/rewind-point.ts";
+import { listAllKeys } from "../shared/object-store/object-store.ts";
 
 /**
  * Rewind and replay figures, measured on the engine over in-memory stores (no
@@ -16,16 +17,28 @@ import type { RewindPoint } from "../shared/rewind/rewind-point.ts";
  * 3. Replay time vs full-refresh time, point at 90% of the history (target <= 0.2; with the
  *    aggregating view kept incrementally, <= 0.1: the replay refreshes `totals` from the restored
  *    partials and the rows `cleaned` gained, the full refresh recomputes it from every row). Measured
- *    twice: with auto-compaction as pipeline tables have it by default, and with it off. With it on,
- *    the replayed update is the one whose file is the 10th small one of `raw` and of `cleaned`, so it
- *    compacts both (1,000,000 rows each), as the original update at that place did: the replay
- *    redoes that update's work, compaction included.
+ *    three times: with auto-compaction as pipeline tables have it by default (due at 10 small files:
+ *    the 10th update's own file waits for the next compaction, so no update here compacts), with it
+ *    due at 9 files, so that the replayed update compacts the 9 files before it in `raw` and in
+ *    `cleaned` as the original update at that place did (the replay keeps that compaction's output,
+ *    which the rewind removed, instead of writing 900,000 rows again), and with it off.
  */
 
 const UPDATES = 10;
 
-function definition(landingUri: string, autoCompact: boolean) {
-  const properties = autoCompact ? {} : { properties: { "delta.autoOptimize.autoCompact": "false" } };
+/**
+ * `on`: auto-compaction as pipeline tables have it by default (10 small files); `replayed`: on, due
+ * at 9 files, so that the replayed update is the one that compacts; `off`.
+ */
+type Compaction = "on" | "replayed" | "off";
+
+function definition(landingUri: string, compaction: Compaction) {
+  const properties =
+    compaction === "on"
+      ? {}
+      : compaction === "replayed"
+        ? { properties: { "ebb.autoCompact.minNumFiles": String(UPDATES - 1) } }
+        : { properties: { "delta.autoOptimize.autoCompact": "false" } };
   return {
     name: "Rewind bench",
     catalog: "main",
@@ -86,9 +99,9 @@ interface Fixture {
   readonly rowsPerUpdate: number;
 }
 
-async function fixture(totalRows: number, autoCompact = true): Promise<Fixture> {
+async function fixture(totalRows: number, compaction: Compaction = "on"): Promise<Fixture> {
   const h = new RewindHarness();
-  await h.deploy(definition(h.landingUri, autoCompact));
+  await h.deploy(definition(h.landingUri, compaction));
   const rowsPerUpdate = totalRows / UPDATES;
   const points: RewindPoint[] = [];
   for (let i = 0; i < UPDATES; i++) {
@@ -135,13 +148,16 @@ export async function run(): Promise<void> {
   // 2 and 3. Point at 90% of the history: rewind there, replay; then a full refresh of everything.
   await large.h.rewind({ rewind_point_id: large.points[UPDATES - 1]!.rewindPointId }); // back to the latest timeline
   await replayFigures(large, "auto-compaction on (the default)");
-  await replayFigures(await fixture(1_000_000, false), "auto-compaction off");
+  await replayFigures(await fixture(1_000_000, "replayed"), "auto-compaction on, due at the replayed update");
+  await replayFigures(await fixture(1_000_000, "off"), "auto-compaction off");
 }
 
 async function replayFigures(f: Fixture, label: string): Promise<void> {
   const { h, points, rowsPerUpdate } = f;
   await h.rewind({ rewind_point_id: points[UPDATES - 2]!.rewindPointId });
+  const before = await dataFileCounts(h);
   const replay = await timed(() => h.run());
+  const after = await dataFileCounts(h);
   const arrivedAfterPoint = rowsPerUpdate * 2; // the last file reaches raw, then cleaned
   const rowsRead = Object.values(replay.value.flows).reduce((n, flow) => n + flow.rowsIn, 0);
   console.log(`${label}:`);
@@ -153,10 +169,21 @@ async function replayFigures(f: Fixture, label: string): Promise<void> {
   console.log(
     `  replay from the point at 90%: ${replay.ms.toFixed(0)} ms; full refresh: ${refresh.ms.toFixed(0)} ms; ratio ${(replay.ms / refresh.ms).toFixed(3)} (target <= 0.2; <= 0.1 with the view kept incrementally)`,
   );
+  const written = (dataset: "raw" | "cleaned") => after[dataset] - before[dataset];
+  console.log(`  data files the replay wrote: raw ${written("raw")}, cleaned ${written("cleaned")}`);
   const view = (update: typeof replay.value) => update.views["totals"]?.refresh ?? "unchanged";
   console.log(`  the view totals: replay ${view(replay.value)}; full refresh ${view(refresh.value)}`);
   // Both include the engine's fixed cost of an update (listing, snapshots, materialized view).
   console.log(
     `  an update with nothing new: ${idle.ms.toFixed(0)} ms; without it the ratio is ${((replay.ms - idle.ms) / (refresh.ms - idle.ms)).toFixed(3)}`,
   );
+}
+
+/** Data files in each table's folder (written files stay until VACUUM). */
+async function dataFileCounts(h: RewindHarness): Promise<{ raw: number; cleaned: number }> {
+  const count = async (dataset: string) =>
+    (await listAllKeys(h.tableStore(dataset), "")).filter(
+      (o) => o.key.endsWith(".parquet") && !o.key.startsWith("_"),
+    ).length;
+  return { raw: await count("raw"), cleaned: await count("cleaned") };
 }

@@ -4,6 +4,7 @@ import type { ObjectStore } from "../../object-store/object-store.ts";
 import { prepareOptimize, type OptimizePlan } from "../operations/optimize.ts";
 import { LocalFileCache } from "../read/table-file-rows.ts";
 import { dueAutoCompaction } from "./auto-compaction.ts";
+import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { OperationDescription } from "./commit-info.ts";
 import { commit, type CommitConflict, type CommittedVersion } from "./commit.ts";
 import { txnFor, type TxnMarker } from "./file-actions.ts";
@@ -122,7 +123,12 @@ export async function commitTransaction(
     ...result,
     ...(await postCommit(store, result.snapshot, options.clock(), options.session)),
   };
-  const due = dueAutoCompaction(result.snapshot, prepared.operation);
+  const added = new Set(
+    prepared.actions.flatMap((action) =>
+      "add" in action && action.add ? [decodeLogPath(action.add.path)] : [],
+    ),
+  );
+  const due = dueAutoCompaction(result.snapshot, prepared.operation, added);
   if (!due) return committed;
   try {
     const compaction = await compact(store, result.snapshot, due, options);

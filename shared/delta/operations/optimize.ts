@@ -8,6 +8,9 @@ import type { Snapshot } from "../read/snapshot.ts";
 import { fileKey } from "../read/table-file-rows.ts";
 import { UnsupportedFeatureError } from "../errors.ts";
 import { writeDataFiles } from "../write/data-file-writer.ts";
+import { snapshotTombstones } from "../log/log-replay.ts";
+import { tableProperties } from "../table/table-properties.ts";
+import { binDigest, outputNamePrefix, reusableOutput } from "./compaction-reuse.ts";
 
 /**
  * OPTIMIZE (bin-packing compaction, as Delta's `OPTIMIZE` without `ZORDER BY`):
@@ -18,7 +21,8 @@ import { writeDataFiles } from "../write/data-file-writer.ts";
  *    each next handful of small files.
  * 2. Bins: each partition's candidates are packed greedily into bins of at most the target size;
  *    a bin of one file is left alone (rewriting it gains nothing).
- * 3. Each bin's rows are written as new files, and the commit removes the bin's files and adds the
+ * 3. Each bin's rows are written as new files (or an earlier compaction's files of the same bin, which
+ *    a rewind removed, are put back: `compaction-reuse.ts`), and the commit removes the bin's files and adds the
  *    new ones, every action with `dataChange: false` (PROTOCOL.md "Add File and Remove File": the
  *    data did not change), so streaming readers and the change data feed skip the commit.
  * 4. Requirements: the removed files must still be live when the commit lands (a concurrent DELETE,
@@ -39,6 +43,11 @@ export interface OptimizeOptions {
    * compacted file joins every later bin.
    */
   readonly sizeTiers?: boolean;
+  /**
+   * Keys of live files to leave out (auto-compaction leaves the triggering commit's own files for the
+   * next one, so that what it compacts was all live before the write, `auto-compaction.ts`).
+   */
+  readonly exclude?: ReadonlySet<string>;
 }
 
 export interface OptimizeBin {
@@ -61,8 +70,8 @@ export function planOptimize(snapshot: Snapshot, options: OptimizeOptions): Opti
   // A tier's bin of fewer files would stay in its tier, to be rewritten again with the next ones.
   const minPerBin = options.sizeTiers ? minFiles : 2;
   const byPartition = new Map<string, AddFile[]>();
-  for (const file of snapshot.files.values()) {
-    if (file.size >= target) continue;
+  for (const [liveKey, file] of snapshot.files) {
+    if (file.size >= target || options.exclude?.has(liveKey)) continue;
     const key = JSON.stringify([
       snapshot.metadata.partitionColumns.map((column) => file.partitionValues[column] ?? null),
       options.sizeTiers ? sizeTier(file.size, minFiles) : 0,
@@ -110,7 +119,18 @@ export async function prepareOptimize(
   const now = context.clock();
   const removed = plan.bins.flatMap((bin) => bin.files);
   const added: AddFile[] = [];
+  const tombstones = await snapshotTombstones(snapshot);
+  const { deletedFileRetentionMs } = tableProperties(snapshot.metadata);
   for (const bin of plan.bins) {
+    const digest = binDigest(snapshot, bin, plan.targetFileSizeBytes);
+    const kept = await reusableOutput(context.store, tombstones, bin, digest, {
+      now,
+      retentionMs: deletedFileRetentionMs,
+    });
+    if (kept) {
+      added.push(...kept);
+      continue;
+    }
     const sources: FileSource[] = [];
     for (const file of bin.files) {
       if (file.deletionVector) {
@@ -122,7 +142,9 @@ export async function prepareOptimize(
       });
     }
     const rowsSql = await fileRelationSql(context.duck, sources, columns);
-    added.push(...(await writeDataFiles(sized, layout, rowsSql)));
+    added.push(
+      ...(await writeDataFiles({ ...sized, fileNamePrefix: outputNamePrefix(digest) }, layout, rowsSql)),
+    );
   }
   const actions: Action[] = [
     ...removed.map((file) => ({ remove: { ...removeFor(file, now), dataChange: false } })),

@@ -31,6 +31,8 @@ export interface FileWriteContext {
   readonly targetFileSizeBytes?: number;
   /** Runs after each data file is uploaded, before the next one (crash injection). */
   readonly afterFileUploaded?: (key: string) => Promise<void>;
+  /** Starts each data file's name after `part-` (a compaction names its output by its input). */
+  readonly fileNamePrefix?: string;
 }
 
 /** Files of about this size keep uploads whole and scans parallel. */
@@ -179,7 +181,11 @@ async function writePartitionFiles(
       take: async (order, bytes) => {
         const key = changeData
           ? newChangeDataFileKey(layout.partitionColumns, partitionValues)
-          : newDataFileKey(layout.partitionColumns, partitionValues);
+          : newDataFileKey(
+              layout.partitionColumns,
+              partitionValues,
+              context.fileNamePrefix ? `${context.fileNamePrefix}-${randomUUID()}` : randomUUID(),
+            );
         const uploaded = await uploadStreamedFile({
           bytes,
           store: context.store,

@@ -76,8 +76,8 @@ describe("compaction", () => {
       "STREAMING UPDATE",
       "STREAMING UPDATE",
       "STREAMING UPDATE",
-      "OPTIMIZE",
       "STREAMING UPDATE",
+      "OPTIMIZE",
     ]);
     expect(await ids("raw")).toEqual(range(4));
     expect(await ids("clean")).toEqual(range(4));
@@ -87,7 +87,8 @@ describe("compaction", () => {
 
   it("rewinds to a point before the compaction: that point's files come back, and the replay reads each row once", async () => {
     const points = (await cp.client.rewindPoints(pipelineId)).rewind_points;
-    // Newest first: the point of update 2 (raw at version 2, before the OPTIMIZE at version 4).
+    // Newest first: the point of update 2 (raw at version 2, before the OPTIMIZE at version 5, which
+    // compacted the 3 files before update 4's own).
     const beforeCompaction = points.find((p) =>
       p.datasets.some((d) => d.identifier === "compact.s.raw" && d.table_version === 2),
     );

@@ -7,6 +7,7 @@ import { commitKey } from "../../../shared/delta/log/log-paths.ts";
 import { compact } from "../../../shared/delta/commit/transaction.ts";
 import type { AddFile } from "../../../shared/delta/log/actions.ts";
 import { planOptimize } from "../../../shared/delta/operations/optimize.ts";
+import { binDigest } from "../../../shared/delta/operations/compaction-reuse.ts";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
@@ -17,6 +18,10 @@ const HOUR = 3_600_000;
 
 async function actionsOf(store: MemoryObjectStore, version: number) {
   return parseCommitFile(new TextDecoder().decode(await store.get(commitKey(version))), commitKey(version));
+}
+
+function addedPaths(actions: Awaited<ReturnType<typeof actionsOf>>): string[] {
+  return actions.flatMap((a) => ("add" in a ? [a.add.path] : [])).sort();
 }
 
 describe("OPTIMIZE", () => {
@@ -215,13 +220,71 @@ describe("OPTIMIZE", () => {
       const result = await table.append({ rows: [{ id: i, value: `v${i}`, part: i % 3 === 0 ? "b" : "a" }] });
       versions.push(result.status === "committed" ? result.autoCompactedVersion : undefined);
     }
-    // Partition a gets its 4th small file at write 5 and again at write 10 (1 compacted + 3 new); b never has 4.
+    // A write's own files wait for the next compaction: partition a holds 4 small files before write 6
+    // (1, 2, 4, 5) and again before write 11 (the compacted one, of their size tier, and 7, 8, 10); b
+    // never has 4.
     const compactedAfter = versions.flatMap((v, i) => (v === undefined ? [] : [i + 1]));
-    expect(compactedAfter).toEqual([5, 10]);
+    expect(compactedAfter).toEqual([6, 11]);
     const history = await table.history();
     expect(history.filter((h) => h.operation === "OPTIMIZE")).toHaveLength(2);
     expect(byId(await table.scan()).map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(table.snapshot.files.size).toBe(5); // a: 1 compacted + 1 new; b: 3 small
+    await table.close();
+  });
+
+  it("a replay after a RESTORE keeps the compacted files the RESTORE removed instead of writing them again", async () => {
+    const { clock, store, table } = await tableOf([], {
+      properties: { "delta.autoOptimize.autoCompact": "true", "ebb.autoCompact.minNumFiles": "3" },
+    });
+    for (let i = 1; i <= 3; i++) await table.append({ rows: [{ id: i, value: `v${i}`, part: "a" }] });
+    const point = table.snapshot.version;
+    const original = await table.append({ rows: [{ id: 4, value: "v4", part: "a" }] });
+    expect(original.status === "committed" && original.autoCompactedVersion).toBe(point + 2);
+    const compacted = addedPaths(await actionsOf(store, point + 2));
+    expect(compacted).toHaveLength(1);
+
+    clock.advance(HOUR);
+    await table.restore({ to: { version: point } });
+    const replay = await table.append({ rows: [{ id: 40, value: "v40", part: "a" }] });
+    expect(replay.status === "committed" && replay.autoCompactedVersion).toBe(point + 5);
+    const actions = await actionsOf(store, point + 5);
+    // The same three files are compacted again, into the file the abandoned compaction wrote.
+    expect(addedPaths(actions)).toEqual(compacted);
+    expect(actions.flatMap((a) => ("remove" in a ? [a.remove.path] : [])).sort()).toEqual(
+      (await actionsOf(store, point + 2)).flatMap((a) => ("remove" in a ? [a.remove.path] : [])).sort(),
+    );
+    expect(byId(await table.scan()).map((r) => r.id)).toEqual([1, 2, 3, 40]);
+    await table.close();
+  });
+
+  it("writes the compaction again when the file it would keep is gone or the table's schema changed", async () => {
+    const { store, table } = await tableOf([], {
+      properties: { "delta.autoOptimize.autoCompact": "true", "ebb.autoCompact.minNumFiles": "3" },
+    });
+    for (let i = 1; i <= 3; i++) await table.append({ rows: [{ id: i, value: `v${i}`, part: "a" }] });
+    const point = table.snapshot.version;
+    await table.append({ rows: [{ id: 4, value: "v4", part: "a" }] });
+    const [compacted] = addedPaths(await actionsOf(store, point + 2));
+
+    await table.restore({ to: { version: point } });
+    await store.delete(compacted!); // as VACUUM would once the tombstone expired
+    const replay = await table.append({ rows: [{ id: 40, value: "v40", part: "a" }] });
+    await table.append({ rows: [{ id: 41, value: "v41", part: "a" }] });
+    const rewritten = addedPaths(
+      await actionsOf(store, (replay.status === "committed" && replay.autoCompactedVersion) || -1),
+    );
+    expect(rewritten).toHaveLength(1);
+    expect(rewritten[0]).not.toBe(compacted);
+    expect(byId(await table.scan()).map((r) => r.id)).toEqual([1, 2, 3, 40, 41]);
+
+    // What a bin holds depends on the table's schema and properties too: another digest when they change.
+    const bin = planOptimize(table.snapshot, { targetFileSizeBytes: 1 << 20 }).bins[0]!;
+    const changed = {
+      ...table.snapshot,
+      metadata: { ...table.snapshot.metadata, configuration: { "delta.dataSkippingNumIndexedCols": "1" } },
+    };
+    expect(binDigest(changed, bin, 1 << 20)).not.toBe(binDigest(table.snapshot, bin, 1 << 20));
+    expect(binDigest(table.snapshot, bin, 1 << 19)).not.toBe(binDigest(table.snapshot, bin, 1 << 20));
     await table.close();
   });
 
