@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Duration, IgnoreMode, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as emrserverless from "aws-cdk-lib/aws-emrserverless";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as logs from "aws-cdk-lib/aws-logs";
@@ -54,6 +54,8 @@ export interface EbbSparkEngineProps {
 }
 
 const ENTRY_SCRIPT = fileURLToPath(new URL("../../functions/spark/ebb_spark_batch.py", import.meta.url));
+/** The entry script's sibling modules (expectations, stateful operators): one zip on the job's `--py-files`. */
+const JOB_MODULES = path.dirname(ENTRY_SCRIPT);
 
 /** Prefixes of the bucket a batch reads and writes: tables (input and staged files), manifests. */
 export const SPARK_JOB_PREFIXES = { tables: "tables/", state: "state/" } as const;
@@ -62,6 +64,7 @@ export class EbbSparkEngine extends Construct {
   readonly application: emrserverless.CfnApplication;
   readonly jobRole: iam.Role;
   readonly entryScript: assets.Asset;
+  readonly jobModules: assets.Asset;
   readonly logGroup: logs.LogGroup;
   readonly jobTimeout: Duration;
 
@@ -94,6 +97,11 @@ export class EbbSparkEngine extends Construct {
         : {}),
     });
     this.entryScript = new assets.Asset(this, "EntryScript", { path: ENTRY_SCRIPT });
+    this.jobModules = new assets.Asset(this, "JobModules", {
+      path: JOB_MODULES,
+      exclude: ["*", "!*.py"],
+      ignoreMode: IgnoreMode.GLOB,
+    });
     this.logGroup = new logs.LogGroup(this, "JobLogs", {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -104,6 +112,7 @@ export class EbbSparkEngine extends Construct {
       description: "An Ebb Spark batch: reads its planned input, writes staged files and its manifest",
     });
     this.entryScript.grantRead(this.jobRole);
+    this.jobModules.grantRead(this.jobRole);
     const bucket = props.bucket;
     this.jobRole.addToPolicy(
       new iam.PolicyStatement({
@@ -170,6 +179,7 @@ export class EbbSparkEngine extends Construct {
               EntryPoint: this.entryScript.s3ObjectUrl,
               "EntryPointArguments.$": `States.Array('--request', ${options.requestUriPath})`,
               SparkSubmitParameters: [
+                `--py-files ${this.jobModules.s3ObjectUrl}`,
                 "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
                 "--conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
                 "--conf spark.jars=/usr/share/aws/delta/lib/delta-spark.jar,/usr/share/aws/delta/lib/delta-storage.jar",

@@ -48,9 +48,9 @@ await build({
   logLevel: "warning",
 });
 
-// The Spark engine's batch script, which its construct uploads (ebb-spark-engine.ts).
-cpSync(
-  path.join(FUNCTIONS_DIR, "spark", "ebb_spark_batch.py"),
-  path.join(DIST, "functions", "spark", "ebb_spark_batch.py"),
-);
+// The Spark engine's batch script and its modules, which its construct uploads (ebb-spark-engine.ts).
+cpSync(path.join(FUNCTIONS_DIR, "spark"), path.join(DIST, "functions", "spark"), {
+  recursive: true,
+  filter: (source) => !path.extname(source) || source.endsWith(".py"),
+});
 console.log(`built ${path.relative(PROJECT_ROOT, DIST)}/ with ${entries.length} functions`);

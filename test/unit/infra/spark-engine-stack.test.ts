@@ -198,6 +198,8 @@ describe("the Ebb construct with sparkEngine on", () => {
       expect(job.Parameters?.["ExecutionRoleArn"]).toContain("SparkEngineJobRole");
       const driver = JSON.stringify(job.Parameters?.["JobDriver"]);
       expect(driver).toContain("States.Array('--request', $.run.sparkRequest.uri)");
+      // The entry script's sibling modules (ebb_spark_expectations.py, …) ship as one zip.
+      expect(driver).toMatch(/--py-files s3:\/\/[^ ]+\.zip/);
       expect(JSON.stringify(job.Parameters?.["ConfigurationOverrides"])).toContain(
         "CloudWatchLoggingConfiguration",
       );
