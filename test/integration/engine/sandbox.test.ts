@@ -1,8 +1,11 @@
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueryError, SandboxViolationError } from "../../../shared/engine/errors.ts";
 import { Sandbox } from "../../../shared/engine/sandbox.ts";
+import { landFiles } from "../../../shared/engine/auto-loader-source.ts";
+import { LocalObjectStore } from "../../../shared/object-store/local-object-store.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /** User SQL reaches nothing but the batch and the snapshots the engine registered (architecture.md "Compute"). */
@@ -63,6 +66,28 @@ describe("the sandbox", () => {
       "t",
     );
     expect(await sandbox.rows("SELECT n FROM out")).toEqual([{ n: 1n }]);
+  });
+
+  it("reads a local folder's source files through links in its folder, and still not the folder", async () => {
+    const landing = await mkdtemp(path.join(tmpdir(), "ebb-sandbox-landing-"));
+    try {
+      const store = new LocalObjectStore(landing);
+      await store.put("a.json", new TextEncoder().encode(jsonLines(1, 3)));
+      const origin = { flow: "f", dataset: "d", location: landing };
+      const [landed] = await landFiles(store, sandbox, ["a.json"], origin, "json");
+      // Linked, not copied: the batch's 66 MB of JSON took 0.3-1 s to copy on a loaded host.
+      expect(path.dirname(landed!.localPath)).toBe(sandbox.dir);
+      expect((await stat(landed!.localPath)).ino).toBe((await stat(path.join(landing, "a.json"))).ino);
+      expect(landed!.records).toBe(3);
+      const [row] = await sandbox.rows(`SELECT count(*) AS n FROM read_json('${landed!.localPath}')`);
+      expect(row).toEqual({ n: 3n });
+      const error = await sandbox
+        .runUserQuery(`SELECT * FROM read_json('${path.join(landing, "a.json")}')`, "out", "test flow")
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SandboxViolationError);
+    } finally {
+      await rm(landing, { recursive: true, force: true });
+    }
   });
 
   it("reports a query that fails as a QueryError naming the flow", async () => {
