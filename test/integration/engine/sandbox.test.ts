@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueryError, SandboxViolationError } from "../../../shared/engine/errors.ts";
 import { Sandbox } from "../../../shared/engine/sandbox.ts";
 import { landFiles } from "../../../shared/engine/auto-loader-source.ts";
+import { registerTableFiles } from "../../../shared/engine/snapshot-views.ts";
+import { DeltaTable, currentSnapshot, dataFileKey, type StructType } from "../../../shared/delta/index.ts";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../../../shared/object-store/local-object-store.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
@@ -87,6 +90,38 @@ describe("the sandbox", () => {
       expect(error).toBeInstanceOf(SandboxViolationError);
     } finally {
       await rm(landing, { recursive: true, force: true });
+    }
+  });
+
+  it("reads a local bucket's table through links to its data files", async () => {
+    const bucket = await mkdtemp(path.join(tmpdir(), "ebb-sandbox-bucket-"));
+    const duck = await DuckSession.open();
+    try {
+      const store = new LocalObjectStore(bucket);
+      const schema: StructType = {
+        type: "struct",
+        fields: [{ name: "id", type: "long", nullable: true, metadata: {} }],
+      };
+      const table = await DeltaTable.create(
+        store,
+        { schema, rows: { sql: "SELECT range AS id FROM range(5)" } },
+        { duck },
+      );
+      await table.close();
+      const snapshot = await currentSnapshot(store, { duck });
+      const [file] = [...snapshot.files.values()];
+      await registerTableFiles(sandbox, { kind: "table", name: "linked", store }, snapshot, [file!]);
+      const inode = (await stat(path.join(bucket, dataFileKey(file!.path)))).ino;
+      const [linked] = await sandbox.rows("SELECT count(*) AS n FROM linked");
+      expect(linked).toEqual({ n: 5n });
+      const names = (await sandbox.rows(`SELECT file FROM glob('${sandbox.dir}/*.parquet')`)).map((r) =>
+        String(r["file"]),
+      );
+      const inodes = await Promise.all(names.map(async (name) => (await stat(name)).ino));
+      expect(inodes).toContain(inode);
+    } finally {
+      duck.close();
+      await rm(bucket, { recursive: true, force: true });
     }
   });
 
