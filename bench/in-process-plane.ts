@@ -17,12 +17,16 @@ import { DynamoCheckpointsRepository } from "../shared/store/dynamo-checkpoints-
 import { DynamoEventLogRepository } from "../shared/store/dynamo-event-log-repository.ts";
 import { DynamoPipelinesRepository } from "../shared/store/dynamo-pipelines-repository.ts";
 import { DynamoUpdatesRepository } from "../shared/store/dynamo-updates-repository.ts";
+import { MemoryCheckpointsRepository } from "../shared/store/memory-checkpoints-repository.ts";
+import { MemoryEventLogRepository } from "../shared/store/memory-event-log-repository.ts";
+import { MemoryPipelinesRepository } from "../shared/store/memory-pipelines-repository.ts";
+import { MemoryUpdatesRepository } from "../shared/store/memory-updates-repository.ts";
 import { networkEventStreams } from "../shared/store/event-stream-clients.ts";
 
 /**
  * The control plane in process, as the engine benchmarks drive it: tables and landing files in a
  * local-folder object store under `work` (S3's stand-in would measure s3rver, not Ebb); checkpoints,
- * updates and events in the embedded DynamoDB Local, as in the tests; each update started through
+ * updates and events in the embedded DynamoDB Local, as in the tests, or in memory; each update started through
  * start-update and run by the in-process driver over the control-plane steps.
  */
 export interface InProcessPlane {
@@ -39,26 +43,61 @@ export type CompletedUpdate = Extract<
   { state: "COMPLETED" }
 >;
 
+/**
+ * Where the control plane's records live: DynamoDB Local (as in the tests), or memory, where a figure
+ * should hold Ebb's own work and not the stand-in's JVM (each DynamoDB Local transaction takes
+ * 20-200 ms on a loaded machine, DynamoDB's own a few).
+ */
+export type RecordTables = "dynamodb-local" | "memory";
+
+async function recordRepositories(tables: RecordTables) {
+  if (tables === "memory") {
+    const pipelines = new MemoryPipelinesRepository(Date.now);
+    return {
+      repositories: {
+        pipelines,
+        checkpoints: new MemoryCheckpointsRepository(
+          Date.now,
+          async (pipelineId) => (await pipelines.get(pipelineId))?.activeUpdateId,
+        ),
+        updates: new MemoryUpdatesRepository(Date.now),
+        events: new MemoryEventLogRepository(Date.now),
+      },
+      stop: async () => {},
+    };
+  }
+  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
+  const client = createDocumentClient(aws.endpoints);
+  return {
+    repositories: {
+      pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable }),
+      checkpoints: new DynamoCheckpointsRepository({
+        client,
+        tableName: storage.checkpointsTable,
+        pipelinesTableName: storage.pipelinesTable,
+      }),
+      updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
+      events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
+    },
+    stop: () => aws.stop(),
+  };
+}
+
 /** `spark`: the plane's Spark engine, given the bucket's folder (the Spark benchmark's). */
 export async function startInProcessPlane(
   work: string,
-  options: { readonly spark?: (bucketFolder: string) => SparkJobs } = {},
+  options: {
+    readonly tables?: RecordTables;
+    readonly spark?: (bucketFolder: string) => SparkJobs;
+  } = {},
 ): Promise<InProcessPlane> {
-  const { aws, storage } = await startEmbeddedEbb({ dataDir: "memory" });
+  const records = await recordRepositories(options.tables ?? "dynamodb-local");
   const parser = await SqlReferenceParser.open();
-  const client = createDocumentClient(aws.endpoints);
   const store = new LocalObjectStore(path.join(work, "bucket"));
   await mkdir(store.root, { recursive: true });
   const executions = new InProcessExecutions(() => plane);
   const plane: ControlPlane = {
-    pipelines: new DynamoPipelinesRepository({ client, tableName: storage.pipelinesTable }),
-    checkpoints: new DynamoCheckpointsRepository({
-      client,
-      tableName: storage.checkpointsTable,
-      pipelinesTableName: storage.pipelinesTable,
-    }),
-    updates: new DynamoUpdatesRepository({ client, tableName: storage.updatesTable }),
-    events: new DynamoEventLogRepository({ client, tableName: storage.eventLogTable }),
+    ...records.repositories,
     bucket: store,
     locate: (location) => new LocalObjectStore(location),
     localRoots: [tmpdir(), work],
@@ -86,7 +125,7 @@ export async function startInProcessPlane(
     },
     async close() {
       parser.close();
-      await aws.stop();
+      await records.stop();
     },
   };
 }

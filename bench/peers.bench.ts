@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { cp, mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -12,6 +12,7 @@ import {
 } from "../shared/delta/index.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
+import { duckScript, ebbPipeline } from "./peers/pipeline-scenario.ts";
 
 /**
  * Ebb beside its peers on the same data (issue 38's tables): every table operation against delta-rs
@@ -163,7 +164,41 @@ const LABELS: Record<keyof Figures, string> = {
   vacuum: `VACUUM of ${VACUUM_FILES.toLocaleString("en")} removed files`,
 };
 
+const PIPELINE_ROWS = Number(process.env["EBB_BENCH_PEERS_ROWS"] ?? "1000000");
+
+/** The pipeline beside the DuckDB script (no peer environment needed). */
+async function pipelineFigures(): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), "ebb-peers-pipeline-"));
+  try {
+    const tables = process.env["EBB_BENCH_PEERS_TABLES"] === "dynamodb-local" ? "dynamodb-local" : "memory";
+    const ebb = await ebbPipeline(path.join(dir, "ebb"), PIPELINE_ROWS, RUNS, tables);
+    const script = await duckScript(dir, PIPELINE_ROWS, RUNS);
+    const rows = PIPELINE_ROWS.toLocaleString("en");
+    console.log(
+      `| pipeline, ${rows} JSON rows → cleaned → aggregate (ms, median of ${RUNS}) | Ebb | DuckDB script | ratio (target) |`,
+    );
+    console.log("|---|---|---|---|");
+    const line = (label: string, e: number[], s: number[], target: string) =>
+      console.log(
+        `| ${label} | ${median(e).toFixed(0)} | ${median(s).toFixed(0)} | ${(median(e) / median(s)).toFixed(2)}x (${target}) |`,
+      );
+    line("first update", ebb.first, script.first, "<= 1.5");
+    line("1% increment", ebb.increment, script.increment, "<= 2");
+    console.log(`| an update with nothing new | ${median(ebb.idle).toFixed(0)} | — | (target <= 100 ms) |`);
+    console.log(
+      `(Ebb's records in ${tables}; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")})`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
+  const only = process.env["EBB_BENCH_PEERS_ONLY"];
+  if (only !== "tables") await pipelineFigures();
+  if (only === "pipeline") return;
   const hasDeltaRs =
     (await exists(venvPython)) && spawnSync(venvPython, ["-c", "import deltalake"]).status === 0;
   if (!hasDeltaRs) {
@@ -190,7 +225,6 @@ export async function run(): Promise<void> {
         `| ${LABELS[key]} | ${pair(e)} | ${pair(r)} | ${(e.median / r.median).toFixed(2)}x | ${(e.fastest / r.fastest).toFixed(2)}x |`,
       );
     }
-    console.log("pipeline vs a DuckDB script: not yet measured here (issue 38)");
   } finally {
     duck.close();
     await rm(dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { ObjectStore } from "../object-store/object-store.ts";
 
 /**
  * A private temporary folder for files DuckDB must read from disk (parquet fetched through an
@@ -28,9 +29,25 @@ export class ScratchFolder {
    * kept so readers can tell the format; the name never comes from the caller, so it cannot escape.
    */
   async write(bytes: Uint8Array, extension = ""): Promise<string> {
-    const file = path.join(this.dir, `${String(this.#written++).padStart(6, "0")}${extension}`);
+    const file = this.#fresh(extension);
     await writeFile(file, bytes, { flag: "wx" });
     return file;
+  }
+
+  /**
+   * Puts object `key` of `store` in a fresh file (named as `write` names them) and returns its path:
+   * without the bytes passing through the process where the store can (`copyToFile`, a local
+   * folder's link), else read and written.
+   */
+  async take(store: ObjectStore, key: string, extension = ""): Promise<string> {
+    if (!store.copyToFile) return this.write(await store.get(key), extension);
+    const file = this.#fresh(extension);
+    await store.copyToFile(key, file);
+    return file;
+  }
+
+  #fresh(extension: string): string {
+    return path.join(this.dir, `${String(this.#written++).padStart(6, "0")}${extension}`);
   }
 
   async dispose(): Promise<void> {

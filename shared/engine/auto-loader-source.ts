@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { ObjectNotFoundError } from "../object-store/errors.ts";
 import { listAll, type ObjectStore } from "../object-store/object-store.ts";
@@ -63,8 +64,8 @@ export interface FileOrigin {
 }
 
 /**
- * Copies `keys` into the sandbox folder, in order, counting each JSON or CSV file's records on the
- * way (its bytes are in memory then). A file gone since it was listed is a `PlannedFileGoneError`.
+ * Puts `keys` into the sandbox folder, in order (a local folder's files linked, other stores' copied),
+ * counting each JSON or CSV file's records. A file gone since it was listed is a `PlannedFileGoneError`.
  */
 export async function landFiles(
   store: ObjectStore,
@@ -73,15 +74,23 @@ export async function landFiles(
   origin: FileOrigin,
   format: RecordFormat,
 ): Promise<LandedFile[]> {
+  // A local folder's file is linked into the sandbox (no bytes copied) and read back to count its
+  // records; another store's bytes are fetched, counted and written.
+  const fetch = async (key: string): Promise<{ localPath: string; bytes?: Uint8Array }> => {
+    if (store.copyToFile || format === "parquet")
+      return { localPath: await sandbox.takeObject(store, key, extensionOf(key)) };
+    const bytes = await store.get(key);
+    return { localPath: await sandbox.writeFile(bytes, extensionOf(key)), bytes };
+  };
   const land = async (key: string): Promise<LandedFile> => {
-    let bytes: Uint8Array;
+    let fetched: { localPath: string; bytes?: Uint8Array };
     try {
-      bytes = await store.get(key);
+      fetched = await fetch(key);
     } catch (error) {
       if (!(error instanceof ObjectNotFoundError)) throw error;
       throw new PlannedFileGoneError(origin.flow, origin.dataset, key, origin.location, { cause: error });
     }
-    const localPath = await sandbox.writeFile(bytes, extensionOf(key));
+    const { localPath } = fetched;
     if (format === "parquet") {
       try {
         const [row] = await sandbox.rows(
@@ -96,7 +105,7 @@ export async function landFiles(
         return { key, localPath, records: 1, unreadable };
       }
     }
-    const lines = countNonBlankLines(bytes);
+    const lines = countNonBlankLines(fetched.bytes ?? (await readFile(localPath)));
     return { key, localPath, records: format === "csv" ? Math.max(0, lines - 1) : lines };
   };
   const landed: LandedFile[] = [];

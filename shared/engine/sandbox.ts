@@ -1,6 +1,7 @@
 import path from "node:path";
 import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { conditionShapeProblem, quoteWindowKeyword, unqualify } from "../pipeline/sql-text/index.ts";
 import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
@@ -10,7 +11,8 @@ import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
 /**
  * A DuckDB instance that runs user SQL with access to nothing but its own private folder
  * (architecture.md "Compute"). It is locked before it sees any data or SQL; everything a query may
- * read (the micro-batch, dataset snapshots) is first copied into the folder by the engine.
+ * read (the micro-batch, dataset snapshots) is first copied into the folder by the engine (a file of
+ * a local folder is hard-linked there: a name in the folder for the same bytes, never written to).
  *
  * Checked on DuckDB 1.5.6 (see test/integration/engine/sandbox.test.ts):
  * - `allowed_directories` to the folder and `enable_external_access = false`: local files elsewhere,
@@ -135,6 +137,18 @@ export class Sandbox {
   async writeFile(bytes: Uint8Array, extension = ""): Promise<string> {
     try {
       return await this.folder.write(bytes, extension);
+    } catch (error) {
+      throw (await tempSpaceExhaustion(error, this.owner, this.dir)) ?? error;
+    }
+  }
+
+  /**
+   * Puts object `key` of `store` into the folder under a fresh name (ScratchFolder.take: a local
+   * folder's file is linked, no bytes copied); returns the absolute path.
+   */
+  async takeObject(store: ObjectStore, key: string, extension = ""): Promise<string> {
+    try {
+      return await this.folder.take(store, key, extension);
     } catch (error) {
       throw (await tempSpaceExhaustion(error, this.owner, this.dir)) ?? error;
     }

@@ -90,11 +90,11 @@ export async function registerTableFiles(
 ): Promise<void> {
   const { schema, columns } = tableColumns(snapshot);
   const copy = async (file: AddFile): Promise<FileSource> => ({
-    localPath: await sandbox.writeFile(await read.store.get(dataFileKey(file.path)), ".parquet"),
+    localPath: await sandbox.takeObject(read.store, dataFileKey(file.path), ".parquet"),
     constants: partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues),
   });
   const sources = await mapInParallel([...files], COPY_CONCURRENCY, copy);
   const sql = await fileRelationSql(sandbox.duck, sources, columns);
-  // A view over the copied files (immutable while the sandbox lives): no second copy in memory.
+  // A view over the files copied or linked in (immutable while the sandbox lives): no second copy in memory.
   await sandbox.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(read.name)} AS ${sql}`);
 }

@@ -187,7 +187,7 @@ export async function loadTableBatch(
     for (const file of plan.changes)
       files.push({
         file,
-        localPath: await sandbox.writeFile(await source.store.get(dataFileKey(file.path)), ".parquet"),
+        localPath: await sandbox.takeObject(source.store, dataFileKey(file.path), ".parquet"),
       });
     return changeRelationSql(sandbox.duck, plan.snapshot, files);
   }
@@ -196,7 +196,7 @@ export async function loadTableBatch(
   const sources: FileSource[] = [];
   for (const slice of plan.slices) {
     const add = plan.files.get(slice.path)!;
-    const whole = await sandbox.writeFile(await source.store.get(dataFileKey(add.path)), ".parquet");
+    const whole = await sandbox.takeObject(source.store, dataFileKey(add.path), ".parquet");
     let localPath = whole;
     if (slice.firstRow > 0 || slice.endRow < slice.fileRows) {
       localPath = await sandbox.newPath(".parquet");

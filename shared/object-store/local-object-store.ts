@@ -1,5 +1,17 @@
 import { randomUUID } from "node:crypto";
-import { link, mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  stat,
+  unlink,
+  writeFile,
+} from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
 import type { BigIntStats } from "node:fs";
 import path from "node:path";
 import { sliceRange } from "./byte-range.ts";
@@ -147,6 +159,28 @@ export class LocalObjectStore implements ObjectStore {
       lastModified: Number(stats.mtimeMs),
       etag: etagOf(stats),
     };
+  }
+
+  /**
+   * A hard link: no byte is read or written (a 1M-row batch's 66 MB of JSON took 0.3-1 s to copy into
+   * a sandbox). The link keeps the bytes it was made with: every write here puts a new file in place
+   * (a rename or a link), never rewriting the linked one. A copy where the file system refuses the
+   * link (another device, a file the process may not link).
+   */
+  async copyToFile(key: string, file: string): Promise<void> {
+    const source = this.#path(key);
+    try {
+      await link(source, file);
+      return;
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) throw this.#translate(error, key);
+      if (!isErrno(error, "EXDEV") && !isErrno(error, "EPERM") && !isErrno(error, "EACCES")) throw error;
+    }
+    try {
+      await copyFile(source, file, fsConstants.COPYFILE_EXCL);
+    } catch (error) {
+      throw this.#translate(error, key);
+    }
   }
 
   async delete(key: string): Promise<void> {

@@ -61,6 +61,12 @@ export interface ObjectStore {
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
   /** The object's metadata, or `undefined` if the key does not exist. */
   head(key: string): Promise<ObjectInfo | undefined>;
+  /**
+   * Puts the object at the local path `file` (which must not exist) without its bytes passing
+   * through the process: a local folder links it. Throws `ObjectNotFoundError` if the key does not
+   * exist. Optional: a store without it is read and written (`ScratchFolder.take`).
+   */
+  copyToFile?(key: string, file: string): Promise<void>;
   /** Deletes the object; deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /** Deletes every key given; missing keys are not an error. */

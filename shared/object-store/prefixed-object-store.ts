@@ -31,6 +31,9 @@ export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
       const info = await inner.head(prefix + key);
       return info && strip(info);
     },
+    ...(inner.copyToFile
+      ? { copyToFile: (key: string, file: string) => inner.copyToFile!(prefix + key, file) }
+      : {}),
     delete: (key) => inner.delete(prefix + key),
     deleteMany: (keys) => inner.deleteMany(keys.map((k) => prefix + k)),
   };

@@ -1,8 +1,14 @@
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueryError, SandboxViolationError } from "../../../shared/engine/errors.ts";
 import { Sandbox } from "../../../shared/engine/sandbox.ts";
+import { landFiles } from "../../../shared/engine/auto-loader-source.ts";
+import { registerTableFiles } from "../../../shared/engine/snapshot-views.ts";
+import { DeltaTable, currentSnapshot, dataFileKey, type StructType } from "../../../shared/delta/index.ts";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
+import { LocalObjectStore } from "../../../shared/object-store/local-object-store.ts";
 import { EngineHarness, jsonLines } from "./engine-harness.ts";
 
 /** User SQL reaches nothing but the batch and the snapshots the engine registered (architecture.md "Compute"). */
@@ -63,6 +69,60 @@ describe("the sandbox", () => {
       "t",
     );
     expect(await sandbox.rows("SELECT n FROM out")).toEqual([{ n: 1n }]);
+  });
+
+  it("reads a local folder's source files through links in its folder, and still not the folder", async () => {
+    const landing = await mkdtemp(path.join(tmpdir(), "ebb-sandbox-landing-"));
+    try {
+      const store = new LocalObjectStore(landing);
+      await store.put("a.json", new TextEncoder().encode(jsonLines(1, 3)));
+      const origin = { flow: "f", dataset: "d", location: landing };
+      const [landed] = await landFiles(store, sandbox, ["a.json"], origin, "json");
+      // Linked, not copied: the batch's 66 MB of JSON took 0.3-1 s to copy on a loaded host.
+      expect(path.dirname(landed!.localPath)).toBe(sandbox.dir);
+      expect((await stat(landed!.localPath)).ino).toBe((await stat(path.join(landing, "a.json"))).ino);
+      expect(landed!.records).toBe(3);
+      const [row] = await sandbox.rows(`SELECT count(*) AS n FROM read_json('${landed!.localPath}')`);
+      expect(row).toEqual({ n: 3n });
+      const error = await sandbox
+        .runUserQuery(`SELECT * FROM read_json('${path.join(landing, "a.json")}')`, "out", "test flow")
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SandboxViolationError);
+    } finally {
+      await rm(landing, { recursive: true, force: true });
+    }
+  });
+
+  it("reads a local bucket's table through links to its data files", async () => {
+    const bucket = await mkdtemp(path.join(tmpdir(), "ebb-sandbox-bucket-"));
+    const duck = await DuckSession.open();
+    try {
+      const store = new LocalObjectStore(bucket);
+      const schema: StructType = {
+        type: "struct",
+        fields: [{ name: "id", type: "long", nullable: true, metadata: {} }],
+      };
+      const table = await DeltaTable.create(
+        store,
+        { schema, rows: { sql: "SELECT range AS id FROM range(5)" } },
+        { duck },
+      );
+      await table.close();
+      const snapshot = await currentSnapshot(store, { duck });
+      const [file] = [...snapshot.files.values()];
+      await registerTableFiles(sandbox, { kind: "table", name: "linked", store }, snapshot, [file!]);
+      const inode = (await stat(path.join(bucket, dataFileKey(file!.path)))).ino;
+      const [linked] = await sandbox.rows("SELECT count(*) AS n FROM linked");
+      expect(linked).toEqual({ n: 5n });
+      const names = (await sandbox.rows(`SELECT file FROM glob('${sandbox.dir}/*.parquet')`)).map((r) =>
+        String(r["file"]),
+      );
+      const inodes = await Promise.all(names.map(async (name) => (await stat(name)).ino));
+      expect(inodes).toContain(inode);
+    } finally {
+      duck.close();
+      await rm(bucket, { recursive: true, force: true });
+    }
   });
 
   it("reports a query that fails as a QueryError naming the flow", async () => {
