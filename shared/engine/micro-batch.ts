@@ -278,7 +278,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     const engine = batchEngine(run, plannedSize);
     const committed = await markingSizeFailures<BatchWork>(run, ref, seq, () =>
       engine === "spark"
-        ? sparkReadAndCommit(run, ref, seq, startOffset, endOffset, crash, source)
+        ? sparkReadAndCommit(run, ref, seq, head, startOffset, endOffset, crash, source)
         : readAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source),
     );
     const { loaded, state } = committed;
@@ -449,6 +449,7 @@ function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
     dataset: run.dataset,
     flow: run.flow,
     readsDatasets: run.catalog.snapshotReads(run.dataset.name, run.flow.name).length > 0,
+    plan: run.catalog.flowPlan(run.flow.name),
   });
   if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason);
   if (choice.engine === "spark" && !run.spark) throw new SparkEngineNotConfiguredError(run.flow.name);
@@ -460,6 +461,7 @@ async function sparkReadAndCommit(
   run: FlowRun,
   ref: FlowRef,
   seq: number,
+  head: FlowHead,
   startOffset: SourceOffset | undefined,
   endOffset: SourceOffset,
   crash: (point: CrashPoint, seq: number) => Promise<void>,
@@ -473,8 +475,10 @@ async function sparkReadAndCommit(
     name: run.dataset.name,
     ...tableLayout(run.dataset),
   };
-  // A retry of a batch whose commit landed runs no job: the commit is looked up (table-sink.ts).
-  if (await tableHoldsTxn(run, txn.appId, seq)) {
+  const stateful = isStatefulFlow(run.flow);
+  // A retry of a batch whose commit landed runs no job: the commit is looked up (table-sink.ts). A
+  // stateful flow's job runs again (as on DuckDB): its checkpoint is to name the state it writes.
+  if (!stateful && (await tableHoldsTxn(run, txn.appId, seq))) {
     const held = await appendStagedFiles(
       target,
       run.session,
@@ -501,6 +505,20 @@ async function sparkReadAndCommit(
       await crash("after-data-files", seq);
       await fence(`the commit of flow "${run.flow.name}"'s batch ${seq}`);
     },
+    ...(stateful
+      ? {
+          state: {
+            store: run.catalog.store,
+            flow: ref,
+            definition: run.flow,
+            plan: run.catalog.flowPlan(run.flow.name),
+            parentVersion: head.checkpoint?.stateVersion,
+            seq,
+            spark: run.spark!,
+          },
+          afterStateWrite: () => crash("after-state-write", seq),
+        }
+      : {}),
   });
   return {
     version: outcome.version,
@@ -510,6 +528,7 @@ async function sparkReadAndCommit(
     bytes: outcome.bytes,
     loaded: { rowsIn: outcome.rowsIn, badRecords: 0, skippedRestores: outcome.skippedRestores },
     jobId: outcome.jobId,
+    ...(outcome.state ? { state: outcome.state } : {}),
   };
 }
 

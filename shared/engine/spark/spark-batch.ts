@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { parseSchema, type AddFile } from "../../delta/index.ts";
+import { dataFileKey, parseSchema, toLogPath, type AddFile } from "../../delta/index.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 import type { PlannedInput } from "../planned-input.ts";
@@ -14,6 +14,8 @@ import {
   type SparkManifest,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
+import { prepareSparkState, recordSparkState, type SparkStateContext } from "./spark-state.ts";
+import type { StateProgress } from "../stateful/stateful-batch.ts";
 
 /**
  * Steps 3 and 4 of a micro-batch on Spark (micro-batch.ts): Ebb has planned the batch; Spark computes it.
@@ -40,6 +42,10 @@ export interface SparkBatch {
   readonly spark: SparkJobs;
   /** Runs between the job's end and the commit (crash injection, the update fence). */
   readonly beforeCommit: () => Promise<void>;
+  /** A stateful flow's operators (spark-state.ts): its next state version is written before the commit. */
+  readonly state?: SparkStateContext;
+  /** Runs once the next state version is written (crash injection). */
+  readonly afterStateWrite?: () => Promise<void>;
 }
 
 export interface SparkBatchOutcome extends BatchCommit {
@@ -47,12 +53,14 @@ export interface SparkBatchOutcome extends BatchCommit {
   readonly jobId: string;
   readonly newestUpstreamTimestamp?: number;
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+  readonly state?: StateProgress;
 }
 
 export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcome> {
   // 1. The request.
   const attempt = randomUUID().slice(0, 8);
   const key = manifestKey(batch.pipelineId, batch.flow, batch.seq, attempt);
+  const state = batch.state ? await prepareSparkState(batch.state) : undefined;
   const request: SparkBatchRequest = {
     flow: batch.flow,
     dataset: batch.dataset,
@@ -62,8 +70,10 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
     output: {
       tableUri: batch.spark.bucketUri(batch.catalog.tablePrefix(batch.dataset)),
       stagingPath: stagingPath(batch.seq, attempt),
+      partitionColumns: batch.target.partitionBy ?? [],
     },
     manifestUri: batch.spark.bucketUri(key),
+    ...(state ? { state: state.request(key.replace(/manifest\.json$/, "state")) } : {}),
   };
 
   // 2. The job.
@@ -74,11 +84,19 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
 
   // 3. The manifest, committed by Ebb.
   const manifest = await readManifest(batch.catalog.store, key, batch, run.jobId);
+  let progress: StateProgress | undefined;
+  if (state && batch.state) {
+    if (!manifest.state)
+      throw new SparkJobFailedError(batch.flow, batch.seq, run.jobId, `its manifest ${key} has no state`);
+    progress = await recordSparkState(batch.state, state.version, manifest.state, run.jobId);
+    await batch.afterStateWrite?.();
+  }
   await batch.beforeCommit();
   const now = batch.session.clock();
   const adds: AddFile[] = manifest.files.map((file) => ({
-    path: file.path,
-    partitionValues: {},
+    // The manifest names the file's key; the log names it as a URI (a `%` of an escaped folder: `%25`).
+    path: toLogPath(file.path),
+    partitionValues: partitionValuesOf(file, batch, run.jobId),
     size: file.size,
     modificationTime: now,
     dataChange: true,
@@ -98,6 +116,7 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
     jobId: run.jobId,
     ...(newest !== undefined ? { newestUpstreamTimestamp: newest } : {}),
     skippedRestores: batch.input.kind === "table" ? batch.input.skippedRestores : [],
+    ...(progress ? { state: progress } : {}),
   };
 }
 
@@ -138,11 +157,30 @@ function sparkInput(batch: SparkBatch): SparkBatchInput {
     schemaString: input.schemaString,
     partitionColumns: input.partitionColumns,
     slices: input.slices.map((slice) => ({
-      uri: `${root.replace(/\/$/, "")}/${slice.path}`,
+      // The log names a file as a URI (`%25` for a `%` of an escaped partition folder); the job reads its key.
+      uri: `${root.replace(/\/$/, "")}/${dataFileKey(slice.path)}`,
       partitionValues: slice.partitionValues,
       firstRow: slice.firstRow,
       endRow: slice.endRow,
       fileRows: slice.fileRows,
     })),
   };
+}
+
+/** A file's partition values: exactly the table's partition columns (an engine bug otherwise). */
+function partitionValuesOf(
+  file: SparkManifest["files"][number],
+  batch: SparkBatch,
+  jobId: string,
+): Record<string, string | null> {
+  const columns = batch.target.partitionBy ?? [];
+  const named = Object.keys(file.partitionValues);
+  if (named.length !== columns.length || !columns.every((c) => c in file.partitionValues))
+    throw new SparkJobFailedError(
+      batch.flow,
+      batch.seq,
+      jobId,
+      `its file ${file.path} has partition values for (${named.join(", ")}), not the table's (${columns.join(", ")})`,
+    );
+  return { ...file.partitionValues };
 }
