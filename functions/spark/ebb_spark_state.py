@@ -226,7 +226,8 @@ def apply(spark, request, source):
             raise StateFailure("job", f"the watermark column {mark['column']} is not a column of the source")
         previous = mark.get("previousMicros")
         time = micros(mark["column"])
-        late = time.isNull() | (time < F.lit(int(previous)) if previous is not None else F.lit(False))
+        # A row with no event time is late whatever the watermark (watermark.ts `lateSql`).
+        late = time.isNull() | ((time < F.lit(int(previous))) if previous is not None else F.lit(False))
         figures = rows.agg(
             F.sum(F.when(late, 1).otherwise(0)).alias("late"),
             F.max(F.when(~late, time)).alias("newest"),
