@@ -143,8 +143,9 @@ def write_text(spark, uri, text):
         out.close()
 
 
-def load_source(spark, spec):
-    """The planned input as a DataFrame (step 2)."""
+def load_source(spark, spec, ordered=False):
+    """The planned input as a DataFrame (step 2); `ordered`: a stateful flow's table slices carry their
+    arrival order (ebb_spark_state.py step 1)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
@@ -166,7 +167,7 @@ def load_source(spark, spec):
     partition_columns = spec.get("partitionColumns", [])
     data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])
     frames = []
-    for piece in spec["slices"]:
+    for place, piece in enumerate(spec["slices"]):
         frame = spark.read.schema(data_schema).parquet(piece["uri"])
         whole = piece["firstRow"] == 0 and piece["endRow"] >= piece["fileRows"]
         if not whole:
@@ -177,8 +178,11 @@ def load_source(spark, spec):
             value = piece["partitionValues"].get(name)
             field = schema[name]
             frame = frame.withColumn(name, F.lit(value).cast(field.dataType))
-        frames.append(frame.select([quote(f.name) for f in schema.fields]))
+        order = [F.lit(place).cast("long").alias("__ebb_part"), F.col("_metadata.row_index").alias("__ebb_pos")]
+        frames.append(frame.select([quote(f.name) for f in schema.fields] + (order if ordered else [])))
     if not frames:
+        if ordered:
+            schema = StructType.fromJson(json.loads(spec["schemaString"])).add("__ebb_part", "long").add("__ebb_pos", "long")
         return spark.createDataFrame([], schema)
     result = frames[0]
     for frame in frames[1:]:
@@ -269,12 +273,23 @@ def file_stats(spark, staged_uri, schema):
 
 def run_batch(spark, request):
     """Steps 2-4 of one batch; answers the manifest (also written to `manifestUri`)."""
+    from pyspark.sql.types import StructType
     from pyspark.sql.utils import AnalysisException, ParseException
 
     started = time.time()
     spark.sparkContext.setJobGroup(f"ebb-{request['flow']}-{request['txn']['version']}", request["flow"])
-    source = load_source(spark, request["input"])
-    source.createOrReplaceTempView("source")
+    source = load_source(spark, request["input"], ordered=request.get("state") is not None)
+    state = None
+    if request.get("state"):
+        import ebb_spark_state
+
+        try:
+            kept, state = ebb_spark_state.apply(spark, request, source)
+        except ebb_spark_state.StateFailure as error:
+            raise BatchFailure(error.kind, str(error)) from error
+        kept.createOrReplaceTempView("source")
+    else:
+        source.createOrReplaceTempView("source")
     try:
         rows = spark.sql(request["sql"])
         schema = nullable(rows.schema)
@@ -284,10 +299,15 @@ def run_batch(spark, request):
     table_uri = request["output"]["tableUri"].rstrip("/")
     staging = request["output"]["stagingPath"].strip("/")
     staged_uri = f"{table_uri}/{staging}"
-    rows.write.mode("errorifexists").option("compression", "snappy").parquet(staged_uri)
+    partition_columns = request["output"].get("partitionColumns") or []
+    writer = partitioned(rows, schema, partition_columns).write.mode("errorifexists").option("compression", "snappy")
+    if partition_columns:
+        writer = writer.partitionBy(*partition_columns)
+    writer.parquet(staged_uri)
     if flagged is not None:
         flagged.unpersist()
-    files = file_stats(spark, staged_uri, schema)
+    data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])
+    files = file_stats(spark, staged_uri, data_schema)
     rows_in = source.count()
     manifest = {
         "version": MANIFEST_VERSION,
@@ -298,6 +318,7 @@ def run_batch(spark, request):
         "files": [
             {
                 "path": relative_path(table_uri, f["uri"]),
+                "partitionValues": partition_values(relative_path(table_uri, f["uri"]), partition_columns),
                 "size": f["size"],
                 "stats": json.dumps(f["stats"], separators=(",", ":")),
             }
@@ -308,9 +329,58 @@ def run_batch(spark, request):
         "metrics": {"durationMs": int((time.time() - started) * 1000)},
         **({"dataQuality": quality} if quality is not None else {}),
         "sparkApplicationId": spark.sparkContext.applicationId,
+        **({"state": state} if state is not None else {}),
     }
     write_text(spark, request["manifestUri"], json.dumps(manifest))
     return manifest
+
+
+def partitioned(rows, schema, partition_columns):
+    """The rows with each partition column replaced by its value as Delta's `partitionValues` spell it
+    (PROTOCOL.md "Partition Value Serialization", as Ebb's DuckDB writer does: data-file-writer.ts
+    `serializePartitionValueSql`), so Spark's Hive-style folder names are those strings, escaped as
+    Hive escapes them, and the add actions read them back from the path. NULL and '' are NULL."""
+    from pyspark.sql import functions as F
+
+    columns = []
+    for field in schema.fields:
+        c = F.col(quote(field.name))
+        if field.name not in partition_columns:
+            columns.append(c)
+            continue
+        kind = field.dataType.typeName()
+        if kind == "date":
+            text = F.date_format(c, "yyyy-MM-dd")
+        elif kind == "timestamp":
+            text = F.date_format(c, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+        elif kind == "timestamp_ntz":
+            text = F.date_format(c, "yyyy-MM-dd HH:mm:ss.SSSSSS")
+        elif kind in ("double", "float"):
+            text = (
+                F.when(F.isnan(c), F.lit("NaN"))
+                .when(c == float("inf"), F.lit("Infinity"))
+                .when(c == float("-inf"), F.lit("-Infinity"))
+                .otherwise(c.cast("string"))
+            )
+        elif kind in ("string", "boolean", "byte", "short", "integer", "long") or kind.startswith("decimal"):
+            text = c.cast("string")
+        else:
+            raise BatchFailure("analysis", f"a {kind} column ({field.name}) cannot be a partition column")
+        columns.append(F.when(text == "", F.lit(None)).otherwise(text).alias(field.name))
+    return rows.select(columns)
+
+
+def partition_values(path, partition_columns):
+    """A written file's partition values, from its Hive-style folders (`col=value/`, `%XX`-escaped;
+    `__HIVE_DEFAULT_PARTITION__` for NULL)."""
+    from urllib.parse import unquote
+
+    found = {}
+    for segment in path.split("/")[:-1]:
+        name, sep, value = segment.partition("=")
+        if sep and unquote(name) in partition_columns:
+            found[unquote(name)] = None if value == "__HIVE_DEFAULT_PARTITION__" else unquote(value)
+    return {name: found.get(name) for name in partition_columns}
 
 
 def relative_path(table_uri, file_uri):

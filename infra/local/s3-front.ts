@@ -24,6 +24,9 @@ const NOT_OBJECT_WRITE = ["acl", "tagging", "legal-hold", "retention", "partNumb
  *    s3rver never sees the request. So of N concurrent put-if-absent writers exactly one wins.
  * 3. `Range: bytes=-N` (the last N bytes) is rewritten to `bytes=<size-N>-`: s3rver reads it as
  *    `bytes=0-N`.
+ * 4. CopyObject's `x-amz-copy-source` is percent-decoded as S3 decodes it: s3rver's `decodeURI` leaves
+ *    `%3D`, `%2F`, `%3A` encoded, so a copy from a key with `=` (Spark's Hive-style partition folders,
+ *    which S3A renames into place) met a 404.
  * Everything else goes to s3rver unchanged. Path-style URLs only (`/<bucket>/<key>`).
  */
 export function s3Front(s3rver: S3rver, credentials: SigV4Credentials): Handler {
@@ -54,6 +57,10 @@ export function s3Front(s3rver: S3rver, credentials: SigV4Credentials): Handler 
       return pass(req, res);
     }
     const id = `${bucket}/${key}`;
+    const copySource = req.headers["x-amz-copy-source"];
+    // 4. Re-encoded so that s3rver's decodeURI gives the key S3 would (after the signature's check).
+    if (typeof copySource === "string")
+      req.headers["x-amz-copy-source"] = encodeURI(decodeURIComponent(copySource));
     if (isObjectWrite(req.method, query)) {
       return locks.exclusive(id, async () => {
         const refusal = await checkPreconditions(s3rver, bucket, key, req.headers);

@@ -51,7 +51,7 @@ export {
 } from "./read/change-data-feed.ts";
 export { commitTimestampAt, listCommits, versionAtTimestamp } from "./read/commit-history.ts";
 export { fileRelationSql, type FileSource } from "./read/file-relation.ts";
-export { dataFileKey } from "./log/data-file-paths.ts";
+export { dataFileKey, toLogPath } from "./log/data-file-paths.ts";
 export { openTableScan, partitionConstants, scanRows, tableColumns } from "./read/scan.ts";
 export { loadSnapshot } from "./read/snapshot-loader.ts";
 export { currentSnapshot, rememberSnapshot } from "./read/snapshot-cache.ts";

@@ -473,6 +473,7 @@ function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
     dataset: run.dataset,
     flow: run.flow,
     readsDatasets: run.catalog.snapshotReads(run.dataset.name, run.flow.name).length > 0,
+    plan: run.catalog.flowPlan(run.flow.name),
   });
   if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason);
   if (choice.engine === "spark" && !run.spark) throw new SparkEngineNotConfiguredError(run.flow.name);
@@ -503,9 +504,11 @@ async function sparkReadAndCommit(
     name: run.dataset.name,
     ...tableLayout(run.dataset),
   };
+  const stateful = isStatefulFlow(run.flow);
   // A retry of a batch whose commit landed runs no job: the commit is looked up (table-sink.ts). An
-  // AUTO CDC batch runs again all the same: its state version is rewritten, the MERGE is not.
-  if (!run.flow.auto_cdc && (await tableHoldsTxn(run, txn.appId, seq))) {
+  // AUTO CDC or stateful batch runs again all the same (as on DuckDB): its state version is written
+  // again for the checkpoint to name; the commit is not made twice.
+  if (!run.flow.auto_cdc && !stateful && (await tableHoldsTxn(run, txn.appId, seq))) {
     const held = await appendStagedFiles(
       target,
       run.session,
@@ -560,7 +563,26 @@ async function sparkReadAndCommit(
       ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
     };
   }
-  const outcome = await runSparkBatch({ ...batch, target, session: run.session, beforeCommit });
+  const outcome = await runSparkBatch({
+    ...batch,
+    target,
+    session: run.session,
+    beforeCommit,
+    ...(stateful
+      ? {
+          state: {
+            store: run.catalog.store,
+            flow: ref,
+            definition: run.flow,
+            plan: run.catalog.flowPlan(run.flow.name),
+            parentVersion: head.checkpoint?.stateVersion,
+            seq,
+            spark: run.spark!,
+          },
+          afterStateWrite: () => crash("after-state-write", seq),
+        }
+      : {}),
+  });
   return {
     version: outcome.version,
     timestamp: outcome.timestamp,
@@ -570,6 +592,7 @@ async function sparkReadAndCommit(
     loaded: { rowsIn: outcome.rowsIn, badRecords: 0, skippedRestores: outcome.skippedRestores },
     jobId: outcome.jobId,
     ...(outcome.dataQuality ? { dataQuality: outcome.dataQuality } : {}),
+    ...(outcome.state ? { state: outcome.state } : {}),
   };
 }
 

@@ -7,7 +7,8 @@ import type {
 } from "../../pipeline/definition-schema.ts";
 import { isWord, significant, tokenize } from "../../sql/spark-sql-tokens.ts";
 import { readsChangeFeed } from "../../pipeline/auto-cdc-rules.ts";
-import { isStatefulFlow } from "../stateful/stateful-batch.ts";
+import type { FlowPlan } from "../../pipeline/plan/index.ts";
+import { sparkStatefulUnsupported } from "./spark-stateful-support.ts";
 import type { BatchSize } from "../batch-size.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 
@@ -17,9 +18,10 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
  * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL and the
- * dataset's expectations on Spark; the apply by key in Ebb), with no watermark, deduplication or
- * join, from `auto_loader` files or a `stream`/`delta` table (not its change feed), failing on
- * malformed records (no quarantine), into an unpartitioned table, reading no other dataset. Their SQL
+ * dataset's expectations on Spark; the apply by key in Ebb), a watermark and deduplication (over Ebb's
+ * state layout; no windowed aggregation or stream-stream join yet), from `auto_loader` files or a
+ * `stream`/`delta` table (not its change feed), failing on malformed records (no quarantine), into a
+ * table (partitioned or not), reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
  * DuckDB's dialect (the default) runs on Spark only when it uses none of DuckDB's own syntax (below).
  * Functions both dialects know run with Spark's semantics.
@@ -38,6 +40,8 @@ export interface EngineQuestion {
   readonly flow: FlowDefinition;
   /** Whether the flow's SQL reads other datasets of the pipeline (snapshot reads). */
   readonly readsDatasets: boolean;
+  /** The flow's compiled plan (which stateful operators it runs). */
+  readonly plan?: FlowPlan;
 }
 
 export function chooseEngine(question: EngineQuestion): EngineChoice {
@@ -64,8 +68,10 @@ function aboveThreshold(
 /** Why the Spark engine cannot run this flow, or undefined when it can. */
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
-  if (isStatefulFlow(flow))
-    return "flows with a watermark, deduplication or a stream-stream join run on DuckDB only, for now";
+  // The watermark and deduplication run on Spark over Ebb's state layout (spark-state.ts).
+  const stateful = question.plan ? sparkStatefulUnsupported(question.plan) : undefined;
+  if (stateful) return stateful;
+  if (!question.plan && flow.join) return "stream-stream joins run on DuckDB only, for now";
   const source = flow.source;
   if (source.type === "kafka" || source.type === "kinesis")
     return `${source.type} sources run on DuckDB only, for now`;
@@ -73,8 +79,6 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
     return "reading a change data feed runs on DuckDB only, for now";
   if ((flow.options?.bad_records ?? "fail") !== "fail")
     return `bad_records "${flow.options?.bad_records}" runs on DuckDB only, for now (Spark fails the batch on a malformed record)`;
-  if (dataset.partition_by && dataset.partition_by.length > 0)
-    return "partitioned tables are written on DuckDB only, for now";
   if (question.readsDatasets)
     return "its SQL reads other datasets of the pipeline, which runs on DuckDB only, for now";
   const dialect = question.pipeline.configuration?.[CONFIGURATION_KEYS.sqlDialect]?.trim().toLowerCase();
@@ -150,6 +154,7 @@ export function firstFlowRefusedBySpark(
         dataset,
         flow,
         readsDatasets: catalog.snapshotReads(dataset.name, flow.name).length > 0,
+        plan: catalog.flowPlan(flow.name),
       });
       if (reason) return { flow: flow.name, reason };
     }

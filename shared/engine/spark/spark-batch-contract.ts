@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { BUCKET_HASHES, type BucketHash } from "../../state/bucket-hash.ts";
+import type { StateSchema } from "../../state/state-schema.ts";
 
 /**
  * What Ebb hands a Spark batch and what the batch hands back (functions/spark/ebb_spark_batch.py reads
@@ -51,10 +53,82 @@ export interface SparkBatchRequest {
     readonly tableUri: string;
     /** This attempt's folder under the table root; its files are committed from there. */
     readonly stagingPath: string;
+    /**
+     * The table's partition columns: the job writes Hive-style folders (`col=value/`) under the
+     * staging folder, each value spelled as Delta's `partitionValues` spell it.
+     */
+    readonly partitionColumns: readonly string[];
   };
   /** Where the job writes its manifest (the bucket key `manifestKey` names). */
   readonly manifestUri: string;
+  /** A stateful flow's operators and the parent state version they continue (spark-state.ts). */
+  readonly state?: SparkStateRequest;
 }
+
+/** A state table of the parent version, its files as URIs the job reads (state-manifest.ts). */
+export interface SparkStateTable {
+  readonly schema: StateSchema;
+  readonly buckets: number;
+  readonly hash: BucketHash;
+  readonly parts: Readonly<
+    Record<string, { readonly files: readonly string[]; readonly rows: number; readonly minTime?: number }>
+  >;
+}
+
+export interface SparkStateRequest {
+  /** The flow's state folder: the job moves each state file it writes there, under a fresh name. */
+  readonly stateUri: string;
+  /** This attempt's folder for the state files before they are moved. */
+  readonly stagingUri: string;
+  /** The batch's seq (the state files' names start with it). */
+  readonly seq: number;
+  /** The watermark and the one the parent version left (epoch µs; null before any event). */
+  readonly watermark: {
+    readonly column: string;
+    readonly delayMicros: number;
+    readonly previousMicros: number | null;
+  } | null;
+  readonly dedup: {
+    readonly keys: readonly string[];
+    readonly withinWatermark: boolean;
+    /** The parent's table; null before the flow's first batch (the job derives its schema and hash). */
+    readonly stored: SparkStateTable | null;
+    /** Buckets of a new table. */
+    readonly buckets: number;
+    /** Buckets whose next write is a snapshot (state-manifest.ts `snapshotDue`). */
+    readonly snapshotDue: readonly number[];
+  } | null;
+}
+
+const stateColumnSchema = z.object({ name: z.string().min(1), type: z.string().min(1) });
+
+/** What the job did to the state: Ebb writes the next version's manifest from it (spark-state.ts). */
+export const sparkStateResultSchema = z.object({
+  dropped: z.number().int().nonnegative(),
+  duplicates: z.number().int().nonnegative(),
+  watermarkMicros: z.number().nullable(),
+  tables: z.record(
+    z.string(),
+    z.object({
+      schema: z.object({ key: z.array(stateColumnSchema).min(1), value: z.array(stateColumnSchema) }),
+      hash: z.enum(BUCKET_HASHES),
+      buckets: z.number().int().positive(),
+      writes: z.array(
+        z.object({
+          bucket: z.number().int().nonnegative(),
+          kind: z.enum(["changelog", "snapshot"]),
+          rows: z.number().int().nonnegative(),
+          minTime: z.number().optional(),
+          /** The file's name in the flow's state folder, and its size. */
+          file: z
+            .object({ name: z.string().regex(/^[\w.-]+\.parquet$/), bytes: z.number().int().nonnegative() })
+            .optional(),
+        }),
+      ),
+    }),
+  ),
+});
+export type SparkStateResult = z.infer<typeof sparkStateResultSchema>;
 
 const succeededSchema = z.object({
   version: z.literal(1),
@@ -67,6 +141,8 @@ const succeededSchema = z.object({
     z.object({
       /** Relative to the table root. */
       path: z.string().min(1),
+      /** The file's partition values, as its `add` action records them (absent: unpartitioned). */
+      partitionValues: z.record(z.string(), z.string().nullable()).default({}),
       size: z.number().int().nonnegative(),
       /** Delta's per-file statistics JSON (numRecords, nullCount, minValues, maxValues). */
       stats: z.string(),
@@ -89,6 +165,7 @@ const succeededSchema = z.object({
     })
     .optional(),
   sparkApplicationId: z.string().optional(),
+  state: sparkStateResultSchema.optional(),
 });
 
 /**

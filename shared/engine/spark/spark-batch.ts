@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { parseSchema, type AddFile } from "../../delta/index.ts";
+import { dataFileKey, parseSchema, toLogPath, type AddFile } from "../../delta/index.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { ExpectationDefinition } from "../../pipeline/definition-schema.ts";
 import { ExpectationConditionError, ExpectationViolationError } from "../errors.ts";
@@ -18,6 +18,13 @@ import {
   type SparkManifest,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
+import {
+  prepareSparkState,
+  recordSparkState,
+  type PreparedSparkState,
+  type SparkStateContext,
+} from "./spark-state.ts";
+import type { StateProgress } from "../stateful/stateful-batch.ts";
 
 /**
  * Steps 3 and 4 of a micro-batch on Spark (micro-batch.ts): Ebb has planned the batch; Spark computes it.
@@ -46,6 +53,10 @@ export interface SparkBatch {
   readonly spark: SparkJobs;
   /** Runs between the job's end and the commit (crash injection, the update fence). */
   readonly beforeCommit: () => Promise<void>;
+  /** A stateful flow's operators (spark-state.ts): its next state version is written before the commit. */
+  readonly state?: SparkStateContext;
+  /** Runs once the next state version is written (crash injection). */
+  readonly afterStateWrite?: () => Promise<void>;
 }
 
 export interface SparkBatchOutcome extends BatchCommit {
@@ -54,11 +65,14 @@ export interface SparkBatchOutcome extends BatchCommit {
   readonly newestUpstreamTimestamp?: number;
   readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
   readonly dataQuality?: DataQuality;
+  readonly state?: StateProgress;
 }
 
 /** A job that ran to its manifest (steps 1-3 without the commit). */
 export interface SparkJobResult {
   readonly manifest: SparkManifest;
+  /** Where the job wrote its manifest (a stateful job's state answer goes beside it). */
+  readonly manifestKey: string;
   readonly jobId: string;
   /** The attempt's folder under the table root, where the job wrote the rows. */
   readonly stagedPath: string;
@@ -67,14 +81,26 @@ export interface SparkJobResult {
 }
 
 export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcome> {
-  const { manifest, jobId, dataQuality } = await runSparkJob(batch);
+  const state = batch.state ? await prepareSparkState(batch.state) : undefined;
+  const { manifest, manifestKey: key, jobId, dataQuality } = await runSparkJob(batch, {
+    partitionColumns: batch.target.partitionBy ?? [],
+    ...(state ? { state } : {}),
+  });
 
-  // 3. The manifest, committed by Ebb.
+  // 3. The manifest's state (a stateful flow's next version), then its files, committed by Ebb.
+  let progress: StateProgress | undefined;
+  if (state && batch.state) {
+    if (!manifest.state)
+      throw new SparkJobFailedError(batch.flow, batch.seq, jobId, `its manifest ${key} has no state`);
+    progress = await recordSparkState(batch.state, state.version, manifest.state, jobId);
+    await batch.afterStateWrite?.();
+  }
   await batch.beforeCommit();
   const now = batch.session.clock();
   const adds: AddFile[] = manifest.files.map((file) => ({
-    path: file.path,
-    partitionValues: {},
+    // The manifest names the file's key; the log names it as a URI (a `%` of an escaped folder: `%25`).
+    path: toLogPath(file.path),
+    partitionValues: partitionValuesOf(file, batch, jobId),
     size: file.size,
     modificationTime: now,
     dataChange: true,
@@ -95,12 +121,14 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
     ...(newest !== undefined ? { newestUpstreamTimestamp: newest } : {}),
     skippedRestores: batch.input.kind === "table" ? batch.input.skippedRestores : [],
     ...(dataQuality ? { dataQuality } : {}),
+    ...(progress ? { state: progress } : {}),
   };
 }
 
 /** Steps 1-2 and the manifest's read: what the job wrote, not committed. */
 export async function runSparkJob(
   batch: Omit<SparkBatch, "target" | "session" | "beforeCommit">,
+  options: { readonly partitionColumns?: readonly string[]; readonly state?: PreparedSparkState } = {},
 ): Promise<SparkJobResult> {
   // 1. The request (of the attempt whose job already ran, when the port holds one).
   const attempt = batch.spark.attemptOf?.(batch.flow, batch.seq) ?? randomUUID().slice(0, 8);
@@ -124,8 +152,10 @@ export async function runSparkJob(
     output: {
       tableUri: batch.spark.bucketUri(batch.catalog.tablePrefix(batch.dataset)),
       stagingPath: stagingPath(batch.seq, attempt),
+      partitionColumns: [...(options.partitionColumns ?? [])],
     },
     manifestUri: batch.spark.bucketUri(key),
+    ...(options.state ? { state: options.state.request(key.replace(/manifest\.json$/, "state")) } : {}),
   };
 
   // 2. The job.
@@ -135,6 +165,7 @@ export async function runSparkJob(
   const quality = manifest.dataQuality;
   return {
     manifest,
+    manifestKey: key,
     jobId: run.jobId,
     stagedPath: request.output.stagingPath,
     ...(quality
@@ -217,11 +248,30 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
     schemaString: input.schemaString,
     partitionColumns: input.partitionColumns,
     slices: input.slices.map((slice) => ({
-      uri: `${root.replace(/\/$/, "")}/${slice.path}`,
+      // The log names a file as a URI (`%25` for a `%` of an escaped partition folder); the job reads its key.
+      uri: `${root.replace(/\/$/, "")}/${dataFileKey(slice.path)}`,
       partitionValues: slice.partitionValues,
       firstRow: slice.firstRow,
       endRow: slice.endRow,
       fileRows: slice.fileRows,
     })),
   };
+}
+
+/** A file's partition values: exactly the table's partition columns (an engine bug otherwise). */
+function partitionValuesOf(
+  file: SparkManifest["files"][number],
+  batch: SparkBatch,
+  jobId: string,
+): Record<string, string | null> {
+  const columns = batch.target.partitionBy ?? [];
+  const named = Object.keys(file.partitionValues);
+  if (named.length !== columns.length || !columns.every((c) => c in file.partitionValues))
+    throw new SparkJobFailedError(
+      batch.flow,
+      batch.seq,
+      jobId,
+      `its file ${file.path} has partition values for (${named.join(", ")}), not the table's (${columns.join(", ")})`,
+    );
+  return { ...file.partitionValues };
 }

@@ -4,6 +4,7 @@ import type {
   StreamingTableDefinition,
 } from "../../../shared/pipeline/definition-schema.ts";
 import { chooseEngine } from "../../../shared/engine/spark/engine-choice.ts";
+import type { FlowPlan } from "../../../shared/pipeline/plan/index.ts";
 
 const flow = {
   name: "ingest",
@@ -12,7 +13,7 @@ const flow = {
 } as StreamingTableDefinition["flows"][number];
 const dataset = (extra: Partial<StreamingTableDefinition> = {}) =>
   ({ type: "streaming_table", name: "raw", flows: [flow], ...extra }) as StreamingTableDefinition;
-const ask = (table: StreamingTableDefinition) =>
+const ask = (table: StreamingTableDefinition, plan?: FlowPlan) =>
   chooseEngine({
     setting: { kind: "fixed", engine: "spark" },
     size: undefined,
@@ -20,11 +21,30 @@ const ask = (table: StreamingTableDefinition) =>
     dataset: table,
     flow,
     readsDatasets: false,
+    ...(plan ? { plan } : {}),
   });
 
 describe("the engine a batch runs on", () => {
   it("runs a plain flow on Spark when the pipeline asks for it", () => {
     expect(ask(dataset())).toEqual({ kind: "fixed", engine: "spark" });
+  });
+
+  it("runs a partitioned table's flow and a watermark or deduplication on Spark", () => {
+    expect(ask(dataset({ partition_by: ["day"] }))).toEqual({ kind: "fixed", engine: "spark" });
+    const dedup = {
+      kind: "dedup",
+      flow: "ingest",
+      sql: flow.sql,
+      dedup: { keys: ["id"], withinWatermark: false },
+    } as FlowPlan;
+    expect(ask(dataset(), dedup)).toEqual({ kind: "fixed", engine: "spark" });
+  });
+
+  it("refuses Spark for windowed aggregations and stream-stream joins, naming them", () => {
+    const windowed = ask(dataset(), { kind: "windowed" } as FlowPlan);
+    expect("reason" in windowed ? windowed.reason : "").toContain("windowed aggregations");
+    const joined = ask(dataset(), { kind: "join" } as FlowPlan);
+    expect("reason" in joined ? joined.reason : "").toContain("stream-stream joins");
   });
 
   it("runs a dataset with expectations on Spark: the job evaluates them", () => {

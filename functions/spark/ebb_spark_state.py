@@ -1,0 +1,441 @@
+"""The stateful operators of a Spark batch: the watermark and deduplication, over Ebb's state layout.
+
+The same steps as the DuckDB engine's (shared/engine/stateful/stateful-batch.ts, deduplicate.ts), on
+the same files (shared/state/: a table hash-partitioned by key into buckets, each bucket a snapshot
+and changelogs read in order, last row per key winning, `__ebb_deleted` rows dropped), so a state
+version written by one engine is continued by the other:
+
+1. Number the batch's rows in arrival order: (the planned file's or slice's place, the row's place in
+   it), the order the DuckDB engine loads them in.
+2. Watermark: drop (and count) the rows with no event time or older than the watermark the batch
+   started with; advance it from the rest.
+3. Deduplicate: the first row of each key in the batch; the keys' buckets of the parent version are
+   read (the bucket computed as shared/state/bucket-hash.ts defines it: `fib32` or `md5-json`), and
+   a key found there is dropped; the new keys are inserted (unless already expired), and within the
+   watermark the parent's expired keys deleted.
+4. Write one file per touched bucket under this attempt's staging folder (a changelog, or a snapshot
+   of the merged bucket when Ebb says it is due or when a delete may move its oldest time), then move
+   each to a fresh key of the flow's state folder. Ebb writes the version's manifest from what this
+   returns, and the batch's checkpoint names it when Ebb commits (spark-state.ts).
+"""
+
+import uuid
+
+ROW_PART = "__ebb_part"
+ROW_POS = "__ebb_pos"
+BUCKET = "__ebb_bucket"
+ORDER = "__ebb_order"
+DELETED = "__ebb_deleted"
+EVENT_TIME = "event_time"
+DEDUP_TABLE = "dedup"
+LOW32 = 4294967295
+MIX_HI = 2246822519
+MIX_LO = 2654435769
+# A change row reads after every stored file of its bucket (as state-store.ts orders them).
+CHANGE_ORDER = 1000000
+
+SPARK_TO_DUCK = {
+    "long": "BIGINT",
+    "integer": "INTEGER",
+    "short": "SMALLINT",
+    "byte": "TINYINT",
+    "string": "VARCHAR",
+    "boolean": "BOOLEAN",
+}
+DUCK_TO_SPARK = {
+    "BIGINT": "long",
+    "INTEGER": "int",
+    "SMALLINT": "short",
+    "TINYINT": "byte",
+    "VARCHAR": "string",
+    "BOOLEAN": "boolean",
+    "TIMESTAMP": "timestamp_ntz",
+}
+INTEGERS = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT"}
+
+
+class StateFailure(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def quote(name):
+    return "`" + name.replace("`", "``") + "`"
+
+
+def scheme_less(uri):
+    """A URI without its scheme and leading slashes: `file:/a` and `file:///a` name the same file."""
+    rest = uri.split(":", 1)[1] if ":" in uri.split("/", 1)[0] else uri
+    return rest.lstrip("/")
+
+
+def path_key(column):
+    from pyspark.sql import functions as F
+
+    return F.regexp_replace(column, r"^[A-Za-z0-9+.-]+:/*", "")
+
+
+def numbered(spark, source, input_spec):
+    """Step 1: the batch's rows with their arrival order (ROW_PART, ROW_POS)."""
+    from pyspark.sql import functions as F
+
+    if input_spec["kind"] == "files":
+        places = spark.createDataFrame(
+            [(scheme_less(uri), i) for i, uri in enumerate(input_spec["uris"])], f"__ebb_file string, {ROW_PART} long"
+        )
+        frame = source.withColumn("__ebb_file", path_key(F.col("_metadata.file_path"))).withColumn(
+            ROW_POS, F.monotonically_increasing_id()
+        )
+        frame = frame.join(F.broadcast(places), "__ebb_file", "left").drop("__ebb_file")
+    else:
+        frame = source
+    frame = frame.localCheckpoint(eager=True)
+    if frame.where(F.col(ROW_PART).isNull()).limit(1).count() > 0:
+        raise StateFailure("job", "a row of the batch came from a file it did not plan")
+    return frame
+
+
+def duck_type(field):
+    kind = field.dataType.typeName()
+    if kind in SPARK_TO_DUCK:
+        return SPARK_TO_DUCK[kind]
+    raise StateFailure(
+        "analysis", f"deduplication by a {kind} column ({field.name}) runs on DuckDB only, for now"
+    )
+
+
+def spark_schema(columns):
+    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+
+    fields = []
+    for c in columns:
+        kind = DUCK_TO_SPARK.get(c["type"].upper())
+        if kind is None:
+            raise StateFailure("job", f"state column {c['name']} {c['type']} has no Spark reader here")
+        fields.append(StructField(c["name"], _parse_datatype_string(kind), True))
+    return StructType(fields)
+
+
+def bucket_column(hash_name, key, buckets):
+    """The bucket of a row (shared/state/bucket-hash.ts), as a Spark column over its key columns."""
+    from pyspark.sql import functions as F
+
+    if hash_name == "fib32":
+        h = F.lit(0).cast("long")
+        for c in key:
+            v = F.coalesce(F.col(quote(c["name"])).cast("long"), F.lit(0).cast("long"))
+            hi = F.shiftright(v, 32).bitwiseAND(F.lit(LOW32))
+            lo = v.bitwiseAND(F.lit(LOW32))
+            # A product of two numbers below 2^32 wraps in a long; its low 32 bits are exact.
+            h = ((h.bitwiseXOR(hi) * F.lit(MIX_HI)).bitwiseAND(F.lit(LOW32)).bitwiseXOR(lo) * F.lit(MIX_LO)).bitwiseAND(
+                F.lit(LOW32)
+            )
+        return F.shiftright(h * F.lit(buckets), 32).cast("int")
+    if hash_name == "md5-json":
+        digest = F.md5(
+            F.to_json(F.struct(*[F.col(quote(c["name"])) for c in key]), {"ignoreNullFields": "false"}).cast("binary")
+        )
+        # DuckDB's md5_number reads the digest's bytes little-endian: the sum of byte i · 256^i, mod n.
+        total = F.lit(0).cast("long")
+        for i in range(16):
+            byte = F.conv(F.substring(digest, 2 * i + 1, 2), 16, 10).cast("long")
+            total = total + byte * F.lit(pow(256, i, buckets))
+        return F.pmod(total, F.lit(buckets)).cast("int")
+    raise StateFailure("job", f"state bucket hash {hash_name} is not one this job knows")
+
+
+class StateTable:
+    """A state table of the parent version, as Ebb described it in the request."""
+
+    def __init__(self, spark, name, stored, buckets, schema, time_column):
+        self.spark = spark
+        self.name = name
+        self.stored = stored
+        self.buckets = stored["buckets"] if stored else buckets
+        self.schema = stored["schema"] if stored else schema
+        self.hash = stored["hash"] if stored else bucket_hash_for(self.schema)
+        self.time_column = time_column
+        self.parts = stored["parts"] if stored else {}
+        self.columns = self.schema["key"] + self.schema["value"]
+        self.key_names = [c["name"] for c in self.schema["key"]]
+
+    def bucket(self):
+        return bucket_column(self.hash, self.schema["key"], self.buckets)
+
+    def raw(self, buckets):
+        """The stored rows of these buckets, with their deleted flag, read order and bucket."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BooleanType, StructField, StructType
+
+        places = []
+        for b in sorted(set(buckets)):
+            part = self.parts.get(str(b))
+            if part:
+                for order, uri in enumerate(part["files"]):
+                    places.append((scheme_less(uri), order, b, uri))
+        if not places:
+            return None
+        schema = StructType(spark_schema(self.columns).fields + [StructField(DELETED, BooleanType(), True)])
+        frame = self.spark.read.schema(schema).parquet(*[p[3] for p in places])
+        index = self.spark.createDataFrame(
+            [p[:3] for p in places], f"__ebb_file string, {ORDER} int, {BUCKET} int"
+        )
+        return (
+            frame.withColumn("__ebb_file", path_key(F.col("_metadata.file_path")))
+            .join(F.broadcast(index), "__ebb_file")
+            .drop("__ebb_file")
+        )
+
+    def merged(self, raw):
+        """Last row per key of a raw relation, deletions dropped (state-store.ts `mergedSql`)."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        last = Window.partitionBy(*[F.col(quote(k)) for k in self.key_names]).orderBy(F.col(ORDER).desc())
+        return (
+            raw.withColumn("__ebb_last", F.row_number().over(last))
+            .where((F.col("__ebb_last") == 1) & ~F.col(DELETED))
+            .drop("__ebb_last", ORDER, DELETED)
+        )
+
+
+def bucket_hash_for(schema):
+    return "fib32" if all(c["type"].upper() in INTEGERS for c in schema["key"]) else "md5-json"
+
+
+def micros(column):
+    from pyspark.sql import functions as F
+
+    return F.unix_micros(F.col(quote(column)).cast("timestamp"))
+
+
+def apply(spark, request, source):
+    """Steps 1-3 and the state writes of step 4: the surviving rows, and what Ebb records."""
+    from pyspark.sql import functions as F
+
+    state = request["state"]
+    rows = numbered(spark, source, request["input"])
+    result = {"dropped": 0, "duplicates": 0, "watermarkMicros": None, "tables": {}}
+
+    # 2.
+    mark = state.get("watermark")
+    previous = None
+    if mark:
+        if mark["column"] not in rows.columns:
+            raise StateFailure("job", f"the watermark column {mark['column']} is not a column of the source")
+        previous = mark.get("previousMicros")
+        time = micros(mark["column"])
+        # A row with no event time is late whatever the watermark (watermark.ts `lateSql`).
+        late = time.isNull() | ((time < F.lit(int(previous))) if previous is not None else F.lit(False))
+        figures = rows.agg(
+            F.sum(F.when(late, 1).otherwise(0)).alias("late"),
+            F.max(F.when(~late, time)).alias("newest"),
+        ).collect()[0]
+        result["dropped"] = int(figures["late"] or 0)
+        newest = figures["newest"]
+        candidate = None if newest is None else int(newest) - int(mark["delayMicros"])
+        watermark = candidate if previous is None else (previous if candidate is None else max(previous, candidate))
+        result["watermarkMicros"] = watermark
+        rows = rows.where(~late)
+
+    # 3.
+    dedup = state.get("dedup")
+    if dedup:
+        rows, table_result, duplicates = deduplicate(spark, request, rows, dedup, mark, previous)
+        result["duplicates"] = duplicates
+        result["tables"][DEDUP_TABLE] = table_result
+    return rows.drop(ROW_PART, ROW_POS), result
+
+
+def deduplicate(spark, request, rows, dedup, mark, previous):
+    from pyspark.sql import functions as F
+
+    fields = {f.name: f for f in rows.schema.fields}
+    for k in dedup["keys"]:
+        if k not in fields:
+            raise StateFailure("job", f"the drop_duplicates key {k} is not a column of the source")
+    within = dedup["withinWatermark"] and mark is not None
+    schema = {
+        "key": [{"name": k, "type": duck_type(fields[k])} for k in dedup["keys"]],
+        "value": [{"name": EVENT_TIME, "type": "TIMESTAMP"}] if within else [],
+    }
+    table = StateTable(
+        spark, DEDUP_TABLE, dedup.get("stored"), dedup["buckets"], schema, EVENT_TIME if within else None
+    )
+    if table.stored and not same_schema(table.schema, schema):
+        # Ebb refuses it by name (IncompatibleStateError) from the schema this answers.
+        return rows.limit(0), {"schema": schema, "hash": table.hash, "buckets": table.buckets, "writes": []}, 0
+    keys = [F.col(quote(k)) for k in dedup["keys"]]
+
+    # The first row of each key in arrival order (and its event time).
+    first_of = F.min(F.struct(F.col(ROW_PART), F.col(ROW_POS), *([micros(mark["column"]).alias("t")] if within else [])))
+    first = rows.groupBy(*keys).agg(first_of.alias("__ebb_first"))
+    first = first.select(
+        *keys,
+        F.col("__ebb_first").getField(ROW_PART).alias(ROW_PART),
+        F.col("__ebb_first").getField(ROW_POS).alias(ROW_POS),
+        *([F.col("__ebb_first").getField("t").alias("__ebb_t")] if within else []),
+    ).withColumn(BUCKET, table.bucket())
+    first = first.localCheckpoint(eager=True)
+
+    # Those keys' buckets of the parent: a key found there is dropped.
+    touched = [r[BUCKET] for r in first.select(BUCKET).distinct().collect()]
+    seen_raw = table.raw(touched)
+    if seen_raw is not None:
+        seen = table.merged(seen_raw).select(*[F.col(quote(k)) for k in dedup["keys"]])
+        new = first.alias("f").join(seen.alias("s"), _key_cond(dedup["keys"], "f", "s"), "left_anti")
+    else:
+        new = first
+    new = new.localCheckpoint(eager=True)
+    total = rows.count()
+    kept = new.count()
+
+    # The new keys, unless already expired; within the watermark, the parent's expired keys.
+    expired_up_to = None
+    if within and previous is not None:
+        expired_up_to = int(previous) - int(mark["delayMicros"])
+    value = (
+        [F.timestamp_micros(F.col("__ebb_t")).cast("timestamp_ntz").alias(EVENT_TIME)] if within else []
+    )
+    fresh = new
+    if expired_up_to is not None:
+        fresh = fresh.where(F.col("__ebb_t") > F.lit(expired_up_to))
+    changes = fresh.select(*keys, *value, F.lit(False).alias(DELETED), F.col(BUCKET))
+    if expired_up_to is not None:
+        bound = expired_up_to + 1
+        older = [int(b) for b, part in table.parts.items() if part.get("minTime") is not None and part["minTime"] < bound]
+        raw = table.raw(older)
+        if raw is not None:
+            gone = table.merged(raw).where(micros(EVENT_TIME) < F.lit(bound))
+            changes = changes.unionByName(
+                gone.select(*keys, F.lit(None).cast("timestamp_ntz").alias(EVENT_TIME), F.lit(True).alias(DELETED), F.col(BUCKET))
+            )
+    survivors = rows.join(new.select(ROW_PART, ROW_POS), [ROW_PART, ROW_POS], "left_semi")
+    writes = write_changes(spark, request, table, changes.localCheckpoint(eager=True))
+    return survivors, {"schema": table.schema, "hash": table.hash, "buckets": table.buckets, "writes": writes}, total - kept
+
+
+def _key_cond(keys, left, right):
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    return reduce(
+        lambda a, b: a & b, [F.col(f"{left}.{quote(k)}").eqNullSafe(F.col(f"{right}.{quote(k)}")) for k in keys]
+    )
+
+
+def same_schema(a, b):
+    def same(x, y):
+        return len(x) == len(y) and all(
+            c["name"] == d["name"] and c["type"].upper() == d["type"].upper() for c, d in zip(x, y)
+        )
+
+    return same(a["key"], b["key"]) and same(a["value"], b["value"])
+
+
+def write_changes(spark, request, table, changes):
+    """Step 4 (state-store.ts `writeTableChanges`): one file per touched bucket, and its figures.
+
+    Inserts are of keys the parent does not hold and deletes of keys it does (deduplicate looked them
+    up), so a bucket's rows follow from the parent's without reading it, unless it is read whole: when
+    Ebb says it is due a snapshot, or when a delete may have removed its oldest time."""
+    from pyspark.sql import functions as F
+
+    time = table.time_column
+    aggregates = [
+        F.count(F.lit(1)).alias("n"),
+        F.sum(F.when(~F.col(DELETED), 1).otherwise(0)).alias("added"),
+        F.sum(F.when(F.col(DELETED), 1).otherwise(0)).alias("removed"),
+    ]
+    if time:
+        aggregates.append(F.min(F.when(~F.col(DELETED), micros(time))).alias("t"))
+    figures = {r[BUCKET]: r for r in changes.groupBy(BUCKET).agg(*aggregates).collect()}
+    if not figures:
+        return []
+    due = set(int(b) for b in request["state"]["dedup"].get("snapshotDue", []))
+    whole = sorted(
+        b
+        for b, f in figures.items()
+        if b in due or (time is not None and f["removed"] > 0 and str(b) in table.parts)
+    )
+    exact = {}
+    merged = None
+    if whole:
+        change_rows = changes.where(F.col(BUCKET).isin(whole)).withColumn(ORDER, F.lit(CHANGE_ORDER))
+        stored = table.raw(whole)
+        both = change_rows if stored is None else stored.unionByName(change_rows)
+        merged = table.merged(both).localCheckpoint(eager=True)
+        stats = [F.count(F.lit(1)).alias("n")] + ([F.min(micros(time)).alias("t")] if time else [])
+        for r in merged.groupBy(BUCKET).agg(*stats).collect():
+            exact[r[BUCKET]] = (int(r["n"]), int(r["t"]) if time and r["t"] is not None else None)
+        for b in whole:
+            exact.setdefault(b, (0, None))
+
+    writes, files = [], []
+    for b in sorted(figures):
+        f = figures[b]
+        part = table.parts.get(str(b))
+        kind = "snapshot" if b in due else "changelog"
+        if b in exact:
+            rows, min_time = exact[b]
+        else:
+            rows = (part["rows"] if part else 0) + int(f["added"]) - int(f["removed"])
+            t = int(f["t"]) if time and f["t"] is not None else None
+            stored_min = part.get("minTime") if part else None
+            min_time = t if stored_min is None else (stored_min if t is None else min(stored_min, t))
+        if rows == 0:
+            writes.append({"bucket": b, "kind": "snapshot", "rows": 0})
+        else:
+            files.append({"bucket": b, "kind": kind, "rows": rows, "minTime": min_time})
+
+    columns = [F.col(quote(c["name"])) for c in table.columns]
+    sources = {
+        "snapshot": (merged.select(*columns, F.lit(False).alias(DELETED), F.col(BUCKET)) if merged is not None else None),
+        "changelog": changes.select(*columns, F.col(DELETED), F.col(BUCKET)),
+    }
+    uris = {}
+    for kind in ("snapshot", "changelog"):
+        buckets = [f["bucket"] for f in files if f["kind"] == kind]
+        if buckets:
+            uris.update(write_buckets(spark, request, kind, sources[kind], buckets, table.key_names))
+    for f in files:
+        key, size = uris[f["bucket"]]
+        write = {"bucket": f["bucket"], "kind": f["kind"], "rows": f["rows"], "file": {"name": key, "bytes": size}}
+        if f["minTime"] is not None:
+            write["minTime"] = f["minTime"]
+        writes.append(write)
+    return writes
+
+
+def write_buckets(spark, request, kind, frame, buckets, key_names):
+    """One Parquet file per bucket, moved to a fresh key of the flow's state folder: (name, bytes)."""
+    from pyspark.sql import functions as F
+
+    state = request["state"]
+    staging = state["stagingUri"].rstrip("/") + f"/{kind}"
+    (
+        frame.where(F.col(BUCKET).isin(buckets))
+        .repartition(F.col(BUCKET))
+        .sortWithinPartitions(BUCKET, *[F.col(quote(k)) for k in key_names])
+        .write.mode("errorifexists")
+        .option("compression", "snappy")
+        .partitionBy(BUCKET)
+        .parquet(staging)
+    )
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    out = {}
+    for b in buckets:
+        folder = jvm.org.apache.hadoop.fs.Path(f"{staging}/{BUCKET}={b}")
+        fs = folder.getFileSystem(conf)
+        written = [s for s in fs.listStatus(folder) if s.getPath().getName().endswith(".parquet")]
+        if len(written) != 1:
+            raise StateFailure("job", f"bucket {b} of the state was written as {len(written)} files, not one")
+        name = f"{str(state['seq']).zfill(10)}-{uuid.uuid4()}.parquet"
+        target = jvm.org.apache.hadoop.fs.Path(state["stateUri"].rstrip("/") + "/" + name)
+        if not fs.rename(written[0].getPath(), target):
+            raise StateFailure("job", f"the state file of bucket {b} could not be moved to {target}")
+        out[b] = (name, int(fs.getFileStatus(target).getLen()))
+    return out

@@ -1,0 +1,195 @@
+import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
+import type { FlowPlan } from "../../pipeline/plan/index.ts";
+import { flowStatePrefix } from "../../store/bucket-layout.ts";
+import { DEFAULT_BUCKETS, type StateFlow, type StateVersion } from "../../state/index.ts";
+import { nextTable, snapshotDue, type StateManifest } from "../../state/state-manifest.ts";
+import { manifestMetrics, STATE_FORMAT } from "../../state/state-manifest.ts";
+import { DEDUP_TABLE } from "../stateful/deduplicate.ts";
+import { operatorSignature } from "../stateful/operator-signature.ts";
+import { DEFINITION_META, definitionSignature } from "../stateful/state-definition.ts";
+import {
+  openFlowState,
+  STATE_OPERATOR_NAMES,
+  type StateOperatorName,
+  type StateProgress,
+} from "../stateful/stateful-batch.ts";
+import { describeWatermark, watermarkMetaSchema } from "../stateful/watermark.ts";
+import type { ObjectStore } from "../../object-store/object-store.ts";
+import { FlowNotSupportedOnSparkError, SparkJobFailedError } from "./errors.ts";
+import { sparkStatefulUnsupported } from "./spark-stateful-support.ts";
+import type { SparkStateRequest, SparkStateResult, SparkStateTable } from "./spark-batch-contract.ts";
+import type { SparkJobs } from "./spark-jobs.ts";
+
+/**
+ * A stateful flow's batch on Spark (functions/spark/ebb_spark_state.py): the watermark and
+ * deduplication, over the same state versions the DuckDB engine reads and writes
+ * (stateful-batch.ts), so a flow can switch engines between batches and a rewind across a switch
+ * restores the state as any rewind does.
+ *
+ * 1. `prepareSparkState`: open the parent version (checked against the flow's operators, as on
+ *    DuckDB) and describe it to the job: the watermark it left, the dedup table's buckets and files,
+ *    the buckets due a snapshot.
+ * 2. The job reads the buckets it needs, applies the batch and writes one file per touched bucket into
+ *    the flow's state folder, under fresh names no version lists yet.
+ * 3. `recordSparkState`: Ebb writes the next version's manifest from the job's answer (the store's
+ *    own planning, state-manifest.ts `nextTable`; a table of another shape is refused as on DuckDB),
+ *    before the batch's commit; the checkpoint names it when the batch commits. A job that dies leaves
+ *    only files no manifest lists, which the state's VACUUM removes.
+ */
+
+export interface SparkStateContext {
+  readonly store: ObjectStore;
+  readonly flow: StateFlow;
+  readonly definition: FlowDefinition;
+  readonly plan: FlowPlan;
+  readonly parentVersion: string | undefined;
+  readonly seq: number;
+  readonly spark: SparkJobs;
+}
+
+export interface PreparedSparkState {
+  readonly version: StateVersion;
+  readonly request: (stagingKey: string) => SparkStateRequest;
+}
+
+export async function prepareSparkState(context: SparkStateContext): Promise<PreparedSparkState> {
+  const { plan, definition, spark } = context;
+  const unsupported = sparkStatefulUnsupported(plan);
+  if (unsupported) throw new FlowNotSupportedOnSparkError(definition.name, unsupported);
+  const version = await openFlowState(context.store, context.flow, definition, context.parentVersion);
+  const mark = plan.kind === "plain" || plan.kind === "dedup" ? plan.watermark : undefined;
+  const dedup = plan.kind === "dedup" ? plan.dedup : undefined;
+  const stored = version.manifest.tables[DEDUP_TABLE];
+  const storedTable: SparkStateTable | null = stored
+    ? {
+        schema: stored.schema,
+        buckets: stored.buckets,
+        hash: stored.hash ?? "md5-json",
+        parts: Object.fromEntries(
+          Object.entries(stored.parts).map(([bucket, part]) => [
+            bucket,
+            {
+              files: [...(part.snapshot ? [part.snapshot] : []), ...part.changelogs].map((f) =>
+                spark.bucketUri(f.key),
+              ),
+              rows: part.rows,
+              ...(part.minTime !== undefined ? { minTime: part.minTime } : {}),
+            },
+          ]),
+        ),
+      }
+    : null;
+  const previous = watermarkMetaSchema.safeParse(version.meta["watermark"]);
+  return {
+    version,
+    request: (stagingKey) => ({
+      stateUri: spark.bucketUri(flowStatePrefix(context.flow.pipelineId, context.flow.flowId)),
+      stagingUri: spark.bucketUri(stagingKey),
+      seq: context.seq,
+      watermark: mark
+        ? {
+            column: mark.column,
+            delayMicros: mark.delayMicros,
+            previousMicros: previous.success ? previous.data.micros : null,
+          }
+        : null,
+      dedup: dedup
+        ? {
+            keys: dedup.keys,
+            withinWatermark: dedup.withinWatermark,
+            stored: storedTable,
+            buckets: DEFAULT_BUCKETS,
+            snapshotDue: Object.entries(stored?.parts ?? {})
+              .filter(([, part]) => snapshotDue(part))
+              .map(([bucket]) => Number(bucket)),
+          }
+        : null,
+    }),
+  };
+}
+
+/** Step 3: the next state version from the job's answer, and the batch's `stateOperators`. */
+export async function recordSparkState(
+  context: SparkStateContext,
+  version: StateVersion,
+  result: SparkStateResult,
+  jobId: string,
+): Promise<StateProgress> {
+  const { definition, plan } = context;
+  const meta: Record<string, unknown> = { ...version.meta };
+  let changed = false;
+  const setMeta = (name: string, value: unknown) => {
+    if (JSON.stringify(meta[name]) === JSON.stringify(value)) return;
+    meta[name] = value;
+    changed = true;
+  };
+  setMeta("operators", operatorSignature(definition));
+  setMeta(DEFINITION_META, definitionSignature(definition));
+  const mark = plan.kind === "plain" || plan.kind === "dedup" ? plan.watermark : undefined;
+  const watermark = result.watermarkMicros ?? undefined;
+  if (mark && watermark !== undefined) setMeta("watermark", { column: mark.column, micros: watermark });
+
+  const tables = { ...version.manifest.tables };
+  const prefix = flowStatePrefix(context.flow.pipelineId, context.flow.flowId);
+  const dedup = plan.kind === "dedup" ? plan.dedup : undefined;
+  for (const [name, answered] of Object.entries(result.tables)) {
+    if (name !== DEDUP_TABLE || !dedup)
+      throw new SparkJobFailedError(
+        definition.name,
+        context.seq,
+        jobId,
+        `it wrote a state table ${name} the flow has not`,
+      );
+    const within = dedup.withinWatermark && mark !== undefined;
+    // The stored shape decides, as on DuckDB: a key of another type is refused by name.
+    const table = version.table(name, answered.schema, within ? { timeColumn: "event_time" } : {});
+    if (table.shape.hash !== answered.hash || table.shape.buckets !== answered.buckets)
+      throw new SparkJobFailedError(
+        definition.name,
+        context.seq,
+        jobId,
+        `it bucketed the ${name} state by ${answered.hash} into ${answered.buckets}, not by the table's ${table.shape.hash} into ${table.shape.buckets}`,
+      );
+    const writes = answered.writes.map((write) => ({
+      bucket: write.bucket,
+      kind: write.kind,
+      rows: write.rows,
+      ...(write.minTime !== undefined ? { minTime: write.minTime } : {}),
+      ...(write.file ? { file: { key: `${prefix}${write.file.name}`, bytes: write.file.bytes } } : {}),
+    }));
+    if (writes.length > 0 || !table.stored) changed = true;
+    tables[name] = nextTable(table.stored, table.shape, writes);
+  }
+  let key = version.key;
+  let manifest = version.manifest;
+  if (changed) {
+    manifest = {
+      format: STATE_FORMAT,
+      seq: context.seq,
+      parent: version.key ?? null,
+      meta,
+      tables,
+    } satisfies StateManifest;
+    key = await version.putManifest(manifest);
+  }
+  const metrics = manifestMetrics(manifest);
+  const operators: StateOperatorName[] = dedup
+    ? [
+        dedup.withinWatermark && mark
+          ? STATE_OPERATOR_NAMES.dedupeWithinWatermark
+          : STATE_OPERATOR_NAMES.dedupe,
+      ]
+    : [];
+  return {
+    version: key,
+    operators,
+    numRowsTotal: metrics.rows,
+    stateBytes: metrics.bytes,
+    numRowsDroppedByWatermark: result.dropped,
+    numDuplicatesDropped: result.duplicates,
+    numWindowsEmitted: 0,
+    ...(watermark !== undefined
+      ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
+      : {}),
+  };
+}
