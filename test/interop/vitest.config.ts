@@ -10,5 +10,8 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Two files at once: each Spark test waits on its JVM, its stand-ins and its updates much of the
+    // time; one at a time the suite took as long as all its Spark starts added up.
+    maxWorkers: 2,
   },
 });

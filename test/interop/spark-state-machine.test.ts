@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalSparkJobs } from "../../../functions/runtime/local-spark-jobs.ts";
-import { synthesizeEbb } from "../../../infra/local/ebb-synthesis.ts";
-import { localEmrServerless, START_JOB_RUN_SYNC } from "../../../infra/local/local-emr-serverless.ts";
-import { listAllKeys } from "../../../shared/object-store/object-store.ts";
-import { testAws, testObjectStore } from "../../support/aws.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
+import { synthesizeEbb } from "../../infra/local/ebb-synthesis.ts";
+import { localEmrServerless, START_JOB_RUN_SYNC } from "../../infra/local/local-emr-serverless.ts";
+import { listAllKeys } from "../../shared/object-store/object-store.ts";
+import { testAws, testObjectStore } from "../support/aws.ts";
+import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 
 /**
  * The AWS Spark path through the update state machine as synthesized with `sparkEngine` on, run by
