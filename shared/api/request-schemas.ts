@@ -273,6 +273,12 @@ export const listPipelinesQuery = strictObject(paging);
 /** `GET /api/2.0/pipelines/{id}/updates`. */
 export const listUpdatesQuery = strictObject(paging);
 
+/** `GET /api/2.0/pipelines/{id}/branches`. */
+export const listBranchesQuery = strictObject(paging);
+
+/** `GET /api/2.0/pipelines/{id}/branches/{name}/diff`. */
+export const branchDiffQuery = strictObject({ max_samples: queryInt(0).pipe(z.number().max(50)).optional() });
+
 /** `GET /api/2.0/pipelines/{id}/events`. */
 export const listEventsQuery = strictObject({
   ...paging,

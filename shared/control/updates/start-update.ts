@@ -89,6 +89,8 @@ export async function startUpdate(
       );
     }
     const spec = parseRewindSpec(body.rewind_spec, plane.clock());
+    if (spec.branch !== undefined)
+      throw new TypeError("a branch's rewind_spec goes to branches/branch-request.ts");
     checkUpdateAllowed(record, pipeline.settings, "rewind");
     rewind = await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
     intent = {

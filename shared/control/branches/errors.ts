@@ -1,0 +1,37 @@
+import { CodedError, InvalidParameterError } from "../../errors/coded-error.ts";
+
+/** A branch name that cannot be a folder and a key part (docs/branches.md "Name"). */
+export class InvalidBranchNameError extends InvalidParameterError {
+  override readonly name = "InvalidBranchNameError";
+  constructor(branch: string) {
+    super(
+      `branch name "${branch}" is not allowed: use 1 to 63 lower-case letters, digits, "-" or "_", starting with a letter or digit (e.g. "fix-1")`,
+      { data: { branch } },
+    );
+  }
+}
+
+/** The pipeline has a branch of that name already. */
+export class BranchAlreadyExistsError extends CodedError {
+  override readonly name = "BranchAlreadyExistsError";
+  override readonly errorCode = "BRANCH_ALREADY_EXISTS";
+  override readonly httpStatus = 409;
+  constructor(pipelineName: string, branch: string) {
+    super(
+      `pipeline ${pipelineName} has a branch named "${branch}" already: pick another name, or discard it first (POST …/branches/${branch}/discard)`,
+      { data: { branch } },
+    );
+  }
+}
+
+/** No branch of that name. */
+export class BranchNotFoundError extends CodedError {
+  override readonly name = "BranchNotFoundError";
+  override readonly errorCode = "BRANCH_NOT_FOUND";
+  override readonly httpStatus = 404;
+  constructor(pipelineId: string, branch: string) {
+    super(`pipeline ${pipelineId} has no branch named "${branch}": GET …/branches lists its branches`, {
+      data: { branch },
+    });
+  }
+}
