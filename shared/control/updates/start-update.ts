@@ -89,8 +89,11 @@ export async function startUpdate(
       );
     }
     const spec = parseRewindSpec(body.rewind_spec, plane.clock());
-    if (spec.branch !== undefined)
-      throw new TypeError("a branch's rewind_spec goes to branches/branch-request.ts");
+    if (spec.branch !== undefined) {
+      throw new InvalidParameterError(
+        `rewind_spec.branch is taken only by POST …/pipelines/{id}/updates of one pipeline: make each pipeline's branch there`,
+      );
+    }
     checkUpdateAllowed(record, pipeline.settings, "rewind");
     rewind = await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
     intent = {
