@@ -361,6 +361,8 @@ export const vacuumTableResponse = strict({
   dry_run: z.boolean(),
   retention_hours: z.number(),
   protected_versions: z.array(z.number().int()),
+  /** The branches whose logs name files of the table: every file their latest snapshot names is kept. */
+  protected_branches: z.array(z.string()).optional(),
   files_protected: z.number().int(),
   files_within_retention: z.number().int(),
   files: z.array(strict({ path: z.string(), size: z.number() })),

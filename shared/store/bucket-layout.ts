@@ -39,9 +39,17 @@ export function updateStateKey(pipelineId: string, updateId: string, file: strin
   return `${STATE_PREFIX}${pipelineId}/update-state/${updateId}/${file}`;
 }
 
+/** Inside a table's folder: the folder of its branches' logs. */
+export const BRANCHES_FOLDER = "_branches/";
+
 /** Inside a table's folder: the folder of a branch's log (`<this>_delta_log/`). */
 export function branchFolder(branch: string): string {
-  return `_branches/${branch}/`;
+  return `${BRANCHES_FOLDER}${branch}/`;
+}
+
+/** The pipeline id a branch's flows are keyed under (checkpoints `<this>#<flow>`, txn app ids `<this>/<flow>`). */
+export function branchPipelineId(pipelineId: string, branch: string): string {
+  return `${pipelineId}~${branch}`;
 }
 
 /** The key of a branch's record. */

@@ -17,11 +17,6 @@ export function checkBranchName(branch: string): string {
   return branch;
 }
 
-/** The pipeline id a branch's flows are keyed under (checkpoints `<this>#<flow>`, txn app ids `<this>/<flow>`). */
-export function branchPipelineId(pipelineId: string, branch: string): string {
-  return `${pipelineId}~${branch}`;
-}
-
 export const branchRecordSchema = z.object({
   name: z.string(),
   pipelineId: z.string(),

@@ -11,7 +11,7 @@ import {
 } from "../plane/control-plane.ts";
 import { toJsonRows } from "../tables/json-values.ts";
 import { branchRecordSchema, readBranchRecord, type BranchRecord } from "./branch-record.ts";
-import { branchTableStore } from "./branch-table-store.ts";
+import { branchTableStore } from "../../store/branch-table-store.ts";
 import { diffRows } from "./row-diff.ts";
 
 /** The branches of a pipeline as the API answers them (docs/branches.md). */

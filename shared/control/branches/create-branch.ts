@@ -3,12 +3,12 @@ import type { ValidatedPipeline } from "../../pipeline/validate-pipeline.ts";
 import { allFlows, qualifiedName, tableDatasets } from "../../rewind/pipeline-datasets.ts";
 import type { RewindPlan } from "../../rewind/rewind-plan.ts";
 import { flowAppId, ROOT_SEQ, type FlowRef } from "../../store/checkpoints-repository.ts";
-import { branchRecordKey } from "../../store/bucket-layout.ts";
+import { branchPipelineId, branchRecordKey } from "../../store/bucket-layout.ts";
 import { withTableSnapshots } from "../../rewind/table-snapshots.ts";
 import { rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
-import { branchTableStore } from "./branch-table-store.ts";
+import { branchTableStore } from "../../store/branch-table-store.ts";
 import { BranchAlreadyExistsError } from "./errors.ts";
-import { branchPipelineId, checkBranchName, encodeBranchRecord, type BranchRecord } from "./branch-record.ts";
+import { checkBranchName, encodeBranchRecord, type BranchRecord } from "./branch-record.ts";
 
 /**
  * Creating a branch at a rewind point, from a rewind request's plan (docs/branches.md; every check of

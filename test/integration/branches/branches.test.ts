@@ -56,8 +56,8 @@ async function createPipeline(sql: string) {
   return { id: pipeline_id, tag, schema, table: `${CATALOG}.${schema}.orders`, definition };
 }
 
-async function run(pipelineId: string): Promise<void> {
-  const started = await cp.client.startUpdate(pipelineId, {});
+async function run(pipelineId: string, body: Record<string, unknown> = {}): Promise<void> {
+  const started = await cp.client.startUpdate(pipelineId, body);
   const update = await cp.client.waitForUpdate(pipelineId, started.update_id, { intervalMs: 200 });
   expect(update.state).toBe("COMPLETED");
 }
@@ -177,5 +177,57 @@ describe("branches", () => {
     // The name is free again.
     await cp.client.createBranch(p.id, "fix-1", { rewind_point_id: point });
     expect((await cp.client.branchDiff(p.id, "fix-1")).tables[0]!.only_on_live.count).toBe(1);
+  }, 100_000);
+
+  it("a live VACUUM keeps every file a branch names, once no point does; discarding the branch frees them", async () => {
+    const p = await createPipeline("SELECT id, amount FROM source");
+    await cp.land(`${p.tag}/1.json`, [
+      { id: 1, amount: 10 },
+      { id: 2, amount: 20 },
+    ]);
+    await run(p.id);
+    const point = await newestPoint(p.id);
+    await cp.client.createBranch(p.id, "keep", { rewind_point_id: point });
+    const folder = `tables/${CATALOG}/${p.schema}/orders/`;
+    const pointFiles = (await keysUnder(folder)).filter((k) => k.endsWith(".parquet") && !k.includes("/_"));
+    expect(pointFiles.length).toBeGreaterThan(0);
+
+    // Live drops the point's files (a full refresh with a bad deploy), and no rewind point protects
+    // them any more (the rewind retention shortened to a second: every point is past it).
+    const bad = p.definition("SELECT id, amount * 2 AS amount FROM source");
+    await cp.client.editPipeline(p.id, bad);
+    await run(p.id, { full_refresh: true });
+    await cp.client.editPipeline(p.id, {
+      ...bad,
+      configuration: { "pipelines.rewind.enabled": "true", "pipelines.rewind.retention": "1 second" },
+    });
+    for (let waited = 0; (await cp.client.rewindPoints(p.id)).rewind_points.length > 0; waited++) {
+      expect(waited, "the rewind points expire").toBeLessThan(20);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+
+    const vacuum = await cp.client.vacuum(p.table, { retain_hours: 0, allow_short_retention: true });
+    expect(vacuum.protected_versions).toEqual([]);
+    expect(vacuum.protected_branches).toEqual(["keep"]);
+    expect(vacuum.files.map((f) => folder + f.path)).not.toEqual(expect.arrayContaining([pointFiles[0]]));
+    for (const key of pointFiles) expect(await bucket().head(key), key).toBeDefined();
+    const diff = await cp.client.branchDiff(p.id, "keep");
+    expect(diff.tables[0]).toMatchObject({
+      only_on_branch: {
+        count: 2,
+        samples: [
+          { id: 1, amount: 10 },
+          { id: 2, amount: 20 },
+        ],
+      },
+      only_on_live: { count: 2 },
+    });
+
+    // Discarded, the branch keeps nothing: the next VACUUM removes the point's files.
+    await cp.client.discardBranch(p.id, "keep");
+    const after = await cp.client.vacuum(p.table, { retain_hours: 0, allow_short_retention: true });
+    expect(after.protected_branches).toBeUndefined();
+    expect(after.files.map((f) => folder + f.path).sort()).toEqual(expect.arrayContaining(pointFiles));
+    for (const key of pointFiles) expect(await bucket().head(key), key).toBeUndefined();
   }, 100_000);
 });

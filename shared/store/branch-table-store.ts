@@ -1,7 +1,7 @@
-import { LOG_DIR } from "../../delta/index.ts";
-import type { ObjectStore } from "../../object-store/object-store.ts";
-import { withPrefix } from "../../object-store/prefixed-object-store.ts";
-import { branchFolder } from "../../store/bucket-layout.ts";
+import { LOG_DIR } from "../delta/index.ts";
+import type { ObjectStore } from "../object-store/object-store.ts";
+import { withPrefix } from "../object-store/prefixed-object-store.ts";
+import { branchFolder } from "./bucket-layout.ts";
 
 /**
  * A branch's view of one table (docs/branches.md "Where a branch lives"): the table's folder, except
