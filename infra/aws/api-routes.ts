@@ -89,6 +89,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
     access: { tables: { pipelines: R }, bucket: { "tables/": R, "state/": R } },
   },
   {
+    ...served(ROUTES.publishBranch, "publish-branch.ts"),
+    // Holds the pipeline as an update does; a RESTORE commit per table, live checkpoints, a point and an event.
+    access: {
+      tables: { pipelines: RW, checkpoints: RW, eventLog: RW },
+      bucket: { "tables/": RW, "state/": RW },
+    },
+  },
+  {
     ...served(ROUTES.discardBranch, "discard-branch.ts"),
     // The record, then each table's `_branches/<name>/` log.
     access: { tables: { pipelines: R }, bucket: { "tables/": RW, "state/": RW } },

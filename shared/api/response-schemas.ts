@@ -314,6 +314,19 @@ export const listBranchesResponse = strict({
   next_page_token: z.string().optional(),
 });
 export const getBranchResponse = createBranchResponse;
+export const publishBranchResponse = strict({
+  branch: z.string(),
+  /** The point captured before the publish: rewinding to it undoes the publish. */
+  rewind_point_id: z.string().nullable(),
+  tables: z.array(
+    strict({
+      table: z.string(),
+      branch_version: z.number().int().nullable(),
+      live_version: z.number().int().nullable(),
+      flows: z.array(strict({ flow: z.string(), branch_seq: z.number().int(), live_seq: z.number().int() })),
+    }),
+  ),
+});
 const sampledRows = strict({ count: z.number().int(), samples: z.array(openObject) });
 export const branchDiffResponse = strict({
   branch: z.string(),

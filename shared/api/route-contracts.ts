@@ -139,6 +139,15 @@ export const ROUTES = {
     query: schemas.branchDiffQuery,
     response: responses.branchDiffResponse,
   },
+  publishBranch: {
+    method: "POST",
+    path: `${PIPELINE}/branches/{branch_name}/publish`,
+    summary:
+      "Make live equal the branch: one RESTORE-like commit per table, the branch's checkpoints as live's, a rewind point before it",
+    body: emptyBody,
+    query: noQuery,
+    response: responses.publishBranchResponse,
+  },
   discardBranch: {
     method: "POST",
     path: `${PIPELINE}/branches/{branch_name}/discard`,

@@ -238,6 +238,13 @@ export class EbbClient {
       { query: options.maxSamples !== undefined ? { max_samples: String(options.maxSamples) } : {} },
     );
   }
+  publishBranch(pipelineId: string, name: string) {
+    return this.request<Answer<typeof answers.publishBranchResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/branches/${encodeURIComponent(name)}/publish`,
+      { body: {} },
+    );
+  }
   discardBranch(pipelineId: string, name: string) {
     return this.request<Answer<typeof answers.emptyResponse>>(
       "POST",

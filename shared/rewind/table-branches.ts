@@ -21,8 +21,7 @@ export async function tableBranches(table: ObjectStore): Promise<TableBranch[]> 
     if (name) names.add(name);
   }
   const branches: TableBranch[] = [];
-  for (const name of [...names].sort())
-    branches.push({ name, snapshot: await latestOf(branchTableStore(table, name)) });
+  for (const name of [...names].sort()) branches.push({ name, snapshot: await branchSnapshot(table, name) });
   return branches;
 }
 
@@ -31,9 +30,10 @@ export function keysNamedBy(branches: readonly TableBranch[]): Set<string> {
   return new Set(branches.flatMap((branch) => [...(branch.snapshot?.files.keys() ?? [])]));
 }
 
-async function latestOf(store: ObjectStore): Promise<Snapshot | undefined> {
+/** The latest snapshot of a branch's log of the table (undefined: it has none). */
+export async function branchSnapshot(table: ObjectStore, branch: string): Promise<Snapshot | undefined> {
   try {
-    return await loadSnapshot(store);
+    return await loadSnapshot(branchTableStore(table, branch));
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;

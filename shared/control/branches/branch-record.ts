@@ -31,6 +31,8 @@ export const branchRecordSchema = z.object({
       identifier: z.string(),
       /** Live's version the branch began from; null: the table was empty at the point (or absent). */
       sourceVersion: z.number().int().nullable(),
+      /** Live's latest version when the branch was made (null: no table); a publish needs it unchanged. */
+      liveVersion: z.number().int().nullable().optional(),
       /** The branch began at the point (a rewound dataset), or at live as it was (one the rewind left). */
       from: z.enum(["POINT", "LIVE"]),
     }),

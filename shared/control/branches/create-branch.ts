@@ -90,7 +90,13 @@ export async function createBranch(
       else if (latest) source = { ...latest, files: new Map(), txns: new Map() };
       const identifier = qualifiedName(pipeline, dataset);
       const sourceVersion = rewind && rewind.action !== "RESTORE" ? null : (source?.version ?? null);
-      tables.push({ dataset, identifier, sourceVersion, from: rewind ? "POINT" : "LIVE" });
+      tables.push({
+        dataset,
+        identifier,
+        sourceVersion,
+        liveVersion: latest?.version ?? null,
+        from: rewind ? "POINT" : "LIVE",
+      });
       if (!source) continue;
       const seqOf = new Map(
         flows.filter((f) => f.dataset === dataset).map((f) => [flowAppId({ pipelineId, flowId: f.flow }), f]),

@@ -35,3 +35,20 @@ export class BranchNotFoundError extends CodedError {
     });
   }
 }
+
+/** Live wrote a table since the branch was made: publishing would throw those writes away unseen. */
+export class BranchOutOfDateError extends CodedError {
+  override readonly name = "BranchOutOfDateError";
+  override readonly errorCode = "BRANCH_OUT_OF_DATE";
+  override readonly httpStatus = 409;
+  constructor(branch: string, moved: readonly { table: string; from: number | null; now: number | null }[]) {
+    super(
+      `branch "${branch}" cannot be published: live moved on since it was made (${moved
+        .map((m) => `${m.table} version ${m.from ?? "none"} -> ${m.now ?? "none"}`)
+        .join(
+          ", ",
+        )}); make the branch again from a newer point (discard it, then POST …/updates with rewind_spec.branch) and replay it`,
+      { data: { branch, tables: moved.map((m) => m.table) } },
+    );
+  }
+}

@@ -230,4 +230,68 @@ describe("branches", () => {
     expect(after.files.map((f) => folder + f.path).sort()).toEqual(expect.arrayContaining(pointFiles));
     for (const key of pointFiles) expect(await bucket().head(key), key).toBeUndefined();
   }, 100_000);
+
+  it("publishes a branch made before a bad deploy: live becomes the point's data, a replay the fixed run; busy and moved-on refused", async () => {
+    const p = await createPipeline("SELECT id, amount FROM source");
+    await cp.land(`${p.tag}/1.json`, [
+      { id: 1, amount: 10 },
+      { id: 2, amount: 20 },
+    ]);
+    await run(p.id);
+    const point = await newestPoint(p.id);
+    await cp.client.editPipeline(p.id, p.definition("SELECT id, amount * 2 AS amount FROM source"));
+    await cp.land(`${p.tag}/2.json`, [{ id: 3, amount: 30 }]);
+    await run(p.id);
+    const bad = await rows(p.table);
+    await cp.client.createBranch(p.id, "fix", { rewind_point_id: point });
+
+    // A live update holds the pipeline: the publish waits its turn.
+    const running = await cp.client.startUpdate(p.id, {});
+    const busy = await errorOf(cp.client.publishBranch(p.id, "fix"));
+    expect([busy.status, busy.errorCode]).toEqual([409, "PIPELINE_BUSY"]);
+    expect((await cp.client.waitForUpdate(p.id, running.update_id, { intervalMs: 200 })).state).toBe(
+      "COMPLETED",
+    );
+
+    // The fix is deployed, and live is published from the branch: the point's rows, one RESTORE.
+    await cp.client.editPipeline(p.id, p.definition("SELECT id, amount FROM source"));
+    const published = await cp.client.publishBranch(p.id, "fix");
+    expect(published.tables).toEqual([
+      expect.objectContaining({
+        table: p.table,
+        branch_version: 0,
+        flows: [expect.objectContaining({ flow: "ingest" })],
+      }),
+    ]);
+    expect(await rows(p.table)).toEqual([
+      { id: 1, amount: 10 },
+      { id: 2, amount: 20 },
+    ]);
+    const history = (await cp.client.history(p.table)).history;
+    expect(history[0]).toMatchObject({ version: published.tables[0]!.live_version, operation: "RESTORE" });
+    const { events } = await cp.client.events(p.id, { filter: "event_type = 'branch_published'" });
+    expect(events).toHaveLength(1);
+    // The rewind point before it undoes it.
+    expect(published.rewind_point_id).toEqual(expect.any(String));
+    const points = (await cp.client.rewindPoints(p.id)).rewind_points.map((pt) => pt.rewind_point_id);
+    expect(points).toContain(published.rewind_point_id);
+
+    // The replay on live reads only what the point had not: the fixed run.
+    await run(p.id);
+    expect(await rows(p.table)).toEqual([
+      { id: 1, amount: 10 },
+      { id: 2, amount: 20 },
+      { id: 3, amount: 30 },
+    ]);
+    expect(bad).not.toEqual(await rows(p.table));
+
+    // Live moved on since a branch was made: its publish is refused, naming the way out.
+    await cp.client.createBranch(p.id, "late", { rewind_point_id: point });
+    await cp.land(`${p.tag}/3.json`, [{ id: 4, amount: 40 }]);
+    await run(p.id);
+    const late = await errorOf(cp.client.publishBranch(p.id, "late"));
+    expect([late.status, late.errorCode]).toEqual([409, "BRANCH_OUT_OF_DATE"]);
+    expect(late.message).toContain("make the branch again");
+    expect((await rows(p.table)).map((r) => r.id)).toEqual([1, 2, 3, 4]);
+  }, 120_000);
 });
