@@ -144,6 +144,8 @@ export const startUpdateBody = strictObject({
   rewind_spec: z.unknown().optional(),
   /** Ebb's own: the engine of every batch of this update (a replay or backfill on Spark), over `pipelines.engine`. */
   engine: z.enum(BATCH_ENGINES).optional(),
+  /** Ebb's own: run on this branch of the pipeline (docs/branches.md); not built yet, so refused with its own code. */
+  branch: z.string().optional(),
 });
 
 /** Two or more pipelines, each once, in any order: the order they are taken in comes from their reads. */

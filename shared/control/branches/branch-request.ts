@@ -10,7 +10,8 @@ import {
   rewindEnvironment,
   type ControlPlane,
 } from "../plane/control-plane.ts";
-import { checkBranchName } from "./branch-record.ts";
+import { checkBranchName, readBranchRecord } from "./branch-record.ts";
+import { BranchReplayNotSupportedError } from "./errors.ts";
 import { createBranch } from "./create-branch.ts";
 import { branchInfo } from "./branch-views.ts";
 
@@ -24,6 +25,12 @@ import { branchInfo } from "./branch-views.ts";
  * rewind's dry run does, as an update.
  */
 export async function startUpdateOrBranch(plane: ControlPlane, pipelineId: string, body: StartUpdateBody) {
+  if (body.branch !== undefined) {
+    // An update on a branch (docs/branches.md "Not built yet"): the branch must exist; then refused.
+    await requirePipeline(plane, pipelineId);
+    await readBranchRecord(plane.bucket, pipelineId, body.branch);
+    throw new BranchReplayNotSupportedError(body.branch);
+  }
   const branch = branchOf(body.rewind_spec);
   if (branch === undefined) return startUpdate(plane, pipelineId, body);
   checkBranchName(branch);
