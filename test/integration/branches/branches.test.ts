@@ -254,14 +254,6 @@ describe("branches", () => {
     const bad = await rows(p.table);
     await cp.client.createBranch(p.id, "fix", { rewind_point_id: point });
 
-    // A live update holds the pipeline: the publish waits its turn.
-    const running = await cp.client.startUpdate(p.id, {});
-    const busy = await errorOf(cp.client.publishBranch(p.id, "fix"));
-    expect([busy.status, busy.errorCode]).toEqual([409, "PIPELINE_BUSY"]);
-    expect((await cp.client.waitForUpdate(p.id, running.update_id, { intervalMs: 200 })).state).toBe(
-      "COMPLETED",
-    );
-
     // The fix is deployed, and live is published from the branch: the point's rows, one RESTORE.
     await cp.client.editPipeline(p.id, p.definition("SELECT id, amount FROM source"));
     const published = await cp.client.publishBranch(p.id, "fix");
@@ -297,7 +289,13 @@ describe("branches", () => {
     // Live moved on since a branch was made: its publish is refused, naming the way out.
     await cp.client.createBranch(p.id, "late", { rewind_point_id: point });
     await cp.land(`${p.tag}/3.json`, [{ id: 4, amount: 40 }]);
-    await run(p.id);
+    // A live update (with a file to read) holds the pipeline: the publish waits its turn.
+    const running = await cp.client.startUpdate(p.id, {});
+    const busy = await errorOf(cp.client.publishBranch(p.id, "late"));
+    expect([busy.status, busy.errorCode]).toEqual([409, "PIPELINE_BUSY"]);
+    expect((await cp.client.waitForUpdate(p.id, running.update_id, { intervalMs: 200 })).state).toBe(
+      "COMPLETED",
+    );
     const late = await errorOf(cp.client.publishBranch(p.id, "late"));
     expect([late.status, late.errorCode]).toEqual([409, "BRANCH_OUT_OF_DATE"]);
     expect(late.message).toContain("make the branch again");
