@@ -53,10 +53,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     ...served(ROUTES.startUpdate, "start-update.ts"),
-    // Writes under state/: a rewind's plan (rewind-plan-record.ts) and the lifecycle event's claim.
+    // Writes under state/: a rewind's plan (rewind-plan-record.ts) and the lifecycle event's claim; a
+    // branch (docs/branches.md) writes its logs under tables/, its checkpoint copies and its record.
     access: {
-      tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
-      bucket: { "tables/": R, "state/": RW },
+      tables: { pipelines: RW, updates: RW, checkpoints: RW, eventLog: RW },
+      bucket: { "tables/": RW, "state/": RW },
       stateMachine: ["start"],
       heavy: true,
       // A rewind is checked against its sources' retention before it starts.
@@ -79,6 +80,32 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     ...served(ROUTES.listDatasets, "list-datasets.ts"),
     access: { tables: { pipelines: R }, bucket: READ_TABLES },
+  },
+  {
+    ...served(ROUTES.listBranches, "list-branches.ts"),
+    access: { tables: { pipelines: R }, bucket: { "state/": R } },
+  },
+  {
+    ...served(ROUTES.getBranch, "get-branch.ts"),
+    access: { tables: { pipelines: R }, bucket: { "tables/": R, "state/": R } },
+  },
+  {
+    ...served(ROUTES.branchDiff, "branch-diff.ts"),
+    // Both sides' rows are read: the branch's log and live's, one table folder.
+    access: { tables: { pipelines: R }, bucket: { "tables/": R, "state/": R } },
+  },
+  {
+    ...served(ROUTES.publishBranch, "publish-branch.ts"),
+    // Holds the pipeline as an update does; a RESTORE commit per table, live checkpoints, a point and an event.
+    access: {
+      tables: { pipelines: RW, checkpoints: RW, eventLog: RW },
+      bucket: { "tables/": RW, "state/": RW },
+    },
+  },
+  {
+    ...served(ROUTES.discardBranch, "discard-branch.ts"),
+    // The record, then each table's `_branches/<name>/` log.
+    access: { tables: { pipelines: R }, bucket: { "tables/": RW, "state/": RW } },
   },
   {
     ...served(ROUTES.listRewindPoints, "list-rewind-points.ts"),

@@ -144,6 +144,8 @@ export const startUpdateBody = strictObject({
   rewind_spec: z.unknown().optional(),
   /** Ebb's own: the engine of every batch of this update (a replay or backfill on Spark), over `pipelines.engine`. */
   engine: z.enum(BATCH_ENGINES).optional(),
+  /** Ebb's own: run on this branch of the pipeline (docs/branches.md); not built yet, so refused with its own code. */
+  branch: z.string().optional(),
 });
 
 /** Two or more pipelines, each once, in any order: the order they are taken in comes from their reads. */
@@ -272,6 +274,12 @@ export const listPipelinesQuery = strictObject(paging);
 
 /** `GET /api/2.0/pipelines/{id}/updates`. */
 export const listUpdatesQuery = strictObject(paging);
+
+/** `GET /api/2.0/pipelines/{id}/branches`. */
+export const listBranchesQuery = strictObject(paging);
+
+/** `GET /api/2.0/pipelines/{id}/branches/{name}/diff`. */
+export const branchDiffQuery = strictObject({ max_samples: queryInt(0).pipe(z.number().max(50)).optional() });
 
 /** `GET /api/2.0/pipelines/{id}/events`. */
 export const listEventsQuery = strictObject({

@@ -285,6 +285,69 @@ export const editPipelineResponse = strict({
   ignored_settings: ignoredSettings.optional(),
 });
 export const startUpdateResponse = strict({ update_id: z.string() });
+
+/** A branch of a pipeline (docs/branches.md). */
+const branchInfo = strict({
+  name: z.string(),
+  pipeline_id: z.string(),
+  created_at: z.string(),
+  rewind_point_id: z.string().nullable(),
+  /** The point's time, ISO-8601. */
+  point_timestamp: z.string(),
+  tables: z.array(
+    strict({
+      name: z.string(),
+      /** POINT: a rewound table, from the point; LIVE: one the rewind left, from live as it was. */
+      from: z.enum(["POINT", "LIVE"]),
+      /** Live's version the branch began from; null: empty at the point. */
+      source_version: z.number().int().nullable(),
+      /** The branch table's latest version (GET one branch only); null: no table on the branch. */
+      branch_version: z.number().int().nullable().optional(),
+    }),
+  ),
+  flows: z.array(strict({ flow: z.string(), live_seq: z.number().int(), branch_seq: z.number().int() })),
+});
+/** `POST …/updates` with `rewind_spec.branch`: the branch made, and no update. */
+export const createBranchResponse = strict({ branch: branchInfo });
+/** `POST …/updates`: an update started, or (`rewind_spec.branch`) a branch made. */
+export const startUpdateOrBranchResponse = z.union([startUpdateResponse, createBranchResponse]);
+export const listBranchesResponse = strict({
+  branches: z.array(branchInfo),
+  next_page_token: z.string().optional(),
+});
+export const getBranchResponse = createBranchResponse;
+export const publishBranchResponse = strict({
+  branch: z.string(),
+  /** The point captured before the publish: rewinding to it undoes the publish. */
+  rewind_point_id: z.string().nullable(),
+  tables: z.array(
+    strict({
+      table: z.string(),
+      branch_version: z.number().int().nullable(),
+      live_version: z.number().int().nullable(),
+      flows: z.array(strict({ flow: z.string(), branch_seq: z.number().int(), live_seq: z.number().int() })),
+    }),
+  ),
+});
+const sampledRows = strict({ count: z.number().int(), samples: z.array(openObject) });
+export const branchDiffResponse = strict({
+  branch: z.string(),
+  tables: z.array(
+    strict({
+      name: z.string(),
+      branch_version: z.number().int().nullable(),
+      live_version: z.number().int().nullable(),
+      /** The AUTO CDC keys (SCD type 1) the rows were matched by; null: whole rows only. */
+      keys: z.array(z.string()).nullable(),
+      only_on_branch: sampledRows,
+      only_on_live: sampledRows,
+      changed: strict({
+        count: z.number().int(),
+        samples: z.array(strict({ key: openObject, branch: openObject, live: openObject })),
+      }).optional(),
+    }),
+  ),
+});
 export const listUpdatesResponse = strict({ updates: z.array(updateInfo), ...paged });
 export const getUpdateResponse = strict({ update: updateInfo });
 export const listEventsResponse = strict({ events: z.array(pipelineEvent), ...paged });
@@ -313,6 +376,8 @@ export const vacuumTableResponse = strict({
   dry_run: z.boolean(),
   retention_hours: z.number(),
   protected_versions: z.array(z.number().int()),
+  /** The branches whose logs name files of the table: every file their latest snapshot names is kept. */
+  protected_branches: z.array(z.string()).optional(),
   files_protected: z.number().int(),
   files_within_retention: z.number().int(),
   files: z.array(strict({ path: z.string(), size: z.number() })),

@@ -91,6 +91,12 @@ export const TOP_COMMANDS = {
     summary: "compact the table's small files (OPTIMIZE: one dataChange=false commit)",
     group: "inspect",
   },
+  branch: {
+    usage: "branch",
+    summary:
+      "list, compare with live, publish or discard a pipeline's branches (make one: ebb rewind --branch)",
+    group: "updates",
+  },
   table: { usage: "table", summary: "read and maintain a Delta table directly", group: "table" },
   mcp: { usage: "mcp", summary: "serve Ebb's tools to an AI assistant over MCP (stdio)", group: "mcp" },
 } as const satisfies Record<string, TopCommand>;

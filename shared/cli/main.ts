@@ -47,8 +47,14 @@ const GROUPS: Record<CommandGroup, () => Promise<(program: Command, io: CliIo) =
     return (program, io) => addPipelineCommands(program, io.out, io.err);
   },
   updates: async () => {
-    const { addUpdateCommands } = await import("./update-commands.ts");
-    return (program, io) => addUpdateCommands(program, io.out, io.confirm);
+    const [{ addUpdateCommands }, { addBranchCommands }] = await Promise.all([
+      import("./update-commands.ts"),
+      import("./branch-commands.ts"),
+    ]);
+    return (program, io) => {
+      addUpdateCommands(program, io.out, io.confirm);
+      addBranchCommands(program, io.out);
+    };
   },
   inspect: async () => {
     const { addInspectCommands } = await import("./inspect-commands.ts");

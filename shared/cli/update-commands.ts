@@ -85,11 +85,35 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
     .option("--no-cascade", "do not also rewind what is downstream of the datasets")
     .option("--no-reset-checkpoints", "restore table data only; flows keep their position")
     .option("--dry-run", "validate and record the point, change nothing")
+    .option("--branch <name>", "make a branch of the pipeline at the point instead; live is not changed")
     .option("--yes", "do not ask for confirmation (needed without a terminal)")
     .option("--stop", "stop the running update first (a continuous pipeline runs until stopped)")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
     .action(async (pipelineId: string, options: RewindOptions, command: Command) => {
+      if (options.branch !== undefined) {
+        // A branch changes nothing of live: no confirmation (docs/branches.md).
+        const client = api(command);
+        const target = await rewindTarget(client, pipelineId, options);
+        const { branch } = await client.createBranch(pipelineId, options.branch, {
+          ...target,
+          ...(options.datasets
+            ? {
+                datasets: options.datasets.map((identifier) => ({
+                  identifier,
+                  cascade: options.cascade,
+                  reset_checkpoints: options.resetCheckpoints,
+                })),
+              }
+            : {}),
+        });
+        if (options.json) return out(`${JSON.stringify(branch)}\n`);
+        out(`branch ${branch.name} of ${pipelineId} at ${branch.point_timestamp}\n`);
+        out(
+          formatTable(branch.tables.map((t) => ({ table: t.name, from: t.from, version: t.source_version }))),
+        );
+        return;
+      }
       const asks = !options.dryRun && !options.yes;
       if (asks && !confirm)
         throw new UsageError(
@@ -191,6 +215,7 @@ interface RewindOptions extends WaitOptions {
   cascade: boolean;
   resetCheckpoints: boolean;
   dryRun?: boolean;
+  branch?: string;
   yes?: boolean;
   stop?: boolean;
 }

@@ -206,6 +206,54 @@ export class EbbClient {
       `/api/2.0/pipelines/${pipelineId}/datasets`,
     );
   }
+  // Branches (docs/branches.md)
+  /** A branch at a rewind point: `rewindSpec` as a rewind's (rewind_point_id or rewind_timestamp, datasets). */
+  createBranch(pipelineId: string, name: string, rewindSpec: Readonly<Record<string, unknown>>) {
+    return this.request<Answer<typeof answers.createBranchResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/updates`,
+      { body: { rewind_spec: { ...rewindSpec, branch: name } } },
+    );
+  }
+  branches(pipelineId: string, page: { maxResults?: number; pageToken?: string } = {}) {
+    return this.request<Answer<typeof answers.listBranchesResponse>>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/branches`,
+      {
+        query: {
+          ...(page.maxResults !== undefined ? { max_results: String(page.maxResults) } : {}),
+          ...(page.pageToken !== undefined ? { page_token: page.pageToken } : {}),
+        },
+      },
+    );
+  }
+  branch(pipelineId: string, name: string) {
+    return this.request<Answer<typeof answers.getBranchResponse>>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/branches/${encodeURIComponent(name)}`,
+    );
+  }
+  branchDiff(pipelineId: string, name: string, options: { maxSamples?: number } = {}) {
+    return this.request<Answer<typeof answers.branchDiffResponse>>(
+      "GET",
+      `/api/2.0/pipelines/${pipelineId}/branches/${encodeURIComponent(name)}/diff`,
+      { query: options.maxSamples !== undefined ? { max_samples: String(options.maxSamples) } : {} },
+    );
+  }
+  publishBranch(pipelineId: string, name: string) {
+    return this.request<Answer<typeof answers.publishBranchResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/branches/${encodeURIComponent(name)}/publish`,
+      { body: {} },
+    );
+  }
+  discardBranch(pipelineId: string, name: string) {
+    return this.request<Answer<typeof answers.emptyResponse>>(
+      "POST",
+      `/api/2.0/pipelines/${pipelineId}/branches/${encodeURIComponent(name)}/discard`,
+      { body: {} },
+    );
+  }
   rewindPoints(pipelineId: string) {
     return this.request<Answer<typeof answers.listRewindPointsResponse>>(
       "GET",

@@ -105,6 +105,8 @@ export interface VacuumRequest {
   readonly allowShortRetention?: boolean;
   /** Versions whose files must be kept whatever their age (live rewind points). */
   readonly protectedVersions?: readonly number[];
+  /** Snapshots of other logs naming this folder's files (a branch's), kept whatever their age. */
+  readonly protectedSnapshots?: readonly Snapshot[];
   readonly dryRun?: boolean;
 }
 
@@ -282,9 +284,12 @@ export class DeltaTable {
   /** VACUUM (a dry run returns the plan and deletes nothing). */
   async vacuum(request: VacuumRequest = {}): Promise<VacuumPlan & { readonly deleted: boolean }> {
     const latest = await this.refresh();
-    const protectedSnapshots = await Promise.all(
-      (request.protectedVersions ?? []).map((version) => this.snapshotAt({ version })),
-    );
+    const protectedSnapshots = [
+      ...(await Promise.all(
+        (request.protectedVersions ?? []).map((version) => this.snapshotAt({ version })),
+      )),
+      ...(request.protectedSnapshots ?? []),
+    ];
     const plan = await dryRunVacuum(this.store, latest, protectedSnapshots, {
       now: this.context.clock(),
       ...(request.retentionHours !== undefined ? { retentionMs: request.retentionHours * 3_600_000 } : {}),

@@ -41,7 +41,7 @@ export type { AddFile } from "./log/actions.ts";
 export { commitTimestamp, findCommitInfo } from "./log/commit-file.ts";
 export { readCommit, readCommits } from "./log/commit-reader.ts";
 export { listLog } from "./log/log-listing.ts";
-export { LAST_CHECKPOINT_KEY } from "./log/log-paths.ts";
+export { LAST_CHECKPOINT_KEY, LOG_DIR } from "./log/log-paths.ts";
 export {
   CHANGE_FEED_COLUMNS,
   changeRelationSql,
@@ -79,3 +79,4 @@ export type { VacuumPlan } from "./operations/vacuum.ts";
 export type { OptimizePlan } from "./operations/optimize.ts";
 export { TABLE_PROPERTY } from "./table/table-properties.ts";
 export { tablePropertiesError } from "./table/protocol-properties.ts";
+export { executeShallowClone, type CloneOptions } from "./operations/shallow-clone.ts";

@@ -1,13 +1,16 @@
 import { DeltaTable, TableNotFoundError } from "../delta/index.ts";
 import { listAllKeys, type ObjectStore } from "../object-store/object-store.ts";
+import { BRANCHES_FOLDER } from "../store/bucket-layout.ts";
 import type { TableReset } from "./refresh-plan.ts";
+import { keysNamedBy, tableBranches } from "./table-branches.ts";
 
 /**
  * Resetting one table's contents (semantics.md "Refresh and reset", `reset_mode`). Each is
  * idempotent: a table already gone or already empty is left as it is.
  *
  * - DROP: delete every object under the table folder (log, history, data); the engine recreates the
- *   table, with a new id, on its next write, so a stream still reading the old one knows.
+ *   table, with a new id, on its next write, so a stream still reading the old one knows. A branch's
+ *   log and the files it names stay (docs/branches.md "VACUUM"): the branch is not live's to drop.
  * - TRUNCATE: one commit (`operation: TRUNCATE`) removing every live file; identity, schema,
  *   properties and history stay.
  * - OWNED_ROWS: a DELETE of the rows the flows' `owns` predicates select (a shared sink).
@@ -45,7 +48,11 @@ export async function resetTable(
 }
 
 async function dropTable(store: ObjectStore, fence: () => Promise<void>): Promise<TableResetResult> {
-  const keys = (await listAllKeys(store, "")).map((info) => info.key);
+  const branches = await tableBranches(store);
+  const kept = keysNamedBy(branches);
+  const keys = (await listAllKeys(store, ""))
+    .map((info) => info.key)
+    .filter((key) => !key.startsWith(BRANCHES_FOLDER) && !kept.has(key));
   if (keys.length > 0) await fence();
   // The log first: a crash part-way leaves no readable table (a retry deletes the rest), never a log
   // that still describes data files already deleted.

@@ -37,6 +37,11 @@ export const rewindSpecSchema = strictObject({
   datasets: z.array(rewindDatasetSpecSchema).min(1).optional(),
   dry_run: z.boolean().default(false),
   /**
+   * Make a branch of this name at the target instead of moving the live tables (docs/branches.md).
+   * Checked by the branches module (its name rules and its own error codes).
+   */
+  branch: z.string().optional(),
+  /**
    * What happens to a rewound dataset the target does not know (a deploy since added it, or it had
    * not run yet): TRUNCATE empties it in one commit (table id and history stay, so a later rewind
    * can still restore its old versions), DROP deletes its table (recreated, with a new id, on
@@ -64,6 +69,8 @@ export interface RewindSpec {
   readonly dryRun: boolean;
   /** How a rewound dataset with no table version at the target is emptied. */
   readonly notInPointMode: NotInPointMode;
+  /** A branch to make at the target, live left as it is (docs/branches.md). */
+  readonly branch?: string;
 }
 
 /** ISO-8601 is accepted only in UTC (`Z`); the space form is UTC by definition. */
@@ -90,6 +97,7 @@ export function parseRewindSpec(input: unknown, now: number): RewindSpec {
   const datasets = {
     ...(spec.datasets ? { datasets: spec.datasets } : {}),
     notInPointMode: spec.not_in_point_mode,
+    ...(spec.branch !== undefined ? { branch: spec.branch } : {}),
   };
   if (pointId !== undefined) {
     return { target: { kind: "point", rewindPointId: pointId }, ...datasets, dryRun: spec.dry_run };

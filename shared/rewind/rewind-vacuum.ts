@@ -1,9 +1,11 @@
-import { DeltaTable, type VacuumPlan, type VacuumRequest } from "../delta/index.ts";
+import { DeltaTable, type Snapshot, type VacuumPlan, type VacuumRequest } from "../delta/index.ts";
 import { vacuumFlowState } from "../state/index.ts";
 import { stateFilesOf } from "./checkpoint-offsets.ts";
 import { viewStateAt } from "../engine/incremental-view.ts";
 import { viewStateFlowId } from "../engine/materialized-view.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
+import { branchPipelineId } from "../store/bucket-layout.ts";
+import { tableBranches } from "./table-branches.ts";
 import { datasetOf, writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindPoint } from "./rewind-point.ts";
@@ -22,7 +24,13 @@ import { listRewindPoints } from "./rewind-points.ts";
  *    latest version and each protected version continue from (the refresh commits name them) are
  *    kept, the rest of its state folder older than the retention is deleted.
  *
- * So a rewind to any live point inside retention cannot fail because of a vacuum.
+ * 4. Branches (docs/branches.md "VACUUM"): every file the latest snapshot of a branch's log of the
+ *    table names is kept (a branch begins with the point's files, which live may have removed since),
+ *    and so is the state of each branch flow's HEAD, which shares live's state files. A branch is
+ *    found by its log in the table's folder, so once discarded, its files go as any other.
+ *
+ * So a rewind to any live point inside retention, and a branch's read or publish, cannot fail because
+ * of a vacuum.
  */
 
 /** The versions of `dataset` that live rewind points restore, ascending (points of this table only). */
@@ -52,6 +60,16 @@ async function liveStateKeys(
   return keys;
 }
 
+/** Step 4: the state keys of flow `flow`'s HEAD on each branch (`<pipelineId>~<branch>`). */
+async function branchStateKeys(env: RewindEnvironment, flow: string, branches: readonly string[]) {
+  const keys: string[] = [];
+  for (const branch of branches) {
+    const ref = { pipelineId: branchPipelineId(env.pipelineId, branch), flowId: flow };
+    keys.push(...stateFilesOf((await env.checkpoints.head(ref)).checkpoint));
+  }
+  return keys;
+}
+
 /** Step 3: the state versions a materialized view's table at `versions` continues from. */
 async function liveViewStateKeys(store: ObjectStore, versions: readonly number[]): Promise<string[]> {
   const keys = new Set<string>();
@@ -71,12 +89,17 @@ export async function vacuumDataset(
   VacuumPlan & {
     readonly deleted: boolean;
     readonly protectedVersions: readonly number[];
+    /** The branches whose files were kept (step 4). */
+    readonly protectedBranches: readonly string[];
     /** The state files deleted (or, in a dry run, to delete): of the flows writing the dataset, or of the view. */
     readonly stateFilesToDelete: readonly string[];
   }
 > {
   const points = await listRewindPoints(env);
   const versions = versionsOf(points, dataset);
+  const found = await tableBranches(env.tableStore(dataset));
+  const branches = found.map((branch) => branch.name);
+  const branchSnapshots = found.flatMap((branch): Snapshot[] => (branch.snapshot ? [branch.snapshot] : []));
   const table = await DeltaTable.open(env.tableStore(dataset), { clock: env.clock });
   let plan: VacuumPlan & { readonly deleted: boolean };
   let live: number[];
@@ -84,7 +107,7 @@ export async function vacuumDataset(
   try {
     // A point whose version the log no longer holds cannot be restored anyway; VACUUM cannot load it.
     live = versions.filter((v) => v <= latest);
-    plan = await table.vacuum({ ...request, protectedVersions: live });
+    plan = await table.vacuum({ ...request, protectedVersions: live, protectedSnapshots: branchSnapshots });
   } finally {
     await table.close();
   }
@@ -93,7 +116,10 @@ export async function vacuumDataset(
     const state = await vacuumFlowState({
       store: env.stateStore,
       flow: flowRef(env, flow.name),
-      liveKeys: await liveStateKeys(env, flow.name, points),
+      liveKeys: [
+        ...(await liveStateKeys(env, flow.name, points)),
+        ...(await branchStateKeys(env, flow.name, branches)),
+      ],
       now: env.clock(),
       retentionMs: plan.retentionMs,
       ...(request.dryRun ? { dryRun: true } : {}),
@@ -111,5 +137,5 @@ export async function vacuumDataset(
     });
     stateFiles.push(...state.delete);
   }
-  return { ...plan, protectedVersions: live, stateFilesToDelete: stateFiles };
+  return { ...plan, protectedVersions: live, protectedBranches: branches, stateFilesToDelete: stateFiles };
 }

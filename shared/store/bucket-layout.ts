@@ -6,6 +6,9 @@
  * - `state/<pipelineId>/<flowId>/`: a flow's source and operator state files.
  * - `state/<pipelineId>/update-state/<updateId>/`: what one update's steps hand each other (a rewind
  *   plan); the hyphen keeps it apart from every flow's folder (flow ids are identifiers).
+ * - `tables/<catalog>/<schema>/<table>/_branches/<name>/_delta_log/`: a branch's log of the table; its
+ *   data files are the table folder's (docs/branches.md). `_` hides it from every Delta VACUUM.
+ * - `state/<pipelineId>/branch-records/<name>.json`: a branch's record.
  * - `statements/<statementId>.json`: a SQL statement's answer, kept for `GET …/statements/{id}`
  *   (the bucket's lifecycle rule removes them).
  */
@@ -34,6 +37,29 @@ export function flowStatePrefix(pipelineId: string, flowId: string): string {
 /** The key of a file one update's steps share. */
 export function updateStateKey(pipelineId: string, updateId: string, file: string): string {
   return `${STATE_PREFIX}${pipelineId}/update-state/${updateId}/${file}`;
+}
+
+/** Inside a table's folder: the folder of its branches' logs. */
+export const BRANCHES_FOLDER = "_branches/";
+
+/** Inside a table's folder: the folder of a branch's log (`<this>_delta_log/`). */
+export function branchFolder(branch: string): string {
+  return `${BRANCHES_FOLDER}${branch}/`;
+}
+
+/** The pipeline id a branch's flows are keyed under (checkpoints `<this>#<flow>`, txn app ids `<this>/<flow>`). */
+export function branchPipelineId(pipelineId: string, branch: string): string {
+  return `${pipelineId}~${branch}`;
+}
+
+/** The key of a branch's record. */
+export function branchRecordKey(pipelineId: string, branch: string): string {
+  return `${branchRecordsPrefix(pipelineId)}${branch}.json`;
+}
+
+/** The key prefix of a pipeline's branch records. */
+export function branchRecordsPrefix(pipelineId: string): string {
+  return `${STATE_PREFIX}${pipelineId}/branch-records/`;
 }
 
 /** The key of a SQL statement's kept answer. */

@@ -31,6 +31,7 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
         return {
           ...(await table.vacuum(request)),
           protectedVersions: [] as number[],
+          protectedBranches: [] as string[],
           stateFilesToDelete: [] as string[],
         };
       } finally {
@@ -44,6 +45,7 @@ export async function vacuumTable(plane: ControlPlane, name: TableName, body: Va
     dry_run: body.dry_run,
     retention_hours: result.retentionMs / 3_600_000,
     protected_versions: result.protectedVersions,
+    ...(result.protectedBranches.length > 0 ? { protected_branches: [...result.protectedBranches] } : {}),
     files_protected: result.filesProtected,
     files_within_retention: result.filesWithinRetention,
     files: result.filesToDelete.map((file) => ({ path: file.key, size: file.size })),

@@ -92,6 +92,11 @@ export async function startUpdate(
       );
     }
     const spec = parseRewindSpec(body.rewind_spec, plane.clock());
+    if (spec.branch !== undefined) {
+      throw new InvalidParameterError(
+        `rewind_spec.branch is taken only by POST …/pipelines/{id}/updates of one pipeline: make each pipeline's branch there`,
+      );
+    }
     checkUpdateAllowed(record, pipeline.settings, "rewind");
     rewind = await planRewind(rewindEnvironment(plane, pipelineId, pipeline), spec);
     intent = {

@@ -100,7 +100,9 @@ describe("every route's answer matches its response schema", () => {
     const down = await create(definition(`${SCHEMA}d`, upstreamUri));
     await call("createPipeline", {}, { body: { ...definition(`${SCHEMA}x`), dry_run: true } });
     for (const id of [up, down]) {
-      const { update_id } = await call("startUpdate", { pipeline_id: id });
+      const started = await call("startUpdate", { pipeline_id: id });
+      if (!("update_id" in started)) throw new Error("start answered a branch");
+      const { update_id } = started;
       await cp.client.waitForUpdate(id, update_id, { intervalMs: 200 });
       await call("getUpdate", { pipeline_id: id, update_id: update_id });
     }
@@ -115,6 +117,17 @@ describe("every route's answer matches its response schema", () => {
     await call("listDatasets", { pipeline_id: down });
     const point = await call("captureRewindPoint", { pipeline_id: up });
     await call("listRewindPoints", { pipeline_id: up });
+    const branched = {
+      body: { rewind_spec: { rewind_point_id: point.rewind_point_id, branch: "contract" } },
+    };
+    await call("startUpdate", { pipeline_id: up }, branched);
+    await call("listBranches", { pipeline_id: up });
+    await call("getBranch", { pipeline_id: up, branch_name: "contract" });
+    await call("branchDiff", { pipeline_id: up, branch_name: "contract" });
+    // The branch is at a point captured just now: its publish restores live's rows as they are (a
+    // new version of up's table, which down's next run reads).
+    await call("publishBranch", { pipeline_id: up, branch_name: "contract" });
+    await call("discardBranch", { pipeline_id: up, branch_name: "contract" });
     await call("getFlowState", { pipeline_id: up, flow_name: "dedup" });
     await call("getTableHistory", { full_name: table });
     await call("listTableChanges", { full_name: table });
@@ -141,6 +154,10 @@ describe("every route's answer matches its response schema", () => {
     await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down], dry_run: true } });
     await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down] } });
     await call("stopPipeline", { pipeline_id: up });
+    for (let waited = 0; (await cp.client.getPipeline(down)).state !== "IDLE"; waited++) {
+      expect(waited, "the ordered run's update of down ends").toBeLessThan(120);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
     await call("deletePipeline", { pipeline_id: down });
     await call("deletePipeline", { pipeline_id: up }, { query: { purge: "true" } });
   }, 300_000);

@@ -1,0 +1,81 @@
+import type { Command } from "commander";
+import { topCommand } from "./command-catalogue.ts";
+import { formatJsonLines, formatTable } from "./output-format.ts";
+import { api } from "./pipeline-commands.ts";
+
+/**
+ * `ebb branch …`: a pipeline's branches (docs/branches.md) over the API. A branch is made with
+ * `ebb rewind <pipeline-id> --branch <name>`.
+ */
+export function addBranchCommands(program: Command, out: (text: string) => void): void {
+  const branch = topCommand(program, "branch");
+  const json = (value: unknown) => out(`${JSON.stringify(value)}\n`);
+
+  branch
+    .command("list <pipeline-id>")
+    .description("the pipeline's branches, by name")
+    .option("--json", "one JSON object per branch")
+    .action(async (pipelineId: string, options: { json?: boolean }, command: Command) => {
+      const { branches } = await api(command).branches(pipelineId);
+      if (options.json) return out(formatJsonLines(branches));
+      out(
+        formatTable(
+          branches.map((b) => ({
+            name: b.name,
+            point: b.rewind_point_id ?? "",
+            point_timestamp: b.point_timestamp,
+            tables: b.tables.map((t) => t.name).join(", "),
+          })),
+        ),
+      );
+    });
+
+  branch
+    .command("diff <pipeline-id> <name>")
+    .description("per table: rows only on the branch, only on live, and changed by key")
+    .option("--json", "the whole answer as JSON")
+    .action(async (pipelineId: string, name: string, options: { json?: boolean }, command: Command) => {
+      const diff = await api(command).branchDiff(pipelineId, name);
+      if (options.json) return json(diff);
+      out(
+        formatTable(
+          diff.tables.map((t) => ({
+            table: t.name,
+            branch_version: t.branch_version,
+            live_version: t.live_version,
+            only_on_branch: t.only_on_branch.count,
+            only_on_live: t.only_on_live.count,
+            changed: t.changed?.count ?? "",
+          })),
+        ),
+      );
+    });
+
+  branch
+    .command("publish <pipeline-id> <name>")
+    .description("make live equal the branch (one RESTORE per table; undo: rewind to the point it prints)")
+    .option("--json", "the answer as JSON")
+    .action(async (pipelineId: string, name: string, options: { json?: boolean }, command: Command) => {
+      const published = await api(command).publishBranch(pipelineId, name);
+      if (options.json) return json(published);
+      out(
+        formatTable(
+          published.tables.map((t) => ({
+            table: t.table,
+            branch_version: t.branch_version,
+            live_version: t.live_version,
+          })),
+        ),
+      );
+      if (published.rewind_point_id)
+        out(`undo: ebb rewind ${pipelineId} --point ${published.rewind_point_id}\n`);
+    });
+
+  branch
+    .command("discard <pipeline-id> <name>")
+    .description("delete the branch's logs and record (VACUUM then removes its files)")
+    .action(async (pipelineId: string, name: string, _options: unknown, command: Command) => {
+      await api(command).discardBranch(pipelineId, name);
+      out(`discarded branch ${name} of ${pipelineId}\n`);
+    });
+}

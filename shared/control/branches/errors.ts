@@ -1,0 +1,67 @@
+import { CodedError, InvalidParameterError } from "../../errors/coded-error.ts";
+
+/** A branch name that cannot be a folder and a key part (docs/branches.md "Name"). */
+export class InvalidBranchNameError extends InvalidParameterError {
+  override readonly name = "InvalidBranchNameError";
+  constructor(branch: string) {
+    super(
+      `branch name "${branch}" is not allowed: use 1 to 63 lower-case letters, digits, "-" or "_", starting with a letter or digit (e.g. "fix-1")`,
+      { data: { branch } },
+    );
+  }
+}
+
+/** The pipeline has a branch of that name already. */
+export class BranchAlreadyExistsError extends CodedError {
+  override readonly name = "BranchAlreadyExistsError";
+  override readonly errorCode = "BRANCH_ALREADY_EXISTS";
+  override readonly httpStatus = 409;
+  constructor(pipelineName: string, branch: string) {
+    super(
+      `pipeline ${pipelineName} has a branch named "${branch}" already: pick another name, or discard it first (POST …/branches/${branch}/discard)`,
+      { data: { branch } },
+    );
+  }
+}
+
+/** No branch of that name. */
+export class BranchNotFoundError extends CodedError {
+  override readonly name = "BranchNotFoundError";
+  override readonly errorCode = "BRANCH_NOT_FOUND";
+  override readonly httpStatus = 404;
+  constructor(pipelineId: string, branch: string) {
+    super(`pipeline ${pipelineId} has no branch named "${branch}": GET …/branches lists its branches`, {
+      data: { branch },
+    });
+  }
+}
+
+/** Live wrote a table since the branch was made: publishing would throw those writes away unseen. */
+export class BranchOutOfDateError extends CodedError {
+  override readonly name = "BranchOutOfDateError";
+  override readonly errorCode = "BRANCH_OUT_OF_DATE";
+  override readonly httpStatus = 409;
+  constructor(branch: string, moved: readonly { table: string; from: number | null; now: number | null }[]) {
+    super(
+      `branch "${branch}" cannot be published: live moved on since it was made (${moved
+        .map((m) => `${m.table} version ${m.from ?? "none"} -> ${m.now ?? "none"}`)
+        .join(
+          ", ",
+        )}); make the branch again from a newer point (discard it, then POST …/updates with rewind_spec.branch) and replay it`,
+      { data: { branch, tables: moved.map((m) => m.table) } },
+    );
+  }
+}
+
+/** `"branch"` on start-update: running an update on a branch is not built (docs/branches.md "Not built yet"). */
+export class BranchReplayNotSupportedError extends CodedError {
+  override readonly name = "BranchReplayNotSupportedError";
+  override readonly errorCode = "BRANCH_REPLAY_NOT_SUPPORTED";
+  override readonly httpStatus = 400;
+  constructor(branch: string) {
+    super(
+      `an update cannot run on branch "${branch}" yet: Ebb does not replay on a branch. Compare the branch with live (GET …/branches/${branch}/diff), publish it (POST …/branches/${branch}/publish) and replay on live, or rewind live to the point (POST …/updates with rewind_spec, no branch) and replay`,
+      { data: { branch } },
+    );
+  }
+}
