@@ -97,15 +97,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
         const target = await rewindTarget(client, pipelineId, options);
         const { branch } = await client.createBranch(pipelineId, options.branch, {
           ...target,
-          ...(options.datasets
-            ? {
-                datasets: options.datasets.map((identifier) => ({
-                  identifier,
-                  cascade: options.cascade,
-                  reset_checkpoints: options.resetCheckpoints,
-                })),
-              }
-            : {}),
+          ...datasetSelection(options),
         });
         if (options.json) return out(`${JSON.stringify(branch)}\n`);
         out(`branch ${branch.name} of ${pipelineId} at ${branch.point_timestamp}\n`);
@@ -124,15 +116,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
       const target = await rewindTarget(client, pipelineId, options);
       const rewind_spec = {
         ...target,
-        ...(options.datasets
-          ? {
-              datasets: options.datasets.map((identifier) => ({
-                identifier,
-                cascade: options.cascade,
-                reset_checkpoints: options.resetCheckpoints,
-              })),
-            }
-          : {}),
+        ...datasetSelection(options),
         dry_run: options.dryRun ?? false,
       };
       if (asks && confirm) {
@@ -310,4 +294,17 @@ function stateLine(state: NonNullable<FlowProgress["state"]>): string {
     parts.push(`${state.num_left_outer_rows} left outer rows`);
   parts.push(`watermark ${state.watermark ?? "none"}`);
   return parts.join(", ");
+}
+
+/** The rewind's `datasets` from `--datasets`, `--cascade` and `--reset-checkpoints` (all of them when absent). */
+function datasetSelection(options: RewindOptions) {
+  return options.datasets
+    ? {
+        datasets: options.datasets.map((identifier) => ({
+          identifier,
+          cascade: options.cascade,
+          reset_checkpoints: options.resetCheckpoints,
+        })),
+      }
+    : {};
 }

@@ -48,25 +48,7 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
   it("runs to completion in bounded batches, every row exactly once", async () => {
     const harness = new EngineHarness();
     try {
-      const pipeline = await harness.validate({
-        name: "backlog",
-        catalog: "main",
-        schema: "backlog",
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: harness.landingUri, format: "parquet" },
-                sql: "SELECT * FROM source",
-                options: { max_bytes_per_batch: BOUND },
-              },
-            ],
-          },
-        ],
-      });
+      const pipeline = await ingestPipeline(harness, "backlog", { max_bytes_per_batch: BOUND });
       let backlog = 0;
       for (let f = 0; f < FILES; f++) {
         const bytes = await parquetFile(f);
@@ -91,25 +73,7 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
     const harness = new EngineHarness();
     const rows = ROWS_PER_FILE / 2;
     try {
-      const pipeline = await harness.validate({
-        name: "row-bound backlog",
-        catalog: "main",
-        schema: "row_bound_backlog",
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "raw",
-            flows: [
-              {
-                name: "ingest",
-                source: { type: "auto_loader", path: harness.landingUri, format: "parquet" },
-                sql: "SELECT * FROM source",
-                options: { max_rows_per_batch: 2 * rows },
-              },
-            ],
-          },
-        ],
-      });
+      const pipeline = await ingestPipeline(harness, "row_bound_backlog", { max_rows_per_batch: 2 * rows });
       let backlog = 0;
       for (let f = 0; f < FILES; f++) {
         const bytes = await parquetFile(f, rows);
@@ -128,6 +92,29 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
     }
   }, 300_000);
 });
+
+/** One flow `ingest` of the landing folder's Parquet files into `raw`, bounded by `options`. */
+function ingestPipeline(harness: EngineHarness, schema: string, options: Record<string, unknown>) {
+  return harness.validate({
+    name: schema,
+    catalog: "main",
+    schema,
+    datasets: [
+      {
+        type: "streaming_table",
+        name: "raw",
+        flows: [
+          {
+            name: "ingest",
+            source: { type: "auto_loader", path: harness.landingUri, format: "parquet" },
+            sql: "SELECT * FROM source",
+            options,
+          },
+        ],
+      },
+    ],
+  });
+}
 
 async function expectEachIdOnce(
   harness: EngineHarness,
