@@ -82,7 +82,12 @@ export interface SparkJobResult {
 
 export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcome> {
   const state = batch.state ? await prepareSparkState(batch.state) : undefined;
-  const { manifest, manifestKey: key, jobId, dataQuality } = await runSparkJob(batch, {
+  const {
+    manifest,
+    manifestKey: key,
+    jobId,
+    dataQuality,
+  } = await runSparkJob(batch, {
     partitionColumns: batch.target.partitionBy ?? [],
     ...(state ? { state } : {}),
   });
