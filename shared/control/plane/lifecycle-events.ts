@@ -49,6 +49,8 @@ function deliveredKey(claimKey: string): string {
  *    (`resendUndelivered`). A reader may so see an event twice: it deduplicates on `event_id`.
  */
 export async function publishOnce(ports: Ports, event: LifecycleEvent): Promise<void> {
+  // Nobody listens: no claim to keep, nothing to send again.
+  if (ports.lifecycle === NO_LIFECYCLE_EVENTS) return;
   const key = lifecycleEventKey(event);
   const claimed = await ports.bucket.putIfAbsent(key, new TextEncoder().encode(JSON.stringify(event)));
   if (claimed !== "created" && (await ports.bucket.head(deliveredKey(key))) !== undefined) return;
@@ -61,6 +63,7 @@ export async function publishOnce(ports: Ports, event: LifecycleEvent): Promise<
  * webhook delivers behind the update, so its own events would still be on their way.)
  */
 export async function resendUndelivered(ports: Ports, pipelineId: string, updateId: string): Promise<number> {
+  if (ports.lifecycle === NO_LIFECYCLE_EVENTS) return 0;
   const keys = new Set(
     (await listAllKeys(ports.bucket, outboxPrefix(pipelineId, updateId))).map((o) => o.key),
   );

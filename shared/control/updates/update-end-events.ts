@@ -1,9 +1,9 @@
 import type { PipelineRecord } from "../../store/pipelines-repository.ts";
 import type { UpdateError, UpdateRecord } from "../../store/updates-repository.ts";
-import { publishOnce, resendUndelivered } from "../plane/lifecycle-events.ts";
+import { NO_LIFECYCLE_EVENTS, publishOnce, resendUndelivered } from "../plane/lifecycle-events.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
 import { updateCanceled, updateFailed } from "./lifecycle-event-builders.ts";
-import { finishFactsOf } from "./steps/finish-facts.ts";
+import { finishFactsOf } from "./finish-facts.ts";
 
 /**
  * The lifecycle events of an update ended outside its state machine (docs/events.md): stopped
@@ -33,6 +33,7 @@ export async function announceEndedOutside(
  * delivered (its last step crashed, the bus or webhook was down) is sent now.
  */
 export async function resendLatestUndelivered(plane: ControlPlane, pipelineId: string): Promise<void> {
+  if (plane.lifecycle === NO_LIFECYCLE_EVENTS) return;
   const [latest] = (await plane.updates.list(pipelineId, { limit: 1 })).items;
   if (latest) await resendUndelivered(plane, pipelineId, latest.updateId);
 }

@@ -160,7 +160,12 @@ export class RewindHarness {
         analyzeCondition: async (condition) => (await sqlParser()).analyzeCondition(condition),
         deparse: async (statement) => (await sqlParser()).deparse(statement),
       },
-      lifecycle: { publish: async (event) => void this.published.push(event) },
+      lifecycle: {
+        publish: async (event, delivered) => {
+          this.published.push(event);
+          await delivered?.();
+        },
+      },
       clock: this.clock.now,
     };
   }

@@ -6,6 +6,8 @@ import {
   releaseStaleUpdate,
   releaseStaleUpdates,
 } from "../../../shared/control/updates/stale-update.ts";
+import { NO_LIFECYCLE_EVENTS } from "../../../shared/control/plane/lifecycle-events.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { MemoryEventLogRepository } from "../../../shared/store/memory-event-log-repository.ts";
 import { MemoryPipelinesRepository } from "../../../shared/store/memory-pipelines-repository.ts";
 import { MemoryUpdatesRepository } from "../../../shared/store/memory-updates-repository.ts";
@@ -25,6 +27,9 @@ function planeAt(clock: { now: number }): ControlPlane {
     updates: new MemoryUpdatesRepository(now),
     events: new MemoryEventLogRepository(now),
     executions: new InProcessExecutions(() => plane as ControlPlane),
+    // A lost update's "Update Failed" goes through the outbox in the bucket.
+    bucket: new MemoryObjectStore(),
+    lifecycle: NO_LIFECYCLE_EVENTS,
     clock: now,
   };
   return plane as ControlPlane;
@@ -38,7 +43,7 @@ async function heldByLaunchingUpdate(plane: ControlPlane) {
     cause: "API_CALL",
     definitionVersion: 1,
     request: {},
-    intent: { kind: "run" },
+    intent: { kind: "run", refresh: { onlySelected: false }, validateOnly: false, continuous: false },
     state: "QUEUED",
     executionArnOf: (updateId) => plane.executions.arnOf({ pipelineId, updateId }),
   });

@@ -6,7 +6,7 @@ import { intentOf } from "../update-intent.ts";
 import { UpdateNotFoundError } from "../../../store/errors.ts";
 import { loadPipeline, rewindEnvironment, type ControlPlane } from "../../plane/control-plane.ts";
 import { recorder } from "../update-events.ts";
-import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
+import { finishFactsOf, type FinishFacts } from "../finish-facts.ts";
 import { continueOrderedRun, orderedRunEnded } from "./ordered-run-handover.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { describeSize } from "../../../engine/batch-size.ts";

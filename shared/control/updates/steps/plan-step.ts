@@ -10,7 +10,7 @@ import { rewindPlanned } from "../lifecycle-event-builders.ts";
 import { intentOf } from "../update-intent.ts";
 import { triggerSeconds } from "./continuous-step.ts";
 import { HANDOVER_AFTER_MS } from "./execution-handover.ts";
-import { finishFactsOf, type FinishFacts } from "./finish-facts.ts";
+import { finishFactsOf, type FinishFacts } from "../finish-facts.ts";
 import { transitionTogether } from "./step-writes.ts";
 import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context.ts";
 

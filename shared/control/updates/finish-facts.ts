@@ -1,5 +1,5 @@
-import type { UpdateRecord } from "../../../store/updates-repository.ts";
-import { intentOf, updateKindOf, type OrderedRunStep } from "../update-intent.ts";
+import type { UpdateRecord } from "../../store/updates-repository.ts";
+import { intentOf, updateKindOf, type OrderedRunStep } from "./update-intent.ts";
 
 /**
  * What FinishUpdate needs to know of the update. The plan of a run that went straight to its levels
