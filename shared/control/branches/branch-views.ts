@@ -1,4 +1,5 @@
 import { loadSnapshot, scanRows, TableNotFoundError, type Snapshot } from "../../delta/index.ts";
+import { InvalidParameterError } from "../../errors/coded-error.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import { writersOf } from "../../rewind/pipeline-datasets.ts";
 import { branchRecordsPrefix } from "../../store/bucket-layout.ts";
@@ -40,9 +41,16 @@ export async function listBranches(
   page: { readonly max_results?: number | undefined; readonly page_token?: string | undefined },
 ) {
   await requirePipeline(plane, pipelineId);
-  const listed = await plane.bucket.list(branchRecordsPrefix(pipelineId), {
+  const prefix = branchRecordsPrefix(pipelineId);
+  // The page token is the last branch name listed (Ebb's own, checked), not the store's token.
+  const after = page.page_token;
+  if (after !== undefined && !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(after))
+    throw new InvalidParameterError(
+      `page_token "${after.slice(0, 80)}" is not one this listing gave: list the branches again without it`,
+    );
+  const listed = await plane.bucket.list(prefix, {
     pageSize: page.max_results ?? 100,
-    ...(page.page_token !== undefined ? { pageToken: page.page_token } : {}),
+    ...(after !== undefined ? { startAfter: `${prefix}${after}.json` } : {}),
   });
   const branches = await Promise.all(
     listed.objects.map(async (object) =>
@@ -51,7 +59,8 @@ export async function listBranches(
       ),
     ),
   );
-  return { branches, ...(listed.nextPageToken ? { next_page_token: listed.nextPageToken } : {}) };
+  const last = branches.at(-1)?.name;
+  return { branches, ...(listed.nextPageToken && last ? { next_page_token: last } : {}) };
 }
 
 /** `GET …/branches/{name}`: the record, and each branch table's latest version. */
