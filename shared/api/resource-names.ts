@@ -26,6 +26,10 @@ export const PATH_PARAMETERS: Readonly<
     description: "A flow of the pipeline, by its name",
     schema: { type: "string", pattern: "^[a-z_][a-z0-9_]*$", maxLength: 128 },
   },
+  branch_name: {
+    description: "A branch of the pipeline, by the name it was made with",
+    schema: { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,62}$" },
+  },
   statement_id: {
     description: "A SQL statement id: the UUID execute-statement answered",
     schema: { type: "string", pattern: UUID.source },
