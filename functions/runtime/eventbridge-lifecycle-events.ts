@@ -24,6 +24,7 @@ export interface EventBusTarget {
 }
 
 export class EventBridgeLifecycleEvents implements LifecycleEvents {
+  readonly hasDestination = true;
   readonly #target: EventBusTarget;
   readonly #limits: DeliveryLimits;
   readonly #signer: SignatureV4;

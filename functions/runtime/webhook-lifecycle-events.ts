@@ -13,6 +13,7 @@ import { deliveredEnvelope, withRetries, type DeliveryLimits } from "./lifecycle
 export const WEBHOOK_LIMITS: DeliveryLimits = { attempts: 3, timeoutMs: 5_000, firstPauseMs: 500 };
 
 export class WebhookLifecycleEvents implements LifecycleEvents {
+  readonly hasDestination = true;
   readonly #url: string;
   /** What the log names: the origin only, as a path or query may hold a token. */
   readonly #origin: string;

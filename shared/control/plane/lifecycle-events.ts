@@ -14,11 +14,13 @@ import { updateStateKey } from "../../store/bucket-layout.ts";
  * adapter's to log (a WARN), and `delivered` is not called: the outbox sends it again later.
  */
 export interface LifecycleEvents {
+  /** Whether anyone listens: where nobody does, the outbox keeps no claim and sweeps nothing. */
+  readonly hasDestination: boolean;
   publish(event: LifecycleEvent, delivered?: () => Promise<void>): Promise<void>;
 }
 
 /** Nobody listens. */
-export const NO_LIFECYCLE_EVENTS: LifecycleEvents = { publish: async () => undefined };
+export const NO_LIFECYCLE_EVENTS: LifecycleEvents = { hasDestination: false, publish: async () => undefined };
 
 type Ports = { readonly bucket: ObjectStore; readonly lifecycle: LifecycleEvents };
 
@@ -50,7 +52,7 @@ function deliveredKey(claimKey: string): string {
  */
 export async function publishOnce(ports: Ports, event: LifecycleEvent): Promise<void> {
   // Nobody listens: no claim to keep, nothing to send again.
-  if (ports.lifecycle === NO_LIFECYCLE_EVENTS) return;
+  if (!ports.lifecycle.hasDestination) return;
   const key = lifecycleEventKey(event);
   const claimed = await ports.bucket.putIfAbsent(key, new TextEncoder().encode(JSON.stringify(event)));
   if (claimed !== "created" && (await ports.bucket.head(deliveredKey(key))) !== undefined) return;
@@ -63,7 +65,7 @@ export async function publishOnce(ports: Ports, event: LifecycleEvent): Promise<
  * webhook delivers behind the update, so its own events would still be on their way.)
  */
 export async function resendUndelivered(ports: Ports, pipelineId: string, updateId: string): Promise<number> {
-  if (ports.lifecycle === NO_LIFECYCLE_EVENTS) return 0;
+  if (!ports.lifecycle.hasDestination) return 0;
   const keys = new Set(
     (await listAllKeys(ports.bucket, outboxPrefix(pipelineId, updateId))).map((o) => o.key),
   );

@@ -1,6 +1,6 @@
 import type { PipelineRecord } from "../../store/pipelines-repository.ts";
 import type { UpdateError, UpdateRecord } from "../../store/updates-repository.ts";
-import { NO_LIFECYCLE_EVENTS, publishOnce, resendUndelivered } from "../plane/lifecycle-events.ts";
+import { publishOnce, resendUndelivered } from "../plane/lifecycle-events.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
 import { updateCanceled, updateFailed } from "./lifecycle-event-builders.ts";
 import { finishFactsOf } from "./finish-facts.ts";
@@ -33,7 +33,7 @@ export async function announceEndedOutside(
  * delivered (its last step crashed, the bus or webhook was down) is sent now.
  */
 export async function resendLatestUndelivered(plane: ControlPlane, pipelineId: string): Promise<void> {
-  if (plane.lifecycle === NO_LIFECYCLE_EVENTS) return;
+  if (!plane.lifecycle.hasDestination) return;
   const [latest] = (await plane.updates.list(pipelineId, { limit: 1 })).items;
   if (latest) await resendUndelivered(plane, pipelineId, latest.updateId);
 }

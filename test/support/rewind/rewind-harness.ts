@@ -161,6 +161,7 @@ export class RewindHarness {
         deparse: async (statement) => (await sqlParser()).deparse(statement),
       },
       lifecycle: {
+        hasDestination: true,
         publish: async (event, delivered) => {
           this.published.push(event);
           await delivered?.();

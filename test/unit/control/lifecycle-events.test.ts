@@ -164,6 +164,7 @@ describe("lifecycle events", () => {
     const bucket = new MemoryObjectStore();
     const published: LifecycleEvent[] = [];
     const lifecycle = {
+      hasDestination: true,
       publish: async (e: LifecycleEvent, delivered?: () => Promise<void>) => {
         published.push(e);
         await delivered?.();
@@ -195,6 +196,7 @@ describe("lifecycle events", () => {
     const ports = {
       bucket,
       lifecycle: {
+        hasDestination: true,
         publish: async (e: LifecycleEvent, delivered?: () => Promise<void>) => {
           // The function dies after the claim, before the event leaves.
           if (crash) throw new InjectedCrashError("after-event-claim");
