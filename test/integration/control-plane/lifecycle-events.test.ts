@@ -1,8 +1,11 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 import { schemaErrors } from "../../support/lifecycle-event-schemas.ts";
+import {
+  startWebhookReceiver,
+  type DeliveredEvent as Delivered,
+  type WebhookReceiver,
+} from "../../support/webhook-receiver.ts";
 
 /**
  * Lifecycle events on the local runtime (docs/events.md): a local HTTP server subscribed as the
@@ -12,31 +15,14 @@ import { schemaErrors } from "../../support/lifecycle-event-schemas.ts";
  * JSON Schema.
  */
 
-interface Delivered {
-  readonly id: string;
-  readonly source: string;
-  readonly "detail-type": string;
-  readonly detail: Record<string, unknown> & { readonly update_id: string };
-}
-
 describe("lifecycle events to a local webhook", () => {
-  const received: Delivered[] = [];
-  let webhook: Server;
+  let webhook: WebhookReceiver;
   let cp: TestControlPlane;
   let pipelineId: string;
 
   beforeAll(async () => {
-    webhook = createServer((request, response) => {
-      let body = "";
-      request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      request.on("end", () => {
-        received.push(JSON.parse(body) as Delivered);
-        response.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => webhook.listen(0, "127.0.0.1", resolve));
-    const { port } = webhook.address() as AddressInfo;
-    cp = await startTestControlPlane({ webhook: `http://127.0.0.1:${port}/ebb-events` });
+    webhook = await startWebhookReceiver();
+    cp = await startTestControlPlane({ webhook: webhook.url });
     ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
       name: "lifecycle events",
       catalog: "lifecycle",
@@ -67,7 +53,7 @@ describe("lifecycle events to a local webhook", () => {
   });
   afterAll(async () => {
     await cp?.close();
-    await new Promise((resolve) => webhook?.close(resolve));
+    await webhook?.close();
   });
 
   /** Starts an update, waits for its end, and for its events to reach the webhook. */
@@ -82,7 +68,7 @@ describe("lifecycle events to a local webhook", () => {
     }
     return { update, events: eventsOf(update_id) };
   }
-  const eventsOf = (updateId: string) => received.filter((e) => e.detail.update_id === updateId);
+  const eventsOf = (updateId: string) => webhook.received.filter((e) => e.detail.update_id === updateId);
   const kinds = (updateId: string) => eventsOf(updateId).map((e) => e["detail-type"]);
   const ofType = (events: readonly Delivered[], type: string) =>
     events.find((e) => e["detail-type"] === type)?.detail;
@@ -165,8 +151,8 @@ describe("lifecycle events to a local webhook", () => {
     });
 
     // Once per occurrence, each valid against its published schema, in EventBridge's envelope.
-    expect(new Set(received.map((e) => e.id)).size).toBe(received.length);
-    for (const event of received) {
+    expect(new Set(webhook.received.map((e) => e.id)).size).toBe(webhook.received.length);
+    for (const event of webhook.received) {
       expect(event.source).toBe("ebb");
       expect(event.id).toBe(event.detail["event_id"]);
       expect(schemaErrors(event), event["detail-type"]).toEqual([]);

@@ -1,8 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 import { schemaErrors } from "../../support/lifecycle-event-schemas.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.ts";
 
 /**
  * Lifecycle events are delivered at least once (docs/events.md "At least once"), through the HTTP API
@@ -11,34 +10,14 @@ import { schemaErrors } from "../../support/lifecycle-event-schemas.ts";
  * pipeline's next update starts, with its own event id; and a stop tells the webhook "Update Canceled".
  */
 
-interface Delivered {
-  readonly id: string;
-  readonly "detail-type": string;
-  readonly detail: Record<string, unknown> & { readonly update_id: string };
-}
-
 describe("lifecycle events at least once", () => {
-  const received: Delivered[] = [];
-  /** Detail types the webhook answers 503 to, for now. */
-  const refused = new Set<string>();
-  let webhook: Server;
+  let webhook: WebhookReceiver;
   let cp: TestControlPlane;
   let pipelineId: string;
 
   beforeAll(async () => {
-    webhook = createServer((request, response) => {
-      let body = "";
-      request.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      request.on("end", () => {
-        const event = JSON.parse(body) as Delivered;
-        if (refused.has(event["detail-type"])) return void response.writeHead(503).end();
-        received.push(event);
-        response.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => webhook.listen(0, "127.0.0.1", resolve));
-    const { port } = webhook.address() as AddressInfo;
-    cp = await startTestControlPlane({ webhook: `http://127.0.0.1:${port}/ebb-events` });
+    webhook = await startWebhookReceiver();
+    cp = await startTestControlPlane({ webhook: webhook.url });
     ({ pipeline_id: pipelineId } = await cp.client.createPipeline({
       name: "lifecycle outbox",
       catalog: "lifecycle",
@@ -63,11 +42,11 @@ describe("lifecycle events at least once", () => {
   });
   afterAll(async () => {
     await cp?.close();
-    await new Promise((resolve) => webhook?.close(resolve));
+    await webhook?.close();
   });
 
   const kinds = (updateId: string) =>
-    received.filter((e) => e.detail.update_id === updateId).map((e) => e["detail-type"]);
+    webhook.received.filter((e) => e.detail.update_id === updateId).map((e) => e["detail-type"]);
   const until = async (what: string, check: () => boolean) => {
     const deadline = Date.now() + 15_000;
     while (!check()) {
@@ -78,19 +57,19 @@ describe("lifecycle events at least once", () => {
 
   it("sends an event claimed and not delivered when the next update starts, once", async () => {
     await cp.land("1.json", [{ id: 1 }]);
-    refused.add("Update Completed");
+    webhook.refused.add("Update Completed");
     const { update_id: first } = await cp.client.startUpdate(pipelineId);
     expect((await cp.client.waitForUpdate(pipelineId, first, { intervalMs: 100 })).state).toBe("COMPLETED");
     // The webhook's three attempts (about 1.5 s) are spent: given up, the claim stays in the outbox.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(kinds(first)).toEqual(["Update Started"]);
 
-    refused.clear();
+    webhook.refused.clear();
     const { update_id: second } = await cp.client.startUpdate(pipelineId);
     await until("the first update's Update Completed", () => kinds(first).includes("Update Completed"));
     expect((await cp.client.waitForUpdate(pipelineId, second, { intervalMs: 100 })).state).toBe("COMPLETED");
     await until("the second update's end", () => kinds(second).includes("Update Completed"));
-    const resent = received.find(
+    const resent = webhook.received.find(
       (e) => e.detail.update_id === first && e["detail-type"] === "Update Completed",
     );
     expect(resent?.id).toBe(`${first}:update-completed`);
@@ -107,7 +86,7 @@ describe("lifecycle events at least once", () => {
     await cp.client.stopPipeline(pipelineId);
     expect((await cp.client.getUpdate(pipelineId, update_id)).update.state).toBe("CANCELED");
     await until("Update Canceled", () => kinds(update_id).includes("Update Canceled"));
-    const canceled = received.find(
+    const canceled = webhook.received.find(
       (e) => e.detail.update_id === update_id && e["detail-type"] === "Update Canceled",
     )!;
     expect(canceled.detail).toMatchObject({
