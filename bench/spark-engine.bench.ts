@@ -1,13 +1,17 @@
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { LocalSparkJobs } from "../functions/runtime/local-spark-jobs.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
-import { quoteLiteral } from "../shared/duck/sql-text.ts";
-import type { SparkBatchRequest } from "../shared/engine/spark/spark-batch-contract.ts";
-import type { SparkJobs } from "../shared/engine/spark/spark-jobs.ts";
 import { startInProcessPlane } from "./in-process-plane.ts";
+import {
+  folderSpark,
+  ORDER_COLUMNS,
+  ORDER_SQL,
+  sparkDriverPeakMb,
+  writeOrders,
+} from "./spark-bench-support.ts";
 
 /**
  * The Spark engine against DuckDB, one flow over JSON files (auto_loader → SQL cast/filter → streaming
@@ -25,29 +29,11 @@ import { startInProcessPlane } from "./in-process-plane.ts";
  */
 
 const ROWS_PER_FILE = 100_000;
-const COLUMNS = { id: "BIGINT", amount: "BIGINT", region: "VARCHAR", ts: "VARCHAR" };
-const SQL =
-  "SELECT id, CAST(amount AS DOUBLE) / 100 AS amount, upper(region) AS region, CAST(ts AS TIMESTAMP) AS ts " +
-  "FROM source WHERE amount % 10 <> 0";
 const MEMORY_CAP = "1GB";
 
-/** `rows` rows of newline-delimited JSON in files of at most ROWS_PER_FILE, written by DuckDB. */
-async function writeLanding(duck: DuckSession, folder: string, rows: number): Promise<number> {
-  await mkdir(folder, { recursive: true });
-  let bytes = 0;
-  for (let first = 0, f = 0; first < rows; first += ROWS_PER_FILE, f++) {
-    const n = Math.min(ROWS_PER_FILE, rows - first);
-    const file = path.join(folder, `part-${String(f).padStart(5, "0")}.json`);
-    await duck.run(
-      `COPY (SELECT ${first} + range AS id, (range * 7) % 1000 AS amount, ` +
-        `['eu', 'us', 'apac'][range % 3 + 1] AS region, ` +
-        `strftime(TIMESTAMP '2026-01-01' + to_seconds(range), '%Y-%m-%d %H:%M:%S') AS ts ` +
-        `FROM range(${n})) TO ${quoteLiteral(file)} (FORMAT json)`,
-    );
-    bytes += (await readFile(file)).byteLength;
-  }
-  return bytes;
-}
+/** `rows` rows of newline-delimited JSON in files of at most ROWS_PER_FILE. */
+const writeLanding = (duck: DuckSession, folder: string, rows: number) =>
+  writeOrders(duck, folder, rows, ROWS_PER_FILE);
 
 function definition(name: string, landing: string, engine: "duckdb" | "spark") {
   return {
@@ -62,42 +48,15 @@ function definition(name: string, landing: string, engine: "duckdb" | "spark") {
         flows: [
           {
             name: "ingest",
-            source: { type: "auto_loader", path: landing, format: "json", schema: COLUMNS },
+            source: { type: "auto_loader", path: landing, format: "json", schema: ORDER_COLUMNS },
             // One batch, whatever its size.
             options: { max_bytes_per_batch: "100GB", max_files_per_batch: 100_000 },
-            sql: SQL,
+            sql: ORDER_SQL,
           },
         ],
       },
     ],
   };
-}
-
-/** The local driver, its bucket URIs as the bench's folder store's files. */
-function folderSpark(driver: LocalSparkJobs, bucketFolder: string): SparkJobs {
-  return {
-    bucketUri: (key) => `file://${bucketFolder}/${key}`,
-    locationUri: (location, key) => driver.locationUri(location, key),
-    run: (request: SparkBatchRequest) => driver.run(request),
-  };
-}
-
-/** The peak resident set of this worktree's Spark driver JVM, MB (VmHWM), if one runs. */
-async function sparkDriverPeakMb(jars: string): Promise<number | undefined> {
-  let peak: number | undefined;
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmdline.includes("SparkSubmit") || !cmdline.includes(jars)) continue;
-      const status = await readFile(`/proc/${pid}/status`, "utf8");
-      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      peak = Math.max(peak ?? 0, kb / 1024);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return peak;
 }
 
 export async function run(): Promise<void> {

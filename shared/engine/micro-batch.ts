@@ -18,7 +18,7 @@ import {
   MalformedRecordsError,
   fencedOut,
 } from "./errors.ts";
-import { describeSize, tighter, type BatchBound, type BatchSize } from "./batch-size.ts";
+import { describeSize, exceeds, tighter, type BatchBound, type BatchSize } from "./batch-size.ts";
 import {
   boundedOptions,
   decidePending,
@@ -34,6 +34,7 @@ import {
   createFlowSource,
   type FlowSource,
   type LoadedSourceBatch,
+  type PlannedSourceBatch,
   type SourceBacklog,
 } from "./flow-source.ts";
 import { isMalformedInputError } from "./record-reader.ts";
@@ -58,7 +59,7 @@ import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
 import { applyExpectations, type DataQuality, type ExpectationTarget } from "./expectations.ts";
 import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
-import { chooseEngine } from "./spark/engine-choice.ts";
+import { mayRunOnSpark, chooseEngine, type EngineQuestion } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
 import { stagedRowsSql } from "./spark/staged-rows.ts";
@@ -182,10 +183,16 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   let pending = scanned.pending;
   const options = effectiveOptions(run);
   let learned = head.checkpoint?.learnedBound as BatchBound | undefined;
-  let bound = tighter(
-    optionBound(run.flow.source, options, run.defaultBatchBytes ?? defaultBatchBytes()),
-    learned,
-  );
+  const functionBytes = run.defaultBatchBytes ?? defaultBatchBytes();
+  let bound = tighter(optionBound(run.flow.source, options, functionBytes), learned);
+  // A batch that may run on Spark is planned as the flow's own options take it, before the task
+  // function's byte bound splits it: on Spark (by the engine, or above `auto`'s threshold) it runs
+  // whole, and is resumed so; on DuckDB it is planned again within the bound.
+  const whole = mayRunOnSpark(engineQuestion(run))
+    ? optionBound(run.flow.source, options, Number.MAX_SAFE_INTEGER)
+    : undefined;
+  if (pending && whole && batchEngine(run, pending.size as BatchSize | undefined) === "spark")
+    bound = tighter(whole, pending.oversized !== undefined ? learned : undefined);
   let replan: Extract<PendingDecision, { kind: "replan" }> | undefined;
   if (pending && mayReplan(pending, bound)) {
     const committed = await tableHoldsTxn(run, flowAppId(ref), pending.seq);
@@ -209,22 +216,24 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       owner: `flow "${run.flow.name}"`,
     }));
   try {
-    const source = createFlowSource({
-      pipelineId: run.pipelineId,
-      flowName: run.flow.name,
-      datasetName: run.dataset.name,
-      source: run.flow.source,
-      options: boundedOptions(run.flow.source, options, bound),
-      store: run.catalog.store,
-      datasetTable: (name) => run.catalog.tableStore(name),
-      locate: run.locate,
-      eventStreams: run.eventStreams,
-      duck: run.session.duck,
-      sandbox: openSandbox,
-      clock: run.session.clock,
-      changeFeed: readsChangeFeed(run.catalog.pipeline.definition, run.flow),
-      ...(run.flow.join ? { joinedStream: run.flow.join.stream } : {}),
-    });
+    const sourceWithin = (within: BatchBound) =>
+      createFlowSource({
+        pipelineId: run.pipelineId,
+        flowName: run.flow.name,
+        datasetName: run.dataset.name,
+        source: run.flow.source,
+        options: boundedOptions(run.flow.source, options, within),
+        store: run.catalog.store,
+        datasetTable: (name) => run.catalog.tableStore(name),
+        locate: run.locate,
+        eventStreams: run.eventStreams,
+        duck: run.session.duck,
+        sandbox: openSandbox,
+        clock: run.session.clock,
+        changeFeed: readsChangeFeed(run.catalog.pipeline.definition, run.flow),
+        ...(run.flow.join ? { joinedStream: run.flow.join.stream } : {}),
+      });
+    let source = sourceWithin(bound);
 
     // 2. Plan (write-ahead), unless resuming.
     let seq: number;
@@ -245,7 +254,19 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       plannedSize = pending.size as BatchSize | undefined;
       frontier = frontierOf(endOffset, frontierOffsets);
     } else {
-      const planned = await source.plan(startOffset, maxSeq + 1);
+      let planned: PlannedSourceBatch | undefined;
+      const wholeSource = whole && !replan ? sourceWithin(whole) : undefined;
+      const wholePlan = await wholeSource?.plan(startOffset, maxSeq + 1);
+      if (
+        wholeSource &&
+        wholePlan &&
+        (batchEngine(run, wholePlan.size) === "spark" || fits(wholePlan.size, bound))
+      ) {
+        source = wholeSource;
+        planned = wholePlan;
+      } else if (!wholeSource || wholePlan) {
+        planned = await source.plan(startOffset, maxSeq + 1);
+      }
       if (!planned) {
         // Nothing yet, ever: the table exists empty all the same, for what reads it (empty-table.ts).
         if (!head.checkpoint) {
@@ -463,18 +484,29 @@ type BatchWork = BatchCommit & {
   readonly dataQuality?: DataQuality;
 };
 
-/** The engine batch `seq` runs on (spark/engine-choice.ts); a refusal is the batch's error. */
-function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
-  const choice = chooseEngine({
+/** What decides the engine of `run`'s batches, but their size (spark/engine-choice.ts). */
+function engineQuestion(run: FlowRun): Omit<EngineQuestion, "size"> {
+  return {
     setting: run.catalog.pipeline.settings.engine,
     ...(run.engine ? { override: run.engine } : {}),
-    size,
     pipeline: run.catalog.pipeline.definition,
     dataset: run.dataset,
     flow: run.flow,
     readsDatasets: run.catalog.snapshotReads(run.dataset.name, run.flow.name).length > 0,
     plan: run.catalog.flowPlan(run.flow.name),
-  });
+    functionBatchBytes: run.defaultBatchBytes ?? defaultBatchBytes(),
+  };
+}
+
+/** Whether a batch of `size` is one the function's `bound` lets DuckDB take as planned. */
+function fits(size: BatchSize | undefined, bound: BatchBound): boolean {
+  if (size === undefined) return true;
+  return !exceeds(size, bound) && (size.bytes ?? 0) <= (bound.maxBytes ?? Number.POSITIVE_INFINITY);
+}
+
+/** The engine batch `seq` runs on (spark/engine-choice.ts); a refusal is the batch's error. */
+function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
+  const choice = chooseEngine({ ...engineQuestion(run), size });
   if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason);
   if (choice.engine === "spark" && !run.spark) throw new SparkEngineNotConfiguredError(run.flow.name);
   return choice.engine;

@@ -27,7 +27,10 @@ export const CONFIGURATION_KEYS = {
   incrementalListing: "cloudFiles.useIncrementalListing",
   /** Which engine runs the pipeline's batches: `duckdb` (default), `spark`, or `auto` (by size). */
   engine: "pipelines.engine",
-  /** With `auto`: a planned batch of at least this many input bytes (`512 MB`) runs on Spark. */
+  /**
+   * With `auto`: a planned batch of at least this many input bytes (`512 MB`) runs on Spark. Neither
+   * threshold set: a batch above the task function's batch bytes does (the one it would split).
+   */
   engineAutoBytes: "pipelines.engine.autoThresholdBytes",
   /** With `auto`: a planned batch of at least this many input records runs on Spark. */
   engineAutoRecords: "pipelines.engine.autoThresholdRecords",
@@ -149,7 +152,7 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
   };
 }
 
-/** `pipelines.engine` and, for `auto`, its thresholds (at least one of them). */
+/** `pipelines.engine` and, for `auto`, its thresholds (none: the task function's batch bytes). */
 function readEngine(
   configuration: Readonly<Record<string, string>>,
   issues: DefinitionIssue[],
@@ -185,11 +188,6 @@ function readEngine(
     issues.push({
       path: configPath(CONFIGURATION_KEYS.engineAutoRecords),
       message: `must be a whole number of records above 0, not ${JSON.stringify(recordsText)}`,
-    });
-  if (bytesText === undefined && recordsText === undefined)
-    issues.push({
-      path: configPath(CONFIGURATION_KEYS.engine),
-      message: `"auto" hands a batch to Spark above a size: set ${CONFIGURATION_KEYS.engineAutoBytes} (e.g. "2 GB") or ${CONFIGURATION_KEYS.engineAutoRecords}`,
     });
   return {
     kind: "auto",

@@ -42,6 +42,12 @@ export interface EngineQuestion {
   readonly readsDatasets: boolean;
   /** The flow's compiled plan (which stateful operators it runs). */
   readonly plan?: FlowPlan;
+  /**
+   * The bytes a batch takes on the task function (its default byte bound, task-sizing.ts): `auto`'s
+   * threshold when the pipeline sets none, since a batch above it is one the function would split
+   * (or, one file, refuse).
+   */
+  readonly functionBatchBytes?: number;
 }
 
 export function chooseEngine(question: EngineQuestion): EngineChoice {
@@ -51,15 +57,32 @@ export function chooseEngine(question: EngineQuestion): EngineChoice {
   if (setting.kind === "fixed" && setting.engine === "duckdb") return { engine: "duckdb" };
   const unsupported = sparkUnsupported(question);
   if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;
-  if (unsupported || !aboveThreshold(setting, question.size)) return { engine: "duckdb" };
+  if (unsupported || !aboveThreshold(setting, question.size, question.functionBatchBytes))
+    return { engine: "duckdb" };
   return { engine: "spark" };
+}
+
+/**
+ * Whether the flow's batches may run on Spark (the update's or the pipeline's engine is Spark, or
+ * `auto`'s may be): then a batch is planned as the flow's own options take it, before the task
+ * function's byte bound would split it (micro-batch.ts): Spark is not bounded by the function, and
+ * `auto` compares the whole batch with its threshold.
+ */
+export function mayRunOnSpark(question: Omit<EngineQuestion, "size">): boolean {
+  if (question.override) return question.override === "spark";
+  const setting = question.setting ?? DEFAULT_ENGINE;
+  if (setting.kind === "fixed") return setting.engine === "spark";
+  return sparkUnsupported(question) === undefined;
 }
 
 function aboveThreshold(
   setting: Extract<EngineSetting, { kind: "auto" }>,
   size: BatchSize | undefined,
+  functionBatchBytes: number | undefined,
 ): boolean {
   if (size === undefined) return false;
+  if (setting.minBytes === undefined && setting.minRecords === undefined)
+    return functionBatchBytes !== undefined && (size.bytes ?? 0) > functionBatchBytes;
   const bytes = setting.minBytes !== undefined && (size.bytes ?? 0) >= setting.minBytes;
   const records = setting.minRecords !== undefined && (size.records ?? 0) >= setting.minRecords;
   return bytes || records;

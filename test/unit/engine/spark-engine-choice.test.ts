@@ -3,7 +3,8 @@ import type {
   PipelineDefinition,
   StreamingTableDefinition,
 } from "../../../shared/pipeline/definition-schema.ts";
-import { chooseEngine } from "../../../shared/engine/spark/engine-choice.ts";
+import { chooseEngine, mayRunOnSpark } from "../../../shared/engine/spark/engine-choice.ts";
+import type { EngineSetting } from "../../../shared/pipeline/pipeline-settings.ts";
 import type { FlowPlan } from "../../../shared/pipeline/plan/index.ts";
 
 const flow = {
@@ -83,5 +84,49 @@ describe("the engine a batch runs on", () => {
     expect("reason" in choice ? choice.reason : "").toContain(
       'expectation "has_id" of dataset "raw" is written for DuckDB (a :: cast',
     );
+  });
+
+  describe("auto", () => {
+    const table = dataset();
+    const autoAsk = (setting: EngineSetting, bytes: number, override?: "duckdb" | "spark") => {
+      const question = {
+        setting,
+        ...(override ? { override } : {}),
+        pipeline: { datasets: [table] } as PipelineDefinition,
+        dataset: table,
+        flow,
+        readsDatasets: false,
+        functionBatchBytes: 128 * 1024 ** 2,
+      };
+      return { ...chooseEngine({ ...question, size: { files: 3, bytes } }), whole: mayRunOnSpark(question) };
+    };
+    const MB = 1024 ** 2;
+
+    it("with no threshold, hands Spark a batch above the function's batch bytes (one it would split)", () => {
+      expect(autoAsk({ kind: "auto" }, 128 * MB)).toEqual({ engine: "duckdb", whole: true });
+      expect(autoAsk({ kind: "auto" }, 128 * MB + 1)).toEqual({ engine: "spark", whole: true });
+    });
+
+    it("with a threshold, hands Spark a batch of at least that many bytes", () => {
+      const setting = { kind: "auto", minBytes: 512 * MB } as const;
+      expect(autoAsk(setting, 512 * MB - 1)).toEqual({ engine: "duckdb", whole: true });
+      expect(autoAsk(setting, 512 * MB)).toEqual({ engine: "spark", whole: true });
+    });
+
+    it("plans whole only where Spark may run the batch: not under the update's duckdb, nor for a flow Spark cannot run", () => {
+      expect(autoAsk({ kind: "auto" }, 1024 * MB, "duckdb")).toEqual({ engine: "duckdb", whole: false });
+      expect(autoAsk({ kind: "fixed", engine: "duckdb" }, 1024 * MB, "spark").whole).toBe(true);
+      expect(autoAsk({ kind: "fixed", engine: "duckdb" }, 1024 * MB).whole).toBe(false);
+      const windowed = { kind: "windowed" } as FlowPlan;
+      const question = {
+        setting: { kind: "auto" } as const,
+        pipeline: { datasets: [table] } as PipelineDefinition,
+        dataset: table,
+        flow,
+        readsDatasets: false,
+        plan: windowed,
+      };
+      expect(mayRunOnSpark(question)).toBe(false);
+    });
   });
 });
