@@ -16,6 +16,7 @@ import type { BigIntStats } from "node:fs";
 import path from "node:path";
 import { sliceRange } from "./byte-range.ts";
 import { ObjectNotFoundError, StoreError, StoreUnavailableError } from "./errors.ts";
+import { mapInParallel } from "./map-in-parallel.ts";
 import { assertValidKey, compareKeys } from "./object-key.ts";
 import type {
   ByteRange,
@@ -141,12 +142,9 @@ export class LocalObjectStore implements ObjectStore {
       .sort(compareKeys);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     const page = keys.slice(0, pageSize);
-    // Stat a batch at a time: one after another, a page of 1,000 waited on 1,000 round trips to the file system.
-    const objects: ObjectInfo[] = [];
-    for (let i = 0; i < page.length; i += IO_CONCURRENCY) {
-      const infos = await Promise.all(page.slice(i, i + IO_CONCURRENCY).map((key) => this.head(key)));
-      for (const info of infos) if (info) objects.push(info);
-    }
+    // Many stats in flight: one after another, a page of 1,000 waited on 1,000 round trips to the file system.
+    const infos = await mapInParallel(page, IO_CONCURRENCY, (key) => this.head(key));
+    const objects = infos.filter((info): info is ObjectInfo => info !== undefined);
     return keys.length > pageSize ? { objects, nextPageToken: page[page.length - 1]! } : { objects };
   }
 
@@ -189,11 +187,12 @@ export class LocalObjectStore implements ObjectStore {
     });
   }
 
-  /** Unlinks a batch at a time, as S3's `DeleteObjects` takes many keys: one by one, VACUUM waited on each. */
+  /**
+   * Many unlinks in flight, as S3's `DeleteObjects` takes many keys: one by one, VACUUM waited on each
+   * (and in batches, each batch on its slowest).
+   */
   async deleteMany(keys: readonly string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += IO_CONCURRENCY) {
-      await Promise.all(keys.slice(i, i + IO_CONCURRENCY).map((key) => this.delete(key)));
-    }
+    await mapInParallel(keys, IO_CONCURRENCY, (key) => this.delete(key));
   }
 
   #path(key: string): string {
