@@ -11,7 +11,7 @@ import {
   tableColumns,
   TableNotFoundError,
 } from "../delta/index.ts";
-import { mapInParallel } from "../store/map-in-parallel.ts";
+import { mapInParallel } from "../object-store/map-in-parallel.ts";
 import type { SnapshotRead } from "./dataset-catalog.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";

@@ -16,6 +16,7 @@ import type { BigIntStats } from "node:fs";
 import path from "node:path";
 import { sliceRange } from "./byte-range.ts";
 import { ObjectNotFoundError, StoreError, StoreUnavailableError } from "./errors.ts";
+import { mapInParallel } from "./map-in-parallel.ts";
 import { assertValidKey, compareKeys } from "./object-key.ts";
 import type {
   ByteRange,
@@ -136,17 +137,14 @@ export class LocalObjectStore implements ObjectStore {
     const after = options.pageToken ?? options.startAfter;
     // Walk from the deepest folder the prefix names; its last segment may be a partial name.
     const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : "";
-    const keys = (await this.#walk(folder))
+    const keys = (await this.#walk(folder, prefix, after))
       .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
       .sort(compareKeys);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     const page = keys.slice(0, pageSize);
-    // Stat a batch at a time: one after another, a page of 1,000 waited on 1,000 round trips to the file system.
-    const objects: ObjectInfo[] = [];
-    for (let i = 0; i < page.length; i += IO_CONCURRENCY) {
-      const infos = await Promise.all(page.slice(i, i + IO_CONCURRENCY).map((key) => this.head(key)));
-      for (const info of infos) if (info) objects.push(info);
-    }
+    // Many stats in flight: one after another, a page of 1,000 waited on 1,000 round trips to the file system.
+    const infos = await mapInParallel(page, IO_CONCURRENCY, (key) => this.head(key));
+    const objects = infos.filter((info): info is ObjectInfo => info !== undefined);
     return keys.length > pageSize ? { objects, nextPageToken: page[page.length - 1]! } : { objects };
   }
 
@@ -189,11 +187,12 @@ export class LocalObjectStore implements ObjectStore {
     });
   }
 
-  /** Unlinks a batch at a time, as S3's `DeleteObjects` takes many keys: one by one, VACUUM waited on each. */
+  /**
+   * Many unlinks in flight, as S3's `DeleteObjects` takes many keys: one by one, VACUUM waited on each
+   * (and in batches, each batch on its slowest).
+   */
   async deleteMany(keys: readonly string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += IO_CONCURRENCY) {
-      await Promise.all(keys.slice(i, i + IO_CONCURRENCY).map((key) => this.delete(key)));
-    }
+    await mapInParallel(keys, IO_CONCURRENCY, (key) => this.delete(key));
   }
 
   #path(key: string): string {
@@ -222,11 +221,13 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Every file key under `folder` (a key prefix ending in `/`, or empty for the root). Folders are
-   * read a level at a time, up to `IO_CONCURRENCY` at once: one after another, a table of 1,000
-   * partitions waited on 1,000 round trips to the file system.
+   * The file keys under `folder` (a key prefix ending in `/`, or empty for the root), less folders
+   * that hold no key under `prefix` after `after`: a listing's later page does not read again the
+   * folders its earlier pages took (VACUUM's second page read all 1,000 partitions of a table a
+   * second time). Folders are read a level at a time, up to `IO_CONCURRENCY` at once: one after
+   * another, a table of 1,000 partitions waited on 1,000 round trips to the file system.
    */
-  async #walk(folder: string): Promise<string[]> {
+  async #walk(folder: string, prefix: string, after: string | undefined): Promise<string[]> {
     const keys: string[] = [];
     const read = async (relative: string): Promise<string[]> => {
       let entries;
@@ -241,8 +242,10 @@ export class LocalObjectStore implements ObjectStore {
       const folders: string[] = [];
       for (const entry of entries) {
         if (entry.name.startsWith(TEMP_PREFIX)) continue;
-        if (entry.isDirectory()) folders.push(`${relative}${entry.name}/`);
-        else if (entry.isFile()) keys.push(`${relative}${entry.name}`);
+        if (entry.isDirectory()) {
+          const sub = `${relative}${entry.name}/`;
+          if (mayHoldKeys(sub, prefix, after)) folders.push(sub);
+        } else if (entry.isFile()) keys.push(`${relative}${entry.name}`);
       }
       return folders;
     };
@@ -265,6 +268,16 @@ export class LocalObjectStore implements ObjectStore {
     if (error instanceof StoreError) return error;
     return new StoreUnavailableError(`local store failed on ${key}`, { cause: error });
   }
+}
+
+/**
+ * Whether folder `sub` (ending in `/`) may hold a key under `prefix` sorting after `after`. Its keys
+ * all start with `sub`: when `after` sorts after `sub` without starting with it, it differs from
+ * `sub` at a character every one of those keys shares, and sorts after all of them.
+ */
+function mayHoldKeys(sub: string, prefix: string, after: string | undefined): boolean {
+  if (!sub.startsWith(prefix) && !prefix.startsWith(sub)) return false;
+  return after === undefined || after.startsWith(sub) || compareKeys(sub, after) > 0;
 }
 
 function etagOf(stats: BigIntStats): string {

@@ -1,6 +1,6 @@
 import { currentSnapshot, statsRecordCount, TableNotFoundError } from "../../delta/index.ts";
 import { upstreamOf } from "../../pipeline/pipeline-graph.ts";
-import { mapInParallel } from "../../store/map-in-parallel.ts";
+import { mapInParallel } from "../../object-store/map-in-parallel.ts";
 import {
   loadPipeline,
   requirePipeline,

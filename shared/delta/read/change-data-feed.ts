@@ -10,7 +10,12 @@ import { readCommits } from "../log/commit-reader.ts";
 import { ChangeDataNotRecordedError, ChangeFeedSchemaChangeError, VersionNotFoundError } from "../errors.ts";
 import { parseSchema } from "../table/schema.ts";
 import { planChangeFeedRange } from "./change-feed-schemas.ts";
-import { fileRelationSql, type FileSource, type RelationColumn } from "./file-relation.ts";
+import {
+  assumedFileRelationSql,
+  fileRelationSql,
+  type FileSource,
+  type RelationColumn,
+} from "./file-relation.ts";
 import { listLog } from "../log/log-listing.ts";
 import { latestListedVersion, type LogListing } from "../log/log-segment.ts";
 import { dataFileKey } from "../log/data-file-paths.ts";
@@ -136,9 +141,25 @@ export async function changeFeedAnswerRows(
   duck: DuckSession,
   options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known"> = {},
 ): Promise<AnswerRow[]> {
-  return withScratchFolder(async (scratch) =>
-    duck.answerRows(await changeFeedSql(store, fromVersion, toVersion, duck, scratch, options)),
-  );
+  return withScratchFolder(async (scratch) => {
+    const feed = await changeFeedFiles(store, fromVersion, toVersion, duck, scratch, options);
+    const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
+    // Read at once in the table's columns; only a feed whose files all lack one (it was added after
+    // them) needs DuckDB to tell which columns they have first, a second pass over every footer.
+    try {
+      return await duck.answerRows(
+        await changeRelationSql(duck, feed.snapshot, feed.files, timeZone, { assumeColumns: true }),
+      );
+    } catch (error) {
+      if (!isBinderError(error)) throw error;
+      return duck.answerRows(await changeRelationSql(duck, feed.snapshot, feed.files, timeZone));
+    }
+  });
+}
+
+/** DuckDB reports failures as plain `Error`s whose message starts with their kind. */
+function isBinderError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("Binder Error: ");
 }
 
 async function changeFeedSql(
@@ -150,6 +171,19 @@ async function changeFeedSql(
   options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known">,
 ): Promise<string> {
   const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
+  const { snapshot, files } = await changeFeedFiles(store, fromVersion, toVersion, duck, scratch, options);
+  return changeRelationSql(duck, snapshot, files, timeZone);
+}
+
+/** The feed's files, put in `scratch`, and the end version's snapshot, whose schema the feed has. */
+async function changeFeedFiles(
+  store: ObjectStore,
+  fromVersion: number,
+  toVersion: number | undefined,
+  duck: DuckSession,
+  scratch: ScratchFolder,
+  options: Pick<ChangeFeedOptions, "known">,
+): Promise<{ snapshot: Snapshot; files: { file: ChangeFile; localPath: string }[] }> {
   const listing = await listRange(store, fromVersion, toVersion);
   const to = toVersion ?? latestListedVersion(listing) ?? 0;
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
@@ -174,12 +208,7 @@ async function changeFeedSql(
     ".parquet",
     vacuumedFilesError("changes", snapshot, files),
   );
-  return changeRelationSql(
-    duck,
-    snapshot,
-    files.map((file, i) => ({ file, localPath: localPaths[i]! })),
-    timeZone,
-  );
+  return { snapshot, files: files.map((file, i) => ({ file, localPath: localPaths[i]! })) };
 }
 
 /**
@@ -248,7 +277,12 @@ export async function changeRelationSql(
   snapshot: Snapshot,
   files: readonly { readonly file: ChangeFile; readonly localPath: string }[],
   timeZone: { readonly timeZone?: string } = {},
+  { assumeColumns = false }: { readonly assumeColumns?: boolean } = {},
 ): Promise<string> {
+  const relation = (sources: readonly FileSource[], columns: readonly RelationColumn[]) =>
+    assumeColumns
+      ? Promise.resolve(assumedFileRelationSql(sources, columns))
+      : fileRelationSql(duck, sources, columns);
   const { schema, columns } = tableColumns(snapshot);
   const sources = files.map(({ file, localPath }) => ({
     file,
@@ -272,7 +306,7 @@ export async function changeRelationSql(
   ];
   const fromCdc = sources.filter((s) => s.file.changeType === undefined).map((s) => s.source);
   const fromData = sources.filter((s) => s.file.changeType !== undefined).map((s) => s.source);
-  const parts = [await fileRelationSql(duck, fromData, feedColumns("constant"))];
-  if (fromCdc.length > 0) parts.push(await fileRelationSql(duck, fromCdc, feedColumns("physical")));
+  const parts = [await relation(fromData, feedColumns("constant"))];
+  if (fromCdc.length > 0) parts.push(await relation(fromCdc, feedColumns("physical")));
   return parts.map((sql) => `(${sql})`).join(" UNION ALL ");
 }

@@ -33,19 +33,46 @@ export async function fileRelationSql(
   files: readonly FileSource[],
   columns: readonly RelationColumn[],
 ): Promise<string> {
+  const present =
+    files.length === 0 ? new Map<string, string>() : await physicalColumns(duck, sourceOf(files));
+  return relationSql(files, columns, (name) => present.get(name.toLowerCase()));
+}
+
+/**
+ * `fileRelationSql` without asking DuckDB which columns the files have (a pass over every file's
+ * footer): every `physical` column is read as named, so the SELECT fails to bind when no file has
+ * one (a column added after them), and `fileRelationSql` must be asked then. Where it binds, its rows
+ * are those `fileRelationSql` gives: a column missing from some files is NULL in their rows either way.
+ */
+export function assumedFileRelationSql(
+  files: readonly FileSource[],
+  columns: readonly RelationColumn[],
+): string {
+  return relationSql(files, columns, (name) => name);
+}
+
+function sourceOf(files: readonly FileSource[]): string {
+  return `read_parquet(${stringList(files.map((f) => f.localPath))}, union_by_name = true, filename = ${quoteLiteral(FILE_COLUMN)})`;
+}
+
+/** The SELECT, given the files' name of each table column (`undefined`: in no file, read as NULL). */
+function relationSql(
+  files: readonly FileSource[],
+  columns: readonly RelationColumn[],
+  physicalName: (name: string) => string | undefined,
+): string {
   const typedNull = (column: RelationColumn) =>
     `CAST(NULL AS ${column.sqlType}) AS ${quoteIdentifier(column.name)}`;
   if (files.length === 0) {
     const select = columns.length === 0 ? "1 AS __empty" : columns.map(typedNull).join(", ");
     return `SELECT ${select} WHERE false`;
   }
-  const source = `read_parquet(${stringList(files.map((f) => f.localPath))}, union_by_name = true, filename = ${quoteLiteral(FILE_COLUMN)})`;
-  const present = await physicalColumns(duck, source);
+  const source = sourceOf(files);
   const constantColumns = columns.filter((c) => c.source === "constant");
   const select = columns.map((column) => {
     const name = quoteIdentifier(column.name);
     if (column.source === "constant") return `k.${name}`;
-    const physical = present.get(column.name.toLowerCase());
+    const physical = physicalName(column.name);
     return physical === undefined
       ? typedNull(column)
       : `CAST(d.${quoteIdentifier(physical)} AS ${column.sqlType}) AS ${name}`;

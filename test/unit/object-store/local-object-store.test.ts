@@ -1,11 +1,14 @@
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { ObjectNotFoundError } from "../../../shared/object-store/errors.ts";
 import { LocalObjectStore } from "../../../shared/object-store/local-object-store.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
+import { compareKeys } from "../../../shared/object-store/object-key.ts";
+import { listAllKeys } from "../../../shared/object-store/object-store.ts";
 import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
 import { objectStoreContract } from "./object-store-contract.ts";
 
@@ -27,6 +30,48 @@ describe("LocalObjectStore on disk", () => {
     await store.put("a/b/c.json", new TextEncoder().encode("{}"));
     expect(await store.putIfAbsent("a/b/c.json", new TextEncoder().encode("[]"))).toBe("exists");
     expect(await readdir(path.join(store.root, "a", "b"))).toEqual(["c.json"]);
+  });
+
+  it("lists, page by page, exactly the keys under a prefix after a key, in byte order, whatever the folders", async () => {
+    // Segments that sort around "/" and each other ("a-b" < "a/" < "a0"), partition-like names, non-ASCII.
+    const segment = fc.constantFrom("a", "a-b", "a0", "a.b", "b", "p=1", "p=10", "p=2", "_x", "é", "z");
+    const key = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => parts.join("/"));
+    // A key cannot also be a folder: keep the shorter one.
+    const keys = fc
+      .uniqueArray(key, { minLength: 0, maxLength: 12 })
+      .map((all) => all.filter((k) => !all.some((other) => other.startsWith(`${k}/`))));
+    const boundary = fc.oneof(
+      fc.constant(""),
+      key,
+      key.map((k) => `${k}/`),
+      key.map((k) => k.slice(0, -1)),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        keys,
+        boundary,
+        fc.option(boundary, { nil: undefined }),
+        fc.integer({ min: 1, max: 5 }),
+        async (written, prefix, startAfter, pageSize) => {
+          const store = await freshStore();
+          await Promise.all(written.map((k) => store.put(k, new Uint8Array([1]))));
+          const listed = (
+            await listAllKeys(store, prefix, {
+              pageSize,
+              ...(startAfter === undefined ? {} : { startAfter }),
+            })
+          ).map((o) => o.key);
+          const reference = written
+            .filter(
+              (k) => k.startsWith(prefix) && (startAfter === undefined || compareKeys(k, startAfter) > 0),
+            )
+            .sort(compareKeys);
+          expect(listed).toEqual(reference);
+          await rm(store.root, { recursive: true, force: true });
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   it("does not list folders as objects", async () => {
