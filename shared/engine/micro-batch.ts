@@ -430,7 +430,7 @@ async function readAndCommit(
         ? applyChangeBatch(
             run,
             sandbox,
-            checked.rowsSql,
+            { sql: checked.rowsSql },
             head.checkpoint?.stateVersion,
             seq,
             target,
@@ -535,8 +535,16 @@ async function sparkReadAndCommit(
     catalog: run.catalog,
     spark: run.spark!,
   };
-  if (run.flow.auto_cdc) {
-    const job = await runSparkJob(batch);
+  const cdc = run.flow.auto_cdc;
+  if (cdc) {
+    // The job classifies the events in Spark SQL, where the flow's rows are.
+    const job = await runSparkJob({
+      ...batch,
+      cdc: {
+        ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
+        ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+      },
+    });
     const sandbox = await openSandbox();
     const what = `flow "${run.flow.name}"`;
     const rowsSql = await stagedRowsSql(target.store, job.stagedPath, sandbox, {
@@ -546,11 +554,20 @@ async function sparkReadAndCommit(
     });
     const newest = input.kind === "table" ? input.newestUpstreamTimestamp : undefined;
     const written = await sandbox.explainingFailures(what, async () =>
-      applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, {
-        rowsSession: await sandbox.writer(),
-        ...(newest !== undefined ? { timestampFloor: newest + 1 } : {}),
-        afterDataFiles: beforeCommit,
-      }),
+      applyChangeBatch(
+        run,
+        sandbox,
+        { sql: rowsSql, classified: true },
+        head.checkpoint?.stateVersion,
+        seq,
+        target,
+        txn,
+        {
+          rowsSession: await sandbox.writer(),
+          ...(newest !== undefined ? { timestampFloor: newest + 1 } : {}),
+          afterDataFiles: beforeCommit,
+        },
+      ),
     );
     return {
       ...written,
@@ -725,7 +742,7 @@ async function divertBadRecords(
 async function applyChangeBatch(
   run: FlowRun,
   sandbox: Sandbox,
-  rowsSql: string,
+  rows: { readonly sql: string; readonly classified?: boolean },
   parentState: string | undefined,
   seq: number,
   target: SinkTarget,
@@ -747,7 +764,8 @@ async function applyChangeBatch(
     flow: run.flow.name,
     cdc,
     sandbox,
-    rowsSql,
+    rowsSql: rows.sql,
+    ...(rows.classified ? { classified: true } : {}),
     state,
     peers,
     target: run.dataset.name,
