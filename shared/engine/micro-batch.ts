@@ -61,7 +61,7 @@ import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
 import { chooseEngine } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
-import { stagedRowsSql } from "./spark/staged-rows.ts";
+import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 
 /**
@@ -324,6 +324,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         { data: { flow: run.flow.name, seq, head: marked.head } },
       );
     }
+    await committed.afterHeadMove?.();
     return {
       seq,
       resumed: pending !== undefined,
@@ -461,6 +462,8 @@ type BatchWork = BatchCommit & {
   readonly state?: StateProgress | undefined;
   readonly jobId?: string;
   readonly dataQuality?: DataQuality;
+  /** Runs once HEAD names the batch (a retry can no longer need what it removes). */
+  readonly afterHeadMove?: () => Promise<void>;
 };
 
 /** The engine batch `seq` runs on (spark/engine-choice.ts); a refusal is the batch's error. */
@@ -578,6 +581,8 @@ async function sparkReadAndCommit(
       },
       jobId: job.jobId,
       ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
+      // The staged rows are the job's output, not the table's: nothing references them once HEAD moved.
+      afterHeadMove: () => deleteStagedRows(target.store, job.stagedPath),
     };
   }
   const outcome = await runSparkBatch({
