@@ -296,6 +296,9 @@ def run_batch(spark, request):
     except (AnalysisException, ParseException) as error:
         raise BatchFailure("analysis", first_line(str(error))) from error
     rows, quality, flagged = apply_expectations(rows, request.get("expectations") or [])
+    if request.get("cdc") is not None:
+        rows = classify_events(rows, request["cdc"])
+        schema = nullable(rows.schema)
     table_uri = request["output"]["tableUri"].rstrip("/")
     staging = request["output"]["stagingPath"].strip("/")
     staged_uri = f"{table_uri}/{staging}"
@@ -333,6 +336,33 @@ def run_batch(spark, request):
     }
     write_text(spark, request["manifestUri"], json.dumps(manifest))
     return manifest
+
+
+# The staged column holding an AUTO CDC event's kind (spark-batch-contract.ts CDC_OP_COLUMN).
+CDC_OP_COLUMN = "__cdc_op"
+
+
+def classify_events(rows, cdc):
+    """An AUTO CDC flow's rows with each one's event kind: `apply_as_truncates` first, then
+    `apply_as_deletes` (Spark SQL over the flow's rows; NULL is false), else an upsert, as
+    cdc-statements.ts `batchEventsSql` classifies them. Ebb applies the staged rows by that column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.utils import AnalysisException, ParseException
+
+    kind = F.lit("upsert")
+    for setting, name, value in (
+        ("apply_as_deletes", "deletes", "delete"),
+        ("apply_as_truncates", "truncates", "truncate"),
+    ):
+        if cdc.get(name) is None:
+            continue
+        try:
+            condition = F.expr(f"({cdc[name]})")
+            rows.select(condition.alias("c")).schema
+        except (AnalysisException, ParseException) as error:
+            raise BatchFailure("analysis", f"{setting} ({cdc[name]}): {first_line(str(error))}") from error
+        kind = F.when(F.coalesce(condition, F.lit(False)), F.lit(value)).otherwise(kind)
+    return rows.withColumn(CDC_OP_COLUMN, kind)
 
 
 def partitioned(rows, schema, partition_columns):

@@ -62,7 +62,7 @@ import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
 import { mayRunOnSpark, chooseEngine, type EngineQuestion } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
-import { stagedRowsSql } from "./spark/staged-rows.ts";
+import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 
 /**
@@ -345,6 +345,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         { data: { flow: run.flow.name, seq, head: marked.head } },
       );
     }
+    await committed.afterHeadMove?.();
     return {
       seq,
       resumed: pending !== undefined,
@@ -451,7 +452,7 @@ async function readAndCommit(
         ? applyChangeBatch(
             run,
             sandbox,
-            checked.rowsSql,
+            { sql: checked.rowsSql },
             head.checkpoint?.stateVersion,
             seq,
             target,
@@ -482,6 +483,8 @@ type BatchWork = BatchCommit & {
   readonly state?: StateProgress | undefined;
   readonly jobId?: string;
   readonly dataQuality?: DataQuality;
+  /** Runs once HEAD names the batch (a retry can no longer need what it removes). */
+  readonly afterHeadMove?: () => Promise<void>;
 };
 
 /** What decides the engine of `run`'s batches, but their size (spark/engine-choice.ts). */
@@ -567,8 +570,16 @@ async function sparkReadAndCommit(
     catalog: run.catalog,
     spark: run.spark!,
   };
-  if (run.flow.auto_cdc) {
-    const job = await runSparkJob(batch);
+  const cdc = run.flow.auto_cdc;
+  if (cdc) {
+    // The job classifies the events in Spark SQL, where the flow's rows are.
+    const job = await runSparkJob({
+      ...batch,
+      cdc: {
+        ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
+        ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+      },
+    });
     const sandbox = await openSandbox();
     const what = `flow "${run.flow.name}"`;
     const rowsSql = await stagedRowsSql(target.store, job.stagedPath, sandbox, {
@@ -578,11 +589,20 @@ async function sparkReadAndCommit(
     });
     const newest = input.kind === "table" ? input.newestUpstreamTimestamp : undefined;
     const written = await sandbox.explainingFailures(what, async () =>
-      applyChangeBatch(run, sandbox, rowsSql, head.checkpoint?.stateVersion, seq, target, txn, {
-        rowsSession: await sandbox.writer(),
-        ...(newest !== undefined ? { timestampFloor: newest + 1 } : {}),
-        afterDataFiles: beforeCommit,
-      }),
+      applyChangeBatch(
+        run,
+        sandbox,
+        { sql: rowsSql, classified: true },
+        head.checkpoint?.stateVersion,
+        seq,
+        target,
+        txn,
+        {
+          rowsSession: await sandbox.writer(),
+          ...(newest !== undefined ? { timestampFloor: newest + 1 } : {}),
+          afterDataFiles: beforeCommit,
+        },
+      ),
     );
     return {
       ...written,
@@ -593,6 +613,8 @@ async function sparkReadAndCommit(
       },
       jobId: job.jobId,
       ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
+      // The staged rows are the job's output, not the table's: nothing references them once HEAD moved.
+      afterHeadMove: () => deleteStagedRows(target.store, job.stagedPath),
     };
   }
   const outcome = await runSparkBatch({
@@ -757,7 +779,7 @@ async function divertBadRecords(
 async function applyChangeBatch(
   run: FlowRun,
   sandbox: Sandbox,
-  rowsSql: string,
+  rows: { readonly sql: string; readonly classified?: boolean },
   parentState: string | undefined,
   seq: number,
   target: SinkTarget,
@@ -779,7 +801,8 @@ async function applyChangeBatch(
     flow: run.flow.name,
     cdc,
     sandbox,
-    rowsSql,
+    rowsSql: rows.sql,
+    ...(rows.classified ? { classified: true } : {}),
     state,
     peers,
     target: run.dataset.name,

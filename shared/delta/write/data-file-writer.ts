@@ -262,12 +262,42 @@ function serializedPartitionValue(type: DeltaType, column: string): string {
       throw new SchemaMismatchError(`a binary column cannot be a partition column in Ebb`);
     case "float":
     case "double":
-      // Java's spelling (Double.toString), which Spark and Ebb's reader parse; DuckDB writes nan, inf.
+      // Java's spelling (Double.toString), as Spark and Delta write it: `1.0E20`, not DuckDB's `1e+20`.
       return (
         `CASE WHEN isnan(${column}) THEN 'NaN' WHEN ${column} = 'infinity'::DOUBLE THEN 'Infinity' ` +
-        `WHEN ${column} = '-infinity'::DOUBLE THEN '-Infinity' ELSE CAST(${column} AS VARCHAR) END`
+        `WHEN ${column} = '-infinity'::DOUBLE THEN '-Infinity' ELSE ${javaNumberSql(column)} END`
       );
     default:
       return `CAST(${column} AS VARCHAR)`;
   }
+}
+
+/**
+ * A finite float or double as Java's `Double.toString` / `Float.toString` spell it (what Spark's CAST
+ * to STRING and so its partition folders give): the shortest digits that read back as the value
+ * (DuckDB's own text has the same digits), in plain notation from 10^-3 up to 10^7 with at least one
+ * digit after the point (`100.0`, `0.001`), else as `d.dddE±n` (`1.0E20`, `1.5E-7`); `-0.0` keeps
+ * its sign.
+ */
+function javaNumberSql(column: string): string {
+  const text = `CAST(${column} AS VARCHAR)`;
+  const unsigned = `ltrim(${text}, '-')`;
+  const sign = `CASE WHEN starts_with(${text}, '-') THEN '-' ELSE '' END`;
+  const mantissa = `split_part(${unsigned}, 'e', 1)`;
+  const shift = `CASE WHEN contains(${unsigned}, 'e') THEN CAST(split_part(${unsigned}, 'e', 2) AS INTEGER) ELSE 0 END`;
+  const all = `replace(${mantissa}, '.', '')`;
+  const significant = `ltrim(${all}, '0')`;
+  // The digits without leading or trailing zeros, and the power of ten of the first one.
+  const digits = `rtrim(${significant}, '0')`;
+  const power = `(${shift} + length(split_part(${mantissa}, '.', 1)) - 1 - (length(${all}) - length(${significant})))`;
+  const rest = (from: string) =>
+    `CASE WHEN length(${digits}) >= ${from} THEN substr(${digits}, ${from}) ELSE '0' END`;
+  const plain =
+    `CASE WHEN ${power} < 0 THEN '0.' || repeat('0', -${power} - 1) || ${digits} ` +
+    `ELSE left(${digits} || repeat('0', ${power} + 1), ${power} + 1) || '.' || ${rest(`${power} + 2`)} END`;
+  const scientific = `left(${digits}, 1) || '.' || ${rest("2")} || 'E' || CAST(${power} AS VARCHAR)`;
+  return (
+    `${sign} || CASE WHEN ${digits} = '' THEN '0.0' ` +
+    `WHEN ${power} BETWEEN -3 AND 6 THEN ${plain} ELSE ${scientific} END`
+  );
 }

@@ -76,6 +76,11 @@ export interface ChangeBatch {
    * reset, SCD type 2): the state then adopts the table key by key.
    */
   readonly targetRowsSql?: string;
+  /**
+   * The rows carry each event's kind in `OP` already, classified by the engine that ran the flow's
+   * SQL (Spark evaluates `apply_as_deletes` and `apply_as_truncates` in its own SQL): taken as is.
+   */
+  readonly classified?: boolean;
 }
 
 export interface PlannedChanges {
@@ -104,8 +109,11 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
   const { sandbox } = batch;
   const table = async (name: string, sql: string) =>
     sandbox.run(`CREATE OR REPLACE TEMP TABLE ${q(name)} AS ${sql}`);
-  const output = (await sandbox.rows(`DESCRIBE (${batch.rowsSql})`)).map((r) => String(r["column_name"]));
-  const layout = cdcLayout(batch.flow, batch.cdc, output);
+  const described = (await sandbox.rows(`DESCRIBE (${batch.rowsSql})`)).map((r) => String(r["column_name"]));
+  const output = batch.classified ? described.filter((c) => c !== OP) : described;
+  const layout = batch.classified
+    ? classifiedLayout(cdcLayout(batch.flow, batch.cdc, output))
+    : cdcLayout(batch.flow, batch.cdc, output);
   const peers = batch.peers ?? [];
   checkCdcLayout(
     { flow: batch.flow, target: batch.target, flows: [batch.flow, ...peers.map((p) => p.flow)] },
@@ -123,10 +131,10 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
   const changes = `SELECT * FROM ${BATCH} WHERE ${OP} <> 'truncate'`;
 
   // 2. Truncate sequences and the state of the touched keys.
-  const [described] = await sandbox.rows(
+  const [sequenceType] = await sandbox.rows(
     `SELECT column_type AS t FROM (DESCRIBE ${BATCH}) WHERE column_name = ${quoteLiteral(SEQ)}`,
   );
-  const type = String(described?.["t"]);
+  const type = String(sequenceType?.["t"]);
   const sequenceValue = (json: string) => `CAST(${quoteLiteral(json)}::JSON AS ${type})`;
   const stored = [batch.state, ...peers.map((p) => p.state)].flatMap((s) => s.meta.truncate ?? []);
   const batchTruncate = `(SELECT max(${SEQ}) FROM ${BATCH} WHERE ${OP} = 'truncate')`;
@@ -220,5 +228,15 @@ export async function applyChanges(batch: ChangeBatch): Promise<PlannedChanges> 
     schemaSql: `SELECT * EXCLUDE (${DELETE_MARK}) FROM ${MERGE} LIMIT 0`,
     on: identityColumns(layout),
     stateVersion,
+  };
+}
+
+/** A layout whose event kinds are read from the rows' `OP` column (`ChangeBatch.classified`). */
+function classifiedLayout(layout: CdcLayout): CdcLayout {
+  const { deletes: _deletes, truncates: _truncates, ...rest } = layout;
+  return {
+    ...rest,
+    ...(layout.deletes !== undefined ? { deletes: `${q(OP)} = 'delete'` } : {}),
+    ...(layout.truncates !== undefined ? { truncates: `${q(OP)} = 'truncate'` } : {}),
   };
 }

@@ -17,8 +17,8 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * override), and for `auto` the batch's planned size. A flow the Spark engine cannot run is refused
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
- * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL and the
- * dataset's expectations on Spark; the apply by key in Ebb), a watermark and deduplication (over Ebb's
+ * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL, the
+ * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), a watermark and deduplication (over Ebb's
  * state layout; no windowed aggregation or stream-stream join yet), from `auto_loader` files or a
  * `stream`/`delta` table (not its change feed), failing on malformed records (no quarantine), into a
  * table (partitioned or not), reading no other dataset. Their SQL
@@ -113,6 +113,14 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
     const inCondition = duckDbOnlySyntax(expectation.condition);
     if (inCondition)
       return `expectation "${expectation.name}" of dataset "${dataset.name}" is written for DuckDB (${inCondition})`;
+  }
+  // And an AUTO CDC flow's event conditions.
+  for (const [setting, condition] of [
+    ["apply_as_deletes", flow.auto_cdc?.apply_as_deletes],
+    ["apply_as_truncates", flow.auto_cdc?.apply_as_truncates],
+  ] as const) {
+    const inCondition = condition === undefined ? undefined : duckDbOnlySyntax(condition);
+    if (inCondition) return `its ${setting} is written for DuckDB (${inCondition})`;
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OP } from "../auto-cdc/cdc-statements.ts";
 import { BUCKET_HASHES, type BucketHash } from "../../state/bucket-hash.ts";
 import type { StateSchema } from "../../state/state-schema.ts";
 
@@ -48,6 +49,11 @@ export interface SparkBatchRequest {
   readonly input: SparkBatchInput;
   /** The dataset's expectations: the job counts them, drops and fails as they say. */
   readonly expectations?: readonly SparkExpectation[];
+  /**
+   * An AUTO CDC flow's event classification: the job evaluates `apply_as_truncates` and
+   * `apply_as_deletes` (Spark SQL over the flow's rows) and stages each row's kind in `CDC_OP_COLUMN`.
+   */
+  readonly cdc?: { readonly deletes?: string; readonly truncates?: string };
   readonly output: {
     /** The table's root folder. */
     readonly tableUri: string;
@@ -193,6 +199,12 @@ export const sparkManifestSchema = z.discriminatedUnion("status", [
 ]);
 export type SparkManifest = z.infer<typeof succeededSchema>;
 export type SparkFailure = z.infer<typeof sparkFailureSchema>;
+
+/**
+ * The staged rows' column holding an AUTO CDC event's kind (`upsert`, `delete`, `truncate`), as the
+ * job classified it (auto-cdc/cdc-statements.ts `OP`: the apply reads it as is).
+ */
+export const CDC_OP_COLUMN = OP;
 
 /** The bucket key of batch `seq`'s manifest, written by the job and read by the commit. */
 export function manifestKey(pipelineId: string, flow: string, seq: number, attempt: string): string {

@@ -47,6 +47,8 @@ export interface SparkBatch {
   readonly input: PlannedInput;
   /** The dataset's expectations (the job evaluates them as expectations.ts does). */
   readonly expectations?: readonly ExpectationDefinition[] | undefined;
+  /** An AUTO CDC flow's conditions: the job classifies each row's event kind (contract `CDC_OP_COLUMN`). */
+  readonly cdc?: SparkBatchRequest["cdc"];
   readonly catalog: DatasetCatalog;
   readonly target: SinkTarget;
   readonly session: SinkSession;
@@ -154,6 +156,7 @@ export async function runSparkJob(
           })),
         }
       : {}),
+    ...(batch.cdc ? { cdc: batch.cdc } : {}),
     output: {
       tableUri: batch.spark.bucketUri(batch.catalog.tablePrefix(batch.dataset)),
       stagingPath: stagingPath(batch.seq, attempt),

@@ -33,3 +33,9 @@ export async function stagedRowsSql(
   for (const key of keys) paths.push(await sandbox.writeFile(await tableStore.get(key), ".parquet"));
   return `SELECT * FROM read_parquet([${paths.map(quoteLiteral).join(", ")}])`;
 }
+
+/** Deletes an attempt's staged rows (every object of its folder), once no retry can read them. */
+export async function deleteStagedRows(tableStore: ObjectStore, stagedPath: string): Promise<void> {
+  const keys = await listAllKeys(tableStore, `${stagedPath.replace(/\/+$/, "")}/`);
+  if (keys.length > 0) await tableStore.deleteMany(keys.map((info) => info.key));
+}

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AddFile } from "../../../shared/delta/log/actions.ts";
 import { parseCommitFile } from "../../../shared/delta/log/commit-file.ts";
@@ -9,6 +10,7 @@ import {
   SchemaMismatchError,
 } from "../../../shared/delta/errors.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
+import { serializePartitionValueSql } from "../../../shared/delta/write/data-file-writer.ts";
 import { DuckSession } from "../../../shared/duck/duck-session.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, countingStore, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
@@ -431,4 +433,103 @@ describe("double partition values", () => {
       await table.close();
     }
   });
+
+  // Spark's CAST(x AS STRING), its partition folders' spelling (checked against Spark 3.5.6).
+  const spark: readonly (readonly [number, string])[] = [
+    [1e20, "1.0E20"],
+    [1e-4, "1.0E-4"],
+    [1234567, "1234567.0"],
+    [12345678, "1.2345678E7"],
+    [100, "100.0"],
+    [0.001, "0.001"],
+    [0.00099, "9.9E-4"],
+    [1.5e-7, "1.5E-7"],
+    [-2.5e300, "-2.5E300"],
+    [1e7, "1.0E7"],
+    [9999999, "9999999.0"],
+    [0.1, "0.1"],
+    [123456789012345680000, "1.2345678901234568E20"],
+    [-0, "-0.0"],
+    [0, "0.0"],
+    [1e16, "1.0E16"],
+    [2e-5, "2.0E-5"],
+    [1.7976931348623157e308, "1.7976931348623157E308"],
+  ];
+
+  it("are spelled as Spark spells them (Java's Double.toString), so both engines write one value alike", async () => {
+    const store = new MemoryObjectStore(() => 1_000);
+    const values = spark.map(([value], i) => `(${i}, ${doubleLiteral(value)})`).join(", ");
+    const table = await DeltaTable.create(
+      store,
+      {
+        schema: schemaOf(field("id", "long", false), field("d", "double")),
+        partitionColumns: ["d"],
+        rows: { sql: `SELECT * FROM (VALUES ${values}) t(id, d)` },
+      },
+      { clock: () => 1_000, duck },
+    );
+    try {
+      const written = (await addsOf(store, 0)).map((add) => add.partitionValues.d).sort();
+      expect(written).toEqual(spark.map(([, text]) => text).sort());
+      const rows = (await table.scan()).map((r) => [Number(r.id), Number(r.d)]);
+      expect(rows.sort((a, b) => a[0]! - b[0]!)).toEqual(spark.map(([value], i) => [i, value]));
+    } finally {
+      await table.close();
+    }
+  });
+
+  it("spell every double as Java does", async () => {
+    const sql = serializePartitionValueSql("double", "d");
+    // Normal doubles: Java spells a subnormal with two digits where one would do (4.9E-324).
+    const doubles = fc.double({ noNaN: true, noDefaultInfinity: true }).filter(normal);
+    await fc.assert(
+      fc.asyncProperty(fc.array(doubles, { minLength: 1, maxLength: 200 }), async (values) => {
+        const rows = values.map((value, i) => `(${i}, ${doubleLiteral(value)})`).join(", ");
+        const spelled = await duck.rows(`SELECT ${sql} AS v FROM (VALUES ${rows}) t(i, d) ORDER BY i`);
+        expect(spelled.map((row) => row.v)).toEqual(values.map(javaDoubleString));
+      }),
+      { numRuns: 10 },
+    );
+  });
+
+  it("spell a float as Java's Float.toString does", async () => {
+    const sql = serializePartitionValueSql("float", "f");
+    const cases = [
+      ["0.1", "0.1"],
+      ["1e10", "1.0E10"],
+      ["3.4028235e38", "3.4028235E38"],
+      ["1.1", "1.1"],
+    ] as const;
+    for (const [literal, text] of cases) {
+      const [row] = await duck.rows(`SELECT ${sql} AS v FROM (SELECT '${literal}'::FLOAT AS f)`);
+      expect(row!.v, literal).toBe(text);
+    }
+  });
 });
+
+function normal(value: number): boolean {
+  return value === 0 || Math.abs(value) >= 2.2250738585072014e-308;
+}
+
+/** A double as a DuckDB literal that reads back exactly (-0.0 included). */
+function doubleLiteral(value: number): string {
+  return `'${Object.is(value, -0) ? "-0.0" : String(value)}'::DOUBLE`;
+}
+
+/**
+ * Java's Double.toString of a finite double (JDK 19+: the shortest digits, as JavaScript's), the
+ * oracle: plain from 10^-3 up to 10^7, else d.dddE±n.
+ */
+function javaDoubleString(value: number): string {
+  if (value === 0) return Object.is(value, -0) ? "-0.0" : "0.0";
+  const sign = value < 0 ? "-" : "";
+  const [mantissa, exponent] = Math.abs(value).toExponential().split("e") as [string, string];
+  const digits = mantissa.replace(".", "");
+  const power = Number(exponent);
+  if (power >= -3 && power < 7) {
+    if (power < 0) return `${sign}0.${"0".repeat(-power - 1)}${digits}`;
+    const whole = digits.padEnd(power + 1, "0").slice(0, power + 1);
+    return `${sign}${whole}.${digits.slice(power + 1) || "0"}`;
+  }
+  return `${sign}${digits[0]}.${digits.slice(1) || "0"}E${power}`;
+}

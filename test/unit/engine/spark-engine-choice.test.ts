@@ -129,4 +129,29 @@ describe("the engine a batch runs on", () => {
       expect(mayRunOnSpark(question)).toBe(false);
     });
   });
+
+  it("refuses Spark for an AUTO CDC condition written for DuckDB, naming the setting", () => {
+    const cdc = {
+      ...flow,
+      auto_cdc: {
+        keys: ["id"],
+        sequence_by: "id",
+        stored_as_scd_type: 1,
+        apply_as_deletes: "op::VARCHAR = 'D'",
+      },
+    } as StreamingTableDefinition["flows"][number];
+    const table = dataset({ flows: [cdc] });
+    const choice = chooseEngine({
+      setting: { kind: "fixed", engine: "spark" },
+      size: undefined,
+      pipeline: { datasets: [table] } as PipelineDefinition,
+      dataset: table,
+      flow: cdc,
+      readsDatasets: false,
+    });
+    expect(choice.engine).toBe("refused");
+    expect("reason" in choice ? choice.reason : "").toContain(
+      "its apply_as_deletes is written for DuckDB (a :: cast",
+    );
+  });
 });
