@@ -77,11 +77,41 @@ const definition = (landing: string) => ({
         },
       ],
     },
+    {
+      // Sliding windows per user (md5-json buckets of the window's start and a string key, NULL too),
+      // every aggregate the Spark job keeps: a window is written once, when the watermark passes it.
+      type: "streaming_table",
+      name: "user_windows",
+      flows: [
+        {
+          name: "windows_by_user",
+          source: { type: "auto_loader", path: landing, format: "json", schema: SCHEMA },
+          sql:
+            "SELECT window.start AS start, user, count(*) AS n, sum(id) AS ids, min(ts) AS first_ts, " +
+            "max(id) AS top, avg(id) AS mean_id FROM source WHERE id < 11 GROUP BY window(ts, '10 minutes', '5 minutes'), user",
+          watermark: { column: "ts", delay: "10 minutes" },
+          options: { max_files_per_batch: 2 },
+        },
+      ],
+    },
+    {
+      // Tumbling windows from the partitioned table, the window selected whole (a struct).
+      type: "streaming_table",
+      name: "kind_windows",
+      flows: [
+        {
+          name: "windows_by_kind",
+          source: { type: "stream", dataset: "events" },
+          sql: "SELECT window, kind, count(*) AS n FROM source GROUP BY window(ts, '20 minutes'), kind",
+          watermark: { column: "ts", delay: "15 minutes" },
+        },
+      ],
+    },
   ],
 });
 const SCHEMA = { id: "BIGINT", user: "VARCHAR", ts: "TIMESTAMP", kind: "VARCHAR" };
-const STATEFUL_FLOWS = ["dedup_ids", "dedup_users", "drop_late"];
-const TABLES = ["events", "first_by_id", "first_by_user", "on_time"];
+const STATEFUL_FLOWS = ["dedup_ids", "dedup_users", "drop_late", "windows_by_user", "windows_by_kind"];
+const TABLES = ["events", "first_by_id", "first_by_user", "on_time", "user_windows", "kind_windows"];
 const USERS = ["u1", "u2", "ü/3", "u 4", null];
 const KINDS = ["a", "b/c", "d:e", null];
 
