@@ -90,7 +90,6 @@ const definition = (landing: string) => ({
             "SELECT window.start AS start, user, count(*) AS n, sum(id) AS ids, min(ts) AS first_ts, " +
             "max(id) AS top, avg(id) AS mean_id FROM source WHERE id < 11 GROUP BY window(ts, '10 minutes', '5 minutes'), user",
           watermark: { column: "ts", delay: "10 minutes" },
-          options: { max_files_per_batch: 2 },
         },
       ],
     },

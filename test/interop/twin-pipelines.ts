@@ -57,7 +57,8 @@ export function twinPipelines(cp: () => TestControlPlane) {
   const run = async (pipelineId: string, body: unknown = {}) => {
     const client = cp().client;
     const { update_id } = await client.startUpdate(pipelineId, body);
-    const update = await client.waitForUpdate(pipelineId, update_id, { intervalMs: 200, timeoutMs: 280_000 });
+    // Generous: a Spark update replaying several batches of every flow, on a loaded 2-core machine.
+    const update = await client.waitForUpdate(pipelineId, update_id, { intervalMs: 200, timeoutMs: 600_000 });
     if (update.state !== "COMPLETED") {
       const { events } = await client.events(pipelineId, {
         filter: `level = 'ERROR' AND origin.update_id = '${update_id}'`,
