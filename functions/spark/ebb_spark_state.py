@@ -1,4 +1,5 @@
-"""The stateful operators of a Spark batch: the watermark and deduplication, over Ebb's state layout.
+"""The stateful operators of a Spark batch: the watermark, deduplication and windowed aggregation,
+over Ebb's state layout.
 
 The same steps as the DuckDB engine's (shared/engine/stateful/stateful-batch.ts, deduplicate.ts), on
 the same files (shared/state/: a table hash-partitioned by key into buckets, each bucket a snapshot
@@ -17,6 +18,10 @@ version written by one engine is continued by the other:
    of the merged bucket when Ebb says it is due or when a delete may move its oldest time), then move
    each to a fresh key of the flow's state folder. Ebb writes the version's manifest from what this
    returns, and the batch's checkpoint names it when Ebb commits (spark-state.ts).
+5. A windowed aggregation (window-aggregation.ts): each surviving row into every window it falls in,
+   the batch's partials per window and key (the flow's compiled partial SQL), merged with the touched
+   windows' stored partials; the windows the advanced watermark completes are deleted from the state
+   and become `__ebb_window_final`, which the flow's compiled final SQL reads; the rest are upserted.
 """
 
 import uuid
