@@ -1,4 +1,5 @@
-"""The stateful operators of a Spark batch: the watermark and deduplication, over Ebb's state layout.
+"""The stateful operators of a Spark batch: the watermark, deduplication and windowed aggregation,
+over Ebb's state layout.
 
 The same steps as the DuckDB engine's (shared/engine/stateful/stateful-batch.ts, deduplicate.ts), on
 the same files (shared/state/: a table hash-partitioned by key into buckets, each bucket a snapshot
@@ -17,6 +18,10 @@ version written by one engine is continued by the other:
    of the merged bucket when Ebb says it is due or when a delete may move its oldest time), then move
    each to a fresh key of the flow's state folder. Ebb writes the version's manifest from what this
    returns, and the batch's checkpoint names it when Ebb commits (spark-state.ts).
+5. A windowed aggregation (window-aggregation.ts): each surviving row into every window it falls in,
+   the batch's partials per window and key (the flow's compiled partial SQL), merged with the touched
+   windows' stored partials; the windows the advanced watermark completes are deleted from the state
+   and become `__ebb_window_final`, which the flow's compiled final SQL reads; the rest are upserted.
 """
 
 import uuid
@@ -28,6 +33,12 @@ ORDER = "__ebb_order"
 DELETED = "__ebb_deleted"
 EVENT_TIME = "event_time"
 DEDUP_TABLE = "dedup"
+WINDOWS_TABLE = "windows"
+# The names the DuckDB engine's windowed aggregation gives its columns (aggregate-columns.ts).
+WINDOW_START = "__ebb_window_start"
+WINDOW_ROWS = "__ebb_window_rows"
+WINDOW_FINAL = "__ebb_window_final"
+WINDOW_STRUCT = "__ebb_window"
 LOW32 = 4294967295
 MIX_HI = 2246822519
 MIX_LO = 2654435769
@@ -41,6 +52,9 @@ SPARK_TO_DUCK = {
     "byte": "TINYINT",
     "string": "VARCHAR",
     "boolean": "BOOLEAN",
+    "double": "DOUBLE",
+    "timestamp_ntz": "TIMESTAMP",
+    "date": "DATE",
 }
 DUCK_TO_SPARK = {
     "BIGINT": "long",
@@ -50,6 +64,8 @@ DUCK_TO_SPARK = {
     "VARCHAR": "string",
     "BOOLEAN": "boolean",
     "TIMESTAMP": "timestamp_ntz",
+    "DOUBLE": "double",
+    "DATE": "date",
 }
 INTEGERS = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT"}
 
@@ -96,13 +112,16 @@ def numbered(spark, source, input_spec):
     return frame
 
 
-def duck_type(field):
+# Key columns whose JSON both engines spell alike (the md5-json bucket hashes the key's JSON).
+KEY_TYPES = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT", "VARCHAR", "BOOLEAN"}
+
+
+def duck_type(field, what="deduplication by", allowed=None):
     kind = field.dataType.typeName()
-    if kind in SPARK_TO_DUCK:
-        return SPARK_TO_DUCK[kind]
-    raise StateFailure(
-        "analysis", f"deduplication by a {kind} column ({field.name}) runs on DuckDB only, for now"
-    )
+    duck = SPARK_TO_DUCK.get(kind)
+    if duck is not None and duck in (allowed if allowed is not None else KEY_TYPES):
+        return duck
+    raise StateFailure("analysis", f"{what} a {kind} column ({field.name}) runs on DuckDB only, for now")
 
 
 def spark_schema(columns):
@@ -133,9 +152,9 @@ def bucket_column(hash_name, key, buckets):
             )
         return F.shiftright(h * F.lit(buckets), 32).cast("int")
     if hash_name == "md5-json":
-        digest = F.md5(
-            F.to_json(F.struct(*[F.col(quote(c["name"])) for c in key]), {"ignoreNullFields": "false"}).cast("binary")
-        )
+        # A TIMESTAMP key (a window's start) as DuckDB's JSON spells it: whole seconds (windows are).
+        options = {"ignoreNullFields": "false", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss"}
+        digest = F.md5(F.to_json(F.struct(*[F.col(quote(c["name"])) for c in key]), options).cast("binary"))
         # DuckDB's md5_number reads the digest's bytes little-endian: the sum of byte i · 256^i, mod n.
         total = F.lit(0).cast("long")
         for i in range(16):
@@ -245,6 +264,15 @@ def apply(spark, request, source):
         rows, table_result, duplicates = deduplicate(spark, request, rows, dedup, mark, previous)
         result["duplicates"] = duplicates
         result["tables"][DEDUP_TABLE] = table_result
+
+    # 5. A windowed aggregation: the windows the watermark completes, as WINDOW_FINAL for the flow's SQL.
+    window = state.get("window")
+    if window:
+        rows = rows.drop(ROW_PART, ROW_POS)
+        emitted, table_result = aggregate_windows(spark, request, rows, window, result["watermarkMicros"])
+        result["windowsEmitted"] = emitted
+        result["tables"][WINDOWS_TABLE] = table_result
+        return rows, result
     return rows.drop(ROW_PART, ROW_POS), result
 
 
@@ -312,7 +340,7 @@ def deduplicate(spark, request, rows, dedup, mark, previous):
                 gone.select(*keys, F.lit(None).cast("timestamp_ntz").alias(EVENT_TIME), F.lit(True).alias(DELETED), F.col(BUCKET))
             )
     survivors = rows.join(new.select(ROW_PART, ROW_POS), [ROW_PART, ROW_POS], "left_semi")
-    writes = write_changes(spark, request, table, changes.localCheckpoint(eager=True))
+    writes = write_changes(spark, request, table, changes.localCheckpoint(eager=True), dedup.get("snapshotDue", []))
     return survivors, {"schema": table.schema, "hash": table.hash, "buckets": table.buckets, "writes": writes}, total - kept
 
 
@@ -335,12 +363,13 @@ def same_schema(a, b):
     return same(a["key"], b["key"]) and same(a["value"], b["value"])
 
 
-def write_changes(spark, request, table, changes):
+def write_changes(spark, request, table, changes, snapshot_due, upserts=False):
     """Step 4 (state-store.ts `writeTableChanges`): one file per touched bucket, and its figures.
 
-    Inserts are of keys the parent does not hold and deletes of keys it does (deduplicate looked them
-    up), so a bucket's rows follow from the parent's without reading it, unless it is read whole: when
-    Ebb says it is due a snapshot, or when a delete may have removed its oldest time."""
+    Deduplication inserts keys the parent does not hold and deletes keys it does (it looked them up),
+    so a bucket's rows follow from the parent's without reading it, unless it is read whole: when
+    Ebb says it is due a snapshot, or when a delete may have removed its oldest time. `upserts` (a
+    window's partials replace the stored ones): every touched bucket is read whole for its figures."""
     from pyspark.sql import functions as F
 
     time = table.time_column
@@ -354,18 +383,18 @@ def write_changes(spark, request, table, changes):
     figures = {r[BUCKET]: r for r in changes.groupBy(BUCKET).agg(*aggregates).collect()}
     if not figures:
         return []
-    due = set(int(b) for b in request["state"]["dedup"].get("snapshotDue", []))
+    due = set(int(b) for b in snapshot_due)
     whole = sorted(
         b
         for b, f in figures.items()
-        if b in due or (time is not None and f["removed"] > 0 and str(b) in table.parts)
+        if upserts or b in due or (time is not None and f["removed"] > 0 and str(b) in table.parts)
     )
     exact = {}
     merged = None
     if whole:
         change_rows = changes.where(F.col(BUCKET).isin(whole)).withColumn(ORDER, F.lit(CHANGE_ORDER))
         stored = table.raw(whole)
-        both = change_rows if stored is None else stored.unionByName(change_rows)
+        both = change_rows if stored is None else stored.unionByName(change_rows.select(*stored.columns))
         merged = table.merged(both).localCheckpoint(eager=True)
         stats = [F.count(F.lit(1)).alias("n")] + ([F.min(micros(time)).alias("t")] if time else [])
         for r in merged.groupBy(BUCKET).agg(*stats).collect():
@@ -439,3 +468,130 @@ def write_buckets(spark, request, kind, frame, buckets, key_names):
             raise StateFailure("job", f"the state file of bucket {b} could not be moved to {target}")
         out[b] = (name, int(fs.getFileStatus(target).getLen()))
     return out
+
+
+def group_column(j):
+    return f"__ebb_g{j}"
+
+
+def aggregate_column(i):
+    return f"__ebb_a{i}"
+
+
+def parts_of(kind, i):
+    """The partial columns of aggregate i and how two partials merge (partial-aggregates.ts `partsOf`)."""
+    if kind == "avg":
+        return [(f"__ebb_p{i}_sum", "sum"), (f"__ebb_p{i}_count", "sum")]
+    if kind.endswith("_distinct"):
+        raise StateFailure("analysis", f"a {kind} aggregate of a window runs on DuckDB only, for now")
+    return [(f"__ebb_p{i}_{kind}", "sum" if kind == "count" else kind)]
+
+
+def aggregate_windows(spark, request, rows, window, watermark):
+    """A windowed aggregation in append mode (window-aggregation.ts, steps 1-5), over the `windows`
+    state table: one row per open window and key holding the partials, bucketed by md5-json."""
+    from pyspark.sql import functions as F
+
+    size, slide = int(window["sizeMicros"]), int(window["slideMicros"])
+    column = window["column"]
+    if column not in rows.columns:
+        raise StateFailure("job", f"the window column {column} is not a column of the source")
+
+    # 1. Each row into every window it falls in; starts are multiples of the slide since the epoch.
+    count = -(-size // slide)
+    t = micros(column)
+    last = t - F.pmod(t, F.lit(slide))
+    start = last - F.col("__ebb_k") * F.lit(slide)
+    assigned = (
+        rows.withColumn("__ebb_k", F.explode(F.sequence(F.lit(0).cast("long"), F.lit(count - 1).cast("long"))))
+        .where(start + F.lit(size) > t)
+        .withColumn(WINDOW_START, F.timestamp_micros(start).cast("timestamp_ntz"))
+        .drop("__ebb_k")
+    )
+    assigned.createOrReplaceTempView(WINDOW_ROWS)
+
+    # 2. The batch's partials per window and key: the flow's own SELECT, rewritten (Ebb sends it).
+    from pyspark.sql.utils import AnalysisException, ParseException
+
+    try:
+        batch = spark.sql(window["partialSql"])
+        batch.schema
+    except (AnalysisException, ParseException) as error:
+        raise StateFailure("analysis", str(error).split("\n")[0]) from error
+    keys = [WINDOW_START] + [group_column(j) for j in range(int(window["groupKeys"]))]
+    parts = [p for i, a in enumerate(window["aggregates"]) for p in parts_of(a["kind"], i)]
+    fields = {f.name: f for f in batch.schema.fields}
+    allowed = KEY_TYPES | {"TIMESTAMP"}
+    value_types = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DATE"}
+    schema = {
+        "key": [{"name": k, "type": duck_type(fields[k], "a window grouped by", allowed)} for k in keys],
+        "value": [{"name": p, "type": duck_type(fields[p], "a window aggregating", value_types)} for p, _ in parts],
+    }
+    stored = window.get("stored")
+    table = StateTable(spark, WINDOWS_TABLE, stored, window["buckets"], schema, WINDOW_START)
+    if table.stored and not same_schema(table.schema, schema):
+        # Ebb refuses it by name (IncompatibleStateError) from the schema this answers.
+        return 0, {"schema": schema, "hash": table.hash, "buckets": table.buckets, "writes": []}
+    batch = batch.withColumn(BUCKET, table.bucket()).localCheckpoint(eager=True)
+
+    # 3. The touched windows' stored partials, merged with the batch's (a key's partials combine).
+    touched = [r[BUCKET] for r in batch.select(BUCKET).distinct().collect()]
+    key_cols = [F.col(quote(k)) for k in keys]
+    raw = table.raw(touched)
+    both = batch
+    if raw is not None:
+        seen = table.merged(raw).alias("s").join(batch.alias("b"), _key_cond(keys, "s", "b"), "left_semi")
+        both = batch.unionByName(seen.select(*batch.columns))
+    types = {c["name"]: DUCK_TO_SPARK[c["type"].upper()] for c in table.columns}
+    merged = both.groupBy(*key_cols, F.col(BUCKET)).agg(
+        *[getattr(F, how)(F.col(quote(p))).cast(types[p]).alias(p) for p, how in parts]
+    )
+    merged = merged.localCheckpoint(eager=True)
+
+    # 4. Complete: end <= watermark (start < watermark - size + 1); emitted once, then let go.
+    start_us = micros(WINDOW_START)
+    if watermark is None:
+        emit = merged.limit(0)
+        upserts = merged
+    else:
+        bound = int(watermark) - size + 1
+        upserts = merged.where(start_us >= F.lit(bound))
+        emit = merged.where(start_us < F.lit(bound))
+        older = [int(b) for b, part in table.parts.items() if part.get("minTime") is not None and part["minTime"] < bound]
+        old_raw = table.raw(older)
+        if old_raw is not None:
+            expired = table.merged(old_raw).where(start_us < F.lit(bound))
+            expired = expired.alias("e").join(merged.alias("m"), _key_cond(keys, "e", "m"), "left_anti")
+            emit = emit.unionByName(expired.select(*merged.columns))
+        emit = emit.localCheckpoint(eager=True)
+    columns = [F.col(quote(c["name"])) for c in table.columns]
+    changes = upserts.select(*columns, F.lit(False).alias(DELETED), F.col(BUCKET)).unionByName(
+        emit.select(
+            *[F.col(quote(k)) for k in keys],
+            *[F.lit(None).cast(types[p]).alias(p) for p, _ in parts],
+            F.lit(True).alias(DELETED),
+            F.col(BUCKET),
+        )
+    )
+    writes = write_changes(
+        spark, request, table, changes.localCheckpoint(eager=True), window.get("snapshotDue", []), upserts=True
+    )
+
+    # 5. The emitted windows as the flow's SQL reads them (WINDOW_STRUCT, the keys, the aggregates).
+    finals = []
+    for i, a in enumerate(window["aggregates"]):
+        if a["kind"] == "avg":
+            n = F.col(f"__ebb_p{i}_count")
+            value = F.when(n != 0, F.col(f"__ebb_p{i}_sum").cast("double") / n)
+        else:
+            value = F.col(parts_of(a["kind"], i)[0][0])
+        finals.append(value.alias(aggregate_column(i)))
+    end = F.timestamp_micros(start_us + F.lit(size)).cast("timestamp_ntz")
+    final = emit.select(
+        F.struct(F.col(WINDOW_START).alias("start"), end.alias("end")).alias(WINDOW_STRUCT),
+        *[F.col(group_column(j)) for j in range(int(window["groupKeys"]))],
+        *finals,
+    )
+    final.createOrReplaceTempView(WINDOW_FINAL)
+    return emit.count(), {"schema": table.schema, "hash": table.hash, "buckets": table.buckets, "writes": writes}
+

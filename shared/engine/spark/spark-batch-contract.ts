@@ -104,6 +104,20 @@ export interface SparkStateRequest {
     /** Buckets whose next write is a snapshot (state-manifest.ts `snapshotDue`). */
     readonly snapshotDue: readonly number[];
   } | null;
+  /** A windowed aggregation (window-aggregation.ts): its window, its partials' SQL and its state table. */
+  readonly window?: {
+    readonly column: string;
+    readonly sizeMicros: number;
+    readonly slideMicros: number;
+    /** Spark SQL of the batch's partials per window and key, over `__ebb_window_rows`. */
+    readonly partialSql: string;
+    /** How many grouping keys besides the window (`__ebb_g0`…). */
+    readonly groupKeys: number;
+    readonly aggregates: readonly { readonly kind: string }[];
+    readonly stored: SparkStateTable | null;
+    readonly buckets: number;
+    readonly snapshotDue: readonly number[];
+  } | null;
 }
 
 const stateColumnSchema = z.object({ name: z.string().min(1), type: z.string().min(1) });
@@ -113,6 +127,8 @@ export const sparkStateResultSchema = z.object({
   dropped: z.number().int().nonnegative(),
   duplicates: z.number().int().nonnegative(),
   watermarkMicros: z.number().nullable(),
+  /** A windowed aggregation: the windows this batch completed (and wrote). */
+  windowsEmitted: z.number().int().nonnegative().optional(),
   tables: z.record(
     z.string(),
     z.object({

@@ -144,7 +144,7 @@ export async function runSparkJob(
   const request: SparkBatchRequest = {
     flow: batch.flow,
     dataset: batch.dataset,
-    sql: batch.sql,
+    sql: options.state?.sql ?? batch.sql,
     txn: batch.txn,
     input: sparkInput(batch),
     ...(expectations.length > 0

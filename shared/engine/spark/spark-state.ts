@@ -5,6 +5,9 @@ import { DEFAULT_BUCKETS, type StateFlow, type StateVersion } from "../../state/
 import { nextTable, snapshotDue, type StateManifest } from "../../state/state-manifest.ts";
 import { manifestMetrics, STATE_FORMAT } from "../../state/state-manifest.ts";
 import { DEDUP_TABLE } from "../stateful/deduplicate.ts";
+import { checkWindowState, WINDOWS_TABLE } from "../stateful/window-aggregation.ts";
+import { WINDOW_START } from "../../pipeline/plan/index.ts";
+import { sparkTextOfDeparsed } from "./spark-window-sql.ts";
 import { operatorSignature } from "../stateful/operator-signature.ts";
 import { DEFINITION_META, definitionSignature } from "../stateful/state-definition.ts";
 import {
@@ -50,6 +53,8 @@ export interface SparkStateContext {
 export interface PreparedSparkState {
   readonly version: StateVersion;
   readonly request: (stagingKey: string) => SparkStateRequest;
+  /** The SQL the job runs instead of the flow's (a windowed flow's, over the windows it completes). */
+  readonly sql?: string;
 }
 
 export async function prepareSparkState(context: SparkStateContext): Promise<PreparedSparkState> {
@@ -57,28 +62,10 @@ export async function prepareSparkState(context: SparkStateContext): Promise<Pre
   const unsupported = sparkStatefulUnsupported(plan);
   if (unsupported) throw new FlowNotSupportedOnSparkError(definition.name, unsupported);
   const version = await openFlowState(context.store, context.flow, definition, context.parentVersion);
-  const mark = plan.kind === "plain" || plan.kind === "dedup" ? plan.watermark : undefined;
-  const dedup = plan.kind === "dedup" ? plan.dedup : undefined;
-  const stored = version.manifest.tables[DEDUP_TABLE];
-  const storedTable: SparkStateTable | null = stored
-    ? {
-        schema: stored.schema,
-        buckets: stored.buckets,
-        hash: stored.hash ?? "md5-json",
-        parts: Object.fromEntries(
-          Object.entries(stored.parts).map(([bucket, part]) => [
-            bucket,
-            {
-              files: [...(part.snapshot ? [part.snapshot] : []), ...part.changelogs].map((f) =>
-                spark.bucketUri(f.key),
-              ),
-              rows: part.rows,
-              ...(part.minTime !== undefined ? { minTime: part.minTime } : {}),
-            },
-          ]),
-        ),
-      }
-    : null;
+  if (plan.kind === "windowed") checkWindowState(version, definition.name, plan.stateSignature);
+  const mark = watermarkOf(plan);
+  const dedup = plan.kind === "dedup" || plan.kind === "windowed" ? plan.dedup : undefined;
+  const described = (name: string) => describeTable(version, name, spark);
   const previous = watermarkMetaSchema.safeParse(version.meta["watermark"]);
   return {
     version,
@@ -94,17 +81,61 @@ export async function prepareSparkState(context: SparkStateContext): Promise<Pre
           }
         : null,
       dedup: dedup
-        ? {
-            keys: dedup.keys,
-            withinWatermark: dedup.withinWatermark,
-            stored: storedTable,
-            buckets: DEFAULT_BUCKETS,
-            snapshotDue: Object.entries(stored?.parts ?? {})
-              .filter(([, part]) => snapshotDue(part))
-              .map(([bucket]) => Number(bucket)),
-          }
+        ? { keys: dedup.keys, withinWatermark: dedup.withinWatermark, ...described(DEDUP_TABLE) }
         : null,
+      window:
+        plan.kind === "windowed"
+          ? {
+              ...plan.window,
+              partialSql: sparkTextOfDeparsed(plan.partialSql),
+              groupKeys: plan.groupKeys.length,
+              aggregates: plan.aggregates.map((a) => ({ kind: a.kind })),
+              ...described(WINDOWS_TABLE),
+            }
+          : null,
     }),
+    ...(plan.kind === "windowed" ? { sql: sparkTextOfDeparsed(plan.finalSql) } : {}),
+  };
+}
+
+/** The watermark the flow's operators keep (a join's are its own, not run on Spark). */
+function watermarkOf(plan: FlowPlan) {
+  return plan.kind === "plain" || plan.kind === "dedup" || plan.kind === "windowed"
+    ? plan.watermark
+    : undefined;
+}
+
+/** A state table of the parent version as the job reads it: its files as URIs, the buckets due a snapshot. */
+function describeTable(
+  version: StateVersion,
+  name: string,
+  spark: SparkJobs,
+): { stored: SparkStateTable | null; buckets: number; snapshotDue: number[] } {
+  const stored = version.manifest.tables[name];
+  return {
+    stored: stored
+      ? {
+          schema: stored.schema,
+          buckets: stored.buckets,
+          hash: stored.hash ?? "md5-json",
+          parts: Object.fromEntries(
+            Object.entries(stored.parts).map(([bucket, part]) => [
+              bucket,
+              {
+                files: [...(part.snapshot ? [part.snapshot] : []), ...part.changelogs].map((f) =>
+                  spark.bucketUri(f.key),
+                ),
+                rows: part.rows,
+                ...(part.minTime !== undefined ? { minTime: part.minTime } : {}),
+              },
+            ]),
+          ),
+        }
+      : null,
+    buckets: DEFAULT_BUCKETS,
+    snapshotDue: Object.entries(stored?.parts ?? {})
+      .filter(([, part]) => snapshotDue(part))
+      .map(([bucket]) => Number(bucket)),
   };
 }
 
@@ -125,24 +156,29 @@ export async function recordSparkState(
   };
   setMeta("operators", operatorSignature(definition));
   setMeta(DEFINITION_META, definitionSignature(definition));
-  const mark = plan.kind === "plain" || plan.kind === "dedup" ? plan.watermark : undefined;
+  if (plan.kind === "windowed") setMeta("window", plan.stateSignature);
+  const mark = watermarkOf(plan);
   const watermark = result.watermarkMicros ?? undefined;
   if (mark && watermark !== undefined) setMeta("watermark", { column: mark.column, micros: watermark });
 
   const tables = { ...version.manifest.tables };
   const prefix = flowStatePrefix(context.flow.pipelineId, context.flow.flowId);
-  const dedup = plan.kind === "dedup" ? plan.dedup : undefined;
+  const dedup = plan.kind === "dedup" || plan.kind === "windowed" ? plan.dedup : undefined;
+  // Each table the flow's operators keep, with its time column (as the DuckDB engine opens it).
+  const kept = new Map<string, { timeColumn?: string }>();
+  if (dedup) kept.set(DEDUP_TABLE, dedup.withinWatermark && mark ? { timeColumn: "event_time" } : {});
+  if (plan.kind === "windowed") kept.set(WINDOWS_TABLE, { timeColumn: WINDOW_START });
   for (const [name, answered] of Object.entries(result.tables)) {
-    if (name !== DEDUP_TABLE || !dedup)
+    const options = kept.get(name);
+    if (!options)
       throw new SparkJobFailedError(
         definition.name,
         context.seq,
         jobId,
         `it wrote a state table ${name} the flow has not`,
       );
-    const within = dedup.withinWatermark && mark !== undefined;
     // The stored shape decides, as on DuckDB: a key of another type is refused by name.
-    const table = version.table(name, answered.schema, within ? { timeColumn: "event_time" } : {});
+    const table = version.table(name, answered.schema, options);
     if (table.shape.hash !== answered.hash || table.shape.buckets !== answered.buckets)
       throw new SparkJobFailedError(
         definition.name,
@@ -173,13 +209,14 @@ export async function recordSparkState(
     key = await version.putManifest(manifest);
   }
   const metrics = manifestMetrics(manifest);
-  const operators: StateOperatorName[] = dedup
-    ? [
-        dedup.withinWatermark && mark
-          ? STATE_OPERATOR_NAMES.dedupeWithinWatermark
-          : STATE_OPERATOR_NAMES.dedupe,
-      ]
-    : [];
+  const operators: StateOperatorName[] = [];
+  if (dedup)
+    operators.push(
+      dedup.withinWatermark && mark
+        ? STATE_OPERATOR_NAMES.dedupeWithinWatermark
+        : STATE_OPERATOR_NAMES.dedupe,
+    );
+  if (plan.kind === "windowed") operators.push(STATE_OPERATOR_NAMES.windowAggregation);
   return {
     version: key,
     operators,
@@ -187,7 +224,7 @@ export async function recordSparkState(
     stateBytes: metrics.bytes,
     numRowsDroppedByWatermark: result.dropped,
     numDuplicatesDropped: result.duplicates,
-    numWindowsEmitted: 0,
+    numWindowsEmitted: result.windowsEmitted ?? 0,
     ...(watermark !== undefined
       ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
       : {}),

@@ -106,6 +106,86 @@ describe("the Spark engine's refusals", () => {
     expect((await cp.client.waitForUpdate(pipeline_id, update_id)).state).toBe("COMPLETED");
   });
 
+  it("takes windowed aggregations on Spark, and refuses a window's DISTINCT aggregate and a stream-stream join by name", async () => {
+    const windowed = (schema: string, sql: string, join = false) => ({
+      name: `spark refusals ${schema}`,
+      catalog: "spark_refusals",
+      schema,
+      configuration: { "pipelines.rewind.enabled": "true" },
+      definition: {
+        datasets: [
+          {
+            type: "streaming_table",
+            name: "other",
+            flows: [
+              {
+                name: "other_ingest",
+                source: {
+                  type: "auto_loader",
+                  path: cp.landing,
+                  format: "json",
+                  schema: { id: "BIGINT", ts: "TIMESTAMP" },
+                },
+                sql: "SELECT id, ts FROM source",
+              },
+            ],
+          },
+          {
+            type: "streaming_table",
+            name: "counts",
+            flows: [
+              {
+                name: "windows",
+                source: {
+                  type: "auto_loader",
+                  path: cp.landing,
+                  format: "json",
+                  schema: { id: "BIGINT", ts: "TIMESTAMP" },
+                },
+                sql,
+                watermark: { column: "ts", delay: "10 minutes" },
+                ...(join
+                  ? { join: { stream: "other", watermark: { column: "ts", delay: "10 minutes" } } }
+                  : {}),
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const start = async (schema: string, sql: string, join = false) => {
+      const { pipeline_id } = await cp.client.createPipeline(windowed(schema, sql, join));
+      return cp.client.startUpdate(pipeline_id, { engine: "spark", validate_only: true });
+    };
+    // count, sum, min, max and avg of a window run on Spark: validation takes it.
+    await start(
+      "win",
+      "SELECT window, count(*) AS n, avg(id) AS mean FROM source GROUP BY window(ts, '10 minutes')",
+    );
+    const distinct = await refusal(
+      start(
+        "win_distinct",
+        "SELECT window, count(DISTINCT id) AS ids FROM source GROUP BY window(ts, '10 minutes')",
+      ),
+    );
+    expect(distinct.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
+    expect(distinct.message).toMatch(
+      /flow "windows" cannot run on Spark: a DISTINCT aggregate of a window \(count\(DISTINCT id\)\) runs on DuckDB only/,
+    );
+    expect(distinct.message).toContain("run it on DuckDB");
+    const join = await refusal(
+      start(
+        "win_join",
+        "SELECT s.id, o.ts AS other_ts FROM source s JOIN other o ON s.id = o.id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL 1 HOUR",
+        true,
+      ),
+    );
+    expect(join.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
+    expect(join.message).toMatch(
+      /flow "windows" cannot run on Spark: stream-stream joins run on DuckDB only/,
+    );
+  });
+
   it("refuses an engine with a rewind: a rewind runs no batch", async () => {
     const { pipeline_id } = await cp.client.createPipeline(pipeline(cp.landing, "rewound"));
     const refused = await refusal(

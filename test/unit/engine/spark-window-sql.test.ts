@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { sparkTextOfDeparsed } from "../../../shared/engine/spark/spark-window-sql.ts";
+
+/** A windowed flow's compiled SQL, as DuckDB prints it, in the text Spark SQL reads. */
+describe("a windowed flow's compiled SQL for Spark", () => {
+  it("quotes identifiers with backticks, escapes strings as Spark reads them and spells count(*)", () => {
+    expect(
+      sparkTextOfDeparsed(
+        `SELECT __ebb_window_start AS __ebb_window_start, "user" AS __ebb_g0, count_star() AS __ebb_p0_count, ` +
+          `sum(id) FILTER (WHERE (kind = 'it''s \\ "x"')) AS __ebb_p1_sum FROM __ebb_window_rows AS "source" ` +
+          `GROUP BY __ebb_window_start, "user"`,
+      ),
+    ).toBe(
+      "SELECT __ebb_window_start AS __ebb_window_start, `user` AS __ebb_g0, count(*) AS __ebb_p0_count, " +
+        "sum(id) FILTER (WHERE (kind = 'it\\'s \\\\ \"x\"')) AS __ebb_p1_sum FROM __ebb_window_rows AS `source` " +
+        "GROUP BY __ebb_window_start, `user`",
+    );
+    // A name with a quote or a backtick in it, and a column merely named like the function.
+    expect(
+      sparkTextOfDeparsed(`SELECT __ebb_window."start" AS "a""b", x AS "c\`d", my_count_star() FROM t`),
+    ).toBe('SELECT __ebb_window.`start` AS `a"b`, x AS `c``d`, my_count_star() FROM t');
+  });
+});
