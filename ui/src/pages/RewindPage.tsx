@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { ebb, EbbApiError } from "../api/client.ts";
 import { keys, useDatasets, usePipeline, useRewindPoints } from "../api/queries.ts";
+import { ConfirmActions } from "../components/ConfirmActions.tsx";
 import { Dialog } from "../components/Dialog.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { formatTime } from "../format.ts";
@@ -200,19 +201,13 @@ export function RewindPage({ id }: { id: string }) {
           current state stays in the history.
         </p>
         <ErrorNote error={rewind.error} />
-        <div className="actions">
-          <button type="button" className="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button button-danger"
-            disabled={rewind.isPending}
-            onClick={() => rewind.mutate()}
-          >
-            Rewind {affected.length} dataset{affected.length === 1 ? "" : "s"}
-          </button>
-        </div>
+        <ConfirmActions
+          onCancel={() => setConfirming(false)}
+          onConfirm={() => rewind.mutate()}
+          pending={rewind.isPending}
+        >
+          Rewind {affected.length} dataset{affected.length === 1 ? "" : "s"}
+        </ConfirmActions>
       </Dialog>
     </section>
   );
