@@ -5,6 +5,7 @@ import { keys, useDatasets, usePipeline, useRewindPoints } from "../api/queries.
 import { ConfirmActions } from "../components/ConfirmActions.tsx";
 import { Dialog } from "../components/Dialog.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
+import { RehearseOnBranch } from "../branch/RehearseOnBranch.tsx";
 import { formatTime } from "../format.ts";
 import { DatasetStep } from "../rewind/DatasetStep.tsx";
 import { PointStep } from "../rewind/PointStep.tsx";
@@ -16,18 +17,21 @@ import { navigate, paths } from "../routing.ts";
 
 /**
  * The rewind wizard (the seed's "Rewind a pipeline using the UI", and a dry-run preview before the
- * commit): 1 point, 2 datasets, 3 review, 4 rewind. Nothing changes before the confirmed Rewind.
+ * commit): 1 point, 2 datasets, 3 review, 4 rewind. Nothing changes before the confirmed Rewind. At the
+ * review, the same rewind can be rehearsed on a branch instead (RehearseOnBranch).
  */
 
 const STEPS = ["Rewind point", "Datasets", "Review", "Rewind"] as const;
 
-export function RewindPage({ id }: { id: string }) {
+export function RewindPage({ id, point: atPoint }: { id: string; point?: string | undefined }) {
   const pipeline = usePipeline(id);
   const datasets = useDatasets(id, false);
   const points = useRewindPoints(id);
   const queryClient = useQueryClient();
   const [step, setStep] = useState(0);
-  const [target, setTarget] = useState<RewindTarget>();
+  const [target, setTarget] = useState<RewindTarget | undefined>(
+    atPoint ? { kind: "point", pointId: atPoint } : undefined,
+  );
   const [selected, setSelected] = useState<ReadonlySet<string> | undefined>();
   const [cascade, setCascade] = useState(true);
   const [resetCheckpoints, setResetCheckpoints] = useState(true);
@@ -152,6 +156,7 @@ export function RewindPage({ id }: { id: string }) {
             refusal={preview.error}
           />
         )}
+        {step === 2 && <RehearseOnBranch pipelineId={id} spec={spec} />}
         {step === 3 && rewindUpdate && (
           <ProgressStep pipelineId={id} updateId={rewindUpdate} datasets={affected} />
         )}
