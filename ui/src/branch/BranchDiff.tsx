@@ -46,12 +46,19 @@ function TableDiffView({ table }: { table: TableDiff }) {
       <Rows
         title="Only on the branch"
         rows={table.only_on_branch.samples}
+        sampled={table.only_on_branch.samples.length}
         total={table.only_on_branch.count}
       />
-      <Rows title="Only on live" rows={table.only_on_live.samples} total={table.only_on_live.count} />
+      <Rows
+        title="Only on live"
+        rows={table.only_on_live.samples}
+        sampled={table.only_on_live.samples.length}
+        total={table.only_on_live.count}
+      />
       {table.changed && table.changed.samples.length > 0 && (
         <Rows
           title="Changed by key"
+          sampled={table.changed.samples.length}
           total={table.changed.count}
           rows={table.changed.samples.flatMap((s) => [
             { side: "branch", ...s.branch },
@@ -63,14 +70,16 @@ function TableDiffView({ table }: { table: TableDiff }) {
   );
 }
 
-function Rows({ title, rows, total }: { title: string; rows: readonly Row[]; total: number }) {
+/** Sample rows, `sampled` of `total` (a changed key's sample is two rows: its branch and live sides). */
+function Rows(props: { title: string; rows: readonly Row[]; sampled: number; total: number }) {
+  const { title, rows, sampled, total } = props;
   if (rows.length === 0) return null;
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return (
     <div className="scroll">
       <table className="grid grid-compact" aria-label={`${title}: samples`}>
         <caption className="subtle">
-          {title}: {rows.length === total ? "all" : `${rows.length} of ${formatCount(total)}`}
+          {title}: {sampled === total ? "all" : `${sampled} of ${formatCount(total)}`}
         </caption>
         <thead>
           <tr>

@@ -109,7 +109,7 @@ export function BranchPage({ pipelineId, name }: { pipelineId: string; name: str
             <dt>Flows</dt>
             <dd>
               {branch.data.flows
-                .map((f) => `${f.flow} (checkpoint ${f.live_seq} → branch ${f.branch_seq})`)
+                .map((f) => `${f.flow}: live's checkpoint ${f.live_seq}, the branch's ${f.branch_seq}`)
                 .join(", ") || "none"}
             </dd>
           </dl>
