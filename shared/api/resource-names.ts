@@ -1,3 +1,4 @@
+import { BRANCH_NAME } from "../pipeline/branch-name.ts";
 import { isIdentifier } from "../pipeline/identifier.ts";
 import { isTimeOrderedId } from "../store/time-ordered-id.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
@@ -28,7 +29,7 @@ export const PATH_PARAMETERS: Readonly<
   },
   branch_name: {
     description: "A branch of the pipeline, by the name it was made with",
-    schema: { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,62}$" },
+    schema: { type: "string", pattern: BRANCH_NAME.source },
   },
   statement_id: {
     description: "A SQL statement id: the UUID execute-statement answered",

@@ -320,6 +320,8 @@ export const publishBranchResponse = strict({
   branch: z.string(),
   /** The point captured before the publish: rewinding to it undoes the publish. */
   rewind_point_id: z.string().nullable(),
+  /** The update the publish ran as, once a publish is an update (the UI links it when present). */
+  update_id: z.string().optional(),
   tables: z.array(
     strict({
       table: z.string(),

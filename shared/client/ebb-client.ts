@@ -48,6 +48,9 @@ export type OrderedRunResult = Answer<typeof answers.orderedRunResponse>;
 export type OnsetResult = Answer<typeof answers.findOnsetResponse>;
 export type OptimizeResult = Answer<typeof answers.optimizeTableResponse>;
 export type VacuumResult = Answer<typeof answers.vacuumTableResponse>;
+export type BranchInfo = Answer<typeof answers.getBranchResponse>["branch"];
+export type BranchDiff = Answer<typeof answers.branchDiffResponse>;
+export type PublishedBranch = Answer<typeof answers.publishBranchResponse>;
 
 export type UpdateState = UpdateInfo["state"];
 

@@ -7,6 +7,7 @@ import { logoutUrl, redirectUri } from "./api/hosted-sign-in.ts";
 import { usePipelines } from "./api/queries.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { LoginPage } from "./pages/LoginPage.tsx";
+import { BranchPage } from "./pages/BranchPage.tsx";
 import { CutRewindPage } from "./pages/CutRewindPage.tsx";
 import { PipelinePage } from "./pages/PipelinePage.tsx";
 import { PipelinesPage } from "./pages/PipelinesPage.tsx";
@@ -156,8 +157,13 @@ export function App({ config }: { config: AppConfig }) {
       <main className="content">
         <ErrorBoundary key={JSON.stringify(route)}>
           {route.page === "pipelines" && <PipelinesPage />}
-          {route.page === "pipeline" && <PipelinePage key={route.id} id={route.id} tab={route.tab} />}
-          {route.page === "rewind" && <RewindPage key={route.id} id={route.id} />}
+          {route.page === "pipeline" && (
+            <PipelinePage key={route.id} id={route.id} tab={route.tab} update={route.update} />
+          )}
+          {route.page === "rewind" && <RewindPage key={route.id} id={route.id} point={route.point} />}
+          {route.page === "branch" && (
+            <BranchPage key={`${route.id}/${route.name}`} pipelineId={route.id} name={route.name} />
+          )}
           {route.page === "cut" && <CutRewindPage key={route.from ?? ""} from={route.from} />}
           {route.page === "table" && (
             <TablePage key={route.table} table={route.table} pipelineId={route.pipelineId} />

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ObjectStore } from "../../object-store/object-store.ts";
+import { isBranchName } from "../../pipeline/branch-name.ts";
 import { branchRecordKey } from "../../store/bucket-layout.ts";
 import { BranchNotFoundError, InvalidBranchNameError } from "./errors.ts";
 
@@ -9,11 +10,8 @@ import { BranchNotFoundError, InvalidBranchNameError } from "./errors.ts";
  * every read.
  */
 
-/** A folder name and a key part: lower-case, digits, `-` and `_`. */
-const BRANCH_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
 export function checkBranchName(branch: string): string {
-  if (!BRANCH_NAME.test(branch)) throw new InvalidBranchNameError(branch);
+  if (!isBranchName(branch)) throw new InvalidBranchNameError(branch);
   return branch;
 }
 

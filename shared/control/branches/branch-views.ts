@@ -1,6 +1,7 @@
 import { loadSnapshot, scanRows, TableNotFoundError, type Snapshot } from "../../delta/index.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
+import { isBranchName } from "../../pipeline/branch-name.ts";
 import { writersOf } from "../../rewind/pipeline-datasets.ts";
 import { branchRecordsPrefix } from "../../store/bucket-layout.ts";
 import type { ValidatedPipeline } from "../../pipeline/validate-pipeline.ts";
@@ -44,7 +45,7 @@ export async function listBranches(
   const prefix = branchRecordsPrefix(pipelineId);
   // The page token is the last branch name listed (Ebb's own, checked), not the store's token.
   const after = page.page_token;
-  if (after !== undefined && !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(after))
+  if (after !== undefined && !isBranchName(after))
     throw new InvalidParameterError(
       `page_token "${after.slice(0, 80)}" is not one this listing gave: list the branches again without it`,
     );

@@ -1,13 +1,11 @@
 import { CodedError, InvalidParameterError } from "../../errors/coded-error.ts";
+import { BRANCH_NAME_RULE } from "../../pipeline/branch-name.ts";
 
 /** A branch name that cannot be a folder and a key part (docs/branches.md "Name"). */
 export class InvalidBranchNameError extends InvalidParameterError {
   override readonly name = "InvalidBranchNameError";
   constructor(branch: string) {
-    super(
-      `branch name "${branch}" is not allowed: use 1 to 63 lower-case letters, digits, "-" or "_", starting with a letter or digit (e.g. "fix-1")`,
-      { data: { branch } },
-    );
+    super(`branch name "${branch}" is not allowed: ${BRANCH_NAME_RULE}`, { data: { branch } });
   }
 }
 

@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { TERMINAL_STATES, type UpdateState } from "../../../shared/client/ebb-client.ts";
 import { ebb } from "./client.ts";
 
@@ -16,6 +16,10 @@ export const keys = {
   points: (id: string) => ["pipeline", id, "rewind-points"] as const,
   events: (id: string, query: object) => ["pipeline", id, "events", query] as const,
   history: (table: string) => ["table", table, "history"] as const,
+  branches: (id: string) => ["pipeline", id, "branches"] as const,
+  branch: (id: string, name: string) => ["pipeline", id, "branch", name] as const,
+  branchDiff: (id: string, name: string, maxSamples: number) =>
+    ["pipeline", id, "branch", name, "diff", maxSamples] as const,
 };
 
 const ACTIVE_MS = 1000;
@@ -80,5 +84,40 @@ export function useTableHistory(table: string) {
   return useQuery({
     queryKey: keys.history(table),
     queryFn: async () => (await ebb.history(table)).history,
+  });
+}
+
+/** Branches listed a page at a time (by name); the next page is fetched on demand. */
+export const BRANCH_PAGE = 10;
+
+export function useBranches(id: string) {
+  return useInfiniteQuery({
+    queryKey: keys.branches(id),
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      ebb.branches(id, {
+        maxResults: BRANCH_PAGE,
+        ...(pageParam !== undefined ? { pageToken: pageParam } : {}),
+      }),
+    getNextPageParam: (last) => last.next_page_token,
+  });
+}
+
+export function useBranch(id: string, name: string) {
+  return useQuery({
+    queryKey: keys.branch(id, name),
+    queryFn: async () => (await ebb.branch(id, name)).branch,
+    retry: false,
+  });
+}
+
+/** The diff reads every row of both sides: read once, again only when asked (or after a publish). */
+export function useBranchDiff(id: string, name: string, maxSamples: number) {
+  return useQuery({
+    queryKey: keys.branchDiff(id, name, maxSamples),
+    queryFn: async () => await ebb.branchDiff(id, name, { maxSamples }),
+    retry: false,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
   });
 }

@@ -3,6 +3,7 @@ import { useState } from "react";
 import type { CutRewindResult, OrderedRunResult } from "../../../shared/client/ebb-client.ts";
 import { ebb } from "../api/client.ts";
 import { usePipelines, useRewindPoints } from "../api/queries.ts";
+import { ConfirmActions } from "../components/ConfirmActions.tsx";
 import { Dialog } from "../components/Dialog.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { TimeInput } from "../components/TimeInput.tsx";
@@ -204,19 +205,13 @@ export function CutRewindPage({ from }: { from?: string | undefined }) {
           taken back until the replay.
         </p>
         <ErrorNote error={rewind.error} title="Refused; nothing was rewound." />
-        <div className="actions">
-          <button type="button" className="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button button-danger"
-            disabled={rewind.isPending}
-            onClick={() => rewind.mutate()}
-          >
-            Rewind {ids.length} pipelines
-          </button>
-        </div>
+        <ConfirmActions
+          onCancel={() => setConfirming(false)}
+          onConfirm={() => rewind.mutate()}
+          pending={rewind.isPending}
+        >
+          Rewind {ids.length} pipelines
+        </ConfirmActions>
       </Dialog>
 
       {cut && (

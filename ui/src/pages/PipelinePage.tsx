@@ -4,6 +4,7 @@ import { ebb, errorText } from "../api/client.ts";
 import { isTerminal, useDatasets, usePipeline, useUpdates } from "../api/queries.ts";
 import type { DatasetInfo, Update } from "../api/types.ts";
 import { DatasetGraph, type DatasetMark } from "../components/DatasetGraph.tsx";
+import { BranchList } from "../branch/BranchList.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
 import { StateBadge } from "../components/StateBadge.tsx";
 import { formatAgo, formatTime, shortName } from "../format.ts";
@@ -15,14 +16,14 @@ import { UpdatesTimeline } from "../pipeline/UpdatesTimeline.tsx";
 import { isDryRun, pendingReplay } from "../pipeline/update-kind.ts";
 import { navigate, paths } from "../routing.ts";
 
-/** A pipeline: its graph, its updates with the selected one live, the event log and the definition. */
-export function PipelinePage({ id, tab }: { id: string; tab: string }) {
+/** A pipeline: its graph, its updates with the selected one live, the event log, its branches and the definition. */
+export function PipelinePage({ id, tab, update }: { id: string; tab: string; update?: string | undefined }) {
   const pipeline = usePipeline(id);
   const running =
     pipeline.data !== undefined && pipeline.data.state !== "IDLE" && pipeline.data.state !== "FAILED";
   const datasets = useDatasets(id, running);
   const updates = useUpdates(id, running);
-  const [chosen, setChosen] = useState<string>();
+  const [chosen, setChosen] = useState<string | undefined>(update);
   const [withDryRuns, setWithDryRuns] = useState(false);
   const dryRuns = (updates.data ?? []).filter(isDryRun).length;
   const shown = (updates.data ?? []).filter((u) => withDryRuns || !isDryRun(u));
@@ -38,6 +39,7 @@ export function PipelinePage({ id, tab }: { id: string; tab: string }) {
   const tabs = [
     { id: "graph", label: "Graph and updates" },
     { id: "events", label: "Event log" },
+    { id: "branches", label: "Branches" },
     { id: "definition", label: "Definition" },
   ];
   return (
@@ -139,6 +141,11 @@ export function PipelinePage({ id, tab }: { id: string; tab: string }) {
       {tab === "events" && (
         <div role="tabpanel" aria-label="Event log">
           <EventLog pipelineId={id} datasets={(datasets.data ?? []).map((d) => d.name)} />
+        </div>
+      )}
+      {tab === "branches" && (
+        <div role="tabpanel" aria-label="Branches">
+          <BranchList pipelineId={id} />
         </div>
       )}
       {tab === "definition" && (

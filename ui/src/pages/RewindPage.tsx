@@ -2,8 +2,10 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { ebb, EbbApiError } from "../api/client.ts";
 import { keys, useDatasets, usePipeline, useRewindPoints } from "../api/queries.ts";
+import { ConfirmActions } from "../components/ConfirmActions.tsx";
 import { Dialog } from "../components/Dialog.tsx";
 import { ErrorNote } from "../components/ErrorNote.tsx";
+import { RehearseOnBranch } from "../branch/RehearseOnBranch.tsx";
 import { formatTime } from "../format.ts";
 import { DatasetStep } from "../rewind/DatasetStep.tsx";
 import { PointStep } from "../rewind/PointStep.tsx";
@@ -15,18 +17,21 @@ import { navigate, paths } from "../routing.ts";
 
 /**
  * The rewind wizard (the seed's "Rewind a pipeline using the UI", and a dry-run preview before the
- * commit): 1 point, 2 datasets, 3 review, 4 rewind. Nothing changes before the confirmed Rewind.
+ * commit): 1 point, 2 datasets, 3 review, 4 rewind. Nothing changes before the confirmed Rewind. At the
+ * review, the same rewind can be rehearsed on a branch instead (RehearseOnBranch).
  */
 
 const STEPS = ["Rewind point", "Datasets", "Review", "Rewind"] as const;
 
-export function RewindPage({ id }: { id: string }) {
+export function RewindPage({ id, point: atPoint }: { id: string; point?: string | undefined }) {
   const pipeline = usePipeline(id);
   const datasets = useDatasets(id, false);
   const points = useRewindPoints(id);
   const queryClient = useQueryClient();
   const [step, setStep] = useState(0);
-  const [target, setTarget] = useState<RewindTarget>();
+  const [target, setTarget] = useState<RewindTarget | undefined>(
+    atPoint ? { kind: "point", pointId: atPoint } : undefined,
+  );
   const [selected, setSelected] = useState<ReadonlySet<string> | undefined>();
   const [cascade, setCascade] = useState(true);
   const [resetCheckpoints, setResetCheckpoints] = useState(true);
@@ -151,6 +156,7 @@ export function RewindPage({ id }: { id: string }) {
             refusal={preview.error}
           />
         )}
+        {step === 2 && <RehearseOnBranch pipelineId={id} spec={spec} />}
         {step === 3 && rewindUpdate && (
           <ProgressStep pipelineId={id} updateId={rewindUpdate} datasets={affected} />
         )}
@@ -200,19 +206,13 @@ export function RewindPage({ id }: { id: string }) {
           current state stays in the history.
         </p>
         <ErrorNote error={rewind.error} />
-        <div className="actions">
-          <button type="button" className="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button button-danger"
-            disabled={rewind.isPending}
-            onClick={() => rewind.mutate()}
-          >
-            Rewind {affected.length} dataset{affected.length === 1 ? "" : "s"}
-          </button>
-        </div>
+        <ConfirmActions
+          onCancel={() => setConfirming(false)}
+          onConfirm={() => rewind.mutate()}
+          pending={rewind.isPending}
+        >
+          Rewind {affected.length} dataset{affected.length === 1 ? "" : "s"}
+        </ConfirmActions>
       </Dialog>
     </section>
   );
