@@ -13,16 +13,10 @@ import type { SourceOffsets } from "../../store/checkpoints-repository.ts";
  * Kafka, Kinesis, another pipeline's table) are kept as they are.
  */
 export function offsetsOnBranch(offsets: SourceOffsets, cloned: ReadonlyMap<string, number>): SourceOffsets {
-  return Object.fromEntries(
-    Object.entries(offsets).map(([source, offset]) => {
-      const table = tableOffsetSchema.safeParse(offset);
-      const version = table.success ? cloned.get(table.data.tableId) : undefined;
-      if (!table.success || version === undefined) return [source, offset];
-      const next = table.data.nextVersion - version;
-      return [
-        source,
-        next > 0 ? { ...table.data, nextVersion: next } : { ...table.data, nextVersion: 0, rowsRead: 0 },
-      ];
-    }),
-  );
+  // A flow has one source: its offsets are that source's.
+  const table = tableOffsetSchema.safeParse(offsets);
+  const version = table.success ? cloned.get(table.data.tableId) : undefined;
+  if (!table.success || version === undefined) return offsets;
+  const next = table.data.nextVersion - version;
+  return next > 0 ? { ...table.data, nextVersion: next } : { ...table.data, nextVersion: 0, rowsRead: 0 };
 }

@@ -8,7 +8,7 @@ import { readBranchRecord } from "./branch-record.ts";
 import { branchPlane } from "./branch-plane.ts";
 
 /** The refresh fields a run on a branch takes: a selection of what runs, no reset of the branch's tables. */
-const BRANCH_REFRESH_FIELDS: ReadonlySet<string> = new Set(["refresh_selection"]);
+const BRANCH_REFRESH_FIELDS: ReadonlySet<string> = new Set(["refresh_selection", "selection"]);
 
 /**
  * `POST …/updates` with `"branch"` (docs/branches.md "Replay on a branch"): a run of the pipeline's
@@ -25,12 +25,14 @@ export async function startBranchUpdate(plane: ControlPlane, pipelineId: string,
   const branch = body.branch!;
   const refused = [
     ...(body.rewind_spec !== undefined ? ["rewind_spec"] : []),
-    ...Object.keys(refreshFieldsOf(body)).filter((field) => !BRANCH_REFRESH_FIELDS.has(field)),
+    ...Object.keys(refreshFieldsOf(body)).filter(
+      (field) => !BRANCH_REFRESH_FIELDS.has(field) && !(field === "refresh" && body.refresh === "INCREMENTAL"),
+    ),
     ...(body.engine !== undefined && body.engine !== "duckdb" ? ["engine"] : []),
   ];
   if (refused.length > 0) {
     throw new InvalidParameterError(
-      `branch cannot be combined with ${refused.join(", ")}: an update on branch "${branch}" runs the current definition on the branch as it is (refresh_selection may choose what runs, on DuckDB). To make a branch send rewind_spec.branch; to start the branch from an earlier point, discard it and make it again there`,
+      `branch cannot be combined with ${refused.join(", ")}: an update on branch "${branch}" runs the current definition on the branch as it is (refresh_selection, or selection with refresh INCREMENTAL, may choose what runs, on DuckDB). To make a branch send rewind_spec.branch; to start the branch from an earlier point, discard it and make it again there`,
     );
   }
   await requirePipeline(plane, pipelineId);
