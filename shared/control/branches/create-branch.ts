@@ -105,17 +105,32 @@ export async function createBranch(
       const seqOf = new Map(
         flows.filter((f) => f.dataset === dataset).map((f) => [flowAppId({ pipelineId, flowId: f.flow }), f]),
       );
-      const committed = await executeShallowClone(branchTableStore(env.tableStore(dataset), branch), source, {
-        clock: plane.clock,
-        sourceName: identifier,
-        // A writer's txn follows it to the branch at its copy's seq; a flow at the root has none.
-        renameTxn: (appId) => {
+      // The txn versions are the branch's seqs too: a branch batch's seq follows its copy's, not live's.
+      const txns = new Map(
+        [...source.txns].map(([appId, txn]) => {
           const flow = seqOf.get(appId);
-          return flow && flow.branchSeq !== ROOT_SEQ
-            ? flowAppId({ pipelineId: branchId, flowId: flow.flow })
-            : undefined;
+          return [
+            appId,
+            flow && flow.branchSeq !== ROOT_SEQ ? { ...txn, version: flow.branchSeq } : txn,
+          ] as const;
+        }),
+      );
+      const clone = branchTableStore(env.tableStore(dataset), branch);
+      const committed = await executeShallowClone(
+        clone,
+        { ...source, txns },
+        {
+          clock: plane.clock,
+          sourceName: identifier,
+          // A writer's txn follows it to the branch at its copy's seq; a flow at the root has none.
+          renameTxn: (appId) => {
+            const flow = seqOf.get(appId);
+            return flow && flow.branchSeq !== ROOT_SEQ
+              ? flowAppId({ pipelineId: branchId, flowId: flow.flow })
+              : undefined;
+          },
         },
-      });
+      );
       cloneTimes.set(dataset, committed.snapshot.timestamp);
     }
   });
