@@ -47,7 +47,9 @@ export function taskHandler<Input, Output>(
 /** The plane the step runs with: an update on a branch runs with its branch's (branch-plane.ts). */
 async function stepPlane(plane: ControlPlane, input: unknown): Promise<ControlPlane> {
   const { pipeline_id: pipelineId, update_id: updateId } = taskIds(input);
-  return pipelineId !== undefined && updateId !== undefined ? planeOfUpdate(plane, { pipelineId, updateId }) : plane;
+  return pipelineId !== undefined && updateId !== undefined
+    ? planeOfUpdate(plane, { pipelineId, updateId })
+    : plane;
 }
 
 /** The ids a task's input carries (`UpdateIds`, a run item's dataset and flow): nothing else of it. */

@@ -155,7 +155,11 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     // Made once: an item already there (maybe held by an update) stays as it is.
     await conditionalWrite(() =>
       this.client.send(
-        new PutCommand({ TableName: this.table, Item: item, ConditionExpression: `attribute_not_exists(${KEY})` }),
+        new PutCommand({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression: `attribute_not_exists(${KEY})`,
+        }),
       ),
     );
   }

@@ -26,7 +26,8 @@ export async function startBranchUpdate(plane: ControlPlane, pipelineId: string,
   const refused = [
     ...(body.rewind_spec !== undefined ? ["rewind_spec"] : []),
     ...Object.keys(refreshFieldsOf(body)).filter(
-      (field) => !BRANCH_REFRESH_FIELDS.has(field) && !(field === "refresh" && body.refresh === "INCREMENTAL"),
+      (field) =>
+        !BRANCH_REFRESH_FIELDS.has(field) && !(field === "refresh" && body.refresh === "INCREMENTAL"),
     ),
     ...(body.engine !== undefined && body.engine !== "duckdb" ? ["engine"] : []),
   ];

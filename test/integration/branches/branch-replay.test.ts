@@ -20,7 +20,7 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
 
 let cp: TestControlPlane;
 beforeAll(async () => {
-  cp = await startTestControlPlane({ log: { file: "/tmp/h42rep/ebb.log" } });
+  cp = await startTestControlPlane();
 }, 120_000);
 afterAll(async () => {
   await cp?.close();
