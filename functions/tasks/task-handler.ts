@@ -2,12 +2,14 @@ import middy from "@middy/core";
 import type { Context } from "aws-lambda";
 import type { ControlPlane } from "../../shared/control/plane/control-plane.ts";
 import { codedTaskError } from "../../shared/control/updates/steps/task-errors.ts";
+import { planeOfUpdate } from "../../shared/control/branches/branch-plane.ts";
 import { controlPlane } from "../runtime/control-plane-from-env.ts";
 import { logger } from "../runtime/ebb-logger.ts";
 import { traceHandler } from "../runtime/ebb-tracer.ts";
 
 /**
- * A state-machine task as a Lambda handler: the step called with the process's control plane. A
+ * A state-machine task as a Lambda handler: the step called with the process's control plane (an
+ * update on a branch: its branch's, branch-plane.ts). A
  * failure keeps its error `name` (Retry and Catch match on it) and carries its `error_code` in front
  * of the message, since Lambda passes on only name and message. Each run is one JSON log line: the
  * task, pipeline, update and flow, status, duration and error code.
@@ -31,7 +33,7 @@ export function taskHandler<Input, Output>(
           error_code: errorCode,
         });
       try {
-        const output = await step(plane(), input, context);
+        const output = await step(await stepPlane(plane(), input), input, context);
         line("SUCCEEDED");
         return output;
       } catch (error) {
@@ -40,6 +42,14 @@ export function taskHandler<Input, Output>(
         throw failure;
       }
     });
+}
+
+/** The plane the step runs with: an update on a branch runs with its branch's (branch-plane.ts). */
+async function stepPlane(plane: ControlPlane, input: unknown): Promise<ControlPlane> {
+  const { pipeline_id: pipelineId, update_id: updateId } = taskIds(input);
+  return pipelineId !== undefined && updateId !== undefined
+    ? planeOfUpdate(plane, { pipelineId, updateId })
+    : plane;
 }
 
 /** The ids a task's input carries (`UpdateIds`, a run item's dataset and flow): nothing else of it. */

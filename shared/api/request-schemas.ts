@@ -144,7 +144,7 @@ export const startUpdateBody = strictObject({
   rewind_spec: z.unknown().optional(),
   /** Ebb's own: the engine of every batch of this update (a replay or backfill on Spark), over `pipelines.engine`. */
   engine: z.enum(BATCH_ENGINES).optional(),
-  /** Ebb's own: run on this branch of the pipeline (docs/branches.md); not built yet, so refused with its own code. */
+  /** Ebb's own: run on this branch of the pipeline (docs/branches.md "Replay on a branch"). */
   branch: z.string().optional(),
 });
 

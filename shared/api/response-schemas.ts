@@ -132,6 +132,8 @@ export const updateInfo = strict({
       dry_run: z.boolean().optional(),
     })
     .optional(),
+  /** Ebb's own: the branch the update ran on (docs/branches.md); absent for live's updates. */
+  branch: z.string().optional(),
   /** The run's place in an ordered run of several pipelines (POST /api/2.0/ebb/runs). */
   ordered_run: strict({
     request_id: z.string(),
@@ -173,6 +175,8 @@ export const pipelineEvent = strict({
     flow_name: z.string().optional(),
     dataset_name: z.string().optional(),
     batch_id: z.number().int().optional(),
+    /** Ebb's own: the branch of an update on a branch. */
+    branch: z.string().optional(),
   }),
   timestamp: isoTime,
   message: z.string(),

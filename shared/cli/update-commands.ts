@@ -41,9 +41,12 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
     )
     .option("--dry-run", "with --pipelines: print the order, start nothing")
     .option("--engine <engine>", "run every batch of this update on duckdb or spark (a replay on Spark)")
+    .option("--branch <name>", "run on this branch of the pipeline (its tables and checkpoints), not live")
     .option("--no-wait", "print the update id and return")
     .option("--json", "print the final update as JSON")
     .action(async (pipelineId: string | undefined, options: RunOptions, command: Command) => {
+      if (options.pipelines && options.branch !== undefined)
+        throw new UsageError("--branch runs one pipeline's branch: give its <pipeline-id>, not --pipelines");
       if (options.pipelines) {
         if (
           pipelineId !== undefined ||
@@ -70,6 +73,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
         ...(options.resetCheckpoints ? { reset_checkpoint_selection: options.resetCheckpoints } : {}),
         ...(options.validateOnly ? { validate_only: true } : {}),
         ...(options.engine ? { engine: options.engine } : {}),
+        ...(options.branch !== undefined ? { branch: options.branch } : {}),
       };
       await startAndFollow(api(command), pipelineId, body, options, out, command);
     });
@@ -188,6 +192,7 @@ interface RunOptions extends WaitOptions {
   pipelines?: string[];
   dryRun?: boolean;
   engine?: string;
+  branch?: string;
 }
 
 interface RewindOptions extends WaitOptions {

@@ -52,6 +52,17 @@ export function branchPipelineId(pipelineId: string, branch: string): string {
   return `${pipelineId}~${branch}`;
 }
 
+/** A pipeline id made by `branchPipelineId` (pipeline ids are UUIDs: never a `~`). */
+export function isBranchId(pipelineId: string): boolean {
+  return pipelineId.includes("~");
+}
+
+/** The live pipeline and the branch of a `branchPipelineId`; undefined for a live pipeline's id. */
+export function parseBranchId(pipelineId: string): { pipelineId: string; branch: string } | undefined {
+  const at = pipelineId.indexOf("~");
+  return at < 0 ? undefined : { pipelineId: pipelineId.slice(0, at), branch: pipelineId.slice(at + 1) };
+}
+
 /** The key of a branch's record. */
 export function branchRecordKey(pipelineId: string, branch: string): string {
   return `${branchRecordsPrefix(pipelineId)}${branch}.json`;

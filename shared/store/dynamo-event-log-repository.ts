@@ -271,6 +271,7 @@ const eventSchema = z.object({
     flow_name: z.string().optional(),
     dataset_name: z.string().optional(),
     batch_id: z.number().optional(),
+    branch: z.string().optional(),
   }),
   timestamp: z.string(),
   message: z.string(),

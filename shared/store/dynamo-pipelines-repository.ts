@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import {
   DeleteCommand,
   GetCommand,
+  PutCommand,
   ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -128,8 +129,9 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     do {
       const input = {
         TableName: this.table,
-        FilterExpression: "itemType = :pipeline",
-        ExpressionAttributeValues: { ":pipeline": PIPELINE_ITEM },
+        // A branch's item (addBranch) is a pipeline item, not a pipeline.
+        FilterExpression: "itemType = :pipeline AND NOT contains(pipelineId, :branch)",
+        ExpressionAttributeValues: { ":pipeline": PIPELINE_ITEM, ":branch": "~" },
         ...(startKey ? { ExclusiveStartKey: startKey } : {}),
       };
       const page: ScanCommandOutput = await request(() => this.client.send(new ScanCommand(input)));
@@ -137,6 +139,29 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return records.sort((a, b) => b.createdAt - a.createdAt || a.pipelineId.localeCompare(b.pipelineId));
+  }
+
+  async addBranch(branchPipelineId: string, name: string): Promise<void> {
+    const now = this.now();
+    const item: PipelineItem = {
+      pipelineId: branchPipelineId,
+      itemType: PIPELINE_ITEM,
+      name,
+      definitionVersion: 1,
+      pipelineState: "IDLE",
+      createdAt: now,
+      lastModified: now,
+    };
+    // Made once: an item already there (maybe held by an update) stays as it is.
+    await conditionalWrite(() =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: item,
+          ConditionExpression: `attribute_not_exists(${KEY})`,
+        }),
+      ),
+    );
   }
 
   async getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion> {

@@ -27,6 +27,8 @@ export interface EventOrigin {
   readonly dataset_name?: string;
   /** The micro-batch's checkpoint seq. */
   readonly batch_id?: number;
+  /** Ebb's own: the branch an update on a branch ran on (docs/branches.md); absent for live's. */
+  readonly branch?: string;
 }
 
 /** Databricks' `error` field: the exception chain and whether it ended the update. */

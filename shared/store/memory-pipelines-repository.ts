@@ -23,6 +23,7 @@ import {
   type PipelinesRepository,
   type RewindBlock,
 } from "./pipelines-repository.ts";
+import { isBranchId } from "./bucket-layout.ts";
 
 interface StoredPipeline {
   record: PipelineRecord;
@@ -70,8 +71,24 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
 
   async list(): Promise<PipelineRecord[]> {
     return [...this.pipelines.values()]
+      .filter((stored) => !isBranchId(stored.record.pipelineId))
       .map((stored) => ({ ...stored.record }))
       .sort((a, b) => b.createdAt - a.createdAt || a.pipelineId.localeCompare(b.pipelineId));
+  }
+
+  async addBranch(branchPipelineId: string, name: string): Promise<void> {
+    if (this.pipelines.has(branchPipelineId)) return;
+    const now = this.now();
+    const record: PipelineRecord = {
+      pipelineId: branchPipelineId,
+      name,
+      definitionVersion: 1,
+      state: "IDLE",
+      rewindBlocked: false,
+      createdAt: now,
+      lastModified: now,
+    };
+    this.pipelines.set(branchPipelineId, { record, versions: [], tables: [] });
   }
 
   async getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion> {

@@ -104,8 +104,14 @@ export interface PipelinesRepository {
   create(definition: PipelineDefinition): Promise<PipelineRecord>;
   /** The pipeline, or undefined if there is none with this id. */
   get(pipelineId: string): Promise<PipelineRecord | undefined>;
-  /** Every pipeline, newest first. */
+  /** Every pipeline, newest first (a branch's item, `addBranch`, is not one). */
   list(): Promise<PipelineRecord[]>;
+  /**
+   * Makes the item of a branch's own pipeline identity (`<pipelineId>~<branch>`, bucket-layout.ts's
+   * `branchPipelineId`) unless it exists: IDLE, no definition of its own, no tables. Updates on the
+   * branch begin and end on it (`beginUpdate`, …), so they hold the branch, never live.
+   */
+  addBranch(branchPipelineId: string, name: string): Promise<void>;
   /** A definition version (the current one when `version` is left out). Throws when absent. */
   getDefinition(pipelineId: string, version?: number): Promise<DefinitionVersion>;
   /** Every definition version, oldest first. */

@@ -10,14 +10,15 @@ import {
   rewindEnvironment,
   type ControlPlane,
 } from "../plane/control-plane.ts";
-import { checkBranchName, readBranchRecord } from "./branch-record.ts";
-import { BranchReplayNotSupportedError } from "./errors.ts";
+import { checkBranchName } from "./branch-record.ts";
+import { startBranchUpdate } from "./start-branch-update.ts";
 import { createBranch } from "./create-branch.ts";
 import { branchInfo } from "./branch-views.ts";
 
 /**
  * `POST …/updates`: a `rewind_spec` with `branch` makes a branch at the rewind's target
- * (docs/branches.md) and answers it; any other request starts an update (start-update.ts).
+ * (docs/branches.md) and answers it; `branch` starts an update on a branch (start-branch-update.ts);
+ * any other request starts an update (start-update.ts).
  *
  * The branch's request is checked as a rewind's (the same `planRewind`: point, retention, files,
  * checkpoints, `pipelines.rewind.enabled`), except that a running live update does not refuse it:
@@ -25,12 +26,7 @@ import { branchInfo } from "./branch-views.ts";
  * rewind's dry run does, as an update.
  */
 export async function startUpdateOrBranch(plane: ControlPlane, pipelineId: string, body: StartUpdateBody) {
-  if (body.branch !== undefined) {
-    // An update on a branch (docs/branches.md "Not built yet"): the branch must exist; then refused.
-    await requirePipeline(plane, pipelineId);
-    await readBranchRecord(plane.bucket, pipelineId, body.branch);
-    throw new BranchReplayNotSupportedError(body.branch);
-  }
+  if (body.branch !== undefined) return startBranchUpdate(plane, pipelineId, body);
   const branch = branchOf(body.rewind_spec);
   if (branch === undefined) return startUpdate(plane, pipelineId, body);
   checkBranchName(branch);

@@ -8,6 +8,7 @@ import { withTableSnapshots } from "../../rewind/table-snapshots.ts";
 import { rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
 import { branchTableStore } from "../../store/branch-table-store.ts";
 import { BranchAlreadyExistsError } from "./errors.ts";
+import { offsetsOnBranch } from "./branch-offsets.ts";
 import { checkBranchName, encodeBranchRecord, type BranchRecord } from "./branch-record.ts";
 
 /**
@@ -39,6 +40,9 @@ export async function createBranch(
   const rewound = new Map(plan.datasets.map((d) => [d.dataset, d]));
   const now = plane.clock();
 
+  // Stream offsets into the pipeline's tables follow the branch log's numbering (branch-offsets.ts).
+  const cloned = await clonedVersions(env, pipeline, rewound);
+
   // Step 1: which live checkpoint each flow copies, planned as the branch's next seq.
   const flows: { flow: string; dataset: string; liveSeq: number; branchSeq: number }[] = [];
   const planned = new Map<
@@ -61,7 +65,7 @@ export async function createBranch(
       throw new TypeError(`flow ${flow.name} has no checkpoint ${liveSeq}, which the rewind plan named`);
     const copy = await plane.checkpoints.plan(ref, {
       parent: head.seq,
-      offsets: live.offsets,
+      offsets: offsetsOnBranch(live.offsets, cloned),
       ...(live.stateRef !== undefined ? { stateRef: live.stateRef } : {}),
     });
     if (copy.outcome !== "planned")
@@ -101,17 +105,32 @@ export async function createBranch(
       const seqOf = new Map(
         flows.filter((f) => f.dataset === dataset).map((f) => [flowAppId({ pipelineId, flowId: f.flow }), f]),
       );
-      const committed = await executeShallowClone(branchTableStore(env.tableStore(dataset), branch), source, {
-        clock: plane.clock,
-        sourceName: identifier,
-        // A writer's txn follows it to the branch at its copy's seq; a flow at the root has none.
-        renameTxn: (appId) => {
+      // The txn versions are the branch's seqs too: a branch batch's seq follows its copy's, not live's.
+      const txns = new Map(
+        [...source.txns].map(([appId, txn]) => {
           const flow = seqOf.get(appId);
-          return flow && flow.branchSeq !== ROOT_SEQ
-            ? flowAppId({ pipelineId: branchId, flowId: flow.flow })
-            : undefined;
+          return [
+            appId,
+            flow && flow.branchSeq !== ROOT_SEQ ? { ...txn, version: flow.branchSeq } : txn,
+          ] as const;
+        }),
+      );
+      const clone = branchTableStore(env.tableStore(dataset), branch);
+      const committed = await executeShallowClone(
+        clone,
+        { ...source, txns },
+        {
+          clock: plane.clock,
+          sourceName: identifier,
+          // A writer's txn follows it to the branch at its copy's seq; a flow at the root has none.
+          renameTxn: (appId) => {
+            const flow = seqOf.get(appId);
+            return flow && flow.branchSeq !== ROOT_SEQ
+              ? flowAppId({ pipelineId: branchId, flowId: flow.flow })
+              : undefined;
+          },
         },
-      });
+      );
       cloneTimes.set(dataset, committed.snapshot.timestamp);
     }
   });
@@ -142,4 +161,22 @@ export async function createBranch(
   const put = await plane.bucket.putIfAbsent(recordKey, encodeBranchRecord(record));
   if (put !== "created") throw new BranchAlreadyExistsError(pipeline.definition.name, branch);
   return record;
+}
+
+/** By table id, the live version each table's branch log clones (as step 2 picks it). */
+async function clonedVersions(
+  env: ReturnType<typeof rewindEnvironment>,
+  pipeline: ValidatedPipeline,
+  rewound: ReadonlyMap<string, RewindPlan["datasets"][number]>,
+): Promise<Map<string, number>> {
+  const cloned = new Map<string, number>();
+  await withTableSnapshots(env.tableStore, async (snapshots) => {
+    for (const dataset of tableDatasets(pipeline)) {
+      const latest = await snapshots.latest(dataset);
+      const rewind = rewound.get(dataset);
+      if (!latest || (rewind && rewind.action !== "RESTORE")) continue;
+      cloned.set(latest.metadata.id, rewind ? rewind.targetVersion! : latest.version);
+    }
+  });
+  return cloned;
 }

@@ -50,16 +50,3 @@ export class BranchOutOfDateError extends CodedError {
     );
   }
 }
-
-/** `"branch"` on start-update: running an update on a branch is not built (docs/branches.md "Not built yet"). */
-export class BranchReplayNotSupportedError extends CodedError {
-  override readonly name = "BranchReplayNotSupportedError";
-  override readonly errorCode = "BRANCH_REPLAY_NOT_SUPPORTED";
-  override readonly httpStatus = 400;
-  constructor(branch: string) {
-    super(
-      `an update cannot run on branch "${branch}" yet: Ebb does not replay on a branch. Compare the branch with live (GET …/branches/${branch}/diff), publish it (POST …/branches/${branch}/publish) and replay on live, or rewind live to the point (POST …/updates with rewind_spec, no branch) and replay`,
-      { data: { branch } },
-    );
-  }
-}

@@ -145,6 +145,7 @@ export async function startUpdate(
       continuous: pipeline.definition.continuous,
       ...(orderedRun ? { orderedRun } : {}),
       ...(body.engine ? { engine: body.engine } : {}),
+      ...(body.branch !== undefined ? { branch: body.branch } : {}),
     };
   }
 

@@ -83,6 +83,8 @@ export const updateIntentSchema = z.discriminatedUnion("kind", [
     orderedRun: orderedRunStepSchema.optional(),
     /** The engine of every batch of this update (the request's `engine`), over `pipelines.engine`. */
     engine: z.enum(BATCH_ENGINES).optional(),
+    /** The branch the run replays on (docs/branches.md): its tables, checkpoints and state, not live's. */
+    branch: z.string().optional(),
   }),
 ]);
 export type UpdateIntent = z.infer<typeof updateIntentSchema>;

@@ -78,6 +78,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_mode"),
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
+    ...branchOf(update),
     ...orderedRunOf(update),
     ...cutOf(update),
     ...pick("engine"),
@@ -89,6 +90,12 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
       : {}),
     ...(progress ? { progress } : {}),
   };
+}
+
+/** The branch a run ran on (docs/branches.md), when it ran on one. */
+function branchOf(update: UpdateRecord) {
+  const intent = intentOf(update);
+  return intent.kind === "run" && intent.branch !== undefined ? { branch: intent.branch } : {};
 }
 
 /** The run's place in an ordered run of several pipelines, when it has one. */

@@ -78,13 +78,26 @@ describe("ebb branch", () => {
     expect(JSON.parse(diff.out)).toMatchObject({ tables: [{ only_on_live: { count: 1 } }] });
     expect((await ebb("branch", "diff", id, "fix")).out).toMatch(/only_on_live/);
 
+    // The fix deployed, replayed on the branch: the branch has the fixed row 2.
+    await cp.client.editPipeline(id, definition("SELECT id, amount FROM source"));
+    const replayed = await ebb("run", id, "--branch", "fix", "--json");
+    expect(replayed.code, replayed.err).toBe(0);
+    expect(JSON.parse(replayed.out)).toMatchObject({ branch: "fix", state: "COMPLETED" });
+    const fixed = await ebb("branch", "diff", id, "fix", "--json");
+    expect(JSON.parse(fixed.out)).toMatchObject({
+      tables: [{ only_on_branch: { count: 1 }, only_on_live: { count: 1 } }],
+    });
+
     const published = await ebb("branch", "publish", id, "fix");
     expect(published.code).toBe(0);
     expect(published.out).toMatch(new RegExp(`undo: ebb rewind ${id} --point \\S+`));
     const { rows } = await cp.client.query(`main.brcli_${tag}.orders`, {
-      sql: "SELECT id FROM t ORDER BY id",
+      sql: "SELECT id, amount FROM t ORDER BY id",
     });
-    expect(rows.map((r) => Number(r["id"]))).toEqual([1]);
+    expect(rows.map((r) => [Number(r["id"]), Number(r["amount"])])).toEqual([
+      [1, 10],
+      [2, 20],
+    ]);
 
     expect(await ebb("branch", "discard", id, "fix")).toMatchObject({ code: 0 });
     const unknown = await ebb("branch", "diff", id, "fix");

@@ -12,6 +12,7 @@ import { finishRewind, rewindOneDataset } from "../steps/rewind-step.ts";
 import { runItem, type RunOutcome } from "../steps/run-step.ts";
 import type { UpdateIds } from "../steps/update-context.ts";
 import { MapFailed, runMap, runTask, Stopped } from "./driver-states.ts";
+import { planeOfUpdate } from "../../branches/branch-plane.ts";
 import { UPDATE_FAILED, type UpdateTask } from "../update-tasks.ts";
 
 /**
@@ -51,10 +52,12 @@ export interface DrivenUpdate {
 }
 
 export async function driveUpdate(
-  plane: ControlPlane,
+  processPlane: ControlPlane,
   ids: UpdateIds,
   options: DriverOptions = {},
 ): Promise<DrivenUpdate> {
+  // As each task's Lambda makes it (functions/tasks/task-handler.ts): a branch's update, its branch's.
+  const plane = await planeOfUpdate(processPlane, ids);
   const sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const flows: Record<string, FlowRunProgress> = {};
   const views: Record<string, ViewRefresh> = {};
