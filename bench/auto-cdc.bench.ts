@@ -152,6 +152,16 @@ export async function run(): Promise<void> {
   });
   report("SCD type 1, 10,000 keys vs 1,000,000 keys", scd1Small, scd1Large);
 
+  // `EBB_BENCH_AUTO_CDC_ONLY=scd1`: the SCD type 1 cases alone (with and without auto-compaction).
+  const scd1Only = process.env["EBB_BENCH_AUTO_CDC_ONLY"] === "scd1";
+  if (!scd1Only) await scd2();
+  const scd1 = { scd: 1, versions: 1, changedKeys: 10_000, changesPerKey: 1 } as const;
+  const compactedSmall = await measure({ ...scd1, keys: 10_000, autoCompact: true });
+  const compactedLarge = await measure({ ...scd1, keys: 1_000_000, autoCompact: true });
+  report("SCD type 1 with auto-compaction on, 10,000 keys vs 1,000,000 keys", compactedSmall, compactedLarge);
+}
+
+async function scd2(): Promise<void> {
   const scd2Small = await measure({
     scd: 2,
     keys: 1_000,
@@ -167,9 +177,4 @@ export async function run(): Promise<void> {
     changesPerKey: 10,
   });
   report("SCD type 2, 10 versions per key, 10,000 rows vs 1,000,000 rows", scd2Small, scd2Large);
-
-  const scd1 = { scd: 1, versions: 1, changedKeys: 10_000, changesPerKey: 1 } as const;
-  const compactedSmall = await measure({ ...scd1, keys: 10_000, autoCompact: true });
-  const compactedLarge = await measure({ ...scd1, keys: 1_000_000, autoCompact: true });
-  report("SCD type 1 with auto-compaction on, 10,000 keys vs 1,000,000 keys", compactedSmall, compactedLarge);
 }
