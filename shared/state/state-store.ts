@@ -406,7 +406,12 @@ export class StateTable {
   }
 }
 
-type Change = { readonly kind: "upsert" | "insert" | "delete"; readonly sql: string };
+type Change = {
+  readonly kind: "upsert" | "insert" | "delete";
+  readonly sql: string;
+  /** An upsert's keys that the parent holds, as the caller read them (`upsertKnown`). */
+  readonly liveKeys?: string;
+};
 
 /**
  * The changes a batch makes to a state version, applied in the order staged (the last change of a
@@ -424,6 +429,16 @@ export class StateWriter {
 
   upsert(table: StateTable, rowsSql: string): void {
     this.staged(table).push({ kind: "upsert", sql: rowsSql });
+  }
+
+  /**
+   * An upsert whose caller has read the parent's rows already: `liveKeysSql` selects (the key
+   * columns, by name, each key once) every key of `rowsSql` that the parent holds and none it does
+   * not (other keys of the parent may be there too). The write counts the buckets' rows from it,
+   * without looking the keys up in the parent's files a second time.
+   */
+  upsertKnown(table: StateTable, rowsSql: string, liveKeysSql: string): void {
+    this.staged(table).push({ kind: "upsert", sql: rowsSql, liveKeys: liveKeysSql });
   }
 
   /**
@@ -489,7 +504,7 @@ export class StateWriter {
  * 2. Only the changed keys are looked up in the parent (`keysMergedSql`): an upsert of a key not
  *    live adds a row, a delete of a live key removes one, so a bucket's count follows from the
  *    parent's without reading the bucket. Changes that are all inserts need no lookup: each adds a
- *    row.
+ *    row; a lone upsert whose caller gave its live keys (`upsertKnown`) takes them.
  * 3. A bucket is read whole only when it is due a snapshot (amortized: see `snapshotDue`), or when
  *    its oldest time may have grown (a delete in a table with a time column).
  * 4. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
@@ -526,7 +541,8 @@ async function writeTableChanges(
   );
   try {
     // 2.
-    const live = inserts ? undefined : await table.keysMergedSql(sql, name("changes"));
+    const known = changes.length === 1 ? changes[0]!.liveKeys : undefined;
+    const live = inserts ? undefined : (known ?? (await table.keysMergedSql(sql, name("changes"))));
     if (!inserts)
       await sql.run(
         `CREATE OR REPLACE TEMP TABLE ${liveTable} AS SELECT ${keys} FROM ${live ? `(${live})` : changeTable} WHERE ${live ? "true" : "false"}`,
