@@ -372,12 +372,9 @@ export async function aggregateView(
   );
   const writer = state.writer();
   writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
+  writer.upsert(table, `SELECT m.* FROM ${MERGED} m SEMI JOIN ${BATCH} b ON ${table.keyMatch("m", "b")}`);
   // Every group the state holds is in SEEN already: the write need not look the groups up again.
-  writer.upsertKnown(
-    table,
-    `SELECT m.* FROM ${MERGED} m SEMI JOIN ${BATCH} b ON ${table.keyMatch("m", "b")}`,
-    `SELECT ${list(keys)} FROM ${SEEN}`,
-  );
+  writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
   const written = await writer.commit(sandbox, request.seq);
 
   await sandbox.run(
