@@ -77,6 +77,47 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
+/** One pipeline's updates, each timed: the steps the figures and `profile-increment.ts` run. */
+export interface EbbPipelineSteps {
+  /** A fresh pipeline's first update over the 100 files (each call a new pipeline). */
+  first(): Promise<number>;
+  /** One more file (1%) into the landing folder, then an update of the last pipeline made. */
+  increment(): Promise<number>;
+  /** An update of the last pipeline with nothing new. */
+  idle(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function ebbPipelineSteps(
+  work: string,
+  rows: number,
+  tables: RecordTables,
+): Promise<EbbPipelineSteps> {
+  const rowsPerFile = rows / FILES;
+  const duck = await DuckSession.open();
+  const plane = await startInProcessPlane(work, { tables });
+  const landing = path.join(work, "landing");
+  await writeLanding(duck, landing, 0, FILES, rowsPerFile);
+  const warm = path.join(work, "warm-up");
+  await writeLanding(duck, warm, 0, 1, 100);
+  await plane.update(definition("warm_up", warm)); // DynamoDB Local's JVM warms up
+  let pipelines = 0;
+  let extra = 0;
+  const last = () => definition(`pipe_${pipelines - 1}`, landing);
+  return {
+    first: () => timed(() => plane.update(definition(`pipe_${pipelines++}`, landing))),
+    increment: async () => {
+      await writeLanding(duck, landing, FILES + extra++, 1, rowsPerFile);
+      return timed(() => plane.update(last()));
+    },
+    idle: () => timed(() => plane.update(last())),
+    close: async () => {
+      await plane.close();
+      duck.close();
+    },
+  };
+}
+
 /** Ebb's figures: `runs` fresh pipelines' first updates, then 1% increments and idle updates of the last. */
 export async function ebbPipeline(
   work: string,
@@ -84,30 +125,17 @@ export async function ebbPipeline(
   runs: number,
   tables: RecordTables,
 ): Promise<PipelineFigures> {
-  const rowsPerFile = rows / FILES;
-  const duck = await DuckSession.open();
-  const plane = await startInProcessPlane(work, { tables });
+  const steps = await ebbPipelineSteps(work, rows, tables);
   try {
-    const landing = path.join(work, "landing");
-    await writeLanding(duck, landing, 0, FILES, rowsPerFile);
-    const warm = path.join(work, "warm-up");
-    await writeLanding(duck, warm, 0, 1, 100);
-    await plane.update(definition("warm_up", warm)); // DynamoDB Local's JVM warms up
     const first: number[] = [];
-    for (let i = 0; i < runs; i++)
-      first.push(await timed(() => plane.update(definition(`pipe_${i}`, landing))));
-    const last = `pipe_${runs - 1}`;
+    for (let i = 0; i < runs; i++) first.push(await steps.first());
     const increment: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      await writeLanding(duck, landing, FILES + i, 1, rowsPerFile);
-      increment.push(await timed(() => plane.update(definition(last, landing))));
-    }
+    for (let i = 0; i < runs; i++) increment.push(await steps.increment());
     const idle: number[] = [];
-    for (let i = 0; i < runs; i++) idle.push(await timed(() => plane.update(definition(last, landing))));
+    for (let i = 0; i < runs; i++) idle.push(await steps.idle());
     return { first, increment, idle };
   } finally {
-    await plane.close();
-    duck.close();
+    await steps.close();
   }
 }
 

@@ -373,6 +373,8 @@ export async function aggregateView(
   const writer = state.writer();
   writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
   writer.upsert(table, `SELECT m.* FROM ${MERGED} m SEMI JOIN ${BATCH} b ON ${table.keyMatch("m", "b")}`);
+  // Every group the state holds is in SEEN already: the write need not look the groups up again.
+  writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
   const written = await writer.commit(sandbox, request.seq);
 
   await sandbox.run(

@@ -414,7 +414,7 @@ type Change = { readonly kind: "upsert" | "insert" | "delete"; readonly sql: str
  * the state's schema and at most one row per key.
  */
 export class StateWriter {
-  readonly #changes = new Map<string, { table: StateTable; changes: Change[] }>();
+  readonly #changes = new Map<string, { table: StateTable; changes: Change[]; liveKeys?: string }>();
   #meta: Record<string, unknown>;
   #metaChanged = false;
 
@@ -424,6 +424,17 @@ export class StateWriter {
 
   upsert(table: StateTable, rowsSql: string): void {
     this.staged(table).push({ kind: "upsert", sql: rowsSql });
+  }
+
+  /**
+   * The caller has read the parent's rows of every key its changes to `table` touch: `liveKeysSql`
+   * selects (the key columns, by name, each key once) each of those keys the parent holds and none
+   * it does not (other keys of the parent may be there too). The write counts the buckets' rows
+   * from it, without looking the keys up in the parent's files a second time.
+   */
+  liveKeysRead(table: StateTable, liveKeysSql: string): void {
+    this.staged(table);
+    this.#changes.get(table.name)!.liveKeys = liveKeysSql;
   }
 
   /**
@@ -462,9 +473,9 @@ export class StateWriter {
   async commit(sql: StateSql, seq: number): Promise<{ version: string | undefined; metrics: StateMetrics }> {
     const tables = { ...this.parent.manifest.tables };
     let changed = this.#metaChanged;
-    for (const { table, changes } of this.#changes.values()) {
+    for (const { table, changes, liveKeys } of this.#changes.values()) {
       if (changes.length === 0) continue;
-      const writes = await writeTableChanges(sql, table, changes, seq);
+      const writes = await writeTableChanges(sql, table, changes, seq, liveKeys);
       // A table's first version is recorded even when empty: its shape is fixed from then on.
       if (writes.length > 0 || !table.stored) changed = true;
       tables[table.name] = nextTable(table.stored, table.shape, writes);
@@ -489,7 +500,7 @@ export class StateWriter {
  * 2. Only the changed keys are looked up in the parent (`keysMergedSql`): an upsert of a key not
  *    live adds a row, a delete of a live key removes one, so a bucket's count follows from the
  *    parent's without reading the bucket. Changes that are all inserts need no lookup: each adds a
- *    row.
+ *    row; the live keys the caller read (`liveKeysRead`) are taken as they are.
  * 3. A bucket is read whole only when it is due a snapshot (amortized: see `snapshotDue`), or when
  *    its oldest time may have grown (a delete in a table with a time column).
  * 4. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
@@ -503,6 +514,7 @@ async function writeTableChanges(
   table: StateTable,
   changes: readonly Change[],
   seq: number,
+  liveKeys: string | undefined,
 ): Promise<BucketWrite[]> {
   const keys = table.schema.key.map((c) => quoteIdentifier(c.name)).join(", ");
   const nullValues = table.schema.value.map((c) => `NULL::${c.type} AS ${quoteIdentifier(c.name)}`);
@@ -526,7 +538,7 @@ async function writeTableChanges(
   );
   try {
     // 2.
-    const live = inserts ? undefined : await table.keysMergedSql(sql, name("changes"));
+    const live = inserts ? undefined : (liveKeys ?? (await table.keysMergedSql(sql, name("changes"))));
     if (!inserts)
       await sql.run(
         `CREATE OR REPLACE TEMP TABLE ${liveTable} AS SELECT ${keys} FROM ${live ? `(${live})` : changeTable} WHERE ${live ? "true" : "false"}`,

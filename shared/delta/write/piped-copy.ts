@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
 import { closeSync, constants, createReadStream, openSync } from "node:fs";
 import { lstat, mkdir, readdir, rm } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import { promisify } from "node:util";
+import { makePipes as makeFifos } from "./fifo-pool.ts";
 
 /**
  * A COPY whose data files are named pipes the engine drains: DuckDB's output takes no room in the
@@ -12,7 +11,7 @@ import { promisify } from "node:util";
  * files waiting for upload filled the disk when uploads fell behind.
  *
  * 1. The folder gets pipes `data_0.parquet` … `data_{AHEAD-1}.parquet` (DuckDB's names for a COPY
- *    with FILE_SIZE_BYTES), each opened for reading without blocking: no thread waits for a writer.
+ *    with FILE_SIZE_BYTES; made ahead by `fifo-pool.ts`), each opened for reading without blocking: no thread waits for a writer.
  * 2. The COPY writes `data_0`, `data_1`, … in turn, finishing each before it starts the next; each
  *    pipe's bytes go to `take` as they come, and DuckDB waits while `take` does.
  * 3. A pipe that ends was a whole file; the pipe AHEAD further on is made.
@@ -26,8 +25,6 @@ import { promisify } from "node:util";
 
 /** Pipes made ahead of the file DuckDB writes. */
 const AHEAD = 4;
-
-const run = promisify(execFile);
 
 export interface PipedCopy {
   /** A folder that does not exist yet; it is made, and removed afterwards. */
@@ -59,8 +56,8 @@ export async function copyThroughPipes(piped: PipedCopy): Promise<void> {
   const makePipes = async (count: number): Promise<void> => {
     const orders = Array.from({ length: count }, (_, i) => next + i);
     next += count;
-    // `mkfifo` fails for a name DuckDB took first (step 4); the others are made.
-    await run("mkfifo", orders.map(pipeOf)).catch(() => undefined);
+    // A name DuckDB took first (step 4) is left as it is; the others are made.
+    await makeFifos(orders.map(pipeOf));
     for (const order of orders) {
       if (failure || !(await lstat(pipeOf(order)).catch(() => undefined))?.isFIFO()) continue;
       const reader = new net.Socket({

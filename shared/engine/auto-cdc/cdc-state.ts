@@ -2,6 +2,7 @@ import { z } from "zod";
 import { openStateVersion, type StateSchema, type StateTable, type StateVersion } from "../../state/index.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Sandbox } from "../sandbox.ts";
+import { quoteIdentifier } from "../../duck/sql-text.ts";
 import { storedLayoutSchema, type StoredCdcLayout } from "./cdc-layout.ts";
 import { AutoCdcStateError } from "./errors.ts";
 
@@ -88,6 +89,8 @@ export async function openCdcState(ref: CdcStateRef, version: string | undefined
 
 class StoredCdcState implements CdcState {
   #table: StateTable | undefined;
+  /** The temp table `load` filled: the parent's rows of every key a write may touch. */
+  #loaded: string | undefined;
 
   constructor(
     private readonly version: StateVersion,
@@ -104,6 +107,7 @@ class StoredCdcState implements CdcState {
     this.#table = this.version.table(CDC_TABLE, schema);
     if (keysSql === undefined) await this.#table.loadAll(sandbox, into);
     else await this.#table.loadKeys(sandbox, keysSql, into);
+    this.#loaded = into;
   }
 
   async write(sandbox: Sandbox, seq: number, change: CdcStateChange): Promise<string | undefined> {
@@ -111,6 +115,12 @@ class StoredCdcState implements CdcState {
     const writer = this.version.writer();
     writer.delete(this.#table, change.deleteKeysSql);
     writer.upsert(this.#table, change.upsertSql);
+    // A write touches only keys of the changes `load` was given, whose rows it read: the writer
+    // need not look them up in the state's files again.
+    writer.liveKeysRead(
+      this.#table,
+      `SELECT ${this.#table.schema.key.map((c) => quoteIdentifier(c.name)).join(", ")} FROM ${quoteIdentifier(this.#loaded!)}`,
+    );
     writer.setMeta(TRUNCATE_META, change.meta.truncate);
     writer.setMeta(ADOPTING_META, change.meta.adopting);
     writer.setMeta(LAYOUT_META, change.meta.layout);

@@ -1,0 +1,75 @@
+import { execFile } from "node:child_process";
+import { rmSync } from "node:fs";
+import { link, mkdir, unlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+
+/**
+ * Named pipes made ahead, many by one `mkfifo`: Node has no call that makes a pipe, and a child
+ * process per COPY's pipe sat on every write's path (a fork takes 10-50 ms of the main thread on a
+ * loaded host, and an update writes a file per flow and view). A pipe is handed out by a hard link
+ * into its folder (a link never replaces a file already there, as `mkfifo` would not either) and the
+ * pool's name removed; the pool is refilled off the write's path when it runs low.
+ */
+
+/** Pipes one `mkfifo` makes. */
+const BATCH = 16;
+
+const run = promisify(execFile);
+
+interface Pool {
+  readonly dir: string;
+  readonly ready: string[];
+  made: number;
+  refilling: Promise<void> | undefined;
+}
+
+let pool: Pool | undefined;
+
+function thePool(): Pool {
+  if (pool) return pool;
+  const dir = path.join(tmpdir(), `ebb-pipes-${process.pid}-${Date.now()}`);
+  pool = { dir, ready: [], made: 0, refilling: undefined };
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return pool;
+}
+
+function refill(p: Pool): Promise<void> {
+  p.refilling ??= (async () => {
+    await mkdir(p.dir, { recursive: true });
+    const names = Array.from({ length: BATCH }, () => path.join(p.dir, `pipe-${p.made++}`));
+    await run("mkfifo", names);
+    p.ready.push(...names);
+  })().finally(() => (p.refilling = undefined));
+  return p.refilling;
+}
+
+/**
+ * Makes a named pipe at each of `paths` that has nothing there yet; a path already taken (by a file
+ * DuckDB made) is left as it is. Each is made from the pool, or, when the pool cannot give it (empty
+ * and failing to refill, or on another file system), by `mkfifo` itself.
+ */
+export async function makePipes(paths: readonly string[]): Promise<void> {
+  const p = thePool();
+  const left: string[] = [];
+  for (const target of paths) {
+    if (p.ready.length === 0) await refill(p).catch(() => undefined);
+    const pipe = p.ready.pop();
+    if (!pipe) {
+      left.push(target);
+      continue;
+    }
+    try {
+      await link(pipe, target);
+      await unlink(pipe);
+    } catch (error) {
+      p.ready.push(pipe);
+      // Taken already: as mkfifo, nothing is made. Another file system or no link: mkfifo makes it.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") left.push(target);
+    }
+  }
+  if (p.ready.length < BATCH / 2) void refill(p).catch(() => undefined);
+  // `mkfifo` fails for a name DuckDB took first; the others are made.
+  if (left.length > 0) await run("mkfifo", left).catch(() => undefined);
+}
