@@ -84,6 +84,11 @@ export const updateIntentSchema = z.discriminatedUnion("kind", [
     /** The engine of every batch of this update (the request's `engine`), over `pipelines.engine`. */
     engine: z.enum(BATCH_ENGINES).optional(),
   }),
+  z.object({
+    /** A branch published to live (control/branches/publish-branch.ts): its plan is recorded beside. */
+    kind: z.literal("publish"),
+    branch: z.string(),
+  }),
 ]);
 export type UpdateIntent = z.infer<typeof updateIntentSchema>;
 
@@ -100,5 +105,6 @@ export function isValidation(intent: UpdateIntent): boolean {
 /** What an update does, as readers outside the pipeline tell updates apart (docs/events.md). */
 export function updateKindOf(intent: UpdateIntent): (typeof UPDATE_KINDS)[number] {
   if (intent.kind === "rewind") return intent.dryRun ? "REWIND_DRY_RUN" : "REWIND";
+  if (intent.kind === "publish") return "PUBLISH";
   return intent.validateOnly ? "VALIDATE" : "RUN";
 }

@@ -78,6 +78,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_mode"),
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
+    ...pick("publish"),
     ...orderedRunOf(update),
     ...cutOf(update),
     ...pick("engine"),
