@@ -1,7 +1,7 @@
 import { executeRestore, planRestore, type Snapshot } from "../../delta/index.ts";
 import { fencedOut } from "../../engine/errors.ts";
 import { flowRef, tableWriteFence, type RewindEnvironment } from "../../rewind/rewind-environment.ts";
-import { appendEvent, eventsOfType } from "../../rewind/rewind-events.ts";
+import { appendEvent, EVENT_TYPES, eventsOfType } from "../../rewind/rewind-events.ts";
 import { resetTable } from "../../rewind/dataset-reset.ts";
 import { writersOf } from "../../rewind/pipeline-datasets.ts";
 import { withTableSnapshots } from "../../rewind/table-snapshots.ts";
@@ -129,7 +129,7 @@ export async function finishPublish(plane: ControlPlane, context: UpdateContext,
   const { env } = context;
   const plan = await readPublishPlan(plane.bucket, ids);
   await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
-  const already = (await eventsOfType(env.events, env.pipelineId, "branch_published")).find(
+  const already = (await eventsOfType(env.events, env.pipelineId, EVENT_TYPES.branchPublished)).find(
     (e) => e.origin.update_id === ids.updateId,
   );
   if (already) return { summaryEventId: already.id };
@@ -155,7 +155,7 @@ export async function finishPublish(plane: ControlPlane, context: UpdateContext,
     });
   }
   const event = await appendEvent(env, {
-    event_type: "branch_published",
+    event_type: EVENT_TYPES.branchPublished,
     level: "INFO",
     message: `Published branch ${plan.branch}: ${tables.map((t) => `${t.table} at version ${t.live_version ?? "none"}`).join(", ")}${plan.rewindPointId ? ` (undo: rewind to point ${plan.rewindPointId})` : ""}`,
     updateId: ids.updateId,
