@@ -29,7 +29,7 @@ const common = {
 };
 
 /** What an update does, as a reader outside tells updates apart. */
-export const UPDATE_KINDS = ["RUN", "VALIDATE", "REWIND", "REWIND_DRY_RUN"] as const;
+export const UPDATE_KINDS = ["RUN", "VALIDATE", "REWIND", "REWIND_DRY_RUN", "PUBLISH"] as const;
 const updateKind = z.enum(UPDATE_KINDS);
 
 /** The rewind point a rewind targets: its id when the request named one (or the timestamp resolved to one). */

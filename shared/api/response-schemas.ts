@@ -142,6 +142,8 @@ export const updateInfo = strict({
   }).optional(),
   /** The cut across pipelines this rewind is one of (POST /api/2.0/ebb/rewinds). */
   cut: strict({ request_id: z.string() }).optional(),
+  /** A publish of a branch (POST …/branches/{name}/publish): the branch it makes live. */
+  publish: strict({ branch: z.string() }).optional(),
   engine: z.string().optional(),
   definition_version: z.number().int(),
   last_modified: epochMs,
@@ -322,16 +324,16 @@ export const listBranchesResponse = strict({
 export const getBranchResponse = createBranchResponse;
 export const publishBranchResponse = strict({
   branch: z.string(),
+  /** The publish update: GET …/updates/{id} follows it; its branch_published event has the versions. */
+  update_id: z.string(),
   /** The point captured before the publish: rewinding to it undoes the publish. */
   rewind_point_id: z.string().nullable(),
-  /** The update the publish ran as, once a publish is an update (the UI links it when present). */
-  update_id: z.string().optional(),
+  /** The plan, upstream first: the branch's version each table gets, and live's version before it. */
   tables: z.array(
     strict({
       table: z.string(),
       branch_version: z.number().int().nullable(),
       live_version: z.number().int().nullable(),
-      flows: z.array(strict({ flow: z.string(), branch_seq: z.number().int(), live_seq: z.number().int() })),
     }),
   ),
 });

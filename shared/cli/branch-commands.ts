@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { topCommand } from "./command-catalogue.ts";
 import { formatJsonLines, formatTable } from "./output-format.ts";
 import { api } from "./pipeline-commands.ts";
+import { followUpdate } from "./update-commands.ts";
 
 /**
  * `ebb branch …`: a pipeline's branches (docs/branches.md) over the API. A branch is made with
@@ -53,23 +54,44 @@ export function addBranchCommands(program: Command, out: (text: string) => void)
 
   branch
     .command("publish <pipeline-id> <name>")
-    .description("make live equal the branch (one RESTORE per table; undo: rewind to the point it prints)")
-    .option("--json", "the answer as JSON")
-    .action(async (pipelineId: string, name: string, options: { json?: boolean }, command: Command) => {
-      const published = await api(command).publishBranch(pipelineId, name);
-      if (options.json) return json(published);
-      out(
-        formatTable(
-          published.tables.map((t) => ({
-            table: t.table,
-            branch_version: t.branch_version,
-            live_version: t.live_version,
-          })),
-        ),
-      );
-      if (published.rewind_point_id)
-        out(`undo: ebb rewind ${pipelineId} --point ${published.rewind_point_id}\n`);
-    });
+    .description(
+      "make live equal the branch: an update (one RESTORE per table, no flow runs), followed as ebb run does; undo: rewind to the point it prints",
+    )
+    .option("--no-wait", "print the update id and return")
+    .option("--json", "the answer, then the final update, as JSON")
+    .action(
+      async (
+        pipelineId: string,
+        name: string,
+        options: { json?: boolean; wait: boolean },
+        command: Command,
+      ) => {
+        const client = api(command);
+        const published = await client.publishBranch(pipelineId, name);
+        if (options.json) json(published);
+        else {
+          out(
+            formatTable(
+              published.tables.map((t) => ({
+                table: t.table,
+                branch_version: t.branch_version,
+                live_version_before: t.live_version,
+              })),
+            ),
+          );
+          if (published.rewind_point_id)
+            out(`undo: ebb rewind ${pipelineId} --point ${published.rewind_point_id}\n`);
+        }
+        await followUpdate(
+          client,
+          pipelineId,
+          published.update_id,
+          { ...options, json: options.json ?? false },
+          out,
+          command,
+        );
+      },
+    );
 
   branch
     .command("discard <pipeline-id> <name>")

@@ -243,6 +243,18 @@ async function startAndFollow(
   command: Command,
 ): Promise<UpdateInfo | undefined> {
   const { update_id } = await client.startUpdate(pipelineId, body);
+  return followUpdate(client, pipelineId, update_id, options, out, command);
+}
+
+/** Waits for an update (its state and flows' rows as they change) unless `--no-wait`; exit 4 unless COMPLETED. */
+export async function followUpdate(
+  client: EbbClient,
+  pipelineId: string,
+  update_id: string,
+  options: WaitOptions,
+  out: Out,
+  command: Command,
+): Promise<UpdateInfo | undefined> {
   if (!options.wait) {
     out(options.json ? `${JSON.stringify({ update_id })}\n` : `${update_id}\n`);
     return undefined;

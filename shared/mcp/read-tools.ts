@@ -1,4 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { EVENT_LOG_TYPES } from "../api/event-types.ts";
 import { z } from "zod";
 import type { DatasetInfo, EbbClient, EventInfo, UpdateInfo } from "../client/ebb-client.ts";
 import { waitForUpdate } from "../client/rewind-preview.ts";
@@ -126,8 +127,7 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
     "list_events",
     {
       title: "List events",
-      description:
-        "A pipeline's event log, newest first. filter takes the Databricks grammar: level='ERROR', event_type = 'rewind_summary', origin.update_id = '…', timestamp > '2026-12-01T00:00:00Z', joined by AND.",
+      description: `A pipeline's event log, newest first. filter takes the Databricks grammar: level='ERROR', event_type = 'rewind_summary', origin.update_id = '…', timestamp > '2026-12-01T00:00:00Z', joined by AND. Event types: ${EVENT_LOG_TYPES.join(", ")}.`,
       inputSchema: {
         pipeline_id: pipelineId,
         filter: z.string().optional().describe("a Databricks event-log filter"),

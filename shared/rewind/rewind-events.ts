@@ -13,6 +13,7 @@ export const EVENT_TYPES = {
   rewindProgress: "rewind_progress",
   datasetReset: "dataset_reset",
   checkpointReset: "checkpoint_reset",
+  branchPublished: "branch_published",
   warning: "warning",
 } as const;
 

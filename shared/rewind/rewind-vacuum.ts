@@ -5,7 +5,8 @@ import { viewStateAt } from "../engine/incremental-view.ts";
 import { viewStateFlowId } from "../engine/materialized-view.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 import { branchPipelineId } from "../store/bucket-layout.ts";
-import { tableBranches } from "./table-branches.ts";
+import { tableBranches, type TableBranch } from "./table-branches.ts";
+import { branchTableStore } from "../store/branch-table-store.ts";
 import { datasetOf, writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindPoint } from "./rewind-point.ts";
@@ -26,7 +27,8 @@ import { listRewindPoints } from "./rewind-points.ts";
  *
  * 4. Branches (docs/branches.md "VACUUM"): every file the latest snapshot of a branch's log of the
  *    table names is kept (a branch begins with the point's files, which live may have removed since),
- *    and so is the state of each branch flow's HEAD, which shares live's state files. A branch is
+ *    and so is the state of each branch flow's HEAD, which shares live's state files, and of each
+ *    branch of a materialized view the incremental state its latest snapshot continues from. A branch is
  *    found by its log in the table's folder, so once discarded, its files go as any other.
  *
  * So a rewind to any live point inside retention, and a branch's read or publish, cannot fail because
@@ -80,6 +82,26 @@ async function liveViewStateKeys(store: ObjectStore, versions: readonly number[]
   return [...keys];
 }
 
+/**
+ * Step 4 for a materialized view: the state each branch's latest snapshot continues from. A branch
+ * still at its CLONE is live's version it began from (a publish restores "to" it, and the next refresh
+ * continues from that version's state); a branch written since, its own latest commit's.
+ */
+async function branchViewStateKeys(store: ObjectStore, branches: readonly TableBranch[]): Promise<string[]> {
+  const keys: string[] = [];
+  for (const { name, snapshot } of branches) {
+    if (!snapshot) continue;
+    const parameters = snapshot.commitInfo?.operationParameters ?? {};
+    const source = parameters["sourceVersion"];
+    const key =
+      snapshot.commitInfo?.operation === "CLONE" && typeof source === "number"
+        ? await viewStateAt(store, source)
+        : await viewStateAt(branchTableStore(store, name), snapshot.version);
+    if (key) keys.push(key);
+  }
+  return keys;
+}
+
 /** VACUUM of a dataset's table and its flows' (or view's) state, keeping every live point's files (a dry run deletes nothing). */
 export async function vacuumDataset(
   env: RewindEnvironment,
@@ -130,7 +152,10 @@ export async function vacuumDataset(
     const state = await vacuumFlowState({
       store: env.stateStore,
       flow: { pipelineId: env.pipelineId, flowId: viewStateFlowId(dataset) },
-      liveKeys: await liveViewStateKeys(env.tableStore(dataset), [latest, ...live]),
+      liveKeys: [
+        ...(await liveViewStateKeys(env.tableStore(dataset), [latest, ...live])),
+        ...(await branchViewStateKeys(env.tableStore(dataset), found)),
+      ],
       now: env.clock(),
       retentionMs: plan.retentionMs,
       ...(request.dryRun ? { dryRun: true } : {}),

@@ -1,6 +1,6 @@
 import { loadSnapshot, TableNotFoundError, type Snapshot } from "../delta/index.ts";
 import { listAll, type ObjectStore } from "../object-store/object-store.ts";
-import { BRANCHES_FOLDER } from "../store/bucket-layout.ts";
+import { BRANCHES_FOLDER, branchFolder } from "../store/bucket-layout.ts";
 import { branchTableStore } from "../store/branch-table-store.ts";
 
 /**
@@ -38,4 +38,14 @@ export async function branchSnapshot(table: ObjectStore, branch: string): Promis
     if (error instanceof TableNotFoundError) return undefined;
     throw error;
   }
+}
+
+/** Deletes a branch's log of the table (its data files stay: VACUUM removes what no log names). */
+export async function deleteBranchLog(table: ObjectStore, branch: string): Promise<void> {
+  let pageToken: string | undefined;
+  do {
+    const page = await table.list(branchFolder(branch), pageToken ? { pageToken } : {});
+    if (page.objects.length > 0) await table.deleteMany(page.objects.map((o) => o.key));
+    pageToken = page.nextPageToken;
+  } while (pageToken);
 }

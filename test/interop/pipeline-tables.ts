@@ -1,3 +1,7 @@
+import { parseWith } from "../../shared/api/request-body.ts";
+import { startUpdateBody } from "../../shared/api/request-schemas.ts";
+import { startUpdateOrBranch } from "../../shared/control/branches/branch-request.ts";
+import { publishBranch } from "../../shared/control/branches/publish-branch.ts";
 import { DatasetCatalog } from "../../shared/engine/dataset-catalog.ts";
 import { captureRewindPoint, listRewindPoints } from "../../shared/rewind/rewind-points.ts";
 import type { ObjectStore } from "../../shared/object-store/object-store.ts";
@@ -86,8 +90,15 @@ export class WallClock extends TestClock {
   override readonly now = (): number => (this.#last = Math.max(Date.now(), this.#last + 1));
 }
 
-/** Runs the pipeline on `store`; answers each dataset's table root (a key prefix of `store`). */
-export async function writePipelineTables(store: ObjectStore): Promise<Record<string, string>> {
+/**
+ * Runs the pipeline on `store`; answers each dataset's table root (a key prefix of `store`). With
+ * `publish`, the bad deploy is undone by a branch at the last good point, published (one RESTORE
+ * per table, docs/branches.md), instead of a rewind.
+ */
+export async function writePipelineTables(
+  store: ObjectStore,
+  options: { readonly publish?: boolean } = {},
+): Promise<Record<string, string>> {
   const h = new RewindHarness({
     clock: new WallClock(),
     ports: (clock) => ({ ...memoryPorts(clock), store, landing: withPrefix(store, "landing/") }),
@@ -102,7 +113,18 @@ export async function writePipelineTables(store: ObjectStore): Promise<Record<st
   await h.deploy(definition(h.landingUri, BAD_SQL));
   await h.land("batch-2.json", lines(11, 5));
   await h.run();
-  await h.rewind({ rewind_point_id: lastGood!.rewindPointId });
+  if (options.publish) {
+    await startUpdateOrBranch(
+      h.plane,
+      h.pipelineId,
+      parseWith(startUpdateBody, {
+        rewind_spec: { rewind_point_id: lastGood!.rewindPointId, branch: "fix" },
+      }),
+    );
+    const { update_id } = await publishBranch(h.plane, h.pipelineId, "fix");
+    const published = await h.executions.settled(update_id);
+    if (published.state !== "COMPLETED") throw published.error ?? new Error(`publish ${published.state}`);
+  } else await h.rewind({ rewind_point_id: lastGood!.rewindPointId });
   await h.deploy(definition(h.landingUri, GOOD_SQL));
   await h.land("batch-3.json", lines(16, 5));
   await h.run();

@@ -5,6 +5,7 @@ import type { RewindPlan } from "../../rewind/rewind-plan.ts";
 import { flowAppId, ROOT_SEQ, type FlowRef } from "../../store/checkpoints-repository.ts";
 import { branchPipelineId, branchRecordKey } from "../../store/bucket-layout.ts";
 import { withTableSnapshots } from "../../rewind/table-snapshots.ts";
+import { deleteBranchLog } from "../../rewind/table-branches.ts";
 import { rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
 import { branchTableStore } from "../../store/branch-table-store.ts";
 import { BranchAlreadyExistsError } from "./errors.ts";
@@ -18,7 +19,8 @@ import { checkBranchName, encodeBranchRecord, type BranchRecord } from "./branch
  * 1. Each flow's branch checkpoint is planned: a copy of live's checkpoint at the point for a flow the
  *    rewind resets, of live's HEAD for one it leaves (its offsets and state references; the state
  *    files are immutable, so they are shared, not copied). A flow at the root stays at the root.
- * 2. Each table's branch log is made: a SHALLOW CLONE of live's table at the point's version (a
+ * 2. Each table's branch log is made (one left by a creation that crashed before its record, an orphan
+ *    no reader sees, is deleted first): a SHALLOW CLONE of live's table at the point's version (a
  *    rewound table), empty (a rewound table the point does not know), or at its latest version (a
  *    table the rewind leaves), its txns renamed to the branch's app ids at the copies' seqs.
  * 3. The copies are committed (HEAD moves to them), then the record is put if absent: a name taken
@@ -81,7 +83,9 @@ export async function createBranch(
     });
   }
 
-  // Step 2: the branch's logs.
+  // Step 2: the branch's logs. A log there already is an orphan (a creation that crashed before its
+  // record: the record was checked absent above), so it is replaced.
+  for (const dataset of tableDatasets(pipeline)) await deleteBranchLog(env.tableStore(dataset), branch);
   const tables: BranchRecord["tables"] = [];
   const cloneTimes = new Map<string, number>();
   await withTableSnapshots(env.tableStore, async (snapshots) => {

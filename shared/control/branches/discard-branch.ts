@@ -1,4 +1,5 @@
-import { branchFolder, branchRecordKey } from "../../store/bucket-layout.ts";
+import { branchRecordKey } from "../../store/bucket-layout.ts";
+import { deleteBranchLog } from "../../rewind/table-branches.ts";
 import { tableDatasets } from "../../rewind/pipeline-datasets.ts";
 import type { ControlPlane } from "../plane/control-plane.ts";
 import { openBranch } from "./branch-views.ts";
@@ -13,14 +14,6 @@ export async function discardBranch(plane: ControlPlane, pipelineId: string, nam
   const { record, pipeline, tables } = await openBranch(plane, pipelineId, name);
   await plane.bucket.delete(branchRecordKey(pipelineId, record.name));
   const datasets = new Set([...record.tables.map((t) => t.dataset), ...tableDatasets(pipeline)]);
-  for (const dataset of datasets) {
-    const store = tables.live(dataset);
-    let pageToken: string | undefined;
-    do {
-      const page = await store.list(branchFolder(record.name), pageToken ? { pageToken } : {});
-      if (page.objects.length > 0) await store.deleteMany(page.objects.map((o) => o.key));
-      pageToken = page.nextPageToken;
-    } while (pageToken);
-  }
+  for (const dataset of datasets) await deleteBranchLog(tables.live(dataset), record.name);
   return {};
 }

@@ -240,8 +240,8 @@ function continuingFlows(pipeline: ValidatedPipeline, plan: RefreshPlan): FlowDe
   return flows;
 }
 
-/** Starts the execution; if that fails the update is FAILED and the pipeline released. */
-async function launch(plane: ControlPlane, update: UpdateRecord): Promise<void> {
+/** Starts the execution; if that fails the update is FAILED and the pipeline released (a publish too). */
+export async function launch(plane: ControlPlane, update: UpdateRecord): Promise<void> {
   const { pipelineId, updateId } = update;
   try {
     const executionArn = await plane.executions.start({ pipelineId, updateId });

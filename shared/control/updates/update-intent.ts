@@ -86,6 +86,11 @@ export const updateIntentSchema = z.discriminatedUnion("kind", [
     /** The branch the run replays on (docs/branches.md): its tables, checkpoints and state, not live's. */
     branch: z.string().optional(),
   }),
+  z.object({
+    /** A branch published to live (control/branches/publish-branch.ts): its plan is recorded beside. */
+    kind: z.literal("publish"),
+    branch: z.string(),
+  }),
 ]);
 export type UpdateIntent = z.infer<typeof updateIntentSchema>;
 
@@ -102,5 +107,6 @@ export function isValidation(intent: UpdateIntent): boolean {
 /** What an update does, as readers outside the pipeline tell updates apart (docs/events.md). */
 export function updateKindOf(intent: UpdateIntent): (typeof UPDATE_KINDS)[number] {
   if (intent.kind === "rewind") return intent.dryRun ? "REWIND_DRY_RUN" : "REWIND";
+  if (intent.kind === "publish") return "PUBLISH";
   return intent.validateOnly ? "VALIDATE" : "RUN";
 }

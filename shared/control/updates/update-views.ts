@@ -79,6 +79,7 @@ export function updateInfo(update: UpdateRecord, progress?: Readonly<Record<stri
     ...pick("reset_checkpoint_selection"),
     ...pick("rewind_spec"),
     ...branchOf(update),
+    ...pick("publish"),
     ...orderedRunOf(update),
     ...cutOf(update),
     ...pick("engine"),

@@ -249,26 +249,39 @@ describe("branches", () => {
     await cp.land(`${p.tag}/2.json`, [{ id: 3, amount: 30 }]);
     await run(p.id);
     const bad = await rows(p.table);
+    const liveBefore = (await cp.client.query(p.table, { sql: "SELECT 1" })).version;
     await cp.client.createBranch(p.id, "fix", { rewind_point_id: point });
 
     // The fix is deployed, and live is published from the branch: the point's rows, one RESTORE.
     await cp.client.editPipeline(p.id, p.definition("SELECT id, amount FROM source"));
     const published = await cp.client.publishBranch(p.id, "fix");
-    expect(published.tables).toEqual([
-      expect.objectContaining({
-        table: p.table,
-        branch_version: 0,
-        flows: [expect.objectContaining({ flow: "ingest" })],
-      }),
-    ]);
+    expect(published.tables).toEqual([{ table: p.table, branch_version: 0, live_version: liveBefore }]);
+    // A publish is an update: it holds the pipeline (a run is refused while it goes), and ends COMPLETED.
+    const during = await errorOf(cp.client.startUpdate(p.id, {}));
+    const publishUpdate = await cp.client.waitForUpdate(p.id, published.update_id, { intervalMs: 200 });
+    expect(publishUpdate).toMatchObject({
+      state: "COMPLETED",
+      cause: "USER_ACTION",
+      publish: { branch: "fix" },
+    });
+    expect([during.status, during.errorCode]).toEqual([409, "PIPELINE_BUSY"]);
     expect(await rows(p.table)).toEqual([
       { id: 1, amount: 10 },
       { id: 2, amount: 20 },
     ]);
     const history = (await cp.client.history(p.table)).history;
-    expect(history[0]).toMatchObject({ version: published.tables[0]!.live_version, operation: "RESTORE" });
+    expect(history[0]).toMatchObject({ version: liveBefore + 1, operation: "RESTORE" });
+    expect(history.filter((h) => h.operation === "RESTORE")).toHaveLength(1);
     const { events } = await cp.client.events(p.id, { filter: "event_type = 'branch_published'" });
     expect(events).toHaveLength(1);
+    expect(events[0]!.origin.update_id).toBe(published.update_id);
+    expect(events[0]!.details["branch_published"]).toMatchObject({
+      branch: "fix",
+      rewind_point_id: published.rewind_point_id,
+      tables: [
+        { table: p.table, branch_version: 0, live_version: liveBefore + 1, flows: [{ flow: "ingest" }] },
+      ],
+    });
     // The rewind point before it undoes it.
     expect(published.rewind_point_id).toEqual(expect.any(String));
     const points = (await cp.client.rewindPoints(p.id)).rewind_points.map((pt) => pt.rewind_point_id);

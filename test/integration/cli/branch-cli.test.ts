@@ -91,6 +91,8 @@ describe("ebb branch", () => {
     const published = await ebb("branch", "publish", id, "fix");
     expect(published.code).toBe(0);
     expect(published.out).toMatch(new RegExp(`undo: ebb rewind ${id} --point \\S+`));
+    // The publish is an update, followed as ebb run follows one, to COMPLETED.
+    expect(published.out).toMatch(/\S+ COMPLETED/);
     const { rows } = await cp.client.query(`main.brcli_${tag}.orders`, {
       sql: "SELECT id, amount FROM t ORDER BY id",
     });

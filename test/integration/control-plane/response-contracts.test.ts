@@ -126,7 +126,9 @@ describe("every route's answer matches its response schema", () => {
     await call("branchDiff", { pipeline_id: up, branch_name: "contract" });
     // The branch is at a point captured just now: its publish restores live's rows as they are (a
     // new version of up's table, which down's next run reads).
-    await call("publishBranch", { pipeline_id: up, branch_name: "contract" });
+    const published = await call("publishBranch", { pipeline_id: up, branch_name: "contract" });
+    // A publish is an update: the pipeline is free again once it completes.
+    await cp.client.waitForUpdate(up, published.update_id, { intervalMs: 200 });
     await call("discardBranch", { pipeline_id: up, branch_name: "contract" });
     await call("getFlowState", { pipeline_id: up, flow_name: "dedup" });
     await call("getTableHistory", { full_name: table });

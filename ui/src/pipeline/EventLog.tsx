@@ -4,22 +4,12 @@ import { ebb, errorText } from "../api/client.ts";
 import type { EventInfo } from "../api/types.ts";
 import { TimeInput } from "../components/TimeInput.tsx";
 import { formatTime } from "../format.ts";
+import { EVENT_LOG_TYPES as TYPES } from "../../../shared/api/event-types.ts";
 import { EMPTY_FILTER, eventFilter, type EventFilterForm } from "./event-filter.ts";
 
 /** The event log: filtered by the API (its grammar), paged, each event's details readable. */
 
 const LEVELS = ["INFO", "WARN", "ERROR", "METRICS"];
-const TYPES = [
-  "create_update",
-  "update_progress",
-  "flow_progress",
-  "planning_information",
-  "rewind_progress",
-  "rewind_summary",
-  "refresh_progress",
-  "dataset_reset",
-  "warning",
-];
 
 export function EventLog({ pipelineId, datasets }: { pipelineId: string; datasets: readonly string[] }) {
   const [form, setForm] = useState<EventFilterForm>(EMPTY_FILTER);

@@ -8,6 +8,7 @@ import { readRewindPlan } from "../rewind-plan-record.ts";
 import { publishOnce } from "../../plane/lifecycle-events.ts";
 import { rewindPlanned } from "../lifecycle-event-builders.ts";
 import { intentOf } from "../update-intent.ts";
+import { planPublishWaves } from "../../branches/publish-execution.ts";
 import { triggerSeconds } from "./continuous-step.ts";
 import { HANDOVER_AFTER_MS } from "./execution-handover.ts";
 import { finishFactsOf, type FinishFacts } from "../finish-facts.ts";
@@ -24,6 +25,8 @@ import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context
  *    event is the whole result, and "Rewind Planned" tells readers outside (docs/events.md). A real one marks the pipeline rewind-blocked first (write-ahead),
  *    then answers the datasets to rewind in waves: a wave holds datasets of one DAG level, so each
  *    runs after all its upstreams.
+ * 2b. A publish of a branch (control/branches/publish-execution.ts) takes the rewind's path: the
+ *    pipeline rewind-blocked, its tables in waves, from the plan the publish request recorded.
  * 3. A run plans its refresh from the recorded intent (pure): whether resets come first, and the
  *    datasets to run, level by level, as one item per streaming flow and one per materialized view.
  * A run that goes straight to its levels moves the update to RUNNING here, and its items say so with
@@ -94,6 +97,8 @@ async function planWith(
   const levelOf = new Map(
     pipeline.graph.levels.flatMap((names, level) => names.map((name) => [name, level])),
   );
+  if (intent.kind === "publish")
+    return { ...done, branch: "rewind", waves: await planPublishWaves(plane, ids, context) };
   if (intent.kind === "rewind") {
     await plane.updates.transition(ids.pipelineId, ids.updateId, "INITIALIZING");
     await plane.pipelines.setState(ids.pipelineId, ids.updateId, "RUNNING");

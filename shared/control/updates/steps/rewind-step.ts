@@ -10,15 +10,27 @@ import type { ControlPlane } from "../../plane/control-plane.ts";
 import { readRewindPlan } from "../rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
+import { intentOf } from "../update-intent.ts";
+import { finishPublish, publishDataset } from "../../branches/publish-execution.ts";
+import { CodedError } from "../../../errors/coded-error.ts";
 
 /**
  * The rewind branch's steps, working from the plan start-update recorded (rewind-plan-record.ts).
- * `rewindDataset` plans each RESTORE against the table as it is, so a retried step converges.
+ * `rewindDataset` plans each RESTORE against the table as it is, so a retried step converges. A
+ * publish update (control/branches/publish-execution.ts) runs its tables through the same two tasks.
  */
 
 /** One dataset: its RESTORE and its flows' HEAD moves (rewind_progress event). */
 export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
   const context = await openUpdate(plane, item);
+  if (intentOf(context.update).kind === "publish") {
+    try {
+      return await publishDataset(plane, context, item, item.dataset);
+    } catch (error) {
+      if (retriedByTask(error) || error instanceof CodedError) throw error;
+      throw new RewindStoppedError(item.dataset, error);
+    }
+  }
   const plan = await readRewindPlan(plane.bucket, item);
   const dataset = plan.datasets.find((d) => d.dataset === item.dataset);
   if (!dataset)
@@ -38,7 +50,9 @@ export async function rewindOneDataset(plane: ControlPlane, item: DatasetItem) {
  * then "Rewind Completed" with each table's version and the commit that did it (docs/events.md).
  */
 export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
-  const { env, pipeline } = await openUpdate(plane, ids);
+  const context = await openUpdate(plane, ids);
+  if (intentOf(context.update).kind === "publish") return finishPublish(plane, context, ids);
+  const { env, pipeline } = context;
   const plan = await readRewindPlan(plane.bucket, ids);
   const rewound = { datasets: plan.datasets, cut: plan.cut.datasets };
   const summaryEventId = await completeRewind(env, rewound, ids.updateId);
