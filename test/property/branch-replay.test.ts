@@ -23,6 +23,8 @@ interface Scenario {
   readonly after: readonly (readonly number[])[];
   /** Files landing after the fix is deployed, before its replay. */
   readonly late: readonly number[];
+  /** Files landing after the publish (or the replay on live): live's next run reads only them. */
+  readonly next: readonly number[];
   readonly badFactor: number;
   readonly downstream: boolean;
   readonly threshold: number;
@@ -33,6 +35,7 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
   before: fc.array(files, { minLength: 1, maxLength: 3 }),
   after: fc.array(files, { minLength: 1, maxLength: 3 }),
   late: files,
+  next: files,
   badFactor: fc.integer({ min: 2, max: 5 }),
   downstream: fc.boolean(),
   threshold: fc.integer({ min: 0, max: 20 }),
@@ -76,7 +79,10 @@ function definition(h: RewindHarness, s: Scenario, factor: number) {
 }
 
 /** The same files and updates on both copies, up to the branch or the rewind. */
-async function badDeploy(h: RewindHarness, s: Scenario): Promise<string> {
+async function badDeploy(
+  h: RewindHarness,
+  s: Scenario,
+): Promise<{ point: string; land: (rows: readonly number[]) => Promise<void> }> {
   let next = 1;
   let file = 0;
   const land = async (rows: readonly number[]) => {
@@ -97,11 +103,16 @@ async function badDeploy(h: RewindHarness, s: Scenario): Promise<string> {
     await h.run();
   }
   await land(s.late);
-  return point!.rewindPointId;
+  return { point: point!.rewindPointId, land };
 }
 
 async function start(h: RewindHarness, body: Record<string, unknown>) {
   return startUpdateOrBranch(h.plane, h.pipelineId, parseWith(startUpdateBody, body));
+}
+
+async function settled(h: RewindHarness, updateId: string, what: string) {
+  const update = await h.executions.settled(updateId);
+  if (update.state !== "COMPLETED") throw update.error ?? new Error(`${what} ${update.state}`);
 }
 
 async function tables(h: RewindHarness, s: Scenario) {
@@ -112,21 +123,26 @@ async function tables(h: RewindHarness, s: Scenario) {
 
 async function branchThenPublish(s: Scenario) {
   const h = new RewindHarness();
-  const point = await badDeploy(h, s);
+  const { point, land } = await badDeploy(h, s);
   await start(h, { rewind_spec: { rewind_point_id: point, branch: "fix" } });
   await h.deploy(definition(h, s, 1));
   const { update_id } = (await start(h, { branch: "fix" })) as { update_id: string };
-  const replay = await h.executions.settled(update_id);
-  if (replay.state !== "COMPLETED") throw replay.error ?? new Error(`branch replay ${replay.state}`);
-  await publishBranch(h.plane, h.pipelineId, "fix");
+  await settled(h, update_id, "branch replay");
+  const published = await publishBranch(h.plane, h.pipelineId, "fix");
+  await settled(h, published.update_id, "publish");
+  // Live goes on from the branch's checkpoints: it reads only what lands after the publish.
+  await land(s.next);
+  await h.run();
   return tables(h, s);
 }
 
 async function rewindThenReplay(s: Scenario) {
   const h = new RewindHarness();
-  const point = await badDeploy(h, s);
+  const { point, land } = await badDeploy(h, s);
   await h.rewind({ rewind_point_id: point });
   await h.deploy(definition(h, s, 1));
+  await h.run();
+  await land(s.next);
   await h.run();
   return tables(h, s);
 }

@@ -20,3 +20,19 @@ export function offsetsOnBranch(offsets: SourceOffsets, cloned: ReadonlyMap<stri
   const next = table.data.nextVersion - version;
   return next > 0 ? { ...table.data, nextVersion: next } : { ...table.data, nextVersion: 0, rowsRead: 0 };
 }
+
+/**
+ * The inverse, at a publish, for the tables whose branch log is still its clone (version 0): their
+ * RESTORE on live says it restored live's version the branch began from (publish-execution.ts), so a
+ * reader that had read the clone (`nextVersion` 1 on the branch) has read through that version on
+ * live. A table the branch wrote on publishes with its RESTORE naming the branch's version, which the
+ * branch reader's offset already counts in.
+ *
+ * `atClone`: by table id, live's version each table still at its clone began from.
+ */
+export function offsetsOnLive(offsets: SourceOffsets, atClone: ReadonlyMap<string, number>): SourceOffsets {
+  const table = tableOffsetSchema.safeParse(offsets);
+  const version = table.success ? atClone.get(table.data.tableId) : undefined;
+  if (!table.success || version === undefined || table.data.nextVersion === 0) return offsets;
+  return { ...table.data, nextVersion: table.data.nextVersion + version };
+}

@@ -11,7 +11,8 @@ import { flowAppId, ROOT_SEQ, type FlowRef } from "../../store/checkpoints-repos
 import type { ControlPlane } from "../plane/control-plane.ts";
 import type { UpdateContext, UpdateIds } from "../updates/steps/update-context.ts";
 import { BranchOutOfDateError } from "./errors.ts";
-import { readPublishPlan, type PublishedTablePlan } from "./publish-plan-record.ts";
+import { offsetsOnLive } from "./branch-offsets.ts";
+import { readPublishPlan, type PublishPlan, type PublishedTablePlan } from "./publish-plan-record.ts";
 
 /**
  * A publish update's steps (docs/branches.md "Publish"), on the rewind branch of the state machine:
@@ -66,7 +67,13 @@ export async function publishDataset(
   const plan = await readPublishPlan(plane.bucket, ids);
   const table = plan.tables.find((t) => t.dataset === dataset);
   if (!table) throw new TypeError(`dataset ${dataset} is not in the publish of update ${ids.updateId}`);
-  const flows = await planCheckpoints(env, ids.updateId, plan.branch, writersOf(env.pipeline, dataset));
+  const flows = await planCheckpoints(
+    env,
+    ids.updateId,
+    plan.branch,
+    writersOf(env.pipeline, dataset),
+    await tablesAtClone(env, plan),
+  );
   const liveVersion = await withTableSnapshots(env.tableStore, async (snapshots) => {
     const store = env.tableStore(dataset);
     const current = await snapshots.latest(dataset);
@@ -184,6 +191,7 @@ async function planCheckpoints(
   updateId: string,
   branch: string,
   flows: readonly { readonly name: string }[],
+  atClone: ReadonlyMap<string, number>,
 ): Promise<PlannedCheckpoint[]> {
   const planned: PlannedCheckpoint[] = [];
   for (const { name: flow } of flows) {
@@ -208,7 +216,7 @@ async function planCheckpoints(
     }
     const copy = await env.checkpoints.plan(ref, {
       parent: resume.head.seq,
-      offsets: head.checkpoint.offsets,
+      offsets: offsetsOnLive(head.checkpoint.offsets, atClone),
       ...(head.checkpoint.stateRef !== undefined ? { stateRef: head.checkpoint.stateRef } : {}),
       updateId,
       activeUpdateId: updateId,
@@ -219,6 +227,19 @@ async function planCheckpoints(
     planned.push({ flow, liveSeq: copy.checkpoint.seq, ...stateVersion });
   }
   return planned;
+}
+
+/** By table id, live's version each published table still at its clone began from (offsetsOnLive). */
+async function tablesAtClone(env: RewindEnvironment, plan: PublishPlan): Promise<Map<string, number>> {
+  const atClone = new Map<string, number>();
+  await withTableSnapshots(env.tableStore, async (snapshots) => {
+    for (const table of plan.tables) {
+      if (table.branchVersion !== 0 || table.sourceVersion === null) continue;
+      const id = (await snapshots.latest(table.dataset))?.metadata.id;
+      if (id !== undefined) atClone.set(id, table.sourceVersion);
+    }
+  });
+  return atClone;
 }
 
 async function commitCheckpoints(

@@ -220,7 +220,8 @@ describe("replay on a branch", () => {
     }
 
     // Live unmoved: publish makes live the fixed run, and a live run after it reads nothing twice.
-    await cp.client.publishBranch(p.id, "fix");
+    const published = await cp.client.publishBranch(p.id, "fix");
+    await settle(p.id, published.update_id);
     for (const table of TABLES)
       expect(await liveRows(p, table), table).toEqual(await liveRows(reference, table));
     await land([p, reference], "3.json", [{ id: 5, amount: 50 }]);
@@ -238,6 +239,9 @@ describe("replay on a branch", () => {
     const onBranch = await cp.client.startUpdate(p.id, { branch: "fix" });
     const busy = await errorOf(cp.client.startUpdate(p.id, { branch: "fix" }));
     expect([busy.status, busy.errorCode]).toEqual([409, "PIPELINE_BUSY"]);
+    // Nor is a branch discarded under its running update.
+    const discard = await errorOf(cp.client.discardBranch(p.id, "fix"));
+    expect([discard.status, discard.errorCode]).toEqual([409, "PIPELINE_BUSY"]);
     const onLive = await cp.client.startUpdate(p.id, {});
     await settle(p.id, onBranch.update_id);
     await settle(p.id, onLive.update_id);
@@ -260,6 +264,10 @@ describe("replay on a branch", () => {
     const late = await errorOf(cp.client.publishBranch(p.id, "fix"));
     expect([late.status, late.errorCode]).toEqual([409, "BRANCH_OUT_OF_DATE"]);
     expect(await liveRows(p, "orders")).toEqual(badLive);
+
+    // Its update ended: the branch is discarded.
+    await cp.client.discardBranch(p.id, "fix");
+    expect((await cp.client.branches(p.id)).branches ?? []).toEqual([]);
   }, 180_000);
 
   it("refuses what does not combine with branch, and an unknown branch, starting nothing", async () => {
