@@ -41,9 +41,15 @@ describe("the engine a batch runs on", () => {
     expect(ask(dataset(), dedup)).toEqual({ kind: "fixed", engine: "spark" });
   });
 
-  it("refuses Spark for windowed aggregations and stream-stream joins, naming them", () => {
-    const windowed = ask(dataset(), { kind: "windowed" } as FlowPlan);
-    expect("reason" in windowed ? windowed.reason : "").toContain("windowed aggregations");
+  it("refuses Spark for a window's DISTINCT aggregate and stream-stream joins, naming them", () => {
+    const windowed = ask(dataset(), {
+      kind: "windowed",
+      window: { sizeMicros: 60_000_000, slideMicros: 60_000_000 },
+      aggregates: [{ kind: "count_distinct", sql: "count(DISTINCT user_id)" }],
+    } as unknown as FlowPlan);
+    expect("reason" in windowed ? windowed.reason : "").toContain(
+      "a DISTINCT aggregate of a window (count(DISTINCT user_id))",
+    );
     const joined = ask(dataset(), { kind: "join" } as FlowPlan);
     expect("reason" in joined ? joined.reason : "").toContain("stream-stream joins");
   });
@@ -117,14 +123,14 @@ describe("the engine a batch runs on", () => {
       expect(autoAsk({ kind: "auto" }, 1024 * MB, "duckdb")).toEqual({ engine: "duckdb", whole: false });
       expect(autoAsk({ kind: "fixed", engine: "duckdb" }, 1024 * MB, "spark").whole).toBe(true);
       expect(autoAsk({ kind: "fixed", engine: "duckdb" }, 1024 * MB).whole).toBe(false);
-      const windowed = { kind: "windowed" } as FlowPlan;
+      const joined = { kind: "join" } as FlowPlan;
       const question = {
         setting: { kind: "auto" } as const,
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
         readsDatasets: false,
-        plan: windowed,
+        plan: joined,
       };
       expect(mayRunOnSpark(question)).toBe(false);
     });
