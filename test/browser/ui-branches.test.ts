@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../shared/client/ebb-client.ts";
 import { accessibilityProblems, launchBrowser, newPage, screenshot, UI_ASSETS } from "../support/browser.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
+import { ordersTable } from "../support/orders-table.ts";
 
 /**
  * Branches in a real browser against the real local runtime (docs/branches.md): after a bad deploy,
@@ -14,7 +15,7 @@ import { startTestControlPlane, type TestControlPlane } from "../support/control
  * second page: ten other branches come first), reads the diff per table (the counts are the API's:
  * whole rows on `orders`, rows changed by key on the AUTO CDC table `customers`), sees a publish
  * refused once live moved on (BRANCH_OUT_OF_DATE, the API's message naming the table), presses
- * Replay (refused today with the API's message; once replay on a branch lands it starts an update),
+ * Replay on the branch (the update it starts runs there),
  * and discards it. Then a fresh branch is published: the answer's rewind point is the way back.
  */
 
@@ -30,22 +31,7 @@ const definition = (landing: string, ordersSql: string) => ({
   configuration: { "pipelines.rewind.enabled": "true" },
   definition: {
     datasets: [
-      {
-        type: "streaming_table",
-        name: "orders",
-        flows: [
-          {
-            name: "ingest",
-            source: {
-              type: "auto_loader",
-              path: `${landing}/orders/`,
-              format: "json",
-              schema: { id: "BIGINT", amount: "BIGINT" },
-            },
-            sql: ordersSql,
-          },
-        ],
-      },
+      ordersTable(`${landing}/orders/`, ordersSql),
       {
         type: "streaming_table",
         name: "customers",
@@ -256,20 +242,13 @@ describe("the web UI: a rewind rehearsed on a branch, compared, refused, discard
     expect(live.rows.map((r) => Number(r["id"]))).toEqual([1, 2, 3, 4]);
   });
 
-  it("replays on the branch: today refused with the API's message (later, the update it starts)", async () => {
+  it("replays on the branch: the update it starts runs on the branch", async () => {
     await page.getByRole("button", { name: "Replay on this branch" }).click();
-    const refused = page.getByRole("alert").filter({ hasText: "The replay is refused" });
-    await expect
-      .poll(async () =>
-        (await refused.count()) > 0 ? "refused" : new URL(page.url()).searchParams.get("update"),
-      )
-      .toBeTruthy();
-    if ((await refused.count()) > 0) {
-      await expect(refused.textContent()).resolves.toContain("BRANCH_REPLAY_NOT_SUPPORTED");
-      await expect(refused.textContent()).resolves.toContain('an update cannot run on branch "fix-1" yet');
-    } else {
-      await page.goto(`${cp.plane.endpoint}/pipelines/${pipelineId}/branches/fix-1`);
-    }
+    await expect.poll(() => new URL(page.url()).searchParams.get("update")).toBeTruthy();
+    const updateId = new URL(page.url()).searchParams.get("update")!;
+    const update = await cp.client.waitForUpdate(pipelineId, updateId, { intervalMs: 200 });
+    expect([update.state, update.branch]).toEqual(["COMPLETED", "fix-1"]);
+    await page.goto(`${cp.plane.endpoint}/pipelines/${pipelineId}/branches/fix-1`);
   });
 
   it("discards the branch on confirmation: gone from the list and the API", async () => {
@@ -304,9 +283,14 @@ describe("the web UI: a rewind rehearsed on a branch, compared, refused, discard
       .click();
     const note = page.getByRole("status").filter({ hasText: "Published." });
     await note.waitFor();
-    const published = (await cp.client.events(pipelineId, { filter: "event_type = 'branch_published'" }))
-      .events;
-    expect(published).toHaveLength(1);
+    // The publish is an update: its event comes when it ends.
+    await expect
+      .poll(
+        async () =>
+          (await cp.client.events(pipelineId, { filter: "event_type = 'branch_published'" })).events.length,
+        { timeout: 60_000 },
+      )
+      .toBe(1);
     const back = note.getByRole("link").last();
     const wayBack = await back.textContent();
     const points = (await cp.client.rewindPoints(pipelineId)).rewind_points.map((p) => p.rewind_point_id);

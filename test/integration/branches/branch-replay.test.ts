@@ -8,6 +8,7 @@ import { withPrefix } from "../../../shared/object-store/prefixed-object-store.t
 import { branchTableStore } from "../../../shared/store/branch-table-store.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ordersTable } from "../../support/orders-table.ts";
 
 /**
  * Replay on a branch through the HTTP API on the local runtime (docs/branches.md "Replay on a
@@ -45,22 +46,7 @@ async function createPipeline(sql: string) {
     configuration: { "pipelines.rewind.enabled": "true" },
     definition: {
       datasets: [
-        {
-          type: "streaming_table",
-          name: "orders",
-          flows: [
-            {
-              name: "ingest",
-              source: {
-                type: "auto_loader",
-                path: `${cp.landing}/${tag}/`,
-                format: "json",
-                schema: { id: "BIGINT", amount: "BIGINT" },
-              },
-              sql: query,
-            },
-          ],
-        },
+        ordersTable(`${cp.landing}/${tag}/`, query),
         {
           type: "streaming_table",
           name: "big",

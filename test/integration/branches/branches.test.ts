@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ordersTable } from "../../support/orders-table.ts";
 
 /**
  * Branches through the HTTP API on the local runtime (docs/branches.md): a branch at a rewind point
@@ -32,24 +33,7 @@ async function createPipeline(sql: string) {
     schema,
     configuration: { "pipelines.rewind.enabled": "true" },
     definition: {
-      datasets: [
-        {
-          type: "streaming_table",
-          name: "orders",
-          flows: [
-            {
-              name: "ingest",
-              source: {
-                type: "auto_loader",
-                path: `${cp.landing}/${tag}/`,
-                format: "json",
-                schema: { id: "BIGINT", amount: "BIGINT" },
-              },
-              sql: query,
-            },
-          ],
-        },
-      ],
+      datasets: [ordersTable(`${cp.landing}/${tag}/`, query)],
     },
   });
   const { pipeline_id } = (await cp.client.createPipeline(definition(sql))) as { pipeline_id: string };

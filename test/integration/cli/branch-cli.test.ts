@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../shared/cli/main.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import { ordersTable } from "../../support/orders-table.ts";
 
 /** Branches through the `ebb` CLI against the local runtime's API (docs/branches.md, docs/cli.md). */
 describe("ebb branch", () => {
@@ -33,24 +34,7 @@ describe("ebb branch", () => {
       schema: `brcli_${tag}`,
       configuration: { "pipelines.rewind.enabled": "true" },
       definition: {
-        datasets: [
-          {
-            type: "streaming_table",
-            name: "orders",
-            flows: [
-              {
-                name: "ingest",
-                source: {
-                  type: "auto_loader",
-                  path: `${cp.landing}/${tag}/`,
-                  format: "json",
-                  schema: { id: "BIGINT", amount: "BIGINT" },
-                },
-                sql,
-              },
-            ],
-          },
-        ],
+        datasets: [ordersTable(`${cp.landing}/${tag}/`, sql)],
       },
     });
     const { pipeline_id: id } = (await cp.client.createPipeline(

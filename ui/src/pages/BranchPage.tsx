@@ -192,8 +192,8 @@ function PublishedNote({ pipelineId, published }: { pipelineId: string; publishe
   return (
     <div className="note note-rewound" role="status">
       <div>
-        <strong>Published.</strong> Live now holds the branch:{" "}
-        {published.tables.map((t) => `${t.table} v${t.live_version ?? "—"}`).join(", ")}.{" "}
+        <strong>Published.</strong> Live gets the branch's{" "}
+        {published.tables.map((t) => `${t.table} v${t.branch_version ?? "—"}`).join(", ")}.{" "}
         {published.update_id && (
           <>
             As update{" "}
