@@ -128,6 +128,10 @@ async function branchThenPublish(s: Scenario) {
   await h.deploy(definition(h, s, 1));
   const { update_id } = (await start(h, { branch: "fix" })) as { update_id: string };
   await settled(h, update_id, "branch replay");
+  // Listeners know the pipeline by live's id, the branch's update as one of its updates.
+  const announced = h.published.filter((e) => e.detail.update_id === update_id);
+  expect(announced.length).toBeGreaterThan(0);
+  expect(new Set(announced.map((e) => e.detail.pipeline_id))).toEqual(new Set([h.pipelineId]));
   const published = await publishBranch(h.plane, h.pipelineId, "fix");
   await settled(h, published.update_id, "publish");
   // Live goes on from the branch's checkpoints: it reads only what lands after the publish.

@@ -7,7 +7,9 @@ import { UpdateNotFoundError } from "../../store/errors.ts";
 import type { EventLogRepository, NewEvent } from "../../store/event-log-repository.ts";
 import type { PipelinesRepository } from "../../store/pipelines-repository.ts";
 import type { UpdateRecord, UpdatesRepository } from "../../store/updates-repository.ts";
+import type { LifecycleEvent } from "../../api/lifecycle-events.ts";
 import { loadPipeline, type ControlPlane } from "../plane/control-plane.ts";
+import type { LifecycleEvents } from "../plane/lifecycle-events.ts";
 
 /**
  * The control plane an update on a branch runs with (docs/branches.md "Replay on a branch"), chosen
@@ -57,7 +59,7 @@ export function branchPlane(
       return plane.executions;
     },
     get lifecycle() {
-      return plane.lifecycle;
+      return lifecycleOfLive(plane.lifecycle, pipelineId);
     },
     get sql() {
       return plane.sql;
@@ -71,6 +73,21 @@ export function branchPlane(
     get metrics() {
       return plane.metrics;
     },
+  };
+}
+
+/**
+ * Lifecycle events as listeners know the pipeline: the branch update's claims stay under its own
+ * identity (the outbox), but the events leave naming live's pipeline id, as its update record does.
+ */
+function lifecycleOfLive(events: LifecycleEvents, pipelineId: string): LifecycleEvents {
+  return {
+    hasDestination: events.hasDestination,
+    publish: (event, delivered) =>
+      events.publish(
+        { ...event, detail: { ...event.detail, pipeline_id: pipelineId } } as LifecycleEvent,
+        delivered,
+      ),
   };
 }
 
