@@ -23,7 +23,7 @@ export function offsetsOnBranch(offsets: SourceOffsets, cloned: ReadonlyMap<stri
 
 /**
  * The inverse, at a publish, for the tables whose branch log is still its clone (version 0): their
- * RESTORE on live says it restored live's version the branch began from (publish-execution.ts), so a
+ * RESTORE on live says it restored live's version the branch began from (updates/steps/publish-execution.ts), so a
  * reader that had read the clone (`nextVersion` 1 on the branch) has read through that version on
  * live. A table the branch wrote on publishes with its RESTORE naming the branch's version, which the
  * branch reader's offset already counts in.

@@ -17,7 +17,7 @@ import { recordPublishPlan, type PublishPlan } from "./publish-plan-record.ts";
 /**
  * `POST …/branches/{name}/publish` (docs/branches.md "Publish"): starts an update that makes live the
  * branch. Every check runs here, so a refused publish starts nothing; the work is the update's
- * (publish-execution.ts, on the state machine's rewind branch), so a crash part-way is retried and
+ * (updates/steps/publish-execution.ts, on the state machine's rewind branch), so a crash part-way is retried and
  * resumed, not left half done.
  *
  * 1. The pipeline may start an update (`PIPELINE_BUSY` while one runs; a publish is a rewind for the

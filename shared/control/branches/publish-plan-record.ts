@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import { updateStateKey } from "../../store/bucket-layout.ts";
-import type { UpdateIds } from "../updates/steps/update-context.ts";
 
 /**
  * A publish update's plan (docs/branches.md "Publish"), made and recorded once by the publish request
@@ -30,6 +29,9 @@ const recordSchema = z.object({
 });
 export type PublishPlan = z.infer<typeof recordSchema>;
 export type PublishedTablePlan = PublishPlan["tables"][number];
+
+/** The publish update's ids (steps/update-context.ts's UpdateIds). */
+type UpdateIds = { readonly pipelineId: string; readonly updateId: string };
 
 function planKey(ids: UpdateIds): string {
   return updateStateKey(ids.pipelineId, ids.updateId, "publish-plan.json");

@@ -20,7 +20,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // A branch's creation: the rewind plan's checkpoint missing, or a copy's seq or HEAD taken meanwhile.
   "shared/control/branches/create-branch.ts": { TypeError: 3 },
   // A publish: a checkpoint's seq or HEAD taken meanwhile (the pipeline is held), a branch log with no live log.
-  "shared/control/branches/publish-execution.ts": { TypeError: 4 },
+  "shared/control/updates/steps/publish-execution.ts": { TypeError: 4 },
   // RunBudgetSpentError is a signal the state machine retries (RunFlow's budget spent), never an answer.
   "shared/control/updates/steps/run-step.ts": { TypeError: 1, RunBudgetSpentError: 1 },
   "shared/delta/log/log-paths.ts": { RangeError: 1 },

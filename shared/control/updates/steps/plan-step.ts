@@ -8,7 +8,7 @@ import { readRewindPlan } from "../rewind-plan-record.ts";
 import { publishOnce } from "../../plane/lifecycle-events.ts";
 import { rewindPlanned } from "../lifecycle-event-builders.ts";
 import { intentOf } from "../update-intent.ts";
-import { planPublishWaves } from "../../branches/publish-execution.ts";
+import { planPublishWaves } from "./publish-execution.ts";
 import { triggerSeconds } from "./continuous-step.ts";
 import { HANDOVER_AFTER_MS } from "./execution-handover.ts";
 import { finishFactsOf, type FinishFacts } from "../finish-facts.ts";

@@ -11,7 +11,7 @@ import { readRewindPlan } from "../rewind-plan-record.ts";
 import type { DatasetItem } from "./plan-step.ts";
 import { openUpdate, type UpdateIds } from "./update-context.ts";
 import { intentOf } from "../update-intent.ts";
-import { finishPublish, publishDataset } from "../../branches/publish-execution.ts";
+import { finishPublish, publishDataset } from "./publish-execution.ts";
 import { CodedError } from "../../../errors/coded-error.ts";
 
 /**

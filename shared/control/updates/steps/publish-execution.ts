@@ -1,18 +1,22 @@
-import { executeRestore, planRestore, type Snapshot } from "../../delta/index.ts";
-import { fencedOut } from "../../engine/errors.ts";
-import { flowRef, tableWriteFence, type RewindEnvironment } from "../../rewind/rewind-environment.ts";
-import { appendEvent, EVENT_TYPES, eventsOfType } from "../../rewind/rewind-events.ts";
-import { resetTable } from "../../rewind/dataset-reset.ts";
-import { writersOf } from "../../rewind/pipeline-datasets.ts";
-import { withTableSnapshots } from "../../rewind/table-snapshots.ts";
-import { branchSnapshot } from "../../rewind/table-branches.ts";
-import { branchPipelineId } from "../../store/bucket-layout.ts";
-import { flowAppId, ROOT_SEQ, type FlowRef } from "../../store/checkpoints-repository.ts";
-import type { ControlPlane } from "../plane/control-plane.ts";
-import type { UpdateContext, UpdateIds } from "../updates/steps/update-context.ts";
-import { BranchOutOfDateError } from "./errors.ts";
-import { offsetsOnLive } from "./branch-offsets.ts";
-import { readPublishPlan, type PublishPlan, type PublishedTablePlan } from "./publish-plan-record.ts";
+import { executeRestore, planRestore, type Snapshot } from "../../../delta/index.ts";
+import { fencedOut } from "../../../engine/errors.ts";
+import { flowRef, tableWriteFence, type RewindEnvironment } from "../../../rewind/rewind-environment.ts";
+import { appendEvent, EVENT_TYPES, eventsOfType } from "../../../rewind/rewind-events.ts";
+import { resetTable } from "../../../rewind/dataset-reset.ts";
+import { writersOf } from "../../../rewind/pipeline-datasets.ts";
+import { withTableSnapshots } from "../../../rewind/table-snapshots.ts";
+import { branchSnapshot } from "../../../rewind/table-branches.ts";
+import { branchPipelineId } from "../../../store/bucket-layout.ts";
+import { flowAppId, ROOT_SEQ, type FlowRef } from "../../../store/checkpoints-repository.ts";
+import type { ControlPlane } from "../../plane/control-plane.ts";
+import type { UpdateContext, UpdateIds } from "./update-context.ts";
+import { BranchOutOfDateError } from "../../branches/errors.ts";
+import { offsetsOnLive } from "../../branches/branch-offsets.ts";
+import {
+  readPublishPlan,
+  type PublishPlan,
+  type PublishedTablePlan,
+} from "../../branches/publish-plan-record.ts";
 
 /**
  * A publish update's steps (docs/branches.md "Publish"), on the rewind branch of the state machine:
