@@ -25,7 +25,7 @@ import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context
  *    event is the whole result, and "Rewind Planned" tells readers outside (docs/events.md). A real one marks the pipeline rewind-blocked first (write-ahead),
  *    then answers the datasets to rewind in waves: a wave holds datasets of one DAG level, so each
  *    runs after all its upstreams.
- * 2b. A publish of a branch (control/branches/publish-execution.ts) takes the rewind's path: the
+ * 2b. A publish of a branch (publish-execution.ts) takes the rewind's path: the
  *    pipeline rewind-blocked, its tables in waves, from the plan the publish request recorded.
  * 3. A run plans its refresh from the recorded intent (pure): whether resets come first, and the
  *    datasets to run, level by level, as one item per streaming flow and one per materialized view.

@@ -17,7 +17,7 @@ import { CodedError } from "../../../errors/coded-error.ts";
 /**
  * The rewind branch's steps, working from the plan start-update recorded (rewind-plan-record.ts).
  * `rewindDataset` plans each RESTORE against the table as it is, so a retried step converges. A
- * publish update (control/branches/publish-execution.ts) runs its tables through the same two tasks.
+ * publish update (publish-execution.ts) runs its tables through the same two tasks.
  */
 
 /** One dataset: its RESTORE and its flows' HEAD moves (rewind_progress event). */
