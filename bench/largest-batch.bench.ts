@@ -7,13 +7,7 @@ import { DuckSession } from "../shared/duck/duck-session.ts";
 import { taskEnvironment } from "../shared/engine/task-sizing.ts";
 import { cappedTempFolders, withCappedTempFolder } from "../test/support/capped-temp-folder.ts";
 import { startInProcessPlane } from "./in-process-plane.ts";
-import {
-  folderSpark,
-  ORDER_COLUMNS,
-  ORDER_SQL,
-  sparkDriverPeakMb,
-  writeOrders,
-} from "./spark-bench-support.ts";
+import { folderSpark, ordersPipeline, sparkDriverPeakMb, writeOrders } from "./spark-bench-support.ts";
 
 /**
  * The largest batch each engine finishes (issue 37): one flow over one JSON file (auto_loader →
@@ -44,31 +38,6 @@ const START_ROWS = Number(process.env["EBB_LARGEST_BATCH_START_ROWS"] ?? 125_000
 /** Doublings before the bench gives up looking for DuckDB's limit (the scale is then too large). */
 const MAX_DOUBLINGS = 8;
 const SPARK_FACTOR = 10;
-
-function definition(name: string, landing: string, engine: "duckdb" | "spark") {
-  return {
-    name,
-    catalog: "main",
-    schema: name,
-    configuration: { "pipelines.engine": engine },
-    datasets: [
-      {
-        type: "streaming_table",
-        name: "orders",
-        flows: [
-          {
-            name: "ingest",
-            source: { type: "auto_loader", path: landing, format: "json", schema: ORDER_COLUMNS },
-            // The file whole on DuckDB too, however far past the function's default batch bound
-            // (a quarter of /tmp): what stops it is then the folder itself.
-            options: { max_bytes_per_batch: "100GB" },
-            sql: ORDER_SQL,
-          },
-        ],
-      },
-    ],
-  };
-}
 
 /** This process's peak resident set, MB (VmHWM), and how to start measuring it again. */
 async function ownPeakMb(): Promise<number> {
@@ -115,7 +84,7 @@ export async function run(): Promise<void> {
       await resetOwnPeak();
       const start = performance.now();
       const outcome = await withCappedTempFolder(TMP_MB, () =>
-        plane.update(definition(`duck_${rows}`, landing, "duckdb")).then(
+        plane.update(ordersPipeline(`duck_${rows}`, landing, "duckdb")).then(
           () => "finished",
           (error: unknown) => `failed: ${(error as { errorCode?: string }).errorCode ?? String(error)}`,
         ),
@@ -139,10 +108,10 @@ export async function run(): Promise<void> {
     // The driver's cold start apart (a 1,000-row file), then the batch.
     const warm = path.join(work, "warm");
     await writeOrders(duck, warm, 1000, 1000);
-    await plane.update(definition("warm_spark", warm, "spark"));
+    await plane.update(ordersPipeline("warm_spark", warm, "spark"));
     await resetOwnPeak();
     const start = performance.now();
-    const outcome = await plane.update(definition(`spark_${sparkRows}`, landing, "spark")).then(
+    const outcome = await plane.update(ordersPipeline(`spark_${sparkRows}`, landing, "spark")).then(
       () => "finished",
       (error: unknown) => `failed: ${(error as { errorCode?: string }).errorCode ?? String(error)}`,
     );

@@ -18,6 +18,34 @@ export const ORDER_SQL =
  * `rows` orders as newline-delimited JSON in files of at most `rowsPerFile`, written by DuckDB;
  * answers their bytes.
  */
+/**
+ * The benches' pipeline: JSON orders from `landing` cast and filtered into one streaming table, the
+ * whole landing folder one batch however large (past the function's default bound, a quarter of
+ * /tmp): on DuckDB what stops it is then the folder itself.
+ */
+export function ordersPipeline(name: string, landing: string, engine: "duckdb" | "spark") {
+  return {
+    name,
+    catalog: "main",
+    schema: name,
+    configuration: { "pipelines.engine": engine },
+    datasets: [
+      {
+        type: "streaming_table",
+        name: "orders",
+        flows: [
+          {
+            name: "ingest",
+            source: { type: "auto_loader", path: landing, format: "json", schema: ORDER_COLUMNS },
+            options: { max_bytes_per_batch: "100GB", max_files_per_batch: 100_000 },
+            sql: ORDER_SQL,
+          },
+        ],
+      },
+    ],
+  };
+}
+
 export async function writeOrders(
   duck: DuckSession,
   folder: string,

@@ -5,13 +5,7 @@ import { performance } from "node:perf_hooks";
 import { LocalSparkJobs } from "../functions/runtime/local-spark-jobs.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { startInProcessPlane } from "./in-process-plane.ts";
-import {
-  folderSpark,
-  ORDER_COLUMNS,
-  ORDER_SQL,
-  sparkDriverPeakMb,
-  writeOrders,
-} from "./spark-bench-support.ts";
+import { folderSpark, ordersPipeline, sparkDriverPeakMb, writeOrders } from "./spark-bench-support.ts";
 
 /**
  * The Spark engine against DuckDB, one flow over JSON files (auto_loader → SQL cast/filter → streaming
@@ -35,30 +29,6 @@ const MEMORY_CAP = "1GB";
 const writeLanding = (duck: DuckSession, folder: string, rows: number) =>
   writeOrders(duck, folder, rows, ROWS_PER_FILE);
 
-function definition(name: string, landing: string, engine: "duckdb" | "spark") {
-  return {
-    name,
-    catalog: "main",
-    schema: name,
-    configuration: { "pipelines.engine": engine },
-    datasets: [
-      {
-        type: "streaming_table",
-        name: "orders",
-        flows: [
-          {
-            name: "ingest",
-            source: { type: "auto_loader", path: landing, format: "json", schema: ORDER_COLUMNS },
-            // One batch, whatever its size.
-            options: { max_bytes_per_batch: "100GB", max_files_per_batch: 100_000 },
-            sql: ORDER_SQL,
-          },
-        ],
-      },
-    ],
-  };
-}
-
 export async function run(): Promise<void> {
   const python = process.env["EBB_SPARK_PYTHON"];
   const jars = process.env["EBB_SPARK_JARS"];
@@ -78,9 +48,9 @@ export async function run(): Promise<void> {
   try {
     const warm = path.join(work, "warm");
     await writeLanding(duck, warm, 1000);
-    await plane.update(definition("warm_duck", warm, "duckdb"));
+    await plane.update(ordersPipeline("warm_duck", warm, "duckdb"));
     const cold = performance.now();
-    await plane.update(definition("warm_spark", warm, "spark"));
+    await plane.update(ordersPipeline("warm_spark", warm, "spark"));
     console.log(
       `Spark driver cold start + first 1,000-row batch: ${(performance.now() - cold).toFixed(0)} ms`,
     );
@@ -92,7 +62,7 @@ export async function run(): Promise<void> {
       const timed = async (engine: "duckdb" | "spark") => {
         const start = performance.now();
         const name = `b_${engine}_${rows}`;
-        await plane.update(definition(name, landing, engine));
+        await plane.update(ordersPipeline(name, landing, engine));
         return performance.now() - start;
       };
       const duckMs = await timed("duckdb");
