@@ -268,9 +268,10 @@ describe("the README and docs/", () => {
   });
 
   it("the README's test commands are exactly the ones CI runs", () => {
+    // A CI line's command, without what runs it in the background or notes its failure.
     const ci = read(".ci/run")
       .split("\n")
-      .filter((line) => /^npm (test|run test:)/.test(line));
+      .flatMap((line) => /^npm (test|run test:[\w-]+)/.exec(line)?.[0] ?? []);
     const readme = codeOf(read("README.md")).shell.filter((line) => /^npm (test|run test:)/.test(line));
     expect(readme).toEqual(ci);
     expect(ci.length).toBeGreaterThan(0);
