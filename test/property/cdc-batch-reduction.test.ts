@@ -75,9 +75,12 @@ describe("the SCD type 1 batch reduction", () => {
         (batches, ignoreNullUpdates) => {
           const rule = cdcBatchReduction(plan(ignoreNullUpdates))!;
           const options = { ignoreNullUpdates, tracked: [] };
-          expect(scd1Model(batches.flatMap((b) => kept(b, rule)), options)).toEqual(
-            scd1Model(batches.flat(), options),
-          );
+          expect(
+            scd1Model(
+              batches.flatMap((b) => kept(b, rule)),
+              options,
+            ),
+          ).toEqual(scd1Model(batches.flat(), options));
         },
       ),
       { numRuns: Number(process.env["RUNS"] ?? 2000) },
