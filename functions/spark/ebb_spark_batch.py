@@ -367,9 +367,9 @@ def classify_events(rows, cdc):
     return rows.withColumn(CDC_OP_COLUMN, kind)
 
 
-# Sequence types whose order Spark and DuckDB agree on (byte order for strings): an event is dropped
-# only when another has a higher sequence by that order.
-ORDERED_SEQUENCE_TYPES = {
+# Types whose order and equality Spark and DuckDB agree on (byte order for strings; no -0.0 or NaN):
+# an event is dropped only when another of its key has a higher sequence by that order.
+AGREED_TYPES = {
     "long",
     "integer",
     "short",
@@ -388,12 +388,12 @@ def reduce_events(rows, reduce):
     (shared/engine/auto-cdc/batch-reduction.ts says why each kept set suffices): per key, the events
     at its highest sequence (`latest`) or from its last delete on (`since-last-delete`), every
     event of equal sequence kept for the apply's tie rule. Events with a NULL key or sequence
-    column and truncates stay as they are; a sequence of another type keeps every event."""
+    column and truncates stay as they are; a key or sequence of another type keeps every event."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     types = {f.name: f.dataType.typeName() for f in rows.schema.fields}
-    if any(types.get(c) not in ORDERED_SEQUENCE_TYPES for c in reduce["sequence"]):
+    if any(types.get(c) not in AGREED_TYPES for c in [*reduce["keys"], *reduce["sequence"]]):
         return rows
     sequence = F.struct(*[F.col(quote(c)) for c in reduce["sequence"]])
     op = F.col(quote(CDC_OP_COLUMN))
