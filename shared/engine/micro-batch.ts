@@ -54,6 +54,7 @@ import {
 } from "./table-sink.ts";
 import { readsChangeFeed } from "../pipeline/auto-cdc-rules.ts";
 import { applyChanges, tombstoneRetentionSeconds } from "./auto-cdc/apply-changes.ts";
+import { cdcBatchReduction } from "./auto-cdc/batch-reduction.ts";
 import { openCdcState } from "./auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
@@ -572,12 +573,16 @@ async function sparkReadAndCommit(
   };
   const cdc = run.flow.auto_cdc;
   if (cdc) {
-    // The job classifies the events in Spark SQL, where the flow's rows are.
+    // The job classifies the events in Spark SQL, where the flow's rows are, and drops those that
+    // cannot decide the target: the apply below gets about one event per key.
+    const plan = run.catalog.flowPlan(run.flow.name);
+    const reduce = plan.kind === "auto_cdc" ? cdcBatchReduction(plan) : undefined;
     const job = await runSparkJob({
       ...batch,
       cdc: {
         ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
         ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+        ...(reduce ? { reduce } : {}),
       },
     });
     const sandbox = await openSandbox();

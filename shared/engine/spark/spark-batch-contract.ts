@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { OP } from "../auto-cdc/cdc-statements.ts";
+import type { CdcBatchReduction } from "../auto-cdc/batch-reduction.ts";
 import { BUCKET_HASHES, type BucketHash } from "../../state/bucket-hash.ts";
 import type { StateSchema } from "../../state/state-schema.ts";
 
@@ -51,9 +52,15 @@ export interface SparkBatchRequest {
   readonly expectations?: readonly SparkExpectation[];
   /**
    * An AUTO CDC flow's event classification: the job evaluates `apply_as_truncates` and
-   * `apply_as_deletes` (Spark SQL over the flow's rows) and stages each row's kind in `CDC_OP_COLUMN`.
+   * `apply_as_deletes` (Spark SQL over the flow's rows) and stages each row's kind in `CDC_OP_COLUMN`;
+   * with `reduce` (SCD type 1), it stages only the events that can still decide the target
+   * (auto-cdc/batch-reduction.ts).
    */
-  readonly cdc?: { readonly deletes?: string; readonly truncates?: string };
+  readonly cdc?: {
+    readonly deletes?: string;
+    readonly truncates?: string;
+    readonly reduce?: CdcBatchReduction;
+  };
   readonly output: {
     /** The table's root folder. */
     readonly tableUri: string;
