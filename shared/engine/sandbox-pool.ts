@@ -1,4 +1,4 @@
-import { readdir, rm } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { HeldInstance } from "../duck/duck-session.ts";
 import type { ScratchFolder } from "../duck/scratch-folder.ts";
@@ -24,9 +24,16 @@ let keptPerConfiguration = 2;
 
 const idle = new Map<string, IdleSandbox[]>();
 
-/** An idle sandbox locked with configuration `key`, taken out of the pool; undefined when none is. */
-export function takeIdleSandbox(key: string): IdleSandbox | undefined {
-  return idle.get(key)?.pop();
+/**
+ * An idle sandbox locked with configuration `key`, taken out of the pool; undefined when none is. One
+ * whose folder is gone (removed with the temp folder it was in) is closed, not handed out.
+ */
+export async function takeIdleSandbox(key: string): Promise<IdleSandbox | undefined> {
+  for (let sandbox = idle.get(key)?.pop(); sandbox; sandbox = idle.get(key)?.pop()) {
+    if ((await stat(sandbox.folder.dir).catch(() => undefined))?.isDirectory()) return sandbox;
+    sandbox.instance.closeSync();
+  }
+  return undefined;
 }
 
 /**

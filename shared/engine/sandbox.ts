@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
@@ -102,7 +103,8 @@ export class Sandbox {
   static async open(options: SandboxOptions = {}): Promise<Sandbox> {
     const limits = options.limits ?? (runtimeLimits ??= sqlLimitsFromEnv());
     const config = { threads: String(options.threads ?? 2), memory_limit: limits.memoryLimit };
-    const configuration = JSON.stringify([config, limits.tempLimit]);
+    // The temp folder too: an instance is locked to a folder in the one it was made under.
+    const configuration = JSON.stringify([config, limits.tempLimit, tmpdir()]);
     const made = (session: DuckSession, folder: ScratchFolder) =>
       new Sandbox(
         session,
@@ -114,7 +116,7 @@ export class Sandbox {
         configuration,
       );
     // An instance locked by an earlier sandbox of this process, its folder emptied: no lock-down to run.
-    const idle = takeIdleSandbox(configuration);
+    const idle = await takeIdleSandbox(configuration);
     if (idle) {
       try {
         return made(await DuckSession.onInstance(idle.instance, { config }), idle.folder);

@@ -108,6 +108,19 @@ describe("a sandbox after another", () => {
       await next.close();
     }
   });
+  it("does not take an instance whose folder is gone (its temp folder removed)", async () => {
+    const first = await Sandbox.open({ limits: limits("103MB") });
+    await first.close();
+    await rm(first.dir, { recursive: true, force: true });
+    const next = await Sandbox.open({ limits: limits("103MB") });
+    try {
+      expect(next.dir).not.toBe(first.dir);
+      const [row] = await next.rows("SELECT 42 AS answer");
+      expect(row?.["answer"]).toBe(42);
+    } finally {
+      await next.close();
+    }
+  });
 });
 
 describe("leftover scratch folders", () => {
