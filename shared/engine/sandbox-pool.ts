@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { HeldInstance } from "../duck/duck-session.ts";
@@ -55,6 +56,7 @@ export async function keepIdleSandbox(key: string, sandbox: IdleSandbox): Promis
   if (kept.length >= keptPerConfiguration) return false;
   kept.push(sandbox);
   idle.set(key, kept);
+  removeAtExit();
   return true;
 }
 
@@ -75,4 +77,16 @@ export async function setIdleSandboxLimit(count: number): Promise<number> {
     }
   }
   return previous;
+}
+
+let removingAtExit = false;
+
+/** The kept folders are removed when the process exits (a killed one's go at the next start-up). */
+function removeAtExit(): void {
+  if (removingAtExit) return;
+  removingAtExit = true;
+  process.once("exit", () => {
+    for (const kept of idle.values())
+      for (const sandbox of kept) rmSync(sandbox.folder.dir, { recursive: true, force: true });
+  });
 }

@@ -22,6 +22,8 @@ import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
  *   `CREATE SECRET` and `EXPORT DATABASE` fail with a Permission Error;
  * - autoinstall and autoload of extensions off: `INSTALL` and `LOAD` fail;
  * - `lock_configuration = true`: every later `SET` (re-enabling access) fails.
+ * A closed sandbox's instance, locked, and its folder, emptied, go to the next sandbox of the process
+ * (sandbox-pool.ts): the lock-down is the instance's and no SQL can lift it.
  * On top of that, user SQL must be exactly one SELECT (checked with DuckDB's own parser), so
  * `COPY`, `ATTACH`, `INSTALL`, `SET`, `PRAGMA` never reach execution, even into the folder.
  */
