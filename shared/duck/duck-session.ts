@@ -21,6 +21,12 @@ export interface DuckSessionOptions {
   readonly config?: Readonly<Record<string, string>>;
 }
 
+/**
+ * An instance a session handed back instead of closing (`release`), for another session to go on
+ * with (`DuckSession.onInstance`): a sandbox's instance, locked, kept for the next sandbox.
+ */
+export type HeldInstance = DuckDBInstance;
+
 /** A row as DuckDB's JS converter gives it: BIGINT as bigint, DECIMAL as number, DATE as Date. */
 export type DuckRow = Record<string, JS>;
 /** A row as an answer gives it (`answer-values.ts`). */
@@ -98,6 +104,8 @@ export class DuckSession {
   #opening: Promise<OpenSession> | undefined;
   #open: OpenSession | undefined;
   #closed = false;
+  /** A statement of this session failed: its instance is not handed on (`release`). */
+  #failed = false;
 
   private constructor(private readonly options: DuckSessionOptions) {}
 
@@ -142,6 +150,30 @@ export class DuckSession {
   }
 
   /**
+   * A session on `instance` (one `release` handed back), closed with it unless released again. Its
+   * settings are the instance's: a locked instance refuses the session's own `SET TimeZone`, so it
+   * is set only when the instance's zone is not UTC already.
+   */
+  static async onInstance(instance: HeldInstance, options: DuckSessionOptions): Promise<DuckSession> {
+    const session = new DuckSession(options);
+    session.#opening = (async () => {
+      const connection = await instance.connect();
+      try {
+        await utcConnection(connection);
+      } catch (error) {
+        connection.closeSync();
+        instance.closeSync();
+        throw error;
+      }
+      const open = { instance, connection, ownsInstance: true };
+      session.#open = open;
+      return open;
+    })();
+    await session.#opening;
+    return session;
+  }
+
+  /**
    * Another connection to this session's instance, closed on its own: a second statement while a
    * long one runs here (the file writer reads the footers of the files a COPY has finished). It has
    * the instance's settings and lock-down, none of this connection's TEMP objects.
@@ -151,9 +183,7 @@ export class DuckSession {
     const sibling = new DuckSession(this.options);
     sibling.#opening = (async () => {
       const connection = await instance.connect();
-      // A locked sandbox has UTC as its global zone (a SET would be refused there).
-      const zone = await connection.runAndReadAll("SELECT current_setting('TimeZone') AS zone");
-      if (zone.getRowObjectsJS()[0]?.["zone"] !== "UTC") await connection.run("SET TimeZone = 'UTC'");
+      await utcConnection(connection);
       const open = { instance, connection, ownsInstance: false };
       sibling.#open = open;
       if (sibling.#closed) sibling.close();
@@ -184,6 +214,7 @@ export class DuckSession {
     try {
       return await statement(open.connection);
     } catch (error) {
+      this.#failed = true;
       if (!open.ownsInstance) forgetIfInvalidated(open.instance, error);
       throw error;
     }
@@ -202,6 +233,30 @@ export class DuckSession {
     open.connection.closeSync();
     if (open.ownsInstance) open.instance.closeSync();
   }
+
+  /**
+   * Closes the connection and hands back the instance of its own, not closed, for `onInstance`: what
+   * the connection made (TEMP tables and views, its settings) goes with it. Undefined, and the
+   * instance closed, when a statement failed (a failure may have left the instance unsound) or the
+   * session has no instance of its own.
+   */
+  release(): HeldInstance | undefined {
+    const open = this.#open;
+    if (!open || !open.ownsInstance || this.#failed) {
+      this.close();
+      return undefined;
+    }
+    this.#closed = true;
+    this.#open = undefined;
+    open.connection.closeSync();
+    return open.instance;
+  }
+}
+
+/** Sets the connection's zone to UTC unless it has it (a locked sandbox has UTC as its global zone). */
+async function utcConnection(connection: DuckDBConnection): Promise<void> {
+  const zone = await connection.runAndReadAll("SELECT current_setting('TimeZone') AS zone");
+  if (zone.getRowObjectsJS()[0]?.["zone"] !== "UTC") await connection.run("SET TimeZone = 'UTC'");
 }
 
 /** Opens a session for `work` and closes it afterwards, whatever `work` does. */

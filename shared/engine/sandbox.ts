@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { DuckSession, type AnswerRow, type DuckRow } from "../duck/duck-session.ts";
 import { ScratchFolder } from "../duck/scratch-folder.ts";
@@ -6,6 +7,7 @@ import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { conditionShapeProblem, quoteWindowKeyword, unqualify } from "../pipeline/sql-text/index.ts";
 import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
 import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
+import { keepIdleSandbox, SPILL_FOLDER, takeIdleSandbox } from "./sandbox-pool.ts";
 import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
 
 /**
@@ -20,6 +22,8 @@ import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
  *   `CREATE SECRET` and `EXPORT DATABASE` fail with a Permission Error;
  * - autoinstall and autoload of extensions off: `INSTALL` and `LOAD` fail;
  * - `lock_configuration = true`: every later `SET` (re-enabling access) fails.
+ * A closed sandbox's instance, locked, and its folder, emptied, go to the next sandbox of the process
+ * (sandbox-pool.ts): the lock-down is the instance's and no SQL can lift it.
  * On top of that, user SQL must be exactly one SELECT (checked with DuckDB's own parser), so
  * `COPY`, `ATTACH`, `INSTALL`, `SET`, `PRAGMA` never reach execution, even into the folder.
  */
@@ -29,7 +33,7 @@ const LOCK_DOWN = (folder: string, limits: SqlLimits): string[] => [
   // Spill files stay inside the sandbox's own folder: no other sandbox can glob them. Set here, not
   // at create time, so that every sandbox with the same limits shares one configuration and can take
   // the instance created ahead for it (duck-session.ts).
-  `SET temp_directory = ${quoteLiteral(path.join(folder, "spill"))}`,
+  `SET temp_directory = ${quoteLiteral(path.join(folder, SPILL_FOLDER))}`,
   // After the folder: DuckDB 1.5.6 takes a `max_temp_directory_size` given at create time into its
   // settings but does not enforce it (a 40 MB limit let 578 MB spill); a SET after the folder is.
   `SET max_temp_directory_size = ${quoteLiteral(limits.tempLimit)}`,
@@ -91,31 +95,44 @@ export class Sandbox {
     readonly limits: SqlLimits,
     private readonly signal: AbortSignal | undefined,
     private readonly owner: string,
+    /** The instance's configuration, under which it is kept for the next sandbox (sandbox-pool.ts). */
+    private readonly configuration: string,
   ) {
     OPEN_SANDBOXES.add(this);
     signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
   static async open(options: SandboxOptions = {}): Promise<Sandbox> {
-    const folder = await ScratchFolder.create("ebb-sandbox-");
-    let session: DuckSession | undefined;
     const limits = options.limits ?? (runtimeLimits ??= sqlLimitsFromEnv());
-    try {
-      session = await DuckSession.open({
-        config: {
-          threads: String(options.threads ?? 2),
-          memory_limit: limits.memoryLimit,
-        },
-      });
-      for (const statement of LOCK_DOWN(folder.dir, limits)) await session.run(statement);
-      return new Sandbox(
+    const config = { threads: String(options.threads ?? 2), memory_limit: limits.memoryLimit };
+    // The temp folder too: an instance is locked to a folder in the one it was made under.
+    const configuration = JSON.stringify([config, limits.tempLimit, tmpdir()]);
+    const made = (session: DuckSession, folder: ScratchFolder) =>
+      new Sandbox(
         session,
         folder,
         options.namespace,
         limits,
         options.signal,
         options.owner ?? "the statement",
+        configuration,
       );
+    // An instance locked by an earlier sandbox of this process, its folder emptied: no lock-down to run.
+    const idle = await takeIdleSandbox(configuration);
+    if (idle) {
+      try {
+        return made(await DuckSession.onInstance(idle.instance, { config }), idle.folder);
+      } catch (error) {
+        await idle.folder.dispose();
+        throw error;
+      }
+    }
+    const folder = await ScratchFolder.create("ebb-sandbox-");
+    let session: DuckSession | undefined;
+    try {
+      session = await DuckSession.open({ config });
+      for (const statement of LOCK_DOWN(folder.dir, limits)) await session.run(statement);
+      return made(session, folder);
     } catch (error) {
       session?.close();
       await folder.dispose();
@@ -352,15 +369,28 @@ export class Sandbox {
     return path;
   }
 
+  /**
+   * Ends the sandbox: its instance and folder, emptied, are kept for the next sandbox of the process
+   * (sandbox-pool.ts) unless a statement failed or was stopped, or the process is shutting down;
+   * otherwise the instance is closed and the folder removed.
+   */
   async close(): Promise<void> {
     OPEN_SANDBOXES.delete(this);
     this.signal?.removeEventListener("abort", this.#onAbort);
     clearInterval(this.#reinterrupt);
+    const stopped = shuttingDown || this.#interrupted !== undefined || this.signal?.aborted === true;
+    let instance: ReturnType<DuckSession["release"]>;
     try {
-      this.session.close();
-    } finally {
+      if (stopped) this.session.close();
+      else instance = this.session.release();
+      if (instance && (await keepIdleSandbox(this.configuration, { instance, folder: this.folder }))) return;
+      instance?.closeSync();
+    } catch (error) {
+      instance?.closeSync();
       await this.folder.dispose();
+      throw error;
     }
+    await this.folder.dispose();
   }
 
   /**

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeLeftoverScratchFolders } from "../../../shared/duck/scratch-folder.ts";
 import { SandboxViolationError } from "../../../shared/engine/errors.ts";
 import { Sandbox } from "../../../shared/engine/sandbox.ts";
+import { DEFAULT_SQL_LIMITS } from "../../../shared/engine/sql-limits.ts";
 
 const exists = (file: string) =>
   access(file).then(
@@ -50,6 +51,75 @@ describe("sandbox isolation", () => {
     await writeFile(path.join(sandbox.dir, "spill", "block"), "x");
     await sandbox.close();
     expect(await exists(sandbox.dir)).toBe(false);
+  });
+});
+
+/**
+ * A closed sandbox's locked instance and folder go to the next sandbox of the process (sandbox-pool.ts),
+ * with nothing of the last one's work left. Each test has limits of its own: a pool of its own.
+ */
+describe("a sandbox after another", () => {
+  const limits = (tempLimit: string) => ({ ...DEFAULT_SQL_LIMITS, tempLimit });
+
+  it("takes the last one's instance and folder, emptied: no file, no TEMP table, the lock-down kept", async () => {
+    const first = await Sandbox.open({ limits: limits("101MB") });
+    const file = await first.writeFile(new TextEncoder().encode('{"a": 1}\n'), ".json");
+    await first.runUserQuery(`SELECT * FROM read_json('${file}')`, "kept_rows", "test flow");
+    await first.run("CREATE TEMP VIEW kept_view AS SELECT 1 AS x");
+    await first.close();
+    const second = await Sandbox.open({ limits: limits("101MB") });
+    try {
+      expect(second.dir).toBe(first.dir);
+      expect(await exists(file)).toBe(false);
+      const names = await second.rows(
+        "SELECT table_name FROM information_schema.tables WHERE table_name IN ('kept_rows', 'kept_view')",
+      );
+      expect(names).toEqual([]);
+      await expect(second.run("SET enable_external_access = true")).rejects.toBeInstanceOf(
+        SandboxViolationError,
+      );
+      await expect(
+        second.runUserQuery(`SELECT * FROM glob('${tmpdir()}/*')`, "out", "test flow"),
+      ).rejects.toBeInstanceOf(SandboxViolationError);
+      const [zone] = await second.rows("SELECT current_setting('TimeZone') AS zone");
+      expect(zone?.["zone"]).toBe("UTC");
+      const [temp] = await second.rows("SELECT current_setting('max_temp_directory_size') AS t");
+      expect(String(temp?.["t"])).toMatch(/^96\.3 MiB|^101/);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("does not take an instance a statement failed on, nor a folder with spill files left", async () => {
+    const failed = await Sandbox.open({ limits: limits("102MB") });
+    await expect(failed.runUserQuery("SELECT * FROM no_such_table", "out", "test flow")).rejects.toThrow();
+    await failed.close();
+    const spilled = await Sandbox.open({ limits: limits("102MB") });
+    expect(spilled.dir).not.toBe(failed.dir);
+    expect(await exists(failed.dir)).toBe(false);
+    await mkdir(path.join(spilled.dir, "spill"), { recursive: true });
+    await writeFile(path.join(spilled.dir, "spill", "duckdb_temp_block-1.block"), "rows");
+    await spilled.close();
+    const next = await Sandbox.open({ limits: limits("102MB") });
+    try {
+      expect(next.dir).not.toBe(spilled.dir);
+      expect(await exists(spilled.dir)).toBe(false);
+    } finally {
+      await next.close();
+    }
+  });
+  it("does not take an instance whose folder is gone (its temp folder removed)", async () => {
+    const first = await Sandbox.open({ limits: limits("103MB") });
+    await first.close();
+    await rm(first.dir, { recursive: true, force: true });
+    const next = await Sandbox.open({ limits: limits("103MB") });
+    try {
+      expect(next.dir).not.toBe(first.dir);
+      const [row] = await next.rows("SELECT 42 AS answer");
+      expect(row?.["answer"]).toBe(42);
+    } finally {
+      await next.close();
+    }
   });
 });
 
