@@ -116,11 +116,29 @@ def numbered(spark, source, input_spec):
 KEY_TYPES = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT", "VARCHAR", "BOOLEAN"}
 
 
+def duck_type_of(data_type):
+    """DuckDB's name of a Spark type (an array as DuckDB's list, `VARCHAR[]`), or None."""
+    kind = data_type.typeName()
+    if kind == "array":
+        element = duck_type_of(data_type.elementType)
+        return None if element is None else element + "[]"
+    return SPARK_TO_DUCK.get(kind)
+
+
+def spark_type_of(duck):
+    """Spark's name of a DuckDB type of a state column (a list `X[]` as `array<x>`), or None."""
+    duck = duck.strip().upper()
+    if duck.endswith("[]"):
+        element = spark_type_of(duck[:-2])
+        return None if element is None else f"array<{element}>"
+    return DUCK_TO_SPARK.get(duck)
+
+
 def duck_type(field, what="deduplication by", allowed=None):
-    kind = field.dataType.typeName()
-    duck = SPARK_TO_DUCK.get(kind)
+    duck = duck_type_of(field.dataType)
     if duck is not None and duck in (allowed if allowed is not None else KEY_TYPES):
         return duck
+    kind = field.dataType.simpleString()
     raise StateFailure("analysis", f"{what} a {kind} column ({field.name}) runs on DuckDB only, for now")
 
 
@@ -129,7 +147,7 @@ def spark_schema(columns):
 
     fields = []
     for c in columns:
-        kind = DUCK_TO_SPARK.get(c["type"].upper())
+        kind = spark_type_of(c["type"])
         if kind is None:
             raise StateFailure("job", f"state column {c['name']} {c['type']} has no Spark reader here")
         fields.append(StructField(c["name"], _parse_datatype_string(kind), True))
@@ -152,9 +170,8 @@ def bucket_column(hash_name, key, buckets):
             )
         return F.shiftright(h * F.lit(buckets), 32).cast("int")
     if hash_name == "md5-json":
-        # A TIMESTAMP key (a window's start) as DuckDB's JSON spells it: whole seconds (windows are).
-        options = {"ignoreNullFields": "false", "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss"}
-        digest = F.md5(F.to_json(F.struct(*[F.col(quote(c["name"])) for c in key]), options).cast("binary"))
+        options = {"ignoreNullFields": "false"}
+        digest = F.md5(F.to_json(F.struct(*[json_spelled(c) for c in key]), options).cast("binary"))
         # DuckDB's md5_number reads the digest's bytes little-endian: the sum of byte i · 256^i, mod n.
         total = F.lit(0).cast("long")
         for i in range(16):
@@ -162,6 +179,18 @@ def bucket_column(hash_name, key, buckets):
             total = total + byte * F.lit(pow(256, i, buckets))
         return F.pmod(total, F.lit(buckets)).cast("int")
     raise StateFailure("job", f"state bucket hash {hash_name} is not one this job knows")
+
+
+def json_spelled(column):
+    """A key column as DuckDB's `to_json` spells its value: a TIMESTAMP (a window's start) as the text
+    DuckDB casts it to, `2026-01-01 12:00:00`, `… 12:00:00.5`, `… 12:00:00.000001` (the fraction's
+    trailing zeros dropped), which is Spark's cast of a timestamp to a string too; JSON quotes both."""
+    from pyspark.sql import functions as F
+
+    value = F.col(quote(column["name"]))
+    if column["type"].strip().upper() == "TIMESTAMP":
+        return value.cast("string").alias(column["name"])
+    return value
 
 
 class StateTable:
@@ -483,8 +512,35 @@ def parts_of(kind, i):
     if kind == "avg":
         return [(f"__ebb_p{i}_sum", "sum"), (f"__ebb_p{i}_count", "sum")]
     if kind.endswith("_distinct"):
-        raise StateFailure("analysis", f"a {kind} aggregate of a window runs on DuckDB only, for now")
+        # The set of the distinct values; two sets merge into their union, sorted (`union` below).
+        return [(f"__ebb_p{i}_set", "union")]
     return [(f"__ebb_p{i}_{kind}", "sum" if kind == "count" else kind)]
+
+
+def merge_parts(column, how):
+    """How the partials of a key merge (partial-aggregates.ts `Part.merge`): a DISTINCT aggregate's
+    sets into their union without NULL, sorted as DuckDB's `list_sort` sorts, so both engines keep
+    the same list for the same set."""
+    from pyspark.sql import functions as F
+
+    if how == "union":
+        return F.array_sort(F.array_distinct(F.flatten(F.collect_list(column))))
+    return getattr(F, how)(column)
+
+
+def distinct_final(kind, values, element):
+    """A DISTINCT aggregate's value from its merged set (partial-aggregates.ts `finalOf`)."""
+    from pyspark.sql import functions as F
+
+    n = F.when(values.isNull(), F.lit(0)).otherwise(F.size(values)).cast("long")
+    if kind == "count_distinct":
+        return n
+    integer = element in INTEGERS
+    zero = F.lit(0).cast("long") if integer else F.lit(0.0).cast("double")
+    total = F.aggregate(F.transform(values, lambda x: x.cast("long" if integer else "double")), zero, lambda a, x: a + x)
+    if kind == "sum_distinct":
+        return F.when(n > 0, total)
+    return F.when(n > 0, total.cast("double") / n.cast("double"))
 
 
 def aggregate_windows(spark, request, rows, window, watermark):
@@ -522,7 +578,9 @@ def aggregate_windows(spark, request, rows, window, watermark):
     parts = [p for i, a in enumerate(window["aggregates"]) for p in parts_of(a["kind"], i)]
     fields = {f.name: f for f in batch.schema.fields}
     allowed = KEY_TYPES | {"TIMESTAMP"}
-    value_types = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DATE"}
+    scalars = {"BIGINT", "INTEGER", "SMALLINT", "TINYINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DATE"}
+    # A DISTINCT aggregate's partial is the list of its values.
+    value_types = scalars | {t + "[]" for t in scalars}
     schema = {
         "key": [{"name": k, "type": duck_type(fields[k], "a window grouped by", allowed)} for k in keys],
         "value": [{"name": p, "type": duck_type(fields[p], "a window aggregating", value_types)} for p, _ in parts],
@@ -542,9 +600,9 @@ def aggregate_windows(spark, request, rows, window, watermark):
     if raw is not None:
         seen = table.merged(raw).alias("s").join(batch.alias("b"), _key_cond(keys, "s", "b"), "left_semi")
         both = batch.unionByName(seen.select(*batch.columns))
-    types = {c["name"]: DUCK_TO_SPARK[c["type"].upper()] for c in table.columns}
+    types = {c["name"]: spark_type_of(c["type"]) for c in table.columns}
     merged = both.groupBy(*key_cols, F.col(BUCKET)).agg(
-        *[getattr(F, how)(F.col(quote(p))).cast(types[p]).alias(p) for p, how in parts]
+        *[merge_parts(F.col(quote(p)), how).cast(types[p]).alias(p) for p, how in parts]
     )
     merged = merged.localCheckpoint(eager=True)
 
@@ -583,6 +641,10 @@ def aggregate_windows(spark, request, rows, window, watermark):
         if a["kind"] == "avg":
             n = F.col(f"__ebb_p{i}_count")
             value = F.when(n != 0, F.col(f"__ebb_p{i}_sum").cast("double") / n)
+        elif a["kind"].endswith("_distinct"):
+            name = parts_of(a["kind"], i)[0][0]
+            element = next(c["type"] for c in table.columns if c["name"] == name).strip().upper()[:-2]
+            value = distinct_final(a["kind"], F.col(name), element)
         else:
             value = F.col(parts_of(a["kind"], i)[0][0])
         finals.append(value.alias(aggregate_column(i)))

@@ -9,7 +9,10 @@ import { exceeds, halved, tighter, type BatchBound, type BatchSize } from "./bat
  * decided from the checkpoint alone (pure):
  *
  * - committed: the table already holds its txn (a crash after step 4): resume it, whatever its size;
- * - failed for size (`oversized`): plan it again in halves (batch-size.ts), the halved bound learned
+ * - failed for size (`oversized`) on DuckDB where Spark may take it (`pipelines.engine: auto` with
+ *   Spark configured: `spark`, the bound the flow's own options set): plan it again whole, for Spark,
+ *   once; the batch records why (`outgrewDuckDb`), so it and its halves stay on Spark;
+ * - failed for size otherwise: plan it again in halves (batch-size.ts), the halved bound learned
  *   by the batches after it; one that cannot be halved is too large;
  * - larger than the flow's bound now allows (the bound was lowered since it was planned): plan it
  *   again within the bound;
@@ -28,6 +31,8 @@ export type PendingDecision =
       /** The bound the flow keeps for the batches after it. */
       readonly learned?: BatchBound;
       readonly reason: string;
+      /** The new batch runs on Spark: DuckDB failed for its size (the size failure's reason). */
+      readonly outgrewDuckDb?: string;
     }
   | { readonly kind: "too-large"; readonly size: BatchSize | undefined; readonly reason: string };
 
@@ -36,10 +41,20 @@ export function decidePending(
   bound: BatchBound,
   learned: BatchBound | undefined,
   committed: boolean,
+  spark?: BatchBound,
 ): PendingDecision {
   if (committed) return { kind: "resume" };
   const size = pending.size as BatchSize | undefined;
   if (pending.oversized !== undefined) {
+    const onSpark = pending.outgrewDuckDb;
+    if (spark && onSpark === undefined)
+      return {
+        kind: "replan",
+        from: size ?? {},
+        bound: spark,
+        reason: `it failed for its size on DuckDB (${pending.oversized}); planned again whole, for the Spark engine (pipelines.engine auto)`,
+        outgrewDuckDb: pending.oversized,
+      };
     const half = size && halved(size);
     if (!half) return { kind: "too-large", size, reason: pending.oversized };
     const kept = tighter(learned, half);
@@ -49,6 +64,7 @@ export function decidePending(
       bound: tighter(bound, kept),
       learned: kept,
       reason: pending.oversized,
+      ...(onSpark !== undefined ? { outgrewDuckDb: onSpark } : {}),
     };
   }
   if (size && exceeds(size, bound))

@@ -60,7 +60,12 @@ import { DELETE_MARK } from "./auto-cdc/cdc-statements.ts";
 import { isStatefulFlow, runStatefulOperators, type StateProgress } from "./stateful/stateful-batch.ts";
 import { applyExpectations, type DataQuality, type ExpectationTarget } from "./expectations.ts";
 import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
-import { mayRunOnSpark, chooseEngine, type EngineQuestion } from "./spark/engine-choice.ts";
+import {
+  mayRunOnSpark,
+  chooseEngine,
+  outgrownBatchGoesToSpark,
+  type EngineQuestion,
+} from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
 import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
@@ -192,12 +197,21 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   const whole = mayRunOnSpark(engineQuestion(run))
     ? optionBound(run.flow.source, options, Number.MAX_SAFE_INTEGER)
     : undefined;
-  if (pending && whole && batchEngine(run, pending.size as BatchSize | undefined) === "spark")
+  const pendingEngine =
+    pending && whole
+      ? batchEngine(run, pending.size as BatchSize | undefined, pending.outgrewDuckDb)
+      : "duckdb";
+  if (pending && pendingEngine === "spark")
     bound = tighter(whole, pending.oversized !== undefined ? learned : undefined);
   let replan: Extract<PendingDecision, { kind: "replan" }> | undefined;
   if (pending && mayReplan(pending, bound)) {
     const committed = await tableHoldsTxn(run, flowAppId(ref), pending.seq);
-    const decision = decidePending(pending, bound, learned, committed);
+    // Under `auto`, a batch DuckDB failed for its size goes to Spark whole, once (batch-replan.ts).
+    const toSpark =
+      whole && run.spark && pendingEngine === "duckdb" && outgrownBatchGoesToSpark(engineQuestion(run))
+        ? whole
+        : undefined;
+    const decision = decidePending(pending, bound, learned, committed, toSpark);
     if (decision.kind === "too-large") throw tooLarge(run, pending, decision.size, decision.reason);
     if (decision.kind === "replan") {
       replan = decision;
@@ -207,6 +221,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
   }
   const replaced = replan ? pending : undefined;
   if (replan) pending = undefined;
+  const outgrewDuckDb = pending ? pending.outgrewDuckDb : replan?.outgrewDuckDb;
 
   // Opened on first use: a flow that has caught up never needs one.
   let opening: Promise<Sandbox> | undefined;
@@ -289,6 +304,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         ...(planned.size ? { size: { ...planned.size } } : {}),
         ...(learned ? { learnedBound: { ...learned } } : {}),
         ...(replayUntil ? { replayUntil } : {}),
+        ...(outgrewDuckDb !== undefined ? { outgrewDuckDb } : {}),
       });
       if (result.outcome === "fenced")
         throw fencedOut(run.updateId, `planning flow "${run.flow.name}"'s next batch`, result);
@@ -316,7 +332,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       await crash("after-plan", seq);
     }
 
-    const engine = batchEngine(run, plannedSize);
+    const engine = batchEngine(run, plannedSize, outgrewDuckDb);
     const committed = await markingSizeFailures<BatchWork>(run, ref, seq, () =>
       engine === "spark"
         ? sparkReadAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source)
@@ -509,8 +525,12 @@ function fits(size: BatchSize | undefined, bound: BatchBound): boolean {
 }
 
 /** The engine batch `seq` runs on (spark/engine-choice.ts); a refusal is the batch's error. */
-function batchEngine(run: FlowRun, size: BatchSize | undefined): BatchEngine {
-  const choice = chooseEngine({ ...engineQuestion(run), size });
+function batchEngine(run: FlowRun, size: BatchSize | undefined, outgrewDuckDb?: string): BatchEngine {
+  const choice = chooseEngine({
+    ...engineQuestion(run),
+    size,
+    ...(outgrewDuckDb !== undefined ? { outgrewDuckDb } : {}),
+  });
   if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason);
   if (choice.engine === "spark" && !run.spark) throw new SparkEngineNotConfiguredError(run.flow.name);
   return choice.engine;

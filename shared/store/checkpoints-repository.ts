@@ -93,6 +93,12 @@ export interface Checkpoint {
    * offsets), kept by each batch of the replay that is still short of it (engine/replay-frontier.ts).
    */
   readonly replayUntil?: SourceOffsets;
+  /**
+   * Why the batch this one re-plans failed for its size on DuckDB (its function's space, memory or
+   * time ran out): under `pipelines.engine: auto` this batch runs on Spark, whatever its size, and so
+   * do the batches it is halved into should it fail for size there too (engine/batch-replan.ts).
+   */
+  readonly outgrewDuckDb?: string;
 }
 
 /** Named counts of a batch (what the engine measures; plain numbers here). */
@@ -114,6 +120,7 @@ export interface PlanRequest {
   readonly size?: BatchMeasures;
   readonly learnedBound?: BatchMeasures;
   readonly replayUntil?: SourceOffsets;
+  readonly outgrewDuckDb?: string;
   /** The fence: the plan holds only while this is the pipeline's active update. */
   readonly activeUpdateId?: string;
 }

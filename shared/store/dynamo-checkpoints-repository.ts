@@ -68,6 +68,7 @@ const CheckpointItemSchema = z.object({
   learnedBound: BatchMeasuresSchema.optional(),
   oversized: z.string().optional(),
   replayUntilJson: z.string().optional(),
+  outgrewDuckDb: z.string().optional(),
 });
 type CheckpointItem = z.infer<typeof CheckpointItemSchema>;
 
@@ -165,6 +166,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
       ...(planned.size !== undefined ? { batchSize: planned.size } : {}),
       ...(planned.learnedBound !== undefined ? { learnedBound: planned.learnedBound } : {}),
       ...(planned.replayUntil !== undefined ? { replayUntilJson: JSON.stringify(planned.replayUntil) } : {}),
+      ...(planned.outgrewDuckDb !== undefined ? { outgrewDuckDb: planned.outgrewDuckDb } : {}),
       plannedAt: this.now(),
     };
     // Write-ahead: the put holds only if no one has taken this seq, so a seq is planned once; the
@@ -464,6 +466,7 @@ function toItem(checkpoint: Checkpoint): CheckpointItem {
     ...(checkpoint.replayUntil !== undefined
       ? { replayUntilJson: JSON.stringify(checkpoint.replayUntil) }
       : {}),
+    ...(checkpoint.outgrewDuckDb !== undefined ? { outgrewDuckDb: checkpoint.outgrewDuckDb } : {}),
   };
 }
 
@@ -486,5 +489,6 @@ function toCheckpoint(item: CheckpointItem): Checkpoint {
     ...(item.replayUntilJson !== undefined
       ? { replayUntil: OffsetsSchema.parse(JSON.parse(item.replayUntilJson)) }
       : {}),
+    ...(item.outgrewDuckDb !== undefined ? { outgrewDuckDb: item.outgrewDuckDb } : {}),
   };
 }

@@ -75,6 +75,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
       ...(request.size !== undefined ? { size: { ...request.size } } : {}),
       ...(request.learnedBound !== undefined ? { learnedBound: { ...request.learnedBound } } : {}),
       ...(request.replayUntil !== undefined ? { replayUntil: structuredClone(request.replayUntil) } : {}),
+      ...(request.outgrewDuckDb !== undefined ? { outgrewDuckDb: request.outgrewDuckDb } : {}),
       plannedAt: this.now(),
     };
     entry.bySeq.set(seq, checkpoint);

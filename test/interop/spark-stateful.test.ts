@@ -12,8 +12,9 @@ import { twinPipelines, twinStep } from "./twin-pipelines.ts";
  * and replays. After each update both pipelines' tables hold the same rows, and every stateful flow's
  * state version (read through the state reader: its tables, rows and watermark) is the same: the
  * two engines read and write one state layout with one bucket hash (`fib32` for the integer key,
- * `md5-json` for the string key and for a window's start and keys), so a key or an open window one
- * engine remembered is found and continued by the other. The twins: twin-pipelines.ts.
+ * `md5-json` for the string key and for a window's start and keys, a start at a fraction of a second
+ * too), so a key or an open window one engine remembered (with its DISTINCT aggregates' sets of values)
+ * is found and continued by the other. The twins: twin-pipelines.ts.
  */
 
 const definition = (landing: string) => ({
@@ -106,11 +107,45 @@ const definition = (landing: string) => ({
         },
       ],
     },
+    {
+      // DISTINCT aggregates (the window's state keeps each one's sorted set of values, NULL dropped),
+      // one with FILTER, in sliding windows of a sub-second slide: half the windows start at a
+      // fraction of a second (12:01:15.5), a key hashed in its JSON text, which both engines spell
+      // as DuckDB does. A long delay keeps the Spark batch's windows open for the DuckDB batch after.
+      type: "streaming_table",
+      name: "distinct_kinds",
+      flows: [
+        {
+          name: "distinct_windows",
+          source: { type: "auto_loader", path: landing, format: "json", schema: SCHEMA },
+          sql:
+            "SELECT window.start AS start, kind, count(DISTINCT user) AS users, sum(DISTINCT id) AS ids, " +
+            "avg(DISTINCT id) AS mean_id, count(DISTINCT id) FILTER (WHERE user IS NOT NULL) AS known_ids, " +
+            "count(*) AS n FROM source GROUP BY window(ts, '10 minutes', '150500 milliseconds'), kind",
+          watermark: { column: "ts", delay: "30 minutes" },
+        },
+      ],
+    },
   ],
 });
 const SCHEMA = { id: "BIGINT", user: "VARCHAR", ts: "TIMESTAMP", kind: "VARCHAR" };
-const STATEFUL_FLOWS = ["dedup_ids", "dedup_users", "drop_late", "windows_by_user", "windows_by_kind"];
-const TABLES = ["events", "first_by_id", "first_by_user", "on_time", "user_windows", "kind_windows"];
+const STATEFUL_FLOWS = [
+  "dedup_ids",
+  "dedup_users",
+  "drop_late",
+  "windows_by_user",
+  "windows_by_kind",
+  "distinct_windows",
+];
+const TABLES = [
+  "events",
+  "first_by_id",
+  "first_by_user",
+  "on_time",
+  "user_windows",
+  "kind_windows",
+  "distinct_kinds",
+];
 const USERS = ["u1", "u2", "ü/3", "u 4", null];
 const KINDS = ["a", "b/c", "d:e", null];
 

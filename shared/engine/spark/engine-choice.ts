@@ -14,12 +14,12 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
 
 /**
  * Which engine runs a planned batch (pure): the pipeline's `pipelines.engine` (or the update's
- * override), and for `auto` the batch's planned size. A flow the Spark engine cannot run is refused
+ * override), and for `auto` the batch's planned size, or that DuckDB failed it for its size. A flow the Spark engine cannot run is refused
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
  * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL, the
  * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), a watermark and deduplication (over Ebb's
- * state layout; no windowed aggregation or stream-stream join yet), from `auto_loader` files or a
+ * state layout), windowed aggregations (no stream-stream join yet), from `auto_loader` files or a
  * `stream`/`delta` table (not its change feed), failing on malformed records (no quarantine), into a
  * table (partitioned or not), reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
@@ -48,6 +48,11 @@ export interface EngineQuestion {
    * (or, one file, refuse).
    */
   readonly functionBatchBytes?: number;
+  /**
+   * Why DuckDB failed this batch (or the one it re-plans) for its size: under `auto` it runs on
+   * Spark whatever its size (batch-replan.ts).
+   */
+  readonly outgrewDuckDb?: string;
 }
 
 export function chooseEngine(question: EngineQuestion): EngineChoice {
@@ -57,9 +62,21 @@ export function chooseEngine(question: EngineQuestion): EngineChoice {
   if (setting.kind === "fixed" && setting.engine === "duckdb") return { engine: "duckdb" };
   const unsupported = sparkUnsupported(question);
   if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;
-  if (unsupported || !aboveThreshold(setting, question.size, question.functionBatchBytes))
-    return { engine: "duckdb" };
+  if (unsupported) return { engine: "duckdb" };
+  if (question.outgrewDuckDb !== undefined) return { engine: "spark" };
+  if (!aboveThreshold(setting, question.size, question.functionBatchBytes)) return { engine: "duckdb" };
   return { engine: "spark" };
+}
+
+/**
+ * Whether a batch that failed for its size on DuckDB goes to Spark whole (once) rather than being
+ * halved: under `auto` (not an update's own engine) for a flow Spark can run. The caller knows
+ * whether Spark is configured; without it the halving stays.
+ */
+export function outgrownBatchGoesToSpark(question: Omit<EngineQuestion, "size">): boolean {
+  if (question.override) return false;
+  const setting = question.setting ?? DEFAULT_ENGINE;
+  return setting.kind === "auto" && sparkUnsupported(question) === undefined;
 }
 
 /**

@@ -4,7 +4,9 @@ import { sparkStringLiteral } from "../../sql/spark-sql-tokens.ts";
  * A windowed flow's compiled SQL (the plan's `partialSql` and `finalSql`: the user's Spark SQL parsed
  * and rewritten by DuckDB's parser, then printed by it) as Spark SQL text, for the Spark job: DuckDB
  * prints identifiers in double quotes, strings with doubled quotes and `count(*)` as `count_star()`;
- * Spark reads backticks, backslash escapes and `count(*)`. Nothing else changes: what the user wrote
+ * Spark reads backticks, backslash escapes and `count(*)`. A DISTINCT aggregate's partial, the set of
+ * its values (`list(DISTINCT x)`), is Spark's `collect_list(DISTINCT x)` (which skips NULL; the
+ * merge drops it on both engines). Nothing else changes: what the user wrote
  * in Spark's dialect prints back as Spark reads it, and what does not is refused by Spark's analysis
  * (FLOW_NOT_SUPPORTED_ON_SPARK, naming Spark's reason).
  */
@@ -25,10 +27,17 @@ export function sparkTextOfDeparsed(sql: string): string {
       i = j + 1;
       continue;
     }
+    const atWord = !/[\w$.]/.test(sql[i - 1] ?? "");
     const star = /^count_star\(\)/i.exec(sql.slice(i));
-    if (star && !/[\w$]/.test(sql[i - 1] ?? "")) {
+    if (star && atWord) {
       out += "count(*)";
       i += star[0].length;
+      continue;
+    }
+    const set = /^list\(\s*DISTINCT\b/i.exec(sql.slice(i));
+    if (set && atWord) {
+      out += "collect_list(DISTINCT";
+      i += set[0].length;
       continue;
     }
     out += c;

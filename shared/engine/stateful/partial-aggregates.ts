@@ -12,8 +12,12 @@ export interface Part {
 }
 
 const aggregate = (name: string) => (column: string) => `${name}(${column})`;
-/** Sets of distinct values merge into their union (list_distinct also drops NULL, as DISTINCT aggregates do). */
-const union = (column: string) => `list_distinct(flatten(list(${column})))`;
+/**
+ * Sets of distinct values merge into their union (list_distinct also drops NULL, as DISTINCT
+ * aggregates do), sorted: a set is kept as one list whichever engine merged it (the Spark job sorts
+ * with `array_sort`), so the state rows of either engine are equal.
+ */
+const union = (column: string) => `list_sort(list_distinct(flatten(list(${column}))))`;
 
 /** The partial columns of aggregate `i` and how two partials merge (avg: a sum and a count). */
 export function partsOf(kind: AggregateKind, i: number): Part[] {

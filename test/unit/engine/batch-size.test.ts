@@ -46,6 +46,41 @@ describe("batch sizes", () => {
     });
   });
 
+  it("hands a batch DuckDB failed for size to Spark whole, once: one that failed there is halved", () => {
+    const pending = {
+      seq: 4,
+      size: { files: 10, bytes: 100 },
+      oversized: "TEMP_SPACE_EXHAUSTED: disk",
+    } as unknown as Checkpoint;
+    const whole = { maxFiles: 1000, maxBytes: Number.MAX_SAFE_INTEGER };
+    expect(decidePending(pending, { maxBytes: 80 }, { maxBytes: 90 }, false, whole)).toEqual({
+      kind: "replan",
+      from: { files: 10, bytes: 100 },
+      bound: whole,
+      reason:
+        "it failed for its size on DuckDB (TEMP_SPACE_EXHAUSTED: disk); planned again whole, for the Spark engine (pipelines.engine auto)",
+      outgrewDuckDb: "TEMP_SPACE_EXHAUSTED: disk",
+    });
+    // A one-file batch, which DuckDB would refuse as too large, goes to Spark too.
+    const oneFile = { ...pending, size: { files: 1, bytes: 100 } } as Checkpoint;
+    expect(decidePending(oneFile, {}, undefined, false, whole)).toMatchObject({
+      kind: "replan",
+      bound: whole,
+    });
+    // Already handed over: halved on Spark, still marked, never handed over again.
+    const onSpark = { ...pending, outgrewDuckDb: "TEMP_SPACE_EXHAUSTED: disk" } as Checkpoint;
+    expect(decidePending(onSpark, whole, undefined, false, whole)).toEqual({
+      kind: "replan",
+      from: { files: 10, bytes: 100 },
+      bound: { maxFiles: 5, maxBytes: 50 },
+      learned: { maxFiles: 5, maxBytes: 50 },
+      reason: "TEMP_SPACE_EXHAUSTED: disk",
+      outgrewDuckDb: "TEMP_SPACE_EXHAUSTED: disk",
+    });
+    // A batch whose commit landed is finished, whatever the engine.
+    expect(decidePending(pending, {}, undefined, true, whole)).toEqual({ kind: "resume" });
+  });
+
   it("knows a failure for size from one that a smaller batch would meet as well", () => {
     const full = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
     expect(sizeFailureReason(new Error("wrapped", { cause: full }))).toBe(

@@ -3,7 +3,11 @@ import type {
   PipelineDefinition,
   StreamingTableDefinition,
 } from "../../../shared/pipeline/definition-schema.ts";
-import { chooseEngine, mayRunOnSpark } from "../../../shared/engine/spark/engine-choice.ts";
+import {
+  chooseEngine,
+  mayRunOnSpark,
+  outgrownBatchGoesToSpark,
+} from "../../../shared/engine/spark/engine-choice.ts";
 import type { EngineSetting } from "../../../shared/pipeline/pipeline-settings.ts";
 import type { FlowPlan } from "../../../shared/pipeline/plan/index.ts";
 
@@ -41,15 +45,15 @@ describe("the engine a batch runs on", () => {
     expect(ask(dataset(), dedup)).toEqual({ kind: "fixed", engine: "spark" });
   });
 
-  it("refuses Spark for a window's DISTINCT aggregate and stream-stream joins, naming them", () => {
-    const windowed = ask(dataset(), {
-      kind: "windowed",
-      window: { sizeMicros: 60_000_000, slideMicros: 60_000_000 },
-      aggregates: [{ kind: "count_distinct", sql: "count(DISTINCT user_id)" }],
-    } as unknown as FlowPlan);
-    expect("reason" in windowed ? windowed.reason : "").toContain(
-      "a DISTINCT aggregate of a window (count(DISTINCT user_id))",
-    );
+  it("runs a window's DISTINCT aggregates and sub-second windows on Spark; refuses stream-stream joins, naming them", () => {
+    const windowed = (sizeMicros: number, slideMicros: number) =>
+      ask(dataset(), {
+        kind: "windowed",
+        window: { sizeMicros, slideMicros },
+        aggregates: [{ kind: "count_distinct", sql: "count(DISTINCT user_id)" }],
+      } as unknown as FlowPlan);
+    expect(windowed(60_000_000, 60_000_000)).toEqual({ kind: "fixed", engine: "spark" });
+    expect(windowed(1_500_000, 500_000)).toEqual({ kind: "fixed", engine: "spark" });
     const joined = ask(dataset(), { kind: "join" } as FlowPlan);
     expect("reason" in joined ? joined.reason : "").toContain("stream-stream joins");
   });
@@ -117,6 +121,32 @@ describe("the engine a batch runs on", () => {
       const setting = { kind: "auto", minBytes: 512 * MB } as const;
       expect(autoAsk(setting, 512 * MB - 1)).toEqual({ engine: "duckdb", whole: true });
       expect(autoAsk(setting, 512 * MB)).toEqual({ engine: "spark", whole: true });
+    });
+
+    it("hands Spark a batch DuckDB failed for its size whatever its size, under auto only", () => {
+      const question = {
+        setting: { kind: "auto", minBytes: 512 * MB } as const,
+        pipeline: { datasets: [table] } as PipelineDefinition,
+        dataset: table,
+        flow,
+        readsDatasets: false,
+        size: { files: 1, bytes: MB },
+        outgrewDuckDb: "TEMP_SPACE_EXHAUSTED: disk",
+      };
+      expect(chooseEngine(question)).toEqual({ engine: "spark" });
+      expect(outgrownBatchGoesToSpark(question)).toBe(true);
+      // The update's own engine, or a fixed duckdb, keeps the halving on DuckDB.
+      expect(outgrownBatchGoesToSpark({ ...question, override: "duckdb" })).toBe(false);
+      expect(outgrownBatchGoesToSpark({ ...question, setting: { kind: "fixed", engine: "duckdb" } })).toBe(
+        false,
+      );
+      expect(chooseEngine({ ...question, setting: { kind: "fixed", engine: "duckdb" } })).toEqual({
+        engine: "duckdb",
+      });
+      // A flow Spark cannot run stays on DuckDB.
+      const joined = { ...question, plan: { kind: "join" } as FlowPlan };
+      expect(outgrownBatchGoesToSpark(joined)).toBe(false);
+      expect(chooseEngine(joined)).toEqual({ engine: "duckdb" });
     });
 
     it("plans whole only where Spark may run the batch: not under the update's duckdb, nor for a flow Spark cannot run", () => {

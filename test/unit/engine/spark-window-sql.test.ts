@@ -19,5 +19,13 @@ describe("a windowed flow's compiled SQL for Spark", () => {
     expect(
       sparkTextOfDeparsed(`SELECT __ebb_window."start" AS "a""b", x AS "c\`d", my_count_star() FROM t`),
     ).toBe('SELECT __ebb_window.`start` AS `a"b`, x AS `c``d`, my_count_star() FROM t');
+    // A DISTINCT aggregate's set of values.
+    expect(
+      sparkTextOfDeparsed(
+        `SELECT list(DISTINCT "user") FILTER (WHERE (id > 1)) AS __ebb_p0_set, my_list(DISTINCT x), list(x) FROM t`,
+      ),
+    ).toBe(
+      "SELECT collect_list(DISTINCT `user`) FILTER (WHERE (id > 1)) AS __ebb_p0_set, my_list(DISTINCT x), list(x) FROM t",
+    );
   });
 });
