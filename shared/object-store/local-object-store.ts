@@ -133,19 +133,28 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
-    if (prefix !== "") assertValidKey(prefix.endsWith("/") ? prefix.slice(0, -1) || "." : prefix);
-    const after = options.pageToken ?? options.startAfter;
-    // Walk from the deepest folder the prefix names; its last segment may be a partial name.
-    const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : "";
-    const keys = (await this.#walk(folder, prefix, after))
-      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
-      .sort(compareKeys);
+    const keys = await this.#keys(prefix, options.pageToken ?? options.startAfter);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     const page = keys.slice(0, pageSize);
     // Many stats in flight: one after another, a page of 1,000 waited on 1,000 round trips to the file system.
     const infos = await mapInParallel(page, IO_CONCURRENCY, (key) => this.head(key));
     const objects = infos.filter((info): info is ObjectInfo => info !== undefined);
     return keys.length > pageSize ? { objects, nextPageToken: page[page.length - 1]! } : { objects };
+  }
+
+  /** The walk alone: no `stat` per key, as `list` makes for each key of its page. */
+  listKeys(prefix: string): Promise<string[]> {
+    return this.#keys(prefix, undefined);
+  }
+
+  /** The keys under `prefix` after `after`, ascending. */
+  async #keys(prefix: string, after: string | undefined): Promise<string[]> {
+    if (prefix !== "") assertValidKey(prefix.endsWith("/") ? prefix.slice(0, -1) || "." : prefix);
+    // Walk from the deepest folder the prefix names; its last segment may be a partial name.
+    const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : "";
+    return (await this.#walk(folder, prefix, after))
+      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
+      .sort(compareKeys);
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
