@@ -205,6 +205,13 @@ export async function run(): Promise<void> {
     console.log(`peers: skipped, no deltalake at ${venvPython} (run: bash test/interop/setup.sh)`);
     return;
   }
+  // Building the tables takes minutes on a loaded host, with nothing printed meanwhile: say so, or
+  // the pipeline's table looks like the whole output.
+  console.log(
+    `tables: building a ${COMMITS.toLocaleString("en")}-commit table and a ${VACUUM_FILES.toLocaleString("en")}-file one, then timing Ebb and delta-rs (load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")})…`,
+  );
   const dir = await mkdtemp(path.join(tmpdir(), "ebb-peers-"));
   const duck = await DuckSession.open();
   try {
@@ -225,6 +232,11 @@ export async function run(): Promise<void> {
         `| ${LABELS[key]} | ${pair(e)} | ${pair(r)} | ${(e.median / r.median).toFixed(2)}x | ${(e.fastest / r.fastest).toFixed(2)}x |`,
       );
     }
+    console.log(
+      `(load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")})`,
+    );
   } finally {
     duck.close();
     await rm(dir, { recursive: true, force: true });

@@ -20,7 +20,16 @@ if (process.argv[2] === ONE_FILE) {
   const name = process.argv[3] ?? "";
   const module = (await import(pathToFileURL(path.join(here, name)).href)) as { run?: () => Promise<void> };
   if (typeof module.run !== "function") throw new Error(`${name} does not export run()`);
+  // A run() whose pending work nothing keeps alive (an unref'd timer, a native call that never calls
+  // back) ends the process mid-run, with no error of its own: say so instead of ending quietly.
+  let finished = false;
+  process.on("exit", (code) => {
+    if (finished) return;
+    console.error(`${name}: the process ended (exit code ${code}) before its run() finished`);
+    process.exitCode = code === 0 ? 1 : code;
+  });
   await module.run();
+  finished = true;
 } else {
   const filters = process.argv.slice(2);
   const files = (await readdir(here))
@@ -37,7 +46,12 @@ if (process.argv[2] === ONE_FILE) {
         stdio: "inherit",
       },
     );
-    if (child.status !== 0) failed += 1;
+    if (child.status !== 0) {
+      failed += 1;
+      // A child killed by a signal (the kernel's out-of-memory killer, a timeout) prints nothing itself.
+      const how = child.signal ? `was killed by ${child.signal}` : `exited with code ${String(child.status)}`;
+      console.error(`${name} ${how}${child.error ? ` (${child.error.message})` : ""}`);
+    }
   }
   if (failed > 0) {
     console.error(`\n${failed} of ${files.length} benchmarks failed`);

@@ -75,7 +75,7 @@ export { beginTransaction, commitTransaction, type TransactionOutcome } from "./
 export { prepareWrite } from "./operations/write-operation.ts";
 export { prepareMerge, type MergeSpec } from "./operations/merge-operation.ts";
 export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";
-export type { VacuumPlan } from "./operations/vacuum.ts";
+export { isVacuumable, type VacuumPlan } from "./operations/vacuum.ts";
 export type { OptimizePlan } from "./operations/optimize.ts";
 export { TABLE_PROPERTY } from "./table/table-properties.ts";
 export { tablePropertiesError } from "./table/protocol-properties.ts";

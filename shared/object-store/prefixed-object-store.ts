@@ -27,6 +27,12 @@ export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
       });
       return { ...page, objects: page.objects.map(strip) };
     },
+    ...(inner.listKeys
+      ? {
+          listKeys: async (listPrefix: string) =>
+            (await inner.listKeys!(prefix + listPrefix)).map((key) => key.slice(prefix.length)),
+        }
+      : {}),
     async head(key) {
       const info = await inner.head(prefix + key);
       return info && strip(info);

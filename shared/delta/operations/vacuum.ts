@@ -6,7 +6,8 @@ import { assertWritable } from "../table/writer-features.ts";
 import type { Snapshot } from "../read/snapshot.ts";
 import { CHANGE_DATA_DIR } from "../log/data-file-paths.ts";
 import { tableProperties } from "../table/table-properties.ts";
-import { listAll, type ObjectInfo, type ObjectStore } from "../../object-store/object-store.ts";
+import { mapInParallel } from "../../object-store/map-in-parallel.ts";
+import { listKeys, type ObjectInfo, type ObjectStore } from "../../object-store/object-store.ts";
 
 /**
  * VACUUM: delete files the table no longer needs.
@@ -57,15 +58,53 @@ export function effectiveRetentionMs(latest: Snapshot, options: Omit<VacuumOptio
   return retention;
 }
 
-/**
- * Plans a vacuum of `listing` (every object under the root) against the latest snapshot, its
- * tombstones (`snapshotTombstones`) and the protected snapshots.
- */
-export function planVacuum(
+/** The keys VACUUM weighs: every listed one but the log's and hidden files and those a version still needs. */
+export interface VacuumCandidates {
+  /** Keys kept only because a protected version references them. */
+  readonly protected: number;
+  /** Unreferenced keys, each with its tombstone where the latest snapshot has one. */
+  readonly unreferenced: readonly { readonly key: string; readonly tombstone?: RemoveFile }[];
+}
+
+/** Sorts `keys` (every key under the root) into the protected and the unreferenced. */
+export function vacuumCandidates(
   latest: Snapshot,
   tombstones: ReadonlyMap<string, RemoveFile>,
   protectedSnapshots: readonly Snapshot[],
-  listing: Iterable<ObjectInfo>,
+  keys: Iterable<string>,
+): VacuumCandidates {
+  const protectedKeys = new Set(protectedSnapshots.flatMap((snapshot) => [...snapshot.files.keys()]));
+  const unreferenced: { key: string; tombstone?: RemoveFile }[] = [];
+  let filesProtected = 0;
+  for (const key of keys) {
+    if (!isVacuumable(key) || latest.files.has(key)) continue;
+    if (protectedKeys.has(key)) filesProtected += 1;
+    else {
+      const tombstone = tombstones.get(key);
+      unreferenced.push(tombstone ? { key, tombstone } : { key });
+    }
+  }
+  return { protected: filesProtected, unreferenced };
+}
+
+/**
+ * Whether planning needs the object's own metadata (a `head`) for an unreferenced key: its
+ * modification time where no tombstone gives when it was removed (an untracked file), its size
+ * where the tombstone does not give it.
+ */
+export function needsObjectInfo(tombstone: RemoveFile | undefined): boolean {
+  return typeof tombstone?.deletionTimestamp !== "number" || typeof tombstone.size !== "number";
+}
+
+/**
+ * Plans a vacuum of the candidates, given the object metadata of each unreferenced key
+ * `needsObjectInfo` asks it for (`infos`; a key missing there was deleted since the listing, and
+ * stays deleted).
+ */
+export function planVacuum(
+  latest: Snapshot,
+  candidates: VacuumCandidates,
+  infos: ReadonlyMap<string, Pick<ObjectInfo, "size" | "lastModified">>,
   options: VacuumOptions,
 ): VacuumPlan {
   // PROTOCOL.md "Writer Requirements for Vacuum Protocol Check": VACUUM is a write; a table whose
@@ -73,20 +112,18 @@ export function planVacuum(
   assertWritable(latest.protocol, latest.metadata);
   const retentionMs = effectiveRetentionMs(latest, options);
   const cutoff = options.now - retentionMs;
-  const protectedKeys = new Set(protectedSnapshots.flatMap((snapshot) => [...snapshot.files.keys()]));
   const filesToDelete: { key: string; size: number }[] = [];
   let filesWithinRetention = 0;
-  let filesProtected = 0;
-  for (const object of listing) {
-    if (!isVacuumable(object.key) || latest.files.has(object.key)) continue;
-    if (protectedKeys.has(object.key)) {
-      filesProtected += 1;
-      continue;
-    }
-    const lastNeeded = tombstones.get(object.key)?.deletionTimestamp ?? object.lastModified;
-    if (lastNeeded < cutoff) filesToDelete.push({ key: object.key, size: object.size });
+  for (const { key, tombstone } of candidates.unreferenced) {
+    const info = infos.get(key);
+    if (needsObjectInfo(tombstone) && !info) continue;
+    const lastNeeded =
+      typeof tombstone?.deletionTimestamp === "number" ? tombstone.deletionTimestamp : info!.lastModified;
+    const size = typeof tombstone?.size === "number" ? tombstone.size : info!.size;
+    if (lastNeeded < cutoff) filesToDelete.push({ key, size });
     else filesWithinRetention += 1;
   }
+  const filesProtected = candidates.protected;
   return {
     version: latest.version,
     retentionMs,
@@ -131,10 +168,27 @@ export async function dryRunVacuum(
   options: VacuumOptions,
 ): Promise<VacuumPlan> {
   effectiveRetentionMs(latest, options); // fail before listing
-  const listing: ObjectInfo[] = [];
-  for await (const object of listAll(store, "")) listing.push(object);
-  return planVacuum(latest, await snapshotTombstones(latest), protectedSnapshots, listing, options);
+  const listing = await listKeys(store, "");
+  const candidates = vacuumCandidates(
+    latest,
+    await snapshotTombstones(latest),
+    protectedSnapshots,
+    listing.map((listed) => listed.key),
+  );
+  // Only the unreferenced files the log says too little of are `head`ed, and only where the
+  // listing did not carry their metadata (a local folder's keys-only walk).
+  const listed = new Map(listing.flatMap((l) => (l.info ? [[l.key, l.info] as const] : [])));
+  const wanted = candidates.unreferenced.filter(({ tombstone }) => needsObjectInfo(tombstone));
+  const infos = new Map<string, ObjectInfo>();
+  await mapInParallel(wanted, HEAD_CONCURRENCY, async ({ key }) => {
+    const info = listed.get(key) ?? (await store.head(key));
+    if (info) infos.set(key, info);
+  });
+  return planVacuum(latest, candidates, infos, options);
 }
+
+/** `head`s in flight at once (S3 requests, or a local folder's `stat`s). */
+const HEAD_CONCURRENCY = 32;
 
 const DELETE_BATCH = 1000;
 

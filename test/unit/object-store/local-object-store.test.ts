@@ -25,6 +25,24 @@ afterAll(async () => {
 objectStoreContract("LocalObjectStore", freshStore);
 
 describe("LocalObjectStore on disk", () => {
+  it("lists keys alone (listKeys) as its pages list them, through a prefixed view too", async () => {
+    const store = await freshStore();
+    const body = new TextEncoder().encode("x");
+    for (const key of [
+      "t/b/2.parquet",
+      "t/a=1/1.parquet",
+      "t/_delta_log/0.json",
+      "u/3.parquet",
+      "t/a=1/0.parquet",
+    ])
+      await store.put(key, body);
+    const listed = (await listAllKeys(store, "t/")).map((o) => o.key);
+    expect(await store.listKeys("t/")).toEqual(listed);
+    expect(listed).toHaveLength(4);
+    expect(await withPrefix(store, "t/").listKeys!("")).toEqual(listed.map((k) => k.slice(2)));
+    expect(await store.listKeys("t/a")).toEqual(["t/a=1/0.parquet", "t/a=1/1.parquet"]);
+  });
+
   it("maps keys to files under its root and leaves no temporary files behind", async () => {
     const store = await freshStore();
     await store.put("a/b/c.json", new TextEncoder().encode("{}"));
