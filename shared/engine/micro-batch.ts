@@ -553,6 +553,7 @@ async function sparkReadAndCommit(
     return { ...held, loaded: { rowsIn: 0, badRecords: 0, skippedRestores: [] } };
   }
   const input = await source.plannedInput(startOffset, endOffset);
+  const joinedInput = await source.plannedJoinedInput?.(startOffset, endOffset);
   const fence = updateFence(run.updateId, run.isActive, run.session.signal);
   const beforeCommit = async () => {
     await crash("after-data-files", seq);
@@ -566,6 +567,7 @@ async function sparkReadAndCommit(
     seq,
     txn,
     input,
+    joinedInput,
     expectations: run.dataset.expectations,
     catalog: run.catalog,
     spark: run.spark!,

@@ -18,8 +18,8 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
  * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL, the
- * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), a watermark and deduplication (over Ebb's
- * state layout; no windowed aggregation or stream-stream join yet), from `auto_loader` files or a
+ * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), stateful operators (over Ebb's
+ * state layout: spark-stateful-support.ts says which), from `auto_loader` files or a
  * `stream`/`delta` table (not its change feed), failing on malformed records (no quarantine), into a
  * table (partitioned or not), reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
@@ -91,10 +91,9 @@ function aboveThreshold(
 /** Why the Spark engine cannot run this flow, or undefined when it can. */
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
-  // The watermark and deduplication run on Spark over Ebb's state layout (spark-state.ts).
+  // The watermark, deduplication, windows and stream-stream joins run on Spark over Ebb's state layout (spark-state.ts).
   const stateful = question.plan ? sparkStatefulUnsupported(question.plan) : undefined;
   if (stateful) return stateful;
-  if (!question.plan && flow.join) return "stream-stream joins run on DuckDB only, for now";
   const source = flow.source;
   if (source.type === "kafka" || source.type === "kinesis")
     return `${source.type} sources run on DuckDB only, for now`;

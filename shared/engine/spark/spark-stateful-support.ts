@@ -2,8 +2,8 @@ import type { FlowPlan } from "../../pipeline/plan/index.ts";
 
 /**
  * Which stateful plans the Spark job runs (functions/spark/ebb_spark_state.py): the watermark,
- * deduplication and windowed aggregations of count, sum, min, max and avg; DISTINCT aggregates of a
- * window and stream-stream joins stay on DuckDB for now. Pure: the engine choice asks it before a
+ * deduplication, windowed aggregations of count, sum, min, max and avg, and stream-stream joins
+ * (functions/spark/ebb_spark_join.py); DISTINCT aggregates of a window stay on DuckDB for now. Pure: the engine choice asks it before a
  * batch, the Spark batch again before its job.
  */
 export function sparkStatefulUnsupported(plan: FlowPlan): string | undefined {
@@ -15,6 +15,5 @@ export function sparkStatefulUnsupported(plan: FlowPlan): string | undefined {
       return "a window whose size or slide is not a whole number of seconds runs on DuckDB only, for now";
     return undefined;
   }
-  if (plan.kind === "join") return "stream-stream joins run on DuckDB only, for now";
   return undefined;
 }
