@@ -35,10 +35,10 @@ import {
 import type { SparkJobs } from "./spark-jobs.ts";
 
 /**
- * A stateful flow's batch on Spark (functions/spark/ebb_spark_state.py): the watermark and
- * deduplication, over the same state versions the DuckDB engine reads and writes
- * (stateful-batch.ts), so a flow can switch engines between batches and a rewind across a switch
- * restores the state as any rewind does.
+ * A stateful flow's batch on Spark (functions/spark/ebb_spark_state.py, and ebb_spark_join.py for a
+ * stream-stream join): the watermark, deduplication, windows and joins, over the same state versions
+ * the DuckDB engine reads and writes (stateful-batch.ts), so a flow can switch engines between
+ * batches and a rewind across a switch restores the state as any rewind does.
  *
  * 1. `prepareSparkState`: open the parent version (checked against the flow's operators, as on
  *    DuckDB) and describe it to the job: the watermark it left, the dedup table's buckets and files,
