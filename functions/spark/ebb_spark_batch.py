@@ -280,11 +280,18 @@ def run_batch(spark, request):
     spark.sparkContext.setJobGroup(f"ebb-{request['flow']}-{request['txn']['version']}", request["flow"])
     source = load_source(spark, request["input"], ordered=request.get("state") is not None)
     state = None
+    # A stream-stream join's second stream, numbered as `source` is (ebb_spark_join.py).
+    joined = load_source(spark, request["joinedInput"], ordered=True) if request.get("joinedInput") else None
     if request.get("state"):
         import ebb_spark_state
 
         try:
-            kept, state = ebb_spark_state.apply(spark, request, source)
+            if request["state"].get("join"):
+                import ebb_spark_join
+
+                kept, state = ebb_spark_join.apply(spark, request, source, joined)
+            else:
+                kept, state = ebb_spark_state.apply(spark, request, source)
         except ebb_spark_state.StateFailure as error:
             raise BatchFailure(error.kind, str(error)) from error
         kept.createOrReplaceTempView("source")
@@ -313,7 +320,7 @@ def run_batch(spark, request):
         flagged.unpersist()
     data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])
     files = file_stats(spark, staged_uri, data_schema)
-    rows_in = source.count()
+    rows_in = source.count() + (joined.count() if joined is not None else 0)
     manifest = {
         "version": MANIFEST_VERSION,
         "status": "succeeded",

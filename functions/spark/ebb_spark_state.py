@@ -154,6 +154,15 @@ def spark_schema(columns):
     return StructType(fields)
 
 
+def mul32(a, b):
+    """The low 32 bits of a * b (a a column below 2^32, b a constant below 2^32), with no long
+    overflow: ANSI mode fails a product past 2^63. By a's 16-bit halves: each product stays below 2^48."""
+    from pyspark.sql import functions as F
+
+    high = F.shiftleft((F.shiftright(a, 16) * F.lit(b)).bitwiseAND(F.lit(0xFFFF)), 16)
+    return (a.bitwiseAND(F.lit(0xFFFF)) * F.lit(b) + high).bitwiseAND(F.lit(LOW32))
+
+
 def bucket_column(hash_name, key, buckets):
     """The bucket of a row (shared/state/bucket-hash.ts), as a Spark column over its key columns."""
     from pyspark.sql import functions as F
@@ -164,10 +173,7 @@ def bucket_column(hash_name, key, buckets):
             v = F.coalesce(F.col(quote(c["name"])).cast("long"), F.lit(0).cast("long"))
             hi = F.shiftright(v, 32).bitwiseAND(F.lit(LOW32))
             lo = v.bitwiseAND(F.lit(LOW32))
-            # A product of two numbers below 2^32 wraps in a long; its low 32 bits are exact.
-            h = ((h.bitwiseXOR(hi) * F.lit(MIX_HI)).bitwiseAND(F.lit(LOW32)).bitwiseXOR(lo) * F.lit(MIX_LO)).bitwiseAND(
-                F.lit(LOW32)
-            )
+            h = mul32(mul32(h.bitwiseXOR(hi), MIX_HI).bitwiseXOR(lo), MIX_LO)
         return F.shiftright(h * F.lit(buckets), 32).cast("int")
     if hash_name == "md5-json":
         options = {"ignoreNullFields": "false"}

@@ -95,6 +95,8 @@ export interface FlowSource {
    * Spark engine); absent for sources only DuckDB reads (Kafka, Kinesis, joins).
    */
   readonly plannedInput?: (start: SourceOffset | undefined, end: SourceOffset) => Promise<PlannedInput>;
+  /** A stream-stream join's second stream's planned input, as `plannedInput` names `source`'s. */
+  readonly plannedJoinedInput?: (start: SourceOffset | undefined, end: SourceOffset) => Promise<PlannedInput>;
   /**
    * Which of a batch's records the flow had read before a rewind moved it back (replay-frontier.ts),
    * for sources whose positions say so: auto_loader (by file) and Kafka (by offset). Absent: not
@@ -196,7 +198,14 @@ function joinedSource(main: FlowSource, joined: FlowSource): FlowSource {
       );
     return offset;
   };
+  const planned = (side: FlowSource, part: "source" | "joined"): FlowSource["plannedInput"] => {
+    const input = side.plannedInput;
+    return input && ((start, end) => input(asJoin(start)?.[part], asJoin(end)![part]));
+  };
+  const plannedInput = planned(main, "source");
+  const plannedJoinedInput = planned(joined, "joined");
   return {
+    ...(plannedInput && plannedJoinedInput ? { plannedInput, plannedJoinedInput } : {}),
     async plan(start, seq) {
       const from = asJoin(start);
       const [left, right] = [await main.plan(from?.source, seq), await joined.plan(from?.joined, seq)];

@@ -513,7 +513,6 @@ function engineQuestion(run: FlowRun): Omit<EngineQuestion, "size"> {
     dataset: run.dataset,
     flow: run.flow,
     readsDatasets: run.catalog.snapshotReads(run.dataset.name, run.flow.name).length > 0,
-    plan: run.catalog.flowPlan(run.flow.name),
     functionBatchBytes: run.defaultBatchBytes ?? defaultBatchBytes(),
   };
 }
@@ -574,6 +573,7 @@ async function sparkReadAndCommit(
     return { ...held, loaded: { rowsIn: 0, badRecords: 0, skippedRestores: [] } };
   }
   const input = await source.plannedInput(startOffset, endOffset);
+  const joinedInput = await source.plannedJoinedInput?.(startOffset, endOffset);
   const fence = updateFence(run.updateId, run.isActive, run.session.signal);
   const beforeCommit = async () => {
     await crash("after-data-files", seq);
@@ -587,6 +587,7 @@ async function sparkReadAndCommit(
     seq,
     txn,
     input,
+    joinedInput,
     expectations: run.dataset.expectations,
     catalog: run.catalog,
     spark: run.spark!,

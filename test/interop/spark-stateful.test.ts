@@ -224,4 +224,183 @@ describe.skipIf(!sparkEngineReady)("stateful flows and partitioned tables on the
       { numRuns: Number(process.env["EBB_SPARK_STATEFUL_RUNS"] ?? 1), endOnFailure: true },
     );
   }, 1_500_000);
+
+  it("gives the same tables, join state and join figures as DuckDB alone for stream-stream joins, batches alternating engines, across a rewind over a switch", async () => {
+    const row: fc.Arbitrary<JoinRow> = fc.record({
+      kind: fc.constantFrom("click" as const, "imp" as const),
+      ad: fc.constantFrom(1, 2, 3, null),
+      // Mostly moving forward with the file, some far behind (late on either side), some without a time.
+      minute: fc.option(fc.integer({ min: -70, max: 25 }), { freq: 8 }),
+    });
+    const pair: JoinRow[] = [
+      { kind: "imp", ad: 1, minute: 0 },
+      { kind: "click", ad: 1, minute: 5 },
+      { kind: "click", ad: 2, minute: 6 },
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(twinStep(fc.array(row, { minLength: 1, maxLength: 5 })), { minLength: 0, maxLength: 2 }),
+        async (steps) => {
+          // What the joins did (DuckDB's count, the mixed twin's equal): pairs, LEFT OUTER rows, late rows.
+          const seen = { pairs: 0, outer: 0, late: 0 };
+          await twins.play(
+            {
+              catalog: "spark_join",
+              name: "spark joins",
+              definition: joinDefinition,
+              tables: JOIN_TABLES,
+              lines: (rows, file) => {
+                const base = Date.UTC(2026, 0, 1, 12) + file * 10 * 60_000;
+                return rows.map((r, i) =>
+                  JSON.stringify({
+                    kind: r.kind,
+                    id: file * 100 + i,
+                    ad_id: r.ad,
+                    ts:
+                      r.minute === null
+                        ? null
+                        : new Date(base + r.minute * 60_000).toISOString().slice(0, 19),
+                  }),
+                );
+              },
+              check: async ({ duck, mixed }, what) => {
+                for (const flow of JOIN_FLOWS)
+                  expect(await twins.flowState(mixed.id, flow), `${flow}'s state after ${what}`).toEqual(
+                    await twins.flowState(duck.id, flow),
+                  );
+                // Pairs, LEFT OUTER rows and late rows per batch, as each engine counted them.
+                const figures = async (twin: { id: string; update: string }) =>
+                  (await twins.progress(twin.id, twin.update))
+                    .flatMap((p) => {
+                      const operators = (p as { state_operators?: Record<string, unknown> }).state_operators;
+                      if (!JOIN_FLOWS.includes(p.flow ?? "") || !operators) return [];
+                      const { state_version: _, state_bytes: __, ...counts } = operators;
+                      return [{ flow: p.flow, ...counts }];
+                    })
+                    // The two join flows run side by side: their events interleave either way.
+                    .sort((a, b) => (a.flow ?? "").localeCompare(b.flow ?? ""));
+                const counted = await figures(duck);
+                expect(await figures(mixed), `join figures after ${what}`).toEqual(counted);
+                for (const c of counted as Record<string, unknown>[]) {
+                  seen.pairs += Number(c["num_joined_rows"] ?? 0);
+                  seen.outer += Number(c["num_left_outer_rows"] ?? 0);
+                  seen.late += Number(c["num_rows_dropped_by_watermark"] ?? 0);
+                }
+              },
+            },
+            // Batches alternate engines with rows waiting in the state from the other engine; the
+            // rewind goes back over a switch (to the DuckDB batch's point) and replays on Spark.
+            [
+              { kind: "land", rows: pair },
+              { kind: "update", engine: "duckdb" },
+              {
+                kind: "land",
+                rows: [
+                  { kind: "imp", ad: 2, minute: -3 },
+                  { kind: "click", ad: null, minute: 1 },
+                ],
+              },
+              { kind: "update", engine: "spark" },
+              ...steps,
+              {
+                kind: "land",
+                rows: [
+                  { kind: "click", ad: 1, minute: 0 },
+                  { kind: "imp", ad: 3, minute: 0 },
+                ],
+              },
+              { kind: "update", engine: "duckdb" },
+              {
+                kind: "land",
+                rows: [
+                  { kind: "click", ad: 3, minute: 2 },
+                  { kind: "imp", ad: 1, minute: -80 },
+                ],
+              },
+              { kind: "update", engine: "spark" },
+              { kind: "rewind", back: 2, engine: "spark" },
+              // The watermark passes the first rows on Spark: it lets go of rows DuckDB kept (LEFT OUTER
+              // rows written for the unmatched); DuckDB then continues what Spark kept.
+              {
+                kind: "land",
+                rows: [
+                  { kind: "imp", ad: 2, minute: 60 },
+                  { kind: "click", ad: 2, minute: 61 },
+                ],
+              },
+              { kind: "update", engine: "spark" },
+              {
+                kind: "land",
+                rows: [
+                  { kind: "click", ad: 2, minute: 0 },
+                  { kind: "imp", ad: 1, minute: 5 },
+                ],
+              },
+              { kind: "update", engine: "duckdb" },
+            ],
+          );
+          expect(seen.pairs).toBeGreaterThan(0);
+          expect(seen.outer).toBeGreaterThan(0);
+          expect(seen.late).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: Number(process.env["EBB_SPARK_JOIN_RUNS"] ?? 1), endOnFailure: true },
+    );
+  }, 1_500_000);
 });
+
+/**
+ * Stream-stream joins between two streaming tables of the files (one file per batch, so either
+ * engine writes each batch's rows in the file's order and the sides arrive alike): a LEFT OUTER join
+ * (BETWEEN, `INTERVAL 1 HOUR`) and an INNER one (`>=`/`<=`, `INTERVAL '30 minutes'`), NULL keys.
+ */
+const joinDefinition = (landing: string) => {
+  const ingest = (name: string, kind: string) => ({
+    type: "streaming_table",
+    name,
+    flows: [
+      {
+        name: `ingest_${name}`,
+        source: { type: "auto_loader", path: landing, format: "json", schema: JOIN_SCHEMA },
+        sql: `SELECT id, ad_id, ts FROM source WHERE kind = '${kind}'`,
+        options: { max_files_per_batch: 1 },
+      },
+    ],
+  });
+  const joined = (name: string, flow: string, sql: string) => ({
+    type: "streaming_table",
+    name,
+    flows: [
+      {
+        name: flow,
+        source: { type: "stream", dataset: "clicks" },
+        watermark: { column: "ts", delay: "10 minutes" },
+        join: { stream: "impressions", watermark: { column: "ts", delay: "20 minutes" } },
+        sql,
+      },
+    ],
+  });
+  return {
+    datasets: [
+      ingest("clicks", "click"),
+      ingest("impressions", "imp"),
+      joined(
+        "attributed",
+        "attribute",
+        "SELECT c.id AS click_id, c.ad_id, c.ts AS click_ts, i.id AS imp_id, i.ts AS imp_ts FROM source c " +
+          "LEFT JOIN impressions i ON c.ad_id = i.ad_id AND c.ts BETWEEN i.ts AND i.ts + INTERVAL 1 HOUR",
+      ),
+      joined(
+        "matched",
+        "match_inner",
+        "SELECT c.id AS click_id, i.id AS imp_id, c.ts AS click_ts FROM source AS c JOIN impressions AS i " +
+          "ON c.ad_id = i.ad_id AND c.ts >= i.ts - INTERVAL '10 minutes' AND c.ts <= i.ts + INTERVAL '30 minutes'",
+      ),
+    ],
+  };
+};
+const JOIN_SCHEMA = { kind: "VARCHAR", id: "BIGINT", ad_id: "BIGINT", ts: "TIMESTAMP" };
+const JOIN_FLOWS = ["attribute", "match_inner"];
+const JOIN_TABLES = ["clicks", "impressions", "attributed", "matched"];
+/** A click or an impression of an ad (null: no key); `minute` as in `Row`. */
+type JoinRow = { kind: "click" | "imp"; ad: number | null; minute: number | null };

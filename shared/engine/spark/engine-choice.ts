@@ -7,8 +7,6 @@ import type {
 } from "../../pipeline/definition-schema.ts";
 import { isWord, significant, tokenize } from "../../sql/spark-sql-tokens.ts";
 import { readsChangeFeed } from "../../pipeline/auto-cdc-rules.ts";
-import type { FlowPlan } from "../../pipeline/plan/index.ts";
-import { sparkStatefulUnsupported } from "./spark-stateful-support.ts";
 import type { BatchSize } from "../batch-size.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 
@@ -18,8 +16,8 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * when Spark was asked for, and stays on DuckDB under `auto` (a size rule, not a demand).
  *
  * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL, the
- * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), a watermark and deduplication (over Ebb's
- * state layout), windowed aggregations (no stream-stream join yet), from `auto_loader` files or a
+ * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), every stateful
+ * operator over Ebb's state layout (watermark, deduplication, windows, stream-stream joins), from `auto_loader` files or a
  * `stream`/`delta` table (not its change feed), failing on malformed records (no quarantine), into a
  * table (partitioned or not), reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
@@ -40,8 +38,6 @@ export interface EngineQuestion {
   readonly flow: FlowDefinition;
   /** Whether the flow's SQL reads other datasets of the pipeline (snapshot reads). */
   readonly readsDatasets: boolean;
-  /** The flow's compiled plan (which stateful operators it runs). */
-  readonly plan?: FlowPlan;
   /**
    * The bytes a batch takes on the task function (its default byte bound, task-sizing.ts): `auto`'s
    * threshold when the pipeline sets none, since a batch above it is one the function would split
@@ -108,10 +104,7 @@ function aboveThreshold(
 /** Why the Spark engine cannot run this flow, or undefined when it can. */
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
-  // The watermark and deduplication run on Spark over Ebb's state layout (spark-state.ts).
-  const stateful = question.plan ? sparkStatefulUnsupported(question.plan) : undefined;
-  if (stateful) return stateful;
-  if (!question.plan && flow.join) return "stream-stream joins run on DuckDB only, for now";
+  // Every stateful operator (watermark, deduplication, windows, stream-stream joins) runs on Spark over Ebb's state layout (spark-state.ts).
   const source = flow.source;
   if (source.type === "kafka" || source.type === "kinesis")
     return `${source.type} sources run on DuckDB only, for now`;
@@ -202,7 +195,6 @@ export function firstFlowRefusedBySpark(
         dataset,
         flow,
         readsDatasets: catalog.snapshotReads(dataset.name, flow.name).length > 0,
-        plan: catalog.flowPlan(flow.name),
       });
       if (reason) return { flow: flow.name, reason };
     }

@@ -48,6 +48,8 @@ export interface SparkBatchRequest {
   readonly sql: string;
   readonly txn: { readonly appId: string; readonly version: number };
   readonly input: SparkBatchInput;
+  /** A stream-stream join's second stream: its planned input, loaded beside `input`. */
+  readonly joinedInput?: SparkBatchInput;
   /** The dataset's expectations: the job counts them, drops and fails as they say. */
   readonly expectations?: readonly SparkExpectation[];
   /**
@@ -125,6 +127,35 @@ export interface SparkStateRequest {
     readonly buckets: number;
     readonly snapshotDue: readonly number[];
   } | null;
+  /**
+   * A stream-stream join (stream-join.ts; functions/spark/ebb_spark_join.py): `source` (the batch's
+   * `input`) and the joined stream (its `joinedInput`), each side's watermark, the compiled plan's SQL
+   * printed as Spark SQL, and the parent's waiting rows of each side.
+   */
+  readonly join?: {
+    readonly type: "inner" | "left";
+    /** The joined stream's name in the SQL (a temp view of it). */
+    readonly stream: string;
+    readonly left: { readonly column: string; readonly delayMicros: number };
+    readonly right: { readonly column: string; readonly delayMicros: number };
+    /** Each side's watermark the parent left (epoch µs). */
+    readonly previous: { readonly left?: number; readonly right?: number };
+    /** Bounds of `source time - joined time` (µs). */
+    readonly range: { readonly loMicros: number; readonly hiMicros: number };
+    /** The flow's SQL (for a LEFT join's unmatched rows), its INNER form (pairs) and its match SQL. */
+    readonly sql: string;
+    readonly innerSql: string;
+    readonly matchSql: string;
+    readonly leftTable: SparkStateTableRequest;
+    readonly rightTable: SparkStateTableRequest;
+  } | null;
+}
+
+/** A state table the job reads and writes: the parent's (null before it has one) and its buckets. */
+export interface SparkStateTableRequest {
+  readonly stored: SparkStateTable | null;
+  readonly buckets: number;
+  readonly snapshotDue: readonly number[];
 }
 
 const stateColumnSchema = z.object({ name: z.string().min(1), type: z.string().min(1) });
@@ -136,6 +167,14 @@ export const sparkStateResultSchema = z.object({
   watermarkMicros: z.number().nullable(),
   /** A windowed aggregation: the windows this batch completed (and wrote). */
   windowsEmitted: z.number().int().nonnegative().optional(),
+  /** A stream-stream join: its pairs, the unmatched left rows it wrote, each side's watermark after. */
+  join: z
+    .object({
+      pairs: z.number().int().nonnegative(),
+      leftOuterRows: z.number().int().nonnegative().optional(),
+      watermarks: z.object({ left: z.number().optional(), right: z.number().optional() }),
+    })
+    .optional(),
   tables: z.record(
     z.string(),
     z.object({
@@ -222,6 +261,9 @@ export const sparkManifestSchema = z.discriminatedUnion("status", [
 ]);
 export type SparkManifest = z.infer<typeof succeededSchema>;
 export type SparkFailure = z.infer<typeof sparkFailureSchema>;
+
+/** The temp view the job leaves a stream-stream join's rows in (the batch's SQL reads it). */
+export const JOIN_OUTPUT_VIEW = "__ebb_join_out";
 
 /**
  * The staged rows' column holding an AUTO CDC event's kind (`upsert`, `delete`, `truncate`), as the

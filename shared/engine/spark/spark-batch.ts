@@ -45,6 +45,8 @@ export interface SparkBatch {
   readonly seq: number;
   readonly txn: { readonly appId: string; readonly version: number };
   readonly input: PlannedInput;
+  /** A stream-stream join's second stream, planned beside `input`. */
+  readonly joinedInput?: PlannedInput | undefined;
   /** The dataset's expectations (the job evaluates them as expectations.ts does). */
   readonly expectations?: readonly ExpectationDefinition[] | undefined;
   /** An AUTO CDC flow's conditions: the job classifies each row's event kind (contract `CDC_OP_COLUMN`). */
@@ -147,6 +149,7 @@ export async function runSparkJob(
     sql: options.state?.sql ?? batch.sql,
     txn: batch.txn,
     input: sparkInput(batch),
+    ...(batch.joinedInput ? { joinedInput: sparkInput({ ...batch, input: batch.joinedInput }) } : {}),
     ...(expectations.length > 0
       ? {
           expectations: expectations.map((e) => ({

@@ -6,7 +6,13 @@ import { nextTable, snapshotDue, type StateManifest } from "../../state/state-ma
 import { manifestMetrics, STATE_FORMAT } from "../../state/state-manifest.ts";
 import { DEDUP_TABLE } from "../stateful/deduplicate.ts";
 import { checkWindowState, WINDOWS_TABLE } from "../stateful/window-aggregation.ts";
-import { WINDOW_START } from "../../pipeline/plan/index.ts";
+import { WINDOW_START, type JoinFlowPlan } from "../../pipeline/plan/index.ts";
+import {
+  checkJoinState,
+  JOIN_LEFT_TABLE,
+  JOIN_RIGHT_TABLE,
+  joinWatermarksSchema,
+} from "../stateful/stream-join.ts";
 import { sparkTextOfDeparsed } from "./spark-window-sql.ts";
 import { operatorSignature } from "../stateful/operator-signature.ts";
 import { DEFINITION_META, definitionSignature } from "../stateful/state-definition.ts";
@@ -18,16 +24,20 @@ import {
 } from "../stateful/stateful-batch.ts";
 import { describeWatermark, watermarkMetaSchema } from "../stateful/watermark.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
-import { FlowNotSupportedOnSparkError, SparkJobFailedError } from "./errors.ts";
-import { sparkStatefulUnsupported } from "./spark-stateful-support.ts";
-import type { SparkStateRequest, SparkStateResult, SparkStateTable } from "./spark-batch-contract.ts";
+import { SparkJobFailedError } from "./errors.ts";
+import {
+  JOIN_OUTPUT_VIEW,
+  type SparkStateRequest,
+  type SparkStateResult,
+  type SparkStateTable,
+} from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 
 /**
- * A stateful flow's batch on Spark (functions/spark/ebb_spark_state.py): the watermark and
- * deduplication, over the same state versions the DuckDB engine reads and writes
- * (stateful-batch.ts), so a flow can switch engines between batches and a rewind across a switch
- * restores the state as any rewind does.
+ * A stateful flow's batch on Spark (functions/spark/ebb_spark_state.py, and ebb_spark_join.py for a
+ * stream-stream join): the watermark, deduplication, windows and joins, over the same state versions
+ * the DuckDB engine reads and writes (stateful-batch.ts), so a flow can switch engines between
+ * batches and a rewind across a switch restores the state as any rewind does.
  *
  * 1. `prepareSparkState`: open the parent version (checked against the flow's operators, as on
  *    DuckDB) and describe it to the job: the watermark it left, the dedup table's buckets and files,
@@ -59,10 +69,9 @@ export interface PreparedSparkState {
 
 export async function prepareSparkState(context: SparkStateContext): Promise<PreparedSparkState> {
   const { plan, definition, spark } = context;
-  const unsupported = sparkStatefulUnsupported(plan);
-  if (unsupported) throw new FlowNotSupportedOnSparkError(definition.name, unsupported);
   const version = await openFlowState(context.store, context.flow, definition, context.parentVersion);
   if (plan.kind === "windowed") checkWindowState(version, definition.name, plan.stateSignature);
+  if (plan.kind === "join") checkJoinState(version, definition.name, plan.stateSignature);
   const mark = watermarkOf(plan);
   const dedup = plan.kind === "dedup" || plan.kind === "windowed" ? plan.dedup : undefined;
   const described = (name: string) => describeTable(version, name, spark);
@@ -93,12 +102,43 @@ export async function prepareSparkState(context: SparkStateContext): Promise<Pre
               ...described(WINDOWS_TABLE),
             }
           : null,
+      join: plan.kind === "join" ? joinRequest(plan, version, described) : null,
     }),
     ...(plan.kind === "windowed" ? { sql: sparkTextOfDeparsed(plan.finalSql) } : {}),
+    ...(plan.kind === "join" ? { sql: `SELECT * FROM ${JOIN_OUTPUT_VIEW}` } : {}),
   };
 }
 
-/** The watermark the flow's operators keep (a join's are its own, not run on Spark). */
+/**
+ * A stream-stream join as the job runs it (stream-join.ts's steps): the compiled plan's SQL printed as
+ * Spark SQL, each side's watermark and the one the parent left, and both sides' waiting rows.
+ */
+function joinRequest(
+  plan: JoinFlowPlan,
+  version: StateVersion,
+  described: (name: string) => ReturnType<typeof describeTable>,
+): NonNullable<SparkStateRequest["join"]> {
+  const previous = joinWatermarksSchema.safeParse(version.meta["join_watermarks"]);
+  const side = (mark: JoinFlowPlan["leftWatermark"]) => ({
+    column: mark.column,
+    delayMicros: mark.delayMicros,
+  });
+  return {
+    type: plan.type,
+    stream: plan.stream,
+    left: side(plan.leftWatermark),
+    right: side(plan.rightWatermark),
+    previous: previous.success ? previous.data : {},
+    range: plan.range,
+    sql: sparkTextOfDeparsed(plan.sql),
+    innerSql: sparkTextOfDeparsed(plan.innerSql),
+    matchSql: sparkTextOfDeparsed(plan.matchSql),
+    leftTable: described(JOIN_LEFT_TABLE),
+    rightTable: described(JOIN_RIGHT_TABLE),
+  };
+}
+
+/** The watermark the flow's operators keep (a join keeps its own: each side's, and the lower). */
 function watermarkOf(plan: FlowPlan) {
   return plan.kind === "plain" || plan.kind === "dedup" || plan.kind === "windowed"
     ? plan.watermark
@@ -160,6 +200,20 @@ export async function recordSparkState(
   const mark = watermarkOf(plan);
   const watermark = result.watermarkMicros ?? undefined;
   if (mark && watermark !== undefined) setMeta("watermark", { column: mark.column, micros: watermark });
+  if (plan.kind === "join") {
+    // As stream-join.ts keeps them: the join's signature, each side's watermark, the join's (the lower).
+    if (!result.join)
+      throw new SparkJobFailedError(
+        definition.name,
+        context.seq,
+        jobId,
+        "it answered no join for the join's state",
+      );
+    setMeta("join", plan.stateSignature);
+    setMeta("join_watermarks", result.join.watermarks);
+    if (watermark !== undefined)
+      setMeta("watermark", { column: plan.leftWatermark.column, micros: watermark });
+  }
 
   const tables = { ...version.manifest.tables };
   const prefix = flowStatePrefix(context.flow.pipelineId, context.flow.flowId);
@@ -168,6 +222,7 @@ export async function recordSparkState(
   const kept = new Map<string, { timeColumn?: string }>();
   if (dedup) kept.set(DEDUP_TABLE, dedup.withinWatermark && mark ? { timeColumn: "event_time" } : {});
   if (plan.kind === "windowed") kept.set(WINDOWS_TABLE, { timeColumn: WINDOW_START });
+  if (plan.kind === "join") for (const name of [JOIN_LEFT_TABLE, JOIN_RIGHT_TABLE]) kept.set(name, {});
   for (const [name, answered] of Object.entries(result.tables)) {
     const options = kept.get(name);
     if (!options)
@@ -217,6 +272,8 @@ export async function recordSparkState(
         : STATE_OPERATOR_NAMES.dedupe,
     );
   if (plan.kind === "windowed") operators.push(STATE_OPERATOR_NAMES.windowAggregation);
+  if (plan.kind === "join") operators.push(STATE_OPERATOR_NAMES.join);
+  const joined = plan.kind === "join" ? result.join : undefined;
   return {
     version: key,
     operators,
@@ -225,6 +282,10 @@ export async function recordSparkState(
     numRowsDroppedByWatermark: result.dropped,
     numDuplicatesDropped: result.duplicates,
     numWindowsEmitted: result.windowsEmitted ?? 0,
+    ...(joined ? { numJoinedRows: joined.pairs } : {}),
+    ...(joined && plan.kind === "join" && plan.type === "left"
+      ? { numLeftOuterRows: joined.leftOuterRows ?? 0 }
+      : {}),
     ...(watermark !== undefined
       ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
       : {}),

@@ -9,16 +9,19 @@ import {
   outgrownBatchGoesToSpark,
 } from "../../../shared/engine/spark/engine-choice.ts";
 import type { EngineSetting } from "../../../shared/pipeline/pipeline-settings.ts";
-import type { FlowPlan } from "../../../shared/pipeline/plan/index.ts";
 
 const flow = {
   name: "ingest",
   source: { type: "auto_loader", path: "/landing", format: "json" },
   sql: "SELECT id FROM source",
 } as StreamingTableDefinition["flows"][number];
+const kafkaFlow = {
+  ...flow,
+  source: { type: "kafka", bootstrap_servers: ["broker:9092"], topic: "orders" },
+} as unknown as StreamingTableDefinition["flows"][number];
 const dataset = (extra: Partial<StreamingTableDefinition> = {}) =>
   ({ type: "streaming_table", name: "raw", flows: [flow], ...extra }) as StreamingTableDefinition;
-const ask = (table: StreamingTableDefinition, plan?: FlowPlan) =>
+const ask = (table: StreamingTableDefinition) =>
   chooseEngine({
     setting: { kind: "fixed", engine: "spark" },
     size: undefined,
@@ -26,7 +29,6 @@ const ask = (table: StreamingTableDefinition, plan?: FlowPlan) =>
     dataset: table,
     flow,
     readsDatasets: false,
-    ...(plan ? { plan } : {}),
   });
 
 describe("the engine a batch runs on", () => {
@@ -34,28 +36,8 @@ describe("the engine a batch runs on", () => {
     expect(ask(dataset())).toEqual({ kind: "fixed", engine: "spark" });
   });
 
-  it("runs a partitioned table's flow and a watermark or deduplication on Spark", () => {
+  it("runs a partitioned table's flow on Spark; every stateful operator runs there over Ebb's state layout", () => {
     expect(ask(dataset({ partition_by: ["day"] }))).toEqual({ kind: "fixed", engine: "spark" });
-    const dedup = {
-      kind: "dedup",
-      flow: "ingest",
-      sql: flow.sql,
-      dedup: { keys: ["id"], withinWatermark: false },
-    } as FlowPlan;
-    expect(ask(dataset(), dedup)).toEqual({ kind: "fixed", engine: "spark" });
-  });
-
-  it("runs a window's DISTINCT aggregates and sub-second windows on Spark; refuses stream-stream joins, naming them", () => {
-    const windowed = (sizeMicros: number, slideMicros: number) =>
-      ask(dataset(), {
-        kind: "windowed",
-        window: { sizeMicros, slideMicros },
-        aggregates: [{ kind: "count_distinct", sql: "count(DISTINCT user_id)" }],
-      } as unknown as FlowPlan);
-    expect(windowed(60_000_000, 60_000_000)).toEqual({ kind: "fixed", engine: "spark" });
-    expect(windowed(1_500_000, 500_000)).toEqual({ kind: "fixed", engine: "spark" });
-    const joined = ask(dataset(), { kind: "join" } as FlowPlan);
-    expect("reason" in joined ? joined.reason : "").toContain("stream-stream joins");
   });
 
   it("runs a dataset with expectations on Spark: the job evaluates them", () => {
@@ -144,25 +126,24 @@ describe("the engine a batch runs on", () => {
         engine: "duckdb",
       });
       // A flow Spark cannot run stays on DuckDB.
-      const joined = { ...question, plan: { kind: "join" } as FlowPlan };
-      expect(outgrownBatchGoesToSpark(joined)).toBe(false);
-      expect(chooseEngine(joined)).toEqual({ engine: "duckdb" });
+      const kafka = { ...question, flow: kafkaFlow };
+      expect(outgrownBatchGoesToSpark(kafka)).toBe(false);
+      expect(chooseEngine(kafka)).toEqual({ engine: "duckdb" });
     });
 
     it("plans whole only where Spark may run the batch: not under the update's duckdb, nor for a flow Spark cannot run", () => {
       expect(autoAsk({ kind: "auto" }, 1024 * MB, "duckdb")).toEqual({ engine: "duckdb", whole: false });
       expect(autoAsk({ kind: "fixed", engine: "duckdb" }, 1024 * MB, "spark").whole).toBe(true);
       expect(autoAsk({ kind: "fixed", engine: "duckdb" }, 1024 * MB).whole).toBe(false);
-      const joined = { kind: "join" } as FlowPlan;
       const question = {
         setting: { kind: "auto" } as const,
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
         readsDatasets: false,
-        plan: joined,
       };
-      expect(mayRunOnSpark(question)).toBe(false);
+      expect(mayRunOnSpark(question)).toBe(true);
+      expect(mayRunOnSpark({ ...question, flow: kafkaFlow })).toBe(false);
     });
   });
 

@@ -29,3 +29,19 @@ describe("a windowed flow's compiled SQL for Spark", () => {
     );
   });
 });
+
+describe("a join's compiled SQL for Spark", () => {
+  it("spells DuckDB's printed interval literals as Spark's", () => {
+    expect(
+      sparkTextOfDeparsed(
+        'SELECT c.id FROM "source" AS c INNER JOIN "views" AS v ON ((c.ts BETWEEN v.ts AND (v.ts + to_hours(CAST(trunc(CAST(1 AS DOUBLE)) AS BIGINT)))) ' +
+          "AND (c.ts >= (v.ts - to_days(CAST(trunc(CAST(2 AS DOUBLE)) AS INTEGER)))) AND (c.ts <= (v.ts + CAST('1 hour 30 minutes' AS INTERVAL))) " +
+          "AND (c.ts > (v.ts - to_seconds(CAST('90' AS DOUBLE)))) AND (c.note = 'to_hours(CAST(trunc(CAST(1 AS DOUBLE)) AS BIGINT))'))",
+      ),
+    ).toBe(
+      "SELECT c.id FROM `source` AS c INNER JOIN `views` AS v ON ((c.ts BETWEEN v.ts AND (v.ts + INTERVAL '1' HOUR)) " +
+        "AND (c.ts >= (v.ts - INTERVAL '2' DAY)) AND (c.ts <= (v.ts + INTERVAL '1 hour 30 minutes')) " +
+        "AND (c.ts > (v.ts - INTERVAL '90' SECOND)) AND (c.note = 'to_hours(CAST(trunc(CAST(1 AS DOUBLE)) AS BIGINT))'))",
+    );
+  });
+});
