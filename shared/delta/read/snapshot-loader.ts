@@ -73,7 +73,7 @@ export async function replaySegment(
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;
-    const decoded = await decodedCheckpoint(store, checkpoint, options.duck);
+    const decoded = await decodedCheckpoint(store, checkpoint);
     applyActions(state, decoded.actions);
     state.checkpointTombstones = decoded.tombstones;
   }
