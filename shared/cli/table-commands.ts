@@ -27,10 +27,12 @@ export function addTableCommands(program: Command, out: (text: string) => void):
     .option("--json", "one JSON object per row")
     .action(async (location: string, options: ScanOptions) => {
       const at = timeTravel(options);
-      await withTable(location, async (delta) => {
-        const rows = await delta.scanAnswers(at);
-        print(options.limit === undefined ? rows : rows.slice(0, options.limit), options.json);
+      const { store, display } = resolveTableLocation(location);
+      // The version asked for alone: a table handle would load the latest version first.
+      const rows = await DeltaTable.scanAnswersAt(store, at).catch((error: unknown) => {
+        throw namedNotFound(error, display);
       });
+      print(options.limit === undefined ? rows : rows.slice(0, options.limit), options.json);
     });
 
   table
@@ -186,14 +188,18 @@ interface VacuumOptions {
 async function withTable(location: string, work: (table: DeltaTable) => Promise<void>): Promise<void> {
   const { store, display } = resolveTableLocation(location);
   const table = await DeltaTable.open(store).catch((error: unknown) => {
-    // The table's store is rooted at its folder, so the reader cannot name it; the CLI can.
-    throw error instanceof TableNotFoundError ? new TableNotFoundError(display, { cause: error }) : error;
+    throw namedNotFound(error, display);
   });
   try {
     await work(table);
   } finally {
     await table.close();
   }
+}
+
+/** The table's store is rooted at its folder, so the reader cannot name it; the CLI can. */
+function namedNotFound(error: unknown, display: string): unknown {
+  return error instanceof TableNotFoundError ? new TableNotFoundError(display, { cause: error }) : error;
 }
 
 function timeTravel(options: TimeTravelOptions): TimeTravel | undefined {

@@ -336,15 +336,30 @@ export class DeltaTable {
 
   async #scan<R>(at: TimeTravel | undefined, read: (view: ScratchView) => Promise<R>): Promise<R> {
     const snapshot = at ? await this.snapshotAt(at) : await this.refresh();
-    const view = await openTableScan(this.store, snapshot, {
-      duck: this.context.duck,
-      viewName: tempTableName("scan"),
-    });
-    try {
-      return await read(view);
-    } finally {
-      await view.close();
-    }
+    return readSnapshot(this.store, snapshot, this.context.duck, read);
+  }
+
+  /**
+   * Every row of the table in `store` as of `at` (default latest), loading that version alone: a
+   * time-travel read without a handle, which `open` would first load at the latest version for.
+   */
+  static async scanAt(
+    store: ObjectStore,
+    at?: TimeTravel,
+    options: { duck?: DuckSession } = {},
+  ): Promise<DuckRow[]> {
+    return readSnapshot(store, await loadSnapshot(store, { ...at }), options.duck, (view) => view.rows());
+  }
+
+  /** `scanAt`, as a user reads the rows (exact decimals and times). */
+  static async scanAnswersAt(
+    store: ObjectStore,
+    at?: TimeTravel,
+    options: { duck?: DuckSession } = {},
+  ): Promise<AnswerRow[]> {
+    return readSnapshot(store, await loadSnapshot(store, { ...at }), options.duck, (view) =>
+      view.answerRows(),
+    );
   }
 
   /**
@@ -435,4 +450,22 @@ function readMetrics(committed: Committed): Record<string, number> {
 
 function withoutSnapshot({ snapshot: _snapshot, ...skipped }: TxnSkipped): Omit<TxnSkipped, "snapshot"> {
   return skipped;
+}
+
+/** `read` over the rows of `snapshot`, as a view dropped afterwards. */
+async function readSnapshot<R>(
+  store: ObjectStore,
+  snapshot: Snapshot,
+  duck: DuckSession | undefined,
+  read: (view: ScratchView) => Promise<R>,
+): Promise<R> {
+  const view = await openTableScan(store, snapshot, {
+    ...(duck ? { duck } : {}),
+    viewName: tempTableName("scan"),
+  });
+  try {
+    return await read(view);
+  } finally {
+    await view.close();
+  }
 }

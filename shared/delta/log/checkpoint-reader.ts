@@ -1,17 +1,27 @@
-import type { DuckSession } from "../../duck/duck-session.ts";
-import type { ScratchFolder } from "../../duck/scratch-folder.ts";
-import { stringList } from "../../duck/sql-text.ts";
+import {
+  parquetMetadata,
+  parquetReadObjects,
+  parquetSchema,
+  type FileMetaData,
+  type SchemaTree,
+} from "hyparquet";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "./actions.ts";
-import { CorruptLogError } from "../errors.ts";
-import { JsonNumber, parseExact, stringifyExact, type ExactJson } from "./exact-json.ts";
+import { CorruptLogError, DeltaError } from "../errors.ts";
+import { stringifyExact, type ExactJsonInput } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
+import { assertDecodableCodecs, CHECKPOINT_COMPRESSORS } from "./parquet-codecs.ts";
 
 /** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
-const CHECKPOINT_COLUMNS = ["protocol", "metaData", "txn", "domainMetadata", "remove", "add"] as const;
-type CheckpointAction = (typeof CHECKPOINT_COLUMNS)[number];
+type CheckpointAction = "protocol" | "metaData" | "txn" | "domainMetadata" | "add" | "remove";
 /** What a snapshot is made of, in replay order: every kind but the tombstones, read apart. */
-const CHECKPOINT_ACTIONS = ["protocol", "metaData", "txn", "domainMetadata", "add"] as const;
+const CHECKPOINT_ACTIONS: readonly CheckpointAction[] = [
+  "protocol",
+  "metaData",
+  "txn",
+  "domainMetadata",
+  "add",
+];
 
 /** A checkpoint's parts (one for a classic checkpoint) as fetched, in part order. */
 export interface CheckpointParts {
@@ -28,157 +38,147 @@ export async function fetchCheckpoint(
 
 /**
  * The actions stored in a checkpoint (all parts of a multi-part one) but its tombstones (read by
- * `readCheckpointTombstones` when needed), decoded by DuckDB into the JSON shape of commit lines, so
- * that checkpoint and commit actions replay through one code path. DuckDB reads the parts from
- * `scratch`.
- *
- * One scan aggregates each kind into a single text: a checkpoint holds one row per live file, and
- * handing them to JS one value at a time costs several times DuckDB's own work (a native call and a
- * decode per string). A checkpoint is reconciled (each path once, as an add or a remove), so the
- * order of its rows carries no meaning.
+ * `readCheckpointTombstones` when needed), in the JSON shape of commit lines, so that checkpoint and
+ * commit actions replay through one code path. Decoded in process by a Parquet reader (hyparquet):
+ * a checkpoint is small, and handing it to DuckDB (a scratch file, a query, JSON text back) cost
+ * several times the decoding itself. A checkpoint is reconciled (each path once, as an add or a
+ * remove), so the order of its rows carries no meaning; the kinds come out in replay order.
  */
-export async function readCheckpointActions(
-  parts: CheckpointParts,
-  duck: DuckSession,
-  scratch: ScratchFolder,
-): Promise<Action[]> {
-  const { checkpoint } = parts;
-  const from = await checkpointRows(parts, scratch);
-  const select = (adds: readonly string[]) =>
-    `SELECT ${[...CHECKPOINT_ACTIONS.filter((kind) => kind !== "add").map(jsonOfKind), ...adds].join(", ")} ${from}`;
-  // Adds without a `stats` field (or no add column) fail the first form, stats that are not JSON text
-  // do not split (`addsApart`): the second form reads those checkpoints.
-  const apart = await duck.rows(select(ADDS_WITH_STATS_APART)).then(
-    ([row]) => row,
-    () => undefined,
-  );
-  const adds = apart && addsApart(apart["add"], Number(apart["add_count"]));
-  const row =
-    adds && apart
-      ? apart
-      : (
-          await duck.rows(select([jsonOfKind("add")])).catch((cause: unknown) => {
-            throw unreadable(checkpoint, cause);
-          })
-        )[0];
-  const actions: Action[] = [];
-  for (const kind of CHECKPOINT_ACTIONS) {
-    if (kind === "add" && adds) {
-      for (const add of adds) actions.push(checkpointAction(kind, add.body, add.exact, add.stats));
-      continue;
+export async function readCheckpointActions(parts: CheckpointParts): Promise<Action[]> {
+  const byKind = new Map<CheckpointAction, Action[]>(CHECKPOINT_ACTIONS.map((kind) => [kind, []]));
+  for (const part of await checkpointRows(parts, CHECKPOINT_ACTIONS)) {
+    for (const row of part.rows) {
+      for (const kind of CHECKPOINT_ACTIONS) {
+        const body = row[kind] as Record<string, unknown> | null | undefined;
+        if (body != null) byKind.get(kind)!.push(checkpointAction(kind, body, part.decimalStats));
+      }
     }
-    const joined = row?.[kind];
-    if (joined === null || joined === undefined) continue;
-    const text = `[${String(joined)}]`;
-    const bodies = JSON.parse(text) as Record<string, unknown>[];
-    // Bounds in `stats_parsed` may not survive JSON.parse; the rare writer that stores only them is read exactly.
-    const exact =
-      kind === "add" && bodies.some((add) => add.stats == null && add.stats_parsed != null)
-        ? (parseExact(text) as ExactJson[])
-        : undefined;
-    bodies.forEach((body, i) => actions.push(checkpointAction(kind, body, exact?.[i])));
   }
-  return actions;
+  return CHECKPOINT_ACTIONS.flatMap((kind) => byKind.get(kind)!);
 }
 
 /**
  * The tombstones (`remove` actions) stored in a checkpoint: apart from the rest, since only
  * checkpoints and VACUUM need them, and on a compacted table they are most of the rows.
  */
-export async function readCheckpointTombstones(
-  parts: CheckpointParts,
-  duck: DuckSession,
-  scratch: ScratchFolder,
-): Promise<RemoveFile[]> {
-  const from = await checkpointRows(parts, scratch);
-  const [row] = await duck.rows(`SELECT ${jsonOfKind("remove")} ${from}`).catch((cause: unknown) => {
-    throw unreadable(parts.checkpoint, cause);
-  });
-  const joined = row?.["remove"];
-  if (joined === null || joined === undefined) return [];
-  return (JSON.parse(`[${String(joined)}]`) as Record<string, unknown>[]).map(
-    (body) => withoutNulls(body, FILE_STRUCT_FORMS) as unknown as RemoveFile,
-  );
-}
-
-/** The FROM clause of a checkpoint's rows, its parts written to `scratch` for DuckDB. */
-async function checkpointRows(parts: CheckpointParts, scratch: ScratchFolder): Promise<string> {
-  const files = await Promise.all(parts.bytes.map((bytes) => scratch.write(bytes, ".parquet")));
-  return (
-    `FROM (SELECT * FROM read_parquet(${stringList(files)}, union_by_name = true) UNION ALL BY NAME ` +
-    // A checkpoint may lack a kind's column (Spark's parts have different ones); the union adds it as NULL.
-    `SELECT ${CHECKPOINT_COLUMNS.map((kind) => `NULL AS ${kind}`).join(", ")} WHERE false)`
-  );
-}
-
-function unreadable(checkpoint: CheckpointRef, cause: unknown): CorruptLogError {
-  return new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
-    cause,
-    data: { version: checkpoint.version, keys: checkpoint.keys },
-  });
-}
-
-/**
- * A kind's rows as one text of JSON objects (string_agg skips NULLs). Each row holds one kind: CASE
- * runs to_json on that kind's rows alone, where to_json(NULL) would still cost for every other row.
- */
-function jsonOfKind(kind: CheckpointAction): string {
-  return `string_agg(CASE WHEN ${kind} IS NOT NULL THEN to_json(${kind})::VARCHAR END, ',') AS ${kind}`;
-}
-
-/**
- * The adds as pairs `<add without stats as JSON> \x01 [\x02<stats>]`, joined by \x01. JSON.parse of
- * the stats as an escaped string inside the add costs twice the rest of the add; apart, they are
- * taken as they are. Valid JSON never holds a raw \x01, so a count off from the adds' means some
- * stats text is not JSON: such a checkpoint is read in the generic form.
- */
-const ADDS_WITH_STATS_APART = [
-  `string_agg(CASE WHEN add IS NOT NULL THEN ` +
-    `to_json(struct_update(add, stats := NULL))::VARCHAR || chr(1) || coalesce(chr(2) || add.stats, '') END, chr(1)) AS add`,
-  `count(add) AS add_count`,
-];
-
-function addsApart(
-  joined: unknown,
-  count: number,
-): { body: Record<string, unknown>; exact: ExactJson | undefined; stats: string | undefined }[] | undefined {
-  if (joined === null || joined === undefined) return count === 0 ? [] : undefined;
-  const parts = String(joined).split("\x01");
-  if (parts.length !== 2 * count) return undefined;
-  const adds = [];
-  for (let i = 0; i < parts.length; i += 2) {
-    const text = parts[i]!;
-    const stats = parts[i + 1] === "" ? undefined : parts[i + 1]!.slice(1);
-    const body = JSON.parse(text) as Record<string, unknown>;
-    // Bounds in `stats_parsed` may not survive JSON.parse; the rare writer that stores only them is read exactly.
-    const exact = stats === undefined && body.stats_parsed != null ? parseExact(text) : undefined;
-    adds.push({ body, exact, stats });
+export async function readCheckpointTombstones(parts: CheckpointParts): Promise<RemoveFile[]> {
+  const removes: RemoveFile[] = [];
+  for (const part of await checkpointRows(parts, ["remove"])) {
+    for (const row of part.rows) {
+      const body = row["remove"] as Record<string, unknown> | null | undefined;
+      if (body != null) removes.push(fileAction(body) as unknown as RemoveFile);
+    }
   }
-  return adds;
+  return removes;
+}
+
+interface PartRows {
+  readonly rows: readonly Record<string, unknown>[];
+  /** `add.stats_parsed` bounds stored as DECIMAL (as `minValues.price`): see `exactStatsParsed`. */
+  readonly decimalStats: ReadonlySet<string>;
+}
+
+/** The rows of each part, with only those of `kinds` the part has (Spark's parts have different columns). */
+async function checkpointRows(
+  parts: CheckpointParts,
+  kinds: readonly CheckpointAction[],
+): Promise<PartRows[]> {
+  const { checkpoint } = parts;
+  return Promise.all(
+    parts.bytes.map(async (bytes, i) => {
+      const key = checkpoint.keys[i] ?? checkpoint.keys[0]!;
+      try {
+        // The reader wants an ArrayBuffer of the file alone; a Buffer may be a view into a larger pool.
+        const file =
+          bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+            ? (bytes.buffer as ArrayBuffer)
+            : (bytes.slice().buffer as ArrayBuffer);
+        const metadata = parquetMetadata(file, { geoparquet: false });
+        const top = parquetSchema(metadata).children;
+        const columns = kinds.filter((kind) => top.some((child) => child.element.name === kind));
+        if (columns.length === 0) return { rows: [], decimalStats: new Set<string>() };
+        assertDecodableCodecs(codecsOf(metadata, columns), key);
+        const rows = await parquetReadObjects({
+          file,
+          metadata,
+          columns,
+          rowFormat: "object",
+          compressors: CHECKPOINT_COMPRESSORS,
+          parsers: STATS_PARSERS,
+          geoparquet: false,
+        });
+        return { rows, decimalStats: decimalStatsOf(top) };
+      } catch (cause) {
+        if (cause instanceof DeltaError) throw cause;
+        throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
+          cause,
+          data: { version: checkpoint.version, keys: checkpoint.keys },
+        });
+      }
+    }),
+  );
+}
+
+function codecsOf(metadata: FileMetaData, columns: readonly string[]): Set<string> {
+  const codecs = new Set<string>();
+  for (const group of metadata.row_groups) {
+    for (const chunk of group.columns) {
+      const top = chunk.meta_data?.path_in_schema[0];
+      if (chunk.meta_data && top !== undefined && columns.includes(top)) codecs.add(chunk.meta_data.codec);
+    }
+  }
+  return codecs;
+}
+
+/**
+ * Timestamps and dates only occur in a checkpoint's `stats_parsed` / `partitionValues_parsed`; they
+ * read as the text Delta's JSON stats hold (PROTOCOL.md "Per-file Statistics": milliseconds, UTC).
+ */
+const STATS_PARSERS = {
+  timestampFromMilliseconds: (millis: bigint) => new Date(Number(millis)).toISOString(),
+  timestampFromMicroseconds: (micros: bigint) => new Date(Number(micros / 1000n)).toISOString(),
+  timestampFromNanoseconds: (nanos: bigint) => new Date(Number(nanos / 1_000_000n)).toISOString(),
+  dateFromDays: (days: number) => new Date(days * 86_400_000).toISOString().slice(0, 10),
+};
+
+/** The `minValues.x` / `maxValues.x.y` paths of `add.stats_parsed` whose Parquet type is DECIMAL. */
+function decimalStatsOf(top: readonly SchemaTree[]): Set<string> {
+  const found = new Set<string>();
+  const statsParsed = top
+    .find((child) => child.element.name === "add")
+    ?.children.find((child) => child.element.name === "stats_parsed");
+  const walk = (node: SchemaTree, path: string) => {
+    for (const child of node.children) {
+      const at = path === "" ? child.element.name : `${path}.${child.element.name}`;
+      if (child.element.converted_type === "DECIMAL" || child.element.logical_type?.type === "DECIMAL")
+        found.add(at);
+      walk(child, at);
+    }
+  };
+  if (statsParsed) walk(statsParsed, "");
+  return found;
 }
 
 /**
  * A checkpoint column value as the action a commit line would carry: null struct fields dropped (a
- * parquet column exists for every row, a JSON field only where set), empty maps restored, and
- * `stats_parsed` serialized into `stats` when the writer only wrote the struct form
- * (`delta.checkpoint.writeStatsAsJson = false`, PROTOCOL.md "Checkpoint Schema").
+ * parquet column exists for every row, a JSON field only where set), 64-bit integers as numbers,
+ * empty maps restored, and `stats_parsed` serialized into `stats` when the writer only wrote the
+ * struct form (`delta.checkpoint.writeStatsAsJson = false`, PROTOCOL.md "Checkpoint Schema").
  */
 function checkpointAction(
   kind: CheckpointAction,
   body: Record<string, unknown>,
-  exact: ExactJson | undefined,
-  stats?: string,
+  decimalStats: ReadonlySet<string>,
 ): Action {
-  if (kind === "add" || kind === "remove") {
-    const file = withoutNulls(body, FILE_STRUCT_FORMS);
-    if (kind === "add") {
-      if (stats !== undefined) file.stats = stats;
-      else if (file.stats === undefined && exact !== undefined) file.stats = exactStatsParsed(exact);
-      file.partitionValues ??= {};
+  if (kind === "add") {
+    const file = fileAction(body);
+    if (file.stats === undefined && body.stats_parsed != null) {
+      file.stats = exactStatsParsed(body.stats_parsed as Record<string, unknown>, decimalStats);
     }
-    return { [kind]: file } as unknown as Action;
+    file.partitionValues ??= {};
+    return { add: file } as unknown as Action;
   }
-  const fields = withoutNulls(body);
+  const fields = plainFields(body);
   if (kind === "metaData") {
     const format = (fields.format ?? { provider: "parquet" }) as Record<string, unknown>;
     fields.format = { ...format, options: format.options ?? {} };
@@ -188,32 +188,60 @@ function checkpointAction(
   return { [kind]: fields } as unknown as Action;
 }
 
-/** `add.stats_parsed` of a checkpoint row as stats JSON, from its exact parse so its bounds keep every digit. */
-function exactStatsParsed(add: ExactJson): string {
-  return stringifyExact(withoutNullsDeep((add as { readonly stats_parsed: ExactJson }).stats_parsed));
-}
-
-function withoutNullsDeep(value: ExactJson): ExactJson {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || value instanceof JsonNumber) {
-    return value;
-  }
-  return Object.fromEntries(
-    Object.entries(value as Record<string, ExactJson>)
-      .filter(([, item]) => item !== null)
-      .map(([key, item]) => [key, withoutNullsDeep(item)]),
-  );
-}
-
 /** Checkpoint-only struct forms of a file action's fields; the action itself carries the JSON forms. */
 const FILE_STRUCT_FORMS: ReadonlySet<string> = new Set(["stats_parsed", "partitionValues_parsed"]);
+
+function fileAction(body: Record<string, unknown>): Record<string, unknown> {
+  return plainFields(body, FILE_STRUCT_FORMS);
+}
+
 const NOTHING_DROPPED: ReadonlySet<string> = new Set();
 
-/** `record` without its null fields and those named in `dropped`, in one pass (a checkpoint has one per file). */
-function withoutNulls(
+/**
+ * `record` without its null fields and those named in `dropped` (a JSON line has no field where
+ * the column is null), its values as JSON.parse would give them: integers as numbers (the 64-bit
+ * ones hold sizes, times and versions, far below 2^53), nulls inside maps and lists kept.
+ */
+function plainFields(
   record: Record<string, unknown>,
   dropped: ReadonlySet<string> = NOTHING_DROPPED,
 ): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
-  for (const key in record) if (record[key] !== null && !dropped.has(key)) kept[key] = record[key];
+  for (const key in record) {
+    const value = record[key];
+    if (value != null && !dropped.has(key)) kept[key] = plainValue(value);
+  }
   return kept;
+}
+
+function plainValue(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : plainValue(item)));
+  const plain: Record<string, unknown> = {};
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) plain[key] = plainValue(item);
+  }
+  return plain;
+}
+
+/**
+ * `add.stats_parsed` as stats JSON, its 64-bit bounds digit for digit (they are read as bigints).
+ * DECIMAL bounds are left out: the reader hands them over as doubles, which may round them to the
+ * wrong side of the values they bound; a missing bound bounds nothing (Ebb never prunes on decimals).
+ */
+function exactStatsParsed(statsParsed: Record<string, unknown>, decimalStats: ReadonlySet<string>): string {
+  const clean = (value: unknown, path: string): ExactJsonInput => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value as ExactJsonInput;
+    const kept: Record<string, ExactJsonInput> = {};
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key];
+      const at = path === "" ? key : `${path}.${key}`;
+      if (item == null || decimalStats.has(at)) continue;
+      kept[key] = clean(item, at);
+    }
+    return kept;
+  };
+  return stringifyExact(clean(statsParsed, ""));
 }

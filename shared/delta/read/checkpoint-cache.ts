@@ -1,5 +1,3 @@
-import { DuckSession } from "../../duck/duck-session.ts";
-import { withScratchFolder } from "../../duck/scratch-folder.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "../log/actions.ts";
 import {
@@ -22,19 +20,15 @@ export interface DecodedCheckpoint {
 /**
  * Decoded checkpoints, kept for the process's life (a warm Lambda's, the local runtime's). Each task
  * of an update loads the tables it touches afresh; without this every load of a checkpointed table
- * would start DuckDB to decode the same Parquet again. A checkpoint file is never rewritten in
+ * would fetch and decode the same Parquet again. A checkpoint file is never rewritten in
  * place, and its identity carries the parts' ETags and sizes (one without an ETag is not kept), so
  * a table dropped and made anew (whose checkpoint has the same name) is decoded afresh.
  */
 const MAX_CHECKPOINTS = 64;
 const decoded = new Map<string, Promise<DecodedCheckpoint>>();
 
-export function decodedCheckpoint(
-  store: ObjectStore,
-  checkpoint: CheckpointRef,
-  duck: DuckSession | undefined,
-): Promise<DecodedCheckpoint> {
-  if (checkpoint.identity === "") return decode(store, checkpoint, duck);
+export function decodedCheckpoint(store: ObjectStore, checkpoint: CheckpointRef): Promise<DecodedCheckpoint> {
+  if (checkpoint.identity === "") return decode(store, checkpoint);
   const known = decoded.get(checkpoint.identity);
   if (known) {
     // Most recently used last: the first entry is the one to drop.
@@ -42,7 +36,7 @@ export function decodedCheckpoint(
     decoded.set(checkpoint.identity, known);
     return known;
   }
-  const reading = decode(store, checkpoint, duck);
+  const reading = decode(store, checkpoint);
   decoded.set(checkpoint.identity, reading);
   reading.catch(() => decoded.delete(checkpoint.identity));
   while (decoded.size > MAX_CHECKPOINTS) decoded.delete(decoded.keys().next().value!);
@@ -54,39 +48,16 @@ export function forgetDecodedCheckpoints(): void {
   decoded.clear();
 }
 
-async function decode(
-  store: ObjectStore,
-  checkpoint: CheckpointRef,
-  duck: DuckSession | undefined,
-): Promise<DecodedCheckpoint> {
+async function decode(store: ObjectStore, checkpoint: CheckpointRef): Promise<DecodedCheckpoint> {
   const parts = await fetchCheckpoint(store, checkpoint);
-  const actions = await withDuck(duck, (session) =>
-    withScratchFolder((scratch) => readCheckpointActions(parts, session, scratch)),
-  );
-  return { actions, tombstones: tombstonesOf(parts) };
+  return { actions: await readCheckpointActions(parts), tombstones: tombstonesOf(parts) };
 }
 
-/**
- * The checkpoint's tombstones keyed like a snapshot's files, read on the first call. With a session
- * of its own: the load's may be closed by then.
- */
+/** The checkpoint's tombstones keyed like a snapshot's files, read on the first call. */
 function tombstonesOf(parts: CheckpointParts): TombstoneSource {
   let reading: Promise<ReadonlyMap<string, RemoveFile>> | undefined;
   return () =>
-    (reading ??= withDuck(undefined, (session) =>
-      withScratchFolder((scratch) => readCheckpointTombstones(parts, session, scratch)),
-    ).then((removes) => new Map(removes.map((remove) => [decodeLogPath(remove.path), remove]))));
-}
-
-async function withDuck<T>(
-  given: DuckSession | undefined,
-  work: (duck: DuckSession) => Promise<T>,
-): Promise<T> {
-  if (given) return work(given);
-  const duck = DuckSession.deferred();
-  try {
-    return await work(duck);
-  } finally {
-    duck.close();
-  }
+    (reading ??= readCheckpointTombstones(parts).then(
+      (removes) => new Map(removes.map((remove) => [decodeLogPath(remove.path), remove])),
+    ));
 }

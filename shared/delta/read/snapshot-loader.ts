@@ -25,7 +25,10 @@ export interface LoadSnapshotOptions {
   readonly timestamp?: number;
   /** Where the table is (e.g. `s3://bucket/tables/orders/`), for error messages. */
   readonly location?: string;
-  /** A DuckDB session to decode checkpoints with; one is opened (and closed) when needed otherwise. */
+  /**
+   * Unused since checkpoints decode in process (checkpoint-reader.ts); still accepted so that the
+   * ~40 callers passing their session need not change in the same commit.
+   */
   readonly duck?: DuckSession;
   /**
    * Refuse tables whose reader protocol this reader does not implement (default true). A writer that
@@ -73,7 +76,7 @@ export async function replaySegment(
   const state = emptyTableState();
   if (segment.checkpoint) {
     const checkpoint = segment.checkpoint;
-    const decoded = await decodedCheckpoint(store, checkpoint, options.duck);
+    const decoded = await decodedCheckpoint(store, checkpoint);
     applyActions(state, decoded.actions);
     state.checkpointTombstones = decoded.tombstones;
   }

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -174,6 +174,38 @@ describe("ebb table (local folder)", () => {
       ]),
     );
     expect(changes).toHaveLength(2);
+  });
+
+  it("reads a past version alone: one whose table has since taken a reader feature Ebb lacks still reads", async () => {
+    // As Spark's and delta-rs's time travel: the version asked for is loaded, never the latest first.
+    const copy = await mkdtemp(path.join(tmpdir(), "ebb-cli-travel-"));
+    try {
+      await cp(folder, copy, { recursive: true });
+      const upgrade = {
+        protocol: {
+          minReaderVersion: 3,
+          minWriterVersion: 7,
+          readerFeatures: ["deletionVectors"],
+          writerFeatures: ["deletionVectors"],
+        },
+      };
+      await writeFile(
+        path.join(copy, "_delta_log", "00000000000000000003.json"),
+        `${JSON.stringify({ commitInfo: { timestamp: Date.now(), operation: "UPGRADE" } })}\n${JSON.stringify(upgrade)}\n`,
+      );
+      const past = await ebb("table", "scan", copy, "--version", "1", "--json");
+      expect(past.err).toBe("");
+      expect(
+        jsonLines(past.out)
+          .map((r) => r["id"])
+          .sort(),
+      ).toEqual([1, 2, 3, 4]);
+      const latest = await ebb("table", "scan", copy);
+      expect(latest.code).toBe(1);
+      expect(latest.err).toMatch(/deletionVectors/);
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
   });
 
   it("refuses a version outside history on stderr with exit code 1", async () => {

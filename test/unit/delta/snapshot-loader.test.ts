@@ -271,3 +271,39 @@ describe("loadSnapshot with checkpoints", () => {
     expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f1", "f2", "f3", "f4"]);
   });
 });
+
+describe("checkpoint compression", () => {
+  /** A table whose checkpoint at version 2 (files f0 and f1), written by DuckDB with `codec`, is all its log before 3. */
+  async function checkpointedWith(codec: string): Promise<MemoryObjectStore> {
+    const store = await tableWithCommits(3);
+    const metadata = `{'id': 'table-id', 'format': {'provider': 'parquet', 'options': MAP {}}, 'schemaString': ${quoteLiteral(SCHEMA)}, 'partitionColumns': [], 'configuration': MAP {}, 'createdTime': 0}::${METADATA_TYPE}`;
+    const addOf = (path: string) =>
+      `{'path': '${path}', 'partitionValues': MAP {}, 'size': 10, 'modificationTime': 5, 'dataChange': false, 'stats': '{"numRecords":1}', 'stats_parsed': NULL}::${ADD_TYPE}`;
+    const file = await scratch.write(new Uint8Array(0), ".parquet");
+    await duck.run(
+      `COPY (SELECT {'minReaderVersion': 1, 'minWriterVersion': 2}::${PROTOCOL_TYPE} AS protocol, NULL::${METADATA_TYPE} AS metaData, NULL::${ADD_TYPE} AS add
+         UNION ALL SELECT NULL, ${metadata}, NULL
+         UNION ALL SELECT NULL, NULL, ${addOf("f0")}
+         UNION ALL SELECT NULL, NULL, ${addOf("f1")}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION ${codec})`,
+    );
+    await store.put(checkpointKey(2), new Uint8Array(await readFile(file)));
+    await store.deleteMany([commitKey(0), commitKey(1)]);
+    return store;
+  }
+
+  it("reads SNAPPY, GZIP, BROTLI and uncompressed checkpoints, ZSTD where Node has it", async () => {
+    const zstd = "zstdDecompressSync" in (await import("node:zlib"));
+    for (const codec of ["snappy", "gzip", "brotli", "uncompressed", ...(zstd ? ["zstd"] : [])]) {
+      const snapshot = await loadSnapshot(await checkpointedWith(codec));
+      expect([...snapshot.files.keys()].sort(), codec).toEqual(["f0", "f1"]);
+    }
+  });
+
+  it("refuses a codec it cannot decompress by name, not as a corrupt log", async () => {
+    const store = await checkpointedWith("lz4_raw");
+    await expect(loadSnapshot(store)).rejects.toThrow(UnsupportedFeatureError);
+    await expect(loadSnapshot(store)).rejects.toThrow(
+      /checkpoint compression LZ4_RAW.*_delta_log\/0+2\.checkpoint\.parquet/,
+    );
+  });
+});
