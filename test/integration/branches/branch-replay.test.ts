@@ -9,6 +9,7 @@ import { branchTableStore } from "../../../shared/store/branch-table-store.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 import { ordersTable } from "../../support/orders-table.ts";
+import { pipelinesRepository } from "../repositories/repositories.ts";
 
 /**
  * Replay on a branch through the HTTP API on the local runtime (docs/branches.md "Replay on a
@@ -256,6 +257,20 @@ describe("replay on a branch", () => {
       expect(await liveRows(p, table), table).toEqual(await liveRows(reference, table));
     expect((await liveRows(p, "big")).map((r) => r.id)).toEqual([2, 5, 6, 7, 8]);
   }, 240_000);
+
+  it("deleting the pipeline deletes its branches: their pipeline items, records and logs", async () => {
+    const { p } = await badDeployThenBranch();
+    await run(p.id, { branch: "fix" });
+    const branchId = `${p.id}~fix`;
+    expect(await pipelinesRepository().get(branchId)).toBeDefined();
+    await cp.client.deletePipeline(p.id);
+    expect(await pipelinesRepository().get(branchId)).toBeUndefined();
+    const records = await testObjectStore("").list(`state/${p.id}/branches/`);
+    expect(records.objects).toEqual([]);
+    for (const table of TABLES) expect(await branchRows(p, table, "fix"), table).toEqual([]);
+    const logs = await testObjectStore("").list(`${p.folder("orders")}_branches/`);
+    expect(logs.objects).toEqual([]);
+  }, 120_000);
 
   it("a live update runs beside a branch update, neither touching the other's tables; a second branch update is PIPELINE_BUSY; publish is then BRANCH_OUT_OF_DATE", async () => {
     const { p, reference } = await badDeployThenBranch();
