@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -23,9 +23,14 @@ function canMount(): boolean {
   }
 }
 
-/** A fresh tmpfs of `megabytes`, and how to take it away again. */
+/**
+ * A fresh tmpfs of `megabytes`, and how to take it away again. Its folder is named for this process
+ * (`ebb-capped-<pid>-…`): a test process killed mid-run leaves its mount behind, and the next use
+ * here unmounts the mounts of processes no longer running.
+ */
 export function mountCappedFolder(megabytes: number): { dir: string; unmount(): void } {
-  const dir = mkdtempSync(path.join(tmpdir(), "ebb-capped-"));
+  unmountStale();
+  const dir = mkdtempSync(path.join(tmpdir(), `ebb-capped-${process.pid}-`));
   execFileSync("mount", ["-t", "tmpfs", "-o", `size=${megabytes}m`, "tmpfs", dir]);
   return {
     dir,
@@ -53,5 +58,33 @@ export async function withCappedTempFolder<T>(
     if (previous === undefined) delete process.env["TMPDIR"];
     else process.env["TMPDIR"] = previous;
     unmount();
+  }
+}
+
+/** Unmounts and removes the capped folders (`ebb-capped-<pid>-…`) of processes no longer running. */
+export function unmountStale(): void {
+  const mounts = readFileSync("/proc/mounts", "utf8").split("\n");
+  for (const line of mounts) {
+    // The mount point, with its spaces and tabs octal-escaped.
+    const dir = line
+      .split(" ")[1]
+      ?.replace(/\\(\d{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    const pid = dir && /^ebb-capped-(\d+)-/.exec(path.basename(dir))?.[1];
+    if (!dir || !pid || running(Number(pid))) continue;
+    try {
+      execFileSync("umount", ["-l", dir], { stdio: "ignore" });
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Another process swept it first, or it is not ours to unmount: leave it.
+    }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -22,17 +22,54 @@ export function offsetsOnBranch(offsets: SourceOffsets, cloned: ReadonlyMap<stri
 }
 
 /**
- * The inverse, at a publish, for the tables whose branch log is still its clone (version 0): their
- * RESTORE on live says it restored live's version the branch began from (updates/steps/publish-execution.ts), so a
- * reader that had read the clone (`nextVersion` 1 on the branch) has read through that version on
- * live. A table the branch wrote on publishes with its RESTORE naming the branch's version, which the
- * branch reader's offset already counts in.
- *
- * `atClone`: by table id, live's version each table still at its clone began from.
+ * The live version a publish's RESTORE of a table names (docs/branches.md "Publish"): always one on
+ * live's lineage, the version the branch began from (its log's version 0 clones it). A table empty at
+ * the point began before live's first version, which Delta cannot name: its RESTORE names version 0,
+ * so a live reader past it is told its upstream was rewound.
  */
-export function offsetsOnLive(offsets: SourceOffsets, atClone: ReadonlyMap<string, number>): SourceOffsets {
+export function publishRestoreVersion(table: { readonly sourceVersion: number | null }): number {
+  return table.sourceVersion ?? 0;
+}
+
+/** A published table as `offsetOnLive` translates readers of it. */
+export interface PublishedTable {
+  /** The version its publish's RESTORE names (publishRestoreVersion). */
+  readonly restoredVersion: number;
+  /** The branch log's latest version, which the publish makes live. */
+  readonly branchVersion: number;
+}
+
+/** A branch reader that has not read its upstream's branch log to the end: its rows have no live version. */
+export interface ReaderBehind {
+  readonly tableId: string;
+  readonly nextVersion: number;
+  readonly rowsRead: number;
+  readonly branchVersion: number;
+}
+
+/**
+ * The inverse of `offsetsOnBranch`, at a publish: a branch reader's offset in live's numbering, the
+ * one place a branch offset goes back to live. A reader that has read the branch log to its latest
+ * version has read what the publish's RESTORE makes live, so it reads on after the version the RESTORE
+ * names: the lineage walk (table-stream-plan.ts) jumps from the RESTORE to that version and skips it.
+ * A reader of a table the branch never wrote that had not begun (`nextVersion` 0) reads live's lineage
+ * to the version the branch began from, which is the clone. Any other reader is behind: the branch's
+ * own commits it has not read are one RESTORE on live, which a stream cannot read part of.
+ *
+ * `published`: by table id. Other offsets (files, Kafka, Kinesis, another pipeline's table) are kept.
+ */
+export function offsetsOnLive(
+  offsets: SourceOffsets,
+  published: ReadonlyMap<string, PublishedTable>,
+): { readonly offsets: SourceOffsets } | { readonly behind: ReaderBehind } {
   const table = tableOffsetSchema.safeParse(offsets);
-  const version = table.success ? atClone.get(table.data.tableId) : undefined;
-  if (!table.success || version === undefined || table.data.nextVersion === 0) return offsets;
-  return { ...table.data, nextVersion: table.data.nextVersion + version };
+  const target = table.success ? published.get(table.data.tableId) : undefined;
+  if (!table.success || target === undefined) return { offsets };
+  const { nextVersion, rowsRead } = table.data;
+  if (nextVersion > target.branchVersion && rowsRead === 0)
+    return { offsets: { ...table.data, nextVersion: target.restoredVersion + 1 } };
+  if (nextVersion === 0 && rowsRead === 0 && target.branchVersion === 0) return { offsets };
+  return {
+    behind: { tableId: table.data.tableId, nextVersion, rowsRead, branchVersion: target.branchVersion },
+  };
 }

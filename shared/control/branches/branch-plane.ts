@@ -34,46 +34,25 @@ export function branchPlane(
   const branchId = branchPipelineId(pipelineId, branch);
   const { catalog, schema } = pipeline.definition;
   const folders = tableDatasets(pipeline).map((table) => tablePrefix({ catalog, schema, table }));
-  const own = {
+  return overlay(plane, {
     bucket: branchBucket(plane.bucket, folders, branch),
     pipelines: branchPipelines(plane.pipelines, pipelineId, branchId),
     updates: branchUpdates(plane.updates, pipelineId, branchId),
     events: branchEvents(plane.events, pipelineId, branchId, branch),
-  };
-  // The other ports are the plane's, read when asked (a plane may make some of them lazily).
-  return {
-    ...own,
-    get checkpoints() {
-      return plane.checkpoints;
-    },
-    get locate() {
-      return plane.locate;
-    },
-    get localRoots() {
-      return plane.localRoots;
-    },
-    get eventStreams() {
-      return plane.eventStreams;
-    },
-    get executions() {
-      return plane.executions;
-    },
     get lifecycle() {
       return lifecycleOfLive(plane.lifecycle, pipelineId);
     },
-    get sql() {
-      return plane.sql;
-    },
-    get clock() {
-      return plane.clock;
-    },
-    get spark() {
-      return plane.spark;
-    },
-    get metrics() {
-      return plane.metrics;
-    },
-  };
+  });
+}
+
+/**
+ * `base` with the ports in `replaced` replaced; every other port is `base`'s, read when asked (a
+ * plane may make some of its ports lazily, so they are not copied).
+ */
+function overlay<T extends object>(base: T, replaced: Partial<T>): T {
+  return new Proxy(base, {
+    get: (target, key) => (key in replaced ? Reflect.get(replaced, key) : Reflect.get(target, key)),
+  });
 }
 
 /**

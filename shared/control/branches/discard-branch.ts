@@ -1,4 +1,5 @@
-import { branchPipelineId, branchRecordKey } from "../../store/bucket-layout.ts";
+import { listAll } from "../../object-store/object-store.ts";
+import { branchPipelineId, branchRecordKey, branchRecordsPrefix } from "../../store/bucket-layout.ts";
 import { PipelineBusyError } from "../../rewind/errors.ts";
 import { deleteBranchLog } from "../../rewind/table-branches.ts";
 import { tableDatasets } from "../../rewind/pipeline-datasets.ts";
@@ -24,4 +25,18 @@ export async function discardBranch(plane: ControlPlane, pipelineId: string, nam
   const datasets = new Set([...record.tables.map((t) => t.dataset), ...tableDatasets(pipeline)]);
   for (const dataset of datasets) await deleteBranchLog(tables.live(dataset), record.name);
   return {};
+}
+
+/**
+ * Every branch of the pipeline discarded (as `discardBranch`), for a pipeline being deleted: its
+ * branches' pipeline items, records and logs are the pipeline's too, and a branch log left behind
+ * would keep its files from every VACUUM. Refused with `PIPELINE_BUSY` while an update runs on a
+ * branch (the branches before it are discarded; the pipeline is not deleted).
+ */
+export async function discardAllBranches(plane: ControlPlane, pipelineId: string) {
+  const prefix = branchRecordsPrefix(pipelineId);
+  const names: string[] = [];
+  for await (const object of listAll(plane.bucket, prefix))
+    names.push(object.key.slice(prefix.length).replace(/\.json$/, ""));
+  for (const name of names) await discardBranch(plane, pipelineId, name);
 }

@@ -50,3 +50,26 @@ export class BranchOutOfDateError extends CodedError {
     );
   }
 }
+
+/**
+ * A branch flow streams from one of the pipeline's tables and has not read that table's branch log to
+ * its end: the branch's own commits it has not read become one RESTORE on live, which a stream cannot
+ * read part of (branch-offsets.ts's offsetsOnLive).
+ */
+export class BranchReaderBehindError extends CodedError {
+  override readonly name = "BranchReaderBehindError";
+  override readonly errorCode = "BRANCH_READER_BEHIND";
+  override readonly httpStatus = 409;
+  constructor(branch: string, behind: readonly { flow: string; dataset: string; table: string }[]) {
+    super(
+      `branch "${branch}" cannot be published: ${behind
+        .map((b) => `flow ${b.flow} of ${b.table} has not read its upstream to the end of the branch`)
+        .join(
+          "; ",
+        )}; replay them on the branch first (POST …/updates with {"branch": "${branch}", "refresh_selection": [${[
+        ...new Set(behind.map((b) => JSON.stringify(b.dataset))),
+      ].join(", ")}]}), then publish`,
+      { data: { branch, flows: behind.map((b) => b.flow) } },
+    );
+  }
+}

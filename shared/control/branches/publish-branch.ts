@@ -1,8 +1,9 @@
 import { captureRewindPoint } from "../../rewind/rewind-points.ts";
-import { tableDatasets } from "../../rewind/pipeline-datasets.ts";
+import { allFlows, qualifiedName, tableDatasets } from "../../rewind/pipeline-datasets.ts";
 import { assertBegun, checkUpdateAllowed } from "../../rewind/update-guard.ts";
-import { withTableSnapshots } from "../../rewind/table-snapshots.ts";
+import { withTableSnapshots, type TableSnapshots } from "../../rewind/table-snapshots.ts";
 import { branchSnapshot } from "../../rewind/table-branches.ts";
+import type { ValidatedPipeline } from "../../pipeline/validate-pipeline.ts";
 import { rewindEnvironment, type ControlPlane } from "../plane/control-plane.ts";
 import { publishOnce } from "../plane/lifecycle-events.ts";
 import { updateStarted } from "../updates/lifecycle-event-builders.ts";
@@ -11,8 +12,15 @@ import { launch } from "../updates/start-update.ts";
 import { recorder } from "../updates/update-events.ts";
 import type { UpdateIntent } from "../updates/update-intent.ts";
 import { openBranch } from "./branch-views.ts";
-import { BranchOutOfDateError } from "./errors.ts";
-import { recordPublishPlan, type PublishPlan } from "./publish-plan-record.ts";
+import { branchPipelineId } from "../../store/bucket-layout.ts";
+import { offsetsOnLive } from "./branch-offsets.ts";
+import { BranchOutOfDateError, BranchReaderBehindError } from "./errors.ts";
+import {
+  publishedTables,
+  recordPublishPlan,
+  type PublishedTablePlan,
+  type PublishPlan,
+} from "./publish-plan-record.ts";
 
 /**
  * `POST …/branches/{name}/publish` (docs/branches.md "Publish"): starts an update that makes live the
@@ -23,7 +31,8 @@ import { recordPublishPlan, type PublishPlan } from "./publish-plan-record.ts";
  * 1. The pipeline may start an update (`PIPELINE_BUSY` while one runs; a publish is a rewind for the
  *    rewind block: it may run after a rewind that failed part-way), and every table of live is still
  *    at the version it had when the branch was made (`BRANCH_OUT_OF_DATE` otherwise: the branch never
- *    saw those writes).
+ *    saw those writes), and every branch flow that streams from one of the pipeline's tables has read
+ *    its branch log to the end (`BRANCH_READER_BEHIND` otherwise: live has no version for the rest).
  * 2. The update is recorded (intent `publish`, naming the branch) and takes the pipeline as any update
  *    does; a lost race is `PIPELINE_BUSY` and leaves no update.
  * 3. With the pipeline held, a rewind point is captured (rewinding to it undoes the publish) and the
@@ -55,6 +64,8 @@ export async function publishBranch(plane: ControlPlane, pipelineId: string, nam
         sourceVersion: table?.sourceVersion ?? null,
       });
     }
+    const behind = await readersBehind(plane, pipelineId, pipeline, record.name, planned, snapshots);
+    if (behind.length > 0) throw new BranchReaderBehindError(record.name, behind);
     return planned;
   });
 
@@ -108,4 +119,33 @@ export async function publishBranch(plane: ControlPlane, pipelineId: string, nam
       live_version: t.liveVersion,
     })),
   };
+}
+
+/**
+ * The branch flows that stream from one of the pipeline's tables and have not read its branch log to
+ * the end (offsetsOnLive), or never ran while the branch wrote their upstream: the rows they have not
+ * read are one RESTORE on live, which a stream skips.
+ */
+async function readersBehind(
+  plane: ControlPlane,
+  pipelineId: string,
+  pipeline: ValidatedPipeline,
+  branch: string,
+  planned: readonly PublishedTablePlan[],
+  snapshots: TableSnapshots,
+) {
+  const published = await publishedTables(snapshots, planned);
+  const behind = [];
+  for (const { flow, dataset } of allFlows(pipeline)) {
+    const head = await plane.checkpoints.head({
+      pipelineId: branchPipelineId(pipelineId, branch),
+      flowId: flow.name,
+    });
+    const source = flow.source.type === "stream" ? flow.source.dataset : undefined;
+    const never = !head.checkpoint && (planned.find((t) => t.dataset === source)?.branchVersion ?? 0) > 0;
+    const read = head.checkpoint && offsetsOnLive(head.checkpoint.offsets, published);
+    if (never || (read && "behind" in read))
+      behind.push({ flow: flow.name, dataset, table: qualifiedName(pipeline, dataset) });
+  }
+  return behind;
 }

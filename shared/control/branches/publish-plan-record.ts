@@ -1,6 +1,8 @@
 import { z } from "zod";
 import type { ObjectStore } from "../../object-store/object-store.ts";
+import type { TableSnapshots } from "../../rewind/table-snapshots.ts";
 import { updateStateKey } from "../../store/bucket-layout.ts";
+import { publishRestoreVersion, type PublishedTable } from "./branch-offsets.ts";
 
 /**
  * A publish update's plan (docs/branches.md "Publish"), made and recorded once by the publish request
@@ -43,4 +45,25 @@ export async function recordPublishPlan(bucket: ObjectStore, ids: UpdateIds, pla
 
 export async function readPublishPlan(bucket: ObjectStore, ids: UpdateIds): Promise<PublishPlan> {
   return recordSchema.parse(JSON.parse(new TextDecoder().decode(await bucket.get(planKey(ids)))));
+}
+
+/**
+ * By table id, what the publish makes live of each table the branch has a log of: what a branch
+ * reader's offset is translated by (branch-offsets.ts's offsetsOnLive). A RESTORE keeps live's id.
+ */
+export async function publishedTables(
+  snapshots: TableSnapshots,
+  tables: readonly PublishedTablePlan[],
+): Promise<Map<string, PublishedTable>> {
+  const published = new Map<string, PublishedTable>();
+  for (const table of tables) {
+    if (table.branchVersion === null) continue;
+    const id = (await snapshots.latest(table.dataset))?.metadata.id;
+    if (id !== undefined)
+      published.set(id, {
+        restoredVersion: publishRestoreVersion(table),
+        branchVersion: table.branchVersion,
+      });
+  }
+  return published;
 }

@@ -15,6 +15,7 @@ import {
 import { LATEST_UPDATES_SHOWN, pipelineDetails, pipelineSpec, pipelineStatus } from "./pipeline-views.ts";
 import { pipelinePage, type PipelinePageRequest } from "./pipeline-pages.ts";
 import { purgeTables } from "./purge-tables.ts";
+import { discardAllBranches } from "../branches/discard-branch.ts";
 import { refuseUnownedTables } from "./unowned-tables.ts";
 import { resolveDatabricksSettings, type DefinitionFileReader } from "./databricks-settings.ts";
 import { TableOwnedError } from "../../store/errors.ts";
@@ -223,7 +224,10 @@ export async function deletePipeline(
   pipelineId: string,
   purge: boolean,
 ): Promise<Record<string, never>> {
-  await requirePipeline(plane, pipelineId);
+  const record = await requirePipeline(plane, pipelineId);
+  if (record.activeUpdateId) throw new PipelineBusyError(record.activeUpdateId);
+  // Its branches first (docs/branches.md "Discard"): a busy branch refuses the delete, live untouched.
+  await discardAllBranches(plane, pipelineId);
   // A purged table stays claimed until its files are gone, so no other pipeline starts writing it.
   const deleted = await plane.pipelines.delete(pipelineId, { keepTables: purge });
   if (deleted.outcome === "pipeline-busy") throw new PipelineBusyError(deleted.activeUpdateId);

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { link, mkdir, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,6 +32,7 @@ let pool: Pool | undefined;
 
 function thePool(): Pool {
   if (pool) return pool;
+  sweepDeadPools(tmpdir());
   const dir = path.join(tmpdir(), `ebb-pipes-${process.pid}-${Date.now()}`);
   pool = { dir, ready: [], made: 0, refilling: undefined };
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -75,4 +76,32 @@ export async function makePipes(paths: readonly string[]): Promise<void> {
   if (p.ready.length < BATCH / 4) void refill(p).catch(() => undefined);
   // `mkfifo` fails for a name DuckDB took first; the others are made.
   if (left.length > 0) await run("mkfifo", left).catch(() => undefined);
+}
+
+/**
+ * Removes the pool folders (`ebb-pipes-<pid>-…`) in `root` of processes no longer running: a process
+ * killed without its exit event leaves its folder behind. A live process's folder is kept.
+ */
+export function sweepDeadPools(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^ebb-pipes-(\d+)-/.exec(name)?.[1];
+    if (pid === undefined || running(Number(pid))) continue;
+    rmSync(path.join(root, name), { recursive: true, force: true });
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -9,6 +9,7 @@ import { branchTableStore } from "../../../shared/store/branch-table-store.ts";
 import { testObjectStore } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 import { ordersTable } from "../../support/orders-table.ts";
+import { pipelinesRepository } from "../repositories/repositories.ts";
 
 /**
  * Replay on a branch through the HTTP API on the local runtime (docs/branches.md "Replay on a
@@ -217,6 +218,60 @@ describe("replay on a branch", () => {
       expect(await liveRows(p, table), table).toEqual(await liveRows(reference, table));
   }, 180_000);
 
+  it("a branch with more commits of its own than live has versions publishes under live's numbering: its downstream stream reads on after the publish, nothing lost or twice", async () => {
+    const { p, reference } = await badDeployThenBranch();
+    // Several replays on the branch: its log numbers its own commits past live's latest version.
+    await run(p.id, { branch: "fix" });
+    for (const [file, rows] of [
+      ["3.json", [{ id: 5, amount: 50 }]],
+      ["4.json", [{ id: 6, amount: 60 }]],
+      ["5.json", [{ id: 7, amount: 70 }]],
+    ] as const) {
+      await cp.land(`${p.tag}/${file}`, [...rows]);
+      await run(p.id, { branch: "fix" });
+    }
+    const { branch } = await cp.client.branch(p.id, "fix");
+    const orders = branch.tables.find((t) => t.name === p.table("orders"))!;
+    const liveBefore = (await cp.client.query(p.table("orders"), { sql: "SELECT 1" })).version;
+    expect(orders.branch_version).toBeGreaterThan(liveBefore + 1);
+
+    const published = await cp.client.publishBranch(p.id, "fix");
+    await settle(p.id, published.update_id);
+    // The RESTORE names live's version the branch began from, not a branch version.
+    const { history } = await cp.client.history(p.table("orders"));
+    expect(history[0]).toMatchObject({ version: liveBefore + 1, operation: "RESTORE" });
+    const parameters = history[0]!["operationParameters"] as Record<string, unknown>;
+    expect(Number(parameters["version"])).toBe(orders.source_version);
+
+    // Live reads on from the publish: the downstream stream neither skips nor re-reads a row.
+    await land([reference], "3.json", [{ id: 5, amount: 50 }]);
+    await land([reference], "4.json", [{ id: 6, amount: 60 }]);
+    await land([reference], "5.json", [{ id: 7, amount: 70 }]);
+    await land([p, reference], "6.json", [
+      { id: 8, amount: 80 },
+      { id: 9, amount: 1 },
+    ]);
+    await run(p.id);
+    await run(reference.id);
+    for (const table of TABLES)
+      expect(await liveRows(p, table), table).toEqual(await liveRows(reference, table));
+    expect((await liveRows(p, "big")).map((r) => r.id)).toEqual([2, 5, 6, 7, 8]);
+  }, 240_000);
+
+  it("deleting the pipeline deletes its branches: their pipeline items, records and logs", async () => {
+    const { p } = await badDeployThenBranch();
+    await run(p.id, { branch: "fix" });
+    const branchId = `${p.id}~fix`;
+    expect(await pipelinesRepository().get(branchId)).toBeDefined();
+    await cp.client.deletePipeline(p.id);
+    expect(await pipelinesRepository().get(branchId)).toBeUndefined();
+    const records = await testObjectStore("").list(`state/${p.id}/branches/`);
+    expect(records.objects).toEqual([]);
+    for (const table of TABLES) expect(await branchRows(p, table, "fix"), table).toEqual([]);
+    const logs = await testObjectStore("").list(`${p.folder("orders")}_branches/`);
+    expect(logs.objects).toEqual([]);
+  }, 120_000);
+
   it("a live update runs beside a branch update, neither touching the other's tables; a second branch update is PIPELINE_BUSY; publish is then BRANCH_OUT_OF_DATE", async () => {
     const { p, reference } = await badDeployThenBranch();
     await land([p, reference], "3.json", [{ id: 5, amount: 50 }]);
@@ -281,5 +336,10 @@ describe("replay on a branch", () => {
     await run(p.id, { branch: "fix", refresh_selection: ["orders"] });
     expect((await branchRows(p, "orders", "fix")).map((r) => r.id)).toEqual([1, 2, 3, 4]);
     expect((await branchRows(p, "big", "fix")).map((r) => r.id)).toEqual([2]);
+    // big's stream has not read orders' branch commits: live has no version for them, so no publish.
+    const behind = await errorOf(cp.client.publishBranch(p.id, "fix"));
+    expect([behind.status, behind.errorCode]).toEqual([409, "BRANCH_READER_BEHIND"]);
+    expect(behind.message).toContain("pick");
+    expect((await cp.client.listUpdates(p.id)).updates.length).toBe(before + 1);
   }, 120_000);
 });

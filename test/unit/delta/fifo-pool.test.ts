@@ -1,5 +1,6 @@
 import type * as ChildProcess from "node:child_process";
-import { lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -17,7 +18,7 @@ vi.mock("node:child_process", async (original) => {
   };
 });
 
-const { makePipes } = await import("../../../shared/delta/write/fifo-pool.ts");
+const { makePipes, sweepDeadPools } = await import("../../../shared/delta/write/fifo-pool.ts");
 
 describe("the pool of named pipes", () => {
   const dirs: string[] = [];
@@ -50,5 +51,20 @@ describe("the pool of named pipes", () => {
     await makePipes([taken, path.join(dir, "data_1.parquet")]);
     expect(await readFile(taken, "utf8")).toBe("DuckDB's file");
     expect((await lstat(path.join(dir, "data_1.parquet"))).isFIFO()).toBe(true);
+  });
+
+  it("removes the pool folders of processes no longer running at pool start, and keeps a running one's", async () => {
+    const root = await folder();
+    // A pid that ran and exited (its folder was left by a kill without an exit event).
+    const child = spawn(process.execPath, ["-e", ""]);
+    const dead = child.pid!;
+    await new Promise((resolve) => child.once("exit", resolve));
+    const stale = path.join(root, `ebb-pipes-${dead}-1700000000000`);
+    const alive = path.join(root, `ebb-pipes-${process.pid}-1700000000000`);
+    const other = path.join(root, "ebb-pipes-of-someone");
+    for (const dir of [stale, alive, other]) await mkdir(dir);
+    await writeFile(path.join(stale, "pipe-0"), "");
+    sweepDeadPools(root);
+    expect((await readdir(root)).sort()).toEqual([path.basename(alive), path.basename(other)].sort());
   });
 });

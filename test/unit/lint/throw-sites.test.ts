@@ -19,8 +19,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/control/updates/steps/rewind-step.ts": { TypeError: 1 },
   // A branch's creation: the rewind plan's checkpoint missing, or a copy's seq or HEAD taken meanwhile.
   "shared/control/branches/create-branch.ts": { TypeError: 3 },
-  // A publish: a checkpoint's seq or HEAD taken meanwhile (the pipeline is held), a branch log with no live log.
-  "shared/control/updates/steps/publish-execution.ts": { TypeError: 4 },
+  // A publish: a checkpoint's seq or HEAD taken meanwhile (the pipeline is held), a branch log with no live log, a reader behind (the request refused it).
+  "shared/control/updates/steps/publish-execution.ts": { TypeError: 5 },
   // RunBudgetSpentError is a signal the state machine retries (RunFlow's budget spent), never an answer.
   "shared/control/updates/steps/run-step.ts": { TypeError: 1, RunBudgetSpentError: 1 },
   "shared/delta/log/log-paths.ts": { RangeError: 1 },

@@ -11,10 +11,10 @@ import { flowAppId, ROOT_SEQ, type FlowRef } from "../../../store/checkpoints-re
 import type { ControlPlane } from "../../plane/control-plane.ts";
 import type { UpdateContext, UpdateIds } from "./update-context.ts";
 import { BranchOutOfDateError } from "../../branches/errors.ts";
-import { offsetsOnLive } from "../../branches/branch-offsets.ts";
+import { offsetsOnLive, publishRestoreVersion, type PublishedTable } from "../../branches/branch-offsets.ts";
 import {
+  publishedTables,
   readPublishPlan,
-  type PublishPlan,
   type PublishedTablePlan,
 } from "../../branches/publish-plan-record.ts";
 
@@ -76,7 +76,7 @@ export async function publishDataset(
     ids.updateId,
     plan.branch,
     writersOf(env.pipeline, dataset),
-    await tablesAtClone(env, plan),
+    await withTableSnapshots(env.tableStore, (snapshots) => publishedTables(snapshots, plan.tables)),
   );
   const liveVersion = await withTableSnapshots(env.tableStore, async (snapshots) => {
     const store = env.tableStore(dataset);
@@ -100,11 +100,10 @@ export async function publishDataset(
           return [appId, { appId, version: f.liveSeq, lastUpdated: env.clock() }] as const;
         }),
     );
-    // A branch still at its first commit holds live's files at the version it began from: the RESTORE
-    // says it restored that version, so a downstream stream reader (whose checkpoint is the branch's,
-    // read up to it) walks live's lineage through it instead of finding its upstream rewound.
-    const version =
-      branch.version === 0 && table.sourceVersion !== null ? table.sourceVersion : branch.version;
+    // The RESTORE names live's version the branch began from, never a branch version (which live's
+    // log numbers otherwise): a reader of live walks live's lineage through it, and a branch reader's
+    // offset was put on live's numbering by the same rule (offsetsOnLive).
+    const version = publishRestoreVersion(table);
     const restore = planRestore(current, { ...branch, version, txns }, env.clock());
     const needed =
       restore.filesToRestore.length > 0 ||
@@ -195,7 +194,7 @@ async function planCheckpoints(
   updateId: string,
   branch: string,
   flows: readonly { readonly name: string }[],
-  atClone: ReadonlyMap<string, number>,
+  published: ReadonlyMap<string, PublishedTable>,
 ): Promise<PlannedCheckpoint[]> {
   const planned: PlannedCheckpoint[] = [];
   for (const { name: flow } of flows) {
@@ -218,9 +217,13 @@ async function planCheckpoints(
       planned.push({ flow, liveSeq: mine.seq, ...stateVersion });
       continue;
     }
+    const onLive = offsetsOnLive(head.checkpoint.offsets, published);
+    // The publish request refused a reader behind its upstream's branch log (BranchReaderBehindError).
+    if ("behind" in onLive)
+      throw new TypeError(`publish of ${branch}: flow ${flow} is behind its upstream's branch log`);
     const copy = await env.checkpoints.plan(ref, {
       parent: resume.head.seq,
-      offsets: offsetsOnLive(head.checkpoint.offsets, atClone),
+      offsets: onLive.offsets,
       ...(head.checkpoint.stateRef !== undefined ? { stateRef: head.checkpoint.stateRef } : {}),
       updateId,
       activeUpdateId: updateId,
@@ -231,19 +234,6 @@ async function planCheckpoints(
     planned.push({ flow, liveSeq: copy.checkpoint.seq, ...stateVersion });
   }
   return planned;
-}
-
-/** By table id, live's version each published table still at its clone began from (offsetsOnLive). */
-async function tablesAtClone(env: RewindEnvironment, plan: PublishPlan): Promise<Map<string, number>> {
-  const atClone = new Map<string, number>();
-  await withTableSnapshots(env.tableStore, async (snapshots) => {
-    for (const table of plan.tables) {
-      if (table.branchVersion !== 0 || table.sourceVersion === null) continue;
-      const id = (await snapshots.latest(table.dataset))?.metadata.id;
-      if (id !== undefined) atClone.set(id, table.sourceVersion);
-    }
-  });
-  return atClone;
 }
 
 async function commitCheckpoints(
