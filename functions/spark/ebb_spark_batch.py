@@ -161,7 +161,9 @@ def load_source(spark, spec, ordered=False):
                 reader = reader.option("inferSchema", "true")
         if not spec["uris"]:
             raise BatchFailure("input", "the batch has no input files")
-        return reader.format(fmt).load(spec["uris"])
+        frame = reader.format(fmt).load(spec["uris"])
+        # A join batch whose new rows are all the joined stream's: the files give the columns only.
+        return frame.limit(0) if spec.get("columnsOnly") else frame
 
     schema = StructType.fromJson(json.loads(spec["schemaString"]))
     partition_columns = spec.get("partitionColumns", [])

@@ -1,10 +1,11 @@
+import { isDeepStrictEqual } from "node:util";
 import type { DuckSession } from "../duck/duck-session.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
 import { versionAtTimestamp } from "../delta/index.ts";
-import { quoteIdentifier } from "../duck/sql-text.ts";
+import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import {
   DEFAULT_MAX_FILES_PER_BATCH,
   fitRows,
@@ -429,7 +430,7 @@ function fileSource(
   };
   return {
     replay,
-    async plannedInput(_start, end) {
+    async plannedInput(start, end) {
       const slice = asFiles(end)!.slice;
       if (slice)
         throw new FlowNotSupportedOnSparkError(
@@ -437,7 +438,14 @@ function fileSource(
           `its batch reads row groups ${slice.from}-${slice.to - 1} of ${slice.key}, a file larger than the batch bound, which only DuckDB reads by row groups`,
         );
       const keys = await state.batchFiles(asFiles(end)!);
-      return { kind: "files", location, keys, format, schema };
+      return {
+        kind: "files",
+        location,
+        keys,
+        format,
+        schema,
+        ...(unmoved(start, end) ? { columnsOnly: true } : {}),
+      };
     },
     async plan(start, seq) {
       const previous = asFiles(start);
@@ -513,7 +521,7 @@ function fileSource(
       };
       return { end, stateRef: end.changelogs.at(-1)!, caughtUp: left.length === 0, size, backlog };
     },
-    async load(_start, end) {
+    async load(start, end) {
       const offset = asFiles(end)!;
       const local = offset.slice
         ? [await landRowGroups(files, offset.slice, await context.sandbox(), origin)]
@@ -537,6 +545,11 @@ function fileSource(
         );
         return { rowsIn: Number(row?.["n"] ?? 0) + badRecords, badRecords, skippedRestores: [] };
       };
+      if (unmoved(start, end)) {
+        await read(false);
+        await keepColumnsOnly(await context.sandbox(), [MICRO_BATCH_NAME, BAD_RECORDS_TABLE]);
+        return { rowsIn: 0, badRecords: 0, skippedRestores: [] };
+      }
       // JSON is read in one pass with the query; other formats are checked record by record first.
       if (format !== "json") return read(false);
       try {
@@ -548,6 +561,29 @@ function fileSource(
       }
     },
   };
+}
+
+/**
+ * Whether a file source's offset did not move over a batch: a stream-stream join's batch whose new
+ * rows are all the joined stream's. A files offset names the files of the batch that reached it, so
+ * such a batch reads them for their columns only, never their rows again.
+ */
+function unmoved(start: SourceOffset | undefined, end: SourceOffset): boolean {
+  return start !== undefined && isDeepStrictEqual(start, end);
+}
+
+/** Empties the sandbox's relations `names` (a table or a view each), keeping their columns. */
+async function keepColumnsOnly(sandbox: Sandbox, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const relation = quoteIdentifier(name);
+    const empty = quoteIdentifier(`${name}__columns`);
+    await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${empty} AS SELECT * FROM ${relation} LIMIT 0`);
+    const [kind] = await sandbox.rows(
+      `SELECT table_type FROM information_schema.tables WHERE table_name = ${quoteLiteral(name)}`,
+    );
+    await sandbox.run(`DROP ${kind?.["table_type"] === "VIEW" ? "VIEW" : "TABLE"} ${relation}`);
+    await sandbox.run(`ALTER TABLE ${empty} RENAME TO ${relation}`);
+  }
 }
 
 /** A Kafka or Kinesis batch source over its own kind of offset. */

@@ -12,6 +12,8 @@ export type PlannedInput =
       readonly keys: readonly string[];
       readonly format: RecordFormat;
       readonly schema: Readonly<Record<string, string>> | undefined;
+      /** The offset did not move (a join batch whose new rows are the joined stream's): columns, no rows. */
+      readonly columnsOnly?: true;
     }
   | {
       readonly kind: "table";

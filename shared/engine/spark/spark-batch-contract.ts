@@ -18,6 +18,8 @@ export type SparkBatchInput =
       readonly format: "json" | "csv" | "parquet";
       readonly schema: Readonly<Record<string, string>> | null;
       readonly uris: readonly string[];
+      /** Read for their columns only: the batch takes no row of them (planned-input.ts). */
+      readonly columnsOnly?: boolean;
     }
   | {
       /** A `stream` batch: row slices of the upstream table's data files, read with its schema. */

@@ -248,6 +248,7 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
       format: input.format,
       schema: input.schema ?? null,
       uris: input.keys.map((key) => batch.spark.locationUri(input.location, key)),
+      ...(input.columnsOnly ? { columnsOnly: true } : {}),
     };
   }
   const root =

@@ -67,7 +67,11 @@ describe("stream-stream joins through the API", () => {
   }, 120_000);
   afterAll(() => cp?.close());
 
-  const create = async (name: string, join: "JOIN" | "LEFT JOIN") => {
+  const create = async (
+    name: string,
+    join: "JOIN" | "LEFT JOIN",
+    overrides: Record<string, unknown> = {},
+  ) => {
     for (const feed of ["clicks", "impressions"])
       await mkdir(`${cp.landing}/${name}/${feed}`, { recursive: true });
     const { pipeline_id } = await cp.client.createPipeline({
@@ -75,7 +79,7 @@ describe("stream-stream joins through the API", () => {
       catalog: "joins",
       schema: name,
       configuration: { "pipelines.rewind.enabled": "true" },
-      definition: definition(`${cp.landing}/${name}`, join),
+      definition: definition(`${cp.landing}/${name}`, join, overrides),
     });
     return pipeline_id;
   };
@@ -152,6 +156,28 @@ describe("stream-stream joins through the API", () => {
       { click: "c1", impression: "i1" },
       { click: "c1", impression: "late" },
       { click: "c2", impression: "i2" },
+    ]);
+  });
+
+  it("a join reading files itself: a batch with new rows only in the joined stream reads no file again", async () => {
+    const id = await create("files", "JOIN", {
+      source: {
+        type: "auto_loader",
+        path: `${cp.landing}/files/clicks`,
+        format: "json",
+        schema: { id: "VARCHAR", ad: "VARCHAR", click_time: "TIMESTAMP" },
+      },
+    });
+    await click("files", "c1", "a", 4);
+    await impression("files", "i1", "a", 0);
+    await run(id);
+    expect(await joined("files")).toEqual([{ click: "c1", impression: "i1" }]);
+    // Only the joined stream has a new row: the click waits in the state and meets it once.
+    await impression("files", "i2", "a", 2);
+    await run(id);
+    expect(await joined("files")).toEqual([
+      { click: "c1", impression: "i1" },
+      { click: "c1", impression: "i2" },
     ]);
   });
 
