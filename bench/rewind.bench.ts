@@ -24,13 +24,13 @@ import { listAllKeys } from "../shared/object-store/object-store.ts";
  *    which the rewind removed, instead of writing 900,000 rows again), and with it off.
  */
 
-const UPDATES = 10;
+export const UPDATES = 10;
 
 /**
  * `on`: auto-compaction as pipeline tables have it by default (10 small files); `replayed`: on, due
  * at 9 files, so that the replayed update is the one that compacts; `off`.
  */
-type Compaction = "on" | "replayed" | "off";
+export type Compaction = "on" | "replayed" | "off";
 
 function definition(landingUri: string, compaction: Compaction) {
   const properties =
@@ -99,7 +99,7 @@ interface Fixture {
   readonly rowsPerUpdate: number;
 }
 
-async function fixture(totalRows: number, compaction: Compaction = "on"): Promise<Fixture> {
+export async function fixture(totalRows: number, compaction: Compaction = "on"): Promise<Fixture> {
   const h = new RewindHarness();
   await h.deploy(definition(h.landingUri, compaction));
   const rowsPerUpdate = totalRows / UPDATES;
