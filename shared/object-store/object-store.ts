@@ -73,6 +73,11 @@ export interface ObjectStore {
    * exist. Optional: a store without it is read and written (`ScratchFolder.take`).
    */
   copyToFile?(key: string, file: string): Promise<void>;
+  /**
+   * The local file that holds the object, for a reader that reads it where it is (no link, no
+   * copy), or `undefined` if the key does not exist now. Optional: only a local folder has one.
+   */
+  localFile?(key: string): string | undefined;
   /** Deletes the object; deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /** Deletes every key given; missing keys are not an error. */

@@ -40,6 +40,7 @@ export function withPrefix(inner: ObjectStore, prefix: string): ObjectStore {
     ...(inner.copyToFile
       ? { copyToFile: (key: string, file: string) => inner.copyToFile!(prefix + key, file) }
       : {}),
+    ...(inner.localFile ? { localFile: (key: string) => inner.localFile!(prefix + key) } : {}),
     delete: (key) => inner.delete(prefix + key),
     deleteMany: (keys) => inner.deleteMany(keys.map((k) => prefix + k)),
   };

@@ -57,6 +57,7 @@ export function branchBucket(
     ...(bucket.copyToFile
       ? { copyToFile: (key: string, file: string) => bucket.copyToFile!(toBranch(key), file) }
       : {}),
+    ...(bucket.localFile ? { localFile: (key: string) => bucket.localFile!(toBranch(key)) } : {}),
     delete: async (key) => {
       if (deletable(key)) await bucket.delete(toBranch(key));
     },

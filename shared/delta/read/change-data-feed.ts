@@ -1,4 +1,5 @@
 import type { AnswerRow, DuckRow, DuckSession } from "../../duck/duck-session.ts";
+import { filesInPlace, missingNow } from "../../duck/files-in-place.ts";
 import { copyToScratch } from "../../duck/scratch-copies.ts";
 import { withScratchFolder, type ScratchFolder } from "../../duck/scratch-folder.ts";
 import { readScratchView, ScratchView } from "../../duck/scratch-view.ts";
@@ -141,9 +142,9 @@ export async function changeFeedAnswerRows(
   duck: DuckSession,
   options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known"> = {},
 ): Promise<AnswerRow[]> {
-  return withScratchFolder(async (scratch) => {
-    const feed = await changeFeedFiles(store, fromVersion, toVersion, duck, scratch, options);
-    const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
+  const plan = await planChangeFeed(store, fromVersion, toVersion, duck, options);
+  const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
+  const answer = async (feed: PlacedChangeFeed) => {
     // Read at once in the table's columns; only a feed whose files all lack one (it was added after
     // them) needs DuckDB to tell which columns they have first, a second pass over every footer.
     try {
@@ -154,7 +155,21 @@ export async function changeFeedAnswerRows(
       if (!isBinderError(error)) throw error;
       return duck.answerRows(await changeRelationSql(duck, feed.snapshot, feed.files, timeZone));
     }
-  });
+  };
+  // A local folder's files are read where they are: linking 100 of them into a scratch folder and
+  // removing it cost more than DuckDB's read of them. The SELECT runs once, here, so no view outlives
+  // the check that they exist; a file a concurrent VACUUM removes before DuckDB reads it is answered
+  // as one removed before the check.
+  const inPlace = filesInPlace(store, plan.keys, plan.missing);
+  if (inPlace) {
+    try {
+      return await answer(placed(plan, inPlace));
+    } catch (error) {
+      const gone = missingNow(store, plan.keys);
+      throw gone.length > 0 ? plan.missing(gone) : error;
+    }
+  }
+  return withScratchFolder(async (scratch) => answer(await placeInScratch(store, plan, scratch)));
 }
 
 /** DuckDB reports failures as plain `Error`s whose message starts with their kind. */
@@ -183,7 +198,32 @@ async function changeFeedFiles(
   duck: DuckSession,
   scratch: ScratchFolder,
   options: Pick<ChangeFeedOptions, "known">,
-): Promise<{ snapshot: Snapshot; files: { file: ChangeFile; localPath: string }[] }> {
+): Promise<PlacedChangeFeed> {
+  return placeInScratch(store, await planChangeFeed(store, fromVersion, toVersion, duck, options), scratch);
+}
+
+/** The feed's files and the end version's snapshot, before DuckDB is given a local path for each. */
+interface ChangeFeedPlan {
+  readonly snapshot: Snapshot;
+  readonly files: readonly ChangeFile[];
+  /** The object key of each file. */
+  readonly keys: readonly string[];
+  /** The error for files that are gone, given their indexes. */
+  readonly missing: (indexes: readonly number[]) => Error;
+}
+
+interface PlacedChangeFeed {
+  readonly snapshot: Snapshot;
+  readonly files: { file: ChangeFile; localPath: string }[];
+}
+
+async function planChangeFeed(
+  store: ObjectStore,
+  fromVersion: number,
+  toVersion: number | undefined,
+  duck: DuckSession,
+  options: Pick<ChangeFeedOptions, "known">,
+): Promise<ChangeFeedPlan> {
   const listing = await listRange(store, fromVersion, toVersion);
   const to = toVersion ?? latestListedVersion(listing) ?? 0;
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
@@ -201,14 +241,27 @@ async function changeFeedFiles(
     if (changes instanceof ChangeDataNotRecordedError) throw changes;
     return changes;
   });
-  const localPaths = await copyToScratch(
-    store,
-    files.map((f) => dataFileKey(f.path)),
-    scratch,
-    ".parquet",
-    vacuumedFilesError("changes", snapshot, files),
-  );
-  return { snapshot, files: files.map((file, i) => ({ file, localPath: localPaths[i]! })) };
+  return {
+    snapshot,
+    files,
+    keys: files.map((f) => dataFileKey(f.path)),
+    missing: vacuumedFilesError("changes", snapshot, files),
+  };
+}
+
+async function placeInScratch(
+  store: ObjectStore,
+  plan: ChangeFeedPlan,
+  scratch: ScratchFolder,
+): Promise<PlacedChangeFeed> {
+  return placed(plan, await copyToScratch(store, plan.keys, scratch, ".parquet", plan.missing));
+}
+
+function placed(plan: ChangeFeedPlan, localPaths: readonly string[]): PlacedChangeFeed {
+  return {
+    snapshot: plan.snapshot,
+    files: plan.files.map((file, i) => ({ file, localPath: localPaths[i]! })),
+  };
 }
 
 /**
