@@ -147,23 +147,35 @@ async function presentActions(
       // Each leaf holds, for each row, a list of the values under the (optional) struct: empty where
       // the struct is null, whichever leaf it is (Dremel levels as hyparquet assembles them).
       const first = ofKind[0];
-      if (!first) throw new Error(`parquet column ${kind} has no leaves`);
+      if (!first || schema.element.repetition_type !== "OPTIONAL")
+        throw new Error(`parquet column ${kind} is not an optional struct`);
       const rows: number[] = [];
       for (let row = 0; row < first.values.length; row++) {
         if ((first.values[row] as unknown[]).length > 0) rows.push(row);
       }
       if (rows.length === 0) continue;
+      // A field's values, one a row, each in a one-item list (its struct is present): a plain
+      // field's are its leaf's; a nested one's (a map, a list, a struct) assembled by hyparquet
+      // from its own leaves, as it would assemble them inside the whole struct.
       const subcolumns = new Map<string, DecodedArray>();
-      for (const leaf of ofKind)
+      for (const leaf of ofKind) {
         subcolumns.set(
           leaf.path.join("."),
           rows.map((row) => leaf.values[row]),
         );
-      assembleNested(subcolumns, schema, PARSERS);
-      const assembled = subcolumns.get(kind);
-      if (!assembled) throw new Error(`parquet column ${kind} not assembled`);
+      }
+      const fields = schema.children.map((child) => {
+        if (child.children.length > 0) assembleNested(subcolumns, child, PARSERS, 1);
+        const values = subcolumns.get(child.path.join("."));
+        if (!values) throw new Error(`parquet column ${child.path.join(".")} not assembled`);
+        return { name: child.element.name, values: values as readonly (readonly unknown[])[] };
+      });
       const bodies = found.get(kind)!;
-      for (const body of assembled as Record<string, unknown>[]) bodies.push(body);
+      for (let i = 0; i < rows.length; i++) {
+        const body: Record<string, unknown> = {};
+        for (const field of fields) body[field.name] = field.values[i]![0];
+        bodies.push(body);
+      }
     }
   }
   return found;
