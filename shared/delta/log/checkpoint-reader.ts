@@ -1,10 +1,8 @@
-import {
-  parquetMetadata,
-  parquetReadObjects,
-  parquetSchema,
-  type FileMetaData,
-  type SchemaTree,
-} from "hyparquet";
+import { parquetMetadata, parquetSchema, type FileMetaData, type SchemaTree } from "hyparquet";
+import { assembleNested } from "hyparquet/src/assemble.js";
+import { DEFAULT_PARSERS } from "hyparquet/src/convert.js";
+import { parquetReadAsync } from "hyparquet/src/read.js";
+import type { DecodedArray } from "hyparquet/src/types.js";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "./actions.ts";
 import { CorruptLogError, DeltaError } from "../errors.ts";
@@ -47,11 +45,9 @@ export async function fetchCheckpoint(
 export async function readCheckpointActions(parts: CheckpointParts): Promise<Action[]> {
   const byKind = new Map<CheckpointAction, Action[]>(CHECKPOINT_ACTIONS.map((kind) => [kind, []]));
   for (const part of await checkpointRows(parts, CHECKPOINT_ACTIONS)) {
-    for (const row of part.rows) {
-      for (const kind of CHECKPOINT_ACTIONS) {
-        const body = row[kind] as Record<string, unknown> | null | undefined;
-        if (body != null) byKind.get(kind)!.push(checkpointAction(kind, body, part.decimalStats));
-      }
+    for (const [kind, bodies] of part.actions) {
+      const actions = byKind.get(kind)!;
+      for (const body of bodies) actions.push(checkpointAction(kind, body, part.decimalStats));
     }
   }
   return CHECKPOINT_ACTIONS.flatMap((kind) => byKind.get(kind)!);
@@ -64,25 +60,25 @@ export async function readCheckpointActions(parts: CheckpointParts): Promise<Act
 export async function readCheckpointTombstones(parts: CheckpointParts): Promise<RemoveFile[]> {
   const removes: RemoveFile[] = [];
   for (const part of await checkpointRows(parts, ["remove"])) {
-    for (const row of part.rows) {
-      const body = row["remove"] as Record<string, unknown> | null | undefined;
-      if (body != null) removes.push(fileAction(body) as unknown as RemoveFile);
+    for (const body of part.actions.get("remove") ?? []) {
+      removes.push(fileAction(body) as unknown as RemoveFile);
     }
   }
   return removes;
 }
 
-interface PartRows {
-  readonly rows: readonly Record<string, unknown>[];
+interface PartActions {
+  /** The non-null values of each action column the part has, in row order. */
+  readonly actions: ReadonlyMap<CheckpointAction, readonly Record<string, unknown>[]>;
   /** `add.stats_parsed` bounds stored as DECIMAL (as `minValues.price`): see `exactStatsParsed`. */
   readonly decimalStats: ReadonlySet<string>;
 }
 
-/** The rows of each part, with only those of `kinds` the part has (Spark's parts have different columns). */
+/** The actions of each part, of those of `kinds` the part has (Spark's parts have different columns). */
 async function checkpointRows(
   parts: CheckpointParts,
   kinds: readonly CheckpointAction[],
-): Promise<PartRows[]> {
+): Promise<PartActions[]> {
   const { checkpoint } = parts;
   return Promise.all(
     parts.bytes.map(async (bytes, i) => {
@@ -96,18 +92,12 @@ async function checkpointRows(
         const metadata = parquetMetadata(file, { geoparquet: false });
         const top = parquetSchema(metadata).children;
         const columns = kinds.filter((kind) => top.some((child) => child.element.name === kind));
-        if (columns.length === 0) return { rows: [], decimalStats: new Set<string>() };
+        if (columns.length === 0) return { actions: new Map(), decimalStats: new Set<string>() };
         assertDecodableCodecs(codecsOf(metadata, columns), key);
-        const rows = await parquetReadObjects({
-          file,
-          metadata,
-          columns,
-          rowFormat: "object",
-          compressors: CHECKPOINT_COMPRESSORS,
-          parsers: STATS_PARSERS,
-          geoparquet: false,
-        });
-        return { rows, decimalStats: decimalStatsOf(top) };
+        return {
+          actions: await presentActions(file, metadata, top, columns),
+          decimalStats: decimalStatsOf(top),
+        };
       } catch (cause) {
         if (cause instanceof DeltaError) throw cause;
         throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
@@ -117,6 +107,78 @@ async function checkpointRows(
       }
     }),
   );
+}
+
+/**
+ * The non-null values of the struct columns `columns`, built only for the rows that hold them: a
+ * checkpoint row holds one action, so building every struct column's object for every row (as a
+ * row-oriented read does) spent most of the decoding on nulls. The leaf columns are decoded, the
+ * rows that hold the kind kept, and only those assembled into objects.
+ */
+async function presentActions(
+  file: ArrayBuffer,
+  metadata: FileMetaData,
+  top: readonly SchemaTree[],
+  columns: readonly CheckpointAction[],
+): Promise<Map<CheckpointAction, Record<string, unknown>[]>> {
+  const groups = parquetReadAsync({
+    file,
+    metadata,
+    columns: [...columns],
+    compressors: CHECKPOINT_COMPRESSORS,
+    parsers: STATS_PARSERS,
+    geoparquet: false,
+  });
+  const found = new Map<CheckpointAction, Record<string, unknown>[]>(columns.map((kind) => [kind, []]));
+  for (const group of groups) {
+    const leaves = await Promise.all(
+      group.asyncColumns.map(async (column) => {
+        const { data, skipped } = await column.data;
+        if (skipped !== 0) throw new Error(`parquet column ${column.pathInSchema.join(".")} skipped rows`);
+        return {
+          path: column.pathInSchema,
+          values: data.length === 1 ? data[0]! : data.flatMap((d) => [...d]),
+        };
+      }),
+    );
+    for (const kind of columns) {
+      const schema = top.find((child) => child.element.name === kind)!;
+      const ofKind = leaves.filter((leaf) => leaf.path[0] === kind);
+      // Each leaf holds, for each row, a list of the values under the (optional) struct: empty where
+      // the struct is null, whichever leaf it is (Dremel levels as hyparquet assembles them).
+      const first = ofKind[0];
+      if (!first || schema.element.repetition_type !== "OPTIONAL")
+        throw new Error(`parquet column ${kind} is not an optional struct`);
+      const rows: number[] = [];
+      for (let row = 0; row < first.values.length; row++) {
+        if ((first.values[row] as unknown[]).length > 0) rows.push(row);
+      }
+      if (rows.length === 0) continue;
+      // A field's values, one a row, each in a one-item list (its struct is present): a plain
+      // field's are its leaf's; a nested one's (a map, a list, a struct) assembled by hyparquet
+      // from its own leaves, as it would assemble them inside the whole struct.
+      const subcolumns = new Map<string, DecodedArray>();
+      for (const leaf of ofKind) {
+        subcolumns.set(
+          leaf.path.join("."),
+          rows.map((row) => leaf.values[row]),
+        );
+      }
+      const fields = schema.children.map((child) => {
+        if (child.children.length > 0) assembleNested(subcolumns, child, PARSERS, 1);
+        const values = subcolumns.get(child.path.join("."));
+        if (!values) throw new Error(`parquet column ${child.path.join(".")} not assembled`);
+        return { name: child.element.name, values: values as readonly (readonly unknown[])[] };
+      });
+      const bodies = found.get(kind)!;
+      for (let i = 0; i < rows.length; i++) {
+        const body: Record<string, unknown> = {};
+        for (const field of fields) body[field.name] = field.values[i]![0];
+        bodies.push(body);
+      }
+    }
+  }
+  return found;
 }
 
 function codecsOf(metadata: FileMetaData, columns: readonly string[]): Set<string> {
@@ -140,6 +202,9 @@ const STATS_PARSERS = {
   timestampFromNanoseconds: (nanos: bigint) => new Date(Number(nanos / 1_000_000n)).toISOString(),
   dateFromDays: (days: number) => new Date(days * 86_400_000).toISOString().slice(0, 10),
 };
+
+/** What nested assembly wants: every parser, ours over hyparquet's defaults. */
+const PARSERS = { ...DEFAULT_PARSERS, ...STATS_PARSERS };
 
 /** The `minValues.x` / `maxValues.x.y` paths of `add.stats_parsed` whose Parquet type is DECIMAL. */
 function decimalStatsOf(top: readonly SchemaTree[]): Set<string> {
