@@ -134,7 +134,8 @@ async function presentActions(
     const leaves = await Promise.all(
       group.asyncColumns.map(async (column) => {
         const { data, skipped } = await column.data;
-        if (skipped !== 0) throw new Error(`parquet column ${column.pathInSchema.join(".")} skipped rows`);
+        if (skipped !== 0)
+          throw new CorruptLogError(`parquet column ${column.pathInSchema.join(".")} skipped rows`);
         return {
           path: column.pathInSchema,
           values: data.length === 1 ? data[0]! : data.flatMap((d) => [...d]),
@@ -148,7 +149,7 @@ async function presentActions(
       // the struct is null, whichever leaf it is (Dremel levels as hyparquet assembles them).
       const first = ofKind[0];
       if (!first || schema.element.repetition_type !== "OPTIONAL")
-        throw new Error(`parquet column ${kind} is not an optional struct`);
+        throw new CorruptLogError(`parquet column ${kind} is not an optional struct`);
       const rows: number[] = [];
       for (let row = 0; row < first.values.length; row++) {
         if ((first.values[row] as unknown[]).length > 0) rows.push(row);
@@ -167,7 +168,7 @@ async function presentActions(
       const fields = schema.children.map((child) => {
         if (child.children.length > 0) assembleNested(subcolumns, child, PARSERS, 1);
         const values = subcolumns.get(child.path.join("."));
-        if (!values) throw new Error(`parquet column ${child.path.join(".")} not assembled`);
+        if (!values) throw new CorruptLogError(`parquet column ${child.path.join(".")} not assembled`);
         return { name: child.element.name, values: values as readonly (readonly unknown[])[] };
       });
       const bodies = found.get(kind)!;
