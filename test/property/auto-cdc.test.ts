@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 import { scd1Model, scd2Model, type CdcEvent, type ModelOptions } from "../support/cdc/cdc-model.ts";
+import { cdcEvents } from "../support/cdc/cdc-events.ts";
 
 /**
  * AUTO CDC against a reference model (test/support/cdc/cdc-model.ts): random per-key event streams
@@ -22,38 +23,12 @@ type Source = "A" | "B";
 const SOURCES = ["A", "B"] as const;
 type SentEvent = CdcEvent & { readonly src: Source };
 
-const cdcEvent: fc.Arbitrary<CdcEvent> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      k: fc.integer({ min: 1, max: 4 }),
-      seq: fc.integer({ min: 1, max: 12 }),
-      op: fc.constant("U" as const),
-      a: fc.option(fc.integer({ min: 0, max: 2 }), { freq: 4 }),
-      b: fc.option(fc.constantFrom("x", "y"), { freq: 4 }),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      k: fc.integer({ min: 1, max: 4 }),
-      seq: fc.integer({ min: 1, max: 12 }),
-      op: fc.constant("D" as const),
-      a: fc.constant(null),
-      b: fc.constant(null),
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      k: fc.constant(null),
-      seq: fc.integer({ min: 1, max: 8 }),
-      op: fc.constant("T" as const),
-      a: fc.constant(null),
-      b: fc.constant(null),
-    }),
-  },
-);
+const cdcEvent: fc.Arbitrary<CdcEvent> = cdcEvents({
+  keys: 4,
+  sequences: 12,
+  truncateSequences: 8,
+  nullFreq: 4,
+});
 
 const event: fc.Arbitrary<SentEvent> = fc
   .tuple(cdcEvent, fc.constantFrom(...SOURCES))

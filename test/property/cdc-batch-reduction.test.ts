@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { cdcBatchReduction, type CdcBatchReduction } from "../../shared/engine/auto-cdc/batch-reduction.ts";
 import type { AutoCdcFlowPlan } from "../../shared/pipeline/plan/index.ts";
 import { scd1Model, type CdcEvent } from "../support/cdc/cdc-model.ts";
+import { cdcEvents } from "../support/cdc/cdc-events.ts";
 
 /**
  * The rule by which a Spark batch drops SCD type 1 events (auto-cdc/batch-reduction.ts, run by
@@ -13,38 +14,7 @@ import { scd1Model, type CdcEvent } from "../support/cdc/cdc-model.ts";
  * (test/interop/spark-cdc.test.ts) checks that Spark keeps what this rule keeps.
  */
 
-const event: fc.Arbitrary<CdcEvent> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      k: fc.integer({ min: 1, max: 3 }),
-      seq: fc.integer({ min: 1, max: 8 }),
-      op: fc.constant("U" as const),
-      a: fc.option(fc.integer({ min: 0, max: 2 }), { freq: 3 }),
-      b: fc.option(fc.constantFrom("x", "y"), { freq: 3 }),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      k: fc.integer({ min: 1, max: 3 }),
-      seq: fc.integer({ min: 1, max: 8 }),
-      op: fc.constant("D" as const),
-      a: fc.constant(null),
-      b: fc.constant(null),
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      k: fc.constant(null),
-      seq: fc.integer({ min: 1, max: 6 }),
-      op: fc.constant("T" as const),
-      a: fc.constant(null),
-      b: fc.constant(null),
-    }),
-  },
-);
+const event: fc.Arbitrary<CdcEvent> = cdcEvents({ keys: 3, sequences: 8, truncateSequences: 6, nullFreq: 3 });
 
 /** What the job keeps of one batch (the rule as reduce_events runs it). */
 function kept(batch: readonly CdcEvent[], rule: CdcBatchReduction): CdcEvent[] {
