@@ -1,9 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import { performance } from "node:perf_hooks";
-import { DuckSession } from "../shared/duck/duck-session.ts";
-import { Sandbox } from "../shared/engine/sandbox.ts";
-import { MemoryObjectStore } from "../shared/object-store/memory-object-store.ts";
 import { fixture, UPDATES, type Compaction } from "./rewind.bench.ts";
 
 /**
@@ -16,58 +13,7 @@ import { fixture, UPDATES, type Compaction } from "./rewind.bench.ts";
  */
 const rows = Number(process.argv[2] ?? "1000000");
 const out = process.argv[3] ?? "replay.cpuprofile";
-const trace = process.env["EBB_TRACE"];
-const spans: { start: number; ms: number; what: string }[] = [];
-const calls = new Map<string, number>();
-let origin = 0;
-type Method = (...args: unknown[]) => Promise<unknown>;
-function wrap(owner: object, name: string, label: (args: unknown[]) => string): void {
-  const methods = owner as Record<string, Method | undefined>;
-  const original = methods[name];
-  if (!original) return;
-  methods[name] = async function (this: unknown, ...args: unknown[]) {
-    const start = performance.now();
-    try {
-      return await original.apply(this, args);
-    } finally {
-      const what = label(args);
-      const kind = what.split(" ")[0]!;
-      calls.set(kind, (calls.get(kind) ?? 0) + 1);
-      spans.push({ start: start - origin, ms: performance.now() - start, what });
-    }
-  };
-}
-const sql = (args: unknown[]) => String(args[0]).replace(/\s+/g, " ").slice(0, 160);
-if (trace) {
-  wrap(DuckSession.prototype, "run", (a) => `duck.run ${sql(a)}`);
-  wrap(DuckSession.prototype, "rows", (a) => `duck.rows ${sql(a)}`);
-  wrap(Sandbox, "open", () => "Sandbox.open");
-  wrap(Sandbox.prototype, "close", () => "Sandbox.close");
-  for (const name of [
-    "get",
-    "getRange",
-    "put",
-    "putIfAbsent",
-    "putIfMatch",
-    "list",
-    "head",
-    "delete",
-    "deleteMany",
-    "copy",
-  ])
-    wrap(MemoryObjectStore.prototype, name, (a) => `store.${name} ${String(a[0]).slice(-100)}`);
-}
-function reset() {
-  spans.length = 0;
-  calls.clear();
-  origin = performance.now();
-}
-function dump(label: string, min: number) {
-  console.log(`--- ${label}: calls ${JSON.stringify(Object.fromEntries(calls))}`);
-  for (const s of spans.sort((a, b) => a.start - b.start))
-    if (s.ms >= min || s.what.startsWith("Sandbox"))
-      console.log(`${s.start.toFixed(0).padStart(6)} +${s.ms.toFixed(1).padStart(7)}  ${s.what}`);
-}
+const trace = process.env["EBB_TRACE"] ? await import("./peers/trace-spans.ts") : undefined;
 
 const f = await fixture(rows, (process.env["COMPACTION"] ?? "on") as Compaction);
 // PRE=n: n rewinds first, alternating between the point at 50% and the last point (as the bench's first figure does).
@@ -79,20 +25,20 @@ await session.post("Profiler.enable");
 await session.post("Profiler.setSamplingInterval", { interval: 200 });
 for (let round = 0; round < 2; round++) {
   await f.h.rewind({ rewind_point_id: f.points[UPDATES - 1]!.rewindPointId });
-  reset();
+  trace?.reset();
   let t = performance.now();
   await f.h.rewind({ rewind_point_id: f.points[UPDATES - 2]!.rewindPointId });
   const rewindMs = performance.now() - t;
-  if (round === 1) dump("rewind", 3);
+  if (round === 1) trace?.dump(3, "rewind");
   if (round === 1) await session.post("Profiler.start");
-  reset();
+  trace?.reset();
   t = performance.now();
   await f.h.run();
   const replayMs = performance.now() - t;
   if (round === 1) {
     const { profile } = await session.post("Profiler.stop");
     await writeFile(out, JSON.stringify(profile));
-    dump("replay", 1);
+    trace?.dump(1, "replay");
   }
   t = performance.now();
   await f.h.run();
@@ -101,7 +47,7 @@ for (let round = 0; round < 2; round++) {
     `round ${round}: rewind ${rewindMs.toFixed(0)} ms, replay ${replayMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms`,
   );
 }
-reset();
+trace?.reset();
 const t = performance.now();
 await f.h.refresh({ full_refresh: true });
 console.log(`full refresh ${(performance.now() - t).toFixed(0)} ms`);

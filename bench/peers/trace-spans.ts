@@ -2,17 +2,21 @@ import { performance } from "node:perf_hooks";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
 import { Sandbox } from "../../shared/engine/sandbox.ts";
 import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
+import { MemoryObjectStore } from "../../shared/object-store/memory-object-store.ts";
 
 /**
  * Wall-clock spans of an update's DuckDB statements, sandboxes and object-store calls, for
- * `profile-increment.ts` (EBB_TRACE=1): a CPU profile shows the main thread, mostly idle while DuckDB
+ * `profile-increment.ts`, `profile-update.ts` and `../profile-replay.ts` (EBB_TRACE=1), with each kind
+ * of call counted: a CPU profile shows the main thread, mostly idle while DuckDB
  * and the file system work, so where an update's time goes needs the calls' own durations.
  */
 const spans: { start: number; ms: number; what: string }[] = [];
+const calls = new Map<string, number>();
 let origin = 0;
 
 export function reset(): void {
   spans.length = 0;
+  calls.clear();
   origin = performance.now();
 }
 
@@ -27,7 +31,10 @@ function wrap(owner: object, name: string, label: (args: unknown[]) => string): 
     try {
       return await original.apply(this, args);
     } finally {
-      spans.push({ start: start - origin, ms: performance.now() - start, what: label(args) });
+      const what = label(args);
+      const kind = what.split(" ")[0]!;
+      calls.set(kind, (calls.get(kind) ?? 0) + 1);
+      spans.push({ start: start - origin, ms: performance.now() - start, what });
     }
   };
 }
@@ -37,12 +44,29 @@ wrap(DuckSession.prototype, "run", (a) => `duck.run ${sql(a)}`);
 wrap(DuckSession.prototype, "rows", (a) => `duck.rows ${sql(a)}`);
 wrap(Sandbox, "open", () => "Sandbox.open");
 wrap(Sandbox.prototype, "close", () => "Sandbox.close");
-for (const name of ["get", "put", "putIfAbsent", "list", "head", "delete"])
-  wrap(LocalObjectStore.prototype, name, (a) => `store.${name} ${String(a[0]).slice(-90)}`);
+const STORE_METHODS = [
+  "get",
+  "getRange",
+  "put",
+  "putIfAbsent",
+  "putIfMatch",
+  "list",
+  "head",
+  "delete",
+  "deleteMany",
+  "copy",
+];
+for (const store of [LocalObjectStore, MemoryObjectStore])
+  for (const name of STORE_METHODS)
+    wrap(store.prototype, name, (a) => `store.${name} ${String(a[0]).slice(-90)}`);
 
-/** Prints the spans of at least `min` ms since `reset`, in the order they started. */
-export function dump(min = 2): void {
+/**
+ * Prints the spans of at least `min` ms since `reset`, in the order they started; with a `label`,
+ * first the calls counted by kind, and every sandbox's open and close whatever its span.
+ */
+export function dump(min = 2, label?: string): void {
+  if (label) console.log(`--- ${label}: calls ${JSON.stringify(Object.fromEntries(calls))}`);
   for (const s of spans.sort((a, b) => a.start - b.start))
-    if (s.ms >= min)
+    if (s.ms >= min || (label && s.what.startsWith("Sandbox")))
       console.log(`${s.start.toFixed(0).padStart(6)} +${s.ms.toFixed(1).padStart(7)}  ${s.what}`);
 }
