@@ -74,7 +74,11 @@ export interface SourceBacklog {
 }
 
 export interface LoadedSourceBatch {
-  readonly rowsIn: number;
+  /**
+   * Records read: settled later where the source counts them while the query runs (auto_loader's
+   * JSON lines, one pass with the query), and then awaited once the batch is committed.
+   */
+  readonly rowsIn: number | Promise<number>;
   readonly badRecords: number;
   /** The newest upstream commit the batch consumes (for the causal commit timestamp). */
   readonly newestUpstreamTimestamp?: number;
@@ -231,7 +235,7 @@ function joinedSource(main: FlowSource, joined: FlowSource): FlowSource {
           right.newestUpstreamTimestamp ?? -Infinity,
         );
         return {
-          rowsIn: left.rowsIn + right.rowsIn,
+          rowsIn: addedRows(left.rowsIn, right.rowsIn),
           badRecords: left.badRecords,
           ...(Number.isFinite(newest) ? { newestUpstreamTimestamp: newest } : {}),
           skippedRestores: [...left.skippedRestores, ...right.skippedRestores],
@@ -344,6 +348,17 @@ function tableSource(
   };
 }
 
+/** Two batches' records read, a promise when either is one (its rejection handled until awaited). */
+function addedRows(
+  left: number | Promise<number>,
+  right: number | Promise<number>,
+): number | Promise<number> {
+  if (typeof left === "number" && typeof right === "number") return left + right;
+  const sum = Promise.all([left, right]).then(([a, b]) => a + b);
+  sum.catch(() => undefined);
+  return sum;
+}
+
 /** Files landed at once while a row bound counts records (landFiles fetches them in parallel). */
 const LANDED_TOGETHER = 4;
 
@@ -371,15 +386,17 @@ function fileSource(
    * The first of `keys` within `maxRows`, landed a few at a time to count their records: a row bound
    * lands what the batch takes (and one handful more), not every file the listing offers.
    */
-  const landRows = async (keys: readonly string[], maxRows: number): Promise<LandedFile[]> => {
-    const counted: LandedFile[] = [];
+  const landRows = async (keys: readonly string[], maxRows: number): Promise<string[]> => {
+    const records: number[] = [];
     let rows = 0;
     for (let i = 0; i < keys.length && rows <= maxRows; i += LANDED_TOGETHER) {
-      const handful = await land(keys.slice(i, i + LANDED_TOGETHER));
-      counted.push(...handful);
-      rows += handful.reduce((sum, file) => sum + file.records, 0);
+      const handful = await Promise.all(
+        (await land(keys.slice(i, i + LANDED_TOGETHER))).map((f) => f.records),
+      );
+      records.push(...handful);
+      rows += handful.reduce((sum, count) => sum + count, 0);
     }
-    return fitRows(counted, maxRows);
+    return keys.slice(0, fitRows(records, maxRows));
   };
   /**
    * A batch of the row groups of Parquet file `key` from `from` that fit `maxBytes`; undefined when
@@ -417,9 +434,8 @@ function fileSource(
         return read ? rowsIn : 0;
       }
       const batch = await land(await state.batchFiles(offset));
-      const replayed = batch
-        .filter((file) => before.has(file.key))
-        .reduce((sum, file) => sum + file.records, 0);
+      const records = await Promise.all(batch.filter((file) => before.has(file.key)).map((f) => f.records));
+      const replayed = records.reduce((sum, count) => sum + count, 0);
       return Math.min(replayed, rowsIn);
     },
     async behind(end, frontier) {
@@ -506,7 +522,7 @@ function fileSource(
         }
       }
       const maxRows = context.options.max_rows_per_batch;
-      if (maxRows !== undefined) chosen = (await landRows(chosen, maxRows)).map((f) => f.key);
+      if (maxRows !== undefined) chosen = await landRows(chosen, maxRows);
       const listing = listingAfter(previous?.listing, { full, fresh, chosen, sinceFull }, now, seq);
       const end = await state.append(previous, processed, seq, chosen, listing);
       idleListings.record(end.changelogs.at(-1)!, sinceFull);
@@ -537,7 +553,11 @@ function fileSource(
           lazy,
         });
         if (lazy) {
-          const rowsIn = local.reduce((sum, file) => sum + file.records, 0);
+          // The files' lines are counted while the query reads them (auto-loader-source.ts).
+          const rowsIn = Promise.all(local.map((file) => file.records)).then((counts) =>
+            counts.reduce((sum, count) => sum + count, 0),
+          );
+          rowsIn.catch(() => undefined); // awaited after the commit; a failed query never awaits it
           return { rowsIn, badRecords, skippedRestores: [], strict: () => read(false) };
         }
         const [row] = await sandbox.rows(

@@ -340,9 +340,11 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     );
     const { loaded, state } = committed;
     await crash("after-table-commit", seq);
+    // Counted while the query ran, where the source counts lines (flow-source.ts).
+    const rowsIn = await loaded.rowsIn;
     const replayedRecords =
       frontier && replay && engine !== "spark"
-        ? await replay.records(startOffset, endOffset, frontier, loaded.rowsIn)
+        ? await replay.records(startOffset, endOffset, frontier, rowsIn)
         : undefined;
 
     // 5. COMMITTED + HEAD, in one transaction.
@@ -366,7 +368,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     return {
       seq,
       resumed: pending !== undefined,
-      rowsIn: loaded.rowsIn,
+      rowsIn,
       rowsOut: committed.rows,
       bytesWritten: committed.bytes,
       badRecords: loaded.badRecords,

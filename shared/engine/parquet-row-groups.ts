@@ -157,7 +157,12 @@ export async function landRowGroups(
   }
   const first = groups.slice(0, slice.from).reduce((sum, group) => sum + group.rows, 0);
   const rows = groups.slice(slice.from, slice.to).reduce((sum, group) => sum + group.rows, 0);
-  return { key: slice.key, localPath: path, records: rows, rowRange: { first, end: first + rows } };
+  return {
+    key: slice.key,
+    localPath: path,
+    records: Promise.resolve(rows),
+    rowRange: { first, end: first + rows },
+  };
 }
 
 /** Writes all of `bytes` at `position` (a write to a nearly full disk may write part and return). */

@@ -25,8 +25,11 @@ export interface LandedFile {
   readonly key: string;
   /** Where the engine copied it inside the sandbox folder. */
   readonly localPath: string;
-  /** Records in the file (non-blank lines, less a CSV header; parquet rows). */
-  readonly records: number;
+  /**
+   * Records in the file (non-blank lines, less a CSV header; parquet rows): settled later where
+   * counting them takes reading the file (a linked JSON or CSV file, auto-loader-source.ts).
+   */
+  readonly records: Promise<number>;
   /** Why the file cannot be read at all (a Parquet file that is not one): it is one malformed record. */
   readonly unreadable?: string;
   /**

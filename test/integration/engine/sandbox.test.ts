@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueryError, SandboxViolationError } from "../../../shared/engine/errors.ts";
 import { Sandbox } from "../../../shared/engine/sandbox.ts";
+import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { landFiles } from "../../../shared/engine/auto-loader-source.ts";
 import { registerTableFiles } from "../../../shared/engine/snapshot-views.ts";
 import { DeltaTable, currentSnapshot, dataFileKey, type StructType } from "../../../shared/delta/index.ts";
@@ -81,13 +82,29 @@ describe("the sandbox", () => {
       // Linked, not copied: the batch's 66 MB of JSON took 0.3-1 s to copy on a loaded host.
       expect(path.dirname(landed!.localPath)).toBe(sandbox.dir);
       expect((await stat(landed!.localPath)).ino).toBe((await stat(path.join(landing, "a.json"))).ino);
-      expect(landed!.records).toBe(3);
+      expect(await landed!.records).toBe(3);
       const [row] = await sandbox.rows(`SELECT count(*) AS n FROM read_json('${landed!.localPath}')`);
       expect(row).toEqual({ n: 3n });
       const error = await sandbox
         .runUserQuery(`SELECT * FROM read_json('${path.join(landing, "a.json")}')`, "out", "test flow")
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SandboxViolationError);
+    } finally {
+      await rm(landing, { recursive: true, force: true });
+    }
+  });
+
+  it("counts a landed file's records whether linked or fetched: JSON's non-blank lines, CSV's rows less the header", async () => {
+    const landing = await mkdtemp(path.join(tmpdir(), "ebb-sandbox-landing-"));
+    try {
+      const origin = { flow: "f", dataset: "d", location: landing };
+      const text = { "a.json": '{"id":1}\n\n  \n{"id":2}\r\n{"id":3}', "b.csv": "id\n1\n2\n" };
+      for (const store of [new LocalObjectStore(landing), new MemoryObjectStore()]) {
+        for (const [key, body] of Object.entries(text)) await store.put(key, new TextEncoder().encode(body));
+        const [json] = await landFiles(store, sandbox, ["a.json"], origin, "json");
+        const [csv] = await landFiles(store, sandbox, ["b.csv"], origin, "csv");
+        expect([await json!.records, await csv!.records]).toEqual([3, 2]);
+      }
     } finally {
       await rm(landing, { recursive: true, force: true });
     }

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { countNonBlankLines, planFileBatch } from "../../../shared/engine/auto-loader-source.ts";
+import { countNonBlankLines, fitRows, planFileBatch } from "../../../shared/engine/auto-loader-source.ts";
 import { CheckpointStateError } from "../../../shared/engine/errors.ts";
 import { COMPACTION_INTERVAL, FileSetState } from "../../../shared/engine/file-set-state.ts";
 import { flowStatePrefix } from "../../../shared/store/bucket-layout.ts";
@@ -28,6 +29,20 @@ describe("counting records while landing", () => {
     expect(count("{}")).toBe(1);
     expect(count("{}\n{}\n")).toBe(2);
     expect(count("{}\r\n\r\n  \n\t{} \n{}")).toBe(3);
+  });
+});
+
+describe("a row bound over landed files", () => {
+  it("keeps the longest run of files within the bound, and at least one (a file is never split)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(50)), fc.integer({ min: 1, max: 100 }), (records, maxRows) => {
+        const kept = fitRows(records, maxRows);
+        const rows = records.slice(0, kept).reduce((sum, n) => sum + n, 0);
+        expect(kept).toBe(records.length === 0 ? 0 : Math.max(1, kept));
+        if (kept > 1) expect(rows).toBeLessThanOrEqual(maxRows);
+        if (kept < records.length) expect(rows + records[kept]!).toBeGreaterThan(maxRows);
+      }),
+    );
   });
 });
 
