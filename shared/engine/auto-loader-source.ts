@@ -1,10 +1,10 @@
-import { readFile } from "node:fs/promises";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { ObjectNotFoundError } from "../object-store/errors.ts";
 import { mapInParallel } from "../object-store/map-in-parallel.ts";
 import { listAll, type ObjectStore } from "../object-store/object-store.ts";
 import { compareKeys } from "../object-store/object-key.ts";
 import { PlannedFileGoneError } from "./errors.ts";
+import { countFileNonBlankLines, countNonBlankLines } from "./line-count.ts";
 import type { LandedFile, RecordFormat } from "./record-reader.ts";
 import type { Sandbox } from "./sandbox.ts";
 
@@ -88,7 +88,7 @@ export async function landFiles(
       return { localPath: await sandbox.takeObject(store, key, extensionOf(key)) };
     const bytes = await store.get(key);
     const localPath = await sandbox.writeFile(bytes, extensionOf(key));
-    return { localPath, records: textRecords(bytes, format) };
+    return { localPath, records: textRecords(countNonBlankLines(bytes), format) };
   };
   const land = async (
     key: string,
@@ -118,7 +118,7 @@ export async function landFiles(
   const landed = await mapInParallel(keys, LANDING_CONCURRENCY, land);
   const uncounted = landed.filter((file) => file.records === undefined);
   const counts = mapInParallel(uncounted, COUNTING_CONCURRENCY, async (file) =>
-    textRecords(await readFile(file.localPath), format),
+    textRecords(await countFileNonBlankLines(file.localPath), format),
   );
   // Awaited by whoever needs the records, if anyone does: never an unhandled rejection meanwhile.
   counts.catch(() => undefined);
@@ -133,8 +133,7 @@ export async function landFiles(
 }
 
 /** A JSON file's records (its non-blank lines), or a CSV file's (less its header). */
-function textRecords(bytes: Uint8Array, format: RecordFormat): number {
-  const lines = countNonBlankLines(bytes);
+function textRecords(lines: number, format: RecordFormat): number {
   return format === "csv" ? Math.max(0, lines - 1) : lines;
 }
 
@@ -151,31 +150,6 @@ export function fitRows(records: readonly number[], maxRows: number): number {
     rows += count;
   }
   return kept;
-}
-
-const NEWLINE = 0x0a;
-
-/**
- * Lines holding anything but whitespace. Newlines are found natively (`indexOf`); only the end of
- * each line is looked at, back to its last non-whitespace byte, so no strings are made.
- */
-export function countNonBlankLines(bytes: Uint8Array): number {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let lines = 0;
-  let lineStart = 0;
-  while (lineStart <= buffer.length) {
-    let lineEnd = buffer.indexOf(NEWLINE, lineStart);
-    if (lineEnd === -1) lineEnd = buffer.length;
-    let i = lineEnd - 1;
-    while (i >= lineStart && isWhitespace(buffer[i]!)) i--;
-    if (i >= lineStart) lines += 1;
-    lineStart = lineEnd + 1;
-  }
-  return lines;
-}
-
-function isWhitespace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x09 || byte === 0x0d;
 }
 
 function extensionOf(key: string): string {

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { countNonBlankLines, fitRows, planFileBatch } from "../../../shared/engine/auto-loader-source.ts";
+import { fitRows, planFileBatch } from "../../../shared/engine/auto-loader-source.ts";
+import { countNonBlankLines, LineCounter } from "../../../shared/engine/line-count.ts";
 import { CheckpointStateError } from "../../../shared/engine/errors.ts";
 import { COMPACTION_INTERVAL, FileSetState } from "../../../shared/engine/file-set-state.ts";
 import { flowStatePrefix } from "../../../shared/store/bucket-layout.ts";
@@ -29,6 +30,23 @@ describe("counting records while landing", () => {
     expect(count("{}")).toBe(1);
     expect(count("{}\n{}\n")).toBe(2);
     expect(count("{}\r\n\r\n  \n\t{} \n{}")).toBe(3);
+  });
+
+  it("counts the same however the file's bytes are cut into the pieces it is read in", () => {
+    const text = fc
+      .array(fc.constantFrom("{}", "a", " ", "\t", "\r", "\n"), { maxLength: 60 })
+      .map((s) => s.join(""));
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(60)), (body, cuts) => {
+        const bytes = new TextEncoder().encode(body);
+        const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        const counter = new LineCounter();
+        [0, ...at].forEach((start, i) => counter.add(bytes.subarray(start, at[i] ?? bytes.length)));
+        const expected = body.split("\n").filter((line) => line.trim() !== "").length;
+        expect(counter.lines).toBe(expected);
+        expect(countNonBlankLines(bytes)).toBe(expected);
+      }),
+    );
   });
 });
 
