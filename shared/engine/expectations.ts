@@ -125,22 +125,22 @@ export async function applyExpectations(
 }
 
 /**
- * A materialized view's refreshed rows (a parquet file in the sandbox) through its expectations: the
- * file of the rows to write and their count.
+ * A materialized view's refreshed rows (a SELECT in the sandbox) through its expectations: the rows
+ * to write (a SELECT over a parquet file of the sandbox) and their count.
  */
 export async function applyViewExpectations(
   sandbox: Sandbox,
   target: ExpectationTarget,
-  output: { readonly path: string; readonly rows: number },
-): Promise<{ readonly path: string; readonly rows: number; readonly quality?: DataQuality }> {
+  output: { readonly sql: string; readonly rows: number },
+): Promise<{ readonly sql: string; readonly rows: number; readonly quality?: DataQuality }> {
   if (!target.expectations?.length) return output;
   // A condition that fails as it runs (a cast, say) is the user's SQL failing, as in a flow's batch.
   return sandbox.explainingFailures(`the expectations of materialized view "${target.dataset}"`, async () => {
-    const rows = `SELECT * FROM read_parquet(${quoteLiteral(output.path)})`;
-    const checked = await applyExpectations(sandbox, target, rows);
+    const checked = await applyExpectations(sandbox, target, output.sql);
     const path = await sandbox.newPath(".parquet");
     await sandbox.run(`COPY (${checked.rowsSql}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
-    return { path, rows: checked.rows ?? 0, ...(checked.quality ? { quality: checked.quality } : {}) };
+    const sql = `SELECT * FROM read_parquet(${quoteLiteral(path)})`;
+    return { sql, rows: checked.rows ?? 0, ...(checked.quality ? { quality: checked.quality } : {}) };
   });
 }
 

@@ -328,10 +328,13 @@ export interface AggregateRequest {
   readonly seq: number;
 }
 
-/** Steps 3: the output in a parquet file of the sandbox, and the state version written. */
+/**
+ * Steps 3: the output as a SELECT over a temp table of the sandbox (for the overwrite to write from
+ * there), its row count, and the state version written.
+ */
 export async function aggregateView(
   request: AggregateRequest,
-): Promise<{ path: string; rows: number; stateVersion: string | undefined }> {
+): Promise<{ sql: string; rows: number; stateVersion: string | undefined }> {
   const { sandbox, plan, state } = request;
   await registerTableFiles(sandbox, request.read, request.inputSnapshot, request.files);
   const query = plan.sql;
@@ -343,9 +346,9 @@ export async function aggregateView(
     type: String(r["column_type"]),
   }));
 
-  await sandbox.run(`CREATE OR REPLACE TEMP TABLE __ebb_view_raw AS ${plan.partialSql}`);
+  // The partials' types from a DESCRIBE (nothing runs); the gained rows are aggregated once, into BATCH.
   const types = new Map(
-    (await sandbox.rows("DESCRIBE __ebb_view_raw")).map((r) => [
+    (await sandbox.rows(`DESCRIBE ${plan.partialSql}`)).map((r) => [
       String(r["column_name"]),
       String(r["column_type"]),
     ]),
@@ -358,7 +361,7 @@ export async function aggregateView(
   const cast = (name: string, type: string, merge = (column: string) => column) =>
     `CAST(${merge(quoteIdentifier(name))} AS ${type}) AS ${quoteIdentifier(name)}`;
   await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")} FROM __ebb_view_raw`,
+    `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")} FROM (${plan.partialSql})`,
   );
   const schema: StateSchema = {
     key: keys.map((name) => ({ name, type: typeOf(name) })),
@@ -377,25 +380,23 @@ export async function aggregateView(
   writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
   const written = await writer.commit(sandbox, request.seq);
 
-  await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${VIEW_FINAL} AS SELECT ${[
-      ...keys.map((k) => quoteIdentifier(k)),
-      ...plan.aggregates.map(
-        (a, i) => `${finalOf(a.kind as AggregateKind, i, typeOf)} AS ${aggregateColumn(i)}`,
-      ),
-    ].join(", ")} FROM ${MERGED}`,
-  );
+  // The final values (VIEW_FINAL, which the final statement reads) and the output in one statement.
+  const final = `SELECT ${[
+    ...keys.map((k) => quoteIdentifier(k)),
+    ...plan.aggregates.map(
+      (a, i) => `${finalOf(a.kind as AggregateKind, i, typeOf)} AS ${aggregateColumn(i)}`,
+    ),
+  ].join(", ")} FROM ${MERGED}`;
   // The final statement's columns take the names the query's DESCRIBE gave, by position.
   const named = `(${plan.finalSql}) AS __ebb_view_named(${output.map((c) => quoteIdentifier(c.name)).join(", ")})`;
-  await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS SELECT ${output
+  const [created] = await sandbox.rows(
+    `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS WITH ${VIEW_FINAL} AS (${final}) SELECT ${output
       .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
       .join(", ")} FROM ${named}`,
   );
-  const [count] = await sandbox.rows(`SELECT count(*)::BIGINT AS n FROM ${OUTPUT}`);
   return {
-    path: await sandbox.exportParquet(OUTPUT),
-    rows: Number(count?.["n"] ?? 0),
+    sql: `SELECT * FROM ${OUTPUT}`,
+    rows: Number(created?.["Count"] ?? 0),
     stateVersion: written.version,
   };
 }

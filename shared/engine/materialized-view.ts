@@ -104,7 +104,8 @@ export async function refreshMaterializedView(
   try {
     const plan = catalog.viewPlan(view.name);
     const tables = reads.filter((r) => r.kind === "table");
-    let output: { path: string; rows: number; stateVersion?: string | undefined };
+    // The refreshed rows as a SELECT in the sandbox: the overwrite writes them from there.
+    let output: { sql: string; rows: number; stateVersion?: string | undefined };
     let choice: { refresh: RefreshKind; reason: string };
     let newestInput: number | undefined;
     if (plan.kind === "incremental") {
@@ -140,7 +141,8 @@ export async function refreshMaterializedView(
     } else {
       choice = { refresh: "FULL_RECOMPUTE", reason: plan.reason };
       newestInput = await registerSnapshotViews(sandbox, reads, snapshots);
-      output = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
+      const exported = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
+      output = { sql: `SELECT * FROM read_parquet(${quoteLiteral(exported.path)})`, rows: exported.rows };
     }
     // The view's expectations see the refreshed rows before the overwrite (expectations.ts).
     const checked = await applyViewExpectations(
@@ -148,7 +150,7 @@ export async function refreshMaterializedView(
       { dataset: view.name, flow: view.name, expectations: view.expectations },
       output,
     );
-    output = { ...output, path: checked.path, rows: checked.rows };
+    output = { ...output, sql: checked.sql, rows: checked.rows };
     const committed = await overwriteTable(
       {
         store,
@@ -157,8 +159,9 @@ export async function refreshMaterializedView(
         ...(view.properties ? { properties: view.properties } : {}),
       },
       session,
-      `SELECT * FROM read_parquet(${quoteLiteral(output.path)})`,
+      output.sql,
       {
+        rowsSession: await sandbox.writer(),
         ...(newestInput === undefined ? {} : { timestampFloor: newestInput + 1 }),
         extraParameters: {
           [VIEW_INPUTS_PARAMETER]: inputsText,

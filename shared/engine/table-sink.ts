@@ -13,6 +13,7 @@ import {
   parseSchema,
   serializeSchema,
   type OperationContext,
+  type RowSource,
   type PreparedCommit,
   prepareMerge,
   prepareWrite,
@@ -28,7 +29,7 @@ import {
   type WriteOptions,
 } from "../delta/index.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
-import { EngineError, IncompatibleSchemaChangeError, TableWriteConflictError } from "./errors.ts";
+import { IncompatibleSchemaChangeError, TableWriteConflictError } from "./errors.ts";
 import { schemaOfColumns } from "./output-schema.ts";
 import { planSchemaEvolution } from "./schema-evolution.ts";
 
@@ -82,7 +83,7 @@ export async function openOrCreateTable(
   rowsSql: string,
   rowsSession: RowsSession = session,
 ): Promise<Snapshot> {
-  return openOrCreateWith(target, session, () => rowsSchema(target, rowsSession, rowsSql));
+  return openOrCreateWith(target, session, () => rowsSchema(target, describedOnce(rowsSession, rowsSql)));
 }
 
 /** The latest snapshot, creating the table with `schemaOf()` when it does not exist yet. */
@@ -119,16 +120,30 @@ export async function openOrCreateWith(
   return currentSnapshot(target.store, { duck: session.duck });
 }
 
-async function rowsSchema(
-  target: SinkTarget,
-  rowsSession: RowsSession,
-  rowsSql: string,
-): Promise<StructType> {
-  const described = await rowsSession.duck.rows(`DESCRIBE (${rowsSql})`);
-  const schema = schemaOfColumns(
-    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
-    `table ${target.name}`,
-  );
+/** The columns a batch's rows SQL gives, as DuckDB describes them. */
+type DescribedColumns = () => Promise<readonly { readonly name: string; readonly duckType: string }[]>;
+
+/**
+ * The rows SQL's DESCRIBE, asked at most once: the table's schema (create, evolve, overwrite) and
+ * the staging of the rows (`RowSource.columns`) both need it, and each DESCRIBE binds the whole query.
+ */
+function describedOnce(rowsSession: RowsSession, rowsSql: string): DescribedColumns {
+  let described: ReturnType<DescribedColumns> | undefined;
+  return () =>
+    (described ??= rowsSession.duck
+      .rows(`DESCRIBE (${rowsSql})`)
+      .then((rows) =>
+        rows.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+      ));
+}
+
+/** The rows' source for the writer, with the column names already described. */
+async function describedSource(rowsSql: string, described: DescribedColumns): Promise<RowSource> {
+  return { sql: rowsSql, columns: (await described()).map((column) => column.name) };
+}
+
+async function rowsSchema(target: SinkTarget, described: DescribedColumns): Promise<StructType> {
+  const schema = schemaOfColumns(await described(), `table ${target.name}`);
   assertWritableColumnNames(schema.fields, target.name);
   return schema;
 }
@@ -172,10 +187,13 @@ export async function appendBatch(
   txn: TxnMarker,
   options: BatchOptions = {},
 ): Promise<BatchCommit> {
-  const rowsSession = options.rowsSession ?? session;
-  return commitBatch(target, session, () => rowsSchema(target, rowsSession, rowsSql), txn, options, {
+  const described = describedOnce(options.rowsSession ?? session, rowsSql);
+  return commitBatch(target, session, () => rowsSchema(target, described), txn, options, {
     prepare: async (context, snapshot) =>
-      asStreamingUpdate(await prepareWrite(context, snapshot, { sql: rowsSql }, "append"), txn),
+      asStreamingUpdate(
+        await prepareWrite(context, snapshot, await describedSource(rowsSql, described), "append"),
+        txn,
+      ),
     rows: (metrics) => Number(metrics?.["numOutputRows"] ?? 0),
   });
 }
@@ -265,7 +283,8 @@ export async function mergeBatch(
 ): Promise<BatchCommit> {
   const mark = `source.${quoteIdentifier(changes.deleteMark)}`;
   const rowsSession = options.rowsSession ?? session;
-  const schemaOf = () => rowsSchema(target, rowsSession, changes.schemaSql);
+  const described = describedOnce(rowsSession, changes.schemaSql);
+  const schemaOf = () => rowsSchema(target, described);
   return commitBatch(target, session, schemaOf, txn, options, {
     prepare: (context, snapshot) =>
       prepareMerge(context, snapshot, {
@@ -376,25 +395,49 @@ async function findTxnCommit(store: ObjectStore, snapshot: Snapshot, txn: TxnMar
 /**
  * Overwrites the table with `rowsSql` in one commit (a materialized view's refresh). The table's
  * schema follows the rows' (Delta's `overwriteSchema`, as a Databricks materialized view follows its
- * query): a deploy that adds, drops or retypes a column changes the schema in the same commit.
+ * query): a deploy that adds, drops or retypes a column changes the schema in the same commit. With
+ * `rowsSession` (a sandbox's), the rows SQL runs and the data files are staged there, as a batch's
+ * are; the commit and what follows it run in the engine's session.
  */
 export async function overwriteTable(
   target: SinkTarget,
   session: SinkSession,
   rowsSql: string,
-  options: Pick<WriteOptions, "timestampFloor" | "extraParameters" | "beforeCommit"> = {},
-): Promise<{ version: number; timestamp: number }> {
-  const snapshot = await openOrCreateTable(target, session, rowsSql);
-  const table = await DeltaTable.open(target.store, { clock: session.clock, duck: session.duck, snapshot });
-  try {
-    const overwriteSchema = await rowsSchema(target, session, rowsSql);
-    const result = await table.overwrite({ sql: rowsSql }, { ...options, overwriteSchema });
-    if (result.status !== "committed")
-      throw new EngineError(`overwrite of ${target.name} was skipped unexpectedly`);
-    return { version: result.version, timestamp: result.timestamp };
-  } finally {
-    await table.close();
-  }
+  options: Pick<WriteOptions, "timestampFloor" | "extraParameters" | "beforeCommit"> &
+    Pick<BatchOptions, "rowsSession"> = {},
+): Promise<{ version: number; timestamp: number; rows: number }> {
+  const rowsSession = options.rowsSession ?? session;
+  const described = describedOnce(rowsSession, rowsSql);
+  const schemaOf = () => rowsSchema(target, described);
+  const snapshot = await openOrCreateWith(target, session, schemaOf);
+  beginTransaction(snapshot, undefined);
+  const context: OperationContext = {
+    store: target.store,
+    duck: rowsSession.duck,
+    scratch: rowsSession.scratch,
+    clock: session.clock,
+    files: new LocalFileCache(target.store, rowsSession.scratch),
+  };
+  const source = await describedSource(rowsSql, described);
+  const prepared = await prepareWrite(context, snapshot, source, "overwrite", await schemaOf());
+  const commitScratch = await ScratchFolder.createIn(session.scratch.dir, "commit-");
+  const outcome = await commitTransaction(
+    target.store,
+    {
+      readSnapshot: snapshot,
+      prepared,
+      ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
+      ...(options.extraParameters ? { extraParameters: options.extraParameters } : {}),
+      ...(options.beforeCommit ? { beforeCommit: options.beforeCommit } : {}),
+    },
+    { clock: session.clock, session: { ...session, scratch: commitScratch } },
+  ).finally(() => commitScratch.dispose());
+  if (outcome.status === "conflict") throw outcome.error;
+  return {
+    version: outcome.version,
+    timestamp: outcome.timestamp,
+    rows: Number(prepared.operation.operationMetrics?.["numOutputRows"] ?? 0),
+  };
 }
 
 /** `SELECT * FROM "<table>"`. */

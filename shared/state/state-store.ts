@@ -617,7 +617,10 @@ async function writeTableChanges(
     files.forEach(({ fileRows: _, ...f }, i) => writes.push({ ...f, file: uploaded[i]! }));
     return writes;
   } finally {
-    for (const temp of [changeTable, liveTable, mergedTable]) await sql.run(`DROP TABLE IF EXISTS ${temp}`);
+    // One call for the three: a round trip each was a tenth of a small view's state write.
+    await sql.run(
+      [changeTable, liveTable, mergedTable].map((temp) => `DROP TABLE IF EXISTS ${temp}`).join("; "),
+    );
   }
 }
 

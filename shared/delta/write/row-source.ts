@@ -14,7 +14,14 @@ import { duckType, type DeltaType, type StructType } from "../table/schema.ts";
  * order, cast to their types.
  */
 export type RowSource =
-  | { readonly sql: string }
+  | {
+      readonly sql: string;
+      /**
+       * The column names `sql` gives, when the caller has described it already (its DESCRIBE, in the
+       * same session): staging then does not describe it again.
+       */
+      readonly columns?: readonly string[];
+    }
   /** Plain objects keyed by column name (interfaces welcome); a missing key is NULL. */
   | { readonly rows: readonly object[] };
 
@@ -37,7 +44,7 @@ export async function stageRows(
   /** Columns of a SQL source that are not the table's, passed through after the table's (MERGE conditions). */
   passThrough: readonly string[] = [],
 ): Promise<StagedRows> {
-  if ("sql" in source) return stageSql(duck, schema, source.sql, passThrough);
+  if ("sql" in source) return stageSql(duck, schema, source.sql, passThrough, source.columns);
   if (passThrough.length > 0)
     throw new SchemaMismatchError(`pass-through columns need a SQL row source: ${passThrough.join(", ")}`);
   return stageJsRows(scratch, schema, source.rows);
@@ -48,9 +55,11 @@ async function stageSql(
   schema: StructType,
   sql: string,
   passThrough: readonly string[],
+  columns: readonly string[] | undefined,
 ): Promise<StagedRows> {
-  const described = await duck.rows(`DESCRIBE (${sql})`);
-  const present = new Set(described.map((row) => String(row.column_name)));
+  const present = new Set(
+    columns ?? (await duck.rows(`DESCRIBE (${sql})`)).map((row) => String(row.column_name)),
+  );
   const missingPassThrough = passThrough.filter((name) => !present.has(name));
   if (missingPassThrough.length > 0)
     throw new SchemaMismatchError(`the rows lack column ${missingPassThrough.join(", ")}`);

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DuckSession } from "../../../shared/duck/duck-session.ts";
+import { RewindHarness, jsonLines } from "../../support/rewind/rewind-harness.ts";
+
+/**
+ * The statements an update runs for a flow's batch and a view's incremental refresh: each rows SQL
+ * a write takes is described once (not once for the table's schema and again for staging), and a
+ * view's refreshed rows go from the sandbox's table into the view's data file, not through a Parquet
+ * file of their own first. Fewer statements are most of what a small increment costs.
+ */
+describe("the statements of an update", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  const definition = (landingUri: string) => ({
+    name: "statements",
+    catalog: "main",
+    schema: "statements",
+    datasets: [
+      {
+        name: "cleaned",
+        type: "streaming_table",
+        flows: [
+          {
+            name: "ingest",
+            source: {
+              type: "auto_loader",
+              path: landingUri,
+              format: "json",
+              schema: { id: "BIGINT", amount: "BIGINT", region: "VARCHAR" },
+            },
+            sql: "SELECT id, amount, upper(region) AS region FROM source",
+          },
+        ],
+      },
+      {
+        name: "totals",
+        type: "materialized_view",
+        sql: "SELECT region, count(*) AS n, sum(amount) AS total FROM cleaned GROUP BY region",
+      },
+    ],
+  });
+
+  /** The SQL of every statement run while `work` runs. */
+  const statementsOf = async <T>(work: () => Promise<T>): Promise<{ result: T; sql: string[] }> => {
+    const sql: string[] = [];
+    const run = DuckSession.prototype.run;
+    const rows = DuckSession.prototype.rows;
+    vi.spyOn(DuckSession.prototype, "run").mockImplementation(function (this: DuckSession, text, params) {
+      sql.push(text);
+      return run.call(this, text, params);
+    });
+    vi.spyOn(DuckSession.prototype, "rows").mockImplementation(function (this: DuckSession, text, params) {
+      sql.push(text);
+      return rows.call(this, text, params);
+    });
+    const result = await work();
+    vi.restoreAllMocks();
+    return { result, sql };
+  };
+
+  it("describes each written query once, and writes a view's rows without exporting them first", async () => {
+    const h = new RewindHarness();
+    await h.deploy(definition(h.landingUri));
+    await h.land("a.json", jsonLines(0, 6));
+    await h.run();
+    await h.land("b.json", jsonLines(6, 3));
+    const { result, sql } = await statementsOf(() => h.run());
+
+    expect(result.views["totals"]).toMatchObject({ recomputed: true, refresh: "INCREMENTAL", rows: 3 });
+    const describes = sql.filter((s) => /^DESCRIBE \(/.test(s));
+    // The flow's rows and the view's rows, once each.
+    expect(describes).toHaveLength(2);
+    expect(new Set(describes).size).toBe(2);
+    expect(sql.filter((s) => /^COPY "__ebb_view_output"|read_parquet\('[^']*'\)\)$/.test(s))).toEqual([]);
+    expect(sql.filter((s) => /count\(\*\)::BIGINT AS n FROM __ebb_view_output/.test(s))).toEqual([]);
+    expect((await h.rows("totals", "region")).map((r) => [r["region"], Number(r["n"])])).toEqual([
+      ["APAC", 3],
+      ["EU", 3],
+      ["US", 3],
+    ]);
+  });
+});
