@@ -196,7 +196,7 @@ export class DeltaTable {
     ownsSession = options.duck === undefined,
   ): Promise<DeltaTable> {
     const duck = options.duck ?? DuckSession.deferred();
-    const scratch = await ScratchFolder.create("ebb-delta-");
+    const scratch = ScratchFolder.deferred("ebb-delta-");
     const context: OperationContext = {
       store,
       duck,

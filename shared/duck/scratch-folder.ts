@@ -1,3 +1,4 @@
+import { mkdtempSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,12 +12,27 @@ import type { ObjectStore } from "../object-store/object-store.ts";
  */
 export class ScratchFolder {
   #written = 0;
+  #dir: string | undefined;
 
-  private constructor(readonly dir: string) {}
+  private constructor(
+    dir: string | undefined,
+    private readonly make?: () => string,
+  ) {
+    this.#dir = dir;
+  }
 
   /** `label` is `ebb-<kind>-` (e.g. `ebb-sandbox-`). */
   static async create(label = "ebb-duck-"): Promise<ScratchFolder> {
     return new ScratchFolder(await mkdtemp(path.join(tmpdir(), `${label}${process.pid}-`)));
+  }
+
+  /**
+   * A scratch folder made (`mkdtempSync`, microseconds) the first time its path is asked for, and
+   * only then removed: most reads of a local table (a snapshot, a change feed, VACUUM) never write
+   * one, and made and removed each time, it cost them two trips through Node's thread pool.
+   */
+  static deferred(label = "ebb-duck-"): ScratchFolder {
+    return new ScratchFolder(undefined, () => mkdtempSync(path.join(tmpdir(), `${label}${process.pid}-`)));
   }
 
   /** A scratch folder inside `parent` (e.g. inside a sandbox's folder, so the sandbox may use it). */
@@ -46,12 +62,18 @@ export class ScratchFolder {
     return file;
   }
 
+  /** The folder's path (made now if it is deferred and not made yet). */
+  get dir(): string {
+    return (this.#dir ??= this.make!());
+  }
+
   #fresh(extension: string): string {
     return path.join(this.dir, `${String(this.#written++).padStart(6, "0")}${extension}`);
   }
 
   async dispose(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    if (this.#dir === undefined) return;
+    await rm(this.#dir, { recursive: true, force: true });
   }
 }
 

@@ -21,7 +21,7 @@ export class ScratchView {
     given?: DuckSession,
   ): Promise<ScratchView> {
     const duck = given ?? (await DuckSession.open());
-    const view = new ScratchView(duck, viewName, await ScratchFolder.create(), given === undefined);
+    const view = new ScratchView(duck, viewName, ScratchFolder.deferred(), given === undefined);
     try {
       const sql = await build(duck, view.scratch);
       await duck.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(viewName)} AS ${sql}`);

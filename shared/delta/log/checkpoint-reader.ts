@@ -45,9 +45,11 @@ export async function fetchCheckpoint(
 export async function readCheckpointActions(parts: CheckpointParts): Promise<Action[]> {
   const byKind = new Map<CheckpointAction, Action[]>(CHECKPOINT_ACTIONS.map((kind) => [kind, []]));
   for (const part of await checkpointRows(parts, CHECKPOINT_ACTIONS)) {
-    for (const [kind, bodies] of part.actions) {
+    for (const [kind, found] of part.actions) {
       const actions = byKind.get(kind)!;
-      for (const body of bodies) actions.push(checkpointAction(kind, body, part.decimalStats));
+      for (let i = 0; i < found.bodies.length; i++) {
+        actions.push(checkpointAction(kind, found.bodies[i]!, found.statsParsed?.[i], part.decimalStats));
+      }
     }
   }
   return CHECKPOINT_ACTIONS.flatMap((kind) => byKind.get(kind)!);
@@ -60,16 +62,22 @@ export async function readCheckpointActions(parts: CheckpointParts): Promise<Act
 export async function readCheckpointTombstones(parts: CheckpointParts): Promise<RemoveFile[]> {
   const removes: RemoveFile[] = [];
   for (const part of await checkpointRows(parts, ["remove"])) {
-    for (const body of part.actions.get("remove") ?? []) {
-      removes.push(fileAction(body) as unknown as RemoveFile);
-    }
+    for (const body of part.actions.get("remove")?.bodies ?? []) removes.push(body as unknown as RemoveFile);
   }
   return removes;
 }
 
+/** The actions of one kind in a part, in row order. */
+interface KindActions {
+  /** Each action's fields as a commit line has them (see `plainValue`), the struct forms left out. */
+  readonly bodies: readonly Record<string, unknown>[];
+  /** `add.stats_parsed`, one a body, assembled only if some body has no `stats` to stand in for. */
+  readonly statsParsed: readonly unknown[] | undefined;
+}
+
 interface PartActions {
-  /** The non-null values of each action column the part has, in row order. */
-  readonly actions: ReadonlyMap<CheckpointAction, readonly Record<string, unknown>[]>;
+  /** The actions of each action column the part has. */
+  readonly actions: ReadonlyMap<CheckpointAction, KindActions>;
   /** `add.stats_parsed` bounds stored as DECIMAL (as `minValues.price`): see `exactStatsParsed`. */
   readonly decimalStats: ReadonlySet<string>;
 }
@@ -113,14 +121,15 @@ async function checkpointRows(
  * The non-null values of the struct columns `columns`, built only for the rows that hold them: a
  * checkpoint row holds one action, so building every struct column's object for every row (as a
  * row-oriented read does) spent most of the decoding on nulls. The leaf columns are decoded, the
- * rows that hold the kind kept, and only those assembled into objects.
+ * rows that hold the kind kept, and each action built once, in its final shape, off its fields'
+ * columns (an intermediate row object copied into the action cost a GC-heavy second allocation).
  */
 async function presentActions(
   file: ArrayBuffer,
   metadata: FileMetaData,
   top: readonly SchemaTree[],
   columns: readonly CheckpointAction[],
-): Promise<Map<CheckpointAction, Record<string, unknown>[]>> {
+): Promise<Map<CheckpointAction, KindActions>> {
   const groups = parquetReadAsync({
     file,
     metadata,
@@ -129,7 +138,9 @@ async function presentActions(
     parsers: STATS_PARSERS,
     geoparquet: false,
   });
-  const found = new Map<CheckpointAction, Record<string, unknown>[]>(columns.map((kind) => [kind, []]));
+  const found = new Map<CheckpointAction, { bodies: Record<string, unknown>[]; statsParsed: unknown[] }>(
+    columns.map((kind) => [kind, { bodies: [], statsParsed: [] }]),
+  );
   for (const group of groups) {
     const leaves = await Promise.all(
       group.asyncColumns.map(async (column) => {
@@ -138,7 +149,7 @@ async function presentActions(
           throw new CorruptLogError(`parquet column ${column.pathInSchema.join(".")} skipped rows`);
         return {
           path: column.pathInSchema,
-          values: data.length === 1 ? data[0]! : data.flatMap((d) => [...d]),
+          values: (data.length === 1 ? data[0]! : data.flatMap((d) => [...d])) as readonly unknown[],
         };
       }),
     );
@@ -155,27 +166,58 @@ async function presentActions(
         if ((first.values[row] as unknown[]).length > 0) rows.push(row);
       }
       if (rows.length === 0) continue;
-      // A field's values, one a row, each in a one-item list (its struct is present): a plain
-      // field's are its leaf's; a nested one's (a map, a list, a struct) assembled by hyparquet
-      // from its own leaves, as it would assemble them inside the whole struct.
-      const subcolumns = new Map<string, DecodedArray>();
-      for (const leaf of ofKind) {
-        subcolumns.set(
-          leaf.path.join("."),
-          rows.map((row) => leaf.values[row]),
-        );
-      }
-      const fields = schema.children.map((child) => {
-        if (child.children.length > 0) assembleNested(subcolumns, child, PARSERS, 1);
-        const values = subcolumns.get(child.path.join("."));
-        if (!values) throw new CorruptLogError(`parquet column ${child.path.join(".")} not assembled`);
-        return { name: child.element.name, values: values as readonly (readonly unknown[])[] };
+      const fileKind = kind === "add" || kind === "remove";
+      const fields = schema.children.map((child) => ({
+        name: child.element.name,
+        path: child.path.join("."),
+        child,
+        apart: fileKind && FILE_STRUCT_FORMS.has(child.element.name),
+      }));
+      // A field's values, one a present row, each in a one-item list (its struct is present): a
+      // plain field's read off its leaf; a nested one's (a map, a list, a struct) assembled by
+      // hyparquet from its own leaves, as it would assemble them inside the whole struct.
+      const leafOf = new Map(ofKind.map((leaf) => [leaf.path.join("."), leaf.values]));
+      const nested = new Map<string, DecodedArray>();
+      // A nested field's values, assembled by hyparquet from its leaves (cut to the present rows).
+      const assemble = (child: SchemaTree): readonly (readonly unknown[])[] => {
+        const at = child.path.join(".");
+        for (const [path, values] of leafOf) {
+          if (path.startsWith(`${at}.`))
+            nested.set(
+              path,
+              rows.map((row) => values[row]),
+            );
+        }
+        assembleNested(nested, child, PARSERS, 1);
+        const values = nested.get(at);
+        if (!values) throw new CorruptLogError(`parquet column ${at} not assembled`);
+        return values as readonly (readonly unknown[])[];
+      };
+      const kept = fields.filter((field) => !field.apart);
+      const columnsOf = kept.map((field) => {
+        if (field.child.children.length > 0)
+          return { name: field.name, plain: undefined, nested: assemble(field.child) };
+        const plain = leafOf.get(field.path);
+        if (!plain) throw new CorruptLogError(`parquet column ${field.path} not assembled`);
+        return { name: field.name, plain, nested: undefined };
       });
-      const bodies = found.get(kind)!;
+      const into = found.get(kind)!;
+      const start = into.bodies.length;
       for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!;
         const body: Record<string, unknown> = {};
-        for (const field of fields) body[field.name] = field.values[i]![0];
-        bodies.push(body);
+        for (const column of columnsOf) {
+          const value = column.plain ? (column.plain[row] as readonly unknown[])[0] : column.nested![i]![0];
+          if (value != null) body[column.name] = plainValue(value);
+        }
+        into.bodies.push(body);
+      }
+      // `stats_parsed` stands in for `stats` only where a writer left the JSON form out.
+      const statsField = kind === "add" && fields.find((field) => field.name === "stats_parsed");
+      const needsStats = into.bodies.some((body, i) => i >= start && body.stats === undefined);
+      if (statsField && needsStats) {
+        const values = assemble(statsField.child);
+        for (let i = 0; i < rows.length; i++) into.statsParsed[start + i] = values[i]![0];
       }
     }
   }
@@ -226,25 +268,24 @@ function decimalStatsOf(top: readonly SchemaTree[]): Set<string> {
 }
 
 /**
- * A checkpoint column value as the action a commit line would carry: null struct fields dropped (a
- * parquet column exists for every row, a JSON field only where set), 64-bit integers as numbers,
- * empty maps restored, and `stats_parsed` serialized into `stats` when the writer only wrote the
- * struct form (`delta.checkpoint.writeStatsAsJson = false`, PROTOCOL.md "Checkpoint Schema").
+ * A checkpoint column value (its fields already as a commit line has them, see `plainValue`) as
+ * the action a commit line would carry: empty maps restored, and `stats_parsed` serialized into
+ * `stats` when the writer only wrote the struct form (`delta.checkpoint.writeStatsAsJson = false`,
+ * PROTOCOL.md "Checkpoint Schema").
  */
 function checkpointAction(
   kind: CheckpointAction,
-  body: Record<string, unknown>,
+  fields: Record<string, unknown>,
+  statsParsed: unknown,
   decimalStats: ReadonlySet<string>,
 ): Action {
   if (kind === "add") {
-    const file = fileAction(body);
-    if (file.stats === undefined && body.stats_parsed != null) {
-      file.stats = exactStatsParsed(body.stats_parsed as Record<string, unknown>, decimalStats);
+    if (fields.stats === undefined && statsParsed != null) {
+      fields.stats = exactStatsParsed(statsParsed as Record<string, unknown>, decimalStats);
     }
-    file.partitionValues ??= {};
-    return { add: file } as unknown as Action;
+    fields.partitionValues ??= {};
+    return { add: fields } as unknown as Action;
   }
-  const fields = plainFields(body);
   if (kind === "metaData") {
     const format = (fields.format ?? { provider: "parquet" }) as Record<string, unknown>;
     fields.format = { ...format, options: format.options ?? {} };
@@ -257,29 +298,11 @@ function checkpointAction(
 /** Checkpoint-only struct forms of a file action's fields; the action itself carries the JSON forms. */
 const FILE_STRUCT_FORMS: ReadonlySet<string> = new Set(["stats_parsed", "partitionValues_parsed"]);
 
-function fileAction(body: Record<string, unknown>): Record<string, unknown> {
-  return plainFields(body, FILE_STRUCT_FORMS);
-}
-
-const NOTHING_DROPPED: ReadonlySet<string> = new Set();
-
 /**
- * `record` without its null fields and those named in `dropped` (a JSON line has no field where
- * the column is null), its values as JSON.parse would give them: integers as numbers (the 64-bit
- * ones hold sizes, times and versions, far below 2^53), nulls inside maps and lists kept.
+ * A field's value as JSON.parse would give it (a JSON line has no field where the column is null,
+ * so null fields are left out of a body): integers as numbers (the 64-bit ones hold sizes, times
+ * and versions, far below 2^53), nulls inside maps and lists kept.
  */
-function plainFields(
-  record: Record<string, unknown>,
-  dropped: ReadonlySet<string> = NOTHING_DROPPED,
-): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
-  for (const key in record) {
-    const value = record[key];
-    if (value != null && !dropped.has(key)) kept[key] = plainValue(value);
-  }
-  return kept;
-}
-
 function plainValue(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
   if (value === null || typeof value !== "object") return value;
