@@ -92,7 +92,7 @@ export async function openOrCreateWith(
   schemaOf: () => Promise<StructType>,
 ): Promise<Snapshot> {
   try {
-    return await currentSnapshot(target.store, { duck: session.duck });
+    return await currentSnapshot(target.store);
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
@@ -116,7 +116,7 @@ export async function openOrCreateWith(
     await table.close();
     return snapshot;
   }
-  return currentSnapshot(target.store, { duck: session.duck });
+  return currentSnapshot(target.store);
 }
 
 async function rowsSchema(

@@ -168,7 +168,7 @@ describe("loadSnapshot with checkpoints", () => {
 
   it("reads a multi-part checkpoint and replays the commits after it", async () => {
     const store = await checkpointedTable();
-    const snapshot = await loadSnapshot(store, { duck });
+    const snapshot = await loadSnapshot(store);
     expect(snapshot.version).toBe(4);
     expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f2", "f3", "f4"]);
     expect([...(await snapshotTombstones(snapshot)).keys()]).toEqual(["f 1"]);
@@ -189,11 +189,11 @@ describe("loadSnapshot with checkpoints", () => {
   it("needs no commit before the checkpoint, and refuses versions before it", async () => {
     const store = await checkpointedTable();
     await store.deleteMany([commitKey(0), commitKey(1), commitKey(2)]);
-    expect((await loadSnapshot(store, { duck })).version).toBe(4);
-    const atCheckpoint = await loadSnapshot(store, { version: 2, duck });
+    expect((await loadSnapshot(store)).version).toBe(4);
+    const atCheckpoint = await loadSnapshot(store, { version: 2 });
     expect(atCheckpoint.files.size).toBe(3);
     expect(atCheckpoint.commitInfo).toBeUndefined();
-    await expect(loadSnapshot(store, { version: 1, duck })).rejects.toThrow(/versions 2 to 4 can be read/);
+    await expect(loadSnapshot(store, { version: 1 })).rejects.toThrow(/versions 2 to 4 can be read/);
     expect(await versionAtTimestamp(store, 1_350)).toBe(3);
     await expect(versionAtTimestamp(store, 1_200)).rejects.toThrow(TimestampOutOfRangeError);
   });
@@ -208,7 +208,7 @@ describe("loadSnapshot with checkpoints", () => {
       const store = exemptFromProtocolCheck(await checkpointedTable());
       await store.deleteMany([commitKey(0), commitKey(1)]);
       await store.put(LAST_CHECKPOINT_KEY, text(hint));
-      const snapshot = await loadSnapshot(store, { duck });
+      const snapshot = await loadSnapshot(store);
       expect(snapshot.version, hint).toBe(4);
       expect(snapshot.txns.get("app")?.version, hint).toBe(7);
     }
@@ -217,7 +217,7 @@ describe("loadSnapshot with checkpoints", () => {
   it("names every readable version when the version asked for is past the end", async () => {
     const store = exemptFromProtocolCheck(await checkpointedTable());
     await store.put(LAST_CHECKPOINT_KEY, text('{"version":2,"parts":2}'));
-    await expect(loadSnapshot(store, { version: 9, duck })).rejects.toThrow(/versions 0 to 4 can be read/);
+    await expect(loadSnapshot(store, { version: 9 })).rejects.toThrow(/versions 0 to 4 can be read/);
   });
 
   it("reads adds whose struct has no stats field, and stats text that is not JSON, as written", async () => {
@@ -250,7 +250,7 @@ describe("loadSnapshot with checkpoints", () => {
          UNION ALL SELECT NULL, NULL, ${shape.add("f1")}::${shape.addType}`,
       );
       await store.deleteMany([commitKey(0), commitKey(1)]);
-      const snapshot = await loadSnapshot(store, { duck });
+      const snapshot = await loadSnapshot(store);
       expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f1"]);
       expect(snapshot.files.get("f1")).toEqual({
         path: "f1",
@@ -266,7 +266,7 @@ describe("loadSnapshot with checkpoints", () => {
   it("ignores a checkpoint with a missing part", async () => {
     const store = await checkpointedTable();
     await store.delete(multiPartCheckpointKey(2, 2, 2));
-    const snapshot = await loadSnapshot(store, { duck });
+    const snapshot = await loadSnapshot(store);
     expect(snapshot.txns.size).toBe(0);
     expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f1", "f2", "f3", "f4"]);
   });

@@ -98,11 +98,9 @@ describe("a snapshot as of a version", () => {
           }
           const version = versionSeed % (latest + 1);
           forgetDecodedCheckpoints();
-          const snapshot = await loadSnapshot(store, { version, duck });
+          const snapshot = await loadSnapshot(store, { version });
           expect(comparable(snapshot)).toEqual(comparable(replayed(commits, version)));
-          expect(comparable(await loadSnapshot(store, { duck }))).toEqual(
-            comparable(replayed(commits, latest)),
-          );
+          expect(comparable(await loadSnapshot(store))).toEqual(comparable(replayed(commits, latest)));
         },
       ),
       { numRuns: 40 },
@@ -113,7 +111,7 @@ describe("a snapshot as of a version", () => {
     const commits = commitsOf(Array.from({ length: 300 }, () => [[true, "a"]] as const));
     const store = await tableOf(commits, [10, 100, 200, 300]);
     const { store: counted, listed } = countingStore(store);
-    const snapshot = await loadSnapshot(counted, { version: 10, duck });
+    const snapshot = await loadSnapshot(counted, { version: 10 });
     expect(snapshot.files.size).toBe(11);
     // Versions 0 to 10 (11 commits, a checkpoint) and the first name past them, not 600 files.
     expect(listed.length).toBeLessThanOrEqual(30);
