@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   commitTimestampAt,
   listCommits,
@@ -20,24 +20,18 @@ import {
   multiPartCheckpointKey,
 } from "../../../shared/delta/log/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
-import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import type { DuckSession } from "../../../shared/duck/duck-session.ts";
+import type { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { add, commitInfo, protocol, remove, SCHEMA, tableWithCommits, writeCommit } from "./table-fixture.ts";
 import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
+import { openDuckAndScratch } from "../../support/duck-and-scratch.ts";
 
 let duck: DuckSession;
 let scratch: ScratchFolder;
-beforeAll(async () => {
-  duck = await DuckSession.open();
-  scratch = await ScratchFolder.create();
-});
-afterAll(async () => {
-  duck?.close();
-  await scratch?.dispose();
-});
+openDuckAndScratch((opened) => ({ duck, scratch } = opened));
 
 const text = (value: string) => new TextEncoder().encode(value);
 
