@@ -142,9 +142,9 @@ async function snapshotLoadAt10And1000(
     // Cold, as a task's first load in a fresh process: its checkpoint decoded, not taken from the process's cache.
     for (let i = 0; i < 15; i++) {
       forgetDecodedCheckpoints();
-      times.push((await timed(() => loadSnapshot(s, { duck }))).ms);
+      times.push((await timed(() => loadSnapshot(s))).ms);
     }
-    const snapshot = await loadSnapshot(s, { duck });
+    const snapshot = await loadSnapshot(s);
     return {
       median: median(times),
       fastest: fastest(times),

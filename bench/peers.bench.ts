@@ -108,7 +108,7 @@ async function ebbFigures(duck: DuckSession, log: string, vacuum: string): Promi
   // Cold, as a task's first load: no checkpoint taken from the process's cache.
   const cold = () => forgetDecodedCheckpoints();
   const snapshotAt = (version?: number) => () =>
-    loadSnapshot(store, { duck, ...(version === undefined ? {} : { version }) });
+    loadSnapshot(store, version === undefined ? {} : { version });
   const open = async <T>(work: (table: DeltaTable) => Promise<T>) => {
     const table = await DeltaTable.open(store, { duck });
     try {

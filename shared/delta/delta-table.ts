@@ -181,7 +181,7 @@ export class DeltaTable {
   static async open(store: ObjectStore, options: DeltaTableOptions = {}): Promise<DeltaTable> {
     const duck = options.duck ?? DuckSession.deferred();
     try {
-      const latest = options.snapshot ?? (await loadSnapshot(store, { duck }));
+      const latest = options.snapshot ?? (await loadSnapshot(store));
       return await DeltaTable.#withContext(store, latest, { ...options, duck }, options.duck === undefined);
     } catch (error) {
       if (!options.duck) duck.close();
@@ -223,7 +223,7 @@ export class DeltaTable {
 
   /** The snapshot at a version or timestamp (time travel). */
   snapshotAt(at: TimeTravel): Promise<Snapshot> {
-    return loadSnapshot(this.store, { ...at, duck: this.context.duck });
+    return loadSnapshot(this.store, at);
   }
 
   append(rows: RowSource, options: WriteOptions = {}): Promise<WriteResult> {

@@ -10,13 +10,15 @@ import { answerValueConverter, type AnswerValue } from "./answer-values.ts";
  * on its own connection: an instance costs 7-30 ms to create, a connection well under 1 ms. What a
  * session makes is its connection's alone (TEMP tables and views, `SET VARIABLE`, session settings
  * such as TimeZone), so concurrent sessions cannot see or collide with each other's objects; only a
- * non-TEMP object would be shared, and Ebb creates none. A session with `config` gets an instance of
- * its own: settings such as `enable_external_access`, `threads` and `memory_limit` are instance-wide.
+ * non-TEMP object would be shared, and Ebb creates none. A session with `config` holds an instance no
+ * other session uses while it is open: settings such as `enable_external_access`, `threads` and
+ * `memory_limit` are instance-wide. The instance is not always new: a sandbox's locked instance is
+ * handed back (`release`) and kept for the next sandbox of the process (engine/sandbox-pool.ts).
  */
 export interface DuckSessionOptions {
   /**
    * DuckDB configuration options, passed as given (see DuckDB's `duckdb_settings()`). Given, the
-   * session has an instance of its own. @default the process's shared instance
+   * session has an instance no other open session uses. @default the process's shared instance
    */
   readonly config?: Readonly<Record<string, string>>;
 }
@@ -48,9 +50,9 @@ function processInstance(): Promise<DuckDBInstance> {
 }
 
 /**
- * One instance created ahead for the configuration last asked for with `config`: each flow run's
- * sandbox has an instance of its own, and creating it (7-30 ms) would otherwise sit on the update's
- * path once per run. A request for another configuration closes the spare and creates its own.
+ * One instance created ahead for the configuration last asked for with `config`: a sandbox that finds
+ * no kept instance in the pool (engine/sandbox-pool.ts) needs a new one, and creating it (7-30 ms)
+ * would otherwise sit on the update's path. A request for another configuration closes the spare and creates its own.
  */
 let spare: { readonly key: string; readonly instance: Promise<DuckDBInstance> } | undefined;
 

@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from "node:util";
-import type { DuckSession } from "../duck/duck-session.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
@@ -137,8 +136,6 @@ export interface FlowSourceContext {
   readonly locate: (location: string) => ObjectStore;
   /** Kafka and Kinesis clients. */
   readonly eventStreams: EventStreams;
-  /** The engine's session (never for user SQL): decodes source tables' log checkpoints. */
-  readonly duck?: DuckSession;
   /** The batch's sandbox, opened on first use. */
   readonly sandbox: () => Promise<Sandbox>;
   /** A `stream` or `delta` source reads the table's change data feed (`readsChangeFeed`). */
@@ -257,7 +254,6 @@ function tableSource(
     store,
     flow: context.flowName,
     upstream,
-    ...(context.duck ? { duck: context.duck } : {}),
     ...(context.changeFeed ? { changeFeed: true } : {}),
   };
   const bounds = {

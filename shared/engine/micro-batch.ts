@@ -243,7 +243,6 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
         datasetTable: (name) => run.catalog.tableStore(name),
         locate: run.locate,
         eventStreams: run.eventStreams,
-        duck: run.session.duck,
         sandbox: openSandbox,
         clock: run.session.clock,
         changeFeed: readsChangeFeed(run.catalog.pipeline.definition, run.flow),
@@ -410,11 +409,7 @@ async function readAndCommit(
   const sandbox = await openSandbox();
   const txn = { appId: flowAppId(ref), version: seq };
   const reads = run.catalog.snapshotReads(run.dataset.name, run.flow.name);
-  const staticNewest = await registerSnapshotViews(
-    sandbox,
-    reads,
-    await loadReadSnapshots(reads, run.session.duck),
-  );
+  const staticNewest = await registerSnapshotViews(sandbox, reads, await loadReadSnapshots(reads));
   const what = `flow "${run.flow.name}"`;
   const fence = () =>
     updateFence(run.updateId, run.isActive, run.session.signal)(`the commit of ${what}'s batch ${seq}`);
@@ -717,9 +712,7 @@ export async function markUnfinishedBatchOversized(
 /** Whether the flow's table already holds batch `seq`'s txn (committed by step 4). */
 async function tableHoldsTxn(run: FlowRun, appId: string, seq: number): Promise<boolean> {
   try {
-    const snapshot = await currentSnapshot(run.catalog.tableStore(run.dataset.name), {
-      duck: run.session.duck,
-    });
+    const snapshot = await currentSnapshot(run.catalog.tableStore(run.dataset.name));
     return (snapshot.txns.get(appId)?.version ?? -1) >= seq;
   } catch (error) {
     if (error instanceof TableNotFoundError) return false;
@@ -823,7 +816,7 @@ async function applyChangeBatch(
     cdc.scdType === 2 &&
     (state.meta.adopting === true ||
       peers.some((peer) => peer.state.meta.adopting === true) ||
-      (parentState === undefined && (await holdsRows(target, run.session))));
+      (parentState === undefined && (await holdsRows(target))));
   if (adopting) await registerSnapshotViews(sandbox, [{ kind: "table", name: ADOPTED, store: target.store }]);
   const planned = await applyChanges({
     flow: run.flow.name,
@@ -871,9 +864,9 @@ const ADOPTED = "__cdc_target";
  * Whether the target already has rows while its flow's state is empty: a checkpoint reset kept them
  * (a first run finds no table, a full refresh an empty one).
  */
-async function holdsRows(target: SinkTarget, session: SinkSession): Promise<boolean> {
+async function holdsRows(target: SinkTarget): Promise<boolean> {
   try {
-    return (await currentSnapshot(target.store, { duck: session.duck })).files.size > 0;
+    return (await currentSnapshot(target.store)).files.size > 0;
   } catch (error) {
     if (error instanceof TableNotFoundError) return false;
     throw error;

@@ -1,4 +1,3 @@
-import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   type AddFile,
@@ -17,26 +16,23 @@ import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 
 /**
- * The current snapshot of each table `reads` names, by name. `duck` (the engine's session, never the
- * sandbox's: reading a log checkpoint needs a scratch folder the sandbox may not see) decodes log
- * checkpoints; one is opened per read otherwise. One at a time: the session runs one query at once.
+ * The current snapshot of each table `reads` names, by name.
+ *
+ * @param _duck deprecated and ignored (checkpoints decode in process); kept only while
+ *   materialized-view.ts, being changed elsewhere, still passes it.
  */
 export async function loadReadSnapshots(
   reads: readonly SnapshotRead[],
-  duck?: DuckSession,
+  _duck?: unknown,
 ): Promise<Map<string, Snapshot>> {
   const snapshots = new Map<string, Snapshot>();
-  for (const read of reads)
-    if (read.kind === "table") snapshots.set(read.name, await loadReadSnapshot(read, duck));
+  for (const read of reads) if (read.kind === "table") snapshots.set(read.name, await loadReadSnapshot(read));
   return snapshots;
 }
 
-async function loadReadSnapshot(
-  read: Extract<SnapshotRead, { kind: "table" }>,
-  duck?: DuckSession,
-): Promise<Snapshot> {
+async function loadReadSnapshot(read: Extract<SnapshotRead, { kind: "table" }>): Promise<Snapshot> {
   try {
-    return await currentSnapshot(read.store, duck ? { duck } : {});
+    return await currentSnapshot(read.store);
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
     throw new SourceUnavailableError(

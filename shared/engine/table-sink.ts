@@ -93,7 +93,7 @@ export async function openOrCreateWith(
   schemaOf: () => Promise<StructType>,
 ): Promise<Snapshot> {
   try {
-    return await currentSnapshot(target.store, { duck: session.duck });
+    return await currentSnapshot(target.store);
   } catch (error) {
     if (!(error instanceof TableNotFoundError)) throw error;
   }
@@ -117,7 +117,7 @@ export async function openOrCreateWith(
     await table.close();
     return snapshot;
   }
-  return currentSnapshot(target.store, { duck: session.duck });
+  return currentSnapshot(target.store);
 }
 
 /** The columns a batch's rows SQL gives, as DuckDB describes them. */

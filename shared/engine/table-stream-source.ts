@@ -1,4 +1,3 @@
-import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteLiteral } from "../duck/sql-text.ts";
 import {
   type AddFile,
@@ -42,8 +41,6 @@ export interface TableSourceRef {
   readonly flow: string;
   /** How users name it, for messages (dataset name or path). */
   readonly upstream: string;
-  /** The engine's session, to decode log checkpoints in (one is opened per read otherwise). */
-  readonly duck?: DuckSession;
   /** Read the table's change data feed (every commit's change rows), not only its appends. */
   readonly changeFeed?: boolean;
   /**
@@ -72,8 +69,7 @@ export async function planTableSource(
 ): Promise<PlannedTableBatch | undefined> {
   let snapshot: Snapshot;
   try {
-    snapshot =
-      source.snapshot ?? (await currentSnapshot(source.store, source.duck ? { duck: source.duck } : {}));
+    snapshot = source.snapshot ?? (await currentSnapshot(source.store));
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;

@@ -1,17 +1,14 @@
 import { loadSnapshot, type Snapshot, TableNotFoundError } from "../delta/index.ts";
-import { DuckSession } from "../duck/duck-session.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 
 /**
- * The table snapshots one rewind step reads, loaded once each and through one DuckDB session (log
- * checkpoints are Parquet): a plan reads every rewound table's latest and target versions several
- * times, and a fresh session per load would cost more than the rewind itself. Past versions never
- * change; the latest version is cached for the step too, which commits to a table at most once.
+ * The table snapshots one rewind step reads, loaded once each: a plan reads every rewound table's
+ * latest and target versions several times. Past versions never change; the latest version is cached
+ * for the step too, which commits to a table at most once.
  */
 export class TableSnapshots {
   readonly #versions = new Map<string, Promise<Snapshot>>();
   readonly #latest = new Map<string, Promise<Snapshot | undefined>>();
-  #duck: DuckSession | undefined;
 
   constructor(private readonly tableStore: (dataset: string) => ObjectStore) {}
 
@@ -40,30 +37,15 @@ export class TableSnapshots {
     return loaded;
   }
 
-  async close(): Promise<void> {
-    const duck = this.#duck;
-    this.#duck = undefined;
-    duck?.close();
-  }
-
   async #load(dataset: string, version?: number): Promise<Snapshot> {
-    this.#duck ??= DuckSession.deferred();
-    return loadSnapshot(this.tableStore(dataset), {
-      duck: this.#duck,
-      ...(version !== undefined ? { version } : {}),
-    });
+    return loadSnapshot(this.tableStore(dataset), version === undefined ? {} : { version });
   }
 }
 
-/** Runs `work` with a snapshot cache over the environment's tables, closing it afterwards. */
-export async function withTableSnapshots<T>(
+/** Runs `work` with a snapshot cache over the environment's tables. */
+export function withTableSnapshots<T>(
   tableStore: (dataset: string) => ObjectStore,
   work: (snapshots: TableSnapshots) => Promise<T>,
 ): Promise<T> {
-  const snapshots = new TableSnapshots(tableStore);
-  try {
-    return await work(snapshots);
-  } finally {
-    await snapshots.close();
-  }
+  return work(new TableSnapshots(tableStore));
 }

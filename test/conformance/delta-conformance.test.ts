@@ -83,7 +83,7 @@ const sorted = <T>(values: T[]) => [...values].sort((a, b) => String(a).localeCo
 
 async function latestRows(id: string, version?: number): Promise<DuckRow[]> {
   const store = storeOf(byId(id));
-  return scanRows(store, await loadSnapshot(store, version === undefined ? { duck } : { version, duck }));
+  return scanRows(store, await loadSnapshot(store, version === undefined ? {} : { version }));
 }
 
 /**
@@ -102,7 +102,7 @@ async function expectMatchesExpected(
   version?: number,
 ): Promise<void> {
   const store = storeOf(table);
-  const snapshot = await loadSnapshot(store, version === undefined ? { duck } : { version, duck });
+  const snapshot = await loadSnapshot(store, version === undefined ? {} : { version });
   const zone = WRITER_TIME_ZONES[table.id];
   const scan = await openTableScan(store, snapshot, {
     duck,
@@ -147,33 +147,31 @@ const CHECKS: Readonly<Record<string, () => Promise<void>>> = {
   },
   "delta-rs/delta-0.2.0": async () => {
     expect(sorted(column(await latestRows("delta-rs/delta-0.2.0", 2), "value"))).toEqual([1, 2, 3]);
-    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/delta-0.2.0")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/delta-0.2.0")));
     expect(snapshot.version).toBe(3);
     expect((await snapshotTombstones(snapshot)).size).toBe(4);
     expect(snapshot.txns.size).toBe(1);
   },
   "delta-rs/checkpoints_vacuumed": async () => {
     const store = storeOf(byId("delta-rs/checkpoints_vacuumed"));
-    expect((await loadSnapshot(store, { duck })).version).toBe(12);
-    expect((await loadSnapshot(store, { version: 5, duck })).version).toBe(5);
-    await expect(loadSnapshot(store, { version: 4, duck })).rejects.toThrow(VersionNotFoundError);
-    await expect(loadSnapshot(store, { version: 4, duck })).rejects.toThrow(/versions 5 to 12/);
+    expect((await loadSnapshot(store)).version).toBe(12);
+    expect((await loadSnapshot(store, { version: 5 })).version).toBe(5);
+    await expect(loadSnapshot(store, { version: 4 })).rejects.toThrow(VersionNotFoundError);
+    await expect(loadSnapshot(store, { version: 4 })).rejects.toThrow(/versions 5 to 12/);
   },
   "delta-rs/checkpoints": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/checkpoints")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/checkpoints")));
     expect(snapshot.version).toBe(12);
     expect(snapshot.metadata.partitionColumns).toEqual(["date"]);
     expect(snapshot.files.size).toBe(12);
   },
   "delta-rs/latest_not_checkpointed": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/latest_not_checkpointed")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/latest_not_checkpointed")));
     expect(snapshot.version).toBe(3);
     expect(snapshot.files.size).toBe(1);
   },
   "delta-rs/table_failed_last_checkpoint_update": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/table_failed_last_checkpoint_update")), {
-      duck,
-    });
+    const snapshot = await loadSnapshot(storeOf(byId("delta-rs/table_failed_last_checkpoint_update")));
     expect(snapshot.version).toBe(3);
   },
   "delta-rs/delta-0.8.0-partitioned": async () => {
@@ -227,17 +225,17 @@ const CHECKS: Readonly<Record<string, () => Promise<void>>> = {
     expect((await latestRows("delta-rs/cdc_ict_table")).length).toBeGreaterThan(0);
   },
   "kernel-data/app-txn-no-checkpoint": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("kernel-data/app-txn-no-checkpoint")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("kernel-data/app-txn-no-checkpoint")));
     expect(snapshot.txns.get("my-app")?.version).toBe(3);
     expect(snapshot.metadata.partitionColumns).toEqual(["modified"]);
   },
   "kernel-data/app-txn-checkpoint": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("kernel-data/app-txn-checkpoint")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("kernel-data/app-txn-checkpoint")));
     expect(snapshot.txns.get("my-app")?.version).toBe(3);
     expect(snapshot.txns.get("my-app2")?.version).toBe(2);
   },
   "kernel-data/app-txn-with-last-updated": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("kernel-data/app-txn-with-last-updated")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("kernel-data/app-txn-with-last-updated")));
     expect(snapshot.txns.size).toBe(4);
     expect(snapshot.txns.get("new_app_1")?.lastUpdated).toBe(1000);
     expect(snapshot.metadata.configuration["delta.setTransactionRetentionDuration"]).toBe("interval 1 days");
@@ -245,7 +243,7 @@ const CHECKS: Readonly<Record<string, () => Promise<void>>> = {
   "kernel-data/with_checkpoint_no_last_checkpoint": async () => {
     const table = byId("kernel-data/with_checkpoint_no_last_checkpoint");
     expect(existsSync(path.join(table.root, "_delta_log", "_last_checkpoint"))).toBe(false);
-    const snapshot = await loadSnapshot(storeOf(table), { duck });
+    const snapshot = await loadSnapshot(storeOf(table));
     expect(snapshot.version).toBe(3);
     expect(snapshot.files.size).toBe(1);
   },
@@ -259,7 +257,7 @@ const CHECKS: Readonly<Record<string, () => Promise<void>>> = {
     expect(nulls(2)).toBeLessThan(total(2));
   },
   "kernel-golden/checkpoint": async () => {
-    const snapshot = await loadSnapshot(storeOf(byId("kernel-golden/checkpoint")), { duck });
+    const snapshot = await loadSnapshot(storeOf(byId("kernel-golden/checkpoint")));
     expect(snapshot.version).toBe(14);
     expect([...snapshot.files.keys()]).toEqual(["15"]);
   },
@@ -295,9 +293,9 @@ describe("Delta conformance corpus", () => {
     it(table.id, async () => {
       const failure = MUST_FAIL[table.id];
       if (failure) {
-        const load = loadSnapshot(storeOf(table), { duck });
+        const load = loadSnapshot(storeOf(table));
         await expect(load).rejects.toThrow(failure.error);
-        await expect(loadSnapshot(storeOf(table), { duck })).rejects.toThrow(failure.message);
+        await expect(loadSnapshot(storeOf(table))).rejects.toThrow(failure.message);
         return;
       }
       if (table.expected && table.id.startsWith("dat-")) {
@@ -306,7 +304,7 @@ describe("Delta conformance corpus", () => {
           const metadata = readVersionMetadata(expectation.folder);
           const snapshot = await loadSnapshot(
             storeOf(table),
-            expectation.version === undefined ? { duck } : { version: expectation.version, duck },
+            expectation.version === undefined ? {} : { version: expectation.version },
           );
           expect({
             version: snapshot.version,

@@ -142,7 +142,7 @@ export async function changeFeedAnswerRows(
   duck: DuckSession,
   options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known"> = {},
 ): Promise<AnswerRow[]> {
-  const plan = await planChangeFeed(store, fromVersion, toVersion, duck, options);
+  const plan = await planChangeFeed(store, fromVersion, toVersion, options);
   const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
   const answer = async (feed: PlacedChangeFeed) => {
     // Read at once in the table's columns; only a feed whose files all lack one (it was added after
@@ -186,7 +186,7 @@ async function changeFeedSql(
   options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known">,
 ): Promise<string> {
   const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
-  const { snapshot, files } = await changeFeedFiles(store, fromVersion, toVersion, duck, scratch, options);
+  const { snapshot, files } = await changeFeedFiles(store, fromVersion, toVersion, scratch, options);
   return changeRelationSql(duck, snapshot, files, timeZone);
 }
 
@@ -195,11 +195,10 @@ async function changeFeedFiles(
   store: ObjectStore,
   fromVersion: number,
   toVersion: number | undefined,
-  duck: DuckSession,
   scratch: ScratchFolder,
   options: Pick<ChangeFeedOptions, "known">,
 ): Promise<PlacedChangeFeed> {
-  return placeInScratch(store, await planChangeFeed(store, fromVersion, toVersion, duck, options), scratch);
+  return placeInScratch(store, await planChangeFeed(store, fromVersion, toVersion, options), scratch);
 }
 
 /** The feed's files and the end version's snapshot, before DuckDB is given a local path for each. */
@@ -221,17 +220,15 @@ async function planChangeFeed(
   store: ObjectStore,
   fromVersion: number,
   toVersion: number | undefined,
-  duck: DuckSession,
   options: Pick<ChangeFeedOptions, "known">,
 ): Promise<ChangeFeedPlan> {
   const listing = await listRange(store, fromVersion, toVersion);
   const to = toVersion ?? latestListedVersion(listing) ?? 0;
   // The end version's snapshot gives the schema, and refuses tables this reader cannot read.
-  const snapshot =
-    options.known?.version === to ? options.known : await loadSnapshot(store, { version: to, duck });
+  const snapshot = options.known?.version === to ? options.known : await loadSnapshot(store, { version: to });
   const refs = [...listing.commits.values()].filter((r) => r.version >= fromVersion && r.version <= to);
   const commits = await readCommits(store, refs);
-  await checkRangeSchemas(store, fromVersion, to, commits, duck);
+  await checkRangeSchemas(store, fromVersion, to, commits);
   const files = commits.flatMap(({ ref, actions }) => {
     const changes = planCommitChanges(
       ref.version,
@@ -301,7 +298,6 @@ async function checkRangeSchemas(
   from: number,
   to: number,
   commits: readonly { readonly ref: { readonly version: number }; readonly actions: readonly Action[] }[],
-  duck: DuckSession,
 ): Promise<void> {
   const schemaOf = (actions: readonly Action[]) =>
     actions.find((a) => "metaData" in a)?.metaData.schemaString;
@@ -315,7 +311,7 @@ async function checkRangeSchemas(
   if (changes.length === 0) return;
   const atStart =
     schemaOf(commits.find(({ ref }) => ref.version === from)?.actions ?? []) ??
-    (await loadSnapshot(store, { version: from, duck })).metadata.schemaString;
+    (await loadSnapshot(store, { version: from })).metadata.schemaString;
   const plan = planChangeFeedRange(from, to, [{ version: from, schema: parseSchema(atStart) }, ...changes]);
   if (!plan.readable) throw new ChangeFeedSchemaChangeError(from, to, plan.ranges, plan.breaks);
 }

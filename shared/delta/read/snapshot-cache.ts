@@ -70,13 +70,13 @@ export function rememberSnapshot(store: ObjectStore, snapshot: Snapshot): void {
 /** The latest snapshot, from what this process saw of the table when that still holds. */
 async function latestSnapshot(
   store: ObjectStore,
-  options: Pick<LoadSnapshotOptions, "duck" | "location">,
+  options: Pick<LoadSnapshotOptions, "location">,
 ): Promise<Snapshot> {
   const root = rootOf(store);
   const tables = seen.get(root.store) ?? new Map<string, Seen>();
   seen.set(root.store, tables);
   const known = tables.get(root.prefix);
-  const advanced = known && (await advanceSeen(store, known, options));
+  const advanced = known && (await advanceSeen(store, known));
   if (advanced) {
     see(tables, root.prefix, advanced);
     return advanced.snapshot;
@@ -88,17 +88,13 @@ async function latestSnapshot(
 }
 
 /** `known` brought up to date from one listing, or `undefined` when the listing says to load afresh. */
-async function advanceSeen(
-  store: ObjectStore,
-  known: Seen,
-  options: Pick<LoadSnapshotOptions, "duck">,
-): Promise<Seen | undefined> {
+async function advanceSeen(store: ObjectStore, known: Seen): Promise<Seen | undefined> {
   const tail = await listLog(store, known.snapshot.version);
   if (tail.commits.get(known.snapshot.version)?.etag !== known.etag) return undefined;
   const plan = planTailRead(known.snapshot.version, tail);
   if (!plan) return undefined;
   if (plan.read === "checkpoint") {
-    const { snapshot, head } = await replaySegment(store, tail, plan.segment, options);
+    const { snapshot, head } = await replaySegment(store, tail, plan.segment);
     return head?.etag ? { snapshot, etag: head.etag } : undefined;
   }
   const last = plan.commits.at(-1);

@@ -1,4 +1,3 @@
-import type { DuckSession } from "../../duck/duck-session.ts";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { CommitInfo } from "../log/actions.ts";
 import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
@@ -26,10 +25,10 @@ export interface LoadSnapshotOptions {
   /** Where the table is (e.g. `s3://bucket/tables/orders/`), for error messages. */
   readonly location?: string;
   /**
-   * Unused since checkpoints decode in process (checkpoint-reader.ts); still accepted so that the
-   * ~40 callers passing their session need not change in the same commit.
+   * @deprecated Ignored: checkpoints decode in process (checkpoint-reader.ts). Kept only while its last
+   * callers (test/interop/, materialized-view.ts's `latestSnapshot`) are being changed elsewhere.
    */
-  readonly duck?: DuckSession;
+  readonly duck?: unknown;
   /**
    * Refuse tables whose reader protocol this reader does not implement (default true). A writer that
    * checks writer features itself may turn it off to read the state it is about to replace.
@@ -71,7 +70,7 @@ export async function replaySegment(
   store: ObjectStore,
   listing: LogListing,
   segment: LogSegment,
-  options: Pick<LoadSnapshotOptions, "duck" | "checkReadable"> = {},
+  options: Pick<LoadSnapshotOptions, "checkReadable"> = {},
 ): Promise<{ snapshot: Snapshot; head: CommitRef | undefined }> {
   const state = emptyTableState();
   if (segment.checkpoint) {

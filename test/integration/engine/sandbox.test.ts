@@ -125,7 +125,7 @@ describe("the sandbox", () => {
         { duck },
       );
       await table.close();
-      const snapshot = await currentSnapshot(store, { duck });
+      const snapshot = await currentSnapshot(store);
       const [file] = [...snapshot.files.values()];
       await registerTableFiles(sandbox, { kind: "table", name: "linked", store }, snapshot, [file!]);
       const inode = (await stat(path.join(bucket, dataFileKey(file!.path)))).ino;

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Action, AddFile, RemoveFile } from "../../../shared/delta/log/actions.ts";
 import { writeCheckpoint } from "../../../shared/delta/log/checkpoint-writer.ts";
 import { commitKey } from "../../../shared/delta/log/log-paths.ts";
@@ -7,10 +7,11 @@ import { replayActions, snapshotTombstones, toSnapshot } from "../../../shared/d
 import { forgetDecodedCheckpoints } from "../../../shared/delta/read/checkpoint-cache.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
-import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import type { DuckSession } from "../../../shared/duck/duck-session.ts";
+import type { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { commitInfo, metaData, protocol, writeCommit } from "./table-fixture.ts";
+import { openDuckAndScratch } from "../../support/duck-and-scratch.ts";
 
 /**
  * Checkpoints are decoded in process (hyparquet), apart from the DuckDB that writes them: whatever a
@@ -20,14 +21,7 @@ import { commitInfo, metaData, protocol, writeCommit } from "./table-fixture.ts"
 
 let duck: DuckSession;
 let scratch: ScratchFolder;
-beforeAll(async () => {
-  duck = await DuckSession.open();
-  scratch = await ScratchFolder.create();
-});
-afterAll(async () => {
-  duck?.close();
-  await scratch?.dispose();
-});
+openDuckAndScratch((opened) => ({ duck, scratch } = opened));
 
 const NOW = 1_700_000_000_000;
 const text = fc.string({ unit: "grapheme", maxLength: 8 });

@@ -84,13 +84,13 @@ describe("checkpoints", () => {
     const last = JSON.parse(new TextDecoder().decode(await store.get(LAST_CHECKPOINT_KEY)));
     expect(last).toMatchObject({
       version: 6,
-      numOfAddFiles: (await loadSnapshot(store, { version: 6, duck })).files.size,
+      numOfAddFiles: (await loadSnapshot(store, { version: 6 })).files.size,
     });
 
     expect(table.snapshot.version).toBe(8); // 7 appends and a DELETE
-    const fromCheckpoint = await loadSnapshot(store, { duck });
+    const fromCheckpoint = await loadSnapshot(store);
     const replayOnly = await withoutCheckpoints(store);
-    const fromLog = await loadSnapshot(replayOnly, { duck });
+    const fromLog = await loadSnapshot(replayOnly);
     expect(comparable(fromCheckpoint)).toEqual(comparable(fromLog));
     // The checkpoint's tombstones are read apart, when asked for.
     const tombstones = async (snapshot: Snapshot) => [...(await snapshotTombstones(snapshot)).keys()].sort();
@@ -98,8 +98,8 @@ describe("checkpoints", () => {
     expect(fromCheckpoint.commitTombstones.size).toBeLessThan((await tombstones(fromLog)).length);
     expect(comparable(fromCheckpoint)).toEqual(comparable(table.snapshot));
     // the checkpoint alone (version 6) also matches the replay at 6
-    expect(comparable(await loadSnapshot(store, { version: 6, duck }))).toEqual(
-      comparable(await loadSnapshot(replayOnly, { version: 6, duck })),
+    expect(comparable(await loadSnapshot(store, { version: 6 }))).toEqual(
+      comparable(await loadSnapshot(replayOnly, { version: 6 })),
     );
     await table.close();
   });
@@ -160,7 +160,7 @@ describe("checkpoints", () => {
     clock.advance(2 * 3_600_000);
     await table.append({ rows: [{ id: 2 }] });
     await table.checkpoint();
-    const snapshot = await loadSnapshot(store, { duck });
+    const snapshot = await loadSnapshot(store);
     expect((await snapshotTombstones(snapshot)).size).toBe(0);
     expect(snapshot.files.size).toBe(1);
     await table.close();
@@ -261,8 +261,8 @@ describe("metadata cleanup after checkpoints", () => {
     await table.append({ rows: [{ id: 3 }] });
     const result = await table.append({ rows: [{ id: 4 }] }); // version 4: checkpoint, cleanup
     expect(result).toMatchObject({ checkpoint: { version: 4 }, logCleanup: { earliestKeptVersion: 2 } });
-    await expect(loadSnapshot(store, { version: 1, duck })).rejects.toBeInstanceOf(VersionNotFoundError);
-    expect((await loadSnapshot(store, { version: 2, duck })).files.size).toBe(3);
+    await expect(loadSnapshot(store, { version: 1 })).rejects.toBeInstanceOf(VersionNotFoundError);
+    expect((await loadSnapshot(store, { version: 2 })).files.size).toBe(3);
     expect((await table.history()).map((h) => h.version)).toEqual([4, 3, 2]);
     expect((await table.scan()).length).toBe(5);
     await table.close();
@@ -291,7 +291,7 @@ describe("metadata cleanup after checkpoints", () => {
     await table.checkpoint();
     await table.close();
     await store.deleteMany([commitKey(0), commitKey(1)]);
-    expect((await loadSnapshot(store, { duck })).protocol).toEqual(protocol);
+    expect((await loadSnapshot(store)).protocol).toEqual(protocol);
   });
 
   it("refuses a table with a writer feature Ebb does not write (row tracking), writing nothing", async () => {

@@ -3,7 +3,7 @@
  * RESTORE and the TRUNCATE reset get what follows a commit (a checkpoint at the interval, expired-log
  * cleanup) and the writable check, as `DeltaTable` always did.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   DeltaTable,
   executeRestore,
@@ -14,12 +14,13 @@ import {
 } from "../../../shared/delta/index.ts";
 import { commit } from "../../../shared/delta/commit/commit.ts";
 import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
-import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import type { DuckSession } from "../../../shared/duck/duck-session.ts";
+import type { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { appendBatch, type SinkSession } from "../../../shared/engine/table-sink.ts";
 import { resetTable } from "../../../shared/rewind/dataset-reset.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { field, ManualClock, schemaOf } from "./delta-test-kit.ts";
+import { openDuckAndScratch } from "../../support/duck-and-scratch.ts";
 
 const HOUR = 3_600_000;
 const schema = schemaOf(field("id", "long"));
@@ -78,14 +79,7 @@ async function addCheckConstraint(store: MemoryObjectStore, clock: ManualClock):
 describe("the one commit path", () => {
   let duck: DuckSession;
   let scratch: ScratchFolder;
-  beforeAll(async () => {
-    duck = await DuckSession.open();
-    scratch = await ScratchFolder.create();
-  });
-  afterAll(async () => {
-    duck.close();
-    await scratch.dispose();
-  });
+  openDuckAndScratch((opened) => ({ duck, scratch } = opened));
 
   it("gives the streaming sink checkpoints at the interval and expired-log cleanup", async () => {
     const clock = new ManualClock();

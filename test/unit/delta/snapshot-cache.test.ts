@@ -52,30 +52,30 @@ describe("one snapshot per table view", () => {
     for (let i = 2; i <= 5; i++) await writer.append({ rows: [{ id: i }] });
     const { store, requests } = counted(memory);
 
-    const first = await currentSnapshot(store, { duck });
+    const first = await currentSnapshot(store);
     expect(first.version).toBe(4);
     const loadRequests = requests.length;
     expect(loadRequests).toBeGreaterThan(5); // _last_checkpoint, the listing, five commits
 
     requests.length = 0;
-    expect(await currentSnapshot(store, { duck })).toBe(first);
+    expect(await currentSnapshot(store)).toBe(first);
     expect(requests).toEqual(["get _delta_log/00000000000000000005.json"]); // nothing new: one GET
 
     await writer.append({ rows: [{ id: 6 }] }); // another view commits
     requests.length = 0;
-    const advanced = await currentSnapshot(store, { duck });
+    const advanced = await currentSnapshot(store);
     expect(advanced.version).toBe(5);
     expect(requests).toEqual([
       "get _delta_log/00000000000000000005.json",
       "get _delta_log/00000000000000000006.json",
     ]);
-    expect(advanced.files).toEqual((await loadSnapshot(memory, { duck })).files);
+    expect(advanced.files).toEqual((await loadSnapshot(memory)).files);
 
     // A commit through this view is remembered: the next read asks only for the version after it.
     const table = await DeltaTable.open(store, { clock: clock.read, duck, snapshot: advanced });
     await table.append({ rows: [{ id: 7 }] });
     requests.length = 0;
-    expect((await currentSnapshot(store, { duck })).version).toBe(6);
+    expect((await currentSnapshot(store)).version).toBe(6);
     expect(requests).toEqual(["get _delta_log/00000000000000000007.json"]);
     await table.close();
     await writer.close();
@@ -91,24 +91,24 @@ describe("one snapshot per table view", () => {
       { clock: clock.read, duck },
     );
     for (let i = 2; i <= 4; i++) await writer.append({ rows: [{ id: i }] });
-    const first = await currentSnapshot(withPrefix(root, "tables/t/"), { duck });
+    const first = await currentSnapshot(withPrefix(root, "tables/t/"));
     expect(first.version).toBe(3);
 
     requests.length = 0;
-    expect(await currentSnapshot(withPrefix(root, "tables/t/"), { duck })).toBe(first);
+    expect(await currentSnapshot(withPrefix(root, "tables/t/"))).toBe(first);
     expect(requests).toEqual(["list tables/t/_delta_log/"]);
 
     await writer.append({ rows: [{ id: 5 }] });
     await writer.append({ rows: [{ id: 6 }] });
     requests.length = 0;
-    const advanced = await currentSnapshot(withPrefix(root, "tables/t/"), { duck });
+    const advanced = await currentSnapshot(withPrefix(root, "tables/t/"));
     expect(advanced.version).toBe(5);
     expect(requests).toEqual([
       "list tables/t/_delta_log/",
       "get tables/t/_delta_log/00000000000000000004.json",
       "get tables/t/_delta_log/00000000000000000005.json",
     ]);
-    expect(advanced.files).toEqual((await loadSnapshot(withPrefix(memory, "tables/t/"), { duck })).files);
+    expect(advanced.files).toEqual((await loadSnapshot(withPrefix(memory, "tables/t/"))).files);
     await writer.close();
   });
 
@@ -128,14 +128,14 @@ describe("one snapshot per table view", () => {
     const view = () => withPrefix(root, "tables/t/");
     // A checkpoint's adds say `dataChange: false`: the files compare by path.
     const paths = (snapshot: { files: ReadonlyMap<string, unknown> }) => [...snapshot.files.keys()].sort();
-    const fresh = () => loadSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    const fresh = () => loadSnapshot(withPrefix(memory, "tables/t/"));
     for (let i = 1; i <= 2; i++) await writer.append({ rows: [{ id: i }] });
-    expect((await currentSnapshot(view(), { duck })).version).toBe(2);
+    expect((await currentSnapshot(view())).version).toBe(2);
 
     // Two commits since (3, and 4 with its checkpoint): the commits, as cheap as checkpoint + commit 4.
     for (let i = 3; i <= 4; i++) await writer.append({ rows: [{ id: i }] });
     requests.length = 0;
-    const near = await currentSnapshot(view(), { duck });
+    const near = await currentSnapshot(view());
     expect(near.version).toBe(4);
     expect(requests).toEqual([
       "list tables/t/_delta_log/",
@@ -147,7 +147,7 @@ describe("one snapshot per table view", () => {
     // Five commits since (5 to 9, a checkpoint at 8): the checkpoint and commit 9, no hint, no second LIST.
     for (let i = 5; i <= 9; i++) await writer.append({ rows: [{ id: i }] });
     requests.length = 0;
-    const far = await currentSnapshot(view(), { duck });
+    const far = await currentSnapshot(view());
     expect(far.version).toBe(9);
     expect(requests).toEqual([
       "list tables/t/_delta_log/",
@@ -159,7 +159,7 @@ describe("one snapshot per table view", () => {
 
     // And it is remembered with its commit's ETag: nothing new is one LIST.
     requests.length = 0;
-    expect((await currentSnapshot(view(), { duck })).version).toBe(9);
+    expect((await currentSnapshot(view())).version).toBe(9);
     expect(requests).toEqual(["list tables/t/_delta_log/"]);
     await writer.close();
   });
@@ -177,11 +177,11 @@ describe("one snapshot per table view", () => {
       await table.close();
     };
     await make([1, 2, 3]);
-    const before = await currentSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    const before = await currentSnapshot(withPrefix(memory, "tables/t/"));
     await memory.deleteMany((await listAllKeys(memory, "tables/t/")).map((o) => o.key));
     await make([7, 8, 9, 10]); // the old version 2 is a different commit file now, and more follow
-    const after = await currentSnapshot(withPrefix(memory, "tables/t/"), { duck });
-    const fresh = await loadSnapshot(withPrefix(memory, "tables/t/"), { duck });
+    const after = await currentSnapshot(withPrefix(memory, "tables/t/"));
+    const fresh = await loadSnapshot(withPrefix(memory, "tables/t/"));
     expect(after.version).toBe(3);
     expect(after.metadata.id).toBe(fresh.metadata.id);
     expect(after.metadata.id).not.toBe(before.metadata.id);

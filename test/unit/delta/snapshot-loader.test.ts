@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   commitTimestampAt,
   listCommits,
@@ -20,24 +20,18 @@ import {
   multiPartCheckpointKey,
 } from "../../../shared/delta/log/log-paths.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
-import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import type { DuckSession } from "../../../shared/duck/duck-session.ts";
+import type { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { add, commitInfo, protocol, remove, SCHEMA, tableWithCommits, writeCommit } from "./table-fixture.ts";
 import { snapshotTombstones } from "../../../shared/delta/log/log-replay.ts";
+import { openDuckAndScratch } from "../../support/duck-and-scratch.ts";
 
 let duck: DuckSession;
 let scratch: ScratchFolder;
-beforeAll(async () => {
-  duck = await DuckSession.open();
-  scratch = await ScratchFolder.create();
-});
-afterAll(async () => {
-  duck?.close();
-  await scratch?.dispose();
-});
+openDuckAndScratch((opened) => ({ duck, scratch } = opened));
 
 const text = (value: string) => new TextEncoder().encode(value);
 
@@ -168,7 +162,7 @@ describe("loadSnapshot with checkpoints", () => {
 
   it("reads a multi-part checkpoint and replays the commits after it", async () => {
     const store = await checkpointedTable();
-    const snapshot = await loadSnapshot(store, { duck });
+    const snapshot = await loadSnapshot(store);
     expect(snapshot.version).toBe(4);
     expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f2", "f3", "f4"]);
     expect([...(await snapshotTombstones(snapshot)).keys()]).toEqual(["f 1"]);
@@ -189,11 +183,11 @@ describe("loadSnapshot with checkpoints", () => {
   it("needs no commit before the checkpoint, and refuses versions before it", async () => {
     const store = await checkpointedTable();
     await store.deleteMany([commitKey(0), commitKey(1), commitKey(2)]);
-    expect((await loadSnapshot(store, { duck })).version).toBe(4);
-    const atCheckpoint = await loadSnapshot(store, { version: 2, duck });
+    expect((await loadSnapshot(store)).version).toBe(4);
+    const atCheckpoint = await loadSnapshot(store, { version: 2 });
     expect(atCheckpoint.files.size).toBe(3);
     expect(atCheckpoint.commitInfo).toBeUndefined();
-    await expect(loadSnapshot(store, { version: 1, duck })).rejects.toThrow(/versions 2 to 4 can be read/);
+    await expect(loadSnapshot(store, { version: 1 })).rejects.toThrow(/versions 2 to 4 can be read/);
     expect(await versionAtTimestamp(store, 1_350)).toBe(3);
     await expect(versionAtTimestamp(store, 1_200)).rejects.toThrow(TimestampOutOfRangeError);
   });
@@ -208,7 +202,7 @@ describe("loadSnapshot with checkpoints", () => {
       const store = exemptFromProtocolCheck(await checkpointedTable());
       await store.deleteMany([commitKey(0), commitKey(1)]);
       await store.put(LAST_CHECKPOINT_KEY, text(hint));
-      const snapshot = await loadSnapshot(store, { duck });
+      const snapshot = await loadSnapshot(store);
       expect(snapshot.version, hint).toBe(4);
       expect(snapshot.txns.get("app")?.version, hint).toBe(7);
     }
@@ -217,7 +211,7 @@ describe("loadSnapshot with checkpoints", () => {
   it("names every readable version when the version asked for is past the end", async () => {
     const store = exemptFromProtocolCheck(await checkpointedTable());
     await store.put(LAST_CHECKPOINT_KEY, text('{"version":2,"parts":2}'));
-    await expect(loadSnapshot(store, { version: 9, duck })).rejects.toThrow(/versions 0 to 4 can be read/);
+    await expect(loadSnapshot(store, { version: 9 })).rejects.toThrow(/versions 0 to 4 can be read/);
   });
 
   it("reads adds whose struct has no stats field, and stats text that is not JSON, as written", async () => {
@@ -250,7 +244,7 @@ describe("loadSnapshot with checkpoints", () => {
          UNION ALL SELECT NULL, NULL, ${shape.add("f1")}::${shape.addType}`,
       );
       await store.deleteMany([commitKey(0), commitKey(1)]);
-      const snapshot = await loadSnapshot(store, { duck });
+      const snapshot = await loadSnapshot(store);
       expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f1"]);
       expect(snapshot.files.get("f1")).toEqual({
         path: "f1",
@@ -266,7 +260,7 @@ describe("loadSnapshot with checkpoints", () => {
   it("ignores a checkpoint with a missing part", async () => {
     const store = await checkpointedTable();
     await store.delete(multiPartCheckpointKey(2, 2, 2));
-    const snapshot = await loadSnapshot(store, { duck });
+    const snapshot = await loadSnapshot(store);
     expect(snapshot.txns.size).toBe(0);
     expect([...snapshot.files.keys()].sort()).toEqual(["f0", "f1", "f2", "f3", "f4"]);
   });

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Action } from "../../../shared/delta/log/actions.ts";
 import { writeCheckpoint } from "../../../shared/delta/log/checkpoint-writer.ts";
 import { LAST_CHECKPOINT_KEY } from "../../../shared/delta/log/log-paths.ts";
@@ -7,12 +7,13 @@ import { replayActions, toSnapshot } from "../../../shared/delta/log/log-replay.
 import { forgetDecodedCheckpoints } from "../../../shared/delta/read/checkpoint-cache.ts";
 import { loadSnapshot } from "../../../shared/delta/read/snapshot-loader.ts";
 import type { Snapshot } from "../../../shared/delta/read/snapshot.ts";
-import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import type { DuckSession } from "../../../shared/duck/duck-session.ts";
+import type { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { exemptFromProtocolCheck } from "../../support/protocol-check.ts";
 import { countingStore } from "./delta-test-kit.ts";
 import { add, commitInfo, metaData, protocol, remove, writeCommit } from "./table-fixture.ts";
+import { openDuckAndScratch } from "../../support/duck-and-scratch.ts";
 
 /**
  * Which log files a snapshot as of a version reads: only its segment (the newest checkpoint at or
@@ -21,14 +22,7 @@ import { add, commitInfo, metaData, protocol, remove, writeCommit } from "./tabl
 
 let duck: DuckSession;
 let scratch: ScratchFolder;
-beforeAll(async () => {
-  duck = await DuckSession.open();
-  scratch = await ScratchFolder.create();
-});
-afterAll(async () => {
-  duck?.close();
-  await scratch?.dispose();
-});
+openDuckAndScratch((opened) => ({ duck, scratch } = opened));
 
 /** One commit: files added (`true`) or removed by name, and an app's transaction version. */
 type Step = readonly (readonly [boolean, string])[];
@@ -98,11 +92,9 @@ describe("a snapshot as of a version", () => {
           }
           const version = versionSeed % (latest + 1);
           forgetDecodedCheckpoints();
-          const snapshot = await loadSnapshot(store, { version, duck });
+          const snapshot = await loadSnapshot(store, { version });
           expect(comparable(snapshot)).toEqual(comparable(replayed(commits, version)));
-          expect(comparable(await loadSnapshot(store, { duck }))).toEqual(
-            comparable(replayed(commits, latest)),
-          );
+          expect(comparable(await loadSnapshot(store))).toEqual(comparable(replayed(commits, latest)));
         },
       ),
       { numRuns: 40 },
@@ -113,7 +105,7 @@ describe("a snapshot as of a version", () => {
     const commits = commitsOf(Array.from({ length: 300 }, () => [[true, "a"]] as const));
     const store = await tableOf(commits, [10, 100, 200, 300]);
     const { store: counted, listed } = countingStore(store);
-    const snapshot = await loadSnapshot(counted, { version: 10, duck });
+    const snapshot = await loadSnapshot(counted, { version: 10 });
     expect(snapshot.files.size).toBe(11);
     // Versions 0 to 10 (11 commits, a checkpoint) and the first name past them, not 600 files.
     expect(listed.length).toBeLessThanOrEqual(30);

@@ -64,7 +64,7 @@ describe("writing tables Spark wrote", () => {
     expect(JSON.parse(new TextDecoder().decode(await store.get(LAST_CHECKPOINT_KEY)))).toMatchObject({
       version: 4,
     });
-    const reloaded = await loadSnapshot(store, { duck });
+    const reloaded = await loadSnapshot(store);
     expect([...reloaded.files.keys()].sort()).toEqual([...table.snapshot.files.keys()].sort());
     await table.close();
   });

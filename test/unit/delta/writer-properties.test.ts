@@ -1,15 +1,16 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DeltaTable, loadSnapshot, UnsupportedFeatureError } from "../../../shared/delta/index.ts";
 import { InvalidTablePropertyError } from "../../../shared/delta/errors.ts";
 import { checkpointKey } from "../../../shared/delta/log/log-paths.ts";
-import { DuckSession } from "../../../shared/duck/duck-session.ts";
-import { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
+import type { DuckSession } from "../../../shared/duck/duck-session.ts";
+import type { ScratchFolder } from "../../../shared/duck/scratch-folder.ts";
 import { quoteLiteral } from "../../../shared/duck/sql-text.ts";
 import { MemoryObjectStore } from "../../../shared/object-store/memory-object-store.ts";
 import { byId, field, ManualClock, schemaOf } from "./delta-test-kit.ts";
 import { add, commitInfo, metaData, protocol, writeCommit } from "./table-fixture.ts";
+import { openDuckAndScratch } from "../../support/duck-and-scratch.ts";
 
 /**
  * Writer-side table properties Ebb used to ignore: each is now obeyed or refused by name.
@@ -26,14 +27,7 @@ const rows = { sql: "SELECT i::BIGINT AS id, 'x' || i AS a, i::INTEGER AS b FROM
 describe("writer table properties", () => {
   let duck: DuckSession;
   let scratch: ScratchFolder;
-  beforeAll(async () => {
-    duck = await DuckSession.open();
-    scratch = await ScratchFolder.create();
-  });
-  afterAll(async () => {
-    duck.close();
-    await scratch.dispose();
-  });
+  openDuckAndScratch((opened) => ({ duck, scratch } = opened));
 
   /** The codecs of a table's data files' column chunks, read from their parquet footers. */
   async function codecsOf(store: MemoryObjectStore): Promise<string[]> {

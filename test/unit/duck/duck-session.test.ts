@@ -8,7 +8,8 @@ import { DuckSession, withDuckSession } from "../../../shared/duck/duck-session.
 /**
  * Sessions without `config` share the process's DuckDB instance, each on its own connection: what one
  * makes (TEMP objects, variables, session settings) the others never see; a session with `config` (the
- * sandbox's) has an instance of its own, whose instance-wide lock-down reaches no other session.
+ * sandbox's) has an instance no other open session uses, whose instance-wide lock-down reaches no
+ * other session.
  */
 describe("DuckDB sessions", () => {
   let dir: string;

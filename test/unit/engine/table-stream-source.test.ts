@@ -42,14 +42,10 @@ describe("planTableSource", () => {
 
   it("plans up to the snapshot it is given, not past it", async () => {
     const { store, tableId } = await threeAppends();
-    const latest = await planTableSource({ store, flow: "f", upstream: "t", duck }, after(tableId, 0), {});
+    const latest = await planTableSource({ store, flow: "f", upstream: "t" }, after(tableId, 0), {});
     expect(latest!.slices.map((s) => s.version)).toEqual([1, 2, 3]);
-    const snapshot = await loadSnapshot(store, { version: 2, duck });
-    const atTwo = await planTableSource(
-      { store, flow: "f", upstream: "t", duck, snapshot },
-      after(tableId, 0),
-      {},
-    );
+    const snapshot = await loadSnapshot(store, { version: 2 });
+    const atTwo = await planTableSource({ store, flow: "f", upstream: "t", snapshot }, after(tableId, 0), {});
     expect(atTwo!.slices.map((s) => s.version)).toEqual([1, 2]);
     expect(atTwo!.end.nextVersion).toBe(3);
   });
@@ -73,8 +69,8 @@ describe("planTableSource", () => {
       deleteMany: (keys) => full.deleteMany(keys),
     };
     // The latest snapshot as a checkpoint would give it: only the commits after it are listed.
-    const snapshot = await loadSnapshot(full, { duck });
-    const source = { store, flow: "f", upstream: "t", duck, snapshot };
+    const snapshot = await loadSnapshot(full);
+    const source = { store, flow: "f", upstream: "t", snapshot };
     const refused = planTableSource(source, after(tableId, 0), {});
     await expect(refused).rejects.toThrow(SourceUnavailableError);
     await expect(refused).rejects.toThrow(/version 1 of t's log is gone \(removed by its log retention/);

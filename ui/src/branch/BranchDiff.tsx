@@ -1,4 +1,5 @@
 import type { BranchDiff as Diff } from "../../../shared/client/ebb-client.ts";
+import { RowsTable } from "../components/RowsTable.tsx";
 import { formatCount } from "../format.ts";
 
 type TableDiff = Diff["tables"][number];
@@ -74,37 +75,11 @@ function TableDiffView({ table }: { table: TableDiff }) {
 function Rows(props: { title: string; rows: readonly Row[]; sampled: number; total: number }) {
   const { title, rows, sampled, total } = props;
   if (rows.length === 0) return null;
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return (
-    <div className="scroll">
-      <table className="grid grid-compact" aria-label={`${title}: samples`}>
-        <caption className="subtle">
-          {title}: {sampled === total ? "all" : `${sampled} of ${formatCount(total)}`}
-        </caption>
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th key={c}>{c}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r, i) => (
-            <tr key={i}>
-              {columns.map((c) => (
-                <td key={c} className="mono">
-                  {cell(r[c])}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <RowsTable
+      rows={rows}
+      label={`${title}: samples`}
+      caption={`${title}: ${sampled === total ? "all" : `${sampled} of ${formatCount(total)}`}`}
+    />
   );
-}
-
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
 }

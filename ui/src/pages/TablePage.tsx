@@ -6,7 +6,7 @@ import { ErrorNote } from "../components/ErrorNote.tsx";
 import { formatTime } from "../format.ts";
 import { displayZone, zoneName } from "../time/display-zone.ts";
 import { parseTime, requestTimestamp } from "../time/zoned-time.ts";
-import { formatValue } from "../rewind/ReviewStep.tsx";
+import { formatValue, RowsTable, type CellView } from "../components/RowsTable.tsx";
 import { navigate, paths } from "../routing.ts";
 
 /**
@@ -207,29 +207,11 @@ function KeyValues({ value }: { value: unknown }) {
 
 function Rows({ rows, label }: { rows: readonly Record<string, unknown>[]; label: string }) {
   if (rows.length === 0) return <p className="muted">No rows.</p>;
-  const columns = Object.keys(rows[0]!);
-  return (
-    <div className="scroll">
-      <table className="grid grid-compact" aria-label={label}>
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th key={c}>{c}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row, i) => (
-            <tr key={i}>
-              {columns.map((c) => (
-                <td key={c} className={c === "_change_type" ? `change change-${String(row[c])}` : "mono"}>
-                  {formatValue(row[c])}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
+  return <RowsTable rows={rows} label={label} columns={Object.keys(rows[0]!)} cell={changeFeedCell} />;
 }
+
+/** A change feed's `_change_type` is coloured by kind. */
+const changeFeedCell: CellView = (column, value) => ({
+  className: column === "_change_type" ? `change change-${String(value)}` : "mono",
+  text: formatValue(value),
+});

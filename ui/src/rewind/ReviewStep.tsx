@@ -1,5 +1,6 @@
 import type { RewindPointInfo } from "../api/types.ts";
 import { ErrorNote } from "../components/ErrorNote.tsx";
+import { formatValue, RowsTable, type CellView } from "../components/RowsTable.tsx";
 import { formatCount, formatTime } from "../format.ts";
 import type { RewindPreview } from "./rewind-preview.ts";
 import type { RewindTarget } from "./wizard-state.ts";
@@ -116,31 +117,18 @@ export function ReviewStep(props: {
 
 function SampleTable({ rows }: { rows: readonly Record<string, unknown>[] }) {
   const columns = Object.keys(rows[0] ?? {}).filter((c) => c !== "_commit_timestamp");
-  return (
-    <div className="scroll">
-      <table className="grid grid-compact">
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th key={c}>{c === "_change_type" ? "the rewind" : c === "_commit_version" ? "version" : c}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row, i) => (
-            <tr key={i}>
-              {columns.map((c) => (
-                <td key={c} className={c === "_change_type" ? `change undo-${String(row[c])}` : "mono"}>
-                  {c === "_change_type" ? undoWord(String(row[c])) : formatValue(row[c])}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
+  return <RowsTable rows={rows} columns={columns} heading={undoHeading} cell={undoCell} />;
 }
+
+function undoHeading(column: string): string {
+  return column === "_change_type" ? "the rewind" : column === "_commit_version" ? "version" : column;
+}
+
+/** A sampled row's `_change_type` says what the rewind does to it. */
+const undoCell: CellView = (column, value) =>
+  column === "_change_type"
+    ? { className: `change undo-${String(value)}`, text: undoWord(String(value)) }
+    : { className: "mono", text: formatValue(value) };
 
 /** What the rewind does to a row the change feed lists since the point. */
 function undoWord(changeType: string): string {
@@ -149,9 +137,4 @@ function undoWord(changeType: string): string {
   if (changeType === "update_postimage") return "removes (value since)";
   if (changeType === "update_preimage") return "restores (value before)";
   return changeType;
-}
-
-export function formatValue(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
