@@ -11,7 +11,8 @@ job only computes:
 3. Run the flow's SQL (Spark SQL) over it, through the dataset's expectations when it has any
    (ebb_spark_expectations.py: counts per expectation, `drop` rows removed, `fail` fails the batch
    before anything is written), and write the rows as Parquet under
-   `<table>/<stagingPath>/` (a folder of this attempt alone: a retry writes beside it, never over it).
+   `<table>/<stagingPath>/run-<id>/` (a folder of this attempt alone, and in it of this job run: a
+   retried batch writes beside it, and so does a job run again for the same request).
 4. Read the written files back for their exact stats (numRecords, and per column nullCount,
    minValues, maxValues in Delta's per-file statistics format) and write the manifest JSON to
    `manifestUri`: files (path relative to the table root, size, stats), the rows' schema (Delta's
@@ -37,6 +38,7 @@ import os
 import sys
 import time
 import traceback
+import uuid
 
 from ebb_spark_expectations import ExpectationFailure, apply_expectations
 
@@ -280,6 +282,12 @@ def run_batch(spark, request):
 
     started = time.time()
     spark.sparkContext.setJobGroup(f"ebb-{request['flow']}-{request['txn']['version']}", request["flow"])
+    # This run's own folders in the attempt's: a job run again for the same request (the state
+    # machine retries its EMR state) writes beside an earlier run's files, never into them.
+    run = uuid.uuid4().hex[:12]
+    staging = f"{request['output']['stagingPath'].strip('/')}/run-{run}"
+    if request.get("state"):
+        request = dict(request, state=dict(request["state"], stagingUri=f"{request['state']['stagingUri'].rstrip('/')}/run-{run}"))
     source = load_source(spark, request["input"], ordered=request.get("state") is not None)
     state = None
     # A stream-stream join's second stream, numbered as `source` is (ebb_spark_join.py).
@@ -311,7 +319,6 @@ def run_batch(spark, request):
             rows = reduce_events(rows, request["cdc"]["reduce"])
         schema = nullable(rows.schema)
     table_uri = request["output"]["tableUri"].rstrip("/")
-    staging = request["output"]["stagingPath"].strip("/")
     staged_uri = f"{table_uri}/{staging}"
     partition_columns = request["output"].get("partitionColumns") or []
     writer = partitioned(rows, schema, partition_columns).write.mode("errorifexists").option("compression", "snappy")
@@ -338,6 +345,7 @@ def run_batch(spark, request):
             }
             for f in sorted(files, key=lambda f: f["uri"])
         ],
+        "stagingPath": staging,
         "rowsIn": rows_in,
         "rowsOut": sum(f["stats"]["numRecords"] for f in files),
         "metrics": {"durationMs": int((time.time() - started) * 1000)},

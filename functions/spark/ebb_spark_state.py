@@ -14,7 +14,7 @@ version written by one engine is continued by the other:
    read (the bucket computed as shared/state/bucket-hash.ts defines it: `fib32` or `md5-json`), and
    a key found there is dropped; the new keys are inserted (unless already expired), and within the
    watermark the parent's expired keys deleted.
-4. Write one file per touched bucket under this attempt's staging folder (a changelog, or a snapshot
+4. Write one file per touched bucket under this job run's staging folder (stagingUri, the run's own) (a changelog, or a snapshot
    of the merged bucket when Ebb says it is due or when a delete may move its oldest time), then move
    each to a fresh key of the flow's state folder. Ebb writes the version's manifest from what this
    returns, and the batch's checkpoint names it when Ebb commits (spark-state.ts).
@@ -523,14 +523,23 @@ def parts_of(kind, i):
     return [(f"__ebb_p{i}_{kind}", "sum" if kind == "count" else kind)]
 
 
-def merge_parts(column, how):
+def merge_parts(column, how, spark_type):
     """How the partials of a key merge (partial-aggregates.ts `Part.merge`): a DISTINCT aggregate's
     sets into their union without NULL, sorted as DuckDB's `list_sort` sorts, so both engines keep
-    the same list for the same set."""
+    the same list for the same set. A set of doubles spells its zero 0.0 and its NaN NaN, as DuckDB's
+    merge does: `array_distinct` finds -0.0 and 0.0 two values, where DISTINCT finds one."""
     from pyspark.sql import functions as F
 
     if how == "union":
-        return F.array_sort(F.array_distinct(F.flatten(F.collect_list(column))))
+        values = F.flatten(F.collect_list(column))
+        if spark_type in ("array<double>", "array<float>"):
+            values = F.transform(
+                values,
+                lambda v: F.when(v == 0, F.lit(0.0).cast("double"))
+                .when(F.isnan(v), F.lit(float("nan")).cast("double"))
+                .otherwise(v.cast("double")),
+            )
+        return F.array_sort(F.array_distinct(values))
     return getattr(F, how)(column)
 
 
@@ -608,7 +617,7 @@ def aggregate_windows(spark, request, rows, window, watermark):
         both = batch.unionByName(seen.select(*batch.columns))
     types = {c["name"]: spark_type_of(c["type"]) for c in table.columns}
     merged = both.groupBy(*key_cols, F.col(BUCKET)).agg(
-        *[merge_parts(F.col(quote(p)), how).cast(types[p]).alias(p) for p, how in parts]
+        *[merge_parts(F.col(quote(p)), how, types[p]).cast(types[p]).alias(p) for p, how in parts]
     )
     merged = merged.localCheckpoint(eager=True)
 

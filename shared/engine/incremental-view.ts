@@ -358,8 +358,8 @@ export async function aggregateView(
   const keys = plan.groupKeys.map((_, j) => groupColumn(j));
   const parts = plan.aggregates.flatMap((a, i) => partsOf(a.kind, i));
   const list = (names: readonly string[]) => names.map((n) => quoteIdentifier(n)).join(", ");
-  const cast = (name: string, type: string, merge = (column: string) => column) =>
-    `CAST(${merge(quoteIdentifier(name))} AS ${type}) AS ${quoteIdentifier(name)}`;
+  const cast = (name: string, type: string, merge = (column: string, _type: string) => column) =>
+    `CAST(${merge(quoteIdentifier(name), type)} AS ${type}) AS ${quoteIdentifier(name)}`;
   await sandbox.run(
     `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")} FROM (${plan.partialSql})`,
   );

@@ -218,6 +218,11 @@ const succeededSchema = z.object({
       stats: z.string(),
     }),
   ),
+  /**
+   * The folder under the table root this job run wrote its files into: its own in the attempt's
+   * `stagingPath` (a job run again for the same request writes beside the first run's files).
+   */
+  stagingPath: z.string().min(1).optional(),
   rowsIn: z.number().int().nonnegative(),
   rowsOut: z.number().int().nonnegative(),
   metrics: z.record(z.string(), z.unknown()),

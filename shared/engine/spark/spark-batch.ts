@@ -78,7 +78,7 @@ export interface SparkJobResult {
   /** Where the job wrote its manifest (a stateful job's state answer goes beside it). */
   readonly manifestKey: string;
   readonly jobId: string;
-  /** The attempt's folder under the table root, where the job wrote the rows. */
+  /** The job run's folder under the table root (in the attempt's), where it wrote the rows. */
   readonly stagedPath: string;
   /** The expectations' counts, as the DuckDB engine reports them. */
   readonly dataQuality?: DataQuality;
@@ -178,7 +178,8 @@ export async function runSparkJob(
     manifest,
     manifestKey: key,
     jobId: run.jobId,
-    stagedPath: request.output.stagingPath,
+    // The run's own folder: an earlier run of the same request may have left files beside it.
+    stagedPath: manifest.stagingPath ?? request.output.stagingPath,
     ...(quality
       ? {
           dataQuality: {

@@ -7,17 +7,27 @@ import { partialColumn, type AggregateKind } from "../../pipeline/plan/index.ts"
 
 export interface Part {
   readonly name: string;
-  /** The aggregate that merges a column of this part's partials into one. */
-  readonly merge: (column: string) => string;
+  /** The aggregate that merges a column of this part's partials (of type `type`) into one. */
+  readonly merge: (column: string, type: string) => string;
 }
 
 const aggregate = (name: string) => (column: string) => `${name}(${column})`;
+const FLOAT_LIST = /^(DOUBLE|FLOAT|REAL|FLOAT4|FLOAT8)\[\]$/i;
 /**
  * Sets of distinct values merge into their union (list_distinct also drops NULL, as DISTINCT
  * aggregates do), sorted: a set is kept as one list whichever engine merged it (the Spark job sorts
- * with `array_sort`), so the state rows of either engine are equal.
+ * with `array_sort`), so the state rows of either engine are equal. A set of floating-point values
+ * holds one zero, spelled 0.0, and one NaN, as DISTINCT counts them (-0.0 equals 0.0, NaN equals
+ * NaN): which zero a batch keeps is either engine's choice, Spark's `array_distinct` keeps both
+ * zeros and `list_distinct` every NaN (ebb_spark_state.py `merge_parts` spells the set alike).
  */
-const union = (column: string) => `list_sort(list_distinct(flatten(list(${column}))))`;
+const union = (column: string, type: string) => {
+  const values = `flatten(list(${column}))`;
+  if (!FLOAT_LIST.test(type.trim())) return `list_sort(list_distinct(${values}))`;
+  const zeroed = `list_transform(${values}, v -> CASE WHEN v = 0 THEN CAST(0 AS DOUBLE) ELSE v END)`;
+  const nan = `CASE WHEN list_bool_or(list_transform(${zeroed}, v -> isnan(v))) THEN [CAST('NaN' AS DOUBLE)] ELSE [] END`;
+  return `list_sort(list_concat(list_distinct(list_filter(${zeroed}, v -> NOT isnan(v))), ${nan}))`;
+};
 
 /** The partial columns of aggregate `i` and how two partials merge (avg: a sum and a count). */
 export function partsOf(kind: AggregateKind, i: number): Part[] {

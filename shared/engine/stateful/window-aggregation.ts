@@ -115,7 +115,7 @@ export async function aggregateWindows(
       parts
         .map(
           (p) =>
-            `CAST(${p.merge(quoteIdentifier(p.name))} AS ${typeOf(p.name)}) AS ${quoteIdentifier(p.name)}`,
+            `CAST(${p.merge(quoteIdentifier(p.name), typeOf(p.name))} AS ${typeOf(p.name)}) AS ${quoteIdentifier(p.name)}`,
         )
         .join(", ") +
       ` FROM (SELECT * FROM ${BATCH} UNION ALL BY NAME SELECT * FROM ${SEEN}) GROUP BY ${list(keys)}`,

@@ -176,6 +176,31 @@ describe("windowed aggregation through the API", () => {
     await rewindAndReplay(pipelineId, point, () => rows("distinct", all), written);
   });
 
+  it("counts one zero and one NaN of doubles per window across batches, as DISTINCT does: -0.0 equals 0.0, NaN equals NaN", async () => {
+    // The values are `k` read as a DOUBLE; each batch keeps its own zero and NaN, the merge one of each.
+    const pipelineId = await create(
+      "distinct_doubles",
+      "SELECT window.start AS start, count(DISTINCT CAST(k AS DOUBLE)) AS n, count(*) AS rows_seen " +
+        "FROM source GROUP BY window(ts, '10 minutes')",
+    );
+    await land("distinct_doubles", [
+      { k: "-0.0", v: 1, ts: "2026-01-01 12:01:00" },
+      { k: "NaN", v: 1, ts: "2026-01-01 12:02:00" },
+      { k: "1.5", v: 1, ts: "2026-01-01 12:03:00" },
+    ]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    await land("distinct_doubles", [
+      { k: "0.0", v: 1, ts: "2026-01-01 12:04:00" },
+      { k: "NaN", v: 1, ts: "2026-01-01 12:05:00" },
+      { k: "1.5", v: 1, ts: "2026-01-01 12:06:00" },
+      { k: "2", v: 1, ts: "2026-01-01 12:30:00" },
+    ]);
+    expect((await run(pipelineId)).state).toBe("COMPLETED");
+    expect(
+      await rows("distinct_doubles", "SELECT strftime(start, '%H:%M') AS s, n, rows_seen FROM t ORDER BY s"),
+    ).toEqual([{ s: "12:00", n: 3, rows_seen: 6 }]);
+  });
+
   it("fails a batch whose aggregate names a column the source lacks as the user's SQL, naming the flow", async () => {
     const pipelineId = await create(
       "bad_column",
