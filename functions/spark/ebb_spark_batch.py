@@ -40,6 +40,7 @@ import time
 import traceback
 import uuid
 
+from ebb_spark_cdc import reduce_events
 from ebb_spark_expectations import ExpectationFailure, apply_expectations
 
 MANIFEST_VERSION = 1
@@ -382,48 +383,6 @@ def classify_events(rows, cdc):
             raise BatchFailure("analysis", f"{setting} ({cdc[name]}): {first_line(str(error))}") from error
         kind = F.when(F.coalesce(condition, F.lit(False)), F.lit(value)).otherwise(kind)
     return rows.withColumn(CDC_OP_COLUMN, kind)
-
-
-# Types whose order and equality Spark and DuckDB agree on (byte order for strings; no -0.0 or NaN):
-# an event is dropped only when another of its key has a higher sequence by that order.
-AGREED_TYPES = {
-    "long",
-    "integer",
-    "short",
-    "byte",
-    "decimal",
-    "string",
-    "date",
-    "timestamp",
-    "timestamp_ntz",
-    "boolean",
-}
-
-
-def reduce_events(rows, reduce):
-    """An SCD type 1 batch's classified events without those the apply would never use
-    (shared/engine/auto-cdc/batch-reduction.ts says why each kept set suffices): per key, the events
-    at its highest sequence (`latest`) or from its last delete on (`since-last-delete`), every
-    event of equal sequence kept for the apply's tie rule. Events with a NULL key or sequence
-    column and truncates stay as they are; a key or sequence of another type keeps every event."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    types = {f.name: f.dataType.typeName() for f in rows.schema.fields}
-    if any(types.get(c) not in AGREED_TYPES for c in [*reduce["keys"], *reduce["sequence"]]):
-        return rows
-    sequence = F.struct(*[F.col(quote(c)) for c in reduce["sequence"]])
-    op = F.col(quote(CDC_OP_COLUMN))
-    applicable = op != F.lit("truncate")
-    for c in [*reduce["keys"], *reduce["sequence"]]:
-        applicable = applicable & F.col(quote(c)).isNotNull()
-    per_key = Window.partitionBy(*[F.col(quote(k)) for k in reduce["keys"]])
-    if reduce["keep"] == "latest":
-        bound = F.max(F.when(applicable, sequence)).over(per_key)
-    else:
-        bound = F.max(F.when(applicable & (op == F.lit("delete")), sequence)).over(per_key)
-    kept = (~applicable) | bound.isNull() | (sequence >= bound)
-    return rows.withColumn("__cdc_kept", kept).where(F.col("__cdc_kept")).drop("__cdc_kept")
 
 
 def partitioned(rows, schema, partition_columns):

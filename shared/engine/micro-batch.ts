@@ -592,7 +592,8 @@ async function sparkReadAndCommit(
   const cdc = run.flow.auto_cdc;
   if (cdc) {
     // The job classifies the events in Spark SQL, where the flow's rows are, and drops those that
-    // cannot decide the target: the apply below gets about one event per key.
+    // cannot decide the target: the apply below gets about one event per key (SCD type 1) or per key
+    // and sequence (SCD type 2).
     const plan = run.catalog.flowPlan(run.flow.name);
     const reduce = plan.kind === "auto_cdc" ? cdcBatchReduction(plan) : undefined;
     const job = await runSparkJob({

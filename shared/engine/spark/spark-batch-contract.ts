@@ -57,8 +57,8 @@ export interface SparkBatchRequest {
   /**
    * An AUTO CDC flow's event classification: the job evaluates `apply_as_truncates` and
    * `apply_as_deletes` (Spark SQL over the flow's rows) and stages each row's kind in `CDC_OP_COLUMN`;
-   * with `reduce` (SCD type 1), it stages only the events that can still decide the target
-   * (auto-cdc/batch-reduction.ts).
+   * with `reduce`, it stages only the events that can still decide the target, ties at one
+   * sequence broken as the apply breaks them (auto-cdc/batch-reduction.ts).
    */
   readonly cdc?: {
     readonly deletes?: string;

@@ -36,7 +36,7 @@ export interface Scd2Row extends Scd1Row {
 }
 
 /** The tie hash: md5 of the written row's JSON, keys then values (what DuckDB's `to_json` writes). */
-function tie(event: CdcEvent, writesB: boolean): string {
+export function tie(event: CdcEvent, writesB: boolean): string {
   const row = writesB ? { k: event.k, a: event.a, b: event.b } : { k: event.k, a: event.a };
   return createHash("md5").update(JSON.stringify(row)).digest("hex");
 }
