@@ -209,6 +209,15 @@ function realFolder(folder: string): string {
 let shared: ControlPlane | undefined;
 
 /**
+ * Drops the process's control plane, so the next invocation makes it anew from the environment: a
+ * local runtime started again in the same process (a test worker running several files) sets its own
+ * endpoints (its Step Functions' port), which the old one's clients still name.
+ */
+export function forgetControlPlane(): void {
+  shared = undefined;
+}
+
+/**
  * The process's control plane. Made at a cold start, which is also when scratch folders a killed
  * predecessor left in `/tmp` (a timeout ends a Lambda without cleanup) are removed.
  */

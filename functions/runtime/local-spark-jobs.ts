@@ -213,6 +213,28 @@ function shellQuoted(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'"'"'`)}'`;
 }
 
+const processDrivers = new Map<string, LocalSparkJobs>();
+
+/**
+ * The process's driver for `settings`, made on first ask: one JVM per process however many control
+ * planes (a local runtime restarted in process, test files sharing a worker) ask for the same Spark.
+ */
+export function sharedLocalSparkJobs(settings: LocalSparkSettings): LocalSparkJobs {
+  const { python, jars, bucket, s3Endpoint, credentials, driverMemory } = settings;
+  const key = JSON.stringify([
+    python,
+    jars,
+    bucket,
+    s3Endpoint,
+    credentials?.accessKeyId,
+    credentials?.secretAccessKey,
+    driverMemory,
+  ]);
+  let driver = processDrivers.get(key);
+  if (driver === undefined) processDrivers.set(key, (driver = new LocalSparkJobs(settings)));
+  return driver;
+}
+
 /** The local Spark engine the environment configures (EBB_SPARK_PYTHON, EBB_SPARK_JARS), if any. */
 export function localSparkFromEnv(env: NodeJS.ProcessEnv, bucket: () => string): LocalSparkJobs | undefined {
   const python = env[ENVIRONMENT.sparkPython];
@@ -221,7 +243,7 @@ export function localSparkFromEnv(env: NodeJS.ProcessEnv, bucket: () => string):
   const accessKeyId = env["AWS_ACCESS_KEY_ID"];
   const secretAccessKey = env["AWS_SECRET_ACCESS_KEY"];
   const s3Endpoint = env["AWS_ENDPOINT_URL_S3"];
-  return new LocalSparkJobs({
+  return sharedLocalSparkJobs({
     python,
     jars,
     bucket: bucket(),

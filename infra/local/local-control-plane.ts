@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { AwsEndpoints } from "../../shared/store/aws-clients.ts";
+import { forgetControlPlane } from "../../functions/runtime/control-plane-from-env.ts";
 import { ENVIRONMENT } from "../../functions/runtime/environment.ts";
 import { startActivityStepFunctions } from "./activity-step-functions.ts";
 import { serveApi } from "./api-server.ts";
@@ -169,6 +170,9 @@ async function serveControlPlane(
     [ENVIRONMENT.eventBus]: "",
     [ENVIRONMENT.eventsWebhook]: options.webhook ?? "",
   });
+  // The functions' control plane is made again from this environment (a runtime before this one in
+  // the process left clients naming its own endpoints).
+  forgetControlPlane();
 
   const token = options.token ?? randomBytes(24).toString("base64url");
   const restoreLog = routeLocalLog(options.log ?? {});

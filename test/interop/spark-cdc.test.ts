@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DatasetCatalog } from "../../shared/engine/dataset-catalog.ts";
 import { listAllKeys } from "../../shared/object-store/object-store.ts";
 import type { SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
-import { LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
+import { sharedLocalSparkJobs, type LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
 import { EngineHarness } from "../integration/engine/engine-harness.ts";
 import { testAws } from "../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
@@ -27,10 +27,10 @@ const sparkEngineReady =
 
 describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
   let driver: LocalSparkJobs | undefined;
-  afterAll(async () => driver?.close());
+  // The worker's driver: the next file the interop config runs in this worker takes it on.
   const port = (prefix: string): SparkJobs => {
     const { endpoints, storage } = testAws();
-    const shared = (driver ??= new LocalSparkJobs({
+    const shared = (driver ??= sharedLocalSparkJobs({
       python: process.env["EBB_SPARK_PYTHON"]!,
       jars: process.env["EBB_SPARK_JARS"]!,
       bucket: storage.bucket,

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readFlowState } from "../../shared/control/flow-states/flow-state-reads.ts";
 import { rewindEnvironment } from "../../shared/control/plane/control-plane.ts";
 import { DeltaTable } from "../../shared/delta/index.ts";
@@ -11,7 +11,7 @@ import { InjectedCrashError } from "../../shared/engine/errors.ts";
 import type { SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
 import type { ValidatedPipeline } from "../../shared/pipeline/validate-pipeline.ts";
 import { listAllKeys } from "../../shared/object-store/object-store.ts";
-import { LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
+import { sharedLocalSparkJobs, type LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
 import { EngineHarness, jsonLines, rawIdsTable } from "../integration/engine/engine-harness.ts";
 import { testAws } from "../support/aws.ts";
 
@@ -33,7 +33,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
   let driver: LocalSparkJobs | undefined;
   const sparkDriver = () => {
     const { endpoints, storage } = testAws();
-    return (driver ??= new LocalSparkJobs({
+    return (driver ??= sharedLocalSparkJobs({
       python: process.env["EBB_SPARK_PYTHON"]!,
       jars: process.env["EBB_SPARK_JARS"]!,
       bucket: storage.bucket,
@@ -41,7 +41,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       credentials: endpoints.credentials,
     }));
   };
-  afterAll(async () => driver?.close());
+  // The worker's driver: the next file the interop config runs in this worker takes it on.
 
   const port =
     (around?: (run: SparkJobs["run"]) => SparkJobs["run"]) =>

@@ -69,10 +69,9 @@ describe("deduplication within the watermark, Ebb and Spark over the same micro-
   let folder: string;
   beforeAll(async () => {
     folder = await mkdtemp(path.join(tmpdir(), "ebb-interop-dedup-"));
-    spark = await SparkDriver.start(PYTHON, JARS, path.join(folder, "warehouse"));
+    spark = await SparkDriver.shared(PYTHON, JARS);
   }, 600_000);
   afterAll(async () => {
-    await spark?.close();
     await rm(folder, { recursive: true, force: true });
   });
 

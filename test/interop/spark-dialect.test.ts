@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,20 +25,16 @@ const REQUIRED_PASS_RATE = 0.975;
 type Answer = { readonly rows: unknown[][] } | { readonly error: string };
 
 let spark: SparkDriver;
-let warehouse: string;
 let duck: DuckDBConnection;
 
 beforeAll(async () => {
-  warehouse = await mkdtemp(path.join(tmpdir(), "ebb-spark-dialect-"));
-  spark = await SparkDriver.start(PYTHON, JARS, warehouse);
+  spark = await SparkDriver.shared(PYTHON, JARS);
   duck = await (await DuckDBInstance.create(":memory:")).connect();
   await duck.run("SET TimeZone = 'UTC'");
 });
 
 afterAll(async () => {
-  await spark?.close();
   duck?.closeSync();
-  if (warehouse) await rm(warehouse, { recursive: true, force: true });
 });
 
 async function onDuckDb(sql: string): Promise<Answer> {

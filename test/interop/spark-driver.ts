@@ -1,10 +1,12 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readdir } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { mkdtemp, readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface, type Interface } from "node:readline";
 
 /**
- * The suite's one Spark: `spark_driver.py` in a child process (one JVM, started once), asked one
+ * The suite's one Spark: `spark_driver.py` in a child process (one JVM per worker, `shared`), asked one
  * JSON request per line. Requests are answered in order; the driver's stderr (Spark's log) is kept
  * for the error message when the driver dies.
  */
@@ -46,6 +48,26 @@ export class SparkDriver {
     const ready = await driver.#next<{ spark: string }>();
     console.log(`interop Spark ${ready.spark} started`);
     return driver;
+  }
+
+  static #shared: Promise<SparkDriver> | undefined;
+
+  /**
+   * The worker's one driver, started on first ask and left running for the next file the worker
+   * runs (the interop config runs the reader files in shared workers): a JVM start costs more than
+   * most files' reads. Its warehouse is a folder of its own; it ends with the worker.
+   */
+  static shared(python: string, jarsFolder: string): Promise<SparkDriver> {
+    SparkDriver.#shared ??= mkdtemp(path.join(tmpdir(), "ebb-interop-warehouse-")).then(async (warehouse) => {
+      const driver = await SparkDriver.start(python, jarsFolder, warehouse);
+      process.once("exit", () => {
+        driver.#child.kill("SIGKILL");
+        rmSync(warehouse, { recursive: true, force: true });
+      });
+      return driver;
+    });
+    SparkDriver.#shared.catch(() => (SparkDriver.#shared = undefined));
+    return SparkDriver.#shared;
   }
 
   /** Sends one request and waits for its answer. */

@@ -79,7 +79,7 @@ describe("Spark and Ebb read each other's Delta tables", () => {
     folder = await mkdtemp(path.join(tmpdir(), "ebb-interop-spark-"));
     duck = await DuckSession.open();
     await duck.run("SET TimeZone = 'UTC'");
-    spark = await SparkDriver.start(PYTHON, JARS, path.join(folder, "warehouse"));
+    spark = await SparkDriver.shared(PYTHON, JARS);
     // s3a on the S3 stand-in: a loopback endpoint over plain HTTP, path-style (no bucket subdomains).
     const aws = testAws();
     await spark.request({
@@ -96,7 +96,6 @@ describe("Spark and Ebb read each other's Delta tables", () => {
     });
   }, 600_000);
   afterAll(async () => {
-    await spark?.close();
     duck?.close();
     await rm(folder, { recursive: true, force: true });
   });

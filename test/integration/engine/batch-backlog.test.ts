@@ -10,17 +10,26 @@ import { cappedTempFolders, withCappedTempFolder } from "../../support/capped-te
 import { EngineHarness } from "./engine-harness.ts";
 
 /**
- * A backlog ten times the temporary folder (issue 34) is ingested by one update in batches within
+ * A backlog five times the temporary folder (issue 34) is ingested by one update in batches within
  * the flow's byte bound, each file read exactly once: a batch takes its input and a footer of the
  * folder, never its output as well, and leaves nothing behind for the next batch (a commit's
  * auto-compaction copies used to stay until the task ended: batch 12 found a 16 MB folder full).
  */
 
 const CAP_MB = 16;
-const FILES = 64;
+/**
+ * Five times the folder in 20 batches: the leak this guards against (a commit's auto-compaction
+ * copies kept until the task ended) filled it at batch 12 or 13; 64 files (32 batches) took longer.
+ */
+const FILES = 40;
 /** Rows per file: ~2.6 MB of Parquet (four md5 strings a row barely compress). */
 const ROWS_PER_FILE = 10_000;
 const BOUND = "6mb";
+/**
+ * The row bound's backlog: twice the folder is enough to fill it if planning lands the whole listing
+ * (the bug), and 13 batches show the landed files go with their batch (64 files took ~40% of the file).
+ */
+const ROW_BOUND_FILES = 26;
 
 /** Eight distinct md5 strings of the row's id: 256 characters that snappy barely compresses. */
 function payload(id: string): string {
@@ -55,12 +64,12 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
         backlog += bytes.byteLength;
         await harness.landing.put(`part-${String(f).padStart(3, "0")}.parquet`, bytes);
       }
-      expect(backlog).toBeGreaterThan(10 * CAP_MB * 1024 * 1024);
+      expect(backlog).toBeGreaterThan(5 * CAP_MB * 1024 * 1024);
 
       const run = await withCappedTempFolder(CAP_MB, () => harness.run(pipeline));
       expect(run.error).toBeUndefined();
       expect(run.state).toBe("COMPLETED");
-      // Two files (5.2 MB) fit the 6 MB bound: 32 batches, none re-planned.
+      // Two files (5.2 MB) fit the 6 MB bound: 20 batches, none re-planned.
       expect(run.flows["ingest"]?.batches).toBe(FILES / 2);
 
       await expectEachIdOnce(harness, pipeline, FILES * ROWS_PER_FILE);
@@ -75,18 +84,18 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
     try {
       const pipeline = await ingestPipeline(harness, "row_bound_backlog", { max_rows_per_batch: 2 * rows });
       let backlog = 0;
-      for (let f = 0; f < FILES; f++) {
+      for (let f = 0; f < ROW_BOUND_FILES; f++) {
         const bytes = await parquetFile(f, rows);
         backlog += bytes.byteLength;
         await harness.landing.put(`part-${String(f).padStart(3, "0")}.parquet`, bytes);
       }
-      expect(backlog).toBeGreaterThan(5 * CAP_MB * 1024 * 1024);
+      expect(backlog).toBeGreaterThan(2 * CAP_MB * 1024 * 1024);
 
       const run = await withCappedTempFolder(CAP_MB, () => harness.run(pipeline));
       expect(run.error).toBeUndefined();
       expect(run.state).toBe("COMPLETED");
-      expect(run.flows["ingest"]?.batches).toBe(FILES / 2);
-      await expectEachIdOnce(harness, pipeline, FILES * rows);
+      expect(run.flows["ingest"]?.batches).toBe(ROW_BOUND_FILES / 2);
+      await expectEachIdOnce(harness, pipeline, ROW_BOUND_FILES * rows);
     } finally {
       await harness.close();
     }

@@ -18,6 +18,10 @@ function synth(props: EbbProps = {}) {
   return { ebb, topic, template: Template.fromStack(stack) };
 }
 
+/** The default props' synthesis, made once: two tests read it, neither changes it. */
+let defaults: ReturnType<typeof synth> | undefined;
+const defaultSynth = () => (defaults ??= synth());
+
 const alarmsOf = (template: Template) =>
   Object.values(template.findResources("AWS::CloudWatch::Alarm")).map(
     (alarm) => (alarm as { Properties: Record<string, unknown> }).Properties,
@@ -98,7 +102,7 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
   });
 
   it("alarms without notifying when given no topic, and creates nothing with monitoring off", () => {
-    const { template } = synth();
+    const { template } = defaultSynth();
     const alarms = alarmsOf(template);
     expect(alarms).toHaveLength(9);
     for (const alarm of alarms) expect(alarm["AlarmActions"]).toBeUndefined();
@@ -115,7 +119,7 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
 
 describe("the Ebb construct's tracing", { timeout: SYNTH_TIMEOUT_MS }, () => {
   it("traces every function and the state machine with X-Ray, and lets their roles write traces", () => {
-    const { ebb, template } = synth();
+    const { ebb, template } = defaultSynth();
     const functions = template.findResources("AWS::Lambda::Function");
     const ours = Object.values(functions).filter((fn) => JSON.stringify(fn).includes("ebb:entry")) as {
       Properties: { TracingConfig?: unknown; Environment?: { Variables?: Record<string, unknown> } };
