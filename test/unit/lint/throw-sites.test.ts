@@ -26,7 +26,6 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/delta/log/log-paths.ts": { RangeError: 1 },
   "shared/engine/auto-cdc/cdc-state.ts": { Error: 1 },
   "shared/engine/dataset-catalog.ts": { RangeError: 1 },
-  "shared/engine/table-sink.ts": { EngineError: 1 },
   "shared/engine/table-stream-plan.ts": { RangeError: 1 },
   // Compiling a validated definition: validation refused the join, Ebb's own template did not parse.
   "shared/pipeline/plan/compile-flow.ts": { RangeError: 1 },
