@@ -81,4 +81,14 @@ describe("a refresh stopped part-way", () => {
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4]);
   }, 120_000);
+
+  it("after a DROP reset, a rewind before it empties the dropped table and its flows replay from the root", async () => {
+    const { h, beforeRefresh } = await stoppedRefresh();
+    const rewound = await h.rewind({ rewind_timestamp: beforeRefresh });
+    // The dropped table's history is gone: emptied, not restored; the replay reads `raw` again.
+    expect(rewound.datasets.find((d) => d.dataset === "cleaned")?.action).toBe("TRUNCATE");
+    expect((await h.pipelines.get(h.pipelineId))?.resetUnderWay).toBeUndefined();
+    await h.run();
+    expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4]);
+  }, 120_000);
 });
