@@ -82,12 +82,14 @@ describe("a refresh stopped part-way", () => {
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4]);
   }, 120_000);
 
-  it("after a DROP reset, a rewind before it empties the dropped table and its flows replay from the root", async () => {
-    const { h, beforeRefresh } = await stoppedRefresh();
+  it("after a DROP reset, a rewind cannot restore the dropped table: the mark stays until a full refresh", async () => {
+    const { h, beforeRefresh, stopped } = await stoppedRefresh();
     const rewound = await h.rewind({ rewind_timestamp: beforeRefresh });
-    // The dropped table's history is gone: emptied, not restored; the replay reads `raw` again.
+    // The dropped table's history is gone: emptied, not restored.
     expect(rewound.datasets.find((d) => d.dataset === "cleaned")?.action).toBe("TRUNCATE");
-    expect((await h.pipelines.get(h.pipelineId))?.resetUnderWay).toBeUndefined();
+    expect((await h.pipelines.get(h.pipelineId))?.resetUnderWay?.updateId).toBe(stopped.updateId);
+    await expect(h.start({})).rejects.toThrow(RefreshIncompleteError);
+    await h.refresh({ full_refresh_selection: ["cleaned"] });
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4]);
   }, 120_000);
