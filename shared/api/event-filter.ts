@@ -4,6 +4,7 @@ import {
   type PipelineEvent,
   type TimeRange,
 } from "../store/event-log-repository.ts";
+import { EVENT_LOG_TYPES } from "./event-types.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
 
@@ -133,7 +134,8 @@ function applyComparison(
   }
   const literal = stringValue(value, text);
   if (field === "level") once(filter, "levels", [level(literal, value, text)], field, text, at);
-  else if (field === "event_type") once(filter, "eventTypes", [literal], field, text, at);
+  else if (field === "event_type")
+    once(filter, "eventTypes", [eventType(literal, value, text)], field, text, at);
   else if (field === "id") once(filter, "id", literal, field, text, at);
   else if (field === "origin.update_id") once(filter, "updateId", literal, field, text, at);
   else once(filter, "datasetName", literal, field, text, at);
@@ -159,7 +161,7 @@ function applyIn(
     once(
       filter,
       "eventTypes",
-      values.map((v) => stringValue(v, text)),
+      values.map((v) => eventType(stringValue(v, text), v, text)),
       field,
       text,
       at,
@@ -186,6 +188,17 @@ function level(literal: string, token: Token, text: string): EventLevel {
   if (!EVENT_LEVELS.includes(upper))
     refuse(text, token.at, `level ${JSON.stringify(literal)} is not one of ${EVENT_LEVELS.join(", ")}`);
   return upper;
+}
+
+/** A type Ebb never writes would match nothing, silently: a typo (`rewind_sumary`) is refused instead. */
+function eventType(literal: string, token: Token, text: string): string {
+  if (!(EVENT_LOG_TYPES as readonly string[]).includes(literal))
+    refuse(
+      text,
+      token.at,
+      `event_type ${JSON.stringify(literal)} is not one Ebb writes; known: ${EVENT_LOG_TYPES.join(", ")}`,
+    );
+  return literal;
 }
 
 function stringValue(token: Token, text: string): string {

@@ -20,6 +20,11 @@ export function connect(options: ConnectionOptions, env: NodeJS.ProcessEnv = pro
       "no API endpoint: pass --endpoint, or export EBB_ENDPOINT (npm start prints it; on AWS it is the stack's ApiUrl output)",
     );
   }
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
+    throw new UsageError(
+      `the API endpoint ${JSON.stringify(endpoint)} is not an http(s) URL: pass one such as http://127.0.0.1:8080 (npm start prints EBB_ENDPOINT)`,
+    );
+  }
   const token = options.token ?? env["EBB_TOKEN"];
   if (token) return new EbbClient({ endpoint, auth: bearerAuth(token) });
   const region = env["AWS_REGION"] ?? /\.execute-api\.([a-z0-9-]+)\.amazonaws\.com/.exec(endpoint)?.[1];

@@ -123,16 +123,26 @@ async function report(error: unknown, io: CliIo): Promise<number> {
     return EXIT.failed;
   }
   // The error classes of the commands' modules, loaded (if not yet) only when something failed.
-  const [{ EbbApiError }, { StatementFailedError }, { CodedError }, { PipelineTableRestoreError }] =
-    await Promise.all([
-      import("../client/ebb-client.ts"),
-      import("./statement-failed-error.ts"),
-      import("../errors/coded-error.ts"),
-      import("./pipeline-table-restore.ts"),
-    ]);
+  const [
+    { EbbApiError },
+    { EndpointUnreachableError },
+    { StatementFailedError },
+    { CodedError },
+    { PipelineTableRestoreError },
+  ] = await Promise.all([
+    import("../client/ebb-client.ts"),
+    import("../client/endpoint-unreachable-error.ts"),
+    import("./statement-failed-error.ts"),
+    import("../errors/coded-error.ts"),
+    import("./pipeline-table-restore.ts"),
+  ]);
   if (error instanceof EbbApiError) {
     io.err(`ebb: ${error.errorCode} (HTTP ${error.status}): ${error.message}\n`);
     return EXIT.refused;
+  }
+  if (error instanceof EndpointUnreachableError) {
+    io.err(`ebb: ${error.message}\n`);
+    return EXIT.failed;
   }
   if (error instanceof StatementFailedError) {
     io.err(`ebb: the statement failed: ${error.message}\n`);

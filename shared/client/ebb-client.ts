@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type * as answers from "../api/response-schemas.ts";
 import type { RequestAuth } from "./request-auth.ts";
+import { EndpointUnreachableError } from "./endpoint-unreachable-error.ts";
 import { withRetries } from "./request-retry.ts";
 
 /**
@@ -90,9 +91,15 @@ export class EbbClient {
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
       ...(await this.#auth.headers({ method, url, body })),
     };
-    const response = await withRetries(method, () =>
-      fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) }),
-    );
+    let response: Response;
+    try {
+      response = await withRetries(method, () =>
+        fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) }),
+      );
+    } catch (error) {
+      // fetch rejects only when nothing answered (refused, unresolvable, dropped): not an API error.
+      throw new EndpointUnreachableError(this.#base, method, error);
+    }
     const text = await response.text();
     let parsed: unknown;
     try {

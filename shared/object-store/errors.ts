@@ -20,6 +20,26 @@ export class ObjectNotFoundError extends StoreError {
   }
 }
 
+/**
+ * The S3 bucket a location names does not exist (or these credentials cannot see it): a source's
+ * `s3://` path with a mistyped bucket, or one made on another account or runtime. Names the bucket
+ * and the way out rather than a missing object.
+ */
+export class BucketNotFoundError extends StoreError {
+  override readonly name = "BucketNotFoundError";
+  override readonly errorCode = "RESOURCE_DOES_NOT_EXIST";
+  constructor(
+    readonly bucket: string,
+    key: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the S3 bucket ${bucket} does not exist (reading s3://${bucket}/${key}): check the bucket in the path, or create it (locally: aws s3 mb s3://${bucket} with the exports npm start prints)`,
+      options,
+    );
+  }
+}
+
 /** The store could not be reached or refused the request for a reason other than a missing key. */
 export class StoreUnavailableError extends StoreError {
   override readonly name: string = "StoreUnavailableError";

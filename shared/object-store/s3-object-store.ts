@@ -13,6 +13,7 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import {
+  BucketNotFoundError,
   DATA_FOLDER_FULL_S3_CODE,
   DataFolderFullError,
   ObjectNotFoundError,
@@ -105,7 +106,7 @@ export class S3ObjectStore implements ObjectStore {
     } catch (error) {
       await Promise.allSettled(inFlight);
       await this.#client.send(new AbortMultipartUploadCommand(upload)).catch(() => undefined);
-      throw error instanceof S3ServiceException ? translate(error, key) : error;
+      throw error instanceof S3ServiceException ? translate(error, this.#bucket, this.#prefix, key) : error;
     }
   }
 
@@ -118,7 +119,7 @@ export class S3ObjectStore implements ObjectStore {
     } catch (error) {
       // 409 ConditionalRequestConflict: a concurrent conditional write to the same key is in flight.
       if (isStatus(error, 412) || isStatus(error, 409)) return "exists";
-      throw translate(error, key);
+      throw translate(error, this.#bucket, this.#prefix, key);
     }
   }
 
@@ -132,7 +133,7 @@ export class S3ObjectStore implements ObjectStore {
       if (isStatus(error, 412) || isStatus(error, 409) || isStatus(error, 404)) {
         return { outcome: "etag-mismatch" };
       }
-      throw translate(error, key);
+      throw translate(error, this.#bucket, this.#prefix, key);
     }
   }
 
@@ -172,7 +173,7 @@ export class S3ObjectStore implements ObjectStore {
       };
     } catch (error) {
       if (isStatus(error, 404)) return undefined;
-      throw translate(error, key);
+      throw translate(error, this.#bucket, this.#prefix, key);
     }
   }
 
@@ -223,7 +224,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       return await send();
     } catch (error) {
-      throw translate(error, key);
+      throw translate(error, this.#bucket, this.#prefix, key);
     }
   }
 }
@@ -232,8 +233,9 @@ function isStatus(error: unknown, status: number): boolean {
   return error instanceof S3ServiceException && error.$metadata.httpStatusCode === status;
 }
 
-function translate(error: unknown, key: string): Error {
+function translate(error: unknown, bucket: string, prefix: string, key: string): Error {
   if (error instanceof S3ServiceException) {
+    if (error.name === "NoSuchBucket") return new BucketNotFoundError(bucket, prefix + key, { cause: error });
     if (error.$metadata.httpStatusCode === 404 || error.name === "NoSuchKey") {
       return new ObjectNotFoundError(key, { cause: error });
     }

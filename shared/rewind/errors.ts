@@ -5,7 +5,7 @@ import { CodedError } from "../errors/coded-error.ts";
  * reset"): one base class, a subclass per API `error_code`. Each sets `name` (Step Functions Catch
  * matches on it), the `error_code` and HTTP status the API answers with, structured `data`, and a
  * message that says what went wrong and what to do. Every one of them is raised before anything is
- * changed, except `RewindIncompleteError`, which reports an earlier failure.
+ * changed, except `RewindIncompleteError` and `RefreshIncompleteError`, which report an earlier failure.
  */
 export class RewindError extends CodedError {
   override readonly name: string = "RewindError";
@@ -268,6 +268,29 @@ export class RewindIncompleteError extends RewindError {
     super(
       `rewind update ${blockedBy} failed part-way, leaving the pipeline partly rewound: rewind again (to the same or another point) to converge, or set the pipeline configuration pipelines.allowUpdateAfterIncompleteRewind = "true" to run anyway`,
       { data: { blockedBy } },
+    );
+  }
+}
+
+/**
+ * A refresh was stopped (or failed) between resetting a table and moving its flows' HEAD to the root:
+ * an update that does not reset those datasets again would read on from the old checkpoints into the
+ * emptied tables and lose their rows for good, so it is refused until a full refresh of them, or a
+ * rewind to a point before it, converges (semantics.md "Refresh and reset").
+ */
+export class RefreshIncompleteError extends RewindError {
+  override readonly name = "RefreshIncompleteError";
+  override readonly errorCode = "PIPELINE_REFRESH_INCOMPLETE";
+  override readonly httpStatus = 409;
+  constructor(
+    readonly stoppedUpdateId: string,
+    readonly datasets: readonly string[],
+  ) {
+    const list = datasets.join(", ");
+    const selection = JSON.stringify(datasets);
+    super(
+      `update ${stoppedUpdateId} was stopped part-way through resetting ${datasets.length === 1 ? "dataset" : "datasets"} ${list}: a table may be reset while its flows still hold their checkpoints, so an update that does not reset ${datasets.length === 1 ? "it" : "them"} would lose rows; run a full refresh of ${datasets.length === 1 ? "it" : "them"} (full_refresh_selection: ${selection}, or full_refresh: true), or rewind to a point before update ${stoppedUpdateId}`,
+      { data: { stoppedUpdateId, datasets: [...datasets] } },
     );
   }
 }

@@ -16,8 +16,11 @@ export interface RewindEnvironment {
   readonly pipeline: ValidatedPipeline;
   readonly checkpoints: CheckpointsRepository;
   readonly events: EventLogRepository;
-  /** For the rewind block (semantics.md "Doing the rewind"). */
-  readonly pipelines: Pick<PipelinesRepository, "get" | "setRewindBlock">;
+  /** For the rewind block and the reset-under-way mark (semantics.md "Doing the rewind", "Refresh and reset"). */
+  readonly pipelines: Pick<
+    PipelinesRepository,
+    "get" | "setRewindBlock" | "markResetUnderWay" | "clearResetUnderWay"
+  >;
   /** The object-store view of a dataset's table folder (`tables/<catalog>/<schema>/<name>/`). */
   tableStore(dataset: string): ObjectStore;
   /** The store that holds flows' state files (`state/<pipelineId>/<flowId>/…` keys). */

@@ -26,7 +26,8 @@ import { withTableSnapshots, type TableSnapshots } from "./table-snapshots.ts";
  *    d. record a `rewind_progress` event.
  *    A dataset with no version at the target is emptied instead of restored (TRUNCATE, or DROP as
  *    the spec's `not_in_point_mode` says), and its flows' HEAD goes to the root.
- * 2. FinishRewind: clear the block and record the final `rewind_summary` with `dry_run: false`.
+ * 2. FinishRewind: clear the block, and a refresh's reset-under-way mark when the target is before
+ *    that refresh began and every dataset it names was RESTOREd (tables and checkpoints together), and record the final `rewind_summary` with `dry_run: false`.
  * Transformations do not run; the next ordinary update is the replay.
  */
 
@@ -196,10 +197,18 @@ export async function completeRewind(
     readonly datasets: readonly DatasetRewind[];
     /** The target cut's table version per dataset. */
     readonly cut: PipelineCut["datasets"];
+    /** The target cut's time (epoch ms). */
+    readonly time: number;
   },
   updateId: string,
 ): Promise<string> {
   await env.pipelines.setRewindBlock(env.pipelineId, { blocked: false });
+  const stopped = (await env.pipelines.get(env.pipelineId))?.resetUnderWay;
+  // Only a RESTORE puts table and checkpoints back together: a table the stopped refresh dropped has
+  // no history left to restore, and its downstream readers' restored checkpoints name the old table.
+  const restored = new Set(rewound.datasets.filter((d) => d.action === "RESTORE").map((d) => d.dataset));
+  if (stopped && rewound.time < stopped.since && stopped.datasets.every((d) => restored.has(d)))
+    await env.pipelines.clearResetUnderWay(env.pipelineId);
   const now = env.clock();
   const cut: PipelineCut = {
     time: now,

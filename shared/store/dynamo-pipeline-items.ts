@@ -28,6 +28,9 @@ export const pipelineItemSchema = z.object({
   pipelineState: z.enum(PIPELINE_STATES),
   activeUpdateId: z.string().optional(),
   rewindBlockedBy: z.string().optional(),
+  resetUnderWay: z
+    .object({ updateId: z.string(), datasets: z.array(z.string()).readonly(), since: z.number() })
+    .optional(),
   tablesWrittenBy: z.number().int().positive().optional(),
   /** Absent on pipelines created before tables had owners. */
   ownedTables: z.array(z.string()).readonly().optional(),
@@ -65,6 +68,7 @@ export function toRecord(item: PipelineItem): PipelineRecord {
     ...(item.activeUpdateId ? { activeUpdateId: item.activeUpdateId } : {}),
     rewindBlocked: item.rewindBlockedBy !== undefined,
     ...(item.rewindBlockedBy ? { rewindBlockedBy: item.rewindBlockedBy } : {}),
+    ...(item.resetUnderWay ? { resetUnderWay: item.resetUnderWay } : {}),
     ...(item.tablesWrittenBy !== undefined ? { tablesWrittenBy: item.tablesWrittenBy } : {}),
     createdAt: item.createdAt,
     lastModified: item.lastModified,

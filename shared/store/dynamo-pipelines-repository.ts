@@ -39,6 +39,7 @@ import {
   type PipelineRecord,
   type PipelineState,
   type PipelinesRepository,
+  type ResetUnderWay,
   type RewindBlock,
 } from "./pipelines-repository.ts";
 
@@ -358,6 +359,27 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
             ":pipeline": PIPELINE_ITEM,
             ...(block.blocked ? { ":update": block.byUpdateId } : {}),
           },
+        }),
+      ),
+    );
+    if (!outcome.written) throw new PipelineNotFoundError(pipelineId);
+  }
+
+  async markResetUnderWay(pipelineId: string, mark: ResetUnderWay): Promise<ActiveUpdateResult> {
+    return this.whileActive(pipelineId, mark.updateId, "SET resetUnderWay = :mark, lastModified = :now", {
+      ":mark": { updateId: mark.updateId, datasets: [...mark.datasets], since: mark.since },
+    });
+  }
+
+  async clearResetUnderWay(pipelineId: string): Promise<void> {
+    const outcome = await conditionalWrite(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [KEY]: pipelineId },
+          UpdateExpression: "SET lastModified = :now REMOVE resetUnderWay",
+          ConditionExpression: "itemType = :pipeline",
+          ExpressionAttributeValues: { ":now": this.now(), ":pipeline": PIPELINE_ITEM },
         }),
       ),
     );

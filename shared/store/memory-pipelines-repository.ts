@@ -21,6 +21,7 @@ import {
   type PipelineRecord,
   type PipelineState,
   type PipelinesRepository,
+  type ResetUnderWay,
   type RewindBlock,
 } from "./pipelines-repository.ts";
 import { isBranchId } from "./bucket-layout.ts";
@@ -230,6 +231,19 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     stored.record = block.blocked
       ? { ...record, rewindBlocked: true, rewindBlockedBy: block.byUpdateId, lastModified: this.now() }
       : { ...record, rewindBlocked: false, lastModified: this.now() };
+  }
+
+  async markResetUnderWay(pipelineId: string, mark: ResetUnderWay): Promise<ActiveUpdateResult> {
+    return this.whileActive(pipelineId, mark.updateId, (record) => ({
+      ...record,
+      resetUnderWay: { ...mark, datasets: [...mark.datasets] },
+    }));
+  }
+
+  async clearResetUnderWay(pipelineId: string): Promise<void> {
+    const stored = this.require(pipelineId);
+    const { resetUnderWay: _previous, ...record } = stored.record;
+    stored.record = { ...record, lastModified: this.now() };
   }
 
   private whileActive(

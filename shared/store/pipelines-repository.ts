@@ -37,6 +37,12 @@ export interface PipelineRecord {
   /** The rewind update that left the pipeline blocked. */
   readonly rewindBlockedBy?: string;
   /**
+   * A refresh's resets are under way, or were stopped part-way (semantics.md "Refresh and reset"):
+   * updates that do not reset these datasets again are refused until a full refresh of them or a
+   * rewind to a point before it.
+   */
+  readonly resetUnderWay?: ResetUnderWay;
+  /**
    * The definition version whose run last completed, so every table holds that version's output.
    * Absent before the first completed run and from the start of a rewind on (the tables then hold a
    * point's output, whichever definition wrote it).
@@ -94,6 +100,16 @@ export interface DeleteOptions {
 export interface BeginUpdateOptions {
   /** The update restores tables to an earlier point (a rewind that is not a dry run). @default false */
   readonly restoresTables?: boolean;
+}
+
+/** The write-ahead mark of a refresh's destructive resets (a table reset, then its flows' HEAD). */
+export interface ResetUnderWay {
+  /** The update whose refresh set it. */
+  readonly updateId: string;
+  /** The datasets whose table and flows' HEAD it resets, upstream first. */
+  readonly datasets: readonly string[];
+  /** Epoch milliseconds, before the first reset. */
+  readonly since: number;
 }
 
 export type RewindBlock =
@@ -161,4 +177,8 @@ export interface PipelinesRepository {
   ): StoreWrite;
   /** Sets or clears the rewind-blocked flag. */
   setRewindBlock(pipelineId: string, block: RewindBlock): Promise<void>;
+  /** Sets the reset-under-way mark while `mark.updateId` is the active update (a stopped one sets none). */
+  markResetUnderWay(pipelineId: string, mark: ResetUnderWay): Promise<ActiveUpdateResult>;
+  /** Clears the reset-under-way mark, whoever set it. */
+  clearResetUnderWay(pipelineId: string): Promise<void>;
 }

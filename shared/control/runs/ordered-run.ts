@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { OrderedRunBody } from "../../api/request-schemas.ts";
 import { CodedError } from "../../errors/coded-error.ts";
 import { crossReads, dependencyOrder, PipelineCycleError } from "../../rewind/cuts/index.ts";
+import { tableDatasets } from "../../rewind/pipeline-datasets.ts";
 import { checkUpdateAllowed } from "../../rewind/update-guard.ts";
 import { loadPipeline, requirePipeline, type ControlPlane } from "../plane/control-plane.ts";
 import { pipelineTables } from "../rewinds/pipeline-tables.ts";
@@ -30,7 +31,9 @@ export async function startOrderedRun(plane: ControlPlane, body: OrderedRunBody)
     names.set(id, pipeline.definition.name);
     tables.push(pipelineTables(id, pipeline));
     try {
-      checkUpdateAllowed(record, pipeline.settings, "other");
+      // A full refresh resets every table again: the way out of a refresh stopped part-way.
+      const resets = body.full_refresh ? tableDatasets(pipeline) : [];
+      checkUpdateAllowed(record, pipeline.settings, "other", resets);
     } catch (error) {
       if (error instanceof CodedError) throw new OrderedRunRefusedError(pipeline.definition.name, id, error);
       throw error;

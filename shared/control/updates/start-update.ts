@@ -109,7 +109,12 @@ export async function startUpdate(
   } else {
     const refresh = parseRefreshRequest(refreshFields);
     const plan = planRefresh(pipeline, refresh);
-    checkUpdateAllowed(record, pipeline.settings, "other");
+    checkUpdateAllowed(
+      record,
+      pipeline.settings,
+      "other",
+      plan.resets.map((r) => r.dataset),
+    );
     const refused = firstFlowRefusedBySpark(new DatasetCatalog(pipeline, plane.bucket), plan, body.engine);
     if (refused) throw new FlowNotSupportedOnSparkError(refused.flow, refused.reason);
     // Unless the last completed run was of this very version, a deploy or a rewind came in between.

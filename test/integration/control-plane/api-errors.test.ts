@@ -381,6 +381,20 @@ describe("documented API errors", () => {
     expect(error.message).toContain("OR");
   });
 
+  it("INVALID_PARAMETER_VALUE for an event_type Ebb never writes (a typo would match nothing), listing the known ones", async () => {
+    for (const filter of ["event_type = 'rewind_sumary'", "event_type IN ('warning', 'rewind_sumary')"]) {
+      const error = await refusal(cp.client.events(pipelineId, { filter }));
+      expect(error.status).toBe(400);
+      expect(error.errorCode).toBe("INVALID_PARAMETER_VALUE");
+      expect(error.message).toContain(
+        'event_type "rewind_sumary" is not one Ebb writes; known: create_update,',
+      );
+    }
+    expect(
+      (await cp.client.events(pipelineId, { filter: "event_type = 'rewind_summary'" })).events,
+    ).toBeDefined();
+  });
+
   it("UNAUTHENTICATED (401) without the bearer token", async () => {
     const response = await raw("GET", "/api/2.0/pipelines", { token: "wrong" });
     expect(response.status).toBe(401);

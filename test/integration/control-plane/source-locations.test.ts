@@ -97,6 +97,19 @@ describe("source locations", () => {
     }
   });
 
+  it("fails a run whose s3:// source names a bucket that does not exist with the bucket's name, not INTERNAL_ERROR", async () => {
+    const { pipeline_id } = await cp.client.createPipeline(
+      definition("s3://no-such-landing-bucket/orders/", "no_bucket"),
+    );
+    const { update_id } = await cp.client.startUpdate(pipeline_id);
+    const update = await cp.client.waitForUpdate(pipeline_id, update_id, { intervalMs: 200 });
+    expect(update.state).toBe("FAILED");
+    expect(update.error?.error_code).toBe("RESOURCE_DOES_NOT_EXIST");
+    expect(update.error?.message).toContain(
+      "the S3 bucket no-such-landing-bucket does not exist (reading s3://no-such-landing-bucket/orders/)",
+    );
+  });
+
   it("on AWS (no local roots) accepts only s3:// locations", async () => {
     const aws = new EnvironmentControlPlane({ ...process.env, EBB_LOCAL_ROOTS: "" });
     const error = await createPipeline(aws, { ...definition(cp.landing, "on_aws"), dry_run: true }).catch(

@@ -23,7 +23,10 @@ describe("event-log filter", () => {
   it("takes level=, id=, event_type in, timestamp = and quoted quotes", () => {
     expect(parseEventFilter("level='INFO'").levels).toEqual(["INFO"]);
     expect(parseEventFilter("id = 'it''s'").id).toBe("it's");
-    expect(parseEventFilter("event_type in ('a','b')").eventTypes).toEqual(["a", "b"]);
+    expect(parseEventFilter("event_type in ('warning','dataset_reset')").eventTypes).toEqual([
+      "warning",
+      "dataset_reset",
+    ]);
     const at = Date.parse("2026-01-02T03:04:05Z");
     expect(parseEventFilter("timestamp = '2026-01-02 03:04:05'").range).toEqual({
       atOrAfter: at,

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { PipelineBusyError, RewindIncompleteError } from "../../../shared/rewind/errors.ts";
+import {
+  PipelineBusyError,
+  RefreshIncompleteError,
+  RewindIncompleteError,
+} from "../../../shared/rewind/errors.ts";
 import { assertBegun, checkUpdateAllowed } from "../../../shared/rewind/update-guard.ts";
 
 const idle = { rewindBlocked: false };
@@ -29,6 +33,21 @@ describe("checkUpdateAllowed", () => {
     expect(run).toThrow(RewindIncompleteError);
     expect(run).toThrow(/rewind update U1 failed part-way.*pipelines\.allowUpdateAfterIncompleteRewind/);
     expect(() => checkUpdateAllowed(blocked, strict, "rewind")).not.toThrow();
+  });
+
+  it("after a refresh stopped part-way, refuses updates that do not reset its datasets again with PIPELINE_REFRESH_INCOMPLETE (409)", () => {
+    const stopped = { ...idle, resetUnderWay: { updateId: "U2", datasets: ["raw", "orders"], since: 1 } };
+    const run = (resets: string[]) => () => checkUpdateAllowed(stopped, strict, "other", resets);
+    expect(run([])).toThrow(RefreshIncompleteError);
+    expect(run(["orders"])).toThrow(
+      /update U2 was stopped part-way through resetting datasets raw, orders.*full_refresh_selection: \["raw","orders"\].*rewind to a point before update U2/,
+    );
+    expect(run(["raw", "orders", "totals"])).not.toThrow();
+    expect(() => checkUpdateAllowed(stopped, strict, "rewind")).not.toThrow();
+    // The incomplete-rewind override is about rewinds: it does not let rows be lost.
+    expect(() => checkUpdateAllowed(stopped, { allowUpdateAfterIncompleteRewind: true }, "other")).toThrow(
+      RefreshIncompleteError,
+    );
   });
 
   it("lets pipelines.allowUpdateAfterIncompleteRewind override the block", () => {

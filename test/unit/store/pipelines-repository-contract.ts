@@ -156,6 +156,24 @@ export function pipelinesRepositoryContract(
       );
     });
 
+    it("marks a refresh's resets under way only while its update is active, and clears the mark", async () => {
+      const repository = create();
+      const { pipelineId } = await repository.create(definitionNamed("Refresh"));
+      const mark = { updateId: "u1", datasets: ["raw", "orders"], since: 1_000 };
+      expect(await repository.markResetUnderWay(pipelineId, mark)).toEqual({ outcome: "not-active" });
+      expect((await repository.get(pipelineId))?.resetUnderWay).toBeUndefined();
+      await repository.beginUpdate(pipelineId, "u1");
+      expect(await repository.markResetUnderWay(pipelineId, mark)).toEqual({ outcome: "updated" });
+      await repository.endUpdate(pipelineId, "u1", "IDLE");
+      // The mark outlives its update: that is what keeps the next ones from losing rows.
+      expect((await repository.get(pipelineId))?.resetUnderWay).toEqual(mark);
+      await repository.clearResetUnderWay(pipelineId);
+      expect((await repository.get(pipelineId))?.resetUnderWay).toBeUndefined();
+      await expect(repository.clearResetUnderWay("no-such-pipeline")).rejects.toBeInstanceOf(
+        PipelineNotFoundError,
+      );
+    });
+
     it("deletes a pipeline and its versions, but not while an update holds it", async () => {
       const repository = create();
       const { pipelineId } = await repository.create(definitionNamed("Doomed"));

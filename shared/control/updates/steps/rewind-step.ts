@@ -54,7 +54,7 @@ export async function finishRewind(plane: ControlPlane, ids: UpdateIds) {
   if (intentOf(context.update).kind === "publish") return finishPublish(plane, context, ids);
   const { env, pipeline } = context;
   const plan = await readRewindPlan(plane.bucket, ids);
-  const rewound = { datasets: plan.datasets, cut: plan.cut.datasets };
+  const rewound = { datasets: plan.datasets, cut: plan.cut.datasets, time: plan.cut.time };
   const summaryEventId = await completeRewind(env, rewound, ids.updateId);
   const origin = { ...ids, pipelineName: pipeline.definition.name, time: plane.clock() };
   await publishOnce(plane, rewindCompleted(origin, plan, await rewindCommits(env, ids.updateId)));
