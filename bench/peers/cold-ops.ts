@@ -18,9 +18,9 @@ const [dir = "/tmp/ebb-profile-ops", op = "latest", runsText = "3"] = process.ar
 const store = new LocalObjectStore(path.join(dir, "long-log"));
 const duck = await DuckSession.open();
 const work: Record<string, () => Promise<unknown>> = {
-  v10: () => loadSnapshot(store, { duck, version: 10 }),
-  v1000: () => loadSnapshot(store, { duck, version: 1000 }),
-  latest: () => loadSnapshot(store, { duck }),
+  v10: () => loadSnapshot(store, { version: 10 }),
+  v1000: () => loadSnapshot(store, { version: 1000 }),
+  latest: () => loadSnapshot(store),
   travel: () => DeltaTable.scanAt(store, { version: 10 }, { duck }),
   feed: async () => {
     const table = await DeltaTable.open(store, { duck });

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { DuckSession } from "../duck/duck-session.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   type AddFile,
@@ -117,7 +116,6 @@ export interface ChoiceRequest {
   readonly inputSnapshot: Snapshot;
   readonly stateStore: ObjectStore;
   readonly flow: StateFlow;
-  readonly duck?: DuckSession;
 }
 
 const full = (reason: string): IncrementalChoice => ({ refresh: "FULL_RECOMPUTE", reason });
@@ -139,7 +137,6 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
     request.inputSnapshot,
     recorded,
     request.flow.flowId,
-    request.duck,
   );
   if (typeof gained === "string") return full(gained);
   let state: StateVersion;
@@ -177,7 +174,6 @@ export interface RestoredCheck {
   readonly snapshots: ReadonlyMap<string, Snapshot>;
   /** The view's state flow id, as its readers name it. */
   readonly flowId: string;
-  readonly duck?: DuckSession;
 }
 
 /**
@@ -201,7 +197,6 @@ export async function restoredRefreshCurrent(check: RestoredCheck): Promise<stri
       check.snapshots.get(read.name)!,
       recorded,
       check.flowId,
-      check.duck,
     );
     if (typeof gained === "string" || gained.length > 0) return undefined;
   }
@@ -274,7 +269,6 @@ async function gainedFiles(
   now: Snapshot,
   recorded: { readonly id: string; readonly version: number },
   reader: string,
-  duck: DuckSession | undefined,
 ): Promise<AddFile[] | string> {
   if (now.metadata.id !== recorded.id)
     return `input ${name} was dropped and created again since the last refresh`;
@@ -284,7 +278,7 @@ async function gainedFiles(
   let plan;
   try {
     plan = await planTableSource(
-      { store, flow: reader, upstream: name, snapshot: now, ...(duck ? { duck } : {}) },
+      { store, flow: reader, upstream: name, snapshot: now },
       { kind: "table", tableId: recorded.id, nextVersion: recorded.version + 1, rowsRead: 0 },
       {},
     );

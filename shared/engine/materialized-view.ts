@@ -67,8 +67,8 @@ export async function refreshMaterializedView(
   const store = catalog.tableStore(view.name);
   const reads = catalog.snapshotReads(view.name);
   // In the engine's session, one after the other: it decodes any log checkpoint, one query at a time.
-  const snapshots = await loadReadSnapshots(reads, session.duck);
-  const current = await latestSnapshot(store, session);
+  const snapshots = await loadReadSnapshots(reads);
+  const current = await latestSnapshot(store);
   const inputs = viewInputs(view, reads, snapshots);
   const inputsText = JSON.stringify(inputs);
   const recorded = current?.commitInfo?.operationParameters?.[VIEW_INPUTS_PARAMETER];
@@ -83,7 +83,6 @@ export async function refreshMaterializedView(
             reads,
             snapshots,
             flowId: viewStateFlowId(view.name),
-            duck: session.duck,
           })
         : undefined;
   if (current && unchanged !== undefined) {
@@ -121,7 +120,6 @@ export async function refreshMaterializedView(
         inputSnapshot,
         stateStore: catalog.store,
         flow,
-        duck: session.duck,
       });
       choice = chosen;
       newestInput = inputSnapshot.timestamp;
@@ -200,9 +198,9 @@ function rowCount(current: Snapshot): number {
   return rows;
 }
 
-async function latestSnapshot(store: ObjectStore, session: SinkSession): Promise<Snapshot | undefined> {
+async function latestSnapshot(store: ObjectStore): Promise<Snapshot | undefined> {
   try {
-    return await currentSnapshot(store, { duck: session.duck });
+    return await currentSnapshot(store);
   } catch (error) {
     if (error instanceof TableNotFoundError) return undefined;
     throw error;

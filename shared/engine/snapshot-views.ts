@@ -15,16 +15,8 @@ import type { SnapshotRead } from "./dataset-catalog.ts";
 import { SourceUnavailableError } from "./errors.ts";
 import type { Sandbox } from "./sandbox.ts";
 
-/**
- * The current snapshot of each table `reads` names, by name.
- *
- * @param _duck deprecated and ignored (checkpoints decode in process); kept only while
- *   materialized-view.ts, being changed elsewhere, still passes it.
- */
-export async function loadReadSnapshots(
-  reads: readonly SnapshotRead[],
-  _duck?: unknown,
-): Promise<Map<string, Snapshot>> {
+/** The current snapshot of each table `reads` names, by name. */
+export async function loadReadSnapshots(reads: readonly SnapshotRead[]): Promise<Map<string, Snapshot>> {
   const snapshots = new Map<string, Snapshot>();
   for (const read of reads) if (read.kind === "table") snapshots.set(read.name, await loadReadSnapshot(read));
   return snapshots;

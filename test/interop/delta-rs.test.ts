@@ -213,7 +213,7 @@ describe("delta-rs reads the tables Ebb writes", () => {
       expect(seen.t!.errors).toEqual({});
       const store = new LocalObjectStore(table);
       for (const version of [0, 1, 2]) {
-        const snapshot = await loadSnapshot(store, { version, duck });
+        const snapshot = await loadSnapshot(store, { version });
         const view = await openTableScan(store, snapshot, { duck, viewName: `theirs_${version}` });
         try {
           expect(sortRows(await rowsOf(duck, canonicalSelect(written), `theirs_${version}`))).toEqual(

@@ -264,7 +264,7 @@ export async function ebbView(duck: DuckSession, store: ObjectStore, table: Delt
   let earliest = latest;
   for (let version = latest; version >= 0; version--) {
     try {
-      const snapshot = await loadSnapshot(store, { version, duck });
+      const snapshot = await loadSnapshot(store, { version });
       const select = canonicalSelect(parseSchema(snapshot.metadata.schemaString));
       const view = await openTableScan(store, snapshot, { duck, viewName: `scan_${version}` });
       try {
@@ -305,7 +305,7 @@ export async function ebbView(duck: DuckSession, store: ObjectStore, table: Delt
   }
   const pieces = [];
   for (const [from, to] of refused?.ranges.slice(0, -1) ?? []) {
-    const snapshot = await loadSnapshot(store, { version: to, duck });
+    const snapshot = await loadSnapshot(store, { version: to });
     const select = canonicalSelect(parseSchema(snapshot.metadata.schemaString), CDF_EXTRA);
     pieces.push({ from, to, select, rows: await ebbChanges(duck, store, from, select, to) });
   }

@@ -101,7 +101,7 @@ describe("Spark and Ebb read each other's Delta tables", () => {
   });
 
   async function scanAt(store: LocalObjectStore, version: number, select: string): Promise<unknown[][]> {
-    const snapshot = await loadSnapshot(store, { version, duck });
+    const snapshot = await loadSnapshot(store, { version });
     const view = await openTableScan(store, snapshot, { duck, viewName: `scan_at_${version}` });
     try {
       return await rowsOf(
@@ -397,7 +397,7 @@ describe("Spark and Ebb read each other's Delta tables", () => {
         `DELETE FROM ${at(uri)} WHERE id = 3`,
       ],
     });
-    const refused = await loadSnapshot(new LocalObjectStore(uri), { duck }).catch((error: unknown) => error);
+    const refused = await loadSnapshot(new LocalObjectStore(uri)).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(UnsupportedFeatureError);
     expect(String(refused)).toContain("deletionVectors");
   });

@@ -46,7 +46,7 @@ const seen = new WeakMap<ObjectStore, Map<string, Seen>>();
 /** The latest snapshot of the table in `store`, advanced from the one held for this view. */
 export async function currentSnapshot(
   store: ObjectStore,
-  options: Pick<LoadSnapshotOptions, "duck" | "location"> = {},
+  options: Pick<LoadSnapshotOptions, "location"> = {},
 ): Promise<Snapshot> {
   const known = held.get(store);
   if (!known) {

@@ -25,11 +25,6 @@ export interface LoadSnapshotOptions {
   /** Where the table is (e.g. `s3://bucket/tables/orders/`), for error messages. */
   readonly location?: string;
   /**
-   * @deprecated Ignored: checkpoints decode in process (checkpoint-reader.ts). Kept only while its last
-   * callers (test/interop/, materialized-view.ts's `latestSnapshot`) are being changed elsewhere.
-   */
-  readonly duck?: unknown;
-  /**
    * Refuse tables whose reader protocol this reader does not implement (default true). A writer that
    * checks writer features itself may turn it off to read the state it is about to replace.
    */
