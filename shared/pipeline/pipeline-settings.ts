@@ -9,7 +9,8 @@ export { BATCH_ENGINES, type BatchEngine };
 
 /**
  * The pipeline configuration keys Ebb itself reads (semantics.md "Pipeline, datasets, flows" and
- * "Doing the rewind"). Other keys are kept and passed through untouched, as Databricks does.
+ * "Doing the rewind"). Other keys are kept and passed through untouched, as Databricks does, except
+ * unknown keys under Ebb's own prefixes (`OWN_PREFIXES`).
  */
 export const CONFIGURATION_KEYS = {
   rewindEnabled: "pipelines.rewind.enabled",
@@ -137,6 +138,7 @@ export function readSettings(configuration: Readonly<Record<string, string>>): S
     });
   }
   const engine = readEngine(configuration, issues);
+  issues.push(...unknownOwnKeys(configuration));
 
   if (issues.length > 0) return { ok: false, issues };
   return {
@@ -194,6 +196,30 @@ function readEngine(
     ...(minBytes !== undefined && minBytes > 0 ? { minBytes } : {}),
     ...(minRecords !== undefined && Number.isSafeInteger(minRecords) && minRecords > 0 ? { minRecords } : {}),
   };
+}
+
+/**
+ * The configuration prefixes only Ebb defines: a key under one that Ebb does not read is a typo
+ * (`pipelines.rewind.enabeld` would leave rewind off without a word). Other keys, Databricks' own
+ * `pipelines.*` included, pass through untouched.
+ */
+const OWN_PREFIXES = ["pipelines.rewind.", "pipelines.engine."] as const;
+
+function unknownOwnKeys(configuration: Readonly<Record<string, string>>): DefinitionIssue[] {
+  const known = new Set<string>(Object.values(CONFIGURATION_KEYS));
+  return Object.keys(configuration)
+    .filter((key) => !known.has(key))
+    .flatMap((key) => {
+      const prefix = OWN_PREFIXES.find((own) => key.startsWith(own));
+      if (prefix === undefined) return [];
+      const siblings = [...known].filter((name) => name.startsWith(prefix)).sort();
+      return [
+        {
+          path: configPath(key),
+          message: `is not a setting Ebb knows: the ${prefix}* settings are ${siblings.join(", ")}`,
+        },
+      ];
+    });
 }
 
 function configPath(key: string): string {

@@ -245,6 +245,27 @@ describe("validatePipeline", () => {
     ]);
   });
 
+  it("refuses a key Ebb does not know under its own pipelines.rewind.* and pipelines.engine.*, not Databricks' other pipelines.* keys", () => {
+    const result = readSettings({
+      "pipelines.rewind.enabeld": "true",
+      "pipelines.engine.autoThreshold": "1GB",
+      "pipelines.trigger.interval": "1 hour",
+      "pipelines.channel": "PREVIEW",
+    });
+    expect(result.ok ? [] : result.issues).toEqual([
+      {
+        path: 'configuration["pipelines.rewind.enabeld"]',
+        message:
+          "is not a setting Ebb knows: the pipelines.rewind.* settings are pipelines.rewind.betaEnabled, pipelines.rewind.enabled, pipelines.rewind.retention, pipelines.rewind.retentionDuration",
+      },
+      {
+        path: 'configuration["pipelines.engine.autoThreshold"]',
+        message:
+          "is not a setting Ebb knows: the pipelines.engine.* settings are pipelines.engine.autoThresholdBytes, pipelines.engine.autoThresholdRecords",
+      },
+    ]);
+  });
+
   it("reads Databricks' cloudFiles.useIncrementalListing as the auto_loader flows' listing, in any case", () => {
     const listing = (value: string) => {
       const result = readSettings({ "cloudFiles.useIncrementalListing": value });
