@@ -285,7 +285,13 @@ export const listPipelinesResponse = strict({
   statuses: z.array(pipelineStatus),
   next_page_token: z.string().optional(),
 });
-export const getPipelineResponse = pipelineStatus.extend({ spec: pipelineSpec, rewind: rewindStatus });
+/** A refresh stopped while resetting datasets: updates that do not reset them again are refused. */
+const refreshIncomplete = strict({ update_id: z.string(), datasets: z.array(z.string()), since: isoTime });
+export const getPipelineResponse = pipelineStatus.extend({
+  spec: pipelineSpec,
+  rewind: rewindStatus,
+  refresh_incomplete: refreshIncomplete.optional(),
+});
 export const editPipelineResponse = strict({
   definition_version: z.number().int(),
   ignored_settings: ignoredSettings.optional(),

@@ -71,6 +71,15 @@ export function pipelineDetails(
         : {}),
       ...rewoundState(latest),
     },
+    ...(record.resetUnderWay
+      ? {
+          refresh_incomplete: {
+            update_id: record.resetUnderWay.updateId,
+            datasets: [...record.resetUnderWay.datasets],
+            since: new Date(record.resetUnderWay.since).toISOString(),
+          },
+        }
+      : {}),
   };
 }
 

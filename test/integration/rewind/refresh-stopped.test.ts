@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { getPipelineResponse } from "../../../shared/api/response-schemas.ts";
+import { getPipeline } from "../../../shared/control/pipelines/pipeline-commands.ts";
 import { stopPipeline } from "../../../shared/control/updates/stop-update.ts";
 import { RefreshIncompleteError } from "../../../shared/rewind/errors.ts";
 import { ROOT_SEQ } from "../../../shared/store/checkpoints-repository.ts";
@@ -61,6 +63,13 @@ describe("a refresh stopped part-way", () => {
       updateId: stopped.updateId,
       datasets: ["cleaned"],
     });
+    // GET pipeline says so, as it says a rewind is blocked.
+    const shown = getPipelineResponse.parse(await getPipeline(h.plane, h.pipelineId));
+    expect(shown.refresh_incomplete).toEqual({
+      update_id: stopped.updateId,
+      datasets: ["cleaned"],
+      since: expect.any(String),
+    });
 
     // A refresh of another dataset does not reset `cleaned` again: refused too.
     await expect(h.start({ full_refresh_selection: ["totals"] })).rejects.toThrow(RefreshIncompleteError);
@@ -68,6 +77,7 @@ describe("a refresh stopped part-way", () => {
     await h.refresh({ full_refresh_selection: ["cleaned"] });
     expect(ids(await h.rows("cleaned"))).toEqual(expect.arrayContaining([1, 2]));
     expect((await h.pipelines.get(h.pipelineId))?.resetUnderWay).toBeUndefined();
+    expect(await getPipeline(h.plane, h.pipelineId)).not.toHaveProperty("refresh_incomplete");
     await h.land("f2.json", jsonLines(5, 1));
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4, 5]);
