@@ -55,6 +55,34 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       };
     };
 
+  /**
+   * Wraps the port's run: the first job for which `folderOf` names a folder (in `harness()`'s store)
+   * is watched, and the driver killed once a file shows in that folder while the job runs.
+   */
+  const killOnceWriting = (
+    harness: () => EngineHarness,
+    folderOf: (request: Parameters<SparkJobs["run"]>[0]) => string | undefined,
+  ) => {
+    let killed = false;
+    const around =
+      (run: SparkJobs["run"]): SparkJobs["run"] =>
+      async (request) => {
+        const folder = killed ? undefined : folderOf(request);
+        if (folder === undefined) return run(request);
+        const job = run(request);
+        let ended = false;
+        void job.finally(() => (ended = true));
+        while (!ended && !killed) {
+          if ((await listAllKeys(harness().store, folder)).length > 0) {
+            killed = true;
+            sparkDriver().kill();
+          } else await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        return job;
+      };
+    return { around, killed: () => killed };
+  };
+
   const definition = (harness: EngineHarness) =>
     harness.validate({
       name: "spark crash",
@@ -138,28 +166,16 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
   }
 
   it("converges after the Spark driver is killed while its job writes", async () => {
-    let killed = false;
     // The first job is killed once a file shows in its staging folder (the committer's scratch).
-    const killMidWrite =
-      (run: SparkJobs["run"]): SparkJobs["run"] =>
-      async (request) => {
-        if (killed) return run(request);
-        const job = run(request);
-        const folder = `${request.output.tableUri.replace(/^s3a:\/\/[^/]+\//, "").slice(harness.prefix.length + "pipeline/".length)}/${request.output.stagingPath}/`;
-        let ended = false;
-        void job.finally(() => (ended = true));
-        while (!ended && !killed) {
-          if ((await listAllKeys(harness.store, folder)).length > 0) {
-            killed = true;
-            sparkDriver().kill();
-          } else await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        return job;
-      };
-    const harness = new EngineHarness({ spark: port(killMidWrite) });
+    const kill = killOnceWriting(
+      () => harness,
+      (request) =>
+        `${request.output.tableUri.replace(/^s3a:\/\/[^/]+\//, "").slice(harness.prefix.length + "pipeline/".length)}/${request.output.stagingPath}/`,
+    );
+    const harness = new EngineHarness({ spark: port(kill.around) });
     try {
       const failed = await converges(harness, { expectOrphans: true });
-      expect(killed).toBe(true);
+      expect(kill.killed()).toBe(true);
       expect((failed.error as Error | undefined)?.message).toMatch(
         /flow "ingest": the Spark job .* failed \(the Spark driver exited during the job\)/,
       );
@@ -528,28 +544,18 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
 
     it(`${name} on Spark converges after the Spark driver is killed while its job writes the state`, async () => {
       let armed = false;
-      let killed = false;
       // The operator's job is killed once a file shows in its state staging folder.
-      const killMidWrite =
-        (run: SparkJobs["run"]): SparkJobs["run"] =>
-        async (request) => {
-          if (!armed || killed || !request.state) return run(request);
-          const job = run(request);
-          const folder = `${request.state.stagingUri.replace(/^s3a?:\/\/[^/]+\//, "").slice(harness.prefix.length + "pipeline/".length)}/`;
-          let ended = false;
-          void job.finally(() => (ended = true));
-          while (!ended && !killed) {
-            if ((await listAllKeys(harness.store, folder)).length > 0) {
-              killed = true;
-              sparkDriver().kill();
-            } else await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-          return job;
-        };
-      const harness = new EngineHarness({ spark: port(killMidWrite) });
+      const kill = killOnceWriting(
+        () => harness,
+        (request) =>
+          armed && request.state
+            ? `${request.state.stagingUri.replace(/^s3a?:\/\/[^/]+\//, "").slice(harness.prefix.length + "pipeline/".length)}/`
+            : undefined,
+      );
+      const harness = new EngineHarness({ spark: port(kill.around) });
       try {
         const failed = await stateful(name, c, { orphans: false }, harness, () => (armed = true));
-        expect(killed).toBe(true);
+        expect(kill.killed()).toBe(true);
         expect((failed.error as Error | undefined)?.message).toMatch(
           /the Spark driver exited during the job/,
         );
