@@ -17,8 +17,8 @@ import { JavaNotFoundError } from "./errors.ts";
 export const LAUNCHER_CLASS = "LoopbackDynamoDbLocal";
 const SOURCE = fileURLToPath(new URL(`./dynamodb/${LAUNCHER_CLASS}.java`, import.meta.url));
 const CACHE = fileURLToPath(new URL("../../node_modules/.cache/ebb-dynamodb-local/", import.meta.url));
-/** javac on a busy 2-core machine takes ~10 s. */
-const COMPILE_TIMEOUT_MS = 120_000;
+/** javac on a 2-core machine takes ~10 s; under a heavy load, minutes. */
+const COMPILE_TIMEOUT_MS = 600_000;
 
 /** The folder to put beside the jar on the class path. */
 export async function dynamoDbLauncher(jar: string, java: string): Promise<string> {

@@ -12,8 +12,8 @@ import { freeLoopbackPort, LOOPBACK } from "./loopback-port.ts";
 import type { SigV4Credentials } from "./sigv4-verifier.ts";
 import { spawnTethered, type RunningStandIn, type StandInProcess } from "./stand-in-process.ts";
 
-/** How long DynamoDB Local may take to answer its first request (it starts in ~1.5 s). */
-const READY_TIMEOUT_MS = 30_000;
+/** How long DynamoDB Local may take to answer its first request (it starts in ~1.5 s; far longer under load). */
+const READY_TIMEOUT_MS = 120_000;
 /** Attempts when another process grabs the chosen port before the JVM binds it. */
 const BIND_ATTEMPTS = 3;
 

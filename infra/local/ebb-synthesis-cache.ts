@@ -15,6 +15,8 @@ const LOCKFILE = "package-lock.json";
 /** A relative module named by `from "…"`, `import "…"` or `import("…")`. */
 const RELATIVE_IMPORT = /\b(?:from|import)\s*\(?\s*["'](\.\.?\/[^"']+)["']/g;
 const CACHE_DIR = path.join(ROOT, "node_modules", ".cache", "ebb-synthesis");
+/** Synthesis takes ~15 s of CPU; on a 2-core machine shared by a test run and more it took over 120 s. */
+const SYNTHESIS_TIMEOUT_MS = 600_000;
 
 /**
  * The synthesized Ebb stack, from a cache keyed by a hash of everything it is built from, else
@@ -29,7 +31,7 @@ export async function loadSynthesizedEbb(): Promise<SynthesizedEbb> {
 
   const script = fileURLToPath(new URL("./ebb-synthesis-main.ts", import.meta.url));
   try {
-    await promisify(execFile)(...nodeScript(script, [file]), { timeout: 120_000 });
+    await promisify(execFile)(...nodeScript(script, [file]), { timeout: SYNTHESIS_TIMEOUT_MS });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? "";
     throw new EmbeddedAwsError(

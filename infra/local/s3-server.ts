@@ -3,8 +3,8 @@ import { LOOPBACK } from "./loopback-port.ts";
 import type { SigV4Credentials } from "./sigv4-verifier.ts";
 import { nodeScript, spawnStandIn, type RunningStandIn } from "./stand-in-process.ts";
 
-/** How long the S3 process may take to listen (it needs ~0.5 s). */
-const READY_TIMEOUT_MS = 15_000;
+/** How long the S3 process may take to listen (it needs ~0.5 s; far longer under load). */
+const READY_TIMEOUT_MS = 60_000;
 
 export interface S3ServerOptions {
   /** Folder holding the buckets. */

@@ -143,7 +143,8 @@ export async function spawnTethered(
 ): Promise<StandInProcess> {
   const tether = fileURLToPath(new URL("./tether.ts", import.meta.url));
   const standIn = spawnStandIn(name, ...nodeScript(tether, [command, ...args]), env);
-  const [, pid] = await standIn.waitForLine(/^\{"tetheredPid":(\d+)\}$/, 10_000);
+  // The tether is a TypeScript script: tsx's start alone can take tens of seconds under a heavy load.
+  const [, pid] = await standIn.waitForLine(/^\{"tetheredPid":(\d+)\}$/, 60_000);
   standIn.track(Number(pid));
   return standIn;
 }
