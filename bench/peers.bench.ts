@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { cp, mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -12,6 +12,7 @@ import {
 } from "../shared/delta/index.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
+import { copyTree } from "./peers/copy-tree.ts";
 import { duckScript, ebbPipeline } from "./peers/pipeline-scenario.ts";
 
 /**
@@ -135,7 +136,7 @@ async function ebbFigures(duck: DuckSession, log: string, vacuum: string): Promi
     changeFeed: await timeMs(() => open((table) => table.changes(COMMITS - CDF_COMMITS + 1, COMMITS)), cold),
     vacuum: await timeMs(vacuumOnce, async () => {
       copy += 1;
-      await cp(vacuum, `${vacuum}-ebb-${copy}`, { recursive: true });
+      await copyTree(vacuum, `${vacuum}-ebb-${copy}`);
     }),
   };
 }

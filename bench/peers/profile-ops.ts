@@ -1,10 +1,11 @@
-import { cp, mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { DeltaTable, forgetDecodedCheckpoints, type StructType } from "../../shared/delta/index.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
+import { copyTree } from "./copy-tree.ts";
 
 /**
  * `tsx bench/peers/profile-ops.ts [dir] [feed|vacuum|both] [rounds]`: the peers bench's change feed of
@@ -80,7 +81,7 @@ for (let r = 0; r < rounds; r++) {
   if (which !== "feed") {
     const copy = `${vacuum}-copy`;
     await rm(copy, { recursive: true, force: true });
-    await cp(vacuum, copy, { recursive: true });
+    await copyTree(vacuum, copy);
     const cpu = process.cpuUsage();
     const start = performance.now();
     const table = await DeltaTable.open(new LocalObjectStore(copy), { duck });
