@@ -275,6 +275,9 @@ export const listPipelinesQuery = strictObject(paging);
 /** `GET /api/2.0/pipelines/{id}/updates`. */
 export const listUpdatesQuery = strictObject(paging);
 
+/** `GET /api/2.0/pipelines/{id}/rewind-points`. */
+export const listRewindPointsQuery = strictObject(paging);
+
 /** `GET /api/2.0/pipelines/{id}/branches`. */
 export const listBranchesQuery = strictObject(paging);
 

@@ -159,9 +159,9 @@ export const ROUTES = {
   listRewindPoints: {
     method: "GET",
     path: `${PIPELINE}/rewind-points`,
-    summary: "A pipeline's live rewind points, newest first",
+    summary: "A pipeline's live rewind points, newest first, paged (100 a page unless max_results)",
     body: emptyBody,
-    query: noQuery,
+    query: schemas.listRewindPointsQuery,
     response: responses.listRewindPointsResponse,
   },
   captureRewindPoint: {

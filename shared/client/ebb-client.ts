@@ -268,7 +268,22 @@ export class EbbClient {
     return this.request<Answer<typeof answers.listRewindPointsResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/rewind-points`,
+      { query },
     );
+  }
+  /** Every live rewind point, newest first: the pages followed to the last. */
+  async allRewindPoints(pipelineId: string) {
+    const points: Answer<typeof answers.listRewindPointsResponse>["rewind_points"] = [];
+    let page_token: string | undefined;
+    do {
+      const page = await this.rewindPoints(pipelineId, {
+        max_results: 1000,
+        ...(page_token !== undefined ? { page_token } : {}),
+      });
+      points.push(...page.rewind_points);
+      page_token = page.next_page_token;
+    } while (page_token);
+    return points;
   }
   /** Several pipelines to one cut (docs/rewind-across-pipelines.md); `dry_run`: the plan only. */
   rewindToCut(body: {
