@@ -38,7 +38,8 @@ export const ROUTES = {
   listPipelines: {
     method: "GET",
     path: PIPELINES,
-    summary: "List pipelines → {statuses, next_page_token?}, newest first, paged by max_results",
+    summary:
+      "List pipelines → {statuses, next_page_token?}, newest first, paged by max_results, filtered by name LIKE '<pattern>'",
     body: emptyBody,
     query: schemas.listPipelinesQuery,
     response: responses.listPipelinesResponse,

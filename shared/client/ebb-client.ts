@@ -123,7 +123,7 @@ export class EbbClient {
     return this.request<CreatedPipeline>("POST", "/api/2.0/pipelines", { body });
   }
   /** Every pipeline, newest first; with `max_results`, one page of them. */
-  listPipelines(query: { max_results?: number; page_token?: string } = {}) {
+  listPipelines(query: { max_results?: number; page_token?: string; filter?: string } = {}) {
     return this.request<Answer<typeof answers.listPipelinesResponse>>("GET", "/api/2.0/pipelines", { query });
   }
   getPipeline(pipelineId: string) {
@@ -264,7 +264,8 @@ export class EbbClient {
       { body: {} },
     );
   }
-  rewindPoints(pipelineId: string) {
+  /** One page of the live rewind points, newest first. */
+  rewindPoints(pipelineId: string, query: { max_results?: number; page_token?: string } = {}) {
     return this.request<Answer<typeof answers.listRewindPointsResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/rewind-points`,
