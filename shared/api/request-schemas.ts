@@ -269,11 +269,14 @@ const paging = {
   page_token: queryText().min(1).optional(),
 };
 
-/** `GET /api/2.0/pipelines`. */
-export const listPipelinesQuery = strictObject(paging);
+/** `GET /api/2.0/pipelines`: `filter` is `name LIKE '<pattern>'` (pipeline-filter.ts). */
+export const listPipelinesQuery = strictObject({ ...paging, filter: queryText().optional() });
 
 /** `GET /api/2.0/pipelines/{id}/updates`. */
 export const listUpdatesQuery = strictObject(paging);
+
+/** `GET /api/2.0/pipelines/{id}/rewind-points`. */
+export const listRewindPointsQuery = strictObject(paging);
 
 /** `GET /api/2.0/pipelines/{id}/branches`. */
 export const listBranchesQuery = strictObject(paging);

@@ -366,7 +366,7 @@ export const listUpdatesResponse = strict({ updates: z.array(updateInfo), ...pag
 export const getUpdateResponse = strict({ update: updateInfo });
 export const listEventsResponse = strict({ events: z.array(pipelineEvent), ...paged });
 export const listDatasetsResponse = strict({ datasets: z.array(datasetInfo) });
-export const listRewindPointsResponse = strict({ rewind_points: z.array(rewindPoint) });
+export const listRewindPointsResponse = strict({ rewind_points: z.array(rewindPoint), ...paged });
 export const tableHistoryResponse = strict({
   /** Delta's commit info, newest first (DESCRIBE HISTORY's columns). */
   history: z.array(openObject),

@@ -38,7 +38,8 @@ export const ROUTES = {
   listPipelines: {
     method: "GET",
     path: PIPELINES,
-    summary: "List pipelines → {statuses, next_page_token?}, newest first, paged by max_results",
+    summary:
+      "List pipelines → {statuses, next_page_token?}, newest first, paged by max_results, filtered by name LIKE '<pattern>'",
     body: emptyBody,
     query: schemas.listPipelinesQuery,
     response: responses.listPipelinesResponse,
@@ -159,9 +160,9 @@ export const ROUTES = {
   listRewindPoints: {
     method: "GET",
     path: `${PIPELINE}/rewind-points`,
-    summary: "A pipeline's live rewind points, newest first",
+    summary: "A pipeline's live rewind points, newest first, paged (100 a page unless max_results)",
     body: emptyBody,
-    query: noQuery,
+    query: schemas.listRewindPointsQuery,
     response: responses.listRewindPointsResponse,
   },
   captureRewindPoint: {

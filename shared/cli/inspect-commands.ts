@@ -56,7 +56,7 @@ export function addInspectCommands(program: Command, out: Out): void {
     .action(async (pipelineId: string, options: { capture?: boolean; json?: boolean }, command: Command) => {
       const client = api(command);
       if (options.capture) await client.captureRewindPoint(pipelineId);
-      const { rewind_points } = await client.rewindPoints(pipelineId);
+      const rewind_points = await client.allRewindPoints(pipelineId);
       if (options.json) return out(formatJsonLines(rewind_points as unknown as Record<string, unknown>[]));
       print(
         rewind_points.map((p) => ({

@@ -124,7 +124,7 @@ export function addUpdateCommands(program: Command, out: Out, confirm: Confirm |
         dry_run: options.dryRun ?? false,
       };
       if (asks && confirm) {
-        const points = (await client.rewindPoints(pipelineId)).rewind_points;
+        const points = await client.allRewindPoints(pipelineId);
         const point =
           "rewind_point_id" in target
             ? points.find((p) => p.rewind_point_id === target.rewind_point_id)
@@ -224,7 +224,7 @@ async function rewindTarget(client: EbbClient, pipelineId: string, options: Rewi
     throw new UsageError("give exactly one of --point, --latest, --yesterday, --timestamp");
   if (options.point) return { rewind_point_id: options.point };
   if (options.timestamp) return { rewind_timestamp: options.timestamp };
-  const points = (await client.rewindPoints(pipelineId)).rewind_points;
+  const points = await client.allRewindPoints(pipelineId);
   const cutoff = options.yesterday ? Date.now() - 86_400_000 : Infinity;
   const point = points.find((p) => Date.parse(p.timestamp) <= cutoff);
   if (!point)

@@ -123,7 +123,7 @@ export class EbbClient {
     return this.request<CreatedPipeline>("POST", "/api/2.0/pipelines", { body });
   }
   /** Every pipeline, newest first; with `max_results`, one page of them. */
-  listPipelines(query: { max_results?: number; page_token?: string } = {}) {
+  listPipelines(query: { max_results?: number; page_token?: string; filter?: string } = {}) {
     return this.request<Answer<typeof answers.listPipelinesResponse>>("GET", "/api/2.0/pipelines", { query });
   }
   getPipeline(pipelineId: string) {
@@ -264,11 +264,27 @@ export class EbbClient {
       { body: {} },
     );
   }
-  rewindPoints(pipelineId: string) {
+  /** One page of the live rewind points, newest first. */
+  rewindPoints(pipelineId: string, query: { max_results?: number; page_token?: string } = {}) {
     return this.request<Answer<typeof answers.listRewindPointsResponse>>(
       "GET",
       `/api/2.0/pipelines/${pipelineId}/rewind-points`,
+      { query },
     );
+  }
+  /** Every live rewind point, newest first: the pages followed to the last. */
+  async allRewindPoints(pipelineId: string) {
+    const points: Answer<typeof answers.listRewindPointsResponse>["rewind_points"] = [];
+    let page_token: string | undefined;
+    do {
+      const page = await this.rewindPoints(pipelineId, {
+        max_results: 1000,
+        ...(page_token !== undefined ? { page_token } : {}),
+      });
+      points.push(...page.rewind_points);
+      page_token = page.next_page_token;
+    } while (page_token);
+    return points;
   }
   /** Several pipelines to one cut (docs/rewind-across-pipelines.md); `dry_run`: the plan only. */
   rewindToCut(body: {

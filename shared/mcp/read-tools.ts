@@ -149,13 +149,14 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
     {
       title: "List rewind points",
       description:
-        "The points a pipeline can be rewound to, newest first: when each was taken and the table version each dataset goes back to. A point that is not restorable says why.",
-      inputSchema: { pipeline_id: pipelineId },
+        "The points a pipeline can be rewound to, newest first: when each was taken and the table version each dataset goes back to. A point that is not restorable says why. Paged.",
+      inputSchema: { pipeline_id: pipelineId, max_results: maxResults, page_token: pageToken },
       annotations: READ_ONLY,
     },
-    ({ pipeline_id }) =>
+    ({ pipeline_id, ...query }) =>
       refusingAsTheApi(async () => {
-        const { rewind_points } = await client.rewindPoints(pipeline_id);
+        const page = await client.rewindPoints(pipeline_id, query);
+        const { rewind_points } = page;
         const rows = rewind_points.map((p) => ({
           rewind_point_id: p.rewind_point_id,
           timestamp: p.timestamp,
@@ -163,7 +164,7 @@ export function registerReadTools(server: McpServer, client: EbbClient): void {
           tables: p.datasets.map((d) => `${d.identifier}@${d.table_version}`).join(", "),
           restorable: p.restorable === false ? `no: ${p.not_restorable_reason ?? ""}` : "yes",
         }));
-        return answer(markdownTable(rows), { rewind_points });
+        return answer(withNextPage(markdownTable(rows), page.next_page_token), page);
       }),
   );
 

@@ -330,6 +330,18 @@ export class ConcurrentRewindChangeError extends RewindError {
   }
 }
 
+/** A dataset named in both `full_refresh_selection` and `refresh_selection` (Databricks refuses it too). */
+export class RefreshSelectionOverlapError extends RewindError {
+  override readonly name = "RefreshSelectionOverlapError";
+  override readonly errorCode = "REFRESH_SELECTION_OVERLAP";
+  constructor(readonly datasets: readonly string[]) {
+    super(
+      `${datasets.join(", ")} ${datasets.length === 1 ? "is" : "are"} in both full_refresh_selection and refresh_selection: a dataset is either refreshed in full or run incrementally; name each in one of them`,
+      { data: { datasets } },
+    );
+  }
+}
+
 /** A rewind of a pipeline that does not have rewind turned on. */
 export class RewindNotEnabledError extends RewindError {
   override readonly name = "RewindNotEnabledError";

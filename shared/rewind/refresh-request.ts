@@ -3,6 +3,7 @@ import { definitionErrorMap, toDefinitionIssues } from "../pipeline/definition-m
 import { RESET_MODES, type ResetMode } from "../pipeline/definition-schema.ts";
 import { caseInsensitiveEnum, strictObject } from "../pipeline/strict-object.ts";
 import { InvalidParameterError } from "../errors/coded-error.ts";
+import { RefreshSelectionOverlapError } from "./errors.ts";
 
 /**
  * The refresh and reset fields of a start-update request (semantics.md "Refresh and reset"; api.md
@@ -73,6 +74,9 @@ export function parseRefreshRequest(input: unknown): RefreshRequest {
       "refresh applies to selection; full_refresh_selection and refresh_selection already say how each dataset runs: use selection with refresh, or leave refresh out",
     );
   }
+  const fullRefreshed = new Set(request.full_refresh_selection);
+  const both = [...new Set(request.refresh_selection?.filter((name) => fullRefreshed.has(name)))];
+  if (both.length > 0) throw new RefreshSelectionOverlapError(both);
   const mode: RefreshMode =
     request.full_refresh === true || request.full_refresh_selection
       ? "FULL"

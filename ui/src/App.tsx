@@ -14,7 +14,7 @@ import { PipelinesPage } from "./pages/PipelinesPage.tsx";
 import { RewindPage } from "./pages/RewindPage.tsx";
 import { TablePage } from "./pages/TablePage.tsx";
 import { navigate, paths, useRoute } from "./routing.ts";
-import { localZoneName, setDisplayZone, useDisplayZone } from "./time/display-zone.ts";
+import { setDisplayZone, useDisplayZone, zoneChoices, zoneName } from "./time/display-zone.ts";
 
 /**
  * The shell: signs in — on the local runtime from a one-time link (`/#token=…`, the fragment is
@@ -25,6 +25,7 @@ export function App({ config }: { config: AppConfig }) {
   const route = useRoute();
   // Every time on every page is written in this zone: switching it re-renders the whole app.
   const zone = useDisplayZone();
+  const choices = zoneChoices();
   const queryClient = useQueryClient();
   const cognito = "apiUrl" in config ? config : undefined;
   const [auth, setAuth] = useState<"link" | "unknown" | "in" | "out">(() =>
@@ -126,14 +127,24 @@ export function App({ config }: { config: AppConfig }) {
           </a>
         </nav>
         <span className="topbar-spacer" />
-        <div className="segmented zone-switch" role="group" aria-label="Show times in">
-          <button type="button" aria-pressed={zone === "local"} onClick={() => setDisplayZone("local")}>
-            {localZoneName()}
-          </button>
-          <button type="button" aria-pressed={zone === "UTC"} onClick={() => setDisplayZone("UTC")}>
+        {choices.length > 1 ? (
+          <div className="segmented zone-switch" role="group" aria-label="Show times in">
+            {choices.map((choice) => (
+              <button
+                key={choice}
+                type="button"
+                aria-pressed={zone === choice}
+                onClick={() => setDisplayZone(choice)}
+              >
+                {zoneName(choice)}
+              </button>
+            ))}
+          </div>
+        ) : (
+          <span className="topbar-note" aria-label="Times shown in UTC">
             UTC
-          </button>
-        </div>
+          </span>
+        )}
         <span className="topbar-note">{cognito ? (user ?? "AWS") : "local runtime"}</span>
         <button
           type="button"

@@ -4,6 +4,7 @@ import { validatePipeline } from "../../pipeline/validate-pipeline.ts";
 import { checkDefinitionLocations, checkSourceLocation } from "../../pipeline/source-location-policy.ts";
 import { InvalidStateError, ResourceAlreadyExistsError, ResourceConflictError } from "../../api/errors.ts";
 import type { CreatePipelineBody, EditPipelineBody } from "../../api/request-schemas.ts";
+import { pipelineNameFilter } from "../../api/pipeline-filter.ts";
 import { listRewindPoints } from "../../rewind/rewind-points.ts";
 import { PipelineBusyError } from "../../rewind/errors.ts";
 import {
@@ -66,8 +67,13 @@ export async function createPipeline(plane: ControlPlane, body: CreatePipelineBo
   return { pipeline_id: record.pipelineId, ...reported };
 }
 
-export async function listPipelines(plane: ControlPlane, request: PipelinePageRequest = {}) {
-  const records = (await plane.pipelines.list()).filter((r) => r.state !== "DELETED");
+/** `request.filter` is read again with each page (the SDKs send it with each). */
+export async function listPipelines(
+  plane: ControlPlane,
+  request: PipelinePageRequest & { readonly filter?: string } = {},
+) {
+  const named = pipelineNameFilter(request.filter);
+  const records = (await plane.pipelines.list()).filter((r) => r.state !== "DELETED" && named(r.name));
   const { shown, nextPageToken } = pipelinePage(records, request);
   const latest = await Promise.all(
     shown.map((r) => plane.updates.list(r.pipelineId, { limit: LATEST_UPDATES_SHOWN })),

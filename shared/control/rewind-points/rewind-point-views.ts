@@ -8,6 +8,7 @@ import { withTableSnapshots, type TableSnapshots } from "../../rewind/table-snap
 import type { RewindPoint } from "../../rewind/rewind-point.ts";
 import { InvalidStateError } from "../../api/errors.ts";
 import { CONFIGURATION_KEYS } from "../../pipeline/pipeline-settings.ts";
+import { memoryPage } from "../../store/memory-pages.ts";
 import {
   loadPipeline,
   requirePipeline,
@@ -97,21 +98,44 @@ class RestorabilityChecks {
   }
 }
 
-export async function listPoints(plane: ControlPlane, pipelineId: string) {
+/** Points a page holds without `max_results`: 7 days of hourly points are ~170, each checked. */
+const DEFAULT_PAGE = 100;
+
+/** A point's place in the listing: newest first, then by id, as `listRewindPoints` orders them. */
+const listingKey = (point: RewindPoint) => `${String(point.time).padStart(15, "0")}|${point.rewindPointId}`;
+
+/**
+ * `GET …/rewind-points`: a page of the live points, newest first, each with whether a rewind to it
+ * would pass. Only the page's points are checked, so a long retention does not make the listing slow.
+ */
+export async function listPoints(
+  plane: ControlPlane,
+  pipelineId: string,
+  request: { readonly max_results?: number; readonly page_token?: string } = {},
+) {
   await requirePipeline(plane, pipelineId);
   const { pipeline } = await loadPipeline(plane, pipelineId);
   const env = rewindEnvironment(plane, pipelineId, pipeline);
-  const points = await listRewindPoints(env);
+  const page = memoryPage([...(await listRewindPoints(env))].reverse(), listingKey, {
+    limit: request.max_results ?? DEFAULT_PAGE,
+    order: "desc",
+    scope: `rewind-points/${pipelineId}`,
+    ...(request.page_token !== undefined ? { pageToken: request.page_token } : {}),
+  });
   const { catalog, schema } = pipeline.definition;
   const resets = await lastResets(env);
   const views = await withTableSnapshots(env.tableStore, async (snapshots) => {
     const checks = new RestorabilityChecks(env, snapshots, resets);
     const listed = [];
-    for (const point of points)
+    for (const point of page.items)
       listed.push(rewindPointView(point, catalog, schema, await checks.of(point, catalog, schema)));
     return listed;
   });
-  return { rewind_points: views };
+  return {
+    rewind_points: views,
+    ...(page.nextPageToken ? { next_page_token: page.nextPageToken } : {}),
+    ...(page.prevPageToken ? { prev_page_token: page.prevPageToken } : {}),
+  };
 }
 
 export async function capturePoint(plane: ControlPlane, pipelineId: string) {

@@ -14,6 +14,7 @@ import sys
 import time
 
 from databricks.sdk import WorkspaceClient
+from databricks.sdk.errors import DatabricksError
 from databricks.sdk.service.pipelines import (
     GetPipelineResponse,
     GetUpdateResponse,
@@ -165,6 +166,19 @@ def paged_listings(pipeline_id, page_size):
     }
 
 
+def filtered_pipelines(pattern, page_size):
+    # list_pipelines(filter=...) as a user finds pipelines by name, across pages; another filter form
+    # is refused, and the SDK raises the API's error_code.
+    w = WorkspaceClient()
+    names = [p.name for p in w.pipelines.list_pipelines(filter=f"name LIKE '{pattern}'", max_results=page_size)]
+    try:
+        list(w.pipelines.list_pipelines(filter="notebook='/Users/me/etl'"))
+        refused = None
+    except DatabricksError as error:
+        refused = error.error_code
+    return {"names": sorted(names), "refused": refused}
+
+
 def stop(pipeline_id):
     # Stop, and the SDK's own waiter until the pipeline is IDLE.
     w = WorkspaceClient()
@@ -197,6 +211,7 @@ STEPS = {
     "find_point": find_point,
     "inspect": inspect,
     "paged_listings": paged_listings,
+    "filtered_pipelines": filtered_pipelines,
     "stop": stop,
     "sql": sql,
 }

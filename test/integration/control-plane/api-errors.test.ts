@@ -209,6 +209,14 @@ describe("documented API errors", () => {
     expect(resetMode).toMatchObject({ status: 400, errorCode: "INVALID_PARAMETER_VALUE" });
   });
 
+  it("REFRESH_SELECTION_OVERLAP for a dataset in both full_refresh_selection and refresh_selection, naming it", async () => {
+    const overlap = await refusal(
+      cp.client.startUpdate(pipelineId, { full_refresh_selection: ["raw"], refresh_selection: ["raw"] }),
+    );
+    expect(overlap).toMatchObject({ status: 400, errorCode: "REFRESH_SELECTION_OVERLAP" });
+    expect(overlap.message).toMatch(/^raw is in both full_refresh_selection and refresh_selection/);
+  });
+
   it("MALFORMED_REQUEST for a body that is not JSON, 413 for one over 1 MiB", async () => {
     const malformed = await raw("POST", `/api/2.0/pipelines/${pipelineId}/updates`, { body: "{nope" });
     expect(malformed.status).toBe(400);

@@ -76,7 +76,7 @@ export function useRewindPoints(id: string, enabled = true) {
   return useQuery({
     queryKey: keys.points(id),
     enabled,
-    queryFn: async () => (await ebb.rewindPoints(id)).rewind_points,
+    queryFn: () => ebb.allRewindPoints(id),
   });
 }
 
