@@ -14,7 +14,8 @@ import { PipelinesPage } from "./pages/PipelinesPage.tsx";
 import { RewindPage } from "./pages/RewindPage.tsx";
 import { TablePage } from "./pages/TablePage.tsx";
 import { navigate, paths, useRoute } from "./routing.ts";
-import { setDisplayZone, useDisplayZone, zoneChoices, zoneName } from "./time/display-zone.ts";
+import { setDisplayZone, useDisplayZone, zoneName } from "./time/display-zone.ts";
+import { zoneChoices } from "./time/zoned-time.ts";
 
 /**
  * The shell: signs in — on the local runtime from a one-time link (`/#token=…`, the fragment is

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { zoneChoices } from "../../../ui/src/time/display-zone.ts";
+import { zoneChoices } from "../../../ui/src/time/zoned-time.ts";
 
 /**
  * The top bar's time-zone switch: the browser's zone and UTC, or only UTC when the browser is in UTC

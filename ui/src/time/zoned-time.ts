@@ -118,3 +118,13 @@ export function parseTime(text: string, zone: DisplayZone): number | undefined {
   if (minutes > 18 * 60) return undefined;
   return asUtc - (offset[1] === "-" ? -minutes : minutes) * 60_000;
 }
+
+/**
+ * The zones the top bar's switch offers: the browser's and UTC, or only UTC when the browser's zone
+ * is UTC all year (`Etc/UTC`, `GMT`, …), where a switch would offer "UTC | UTC" and change nothing.
+ */
+export function zoneChoices(now = Date.now()): readonly DisplayZone[] {
+  const year = new Date(now).getUTCFullYear();
+  const offsets = [0, 6].map((month) => new Date(Date.UTC(year, month, 1)).getTimezoneOffset());
+  return offsets.every((offset) => offset === 0) ? ["UTC"] : ["local", "UTC"];
+}
