@@ -177,7 +177,8 @@ describe("OPTIMIZE", () => {
           expect(small).toBeLessThan(minFiles * tiers);
         },
       ),
-      { numRuns: 200 },
+      // Most runs append hundreds of files (size "max"), and without the tiers each breaks the bound.
+      { numRuns: 50 },
     );
   });
 
