@@ -4,16 +4,7 @@ import { kafkaLibs } from "../infra/local/kafka-artifacts.ts";
 import { spawnTethered } from "../infra/local/stand-in-process.ts";
 import { startTestKafka, type TestKafka } from "../test/support/kafka.ts";
 import { startBenchPlane } from "./bench-plane.ts";
-import {
-  autoLoaderTable,
-  keptRows,
-  rowJson,
-  streamingTable,
-  throughput,
-  timedFirstUpdate,
-  transform,
-  writeJsonFiles,
-} from "./stream-bench.ts";
+import { rowJson, streamAgainstFiles, streamingTable, transform } from "./stream-bench.ts";
 
 /**
  * Kafka → streaming table, measured in one run on the local runtime against a real Apache Kafka
@@ -26,13 +17,12 @@ import {
  *    `ConsumerPerformance` class of the same Kafka jars) reading the same topic on the same machine.
  *
  * A small warm-up update of each source runs first, so the figures do not include loading the Kafka
- * client (it compiles its protocol schemas on first use) or warming the stand-ins.
+ * client (it compiles its protocol schemas on first use) or warming the stand-ins (stream-bench.ts).
  */
 
 const ROWS = Number(process.env["EBB_BENCH_KAFKA_ROWS"] ?? 200_000);
 const PARTITIONS = 4;
 const ROWS_PER_FILE = 10_000;
-const WARM_UP_ROWS = 100;
 /** Records per produce request. */
 const PRODUCE_CHUNK = 5_000;
 
@@ -95,38 +85,19 @@ export async function run(): Promise<void> {
   const [kafka, bench] = await Promise.all([startTestKafka(), startBenchPlane("ebb-bench-kafka-")]);
   try {
     const bootstrap = kafka.broker.bootstrap;
-    const kept = keptRows(ROWS);
-    await Promise.all([
-      fill(kafka, "rows", ROWS),
-      fill(kafka, "warm_up", WARM_UP_ROWS),
-      writeJsonFiles(path.join(bench.landing, "rows"), ROWS, ROWS_PER_FILE),
-      writeJsonFiles(path.join(bench.landing, "warm_up"), WARM_UP_ROWS, WARM_UP_ROWS),
-    ]);
-
-    await timedFirstUpdate(bench, kafkaTable("warm_kafka", bootstrap, "warm_up"), keptRows(WARM_UP_ROWS));
-    await timedFirstUpdate(
+    const topic = await streamAgainstFiles(
       bench,
-      autoLoaderTable("warm_files", path.join(bench.landing, "warm_up")),
-      keptRows(WARM_UP_ROWS),
+      {
+        kind: "kafka",
+        layout: `${PARTITIONS} partitions`,
+        fill: (name, count) => fill(kafka, name, count),
+        table: (schema, name) => kafkaTable(schema, bootstrap, name),
+      },
+      ROWS,
+      ROWS_PER_FILE,
     );
-
-    const files = await timedFirstUpdate(
-      bench,
-      autoLoaderTable("files", path.join(bench.landing, "rows")),
-      kept,
-    );
-    const topic = await timedFirstUpdate(bench, kafkaTable("kafka", bootstrap, "rows"), kept);
     const limit = await consumerPerformance(kafka, "rows", ROWS);
     const brokerRate = limit["fetch.nMsg.sec"] ?? NaN;
-
-    console.log(
-      `${ROWS.toLocaleString("en")} JSON rows, ${PARTITIONS} partitions, one batch; ${kept.toLocaleString("en")} kept by the transform`,
-    );
-    console.log(
-      `kafka → streaming table: ${throughput(ROWS, topic)}\n` +
-        `the same rows from ${ROWS / ROWS_PER_FILE} JSON files through auto_loader: ${throughput(ROWS, files)}\n` +
-        `ratio kafka / files ${(files.ms / topic.ms).toFixed(2)} (${((files.ms - files.idleMs) / (topic.ms - topic.idleMs)).toFixed(2)} without the fixed cost)`,
-    );
     console.log(
       `the broker's own consumer (ConsumerPerformance, same topic): ${Math.round(brokerRate).toLocaleString("en")} records/s fetching ` +
         `(${Math.round(limit["nMsg.sec"] ?? NaN).toLocaleString("en")} records/s with its group join); ` +

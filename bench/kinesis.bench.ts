@@ -1,4 +1,3 @@
-import path from "node:path";
 import { performance } from "node:perf_hooks";
 import {
   GetRecordsCommand,
@@ -9,17 +8,7 @@ import {
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { startTestKinesis, type TestKinesis } from "../test/support/kinesis.ts";
 import { startBenchPlane } from "./bench-plane.ts";
-import {
-  autoLoaderTable,
-  COLUMNS,
-  keptRows,
-  rowJson,
-  streamingTable,
-  throughput,
-  timedFirstUpdate,
-  transform,
-  writeJsonFiles,
-} from "./stream-bench.ts";
+import { COLUMNS, rowJson, streamAgainstFiles, streamingTable, transform } from "./stream-bench.ts";
 
 /**
  * Kinesis → streaming table, measured in one run on the local runtime against the Kinesis emulator
@@ -31,7 +20,7 @@ import {
  * 3. The limit: the emulator's own read rate, a bare GetRecords loop over every shard with the AWS
  *    SDK (at most 10,000 records a call, as Ebb asks), decoding nothing.
  *
- * A small warm-up update of each source runs first.
+ * A small warm-up update of each source runs first (stream-bench.ts).
  */
 
 /**
@@ -41,7 +30,6 @@ import {
 const ROWS = Number(process.env["EBB_BENCH_KINESIS_ROWS"] ?? 20_000);
 const SHARDS = 4;
 const ROWS_PER_FILE = 2_000;
-const WARM_UP_ROWS = 100;
 /** PutRecords' own maximum. */
 const PUT_CHUNK = 500;
 
@@ -109,41 +97,18 @@ async function bareRead(kinesis: TestKinesis, stream: string, count: number): Pr
 export async function run(): Promise<void> {
   const [kinesis, bench] = await Promise.all([startTestKinesis(), startBenchPlane("ebb-bench-kinesis-")]);
   try {
-    const kept = keptRows(ROWS);
-    await Promise.all([
-      fill(kinesis, "rows", ROWS),
-      fill(kinesis, "warm_up", WARM_UP_ROWS),
-      writeJsonFiles(path.join(bench.landing, "rows"), ROWS, ROWS_PER_FILE),
-      writeJsonFiles(path.join(bench.landing, "warm_up"), WARM_UP_ROWS, WARM_UP_ROWS),
-    ]);
-
-    await timedFirstUpdate(
+    const stream = await streamAgainstFiles(
       bench,
-      kinesisTable("warm_kinesis", kinesis, "warm_up", WARM_UP_ROWS),
-      keptRows(WARM_UP_ROWS),
+      {
+        kind: "kinesis",
+        layout: `${SHARDS} shards`,
+        fill: (name, count) => fill(kinesis, name, count),
+        table: (schema, name, count) => kinesisTable(schema, kinesis, name, count),
+      },
+      ROWS,
+      ROWS_PER_FILE,
     );
-    await timedFirstUpdate(
-      bench,
-      autoLoaderTable("warm_files", path.join(bench.landing, "warm_up")),
-      keptRows(WARM_UP_ROWS),
-    );
-
-    const files = await timedFirstUpdate(
-      bench,
-      autoLoaderTable("files", path.join(bench.landing, "rows")),
-      kept,
-    );
-    const stream = await timedFirstUpdate(bench, kinesisTable("kinesis", kinesis, "rows", ROWS), kept);
     const limit = await bareRead(kinesis, "rows", ROWS);
-
-    console.log(
-      `${ROWS.toLocaleString("en")} JSON rows, ${SHARDS} shards, one batch; ${kept.toLocaleString("en")} kept by the transform`,
-    );
-    console.log(
-      `kinesis → streaming table: ${throughput(ROWS, stream)}\n` +
-        `the same rows from ${ROWS / ROWS_PER_FILE} JSON files through auto_loader: ${throughput(ROWS, files)}\n` +
-        `ratio kinesis / files ${(files.ms / stream.ms).toFixed(2)} (${((files.ms - files.idleMs) / (stream.ms - stream.idleMs)).toFixed(2)} without the fixed cost)`,
-    );
     console.log(
       `the emulator's own read rate (bare GetRecords over every shard): ${Math.round(limit).toLocaleString("en")} records/s; ` +
         `Ebb's update runs at ${((ROWS / (stream.ms / 1000) / limit) * 100).toFixed(1)}% of it`,

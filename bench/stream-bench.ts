@@ -119,3 +119,59 @@ export function throughput(rows: number, { ms, idleMs }: { ms: number; idleMs: n
   const rate = (time: number) => Math.round(rows / (time / 1000)).toLocaleString("en");
   return `${rate(ms)} rows/s (${ms.toFixed(0)} ms; ${rate(ms - idleMs)} rows/s without the ${idleMs.toFixed(0)} ms an update with nothing new takes)`;
 }
+
+/** An event stream under measurement: how it is filled and read, and how its records are spread. */
+export interface BenchedStream {
+  /** `kafka`, `kinesis`: its name in the figures. */
+  readonly kind: string;
+  /** How the records are spread (`4 partitions`), for the figures' first line. */
+  readonly layout: string;
+  /** Creates the stream `name` holding rows `[0, count)` as JSON records. */
+  fill(name: string, count: number): Promise<void>;
+  /** The one-table pipeline `schema` reading all `count` records of the stream `name` in one batch. */
+  table(schema: string, name: string, count: number): ReturnType<typeof streamingTable>;
+}
+
+const WARM_UP_ROWS = 100;
+
+/**
+ * The stream against files, in one run: fills the stream `rows` with `rows` rows and writes the same
+ * rows as JSON files of `rowsPerFile` (and a warm-up of WARM_UP_ROWS of each, so the figures leave
+ * out loading the clients and warming the stand-ins), times the files' first update and the stream's,
+ * and prints both rates and their ratio. The stream's timing is for the caller's limit line.
+ */
+export async function streamAgainstFiles(
+  bench: BenchPlane,
+  stream: BenchedStream,
+  rows: number,
+  rowsPerFile: number,
+): Promise<{ ms: number; idleMs: number }> {
+  const kept = keptRows(rows);
+  await Promise.all([
+    stream.fill("rows", rows),
+    stream.fill("warm_up", WARM_UP_ROWS),
+    writeJsonFiles(path.join(bench.landing, "rows"), rows, rowsPerFile),
+    writeJsonFiles(path.join(bench.landing, "warm_up"), WARM_UP_ROWS, WARM_UP_ROWS),
+  ]);
+
+  const warmKept = keptRows(WARM_UP_ROWS);
+  await timedFirstUpdate(bench, stream.table(`warm_${stream.kind}`, "warm_up", WARM_UP_ROWS), warmKept);
+  await timedFirstUpdate(bench, autoLoaderTable("warm_files", path.join(bench.landing, "warm_up")), warmKept);
+
+  const files = await timedFirstUpdate(
+    bench,
+    autoLoaderTable("files", path.join(bench.landing, "rows")),
+    kept,
+  );
+  const read = await timedFirstUpdate(bench, stream.table(stream.kind, "rows", rows), kept);
+
+  console.log(
+    `${rows.toLocaleString("en")} JSON rows, ${stream.layout}, one batch; ${kept.toLocaleString("en")} kept by the transform`,
+  );
+  console.log(
+    `${stream.kind} → streaming table: ${throughput(rows, read)}\n` +
+      `the same rows from ${rows / rowsPerFile} JSON files through auto_loader: ${throughput(rows, files)}\n` +
+      `ratio ${stream.kind} / files ${(files.ms / read.ms).toFixed(2)} (${((files.ms - files.idleMs) / (read.ms - read.idleMs)).toFixed(2)} without the fixed cost)`,
+  );
+  return read;
+}

@@ -21,6 +21,20 @@ const RW = "readWrite" as const;
 /** Reads a pipeline's definition and its tables' state (rewind points, datasets). */
 const READ_TABLES = { "tables/": R } as const;
 
+/**
+ * Starts a pipeline's update as start-update does: holds the pipeline, writes the rewind's plan and
+ * the lifecycle event's claim under state/, checks a rewind against its sources' retention (the event
+ * streams), starts the state machine. start-update adds the writes of a branch.
+ */
+const STARTS_AN_UPDATE = {
+  tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
+  bucket: { "tables/": R, "state/": RW },
+  stateMachine: ["start"],
+  heavy: true,
+  eventStreams: true,
+  lifecycleEvents: true,
+} as const satisfies FunctionAccess;
+
 /** A contract's method and path, served by the handler module `entry`. */
 function served(route: RouteContract, entry: string): Pick<ApiRoute, "method" | "path" | "entry"> {
   return { method: route.method, path: route.path, entry };
@@ -56,13 +70,9 @@ export const API_ROUTES: readonly ApiRoute[] = [
     // Writes under state/: a rewind's plan (rewind-plan-record.ts) and the lifecycle event's claim; a
     // branch (docs/branches.md) writes its logs under tables/, its checkpoint copies and its record.
     access: {
-      tables: { pipelines: RW, updates: RW, checkpoints: RW, eventLog: RW },
+      ...STARTS_AN_UPDATE,
+      tables: { ...STARTS_AN_UPDATE.tables, checkpoints: RW },
       bucket: { "tables/": RW, "state/": RW },
-      stateMachine: ["start"],
-      heavy: true,
-      // A rewind is checked against its sources' retention before it starts.
-      eventStreams: true,
-      lifecycleEvents: true,
     },
   },
   {
@@ -115,26 +125,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     ...served(ROUTES.rewindToCut, "rewind-to-cut.ts"),
     // Each pipeline's points and checkpoints are read and its rewind planned, then started as start-update does.
-    access: {
-      tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
-      bucket: { "tables/": R, "state/": RW },
-      stateMachine: ["start"],
-      heavy: true,
-      eventStreams: true,
-      lifecycleEvents: true,
-    },
+    access: STARTS_AN_UPDATE,
   },
   {
     ...served(ROUTES.startOrderedRun, "start-ordered-run.ts"),
     // Each pipeline read and checked, then the first one's update started as start-update does.
-    access: {
-      tables: { pipelines: RW, updates: RW, checkpoints: R, eventLog: RW },
-      bucket: { "tables/": R, "state/": RW },
-      stateMachine: ["start"],
-      heavy: true,
-      eventStreams: true,
-      lifecycleEvents: true,
-    },
+    access: STARTS_AN_UPDATE,
   },
   {
     ...served(ROUTES.captureRewindPoint, "capture-rewind-point.ts"),

@@ -13,6 +13,8 @@ import {
   sourceOfCall,
   type MappedSource,
 } from "./source-functions.ts";
+import { readCycles } from "./dependency-cycles.ts";
+import { splice, withDeclaredColumns, type Splice } from "./query-splice.ts";
 import { StatementProblem } from "./statement-parser.ts";
 import type { SourceText } from "./source-text.ts";
 import type { AutoCdcFlowStatement, NameRef, PipelineStatement, QueryText } from "./statements.ts";
@@ -451,31 +453,17 @@ class GraphBuilder {
   }
 
   private cycleIssues(reads: ReadonlyMap<string, ReadonlySet<string>>): void {
-    const state = new Map<string, "open" | "done">();
-    const reported = new Set<string>();
-    const visit = (name: string, path: string[]): void => {
-      if (state.get(name) === "done") return;
-      if (state.get(name) === "open") {
-        const cycle = [...path.slice(path.indexOf(name)), name];
-        const key = [...new Set(cycle)].sort().join(",");
-        if (reported.has(key)) return;
-        reported.add(key);
-        for (const member of new Set(cycle)) {
-          const at = this.defined.get(member.toLowerCase())!.at;
-          this.issue(
-            at,
-            at.statement.name.start,
-            PROJECT_ISSUE_CODES.dependencyCycle,
-            `${member} is part of a cycle (${cycle.join(" → ")}): datasets must not read each other in a circle; remove one of the reads`,
-          );
-        }
-        return;
+    for (const cycle of readCycles(reads)) {
+      for (const member of new Set(cycle)) {
+        const at = this.defined.get(member.toLowerCase())!.at;
+        this.issue(
+          at,
+          at.statement.name.start,
+          PROJECT_ISSUE_CODES.dependencyCycle,
+          `${member} is part of a cycle (${cycle.join(" → ")}): datasets must not read each other in a circle; remove one of the reads`,
+        );
       }
-      state.set(name, "open");
-      for (const next of reads.get(name) ?? []) visit(next, [...path, name]);
-      state.set(name, "done");
-    };
-    for (const name of reads.keys()) visit(name, []);
+    }
   }
 
   private guard<T>(at: StatementAt, run: () => T): T | undefined {
@@ -509,33 +497,4 @@ function tableFields(
         }
       : {}),
   };
-}
-
-/** A declared column list: the query's columns cast to the declared types, in the declared order. */
-function withDeclaredColumns(sql: string, columns: readonly { name: string; type: string }[]): string {
-  if (columns.length === 0) return sql;
-  const list = columns.map((c) => `CAST(${quoted(c.name)} AS ${c.type}) AS ${quoted(c.name)}`).join(", ");
-  return `SELECT ${list} FROM (${sql}) AS declared_columns`;
-}
-
-/** A column name as Spark SQL writes it: bare when it can be, else in backquotes. */
-function quoted(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replaceAll("`", "``")}\``;
-}
-
-interface Splice {
-  readonly start: number;
-  readonly end: number;
-  readonly text: string;
-}
-
-/** The query's text with each `[start, end)` replaced. */
-function splice(text: string, query: QueryText, splices: readonly Splice[]): string {
-  let out = "";
-  let at = query.start;
-  for (const s of [...splices].sort((a, b) => a.start - b.start)) {
-    out += text.slice(at, s.start) + s.text;
-    at = s.end;
-  }
-  return out + text.slice(at, query.end);
 }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
+import { landJsonFile } from "../support/rewind/model-sequence.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 import { scd1Model, scd2Model, type CdcEvent, type ModelOptions } from "../support/cdc/cdc-model.ts";
 import { cdcEvents } from "../support/cdc/cdc-events.ts";
@@ -215,9 +216,7 @@ async function runSequence(
       case "arrive": {
         const events = [...s.events, ...(s.repeat > 0 ? sent.slice(-s.repeat) : [])];
         sent.push(...s.events);
-        const name = `f${String(files.size).padStart(4, "0")}.json`;
-        files.set(name, events);
-        await h.land(name, events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+        await landJsonFile(h, files, events);
         continue;
       }
       case "update":

@@ -1,8 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DeltaTable } from "../../shared/delta/index.ts";
-import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
 import { vacuumDataset } from "../../shared/rewind/rewind-vacuum.ts";
+import {
+  landJsonFile,
+  ModelPoints,
+  rewindStep,
+  updateStep,
+  type StatefulStep,
+} from "../support/rewind/model-sequence.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
@@ -103,14 +109,12 @@ interface ModelState {
 }
 
 type Step =
-  | { readonly kind: "update"; readonly files: readonly (readonly Row[])[]; readonly capture: boolean }
-  | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean }
+  | Exclude<StatefulStep<Row>, { kind: "checkpointReset" }>
   | { readonly kind: "delete"; readonly v: number }
   | { readonly kind: "restore"; readonly pick: number }
   | { readonly kind: "redefine" }
   | { readonly kind: "vacuum" }
-  | { readonly kind: "age" }
-  | { readonly kind: "fullRefresh" };
+  | { readonly kind: "age" };
 
 const row = fc.record({
   k: fc.oneof(
@@ -123,18 +127,8 @@ const row = fc.record({
   ),
 });
 const step: fc.Arbitrary<Step> = fc.oneof(
-  {
-    weight: 8,
-    arbitrary: fc.record({
-      kind: fc.constant("update" as const),
-      files: fc.array(fc.array(row, { minLength: 1, maxLength: 4 }), { maxLength: 3 }),
-      capture: fc.constantFrom(true, true, false),
-    }),
-  },
-  {
-    weight: 4,
-    arbitrary: fc.record({ kind: fc.constant("rewind" as const), pick: fc.nat(), byTimestamp: fc.boolean() }),
-  },
+  { weight: 8, arbitrary: updateStep(row, 3) },
+  { weight: 4, arbitrary: rewindStep },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant("delete" as const), v: fc.integer({ min: 1, max: 9 }) }),
@@ -196,7 +190,7 @@ async function runSequence(
   await h.deploy(definition(h.landingUri, perFile, QUERIES[query]!, compaction));
   const files = new Map<string, Row[]>();
   let model: ModelState = { processedFiles: [], raw: [], view: [] };
-  const points: { id: string; time: number; state: ModelState; stale: boolean }[] = [];
+  const points = new ModelPoints<ModelState>(h);
   const vacuumedState: string[] = [];
   // The input's versions after each step, with its rows then (what a RESTORE to one gives back).
   const inputVersions: { version: number; raw: readonly Row[] }[] = [];
@@ -239,29 +233,16 @@ async function runSequence(
   for (const s of [first, ...steps]) {
     switch (s.kind) {
       case "update": {
-        for (const rows of s.files) {
-          const name = `f${String(files.size).padStart(4, "0")}.json`;
-          files.set(name, [...rows]);
-          await h.land(name, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
-        }
+        for (const rows of s.files) await landJsonFile(h, files, rows);
         await h.run();
         model = refreshed(ingest(model));
-        if (s.capture) {
-          const point = await captureRewindPoint(h.env());
-          if (point) points.push({ id: point.rewindPointId, time: point.time, state: model, stale: false });
-        }
+        if (s.capture) await points.capture(model);
         break;
       }
       case "rewind": {
-        const live = points.filter((p) => !p.stale);
-        if (live.length === 0) continue;
-        const target = live[s.pick % live.length]!;
-        await h.rewind(
-          s.byTimestamp
-            ? { rewind_timestamp: new Date(target.time).toISOString() }
-            : { rewind_point_id: target.id },
-        );
-        model = target.state;
+        const restored = await points.rewind(s);
+        if (restored === undefined) continue;
+        model = restored;
         break;
       }
       case "delete": {
@@ -322,13 +303,13 @@ async function runSequence(
         // Past the rewind points' retention (7 days): every point so far expires, and with them the
         // view's state they restore becomes VACUUM's to remove.
         h.clock.advance(8 * 24 * 3600 * 1000);
-        for (const point of points) point.stale = true;
+        points.makeStale();
         // The input's log keeps 30 days: its older versions are not for restoring any more.
         inputVersions.length = 0;
         break;
       case "fullRefresh":
         await h.refresh({ full_refresh: true });
-        for (const point of points) point.stale = true;
+        points.makeStale();
         model = refreshed(ingest({ processedFiles: [], raw: [], view: [] }));
         break;
     }

@@ -5,6 +5,7 @@ import { IncompatibleSchemaChangeError } from "../../shared/engine/errors.ts";
 import { RewindBeforeFullRefreshError } from "../../shared/rewind/errors.ts";
 import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
 import { vacuumDataset } from "../../shared/rewind/rewind-vacuum.ts";
+import { landJsonFile } from "../support/rewind/model-sequence.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
@@ -213,9 +214,7 @@ async function runSequence(steps: readonly Step[]): Promise<void> {
 
   const arrive = async (rows: number) => {
     const ids = Array.from({ length: rows }, () => nextId++);
-    const name = `f${String(files.size).padStart(4, "0")}.json`;
-    files.set(name, ids);
-    await h.land(name, ids.map((id) => JSON.stringify({ id })).join("\n") + "\n");
+    await landJsonFile(h, files, ids, (id) => ({ id }));
   };
   const capture = async () => {
     const point = await captureRewindPoint(h.env());

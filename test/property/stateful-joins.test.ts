@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
+import {
+  eventStamp,
+  landJsonFile,
+  ModelPoints,
+  statefulStep,
+  type StatefulStep,
+} from "../support/rewind/model-sequence.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
@@ -31,13 +37,12 @@ const IMPRESSION_DELAY = 10;
 /** `click - impression` must lie in [LO, HI] minutes. */
 const LO = -5;
 const HI = 10;
-const BASE = Date.parse("2026-01-01T12:00:00Z");
 
 interface Event {
   readonly side: "c" | "i";
   readonly id: number;
   readonly ad: number;
-  /** Minutes after BASE. */
+  /** Minutes after the event-time base (eventStamp). */
   readonly minute: number;
 }
 
@@ -60,37 +65,14 @@ const EMPTY: ModelState = {
   impressionMark: undefined,
 };
 
-type Step =
-  | {
-      readonly kind: "update";
-      readonly files: readonly (readonly Omit<Event, "id">[])[];
-      readonly capture: boolean;
-    }
-  | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean }
-  | { readonly kind: "checkpointReset" }
-  | { readonly kind: "fullRefresh" };
+type Step = StatefulStep<Omit<Event, "id">>;
 
 const event = fc.record({
   side: fc.constantFrom("c" as const, "i" as const),
   ad: fc.integer({ min: 1, max: 2 }),
   minute: fc.integer({ min: 0, max: 60 }),
 });
-const step: fc.Arbitrary<Step> = fc.oneof(
-  {
-    weight: 3,
-    arbitrary: fc.record({
-      kind: fc.constant("update" as const),
-      files: fc.array(fc.array(event, { minLength: 1, maxLength: 4 }), { maxLength: 2 }),
-      capture: fc.constantFrom(true, true, false),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record({ kind: fc.constant("rewind" as const), pick: fc.nat(), byTimestamp: fc.boolean() }),
-  },
-  { weight: 1, arbitrary: fc.constant({ kind: "checkpointReset" as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "fullRefresh" as const }) },
-);
+const step = statefulStep(event, { update: 3, rewind: 2 });
 
 function definition(landingUri: string, outer: boolean) {
   // Both feeds read every file and keep their own side's rows.
@@ -182,8 +164,6 @@ function joinOf(state: ModelState, outer: boolean): Joined[] {
   });
 }
 
-const stamp = (minute: number) =>
-  new Date(BASE + minute * 60_000).toISOString().replace("T", " ").slice(0, 19);
 const ordered = (rows: readonly { click: number; impression: number | null }[]) =>
   [...rows].sort((a, b) => a.click - b.click || (a.impression ?? -1) - (b.impression ?? -1));
 
@@ -193,22 +173,20 @@ async function runSequence(outer: boolean, steps: readonly Step[]): Promise<void
   const files = new Map<string, Event[]>();
   let nextId = 1;
   let model = EMPTY;
-  const points: { id: string; time: number; state: ModelState; stale: boolean }[] = [];
+  const points = new ModelPoints<ModelState>(h);
   /** The events of the files the feeds have read, in the order they read them. */
   const read = (state: ModelState) => state.processedFiles.flatMap((f) => files.get(f)!);
 
   for (const s of steps) {
     if (s.kind === "update") {
       for (const rows of s.files) {
-        const name = `f${String(files.size).padStart(4, "0")}.json`;
         const events = rows.map((r) => ({ ...r, id: nextId++ }));
-        files.set(name, events);
-        await h.land(
-          name,
-          events
-            .map((r) => JSON.stringify({ side: r.side, id: r.id, ad: r.ad, ts: stamp(r.minute) }))
-            .join("\n") + "\n",
-        );
+        await landJsonFile(h, files, events, (r) => ({
+          side: r.side,
+          id: r.id,
+          ad: r.ad,
+          ts: eventStamp(r.minute),
+        }));
       }
       const update = await h.run();
       expect(update.state).toBe("COMPLETED");
@@ -221,10 +199,7 @@ async function runSequence(outer: boolean, steps: readonly Step[]): Promise<void
           ),
           processedFiles: [...model.processedFiles, ...fresh],
         };
-      if (s.capture) {
-        const point = await captureRewindPoint(h.env());
-        if (point) points.push({ id: point.rewindPointId, time: point.time, state: model, stale: false });
-      }
+      if (s.capture) await points.capture(model);
     } else if (s.kind === "checkpointReset") {
       await h.refresh({ reset_checkpoint_selection: ["attribute"] });
       // The feeds read what landed since (after a rewind); then the join, from a fresh checkpoint and
@@ -240,22 +215,16 @@ async function runSequence(outer: boolean, steps: readonly Step[]): Promise<void
     } else if (s.kind === "fullRefresh") {
       await h.refresh({ full_refresh: true });
       // Every dataset anew: the feeds read every file landed, the join one batch of all of them.
-      for (const point of points) point.stale = true;
+      points.makeStale();
       const all = [...files.keys()].sort();
       model = batchModel(
         { ...EMPTY, processedFiles: all },
         all.flatMap((f) => files.get(f)!),
       );
     } else {
-      const live = points.filter((p) => !p.stale);
-      if (live.length === 0) continue;
-      const target = live[s.pick % live.length]!;
-      await h.rewind(
-        s.byTimestamp
-          ? { rewind_timestamp: new Date(target.time).toISOString() }
-          : { rewind_point_id: target.id },
-      );
-      model = target.state;
+      const restored = await points.rewind(s);
+      if (restored === undefined) continue;
+      model = restored;
     }
     const table = (await h.rows("attributed", "click")).map((r) => ({
       click: Number(r["click"]),

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { captureRewindPoint } from "../../shared/rewind/rewind-points.ts";
+import {
+  eventMinute,
+  eventStamp,
+  landJsonFile,
+  ModelPoints,
+  statefulStep,
+  type StatefulStep,
+} from "../support/rewind/model-sequence.ts";
 import { RewindHarness } from "../support/rewind/rewind-harness.ts";
 
 /**
@@ -19,11 +26,10 @@ import { RewindHarness } from "../support/rewind/rewind-harness.ts";
  */
 
 const DELAY_MINUTES = 10;
-const BASE = Date.parse("2026-01-01T12:00:00Z");
 
 interface Row {
   readonly id: number;
-  /** Minutes after BASE. */
+  /** Minutes after the event-time base (eventStamp). */
   readonly minute: number;
 }
 
@@ -32,35 +38,16 @@ interface ModelState {
   readonly table: readonly Row[];
   /** Key → its event minute (within the watermark) or 0 (plain deduplication). */
   readonly seen: ReadonlyMap<number, number>;
-  /** Minutes after BASE; undefined before any row. */
+  /** Minutes after the event-time base; undefined before any row. */
   readonly watermark: number | undefined;
 }
 
 const EMPTY: ModelState = { processedFiles: [], table: [], seen: new Map(), watermark: undefined };
 
-type Step =
-  | { readonly kind: "update"; readonly files: readonly (readonly Row[])[]; readonly capture: boolean }
-  | { readonly kind: "rewind"; readonly pick: number; readonly byTimestamp: boolean }
-  | { readonly kind: "checkpointReset" }
-  | { readonly kind: "fullRefresh" };
+type Step = StatefulStep<Row>;
 
 const row = fc.record({ id: fc.integer({ min: 1, max: 6 }), minute: fc.integer({ min: 0, max: 90 }) });
-const step: fc.Arbitrary<Step> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant("update" as const),
-      files: fc.array(fc.array(row, { minLength: 1, maxLength: 4 }), { maxLength: 2 }),
-      capture: fc.constantFrom(true, true, false),
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc.record({ kind: fc.constant("rewind" as const), pick: fc.nat(), byTimestamp: fc.boolean() }),
-  },
-  { weight: 1, arbitrary: fc.constant({ kind: "checkpointReset" as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "fullRefresh" as const }) },
-);
+const step = statefulStep(row, { update: 6, rewind: 3 });
 
 interface Config {
   readonly withinWatermark: boolean;
@@ -144,17 +131,6 @@ function runModel(state: ModelState, files: ReadonlyMap<string, readonly Row[]>,
   return next;
 }
 
-const stamp = (minute: number) =>
-  new Date(BASE + minute * 60_000).toISOString().replace("T", " ").slice(0, 19);
-/** A TIMESTAMP as the table reader returns it, in epoch milliseconds (UTC). */
-function millis(value: unknown): number {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value === "object" && value !== null && "micros" in value)
-    return Number((value as { micros: bigint }).micros) / 1000;
-  if (typeof value === "bigint" || typeof value === "number") return Number(value) / 1000;
-  return Date.parse(`${String(value).replace(" ", "T")}Z`);
-}
-
 const byIdThenMinute = (a: Row, b: Row) => a.id - b.id || a.minute - b.minute;
 
 async function runSequence(config: Config, steps: readonly Step[]): Promise<void> {
@@ -162,13 +138,13 @@ async function runSequence(config: Config, steps: readonly Step[]): Promise<void
   await h.deploy(definition(h.landingUri, config));
   const files = new Map<string, Row[]>();
   let model = EMPTY;
-  const points: { id: string; time: number; state: ModelState; stale: boolean }[] = [];
+  const points = new ModelPoints<ModelState>(h);
 
   const check = async () => {
     const table = (await h.rows("events").catch(() => []))
       .map((r) => ({
         id: Number(r["id"]),
-        minute: (millis(r["ts"]) - BASE) / 60_000,
+        minute: eventMinute(r["ts"]),
       }))
       .sort(byIdThenMinute);
     expect(table).toEqual([...model.table].sort(byIdThenMinute));
@@ -177,33 +153,18 @@ async function runSequence(config: Config, steps: readonly Step[]): Promise<void
   for (const s of steps) {
     switch (s.kind) {
       case "update": {
-        for (const rows of s.files) {
-          const name = `f${String(files.size).padStart(4, "0")}.json`;
-          files.set(name, [...rows]);
-          await h.land(
-            name,
-            rows.map((r) => JSON.stringify({ id: r.id, ts: stamp(r.minute) })).join("\n") + "\n",
-          );
-        }
+        for (const rows of s.files)
+          await landJsonFile(h, files, rows, (r) => ({ id: r.id, ts: eventStamp(r.minute) }));
         const update = await h.run();
         expect(update.state).toBe("COMPLETED");
         model = runModel(model, files, config);
-        if (s.capture) {
-          const point = await captureRewindPoint(h.env());
-          if (point) points.push({ id: point.rewindPointId, time: point.time, state: model, stale: false });
-        }
+        if (s.capture) await points.capture(model);
         break;
       }
       case "rewind": {
-        const live = points.filter((p) => !p.stale);
-        if (live.length === 0) continue;
-        const target = live[s.pick % live.length]!;
-        await h.rewind(
-          s.byTimestamp
-            ? { rewind_timestamp: new Date(target.time).toISOString() }
-            : { rewind_point_id: target.id },
-        );
-        model = target.state;
+        const restored = await points.rewind(s);
+        if (restored === undefined) continue;
+        model = restored;
         break;
       }
       case "checkpointReset":
@@ -216,7 +177,7 @@ async function runSequence(config: Config, steps: readonly Step[]): Promise<void
         break;
       case "fullRefresh":
         await h.refresh({ full_refresh: true });
-        for (const point of points) point.stale = true;
+        points.makeStale();
         model = runModel(EMPTY, files, config);
         break;
     }

@@ -137,3 +137,30 @@ export async function createIngestPipelines(
   }
   return ids;
 }
+
+/** `update` as it finished; a failed one first prints why (its error events' exceptions) in the test output. */
+export async function explainedUpdate<U extends { state: string; update_id: string }>(
+  client: EbbClient,
+  pipelineId: string,
+  update: U,
+): Promise<U> {
+  if (update.state !== "FAILED") return update;
+  const { events } = await client.events(pipelineId, {
+    filter: `level = 'ERROR' AND origin.update_id = '${update.update_id}'`,
+  });
+  console.error(
+    `update ${update.update_id} failed:`,
+    JSON.stringify(events.map((e) => (e as { error?: unknown }).error ?? e.details)),
+  );
+  return update;
+}
+
+/** Starts an update of `pipelineId` with `body` and waits for it to finish (explainedUpdate). */
+export async function runExplainedUpdate(client: EbbClient, pipelineId: string, body?: unknown) {
+  const { update_id } = await client.startUpdate(pipelineId, body);
+  return explainedUpdate(
+    client,
+    pipelineId,
+    await client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }),
+  );
+}

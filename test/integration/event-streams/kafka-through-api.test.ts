@@ -1,7 +1,12 @@
 import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EbbApiError } from "../../../shared/client/ebb-client.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import {
+  explainedUpdate,
+  runExplainedUpdate,
+  startTestControlPlane,
+  type TestControlPlane,
+} from "../../support/control-plane.ts";
 import { startTestKafka, type TestKafka } from "../../support/kafka.ts";
 
 /**
@@ -49,22 +54,7 @@ describe("the kafka source through the API", () => {
   let pipelineId: string;
   let next = 1;
 
-  const run = async (body?: unknown) => {
-    const { update_id } = await cp.client.startUpdate(pipelineId, body);
-    return explained(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }));
-  };
-  /** A failed update says why (its error events' exceptions) in the test output. */
-  const explained = async <U extends { state: string; update_id: string }>(update: U) => {
-    if (update.state !== "FAILED") return update;
-    const { events } = await cp.client.events(pipelineId, {
-      filter: `level = 'ERROR' AND origin.update_id = '${update.update_id}'`,
-    });
-    console.error(
-      `update ${update.update_id} failed:`,
-      JSON.stringify(events.map((e) => (e as { error?: unknown }).error ?? e.details)),
-    );
-    return update;
-  };
+  const run = (body?: unknown) => runExplainedUpdate(cp.client, pipelineId, body);
   const produce = async (count: number, partition?: number) => {
     const records = Array.from({ length: count }, () => {
       const id = next++;
@@ -173,7 +163,11 @@ describe("the kafka source through the API", () => {
     await kafka.restart();
     // The read that meets the stopped broker fails as unavailable, and the task's Retry runs the flow
     // again from its checkpoint: the same update completes, the interrupted batch read once.
-    const update = await explained(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }));
+    const update = await explainedUpdate(
+      cp.client,
+      pipelineId,
+      await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }),
+    );
     expect(update.state).toBe("COMPLETED");
     expect(await table()).toMatchObject({ n: 37, ids: 37, positions: 37, max_id: 37 });
     // The attempts that met the stopped broker were retried: warnings that say so, no error.

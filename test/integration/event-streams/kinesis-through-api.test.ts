@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isRunning } from "../../../infra/local/stand-in-process.ts";
-import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+import {
+  runExplainedUpdate,
+  startTestControlPlane,
+  type TestControlPlane,
+} from "../../support/control-plane.ts";
 import { startTestKinesis, type TestKinesis } from "../../support/kinesis.ts";
 import { listeningSockets } from "../../support/listening-sockets.ts";
 
@@ -50,22 +54,7 @@ describe("the kinesis source through the API", () => {
   let pipelineId: string;
   let next = 1;
 
-  const run = async (body?: unknown) => {
-    const { update_id } = await cp.client.startUpdate(pipelineId, body);
-    return explained(await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 }));
-  };
-  /** A failed update says why (its error events' exceptions) in the test output. */
-  const explained = async <U extends { state: string; update_id: string }>(update: U) => {
-    if (update.state !== "FAILED") return update;
-    const { events } = await cp.client.events(pipelineId, {
-      filter: `level = 'ERROR' AND origin.update_id = '${update.update_id}'`,
-    });
-    console.error(
-      `update ${update.update_id} failed:`,
-      JSON.stringify(events.map((e) => (e as { error?: unknown }).error ?? e.details)),
-    );
-    return update;
-  };
+  const run = (body?: unknown) => runExplainedUpdate(cp.client, pipelineId, body);
   /** Puts `count` records with ids from `next` on, over eight partition keys (so over every shard). */
   const put = async (count: number) => {
     const records = Array.from({ length: count }, () => {
