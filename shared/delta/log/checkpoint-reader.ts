@@ -1,7 +1,12 @@
-import { parquetMetadata, parquetSchema, type FileMetaData, type SchemaTree } from "hyparquet";
+import {
+  parquetMetadata,
+  parquetSchema,
+  type ColumnChunk,
+  type FileMetaData,
+  type SchemaTree,
+} from "hyparquet";
 import { assembleNested } from "hyparquet/src/assemble.js";
 import { DEFAULT_PARSERS } from "hyparquet/src/convert.js";
-import { parquetReadAsync } from "hyparquet/src/read.js";
 import type { DecodedArray } from "hyparquet/src/types.js";
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "./actions.ts";
@@ -9,6 +14,7 @@ import { CorruptLogError, DeltaError } from "../errors.ts";
 import { stringifyExact, type ExactJsonInput } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
 import { assertDecodableCodecs, CHECKPOINT_COMPRESSORS } from "./parquet-codecs.ts";
+import { listsAt, presentRows, readLeafColumn, valuesAt, type LeafColumn } from "./parquet-leaves.ts";
 
 /** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
 type CheckpointAction = "protocol" | "metaData" | "txn" | "domainMetadata" | "add" | "remove";
@@ -98,13 +104,13 @@ async function checkpointRows(
             ? (bytes.buffer as ArrayBuffer)
             : (bytes.slice().buffer as ArrayBuffer);
         const metadata = parquetMetadata(file, { geoparquet: false });
-        const top = parquetSchema(metadata).children;
-        const columns = kinds.filter((kind) => top.some((child) => child.element.name === kind));
+        const tree = parquetSchema(metadata);
+        const columns = kinds.filter((kind) => tree.children.some((child) => child.element.name === kind));
         if (columns.length === 0) return { actions: new Map(), decimalStats: new Set<string>() };
         assertDecodableCodecs(codecsOf(metadata, columns), key);
         return {
-          actions: await presentActions(file, metadata, top, columns),
-          decimalStats: decimalStatsOf(top),
+          actions: presentActions(file, metadata, tree, columns),
+          decimalStats: decimalStatsOf(tree.children),
         };
       } catch (cause) {
         if (cause instanceof DeltaError) throw cause;
@@ -119,105 +125,76 @@ async function checkpointRows(
 
 /**
  * The non-null values of the struct columns `columns`, built only for the rows that hold them: a
- * checkpoint row holds one action, so building every struct column's object for every row (as a
- * row-oriented read does) spent most of the decoding on nulls. The leaf columns are decoded, the
- * rows that hold the kind kept, and each action built once, in its final shape, off its fields'
- * columns (an intermediate row object copied into the action cost a GC-heavy second allocation).
+ * checkpoint row holds one action, and protocol / metaData / txn are null in all rows but a few.
+ * Each kind's rows are found from the levels of one of its leaves; each field is then read off its
+ * leaf at those rows alone (a map, a list or a struct assembled by hyparquet from those rows of its
+ * leaves), and each action built once, in its final shape. Leaves not needed are not decoded:
+ * `remove`'s unless asked for, `partitionValues_parsed` never, `stats_parsed` only where some add
+ * has no `stats` JSON to stand in for.
  */
-async function presentActions(
+function presentActions(
   file: ArrayBuffer,
   metadata: FileMetaData,
-  top: readonly SchemaTree[],
+  tree: SchemaTree,
   columns: readonly CheckpointAction[],
-): Promise<Map<CheckpointAction, KindActions>> {
-  const groups = parquetReadAsync({
-    file,
-    metadata,
-    columns: [...columns],
-    compressors: CHECKPOINT_COMPRESSORS,
-    parsers: STATS_PARSERS,
-    geoparquet: false,
-  });
+): Map<CheckpointAction, KindActions> {
   const found = new Map<CheckpointAction, { bodies: Record<string, unknown>[]; statsParsed: unknown[] }>(
     columns.map((kind) => [kind, { bodies: [], statsParsed: [] }]),
   );
-  for (const group of groups) {
-    const leaves = await Promise.all(
-      group.asyncColumns.map(async (column) => {
-        const { data, skipped } = await column.data;
-        if (skipped !== 0)
-          throw new CorruptLogError(`parquet column ${column.pathInSchema.join(".")} skipped rows`);
-        return {
-          path: column.pathInSchema,
-          values: (data.length === 1 ? data[0]! : data.flatMap((d) => [...d])) as readonly unknown[],
-        };
-      }),
-    );
+  for (const group of metadata.row_groups) {
+    const chunks = new Map<string, ColumnChunk>();
+    for (const chunk of group.columns)
+      if (chunk.meta_data) chunks.set(chunk.meta_data.path_in_schema.join("."), chunk);
+    const leaf = (path: string): LeafColumn => {
+      const chunk = chunks.get(path);
+      if (!chunk) throw new CorruptLogError(`parquet column ${path} not in the row group`);
+      return readLeafColumn(file, tree, chunk, LEAF_OPTIONS);
+    };
+    const leavesUnder = (node: SchemaTree): string[] => {
+      const at = `${node.path.join(".")}.`;
+      return [...chunks.keys()].filter((path) => path.startsWith(at));
+    };
     for (const kind of columns) {
-      const schema = top.find((child) => child.element.name === kind)!;
-      const ofKind = leaves.filter((leaf) => leaf.path[0] === kind);
-      // Each leaf holds, for each row, a list of the values under the (optional) struct: empty where
-      // the struct is null, whichever leaf it is (Dremel levels as hyparquet assembles them).
-      const first = ofKind[0];
-      if (!first || schema.element.repetition_type !== "OPTIONAL")
+      const schema = tree.children.find((child) => child.element.name === kind)!;
+      const first = leavesUnder(schema)[0];
+      if (first === undefined || schema.element.repetition_type !== "OPTIONAL")
         throw new CorruptLogError(`parquet column ${kind} is not an optional struct`);
-      const rows: number[] = [];
-      for (let row = 0; row < first.values.length; row++) {
-        if ((first.values[row] as unknown[]).length > 0) rows.push(row);
-      }
-      if (rows.length === 0) continue;
+      const rows = presentRows(leaf(first), Number(group.num_rows));
+      if (rows.count === 0) continue;
       const fileKind = kind === "add" || kind === "remove";
-      const fields = schema.children.map((child) => ({
-        name: child.element.name,
-        path: child.path.join("."),
-        child,
-        apart: fileKind && FILE_STRUCT_FORMS.has(child.element.name),
-      }));
-      // A field's values, one a present row, each in a one-item list (its struct is present): a
-      // plain field's read off its leaf; a nested one's (a map, a list, a struct) assembled by
-      // hyparquet from its own leaves, as it would assemble them inside the whole struct.
-      const leafOf = new Map(ofKind.map((leaf) => [leaf.path.join("."), leaf.values]));
-      const nested = new Map<string, DecodedArray>();
-      // A nested field's values, assembled by hyparquet from its leaves (cut to the present rows).
-      const assemble = (child: SchemaTree): readonly (readonly unknown[])[] => {
-        const at = child.path.join(".");
-        for (const [path, values] of leafOf) {
-          if (path.startsWith(`${at}.`))
-            nested.set(
-              path,
-              rows.map((row) => values[row]),
-            );
+      // A field's value at each present row: a plain one off its leaf; a nested one (a map, a list, a
+      // struct) assembled by hyparquet from its leaves, cut to the present rows.
+      const valuesOf = (child: SchemaTree): ArrayLike<unknown> => {
+        if (child.children.length === 0) {
+          const values = valuesAt(leaf(child.path.join(".")), rows);
+          if (values) return values;
         }
+        const nested = new Map<string, DecodedArray>();
+        for (const path of child.children.length === 0 ? [child.path.join(".")] : leavesUnder(child))
+          nested.set(path, listsAt(leaf(path), rows));
         assembleNested(nested, child, PARSERS, 1);
-        const values = nested.get(at);
-        if (!values) throw new CorruptLogError(`parquet column ${at} not assembled`);
-        return values as readonly (readonly unknown[])[];
+        const lists = nested.get(child.path.join("."));
+        if (!lists) throw new CorruptLogError(`parquet column ${child.path.join(".")} not assembled`);
+        return Array.from(lists, (list) => (list as readonly unknown[])[0]);
       };
-      const kept = fields.filter((field) => !field.apart);
-      const columnsOf = kept.map((field) => {
-        if (field.child.children.length > 0)
-          return { name: field.name, plain: undefined, nested: assemble(field.child) };
-        const plain = leafOf.get(field.path);
-        if (!plain) throw new CorruptLogError(`parquet column ${field.path} not assembled`);
-        return { name: field.name, plain, nested: undefined };
-      });
       const into = found.get(kind)!;
       const start = into.bodies.length;
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i]!;
-        const body: Record<string, unknown> = {};
-        for (const column of columnsOf) {
-          const value = column.plain ? (column.plain[row] as readonly unknown[])[0] : column.nested![i]![0];
-          if (value != null) body[column.name] = plainValue(value);
+      for (let i = 0; i < rows.count; i++) into.bodies.push({});
+      for (const child of schema.children) {
+        if (fileKind && FILE_STRUCT_FORMS.has(child.element.name)) continue;
+        const values = valuesOf(child);
+        for (let i = 0; i < rows.count; i++) {
+          const value = values[i];
+          if (value != null) into.bodies[start + i]![child.element.name] = plainValue(value);
         }
-        into.bodies.push(body);
       }
       // `stats_parsed` stands in for `stats` only where a writer left the JSON form out.
-      const statsField = kind === "add" && fields.find((field) => field.name === "stats_parsed");
+      const statsField =
+        kind === "add" && schema.children.find((child) => child.element.name === "stats_parsed");
       const needsStats = into.bodies.some((body, i) => i >= start && body.stats === undefined);
       if (statsField && needsStats) {
-        const values = assemble(statsField.child);
-        for (let i = 0; i < rows.length; i++) into.statsParsed[start + i] = values[i]![0];
+        const values = valuesOf(statsField);
+        for (let i = 0; i < rows.count; i++) into.statsParsed[start + i] = values[i];
       }
     }
   }
@@ -248,6 +225,7 @@ const STATS_PARSERS = {
 
 /** What nested assembly wants: every parser, ours over hyparquet's defaults. */
 const PARSERS = { ...DEFAULT_PARSERS, ...STATS_PARSERS };
+const LEAF_OPTIONS = { compressors: CHECKPOINT_COMPRESSORS, parsers: PARSERS };
 
 /** The `minValues.x` / `maxValues.x.y` paths of `add.stats_parsed` whose Parquet type is DECIMAL. */
 function decimalStatsOf(top: readonly SchemaTree[]): Set<string> {

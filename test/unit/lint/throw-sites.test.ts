@@ -53,6 +53,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/engine/flow-source.ts": { CheckpointStateError: 5 },
   // Caught by their callers and answered with a coded error (or a result).
   "shared/delta/log/exact-json.ts": { SyntaxError: 1 },
+  // A checkpoint's column chunk not as its footer says: the checkpoint reader answers DELTA_LOG_CORRUPT naming the file.
+  "shared/delta/log/parquet-leaves.ts": { Error: 4 },
   "shared/delta/table/table-properties.ts": { Error: 2 },
   "shared/engine/sandbox.ts": { Error: 1 },
   // SparkBatchHandedOff: RunFlow's answer to the state machine (run-step.ts), never a failure; a
