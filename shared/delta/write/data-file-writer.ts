@@ -11,6 +11,7 @@ import { copyThroughPipes } from "./piped-copy.ts";
 import { uploadStreamedFile } from "./streamed-file-upload.ts";
 import { encodeFileStats } from "../log/stats-json.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
+import { footerFileStats } from "./footer-stats.ts";
 import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
 import type { DeltaType, StructType } from "../table/schema.ts";
 
@@ -195,6 +196,7 @@ async function writePartitionFiles(
             const [row] = await footers.rows(parquetStatsQuery(footerPath, columns));
             return toFileStats(row!, columns);
           },
+          decodeFooter: (footer) => footerFileStats(footer, columns),
         });
         if (!uploaded) return;
         written.push({ key, size: uploaded.size, partitionValues, stats: uploaded.stats, order });
