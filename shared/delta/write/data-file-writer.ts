@@ -167,7 +167,8 @@ async function writePartitionFiles(
   const targetSize =
     context.targetFileSizeBytes ?? layout.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
   const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
-  const footers = await context.duck.sibling();
+  // Opened only for a footer the in-process decoder hands back (footer-stats.ts).
+  let footers: DuckSession | undefined;
   const written: (WrittenFile & { readonly order: number })[] = [];
   try {
     await copyThroughPipes({
@@ -193,6 +194,7 @@ async function writePartitionFiles(
           key,
           footerPath: path.join(context.scratch.dir, `footer-${randomUUID()}.parquet`),
           readFooter: async (footerPath) => {
+            footers ??= await context.duck.sibling();
             const [row] = await footers.rows(parquetStatsQuery(footerPath, columns));
             return toFileStats(row!, columns);
           },
@@ -205,7 +207,7 @@ async function writePartitionFiles(
     });
     return written.sort((a, b) => a.order - b.order).map(({ order: _, ...file }) => file);
   } finally {
-    footers.close();
+    footers?.close();
   }
 }
 
