@@ -25,7 +25,8 @@ const RAW: Partial<ParquetParsers> = {
 const STRING_PREFIX_LENGTH = 32;
 const DAY_MS = 86_400_000;
 
-class NotDecodable extends Error {}
+/** A bound this decoder cannot give as the query would: the whole file goes to the query. */
+const UNDECODABLE = Symbol("undecodable");
 
 export function footerFileStats(footer: Uint8Array, columns: readonly StatsColumn[]): FileStats | undefined {
   if (columns.some((column) => typeof column.type !== "string")) return undefined;
@@ -40,29 +41,25 @@ export function footerFileStats(footer: Uint8Array, columns: readonly StatsColum
   const minValues: Record<string, unknown> = {};
   const maxValues: Record<string, unknown> = {};
   const nullCount: Record<string, number> = {};
-  try {
-    for (const column of columns) {
-      const chunks = chunksOf(column.name);
-      if (chunks.length === 0) continue;
-      const stats = chunks.map((chunk) => chunk.meta_data!.statistics);
-      if (stats.every((s) => s?.null_count !== undefined))
-        nullCount[column.name] = stats.reduce((sum, s) => sum + Number(s!.null_count), 0);
-      if (!column.minMax) continue;
-      for (const bound of ["min", "max"] as const) {
-        const bounds = stats.map((s) => shownBound(s?.[`${bound}_value`]));
-        // A chunk without this bound is allowed only when it holds nulls alone.
-        const complete = chunks.every(
-          (chunk, i) => bounds[i] !== undefined || chunk.meta_data!.num_values === stats[i]?.null_count,
-        );
-        if (!complete) continue;
-        const values = bounds.filter((v) => v !== undefined);
-        const value = boundOf(column.type as string, values, bound);
-        if (value !== undefined) (bound === "min" ? minValues : maxValues)[column.name] = value;
-      }
+  for (const column of columns) {
+    const chunks = chunksOf(column.name);
+    if (chunks.length === 0) continue;
+    const stats = chunks.map((chunk) => chunk.meta_data!.statistics);
+    if (stats.every((s) => s?.null_count !== undefined))
+      nullCount[column.name] = stats.reduce((sum, s) => sum + Number(s!.null_count), 0);
+    if (!column.minMax) continue;
+    for (const bound of ["min", "max"] as const) {
+      const bounds = stats.map((s) => shownBound(s?.[`${bound}_value`]));
+      // A chunk without this bound is allowed only when it holds nulls alone.
+      const complete = chunks.every(
+        (chunk, i) => bounds[i] !== undefined || chunk.meta_data!.num_values === stats[i]?.null_count,
+      );
+      if (!complete) continue;
+      const values = bounds.filter((v) => v !== undefined);
+      const value = boundOf(column.type as string, values, bound);
+      if (value === UNDECODABLE) return undefined;
+      if (value !== undefined) (bound === "min" ? minValues : maxValues)[column.name] = value;
     }
-  } catch (error) {
-    if (error instanceof NotDecodable) return undefined;
-    throw error;
   }
   const numRecords = metadata.row_groups.reduce((sum, group) => sum + Number(group.num_rows), 0);
   return { numRecords, minValues, maxValues, nullCount };
@@ -78,39 +75,58 @@ function boundOf(type: string, values: readonly unknown[], bound: "min" | "max")
   if (values.length === 0) return undefined;
   const pick = <T>(list: readonly T[], compare: (a: T, b: T) => number): T =>
     list.reduce((best, v) => ((bound === "min" ? compare(v, best) < 0 : compare(v, best) > 0) ? v : best));
+  const numbers = every(values, (v): v is number => typeof v === "number");
   switch (type) {
     case "byte":
     case "short":
     case "integer":
-      return pick(values.map(expectNumber), (a, b) => a - b);
-    case "long":
-      return new JsonNumber(
-        pick(values.map(expectBigInt), (a, b) => (a < b ? -1 : a > b ? 1 : 0)).toString(),
-      );
+      return numbers ? pick(numbers, (a, b) => a - b) : UNDECODABLE;
+    case "long": {
+      const longs = every(values, (v): v is bigint => typeof v === "bigint");
+      return longs
+        ? new JsonNumber(pick(longs, (a, b) => (a < b ? -1 : a > b ? 1 : 0)).toString())
+        : UNDECODABLE;
+    }
     case "float":
     case "double": {
-      const value = pick(values.map(expectNumber), duckDoubleOrder);
+      if (!numbers) return UNDECODABLE;
+      const value = pick(numbers, duckDoubleOrder);
       return Number.isFinite(value) ? value : undefined;
     }
     case "string": {
-      const bytes = pick(values.map(expectBytes), (a, b) => Buffer.compare(a, b));
+      const strings = every(values, (v): v is Uint8Array => v instanceof Uint8Array);
+      if (!strings) return UNDECODABLE;
+      const bytes = pick(strings, (a, b) => Buffer.compare(a, b));
       const chars = [...Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")];
       if (bound === "min") return chars.slice(0, STRING_PREFIX_LENGTH).join("");
       return chars.length <= STRING_PREFIX_LENGTH ? chars.join("") : undefined;
     }
     case "date": {
-      const days = pick(values.map(expectDays), (a, b) => a - b);
-      return isoText(days * DAY_MS).slice(0, 10);
+      const days = every(
+        values,
+        (v): v is { days: number } => typeof (v as { days?: unknown }).days === "number",
+      );
+      return days
+        ? (isoText(pick(days, (a, b) => a.days - b.days).days * DAY_MS)?.slice(0, 10) ?? UNDECODABLE)
+        : UNDECODABLE;
     }
     case "timestamp":
     case "timestamp_ntz": {
-      const ms = pick(values.map(expectMillis), (a, b) => a - b);
-      const text = isoText(ms); // yyyy-MM-ddTHH:mm:ss.SSSZ, milliseconds truncated as DuckDB's %g
+      const raws = every(values, isRawTimestamp);
+      if (!raws) return UNDECODABLE;
+      // yyyy-MM-ddTHH:mm:ss.SSSZ, milliseconds truncated as DuckDB's %g
+      const text = isoText(pick(raws.map(flooredMillis), (a, b) => a - b));
+      if (text === undefined) return UNDECODABLE;
       return type === "timestamp" ? text : text.slice(0, -1);
     }
     default:
-      throw new NotDecodable();
+      return UNDECODABLE;
   }
+}
+
+/** `values` as `T[]` when every one is a `T`. */
+function every<T>(values: readonly unknown[], guard: (value: unknown) => value is T): T[] | undefined {
+  return values.every(guard) ? (values as T[]) : undefined;
 }
 
 /** DuckDB's order of doubles: NaN above +inf, -0.0 equal to 0.0 (the first seen is kept). */
@@ -119,39 +135,24 @@ function duckDoubleOrder(a: number, b: number): number {
   return a - b;
 }
 
-function isoText(ms: number): string {
-  const date = new Date(ms);
-  const year = date.getUTCFullYear();
-  if (!(year >= 1 && year <= 9999)) throw new NotDecodable();
-  return date.toISOString();
+/** ISO-8601 in UTC of `ms`; undefined outside years 1-9999 (DuckDB spells those its own way). */
+function isoText(ms: number): string | undefined {
+  const year = new Date(ms).getUTCFullYear();
+  return year >= 1 && year <= 9999 ? new Date(ms).toISOString() : undefined;
 }
 
-function expectNumber(value: unknown): number {
-  if (typeof value !== "number") throw new NotDecodable();
-  return value;
+interface RawTimestamp {
+  readonly unit: bigint;
+  readonly value: bigint;
 }
 
-function expectBigInt(value: unknown): bigint {
-  if (typeof value !== "bigint") throw new NotDecodable();
-  return value;
-}
-
-function expectBytes(value: unknown): Uint8Array {
-  if (!(value instanceof Uint8Array)) throw new NotDecodable();
-  return value;
-}
-
-function expectDays(value: unknown): number {
-  const days = (value as { days?: unknown } | undefined)?.days;
-  if (typeof days !== "number") throw new NotDecodable();
-  return days;
+function isRawTimestamp(value: unknown): value is RawTimestamp {
+  const raw = value as Partial<RawTimestamp> | undefined;
+  return typeof raw?.unit === "bigint" && typeof raw.value === "bigint";
 }
 
 /** A timestamp bound in whole milliseconds, rounded down (DuckDB's %g truncates toward the past). */
-function expectMillis(value: unknown): number {
-  const raw = value as { unit?: unknown; value?: unknown } | undefined;
-  if (typeof raw?.unit !== "bigint" || typeof raw.value !== "bigint") throw new NotDecodable();
+function flooredMillis(raw: RawTimestamp): number {
   const quotient = raw.value / raw.unit;
-  const floored = raw.value % raw.unit < 0n ? quotient - 1n : quotient;
-  return Number(floored);
+  return Number(raw.value % raw.unit < 0n ? quotient - 1n : quotient);
 }
