@@ -11,6 +11,7 @@ import { copyThroughPipes } from "./piped-copy.ts";
 import { uploadStreamedFile } from "./streamed-file-upload.ts";
 import { encodeFileStats } from "../log/stats-json.ts";
 import { parquetStatsQuery, statsColumns, toFileStats } from "./file-stats.ts";
+import { footerFileStats } from "./footer-stats.ts";
 import { assertNoNullsByScan, assertNoNullsInFiles, requiredColumnsNeedingScan } from "./not-null-check.ts";
 import type { DeltaType, StructType } from "../table/schema.ts";
 
@@ -166,7 +167,8 @@ async function writePartitionFiles(
   const targetSize =
     context.targetFileSizeBytes ?? layout.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
   const columns = statsColumns(layout.schema, layout.partitionColumns, layout.indexedColumns);
-  const footers = await context.duck.sibling();
+  // Opened only for a footer the in-process decoder hands back (footer-stats.ts).
+  let footers: DuckSession | undefined;
   const written: (WrittenFile & { readonly order: number })[] = [];
   try {
     await copyThroughPipes({
@@ -192,9 +194,11 @@ async function writePartitionFiles(
           key,
           footerPath: path.join(context.scratch.dir, `footer-${randomUUID()}.parquet`),
           readFooter: async (footerPath) => {
+            footers ??= await context.duck.sibling();
             const [row] = await footers.rows(parquetStatsQuery(footerPath, columns));
             return toFileStats(row!, columns);
           },
+          decodeFooter: (footer) => footerFileStats(footer, columns),
         });
         if (!uploaded) return;
         written.push({ key, size: uploaded.size, partitionValues, stats: uploaded.stats, order });
@@ -203,7 +207,7 @@ async function writePartitionFiles(
     });
     return written.sort((a, b) => a.order - b.order).map(({ order: _, ...file }) => file);
   } finally {
-    footers.close();
+    footers?.close();
   }
 }
 

@@ -23,6 +23,8 @@ export interface StreamedFile<Stats extends { readonly numRecords: number }> {
   readonly footerPath: string;
   /** The record count and stats, read from a footer-only copy of the file. */
   readonly readFooter: (footerPath: string) => Promise<Stats>;
+  /** The same from the footer's bytes in process, tried first; undefined where it cannot tell. */
+  readonly decodeFooter?: (footer: Uint8Array) => Stats | undefined;
 }
 
 /** Uploads the file; its size and stats, or undefined when it had no bytes or no rows (nothing uploaded). */
@@ -74,6 +76,8 @@ async function statsFrom<Stats extends { readonly numRecords: number }>(
 ): Promise<Stats> {
   // Only the footer is written: the rest of the tail would take room the bound does not allow for.
   const footer = tail.subarray(Math.max(0, tail.length - footerBytes(tail)));
+  const decoded = file.decodeFooter?.(footer);
+  if (decoded) return decoded;
   const handle = await open(file.footerPath, "w");
   try {
     await writeWhole(handle, MAGIC, 0);
