@@ -395,7 +395,7 @@ export const vacuumTableResponse = strict({
   files_protected: z.number().int(),
   files_within_retention: z.number().int(),
   files: z.array(strict({ path: z.string(), size: z.number() })),
-  /** Bucket keys of the state files of the table's flows that no live point needs. */
+  /** Bucket keys of the state files of the table's flows that no live point needs, and what their Spark jobs left. */
   state_files: z.array(z.string()),
   /** Set for a table no pipeline owns: nothing but the retention protected its files. */
   notice: z.string().optional(),

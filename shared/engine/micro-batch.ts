@@ -68,6 +68,7 @@ import {
 } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
+import { discardSettledSparkJobs } from "./spark/spark-job-folders.ts";
 import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 
@@ -364,6 +365,9 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       );
     }
     await committed.afterHeadMove?.();
+    // Its Spark job's folder (and any a crash or rewind left before it) holds nothing anyone reads now.
+    if (engine === "spark")
+      await discardSettledSparkJobs(run.catalog.store, run.pipelineId, run.flow.name, seq);
     return {
       seq,
       resumed: pending !== undefined,

@@ -11,6 +11,7 @@ import { datasetOf, writersOf } from "./pipeline-datasets.ts";
 import { flowRef, type RewindEnvironment } from "./rewind-environment.ts";
 import type { RewindPoint } from "./rewind-point.ts";
 import { listRewindPoints } from "./rewind-points.ts";
+import { sweepSparkJobs } from "./spark-job-sweep.ts";
 
 /**
  * VACUUM that respects rewind points (semantics.md "Rewind points"; architecture.md "VACUUM ... never
@@ -30,6 +31,9 @@ import { listRewindPoints } from "./rewind-points.ts";
  *    and so is the state of each branch flow's HEAD, which shares live's state files, and of each
  *    branch of a materialized view the incremental state its latest snapshot continues from. A branch is
  *    found by its log in the table's folder, so once discarded, its files go as any other.
+ *
+ * 5. The Spark jobs of each flow writing the dataset (spark-job-sweep.ts): a settled batch's request,
+ *    manifest and staging at once, any other past the retention. No commit references them.
  *
  * So a rewind to any live point inside retention, and a branch's read or publish, cannot fail because
  * of a vacuum.
@@ -147,6 +151,13 @@ export async function vacuumDataset(
       ...(request.dryRun ? { dryRun: true } : {}),
     });
     stateFiles.push(...state.delete);
+    stateFiles.push(
+      ...(await sweepSparkJobs(env, flow.name, branches, {
+        now: env.clock(),
+        retentionMs: plan.retentionMs,
+        ...(request.dryRun ? { dryRun: true } : {}),
+      })),
+    );
   }
   if (datasetOf(env.pipeline, dataset)?.type === "materialized_view") {
     const state = await vacuumFlowState({

@@ -9,6 +9,9 @@
  * - `tables/<catalog>/<schema>/<table>/_branches/<name>/_delta_log/`: a branch's log of the table; its
  *   data files are the table folder's (docs/branches.md). `_` hides it from every Delta VACUUM.
  * - `state/<pipelineId>/branch-records/<name>.json`: a branch's record.
+ * - `state/<pipelineId>/spark-jobs/<flowId>/<seq>/<attempt>/`: a Spark batch's request, manifest and
+ *   state staging (engine/spark/spark-job-folders.ts). Hyphenated, like `update-state`, so no flow's
+ *   folder can be it (a flow named `spark` shared the `spark/` folder this replaced).
  * - `statements/<statementId>.json`: a SQL statement's answer, kept for `GET …/statements/{id}`
  *   (the bucket's lifecycle rule removes them).
  */
@@ -37,6 +40,19 @@ export function flowStatePrefix(pipelineId: string, flowId: string): string {
 /** The key of a file one update's steps share. */
 export function updateStateKey(pipelineId: string, updateId: string, file: string): string {
   return `${STATE_PREFIX}${pipelineId}/update-state/${updateId}/${file}`;
+}
+
+/** The key prefix of flow `flowId`'s Spark jobs (engine/spark/spark-job-folders.ts). */
+export function sparkJobsPrefix(pipelineId: string, flowId: string): string {
+  return `${STATE_PREFIX}${pipelineId}/spark-jobs/${flowId}/`;
+}
+
+/**
+ * Where Spark jobs were kept before `sparkJobsPrefix`: `state/<pipelineId>/spark/<flowId>/`, which a
+ * flow named `spark` shared. Nothing is written there now; VACUUM removes what is left.
+ */
+export function legacySparkJobsPrefix(pipelineId: string, flowId: string): string {
+  return `${STATE_PREFIX}${pipelineId}/spark/${flowId}/`;
 }
 
 /** Inside a table's folder: the folder of its branches' logs. */

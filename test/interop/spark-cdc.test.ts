@@ -45,7 +45,17 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
   };
 
   it("evaluates apply_as_deletes in Spark SQL and deletes its staged rows once committed", async () => {
-    const harness = new EngineHarness({ spark: port });
+    // The job's manifests, read before HEAD moves (the job's folder goes then).
+    const manifests: { rowsIn: number; rowsOut: number }[] = [];
+    const harness: EngineHarness = new EngineHarness({
+      spark: port,
+      crash: async (point) => {
+        if (point !== "before-head-move") return;
+        for (const { key } of await listAllKeys(harness.store, "state/"))
+          if (key.includes("/spark-jobs/apply/") && key.endsWith("/manifest.json"))
+            manifests.push(JSON.parse(new TextDecoder().decode(await harness.store.get(key))));
+      },
+    });
     try {
       const pipeline = await harness.validate({
         name: "spark cdc",
@@ -96,15 +106,14 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
       const rows = await harness.rows(pipeline, "customers", "id");
       // The tie at 9 goes to the row whose JSON hashes higher, as on DuckDB.
       expect(rows.map((r) => ({ id: Number(r["id"]), name: r["name"] }))).toEqual([{ id: 2, name: "bea" }]);
-      const manifests = (await listAllKeys(harness.store, "state/"))
-        .map((o) => o.key)
-        .filter((key) => key.includes("/spark/apply/") && key.endsWith("/manifest.json"));
       expect(manifests).toHaveLength(1);
-      const manifest = JSON.parse(new TextDecoder().decode(await harness.store.get(manifests[0]!))) as {
-        rowsIn: number;
-        rowsOut: number;
-      };
-      expect({ rowsIn: manifest.rowsIn, rowsOut: manifest.rowsOut }).toEqual({ rowsIn: 6, rowsOut: 2 });
+      expect({ rowsIn: manifests[0]!.rowsIn, rowsOut: manifests[0]!.rowsOut }).toEqual({
+        rowsIn: 6,
+        rowsOut: 2,
+      });
+      expect(await listAllKeys(harness.store, "state/")).not.toContainEqual(
+        expect.objectContaining({ key: expect.stringContaining("/spark-jobs/") }),
+      );
 
       const store = new DatasetCatalog(pipeline, harness.store).tableStore("customers");
       expect((await listAllKeys(store, "spark/")).map((o) => o.key)).toEqual([]);

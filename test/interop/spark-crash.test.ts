@@ -118,12 +118,29 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
     }
   };
 
-  const converges = async (harness: EngineHarness, crashed: { expectOrphans: boolean }) => {
+  /** Keys left in the pipeline's Spark job folders (requests, manifests, state staging). */
+  const jobKeys = async (harness: EngineHarness) =>
+    (await listAllKeys(harness.store, `state/${harness.pipelineId}/spark-jobs/`)).map((o) => o.key);
+
+  const converges = async (
+    harness: EngineHarness,
+    crashed: { expectOrphans: boolean; vacuumBeforeRetry?: boolean },
+  ) => {
     const pipeline = await definition(harness);
     await harness.land("f0.json", jsonLines(1, 3));
     await harness.land("f1.json", jsonLines(4, 3));
     const failed = await harness.run(pipeline);
     expect(failed.state).toBe("FAILED");
+    if (crashed.vacuumBeforeRetry) {
+      // The dead attempt's manifest and data files, unreferenced: VACUUM removes them, and the retry
+      // (a fresh attempt) converges all the same.
+      expect(await jobKeys(harness)).not.toEqual([]);
+      expect((await staging(harness, pipeline, "raw")).orphans).not.toEqual([]);
+      const env = rewindEnvironment(harness.plane, harness.pipelineId, pipeline);
+      await vacuumDataset(env, "raw", { retentionHours: 0, allowShortRetention: true });
+      expect(await jobKeys(harness)).toEqual([]);
+      expect((await staging(harness, pipeline, "raw")).orphans).toEqual([]);
+    }
     const recovered = await harness.run(pipeline);
     expect(recovered.error).toBeUndefined();
     expect(recovered.state).toBe("COMPLETED");
@@ -142,22 +159,24 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
     const after = await staging(harness, pipeline, "raw");
     expect(after.orphans).toEqual([]);
     expect(after.keys.length).toBeGreaterThan(0);
+    // Every batch is settled: its job's folder went as HEAD moved.
+    expect(await jobKeys(harness)).toEqual([]);
     return failed;
   };
 
-  const points: readonly { point: CrashPoint; orphans: boolean }[] = [
+  const points: readonly { point: CrashPoint; orphans: boolean; vacuumBeforeRetry?: boolean }[] = [
     { point: "after-plan", orphans: false },
     // The job wrote its files and manifest; Ebb died before committing them: the retry's new attempt
-    // writes its own, and the dead attempt's are unreferenced.
-    { point: "after-data-files", orphans: true },
+    // writes its own, and the dead attempt's are unreferenced (here VACUUM removes them first).
+    { point: "after-data-files", orphans: false, vacuumBeforeRetry: true },
     { point: "after-table-commit", orphans: false },
     { point: "before-head-move", orphans: false },
   ];
-  for (const { point, orphans } of points) {
+  for (const { point, orphans, vacuumBeforeRetry } of points) {
     it(`converges after a crash ${point} of the second batch`, async () => {
       const harness = new EngineHarness({ crash: crashOnce(point, 2), spark: port() });
       try {
-        const failed = await converges(harness, { expectOrphans: orphans });
+        const failed = await converges(harness, { expectOrphans: orphans, vacuumBeforeRetry });
         expect(failed.error).toBeInstanceOf(InjectedCrashError);
       } finally {
         await harness.close();

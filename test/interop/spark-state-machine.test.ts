@@ -3,6 +3,7 @@ import { LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
 import { synthesizeEbb } from "../../infra/local/ebb-synthesis.ts";
 import { localEmrServerless, START_JOB_RUN_SYNC } from "../../infra/local/local-emr-serverless.ts";
 import { listAllKeys } from "../../shared/object-store/object-store.ts";
+import { sparkJobsPrefix } from "../../shared/store/bucket-layout.ts";
 import { testAws, testObjectStore } from "../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 
@@ -104,20 +105,19 @@ describe.skipIf(python === undefined || jars === undefined)(
         { id: 3, twice: 6 },
       ]);
 
-      // Two batches (one file each): two job runs, each named for its batch, reading its request.
+      // Two batches (one file each): two job runs, each named for its batch, reading its request in
+      // the flow's Spark jobs folder; both committed, nothing is left there.
       const started = jobs.slice(before).map((text) => JSON.parse(text) as Record<string, unknown>);
       expect(started).toHaveLength(2);
       expect(started.map((job) => job["Name"])).toEqual(["ingest-1", "ingest-2"]);
-      const requests = (await listAllKeys(bucket, `state/${pipeline_id}/spark/ingest/`))
-        .map((object) => object.key)
-        .filter((key) => key.endsWith("/request.json"));
-      expect(requests).toHaveLength(2);
-      for (const job of started) {
+      const folder = sparkJobsPrefix(pipeline_id, "ingest");
+      for (const [i, job] of started.entries()) {
         const args = (job["JobDriver"] as { SparkSubmit: { EntryPointArguments: string[] } }).SparkSubmit
           .EntryPointArguments;
         expect(args[0]).toBe("--request");
-        expect(requests.some((key) => args[1]!.endsWith(`/${key}`))).toBe(true);
+        expect(args[1]).toMatch(new RegExp(`/${folder}${i + 1}/[0-9a-f]+/request\\.json$`));
       }
+      expect(await listAllKeys(bucket, folder)).toEqual([]);
 
       const { events } = await cp.client.events(pipeline_id, {
         filter: `event_type = 'flow_progress' AND origin.update_id = '${update.update_id}'`,

@@ -3,6 +3,7 @@ import { OP } from "../auto-cdc/cdc-statements.ts";
 import type { CdcBatchReduction } from "../auto-cdc/batch-reduction.ts";
 import { BUCKET_HASHES, type BucketHash } from "../../state/bucket-hash.ts";
 import type { StateSchema } from "../../state/state-schema.ts";
+import { sparkAttemptFolder } from "./spark-job-folders.ts";
 
 /**
  * What Ebb hands a Spark batch and what the batch hands back (functions/spark/ebb_spark_batch.py reads
@@ -280,7 +281,7 @@ export const CDC_OP_COLUMN = OP;
 
 /** The bucket key of batch `seq`'s manifest, written by the job and read by the commit. */
 export function manifestKey(pipelineId: string, flow: string, seq: number, attempt: string): string {
-  return `state/${pipelineId}/spark/${encodeURIComponent(flow)}/${seq}/${attempt}/manifest.json`;
+  return `${sparkAttemptFolder(pipelineId, flow, seq, attempt)}manifest.json`;
 }
 
 /** The bucket key of the request beside `manifestKey` (on AWS the job reads it from there). */

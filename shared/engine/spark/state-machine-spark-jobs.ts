@@ -6,6 +6,7 @@ import {
   type SparkBatchRequest,
   type SparkFailure,
 } from "./spark-batch-contract.ts";
+import { attemptOfKey } from "./spark-job-folders.ts";
 import type { SparkJobRun, SparkJobs } from "./spark-jobs.ts";
 
 /**
@@ -79,10 +80,7 @@ export class StateMachineSparkJobs implements SparkJobs {
   /** The attempt of the ended job's request, when it is batch `seq` of `flow`'s (its key says so). */
   attemptOf(flow: string, seq: number): string | undefined {
     const key = this.#ended?.sparkRequest.key;
-    const prefix = `/spark/${encodeURIComponent(flow)}/${seq}/`;
-    const at = key?.indexOf(prefix) ?? -1;
-    if (key === undefined || at < 0) return undefined;
-    return key.slice(at + prefix.length).split("/")[0];
+    return key === undefined ? undefined : attemptOfKey(key, flow, seq);
   }
 
   async run(request: SparkBatchRequest): Promise<SparkJobRun> {
