@@ -195,7 +195,7 @@ async function changeFeed(cp: TestControlPlane, pipelineId: string, table: strin
     const { changes } = await cp.client.changes(name, {
       starting_version: version,
       ending_version: version,
-      max_results: 10_000,
+      max_results: 1000,
     });
     feed.push(
       changes.map(({ _commit_version: _v, _commit_timestamp: _t, ...row }) => JSON.stringify(row)).sort(),
