@@ -289,6 +289,11 @@ def run_batch(spark, request):
     staging = f"{request['output']['stagingPath'].strip('/')}/run-{run}"
     if request.get("state"):
         request = dict(request, state=dict(request["state"], stagingUri=f"{request['state']['stagingUri'].rstrip('/')}/run-{run}"))
+    cdc_apply = (request.get("cdc") or {}).get("apply")
+    if cdc_apply is not None:
+        state = cdc_apply["state"]
+        cdc_apply = dict(cdc_apply, state=dict(state, stagingUri=f"{state['stagingUri'].rstrip('/')}/run-{run}"))
+        request = dict(request, cdc=dict(request["cdc"], apply=cdc_apply))
     source = load_source(spark, request["input"], ordered=request.get("state") is not None)
     state = None
     # A stream-stream join's second stream, numbered as `source` is (ebb_spark_join.py).
@@ -322,14 +327,27 @@ def run_batch(spark, request):
     table_uri = request["output"]["tableUri"].rstrip("/")
     staged_uri = f"{table_uri}/{staging}"
     partition_columns = request["output"].get("partitionColumns") or []
-    writer = partitioned(rows, schema, partition_columns).write.mode("errorifexists").option("compression", "snappy")
-    if partition_columns:
-        writer = writer.partitionBy(*partition_columns)
-    writer.parquet(staged_uri)
+    # An AUTO CDC batch the job applies itself (ebb_spark_cdc_apply.py): its MERGE's files, not its events.
+    applied = None
+    if cdc_apply is not None:
+        import ebb_spark_cdc_apply
+        import ebb_spark_state
+
+        try:
+            applied = ebb_spark_cdc_apply.apply(spark, request, rows, staging)
+        except ebb_spark_state.StateFailure as error:
+            raise BatchFailure(error.kind, str(error)) from error
+    if applied is not None:
+        schema, files, state = applied["schema"], applied["files"], applied["state"]
+    else:
+        writer = partitioned(rows, schema, partition_columns).write.mode("errorifexists").option("compression", "snappy")
+        if partition_columns:
+            writer = writer.partitionBy(*partition_columns)
+        writer.parquet(staged_uri)
+        data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])
+        files = file_stats(spark, staged_uri, data_schema)
     if flagged is not None:
         flagged.unpersist()
-    data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])
-    files = file_stats(spark, staged_uri, data_schema)
     rows_in = source.count() + (joined.count() if joined is not None else 0)
     manifest = {
         "version": MANIFEST_VERSION,
@@ -353,6 +371,11 @@ def run_batch(spark, request):
         **({"dataQuality": quality} if quality is not None else {}),
         "sparkApplicationId": spark.sparkContext.applicationId,
         **({"state": state} if state is not None else {}),
+        **(
+            {"removes": applied["removes"], "changeData": applied["changeData"], "cdcApplied": applied["cdc"]}
+            if applied is not None
+            else {}
+        ),
     }
     write_text(spark, request["manifestUri"], json.dumps(manifest))
     return manifest

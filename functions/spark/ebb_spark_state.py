@@ -122,16 +122,63 @@ def duck_type_of(data_type):
     if kind == "array":
         element = duck_type_of(data_type.elementType)
         return None if element is None else element + "[]"
+    if kind == "struct":
+        # An AUTO CDC state's events (cdc_keys: a list of structs); names quoted, as DuckDB reads them.
+        fields = [(f.name, duck_type_of(f.dataType)) for f in data_type.fields]
+        if any(t is None for _, t in fields):
+            return None
+        return "STRUCT(" + ", ".join('"' + n.replace('"', '""') + '" ' + t for n, t in fields) + ")"
     return SPARK_TO_DUCK.get(kind)
 
 
 def spark_type_of(duck):
     """Spark's name of a DuckDB type of a state column (a list `X[]` as `array<x>`), or None."""
-    duck = duck.strip().upper()
+    duck = duck.strip()
     if duck.endswith("[]"):
         element = spark_type_of(duck[:-2])
         return None if element is None else f"array<{element}>"
-    return DUCK_TO_SPARK.get(duck)
+    if duck.upper().startswith("STRUCT(") and duck.endswith(")"):
+        fields = []
+        for part in _top_level_split(duck[len("STRUCT(") : -1]):
+            name, kind = _struct_field(part)
+            spark = spark_type_of(kind)
+            if spark is None:
+                return None
+            fields.append("`" + name.replace("`", "``") + "`:" + spark)
+        return "struct<" + ",".join(fields) + ">"
+    return DUCK_TO_SPARK.get(duck.upper())
+
+
+def _top_level_split(text):
+    """A STRUCT's fields: `text` split at the commas outside parentheses and double quotes."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for i, ch in enumerate(text):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == "(":
+            depth += 1
+        elif not quoted and ch == ")":
+            depth -= 1
+        elif not quoted and depth == 0 and ch == ",":
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _struct_field(text):
+    """A STRUCT field `name TYPE` or `"quoted name" TYPE` as (name, type)."""
+    if text.startswith('"'):
+        end = 1
+        while True:
+            end = text.index('"', end)
+            if text[end + 1 : end + 2] == '"':
+                end += 2
+                continue
+            break
+        return text[1:end].replace('""', '"'), text[end + 1 :].strip()
+    name, _, kind = text.partition(" ")
+    return name, kind.strip()
 
 
 def duck_type(field, what="deduplication by", allowed=None):

@@ -67,10 +67,11 @@ export { serializeSchema } from "./table/schema-serialization.ts";
 export { assertWritableColumnNames } from "./table/column-names.ts";
 
 // Writing: every commit takes the one path of commit/transaction.ts
-export { recordCount, type TxnMarker } from "./commit/file-actions.ts";
+export { recordCount, removeFor, type TxnMarker } from "./commit/file-actions.ts";
 export { statsRecordCount } from "./log/stats-json.ts";
 export { standardRequirements } from "./commit/commit-requirements.ts";
 export type { OperationContext, PreparedCommit } from "./commit/operation-context.ts";
+export { writesChangeData } from "./commit/operation-context.ts";
 export { beginTransaction, commitTransaction, type TransactionOutcome } from "./commit/transaction.ts";
 export { prepareWrite } from "./operations/write-operation.ts";
 export type { RowSource } from "./write/row-source.ts";

@@ -1,6 +1,12 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, FlowOptions, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
-import { currentSnapshot, TABLE_PROPERTY, TableNotFoundError } from "../delta/index.ts";
+import {
+  currentSnapshot,
+  parseSchema,
+  TABLE_PROPERTY,
+  TableNotFoundError,
+  toLogPath,
+} from "../delta/index.ts";
 import {
   flowAppId,
   type Checkpoint,
@@ -47,6 +53,7 @@ import { updateFence } from "./update-fence.ts";
 import {
   appendBatch,
   appendStagedFiles,
+  commitStagedMerge,
   mergeBatch,
   type BatchCommit,
   type SinkSession,
@@ -70,6 +77,7 @@ import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./s
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
 import { discardSettledSparkJobs } from "./spark/spark-job-folders.ts";
 import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
+import { prepareSparkCdcApply, recordSparkCdcApply } from "./spark/spark-cdc-apply.ts";
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 
 /**
@@ -600,22 +608,90 @@ async function sparkReadAndCommit(
     // and sequence (SCD type 2).
     const plan = run.catalog.flowPlan(run.flow.name);
     const reduce = plan.kind === "auto_cdc" ? cdcBatchReduction(plan) : undefined;
-    const job = await runSparkJob({
-      ...batch,
-      cdc: {
-        ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
-        ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
-        ...(reduce ? { reduce } : {}),
+    // SCD type 1 of a target no other AUTO CDC flow writes is applied in the job itself.
+    const peers = run.dataset.flows.some((flow) => flow.auto_cdc && flow.name !== run.flow.name);
+    const inJob =
+      plan.kind === "auto_cdc" && plan.scdType === 1 && !peers
+        ? await prepareSparkCdcApply({
+            store: run.catalog.store,
+            pipelineId: run.pipelineId,
+            flow: run.flow.name,
+            plan,
+            parentVersion: head.checkpoint?.stateVersion,
+            seq,
+            target,
+            targetUri: run.spark!.bucketUri(run.catalog.tablePrefix(run.dataset.name)),
+            spark: run.spark!,
+            now: run.session.clock(),
+            tombstoneGcSeconds: tombstoneRetentionSeconds(run.dataset.properties),
+          })
+        : undefined;
+    const job = await runSparkJob(
+      {
+        ...batch,
+        cdc: {
+          ...(cdc.apply_as_deletes !== undefined ? { deletes: cdc.apply_as_deletes } : {}),
+          ...(cdc.apply_as_truncates !== undefined ? { truncates: cdc.apply_as_truncates } : {}),
+          ...(reduce ? { reduce } : {}),
+        },
       },
-    });
+      inJob ? { cdcApply: inJob.request } : {},
+    );
     const sandbox = await openSandbox();
+    const newestUpstream = input.kind === "table" ? input.newestUpstreamTimestamp : undefined;
+    const loaded = {
+      rowsIn: job.manifest.rowsIn,
+      badRecords: 0,
+      skippedRestores: input.kind === "table" ? input.skippedRestores : [],
+    };
+    if (inJob && job.manifest.cdcApplied) {
+      const stateVersion = await recordSparkCdcApply(inJob, job.manifest, job.jobId, async (type) => {
+        const [row] = await sandbox.rows(`SELECT typeof(CAST(NULL AS ${type})) AS t`);
+        return String(row?.["t"]);
+      });
+      const now = run.session.clock();
+      const committed = await commitStagedMerge(
+        { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
+        run.session,
+        {
+          schema: parseSchema(job.manifest.schemaString),
+          adds: job.manifest.files.map((file) => ({
+            path: toLogPath(file.path),
+            partitionValues: {},
+            size: file.size,
+            modificationTime: now,
+            dataChange: true,
+            stats: file.stats,
+          })),
+          read: inJob.read,
+          removes: job.manifest.removes ?? [],
+          changeData: (job.manifest.changeData ?? []).map((f) => ({ path: toLogPath(f.path), size: f.size })),
+          on: plan.kind === "auto_cdc" ? plan.keys : [],
+          deleteMark: DELETE_MARK,
+          metrics: { ...job.manifest.cdcApplied.rows, copied: job.manifest.cdcApplied.copied },
+        },
+        txn,
+        {
+          ...(newestUpstream !== undefined ? { timestampFloor: newestUpstream + 1 } : {}),
+          afterDataFiles: beforeCommit,
+        },
+      );
+      // The job's folder holds the committed files: it stays.
+      return {
+        ...committed,
+        stateVersion,
+        loaded,
+        jobId: job.jobId,
+        ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
+      };
+    }
     const what = `flow "${run.flow.name}"`;
     const rowsSql = await stagedRowsSql(target.store, job.stagedPath, sandbox, {
       flow: run.flow.name,
       seq,
       jobId: job.jobId,
     });
-    const newest = input.kind === "table" ? input.newestUpstreamTimestamp : undefined;
+    const newest = newestUpstream;
     const written = await sandbox.explainingFailures(what, async () =>
       applyChangeBatch(
         run,
@@ -634,11 +710,7 @@ async function sparkReadAndCommit(
     );
     return {
       ...written,
-      loaded: {
-        rowsIn: job.manifest.rowsIn,
-        badRecords: 0,
-        skippedRestores: input.kind === "table" ? input.skippedRestores : [],
-      },
+      loaded,
       jobId: job.jobId,
       ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
       // The staged rows are the job's output, not the table's: nothing references them once HEAD moved.

@@ -19,6 +19,7 @@ import {
   prepareWrite,
   readCommit,
   recordCount,
+  removeFor,
   standardRequirements,
   type AddFile,
   type Snapshot,
@@ -257,6 +258,90 @@ export async function appendStagedFiles(
         txn,
       ),
     rows: (metrics) => Number(metrics?.["numOutputRows"] ?? 0),
+  });
+}
+
+/** A MERGE another engine computed (a Spark job's AUTO CDC apply): its files, and the files it read. */
+export interface StagedMerge extends StagedFiles {
+  /** Every live file the job read (paths as the log names them): the table must hold exactly these. */
+  readonly read: readonly string[];
+  /** The files it rewrote (a subset of `read`). */
+  readonly removes: readonly string[];
+  /** The columns rows were matched on, and the source's delete mark (for the history). */
+  readonly on: readonly string[];
+  readonly deleteMark: string;
+  /** Its change-data files (paths as the log names them). */
+  readonly changeData: readonly { readonly path: string; readonly size: number }[];
+  readonly metrics: {
+    readonly inserted: number;
+    readonly updated: number;
+    readonly deleted: number;
+    readonly copied: number;
+  };
+}
+
+/**
+ * Commits a MERGE another engine computed with `txn`, unless the table already holds it: the same
+ * commit as `mergeBatch`'s (txn check, schema evolution, MERGE in the history), only the files were
+ * written elsewhere. The job read the table as Ebb listed it; a table that changed since (a file
+ * added or removed) is a conflict, and the batch runs again.
+ */
+export async function commitStagedMerge(
+  target: SinkTarget,
+  session: SinkSession,
+  staged: StagedMerge,
+  txn: TxnMarker,
+  options: Pick<BatchOptions, "timestampFloor" | "afterDataFiles"> = {},
+): Promise<BatchCommit> {
+  const bytes = staged.adds.reduce((sum, add) => sum + add.size, 0);
+  const { inserted, updated, deleted, copied } = staged.metrics;
+  const mark = `source.${quoteIdentifier(staged.deleteMark)}`;
+  return commitBatch(target, session, async () => staged.schema, txn, options, {
+    prepare: async (_context, snapshot) => {
+      const live = [...snapshot.files.keys()];
+      if (live.length !== staged.read.length || !staged.read.every((path) => snapshot.files.has(path)))
+        throw new TableWriteConflictError(
+          target.name,
+          new Error("its files changed while a Spark job applied the batch's changes"),
+        );
+      const now = session.clock();
+      return {
+        actions: [
+          ...staged.removes.map((path) => ({ remove: removeFor(snapshot.files.get(path)!, now) })),
+          ...staged.adds.map((add) => ({ add })),
+          ...staged.changeData.map((file) => ({
+            cdc: { path: file.path, partitionValues: {}, size: file.size, dataChange: false },
+          })),
+        ],
+        operation: {
+          operation: "MERGE",
+          // As `mergeBatch`'s MERGE records them.
+          operationParameters: {
+            predicate: JSON.stringify([staged.on.map((k) => `target.${k} = source.${k}`).join(" AND ")]),
+            matchedPredicates: JSON.stringify([
+              { actionType: "delete", predicate: mark },
+              { actionType: "update" },
+            ]),
+            notMatchedPredicates: JSON.stringify([{ actionType: "insert", predicate: `NOT ${mark}` }]),
+          },
+          operationMetrics: {
+            numTargetRowsInserted: inserted,
+            numTargetRowsUpdated: updated,
+            numTargetRowsDeleted: deleted,
+            numTargetRowsCopied: copied,
+            numOutputRows: inserted + updated + copied,
+            numOutputBytes: bytes,
+            numTargetFilesAdded: staged.adds.length,
+            numTargetFilesRemoved: staged.removes.length,
+            numTargetChangeFilesAdded: staged.changeData.length,
+          },
+          isBlindAppend: false,
+        },
+        requirements: standardRequirements({ readFiles: staged.read, removedFiles: staged.removes }),
+      };
+    },
+    rows: (metrics) =>
+      Number(metrics?.["numTargetRowsInserted"] ?? 0) + Number(metrics?.["numTargetRowsUpdated"] ?? 0),
   });
 }
 

@@ -44,9 +44,14 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
     };
   };
 
-  it("evaluates apply_as_deletes in Spark SQL and deletes its staged rows once committed", async () => {
+  it("evaluates apply_as_deletes in Spark SQL and applies the SCD type 1 MERGE in the job", async () => {
     // The job's manifests, read before HEAD moves (the job's folder goes then).
-    const manifests: { rowsIn: number; rowsOut: number }[] = [];
+    const manifests: {
+      rowsIn: number;
+      rowsOut: number;
+      cdcApplied?: { rows: Record<string, number> };
+      changeData?: unknown[];
+    }[] = [];
     const harness: EngineHarness = new EngineHarness({
       spark: port,
       crash: async (point) => {
@@ -107,16 +112,19 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
       // The tie at 9 goes to the row whose JSON hashes higher, as on DuckDB.
       expect(rows.map((r) => ({ id: Number(r["id"]), name: r["name"] }))).toEqual([{ id: 2, name: "bea" }]);
       expect(manifests).toHaveLength(1);
-      expect({ rowsIn: manifests[0]!.rowsIn, rowsOut: manifests[0]!.rowsOut }).toEqual({
-        rowsIn: 6,
-        rowsOut: 2,
-      });
+      const [manifest] = manifests;
+      // The job applied the MERGE: the one row left is the table's, written with the change feed.
+      expect({ rowsIn: manifest!.rowsIn, rowsOut: manifest!.rowsOut }).toEqual({ rowsIn: 6, rowsOut: 1 });
+      expect(manifest!.cdcApplied?.rows).toEqual({ inserted: 1, updated: 0, deleted: 0 });
+      expect(manifest!.changeData).toHaveLength(1);
       expect(await listAllKeys(harness.store, "state/")).not.toContainEqual(
         expect.objectContaining({ key: expect.stringContaining("/spark-jobs/") }),
       );
 
       const store = new DatasetCatalog(pipeline, harness.store).tableStore("customers");
-      expect((await listAllKeys(store, "spark/")).map((o) => o.key)).toEqual([]);
+      expect(
+        (await listAllKeys(store, "spark/")).map((o) => o.key).filter((k) => k.endsWith(".parquet")),
+      ).not.toEqual([]);
     } finally {
       await harness.close();
     }
@@ -177,6 +185,35 @@ const twinEvent = (id: number) => ({
   op: id % 13 === 0 ? "TRUNCATE" : id % 4 === 0 ? "DELETE" : "UPSERT",
 });
 
+/** The SCD type 1 targets: their batches on Spark are applied in the job (MERGE, change feed, state). */
+const JOB_APPLIED = ["latest", "filled"];
+
+/**
+ * A target's change feed, commit by commit: each MERGE's change rows (without the commit's version
+ * and time, which the twins' compactions and clocks number differently), oldest first.
+ */
+async function changeFeed(cp: TestControlPlane, pipelineId: string, table: string): Promise<unknown[]> {
+  const { spec } = await cp.client.getPipeline(pipelineId);
+  const name = `${spec.catalog}.${spec.schema}.${table}`;
+  const { history } = await cp.client.history(name);
+  const merges = history
+    .filter((entry) => entry["operation"] === "MERGE")
+    .map((entry) => Number(entry["version"]))
+    .sort((a, b) => a - b);
+  const feed: unknown[] = [];
+  for (const version of merges) {
+    const { changes } = await cp.client.changes(name, {
+      starting_version: version,
+      ending_version: version,
+      max_results: 1000,
+    });
+    feed.push(
+      changes.map(({ _commit_version: _v, _commit_timestamp: _t, ...row }) => JSON.stringify(row)).sort(),
+    );
+  }
+  return feed;
+}
+
 /**
  * A state without its events' `__cdc_at` (when its batch was applied: the twins' batches run at
  * different times; it only ages tombstones out, after two days).
@@ -218,6 +255,10 @@ describe.skipIf(!sparkEngineReady)("AUTO CDC on Spark against DuckDB alone", () 
         tables: TWIN_TARGETS,
         lines: (rows) => Array.from({ length: rows }, () => JSON.stringify(twinEvent(nextId++))),
         check: async ({ duck, mixed }, what) => {
+          for (const table of JOB_APPLIED)
+            expect(await changeFeed(cp, mixed.id, table), `${table}'s change feed after ${what}`).toEqual(
+              await changeFeed(cp, duck.id, table),
+            );
           for (const flow of TWIN_TARGETS.map((t) => `${t}_cdc`))
             expect(
               withoutApplyTimes(await twins.flowState(mixed.id, flow)),

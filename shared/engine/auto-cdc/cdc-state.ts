@@ -66,6 +66,18 @@ export interface CdcStateRef {
 
 /** The state version a checkpoint names (`undefined`: the empty state). */
 export async function openCdcState(ref: CdcStateRef, version: string | undefined): Promise<CdcState> {
+  return (await readCdcState(ref, version)).state;
+}
+
+/**
+ * The state version a checkpoint names, and the stored version under it: a Spark job that applies
+ * the batch reads its buckets and Ebb writes the next version's manifest from the job's answer
+ * (spark/spark-cdc-apply.ts).
+ */
+export async function readCdcState(
+  ref: CdcStateRef,
+  version: string | undefined,
+): Promise<{ readonly state: CdcState; readonly version: StateVersion }> {
   const state = await openStateVersion({
     store: ref.store,
     flow: { pipelineId: ref.pipelineId, flowId: ref.flowId },
@@ -80,11 +92,34 @@ export async function openCdcState(ref: CdcStateRef, version: string | undefined
       `the state of AUTO CDC flow "${ref.flowId}" (${version}) has a ${truncate?.success === false ? "truncate sequence" : "column layout"} Ebb did not write: reset the flow's checkpoint (reset_checkpoint_selection) or fully refresh its table`,
       { data: { flow: ref.flowId, version } },
     );
-  return new StoredCdcState(state, {
+  const meta: CdcStateMeta = {
     ...(truncate ? { truncate: truncate.data } : {}),
     ...(state.meta[ADOPTING_META] === true ? { adopting: true } : {}),
     ...(layout ? { layout: layout.data } : {}),
-  });
+  };
+  return { state: new StoredCdcState(state, meta), version: state };
+}
+
+/** The next version's meta: the parent's with `meta`'s entries set (an absent one removed). */
+export function nextCdcMeta(
+  parent: Readonly<Record<string, unknown>>,
+  meta: CdcStateMeta,
+): Record<string, unknown> {
+  const next: Record<string, unknown> = { ...parent };
+  for (const [name, value] of metaEntries(meta)) {
+    if (value === undefined) delete next[name];
+    else next[name] = value;
+  }
+  return next;
+}
+
+/** The version meta's entries `meta` sets (undefined: removed), as both engines write them. */
+function metaEntries(meta: CdcStateMeta): readonly (readonly [string, unknown])[] {
+  return [
+    [TRUNCATE_META, meta.truncate],
+    [ADOPTING_META, meta.adopting],
+    [LAYOUT_META, meta.layout],
+  ];
 }
 
 class StoredCdcState implements CdcState {
@@ -121,9 +156,7 @@ class StoredCdcState implements CdcState {
       this.#table,
       `SELECT ${this.#table.schema.key.map((c) => quoteIdentifier(c.name)).join(", ")} FROM ${quoteIdentifier(this.#loaded!)}`,
     );
-    writer.setMeta(TRUNCATE_META, change.meta.truncate);
-    writer.setMeta(ADOPTING_META, change.meta.adopting);
-    writer.setMeta(LAYOUT_META, change.meta.layout);
+    for (const [name, value] of metaEntries(change.meta)) writer.setMeta(name, value);
     return (await writer.commit(sandbox, seq)).version;
   }
 }

@@ -65,6 +65,8 @@ export interface SparkBatchRequest {
     readonly deletes?: string;
     readonly truncates?: string;
     readonly reduce?: CdcBatchReduction;
+    /** The job applies the events itself (SCD type 1), unless it answers why not: see the type. */
+    readonly apply?: SparkCdcApplyRequest;
   };
   readonly output: {
     /** The table's root folder. */
@@ -81,6 +83,44 @@ export interface SparkBatchRequest {
   readonly manifestUri: string;
   /** A stateful flow's operators and the parent state version they continue (spark-state.ts). */
   readonly state?: SparkStateRequest;
+}
+
+/**
+ * An AUTO CDC batch the job applies (functions/spark/ebb_spark_cdc_apply.py, as auto-cdc/apply-changes.ts
+ * does in DuckDB): Ebb plans (the state version, the target's files), the job computes the MERGE and
+ * the next `cdc_keys` buckets; its manifest's `cdcApplied` says it did. A batch it cannot apply (its
+ * own checks) is staged as events for Ebb's apply, as without `apply`.
+ */
+export interface SparkCdcApplyRequest {
+  /** The layout's parts that need no output columns (the job resolves the written ones as `reduce` does). */
+  readonly layout: {
+    readonly scdType: 1 | 2;
+    readonly keys: readonly string[];
+    readonly sequence: readonly string[];
+    readonly ignoreNullUpdates: boolean;
+  };
+  /** The parent state's truncate sequence (DuckDB JSON text), or null. */
+  readonly truncate: string | null;
+  /** The batch's apply time (epoch µs) and the time before which a lone tombstone expired. */
+  readonly nowMicros: number;
+  readonly expiredBeforeMicros: number;
+  /** The types whose tie hash both engines spell alike (auto-cdc/batch-reduction.ts `TIE_HASH_TYPES`). */
+  readonly tieTypes: readonly string[];
+  /** The flow's state folder, this attempt's staging folder for state files, the `cdc_keys` table. */
+  readonly state: {
+    readonly stateUri: string;
+    readonly stagingUri: string;
+    readonly seq: number;
+  } & SparkStateTableRequest;
+  /** The target as Ebb read it: its columns (null: no table yet) and live files. */
+  readonly target: {
+    readonly columns: readonly string[] | null;
+    readonly partitioned: boolean;
+    readonly deletionVectors: boolean;
+    /** The table writes its change feed (a new table will: AUTO CDC targets have it on). */
+    readonly changeData: boolean;
+    readonly files: readonly { readonly uri: string; readonly path: string }[];
+  };
 }
 
 /** A state table of the parent version, its files as URIs the job reads (state-manifest.ts). */
@@ -242,6 +282,25 @@ const succeededSchema = z.object({
     .optional(),
   sparkApplicationId: z.string().optional(),
   state: sparkStateResultSchema.optional(),
+  /** An AUTO CDC batch the job applied: the files its MERGE rewrote (paths, as the log names them). */
+  removes: z.array(z.string().min(1)).optional(),
+  /** The MERGE's change-data files (relative to the table root). */
+  changeData: z.array(z.object({ path: z.string().min(1), size: z.number().int().nonnegative() })).optional(),
+  cdcApplied: z
+    .object({
+      /** The flow's output columns (the layout Ebb checks) and the sequence's DuckDB type. */
+      output: z.array(z.string()),
+      sequenceType: z.string().min(1),
+      rows: z.object({
+        inserted: z.number().int().nonnegative(),
+        updated: z.number().int().nonnegative(),
+        deleted: z.number().int().nonnegative(),
+      }),
+      copied: z.number().int().nonnegative(),
+      /** The truncate sequence the batch moved up to (DuckDB JSON text). */
+      truncate: z.string().optional(),
+    })
+    .optional(),
 });
 
 /**

@@ -14,6 +14,7 @@ import {
   stagingPath,
   type SparkBatchInput,
   type SparkBatchRequest,
+  type SparkCdcApplyRequest,
   type SparkFailure,
   type SparkManifest,
 } from "./spark-batch-contract.ts";
@@ -137,7 +138,12 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
 /** Steps 1-2 and the manifest's read: what the job wrote, not committed. */
 export async function runSparkJob(
   batch: Omit<SparkBatch, "target" | "session" | "beforeCommit">,
-  options: { readonly partitionColumns?: readonly string[]; readonly state?: PreparedSparkState } = {},
+  options: {
+    readonly partitionColumns?: readonly string[];
+    readonly state?: PreparedSparkState;
+    /** An AUTO CDC batch the job applies itself (spark-cdc-apply.ts), given its state staging key. */
+    readonly cdcApply?: (stagingKey: string) => SparkCdcApplyRequest;
+  } = {},
 ): Promise<SparkJobResult> {
   // 1. The request (of the attempt whose job already ran, when the port holds one).
   const attempt = batch.spark.attemptOf?.(batch.flow, batch.seq) ?? randomUUID().slice(0, 8);
@@ -159,7 +165,16 @@ export async function runSparkJob(
           })),
         }
       : {}),
-    ...(batch.cdc ? { cdc: batch.cdc } : {}),
+    ...(batch.cdc
+      ? {
+          cdc: {
+            ...batch.cdc,
+            ...(options.cdcApply
+              ? { apply: options.cdcApply(key.replace(/manifest\.json$/, "cdc-state")) }
+              : {}),
+          },
+        }
+      : {}),
     output: {
       tableUri: batch.spark.bucketUri(batch.catalog.tablePrefix(batch.dataset)),
       stagingPath: stagingPath(batch.seq, attempt),

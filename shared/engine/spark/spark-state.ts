@@ -146,7 +146,7 @@ function watermarkOf(plan: FlowPlan) {
 }
 
 /** A state table of the parent version as the job reads it: its files as URIs, the buckets due a snapshot. */
-function describeTable(
+export function describeTable(
   version: StateVersion,
   name: string,
   spark: SparkJobs,
