@@ -8,8 +8,13 @@ process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
 /** Settings the main suite and the client-compatibility suite (vitest.clients.config.ts) share. */
 export const sharedTestSettings: NonNullable<ViteUserConfig["test"]> = {
   globalSetup: ["test/global-setup.ts"],
-  testTimeout: 60_000,
-  hookTimeout: 120_000,
+  // A bound for a hang, not a speed check: under a heavy load (a CI run beside other work, load 18+)
+  // a property test or a browser flow takes several times its quiet time, and per-test bounds fitted
+  // to quiet times failed runs that were only slow. Tests set none of their own below this.
+  testTimeout: 600_000,
+  hookTimeout: 600_000,
+  // expect.poll's own default (1 s) failed a browser test whose click started an update at load 18.
+  expect: { poll: { timeout: 60_000 } },
   pool: "forks",
   // One file per core: most files spend much of their time waiting on the stand-ins, DuckDB's
   // threads or a child process, so a core per file stays busy. Vitest's default (one core less)

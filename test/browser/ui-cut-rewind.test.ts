@@ -187,7 +187,7 @@ describe("the web UI: several pipelines rewound to one cut, then replayed in ord
     await expect(replay.getByRole("listitem").first().textContent()).resolves.toContain(`1/2 ${BRONZE}`);
     await screenshot(page, "cut-4-replayed");
     expect(await ids(silverTable)).toEqual([1, 2, 3, 4, 5]);
-  }, 180_000);
+  });
 
   it("says on silver's update page which cut and which ordered run each update belongs to", async () => {
     const updates = (await cp.client.listUpdates(silver)).updates;

@@ -123,7 +123,7 @@ describe("the web UI's pages in a browser", () => {
       .toMatch(/caught up.*3.*3/);
     await page.locator('.graph-node[data-dataset="clicks_per_page"]').getByText("2 rows").waitFor();
     await screenshot(page, "pipeline-run-live");
-  }, 150_000);
+  });
 
   it("shows the update's expectations per dataset with the rows that passed and failed", async () => {
     const quality = page.getByRole("region", { name: "Data quality" });

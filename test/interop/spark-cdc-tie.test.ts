@@ -158,5 +158,5 @@ describe.skipIf(!sparkEngineReady)("the AUTO CDC tie hash on Spark", () => {
         true,
       );
     }
-  }, 240_000);
+  });
 });

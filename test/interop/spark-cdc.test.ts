@@ -128,7 +128,7 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
     } finally {
       await harness.close();
     }
-  }, 300_000);
+  });
 });
 
 /** A target per kind of apply, each over the same files. */

@@ -181,7 +181,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       } finally {
         await harness.close();
       }
-    }, 300_000);
+    });
   }
 
   it("converges after the Spark driver is killed while its job writes", async () => {
@@ -201,7 +201,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
     } finally {
       await harness.close();
     }
-  }, 400_000);
+  });
 
   // An AUTO CDC batch on Spark writes the next state version before its MERGE: a retry after the
   // commit runs the job again and rewrites the same state (the MERGE is not applied twice), so the
@@ -259,7 +259,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       } finally {
         await harness.close();
       }
-    }, 300_000);
+    });
   }
 
   /**
@@ -558,7 +558,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
         } finally {
           await harness.close();
         }
-      }, 900_000);
+      });
     }
 
     it(`${name} on Spark converges after the Spark driver is killed while its job writes the state`, async () => {
@@ -581,7 +581,7 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
       } finally {
         await harness.close();
       }
-    }, 900_000);
+    });
   }
 
   // The state machine retries its startJobRun.sync state on the service's internal errors
@@ -627,5 +627,5 @@ describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
     } finally {
       await harness.close();
     }
-  }, 900_000);
+  });
 });

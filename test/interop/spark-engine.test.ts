@@ -210,5 +210,5 @@ describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
         /expectation "named" of dataset "raw" is a (VARCHAR|string), not a boolean/,
       );
     }
-  }, 300_000);
+  });
 });

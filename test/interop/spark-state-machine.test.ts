@@ -130,7 +130,7 @@ describe.skipIf(python === undefined || jars === undefined)(
         expect(p.engine).toBe("spark");
         expect(p.spark_job_id).toMatch(/^local-\d+\/ingest-[12]$/);
       }
-    }, 400_000);
+    });
 
     it("fails the update with SPARK_JOB_FAILED, Spark's error and the job run's id, when the job fails", async () => {
       const landing = `${cp.landing}/bad`;
@@ -148,6 +148,6 @@ describe.skipIf(python === undefined || jars === undefined)(
       // The entry script's own account of it (its failed manifest), not the job run's state details.
       expect(update.error?.message).toMatch(/JsonEOFException/);
       expect(update.error?.message).not.toMatch(/Job failed:/);
-    }, 400_000);
+    });
   },
 );

@@ -24,7 +24,8 @@ const group = (
   include: string[],
   settings: { isolate?: boolean; exclude?: string[] } = {},
 ) => ({
-  test: { name, include, testTimeout: 300_000, hookTimeout: 120_000, pool: "forks" as const, ...settings },
+  // A bound for a hang (vitest.config.ts says why so long); Spark batches under a heavy load take minutes.
+  test: { name, include, testTimeout: 1_200_000, hookTimeout: 600_000, pool: "forks" as const, ...settings },
 });
 
 /** The interop suite (`npm run test:interop`): needs the Python engines `run.sh` installs. */

@@ -170,7 +170,7 @@ describe("auto_loader listing", () => {
       ),
       { numRuns: Number(process.env["RUNS"] ?? 100) },
     );
-  }, 120_000);
+  });
 
   it("lists incrementally while names arrive in order, in full every 8th batch", async () => {
     const h = harness("auto", 1);

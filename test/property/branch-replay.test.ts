@@ -159,5 +159,5 @@ describe("branch replay + publish = rewind + replay", () => {
       }),
       { numRuns: Number(process.env["RUNS"] ?? 12), endOnFailure: true },
     );
-  }, 120_000);
+  });
 });

@@ -91,5 +91,5 @@ describe("resuming a flow from the DynamoDB HEAD item", () => {
       }),
       { numRuns: Number(process.env["RUNS"] ?? 15) },
     );
-  }, 120_000);
+  });
 });

@@ -168,5 +168,5 @@ describe("VACUUM over a keys-only listing", () => {
       }),
       { numRuns: 25 },
     );
-  }, 300_000);
+  });
 });

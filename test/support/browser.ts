@@ -44,7 +44,8 @@ export async function newPage(browser: Browser, options: PageOptions = {}): Prom
     ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
   });
   const page = await context.newPage();
-  page.setDefaultTimeout(30_000);
+  // Under a heavy load a click that starts an update takes seconds to show its result.
+  page.setDefaultTimeout(120_000);
   // An uncaught error in the app is a test failure's likeliest cause: say it where the test output is.
   page.on("pageerror", (error) => console.error(`browser page error: ${error.stack ?? error.message}`));
   return page;

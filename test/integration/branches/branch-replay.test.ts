@@ -216,7 +216,7 @@ describe("replay on a branch", () => {
     await run(reference.id);
     for (const table of TABLES)
       expect(await liveRows(p, table), table).toEqual(await liveRows(reference, table));
-  }, 180_000);
+  });
 
   it("a branch with more commits of its own than live has versions publishes under live's numbering: its downstream stream reads on after the publish, nothing lost or twice", async () => {
     const { p, reference } = await badDeployThenBranch();
@@ -256,7 +256,7 @@ describe("replay on a branch", () => {
     for (const table of TABLES)
       expect(await liveRows(p, table), table).toEqual(await liveRows(reference, table));
     expect((await liveRows(p, "big")).map((r) => r.id)).toEqual([2, 5, 6, 7, 8]);
-  }, 240_000);
+  });
 
   it("deleting the pipeline deletes its branches: their pipeline items, records and logs", async () => {
     const { p } = await badDeployThenBranch();
@@ -270,7 +270,7 @@ describe("replay on a branch", () => {
     for (const table of TABLES) expect(await branchRows(p, table, "fix"), table).toEqual([]);
     const logs = await testObjectStore("").list(`${p.folder("orders")}_branches/`);
     expect(logs.objects).toEqual([]);
-  }, 120_000);
+  });
 
   it("a live update runs beside a branch update, neither touching the other's tables; a second branch update is PIPELINE_BUSY; publish is then BRANCH_OUT_OF_DATE", async () => {
     const { p, reference } = await badDeployThenBranch();
@@ -309,7 +309,7 @@ describe("replay on a branch", () => {
     // Its update ended: the branch is discarded.
     await cp.client.discardBranch(p.id, "fix");
     expect((await cp.client.branches(p.id)).branches ?? []).toEqual([]);
-  }, 180_000);
+  });
 
   it("refuses what does not combine with branch, and an unknown branch, starting nothing", async () => {
     const { p } = await badDeployThenBranch();
@@ -341,5 +341,5 @@ describe("replay on a branch", () => {
     expect([behind.status, behind.errorCode]).toEqual([409, "BRANCH_READER_BEHIND"]);
     expect(behind.message).toContain("pick");
     expect((await cp.client.listUpdates(p.id)).updates.length).toBe(before + 1);
-  }, 120_000);
+  });
 });

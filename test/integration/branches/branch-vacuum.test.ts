@@ -46,5 +46,5 @@ describe("a branch of a materialized view, VACUUMed past every point", () => {
     await h.run();
     const rows = await h.rows("totals", "region");
     expect(rows.reduce((n, r) => n + Number(r["n"]), 0)).toBe(6);
-  }, 120_000);
+  });
 });

@@ -167,7 +167,7 @@ describe("branches", () => {
     // The name is free again.
     await cp.client.createBranch(p.id, "fix-1", { rewind_point_id: point });
     expect((await cp.client.branchDiff(p.id, "fix-1")).tables[0]!.only_on_live.count).toBe(1);
-  }, 100_000);
+  });
 
   it("a live VACUUM keeps every file a branch names, once no point does; discarding the branch frees them", async () => {
     const p = await createPipeline("SELECT id, amount FROM source");
@@ -219,7 +219,7 @@ describe("branches", () => {
     expect(after.protected_branches).toBeUndefined();
     expect(after.files.map((f) => folder + f.path).sort()).toEqual(expect.arrayContaining(pointFiles));
     for (const key of pointFiles) expect(await bucket().head(key), key).toBeUndefined();
-  }, 100_000);
+  });
 
   it("publishes a branch made before a bad deploy: live becomes the point's data, a replay the fixed run; busy and moved-on refused", async () => {
     const p = await createPipeline("SELECT id, amount FROM source");
@@ -294,5 +294,5 @@ describe("branches", () => {
     expect([late.status, late.errorCode]).toEqual([409, "BRANCH_OUT_OF_DATE"]);
     expect(late.message).toContain("make the branch again");
     expect((await rows(p.table)).map((r) => r.id)).toEqual([1, 2, 3, 4]);
-  }, 120_000);
+  });
 });

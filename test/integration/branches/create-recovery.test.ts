@@ -46,5 +46,5 @@ describe("a branch's creation, crashed before its record", () => {
     expect((await listBranches(h.plane, h.pipelineId, {})).branches.map((b) => b.name)).toEqual(["fix"]);
     const shown = await getBranch(h.plane, h.pipelineId, "fix");
     expect(shown.branch.tables.map((t) => t.branch_version)).toEqual([0, 0, 0]);
-  }, 60_000);
+  });
 });

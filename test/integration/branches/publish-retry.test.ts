@@ -84,5 +84,5 @@ describe("publish, crashed after the first table's RESTORE", () => {
     await h.deploy(scenarioPipeline(h.landingUri));
     await h.run();
     expect((await h.rows("raw")).map((r) => Number(r["id"]))).toEqual([1, 2, 3, 4, 5, 6]);
-  }, 120_000);
+  });
 });

@@ -216,7 +216,7 @@ describe("ebb CLI over the API", () => {
     );
     const again = await ebb("optimize", "cli.demo.raw", "--json");
     expect(JSON.parse(again.out)).toMatchObject({ dry_run: false, metrics: { num_bins: 0 } });
-  }, 240_000);
+  });
 
   it("refuses without running anything: a rewind nobody can confirm, a definition file it cannot read", async () => {
     const run = async (...args: string[]) => {
@@ -287,5 +287,5 @@ describe("ebb CLI over the API", () => {
     } finally {
       process.env = saved;
     }
-  }, 120_000);
+  });
 });

@@ -89,5 +89,5 @@ describe("ebb branch", () => {
     const unknown = await ebb("branch", "diff", id, "fix");
     expect(unknown.code).not.toBe(0);
     expect(unknown.err).toContain("BRANCH_NOT_FOUND");
-  }, 120_000);
+  });
 });

@@ -190,5 +190,5 @@ describe("ebb run's progress for stateful flows", () => {
       num_joined_rows: 1,
       num_left_outer_rows: 1,
     });
-  }, 180_000);
+  });
 });

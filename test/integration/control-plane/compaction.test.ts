@@ -83,7 +83,7 @@ describe("compaction", () => {
     expect(await ids("clean")).toEqual(range(4));
     const [total] = (await cp.client.query("compact.s.total")).rows;
     expect(total).toEqual({ n: 4, s: 10 });
-  }, 180_000);
+  });
 
   it("rewinds to a point before the compaction: that point's files come back, and the replay reads each row once", async () => {
     const points = (await cp.client.rewindPoints(pipelineId)).rewind_points;
@@ -101,7 +101,7 @@ describe("compaction", () => {
     expect(replay.state, replay.error?.message).toBe("COMPLETED");
     expect(await ids("raw")).toEqual(range(4));
     expect(await ids("clean")).toEqual(range(4));
-  }, 180_000);
+  });
 
   it("OPTIMIZE through the API: dry run, compaction, nothing left to do; the reader carries on", async () => {
     const before = await ids("clean");
@@ -115,7 +115,7 @@ describe("compaction", () => {
     expect(await cp.client.optimize("compact.s.clean")).toMatchObject({ metrics: { num_bins: 0 } });
     await landAndRun();
     expect(await ids("clean")).toEqual(range(5));
-  }, 180_000);
+  });
 
   it("refuses unknown fields and tables that do not exist", async () => {
     await expect(cp.client.optimize("compact.s.clean", { zorder_by: ["id"] } as never)).rejects.toMatchObject(

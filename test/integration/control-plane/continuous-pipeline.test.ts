@@ -75,7 +75,7 @@ describe("a continuous pipeline", () => {
     await cp.client.stopPipeline(pipelineId);
     expect((await cp.client.getUpdate(pipelineId, update_id)).update.state).toBe("CANCELED");
     expect((await cp.client.getPipeline(pipelineId))["state"]).toBe("IDLE");
-  }, 120_000);
+  });
 
   it("hands a full refresh over to a new execution without resetting its tables again", async () => {
     // Two cycles per execution: the update continues as new executions every two cycles.
@@ -134,5 +134,5 @@ describe("a continuous pipeline", () => {
     } finally {
       delete process.env[CYCLES_PER_EXECUTION_VARIABLE];
     }
-  }, 120_000);
+  });
 });

@@ -48,4 +48,4 @@ it("creates the streaming table empty, so the view over it refreshes", async () 
   expect(second.state, second.error?.message).toBe("COMPLETED");
   expect(await rows("raw", "SELECT id FROM t ORDER BY id")).toEqual([{ id: 4 }, { id: 5 }]);
   expect(await rows("totals", "SELECT n, total FROM t")).toEqual([{ n: 2, total: 9 }]);
-}, 120_000);
+});

@@ -111,7 +111,7 @@ describe.skipIf(aws.stepFunctionsEndpoint === undefined)("the update state machi
       "FinishUpdate",
     ]);
     expect(await count()).toEqual([{ n: 3 }]);
-  }, 180_000);
+  });
 
   it("takes a flow's failure down the Catch path: the update FAILED with its code, the execution FAILED", async () => {
     const landing = await folder("fail");
@@ -137,7 +137,7 @@ describe.skipIf(aws.stepFunctionsEndpoint === undefined)("the update state machi
       "FailUpdate",
       "FailUpdateFailed",
     ]);
-  }, 180_000);
+  });
 
   /**
    * A difference from AWS, pinned: AWS reports a stopped execution ABORTED at once (the task in hand
@@ -172,7 +172,7 @@ describe.skipIf(aws.stepFunctionsEndpoint === undefined)("the update state machi
     // "Custom Error Names MUST NOT begin with the prefix 'States.'"); no Catch runs.
     expect(await described(update_id)).toMatchObject({ status: "FAILED", error: "States.Runtime" });
     expect(await entered(update_id)).not.toContain("FailUpdate");
-  }, 180_000);
+  });
 });
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -79,7 +79,7 @@ describe("an update whose execution is gone", () => {
       sql: "SELECT count(*) AS n, count(DISTINCT id) AS ids, min(id) AS lo, max(id) AS hi FROM t",
     });
     expect(rows).toEqual([{ n: FILES, ids: FILES, lo: 1, hi: FILES }]);
-  }, 180_000);
+  });
 });
 
 /** The plane's Step Functions, as an operator outside Ebb would reach it. */

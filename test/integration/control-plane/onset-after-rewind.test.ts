@@ -71,5 +71,5 @@ describe("the onset finder after a rewind", () => {
       sql: "SELECT count(*) AS bad FROM t WHERE id < 0",
     });
     expect(rows.rows).toEqual([{ bad: 0 }]);
-  }, 180_000);
+  });
 });

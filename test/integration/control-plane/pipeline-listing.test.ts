@@ -87,7 +87,7 @@ describe("the pipeline listing", () => {
     } finally {
       for (const id of own) await cp.client.deletePipeline(id, true);
     }
-  }, 180_000);
+  });
 
   it.each(["notebook='/Users/me/etl'", "name = 'listing 0'", "name LIKE 'a%' AND name LIKE '%b'"])(
     "refuses the filter %s naming the form it reads (UNSUPPORTED_PIPELINE_FILTER)",

@@ -92,7 +92,7 @@ describe("pipeline projects through the API and ebb deploy", () => {
       { region: "EU", orders: 2, revenue: 22.49 },
       { region: "US", orders: 1, revenue: 3 },
     ]);
-  }, 300_000);
+  });
 
   it("the AUTO CDC project through the API's project field equals the YAML walk-through (SCD 1 and 2)", async () => {
     const files = projectFolder("examples/auto-cdc-project");
@@ -121,7 +121,7 @@ describe("pipeline projects through the API and ebb deploy", () => {
       );
     }
     expect((await rows("cdc.users.users_history", "userId, __START_AT")).length).toBeGreaterThan(4);
-  }, 300_000);
+  });
 
   it("the request's catalog and schema win over the spec's (a bundle's per-environment target)", async () => {
     const files = projectFolder("examples/auto-cdc-project");
@@ -136,7 +136,7 @@ describe("pipeline projects through the API and ebb deploy", () => {
     created.push(pipeline_id);
     const pipeline = await cp.client.getPipeline(pipeline_id);
     expect(pipeline.spec).toMatchObject({ catalog: "cdc_dev", schema: "users_dev" });
-  }, 120_000);
+  });
 
   it("several flows into one table and a temporary view (the peer suite's regional-orders project)", async () => {
     const files = projectFolder("test/sdp-peer/projects/regional-orders");
@@ -171,7 +171,7 @@ describe("pipeline projects through the API and ebb deploy", () => {
       { market: "EU", orders: 1, total: 300 },
       { market: "US", orders: 2, total: 250 },
     ]);
-  }, 300_000);
+  });
 
   // The examples whose YAML reads an event stream or keeps windowed state, as projects: each is created
   // through the API's project field and passes a validate_only update (its SQL translated from Spark's

@@ -153,6 +153,5 @@ describe("operator state compatibility, refused up front", () => {
       );
       expect(old).toMatchObject({ status: 409, errorCode: "INCOMPATIBLE_STATE" });
     },
-    120_000,
   );
 });

@@ -155,7 +155,7 @@ describe("the state reader", () => {
     expect(
       await cp.client.flowState(pipelineId, "dedup", { rewind_point_id: point.rewind_point_id }),
     ).toEqual(atPoint);
-  }, 180_000);
+  });
 
   it("`ebb state` prints the rows at HEAD and at a point; `ebb run` shows the state operators", async () => {
     const ebb = async (...args: string[]) => {

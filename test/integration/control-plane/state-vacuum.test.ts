@@ -99,5 +99,5 @@ describe("VACUUM of operator state", () => {
     expect(await ids()).toEqual([1, 2]);
     await run();
     expect(await ids()).toEqual([1, 2, 3, 4]);
-  }, 180_000);
+  });
 });

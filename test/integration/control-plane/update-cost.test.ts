@@ -81,7 +81,7 @@ describe("the cost of an update", () => {
     // PlanUpdate, a RunFlow per item, FinishUpdate.
     expect(update.lambdaInvocations).toBe(DATASETS + 2);
     expect(requestsOf(update.requests, "S3")).toBeGreaterThan(0);
-  }, 60_000);
+  });
 
   it("keeps an update with nothing new within its request budget", async () => {
     const idle = await countedUpdate();
@@ -99,5 +99,5 @@ describe("the cost of an update", () => {
     // PlanUpdate and FinishUpdate each write their state changes and events in one transaction.
     expect(idle.requests.get("DynamoDBDocument TransactWriteCommand")).toBe(2);
     expect(idle.requests.get("DynamoDBDocument PutCommand") ?? 0).toBeLessThanOrEqual(1);
-  }, 60_000);
+  });
 });

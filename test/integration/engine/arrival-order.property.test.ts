@@ -115,5 +115,5 @@ describe("file arrival across update boundaries", () => {
       { numRuns: 4 },
     );
     // Four runs of up to ten updates each, every one through start-update and the steps.
-  }, 300_000);
+  });
 });

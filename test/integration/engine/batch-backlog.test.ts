@@ -76,7 +76,7 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
     } finally {
       await harness.close();
     }
-  }, 300_000);
+  });
 
   it("a row bound lands only the files its batch takes to count their records, not the whole listing", async () => {
     const harness = new EngineHarness();
@@ -99,7 +99,7 @@ describe.skipIf(!cappedTempFolders)("a backlog larger than the temporary folder"
     } finally {
       await harness.close();
     }
-  }, 300_000);
+  });
 });
 
 /** One flow `ingest` of the landing folder's Parquet files into `raw`, bounded by `options`. */

@@ -82,7 +82,7 @@ describe("fenced updates", () => {
     } finally {
       await harness.close();
     }
-  }, 120_000);
+  });
 
   it("a stop after the table commit moves no HEAD; the next update finishes the batch, not again", async () => {
     const { harness, pause } = harnessPausing("before-head-move");
@@ -102,7 +102,7 @@ describe("fenced updates", () => {
     } finally {
       await harness.close();
     }
-  }, 120_000);
+  });
 
   it("a superseded update's late batch lands nothing in the table the next update refreshed", async () => {
     const { harness, pause } = harnessPausing("after-data-files");
@@ -130,5 +130,5 @@ describe("fenced updates", () => {
     } finally {
       await harness.close();
     }
-  }, 180_000);
+  });
 });

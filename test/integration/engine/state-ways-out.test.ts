@@ -152,57 +152,41 @@ describe("every update state has a way out", () => {
     const entered = HELD_AT[state] !== undefined;
     const ways: readonly WayOut[] = entered ? ["stop", "execution lost"] : ["execution lost"];
     for (const way of ways) {
-      it(
-        `${state}${entered ? "" : " (never entered by Ebb, forced)"}: ${way}`,
-        () =>
-          withHarness(async (harness) => {
-            const hold = await holdIn(harness, state);
-            await leave(harness, hold, way);
-            await acceptsAnUpdate(harness, hold.pipeline, way === "stop" ? 3 : 4);
-          }),
-        120_000,
-      );
+      it(`${state}${entered ? "" : " (never entered by Ebb, forced)"}: ${way}`, () =>
+        withHarness(async (harness) => {
+          const hold = await holdIn(harness, state);
+          await leave(harness, hold, way);
+          await acceptsAnUpdate(harness, hold.pipeline, way === "stop" ? 3 : 4);
+        }));
     }
   }
 
-  it(
-    "COMPLETED: the next update starts",
-    () =>
-      withHarness(async (harness) => {
+  it("COMPLETED: the next update starts", () =>
+    withHarness(async (harness) => {
+      const pipeline = await ingest(harness);
+      expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+      await acceptsAnUpdate(harness, pipeline, 3);
+    }));
+
+  it("FAILED (and the pipeline FAILED): the next update starts and resumes the batch", () =>
+    withHarness(
+      async (harness) => {
         const pipeline = await ingest(harness);
-        expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+        const failed = await harness.run(pipeline);
+        expect(failed.state).toBe("FAILED");
+        expect((await stored(harness, failed.updateId)).pipeline).toMatchObject({ state: "FAILED" });
         await acceptsAnUpdate(harness, pipeline, 3);
-      }),
-    120_000,
-  );
+      },
+      new EngineHarness({ crash: crashOnce("after-table-commit") }),
+    ));
 
-  it(
-    "FAILED (and the pipeline FAILED): the next update starts and resumes the batch",
-    () =>
-      withHarness(
-        async (harness) => {
-          const pipeline = await ingest(harness);
-          const failed = await harness.run(pipeline);
-          expect(failed.state).toBe("FAILED");
-          expect((await stored(harness, failed.updateId)).pipeline).toMatchObject({ state: "FAILED" });
-          await acceptsAnUpdate(harness, pipeline, 3);
-        },
-        new EngineHarness({ crash: crashOnce("after-table-commit") }),
-      ),
-    120_000,
-  );
-
-  it(
-    "CANCELED: the next update starts (the stop ways out above end there)",
-    () =>
-      withHarness(async (harness) => {
-        const hold = await holdIn(harness, "RUNNING");
-        await leave(harness, hold, "stop");
-        expect((await stored(harness, hold.updateId)).update.state).toBe("CANCELED");
-        await acceptsAnUpdate(harness, hold.pipeline, 3);
-      }),
-    120_000,
-  );
+  it("CANCELED: the next update starts (the stop ways out above end there)", () =>
+    withHarness(async (harness) => {
+      const hold = await holdIn(harness, "RUNNING");
+      await leave(harness, hold, "stop");
+      expect((await stored(harness, hold.updateId)).update.state).toBe("CANCELED");
+      await acceptsAnUpdate(harness, hold.pipeline, 3);
+    }));
 
   it("covers every state of the list", () => {
     const covered = new Set<UpdateState>([...Object.keys(HELD_AT), ...TERMINAL] as UpdateState[]);
@@ -217,16 +201,12 @@ describe("every pipeline state has a way out", () => {
   const forced = PIPELINE_STATES.filter((s) => !reached.has(s) && s !== "DELETED");
 
   for (const state of forced) {
-    it(
-      `${state} (never entered by Ebb, forced): execution lost`,
-      () =>
-        withHarness(async (harness) => {
-          const hold = await holdIn(harness, "QUEUED", state);
-          await leave(harness, hold, "execution lost");
-          await acceptsAnUpdate(harness, hold.pipeline, 4);
-        }),
-      120_000,
-    );
+    it(`${state} (never entered by Ebb, forced): execution lost`, () =>
+      withHarness(async (harness) => {
+        const hold = await holdIn(harness, "QUEUED", state);
+        await leave(harness, hold, "execution lost");
+        await acceptsAnUpdate(harness, hold.pipeline, 4);
+      }));
   }
 
   it("DELETED (never stored: a deleted pipeline is gone): a new pipeline claims its tables and runs", async () => {
@@ -240,34 +220,30 @@ describe("every pipeline state has a way out", () => {
       expect(again.state, String(again.error)).toBe("COMPLETED");
       expect((await second.rows(pipeline, "raw")).map((r) => Number(r["id"])).sort()).toEqual([1, 2, 3]);
     });
-  }, 120_000);
+  });
 
-  it(
-    "a rewind-blocked pipeline (a rewind stopped part-way): a rewind that succeeds frees it",
-    () =>
-      withHarness(async (harness) => {
-        const pipeline = await ingest(harness);
-        expect((await harness.run(pipeline)).state).toBe("COMPLETED");
-        const [point] = (await listPoints(harness.plane, harness.pipelineId)).rewind_points;
-        const rewind = { rewind_spec: { rewind_point_id: point!.rewind_point_id } };
-        const gate = held(harness, "RewindDataset");
-        const updateId = await harness.start(pipeline, rewind);
-        await gate.arrived;
-        expect((await stored(harness, updateId)).update.state).toBe("RESETTING");
-        await stopPipeline(harness.plane, harness.pipelineId);
-        gate.release();
-        await harness.settled(updateId);
-        expect((await stored(harness, updateId)).pipeline.rewindBlocked).toBe(true);
-        await expect(harness.start(pipeline)).rejects.toMatchObject({
-          errorCode: "PIPELINE_REWIND_INCOMPLETE",
-        });
-        const again = await harness.settled(await harness.start(pipeline, rewind));
-        expect(again.state, String(again.error)).toBe("COMPLETED");
-        expect((await harness.plane.pipelines.get(harness.pipelineId))?.rewindBlocked).toBe(false);
-        await acceptsAnUpdate(harness, pipeline, 3);
-      }),
-    120_000,
-  );
+  it("a rewind-blocked pipeline (a rewind stopped part-way): a rewind that succeeds frees it", () =>
+    withHarness(async (harness) => {
+      const pipeline = await ingest(harness);
+      expect((await harness.run(pipeline)).state).toBe("COMPLETED");
+      const [point] = (await listPoints(harness.plane, harness.pipelineId)).rewind_points;
+      const rewind = { rewind_spec: { rewind_point_id: point!.rewind_point_id } };
+      const gate = held(harness, "RewindDataset");
+      const updateId = await harness.start(pipeline, rewind);
+      await gate.arrived;
+      expect((await stored(harness, updateId)).update.state).toBe("RESETTING");
+      await stopPipeline(harness.plane, harness.pipelineId);
+      gate.release();
+      await harness.settled(updateId);
+      expect((await stored(harness, updateId)).pipeline.rewindBlocked).toBe(true);
+      await expect(harness.start(pipeline)).rejects.toMatchObject({
+        errorCode: "PIPELINE_REWIND_INCOMPLETE",
+      });
+      const again = await harness.settled(await harness.start(pipeline, rewind));
+      expect(again.state, String(again.error)).toBe("COMPLETED");
+      expect((await harness.plane.pipelines.get(harness.pipelineId))?.rewindBlocked).toBe(false);
+      await acceptsAnUpdate(harness, pipeline, 3);
+    }));
 
   it("covers every state of the list", () => {
     expect([...reached, ...forced, "DELETED"].sort()).toEqual([...PIPELINE_STATES].sort());

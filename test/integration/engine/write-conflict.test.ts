@@ -45,5 +45,5 @@ describe("a batch that conflicts with a concurrent commit", () => {
     expect(tasks.filter((t) => t === "RunFlow")).toHaveLength(2);
     const ids = (await harness.rows(pipeline, "raw", "id")).map((r) => Number(r["id"]));
     expect(ids).toEqual([1, 2, 3]);
-  }, 120_000);
+  });
 });

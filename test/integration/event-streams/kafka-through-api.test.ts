@@ -205,7 +205,7 @@ describe("the kafka source through the API", () => {
     expect(update.state).toBe("FAILED");
     expect(update.error?.error_code).toBe("SOURCE_UNAVAILABLE");
     expect(update.error?.message).toContain(`Kafka at 127.0.0.1:${closed} could not serve the read`);
-  }, 300_000);
+  });
 
   it("refuses, before anything changes, a rewind to a point whose offsets the topic no longer holds", async () => {
     // A short retention, and small segments so the old ones can go: once a record rolls the segment,

@@ -81,5 +81,5 @@ describe("a kinesis flow's lag", () => {
     expect(batches[0]?.[1]).toBeGreaterThanOrEqual(2.5);
     expect(batches[0]?.[1]).toBeLessThan(60);
     expect(batches.at(-1)?.[1]).toBe(0);
-  }, 180_000);
+  });
 });

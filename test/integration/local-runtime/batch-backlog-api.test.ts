@@ -103,7 +103,7 @@ describe.skipIf(!cappedTempFolders)("batches that fit the function, through the 
     const batches = progress.filter((e) => JSON.stringify(e.details).includes('"num_output_rows"'));
     expect(batches).toHaveLength(files / 3);
     expect(await events(pipeline.id, update.update_id, "level = 'WARN'")).toEqual([]);
-  }, 180_000);
+  });
 
   it("a batch planned larger than the temporary folder now holds is re-planned in halves and completes", async () => {
     const files = 8;
@@ -116,5 +116,5 @@ describe.skipIf(!cappedTempFolders)("batches that fit the function, through the 
     expect(warned[0]).toMatch(
       /^Flow 'ingest' re-planned batch 1 \(8 files, [\d.]+ MB\) as batch 2 \(4 files, [\d.]+ MB\): TEMP_SPACE_EXHAUSTED: flow "ingest" ran out of temporary space/,
     );
-  }, 180_000);
+  });
 });

@@ -62,5 +62,4 @@ it.skipIf(!cappedTempFolders)(
     await stopRuntime(child);
     expect(Date.now() - stopping).toBeLessThan(20_000);
   },
-  180_000,
 );

@@ -113,5 +113,5 @@ describe("records replayed after a rewind", () => {
     // Once past the frontier, nothing more is counted.
     await land("e.json", [12]);
     expect((await progress(await run())).map((m) => m["replayed_records"])).toEqual([undefined]);
-  }, 240_000);
+  });
 });

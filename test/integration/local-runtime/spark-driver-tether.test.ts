@@ -53,5 +53,5 @@ describe("the local Spark driver", () => {
     } finally {
       owner.kill("SIGKILL");
     }
-  }, 120_000);
+  });
 });

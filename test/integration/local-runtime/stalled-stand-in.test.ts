@@ -49,4 +49,4 @@ it("answers 503 with Retry-After while DynamoDB stalls, and 200 once it is back"
 
   process.kill(dynamoDbLocal, "SIGCONT");
   expect((await listPipelines()).status).toBe(200);
-}, 120_000);
+});

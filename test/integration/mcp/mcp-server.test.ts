@@ -259,5 +259,5 @@ describe("Ebb's MCP server", () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  });
 });

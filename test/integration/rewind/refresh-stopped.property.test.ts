@@ -71,5 +71,5 @@ describe("a refresh of several datasets stopped at any point", () => {
       ),
       { numRuns: 8 },
     );
-  }, 300_000);
+  });
 });

@@ -81,7 +81,7 @@ describe("a refresh stopped part-way", () => {
     await h.land("f2.json", jsonLines(5, 1));
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4, 5]);
-  }, 120_000);
+  });
 
   it("a rewind to a point before the stopped refresh restores tables and checkpoints together and clears it", async () => {
     // TRUNCATE keeps the table's history, so a rewind can restore what the reset removed.
@@ -90,7 +90,7 @@ describe("a refresh stopped part-way", () => {
     expect((await h.pipelines.get(h.pipelineId))?.resetUnderWay).toBeUndefined();
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4]);
-  }, 120_000);
+  });
 
   it("after a DROP reset, a rewind cannot restore the dropped table: the mark stays until a full refresh", async () => {
     const { h, beforeRefresh, stopped } = await stoppedRefresh();
@@ -102,5 +102,5 @@ describe("a refresh stopped part-way", () => {
     await h.refresh({ full_refresh_selection: ["cleaned"] });
     await h.run();
     expect(ids(await h.rows("cleaned"))).toEqual([1, 2, 3, 4]);
-  }, 120_000);
+  });
 });

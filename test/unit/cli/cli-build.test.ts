@@ -46,7 +46,7 @@ describe("the built ebb CLI", () => {
     expect(await run()).toBe("third");
     await source("shared/cli/other.ts", 'export const said = "fourth";\n');
     expect(await run()).toBe("fourth");
-  }, 60_000);
+  });
 
   it("`ebb --help` loads no package but commander: each command group is a chunk of its own", async () => {
     const main = fileURLToPath((await builtCli())!);
@@ -64,11 +64,11 @@ describe("the built ebb CLI", () => {
     };
     await visit(main);
     expect([...packages]).toEqual(["commander"]);
-  }, 60_000);
+  });
 
   it("`ebb --version` through the bin prints the package's version", async () => {
     const bin = fileURLToPath(new URL("../../../shared/cli/ebb.mjs", import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, [bin, "--version"]);
     expect(stdout).toBe(`${packageJson.version}\n`);
-  }, 60_000);
+  });
 });

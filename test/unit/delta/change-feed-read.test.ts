@@ -124,5 +124,5 @@ describe("DeltaTable.changes", () => {
         ],
       },
     );
-  }, 240_000);
+  });
 });

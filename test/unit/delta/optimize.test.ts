@@ -89,7 +89,7 @@ describe("OPTIMIZE", () => {
       ),
       { numRuns: 15 },
     );
-  }, 120_000);
+  });
 
   it("writes a dataChange: false commit as Delta does, and nothing when there is nothing to compact", async () => {
     const { store, table } = await tableOf([

@@ -81,5 +81,5 @@ describe("the SQL engine layer", () => {
     // The bundle imports DuckDB by name, which Lambda resolves from the layer.
     expect(readFileSync(path.join(functionAsset, "index.mjs"), "utf8")).toMatch(/from\s*"@duckdb\/node-api"/);
     expect(existsSync(path.join(functionAsset, "index.mjs"))).toBe(true);
-  }, 120_000);
+  });
 });

@@ -363,5 +363,5 @@ describe("the operator state store", () => {
       }),
       { numRuns: 15 },
     );
-  }, 120_000);
+  });
 });

@@ -25,4 +25,4 @@ it("gives up with StoreUnavailableError when DynamoDB never takes them", async (
   await expect(writing).rejects.toThrow(StoreUnavailableError);
   await expect(writing).rejects.toThrow(/did not take 2 events of Ebb-EventLog after 8 attempts/);
   expect(attempts).toBe(8);
-}, 20_000);
+});
