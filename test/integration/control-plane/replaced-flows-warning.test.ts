@@ -1,0 +1,80 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
+
+/**
+ * An edit that renames the flow writing a table that holds data: the new flow would read its source
+ * from the start and append it again, so the edit is applied but says so, in its answer and as a WARN
+ * `warning` event. Renaming the flow of an empty table, or adding a flow beside one, says nothing.
+ */
+
+let cp: TestControlPlane;
+
+beforeAll(async () => {
+  cp = await startTestControlPlane();
+}, 120_000);
+afterAll(() => cp?.close());
+
+const flow = (name: string, folder: string) => ({
+  name,
+  source: { type: "auto_loader", path: folder, format: "json", schema: { id: "BIGINT" } },
+  sql: "SELECT * FROM source",
+});
+const table = (name: string, flows: unknown[]) => ({ type: "streaming_table", name, flows });
+
+it("warns when the flows writing a table with rows are replaced, and only then", async () => {
+  const landed = path.join(cp.landing, "replaced_landed");
+  const empty = path.join(cp.landing, "replaced_empty");
+  const later = path.join(cp.landing, "replaced_later");
+  await Promise.all([mkdir(landed), mkdir(empty), mkdir(later)]);
+  await writeFile(path.join(landed, "1.json"), '{"id": 1}\n{"id": 2}\n');
+  const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+    name: "replaced flows",
+    catalog: "replaced",
+    schema: "flows",
+    definition: {
+      datasets: [table("orders", [flow("ingest", landed)]), table("quiet", [flow("clean", empty)])],
+    },
+  });
+  const { update_id: updateId } = await cp.client.startUpdate(pipelineId);
+  const update = await cp.client.waitForUpdate(pipelineId, updateId, { intervalMs: 200 });
+  expect(update.state, update.error?.message).toBe("COMPLETED");
+  const warnings = async () =>
+    (await cp.client.events(pipelineId, { filter: "event_type = 'warning'" })).events;
+
+  // The empty table's flow renamed, a flow added beside the one that wrote: nothing to warn about.
+  const quiet = await cp.client.editPipeline(pipelineId, {
+    definition: {
+      datasets: [
+        table("orders", [flow("ingest", landed), flow("backfill", later)]),
+        table("quiet", [flow("quiet_clean", empty)]),
+      ],
+    },
+  });
+  expect(quiet.warnings).toBeUndefined();
+  expect(await warnings()).toEqual([]);
+
+  const renamed = await cp.client.editPipeline(pipelineId, {
+    definition: {
+      datasets: [
+        table("orders", [flow("raw_orders", landed), flow("backfill", later)]),
+        table("quiet", [flow("quiet_clean", empty)]),
+      ],
+    },
+  });
+  expect(renamed.warnings).toEqual([
+    expect.objectContaining({ dataset: "orders", removed_flows: ["ingest"], new_flows: ["raw_orders"] }),
+  ]);
+  const message = renamed.warnings![0]!.message;
+  expect(message).toContain("full_refresh_selection");
+  expect(message).toContain("keep the flow's name");
+  const events = await warnings();
+  expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject({
+    level: "WARN",
+    message,
+    origin: { dataset_name: "orders" },
+    details: { flows_replaced: { dataset: "orders", removed_flows: ["ingest"], new_flows: ["raw_orders"] } },
+  });
+}, 120_000);
