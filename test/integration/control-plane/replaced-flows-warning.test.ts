@@ -6,7 +6,8 @@ import { startTestControlPlane, type TestControlPlane } from "../../support/cont
 /**
  * An edit that renames the flow writing a table that holds data: the new flow would read its source
  * from the start and append it again, so the edit is applied but says so, in its answer and as a WARN
- * `warning` event. Renaming the flow of an empty table, or adding a flow beside one, says nothing.
+ * `warning` event. Renaming the flow of an empty table (never written, or written no rows), or a flow
+ * that never wrote, or adding a flow beside one, says nothing.
  */
 
 let cp: TestControlPlane;
@@ -16,11 +17,13 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cp?.close());
 
-const flow = (name: string, folder: string) => ({
+const flow = (name: string, folder: string, sql = "SELECT * FROM source") => ({
   name,
   source: { type: "auto_loader", path: folder, format: "json", schema: { id: "BIGINT" } },
-  sql: "SELECT * FROM source",
+  sql,
 });
+/** Reads the landed file and keeps none of it: its checkpoint moves, its table stays empty. */
+const NONE = "SELECT * FROM source WHERE id < 0";
 const table = (name: string, flows: unknown[]) => ({ type: "streaming_table", name, flows });
 
 it("warns when the flows writing a table with rows are replaced, and only then", async () => {
@@ -34,7 +37,11 @@ it("warns when the flows writing a table with rows are replaced, and only then",
     catalog: "replaced",
     schema: "flows",
     definition: {
-      datasets: [table("orders", [flow("ingest", landed)]), table("quiet", [flow("clean", empty)])],
+      datasets: [
+        table("orders", [flow("ingest", landed)]),
+        table("quiet", [flow("clean", empty)]),
+        table("filtered", [flow("keep_none", landed, NONE)]),
+      ],
     },
   });
   const { update_id: updateId } = await cp.client.startUpdate(pipelineId);
@@ -43,26 +50,26 @@ it("warns when the flows writing a table with rows are replaced, and only then",
   const warnings = async () =>
     (await cp.client.events(pipelineId, { filter: "event_type = 'warning'" })).events;
 
-  // The empty table's flow renamed, a flow added beside the one that wrote: nothing to warn about.
-  const quiet = await cp.client.editPipeline(pipelineId, {
-    definition: {
-      datasets: [
-        table("orders", [flow("ingest", landed), flow("backfill", later)]),
-        table("quiet", [flow("quiet_clean", empty)]),
-      ],
-    },
-  });
+  const edit = (orders: unknown[]) =>
+    cp.client.editPipeline(pipelineId, {
+      definition: {
+        datasets: [
+          table("orders", orders),
+          table("quiet", [flow("quiet_clean", empty)]),
+          table("filtered", [flow("none_kept", landed, NONE)]),
+        ],
+      },
+    });
+
+  // The empty tables' flows renamed, a flow added beside the one that wrote: nothing to warn about.
+  const quiet = await edit([flow("ingest", landed), flow("backfill", later)]);
   expect(quiet.warnings).toBeUndefined();
+  // Renaming the flow that never wrote, in a table that holds rows: nothing of it is read twice.
+  const unwritten = await edit([flow("ingest", landed), flow("late_backfill", later)]);
+  expect(unwritten.warnings).toBeUndefined();
   expect(await warnings()).toEqual([]);
 
-  const renamed = await cp.client.editPipeline(pipelineId, {
-    definition: {
-      datasets: [
-        table("orders", [flow("raw_orders", landed), flow("backfill", later)]),
-        table("quiet", [flow("quiet_clean", empty)]),
-      ],
-    },
-  });
+  const renamed = await edit([flow("raw_orders", landed), flow("late_backfill", later)]);
   expect(renamed.warnings).toEqual([
     expect.objectContaining({ dataset: "orders", removed_flows: ["ingest"], new_flows: ["raw_orders"] }),
   ]);
