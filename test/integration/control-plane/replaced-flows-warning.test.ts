@@ -1,13 +1,14 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { runCli } from "../../../shared/cli/main.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
 /**
  * An edit that renames the flow writing a table that holds data: the new flow would read its source
  * from the start and append it again, so the edit is applied but says so, in its answer and as a WARN
  * `warning` event. Renaming the flow of an empty table (never written, or written no rows), or a flow
- * that never wrote, or adding a flow beside one, says nothing.
+ * that never wrote, or adding a flow beside one, says nothing. The CLI prints the warning on stderr.
  */
 
 let cp: TestControlPlane;
@@ -44,22 +45,22 @@ it("warns when the flows writing a table with rows are replaced, and only then",
       ],
     },
   });
-  const { update_id: updateId } = await cp.client.startUpdate(pipelineId);
-  const update = await cp.client.waitForUpdate(pipelineId, updateId, { intervalMs: 200 });
-  expect(update.state, update.error?.message).toBe("COMPLETED");
+  const run = async () => {
+    const { update_id: updateId } = await cp.client.startUpdate(pipelineId);
+    const update = await cp.client.waitForUpdate(pipelineId, updateId, { intervalMs: 200 });
+    expect(update.state, update.error?.message).toBe("COMPLETED");
+  };
+  await run();
   const warnings = async () =>
     (await cp.client.events(pipelineId, { filter: "event_type = 'warning'" })).events;
 
+  const datasets = (orders: unknown[]) => [
+    table("orders", orders),
+    table("quiet", [flow("quiet_clean", empty)]),
+    table("filtered", [flow("none_kept", landed, NONE)]),
+  ];
   const edit = (orders: unknown[]) =>
-    cp.client.editPipeline(pipelineId, {
-      definition: {
-        datasets: [
-          table("orders", orders),
-          table("quiet", [flow("quiet_clean", empty)]),
-          table("filtered", [flow("none_kept", landed, NONE)]),
-        ],
-      },
-    });
+    cp.client.editPipeline(pipelineId, { definition: { datasets: datasets(orders) } });
 
   // The empty tables' flows renamed, a flow added beside the one that wrote: nothing to warn about.
   const quiet = await edit([flow("ingest", landed), flow("backfill", later)]);
@@ -84,4 +85,24 @@ it("warns when the flows writing a table with rows are replaced, and only then",
     origin: { dataset_name: "orders" },
     details: { flows_replaced: { dataset: "orders", removed_flows: ["ingest"], new_flows: ["raw_orders"] } },
   });
+
+  // `ebb pipelines update` (and `ebb deploy`, through the same path) prints it on stderr.
+  await run();
+  const file = path.join(cp.landing, "..", `${path.basename(cp.landing)}-replaced-flows.json`);
+  await writeFile(
+    file,
+    JSON.stringify({
+      name: "replaced flows",
+      datasets: datasets([flow("orders_in", landed), flow("late_backfill", later)]),
+    }),
+  );
+  let err = "";
+  const code = await runCli(
+    ["pipelines", "update", pipelineId, file, "--endpoint", cp.plane.endpoint, "--token", cp.plane.token],
+    { out: () => {}, err: (text) => (err += text), confirm: async () => true, width: 80 },
+  );
+  expect(code, err).toBe(0);
+  expect(err).toContain(
+    "ebb: warning: Table orders holds data and its flow raw_orders is replaced by flow orders_in",
+  );
 }, 120_000);
