@@ -292,9 +292,17 @@ export const getPipelineResponse = pipelineStatus.extend({
   rewind: rewindStatus,
   refresh_incomplete: refreshIncomplete.optional(),
 });
+/** An edit replaced the flows of a table that holds data (control/pipelines/replaced-flows.ts). */
+const replacedFlowsWarning = strict({
+  dataset: z.string(),
+  removed_flows: z.array(z.string()),
+  new_flows: z.array(z.string()),
+  message: z.string(),
+});
 export const editPipelineResponse = strict({
   definition_version: z.number().int(),
   ignored_settings: ignoredSettings.optional(),
+  warnings: z.array(replacedFlowsWarning).optional(),
 });
 export const startUpdateResponse = strict({ update_id: z.string() });
 

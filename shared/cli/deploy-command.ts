@@ -5,7 +5,7 @@ import picomatch from "picomatch";
 import { parseDocument } from "yaml";
 import { topCommand } from "./command-catalogue.ts";
 import { api, type Out } from "./pipeline-commands.ts";
-import type { IgnoredSetting } from "../client/ebb-client.ts";
+import type { EditResult, IgnoredSetting } from "../client/ebb-client.ts";
 import { SPEC_FILE_NAMES } from "../project/index.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -26,7 +26,10 @@ interface DeployOptions {
 export function addDeployCommand(
   program: Command,
   out: Out,
-  warnIgnored: (ignored: readonly IgnoredSetting[] | undefined) => void,
+  warn: {
+    readonly created: (ignored: readonly IgnoredSetting[] | undefined) => void;
+    readonly edited: (edited: EditResult) => void;
+  },
 ): void {
   topCommand(program, "deploy")
     .option("--spec <file>", "the project's spec (default: spark-pipeline.yml here or in a folder above)")
@@ -49,7 +52,7 @@ export function addDeployCommand(
       if (pipelineId === undefined) {
         const created = await client.createPipeline(body);
         out(options.json ? `${JSON.stringify(created)}\n` : `created ${created.pipeline_id}\n`);
-        if (!options.json) warnIgnored(created.ignored_settings);
+        if (!options.json) warn.created(created.ignored_settings);
       } else {
         const edited = await client.editPipeline(pipelineId, body);
         out(
@@ -57,7 +60,7 @@ export function addDeployCommand(
             ? `${JSON.stringify({ pipeline_id: pipelineId, ...edited })}\n`
             : `deployed ${pipelineId} definition version ${edited.definition_version}\n`,
         );
-        if (!options.json) warnIgnored(edited.ignored_settings);
+        if (!options.json) warn.edited(edited);
       }
     });
 }

@@ -4,7 +4,7 @@ import { topCommand } from "./command-catalogue.ts";
 import { DefinitionError } from "../pipeline/errors.ts";
 import { readDefinitionText } from "../pipeline/parse-definition.ts";
 import { connect, type ConnectionOptions } from "./api-connection.ts";
-import type { IgnoredSetting } from "../client/ebb-client.ts";
+import type { EditResult, IgnoredSetting } from "../client/ebb-client.ts";
 import { formatJsonLines, formatTable, tableWidth } from "./output-format.ts";
 import { UsageError } from "./usage-error.ts";
 import { addDeployCommand } from "./deploy-command.ts";
@@ -59,9 +59,18 @@ function warnIgnored(err: Out, ignored: readonly IgnoredSetting[] | undefined): 
   for (const { field, reason } of ignored ?? []) err(`ebb: ignored setting ${field}: ${reason}\n`);
 }
 
+/** An edit's answer: the settings ignored, and what the edit may do to data (its `warnings`). */
+function warnEdited(err: Out, edited: EditResult): void {
+  warnIgnored(err, edited.ignored_settings);
+  for (const { message } of edited.warnings ?? []) err(`ebb: warning: ${message}\n`);
+}
+
 export function addPipelineCommands(program: Command, out: Out, err: Out): void {
   const pipelines = topCommand(program, "pipelines");
-  addDeployCommand(program, out, (ignored) => warnIgnored(err, ignored));
+  addDeployCommand(program, out, {
+    created: (ignored) => warnIgnored(err, ignored),
+    edited: (edited) => warnEdited(err, edited),
+  });
 
   pipelines
     .command("create <file>")
@@ -113,7 +122,7 @@ export function addPipelineCommands(program: Command, out: Out, err: Out): void 
       delete body["schema"];
       const edited = await api(command).editPipeline(pipelineId, body);
       out(options.json ? `${JSON.stringify(edited)}\n` : `definition version ${edited.definition_version}\n`);
-      if (!options.json) warnIgnored(err, edited.ignored_settings);
+      if (!options.json) warnEdited(err, edited);
     });
 
   pipelines

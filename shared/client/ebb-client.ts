@@ -44,6 +44,8 @@ import type { UpdateInfo } from "../api/response-schemas.ts";
 export type IgnoredSetting = NonNullable<
   Answer<typeof answers.editPipelineResponse>["ignored_settings"]
 >[number];
+/** An edit's answer: its definition version, the settings ignored and its `warnings`. */
+export type EditResult = Answer<typeof answers.editPipelineResponse>;
 export type CutRewindResult = Answer<typeof answers.rewindToCutResponse>;
 export type OrderedRunResult = Answer<typeof answers.orderedRunResponse>;
 export type OnsetResult = Answer<typeof answers.findOnsetResponse>;

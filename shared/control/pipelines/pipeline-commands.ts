@@ -24,6 +24,7 @@ import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { tablePropertiesError } from "../../delta/index.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
 import { locateDefinitionError, type ProjectLocation } from "../../project/index.ts";
+import { recordReplacedFlows, replacedFlows, replacedOverData } from "./replaced-flows.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
@@ -178,11 +179,18 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
     pipelineId,
     known: new Set(pipelineTables(currentDefinition)),
   });
+  const env = rewindEnvironment(plane, pipelineId, validated);
+  const replaced = await replacedOverData(env, replacedFlows(currentDefinition, validated.written));
   const edited = await claiming(plane, () =>
     plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion),
   );
   if (edited.outcome === "version-conflict") return { conflict: edited.currentVersion };
-  return { definition_version: edited.version, ...(ignored.length > 0 ? { ignored_settings: ignored } : {}) };
+  await recordReplacedFlows(env, replaced);
+  return {
+    definition_version: edited.version,
+    ...(ignored.length > 0 ? { ignored_settings: ignored } : {}),
+    ...(replaced.length > 0 ? { warnings: replaced } : {}),
+  };
 }
 
 /** Validates a definition; one built from a project has its problems placed in the project's files. */
