@@ -20,7 +20,9 @@ import { readTableShape } from "./table-shape.ts";
  * message). A query whose inputs' schemas are not known yet is skipped, never refused, and returned
  * with the reason: a table never written, source files not landed, an event stream's records.
  *
- * 1. Tables read: their schema at the latest version. Views read: made as views in the sandbox.
+ * 1. Tables read: their schema at the latest version, with the columns the flows bound before add
+ *    (a deploy's new column reaches its readers); a materialized view's, its query's output.
+ *    Views read: made as views in the sandbox.
  * 2. A flow's `source`: the auto_loader's declared columns, else those DuckDB infers from the first
  *    landed files (as a batch reads them); an upstream table's schema for a `stream` source.
  * 3. Describe; refuse on the first query DuckDB cannot bind.
@@ -69,7 +71,17 @@ export async function checkQueriesBind(
           skipped.push({ query, reason: inputs.unknown });
           continue;
         }
-        await bind(sandbox, flow?.sql ?? (dataset as { sql: string }).sql, what, query, inputs.relations);
+        const output = await bind(
+          sandbox,
+          flow?.sql ?? (dataset as { sql: string }).sql,
+          what,
+          query,
+          inputs.relations,
+        );
+        // Readers downstream see the table as this run would leave it (a view computes, stores nothing).
+        if (dataset.type === "materialized_view") schemas.set(name, Promise.resolve(output));
+        if (dataset.type === "streaming_table")
+          schemas.set(name, Promise.resolve(withColumns(await tableSchema(name), output)));
       } finally {
         await sandbox.close();
       }
@@ -84,9 +96,9 @@ async function bind(
   what: string,
   query: string,
   relations: readonly DescribedRelation[],
-): Promise<void> {
+): Promise<StructType> {
   try {
-    await describeQuery(sandbox, sql, what, relations);
+    return await describeQuery(sandbox, sql, what, relations);
   } catch (error) {
     if (!(error instanceof Error) || error.constructor !== Error || !BIND_FAILURE.test(error.message))
       throw error;
@@ -116,7 +128,7 @@ async function inputsOf(
       continue;
     }
     const schema = await tableSchema(read.name);
-    if (!schema) return { unknown: `table ${read.name} has not been written yet` };
+    if (!schema) return { unknown: `table ${read.name} has no known columns yet` };
     relations.push({ name: read.name, columns: columnsOf(schema) });
   }
   return { relations };
@@ -134,7 +146,7 @@ async function sourceColumns(
   if (flow.join) return { unknown: "a stream-stream join's inputs are bound by its batch" };
   if (source.type === "stream") {
     const schema = await tableSchema(source.dataset);
-    if (!schema) return { unknown: `table ${source.dataset} has not been written yet` };
+    if (!schema) return { unknown: `table ${source.dataset} has no known columns yet` };
     const feed = readsChangeFeed(catalog.pipeline.definition, flow) ? CHANGE_FEED_COLUMNS : [];
     return { columns: [...columnsOf(schema), ...feed.map(([c, t]): [string, string] => [c, t])] };
   }
@@ -155,6 +167,13 @@ async function sourceColumns(
   });
   const described = await sandbox.rows(`DESCRIBE "__ebb_inferred_source"`);
   return { columns: described.map((row) => [String(row["column_name"]), String(row["column_type"])]) };
+}
+
+/** A streaming table after a flow appends `output`: its columns, then the output's new ones. */
+function withColumns(table: StructType | undefined, output: StructType): StructType {
+  if (!table) return output;
+  const known = new Set(table.fields.map((field) => field.name));
+  return { ...table, fields: [...table.fields, ...output.fields.filter((field) => !known.has(field.name))] };
 }
 
 function columnsOf(schema: StructType): [string, string][] {
