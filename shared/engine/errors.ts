@@ -55,6 +55,34 @@ export class QueryError extends EngineError {
 }
 
 /**
+ * A query that DuckDB cannot bind over its inputs' schemas (an unknown column or function, a type
+ * that does not fit), found by `validate_only` before any run (query-binding.ts). The message keeps
+ * DuckDB's own text up to its pointer into the SQL: its candidates are the way out.
+ */
+export class QueryDoesNotBindError extends EngineError {
+  override readonly name = "QueryDoesNotBindError";
+  override readonly errorCode = "QUERY_DOES_NOT_BIND";
+  constructor(
+    /** The dataset, or `dataset.flow`. */
+    readonly query: string,
+    what: string,
+    cause: Error,
+  ) {
+    const duckdb = cause.message
+      .split(/\n\s*LINE \d+:/)[0]!
+      .replace(/\s*\n\s*/g, " ")
+      .trim();
+    super(
+      `the SQL of ${what} (${query}) does not bind over its inputs' schemas: ${duckdb}; fix the query and validate again`,
+      {
+        cause,
+        data: { query },
+      },
+    );
+  }
+}
+
+/**
  * An upstream table was rewound (a RESTORE to version `restoredVersion`) past what this reader has
  * consumed, and the reader was not rewound with it (semantics.md "Doing the rewind").
  */

@@ -91,19 +91,43 @@ async function describeFlow(
   source: readonly [string, string][],
   reads: readonly [string, readonly [string, string][]][],
 ): Promise<StructType | undefined> {
-  const empty = (name: string, columns: readonly [string, string][]) =>
-    sandbox.run(
-      `CREATE OR REPLACE TEMP TABLE ${quoteIdentifier(name)} (${columns.map(([c, t]) => `${quoteIdentifier(c)} ${t}`).join(", ")})`,
-    );
   try {
-    await empty(MICRO_BATCH_NAME, source);
-    for (const [name, columns] of reads) await empty(name, columns);
-    const described = await sandbox.rows(`DESCRIBE (${await sandbox.checkedQuery(sql, "the flow")})`);
-    return schemaOfColumns(
-      described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
-      "the flow",
-    );
+    return await describeQuery(sandbox, sql, "the flow", [
+      { name: MICRO_BATCH_NAME, columns: source },
+      ...reads.map(([name, columns]) => ({ name, columns })),
+    ]);
   } catch {
     return undefined;
   }
+}
+
+/** A relation a query reads, made in the sandbox before it is described: an empty table, or a view. */
+export type DescribedRelation =
+  | { readonly name: string; readonly columns: readonly (readonly [string, string])[] }
+  | { readonly name: string; readonly sql: string };
+
+/**
+ * The output of `sql` over `relations` (in order: a view after what it reads), described by DuckDB
+ * over empty tables. DuckDB's own errors are thrown as they are (a "Binder Error" names the column it
+ * cannot find and its candidates), so a caller can tell a query that does not bind.
+ */
+export async function describeQuery(
+  sandbox: Sandbox,
+  sql: string,
+  what: string,
+  relations: readonly DescribedRelation[],
+): Promise<StructType> {
+  for (const relation of relations) {
+    const name = quoteIdentifier(relation.name);
+    await sandbox.run(
+      "sql" in relation
+        ? `CREATE OR REPLACE TEMP VIEW ${name} AS ${await sandbox.checkedQuery(relation.sql, `view ${relation.name}`)}`
+        : `CREATE OR REPLACE TEMP TABLE ${name} (${relation.columns.map(([c, t]) => `${quoteIdentifier(c)} ${t}`).join(", ")})`,
+    );
+  }
+  const described = await sandbox.rows(`DESCRIBE (${await sandbox.checkedQuery(sql, what)})`);
+  return schemaOfColumns(
+    described.map((row) => ({ name: String(row["column_name"]), duckType: String(row["column_type"]) })),
+    what,
+  );
 }

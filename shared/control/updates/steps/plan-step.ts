@@ -1,4 +1,5 @@
 import type { BatchEngine } from "../../../pipeline/pipeline-settings.ts";
+import { checkQueriesBind } from "../../../engine/query-binding.ts";
 import { planRefresh } from "../../../rewind/refresh-plan.ts";
 import { recordRewindPoint } from "../../../rewind/rewind-points.ts";
 import { isTerminal } from "../../../store/updates-repository.ts";
@@ -29,6 +30,8 @@ import { openUpdate, type UpdateContext, type UpdateIds } from "./update-context
  *    pipeline rewind-blocked, its tables in waves, from the plan the publish request recorded.
  * 3. A run plans its refresh from the recorded intent (pure): whether resets come first, and the
  *    datasets to run, level by level, as one item per streaming flow and one per materialized view.
+ *    A validate_only run binds every query over its inputs' schemas instead (query-binding.ts), and
+ *    ends here.
  * A run that goes straight to its levels moves the update to RUNNING here, and its items say so with
  * the definition version they run: RunFlow then needs no read of the update (a stop is seen by the
  * execution's stop, the commit fence and the step's own polling). Other items carry ids only, and
@@ -156,7 +159,12 @@ async function planWith(
   // A run going straight to its levels is RUNNING from here on; its events and both state changes
   // go out in one request.
   const straightToLevels = !intent.validateOnly && !resets;
-  if (!continued && !(await announcePlan(plane, context, ids, plan, straightToLevels))) return done;
+  // validate_only binds each query over its inputs' schemas (query-binding.ts): one that does not
+  // bind fails the update; those whose inputs are not known yet are listed in the plan's event.
+  const unbound = intent.validateOnly
+    ? { queries_not_bound: await checkQueriesBind(pipeline, plane.bucket, plane.locate) }
+    : {};
+  if (!continued && !(await announcePlan(plane, context, ids, plan, straightToLevels, unbound))) return done;
   if (intent.validateOnly) return done;
   const item = {
     ...ids,
@@ -203,6 +211,8 @@ async function announcePlan(
   ids: UpdateIds,
   plan: ReturnType<typeof planRefresh>,
   straightToLevels: boolean,
+  /** More of the plan to tell (a validation's queries not bound). */
+  details: Readonly<Record<string, unknown>>,
 ): Promise<boolean> {
   const state = straightToLevels ? "RUNNING" : "INITIALIZING";
   context.events.hold();
@@ -213,6 +223,7 @@ async function announcePlan(
     checkpoint_resets: plan.checkpointResets.map((r) => r.flow),
     run: plan.run,
     levels: context.pipeline.graph.levels,
+    ...details,
   });
   if (straightToLevels) await context.events.updateProgress("RUNNING");
   const events = context.events.takeHeld();
