@@ -4,6 +4,7 @@ import {
   type ProjectIssue,
   type ProjectIssueCode,
   type ProjectLocation,
+  StatementProblem,
 } from "./errors.ts";
 import { scanQuery, type StreamRead, type TableRead } from "./query-scan.ts";
 import {
@@ -15,7 +16,6 @@ import {
 } from "./source-functions.ts";
 import { readCycles } from "./dependency-cycles.ts";
 import { splice, withDeclaredColumns, type Splice } from "./query-splice.ts";
-import { StatementProblem } from "./statement-parser.ts";
 import type { SourceText } from "./source-text.ts";
 import type { AutoCdcFlowStatement, NameRef, PipelineStatement, QueryText } from "./statements.ts";
 
