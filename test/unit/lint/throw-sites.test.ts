@@ -39,7 +39,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Translating Spark SQL: a macro's refusal is caught and answered as UNSUPPORTED_SQL naming the
   // function; the plain Errors are Ebb's own translations failing to parse or print.
   "shared/sql/spark-macros.ts": { MacroRefusal: 15 },
-  "shared/sql/spark-to-duckdb.ts": { Error: 5, MacroRefusal: 1 },
+  "shared/sql/duckdb-tree-rewrite.ts": { Error: 5, MacroRefusal: 1 },
   "shared/state/bucket-hash.ts": { Error: 1 },
   "shared/state/state-store.ts": { Error: 2 },
   "shared/store/node-sha256.ts": { Error: 1 },
