@@ -32,7 +32,8 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/pipeline/validate-pipeline.ts": { RangeError: 1 },
   // Reading a pipeline project: a statement's and a schema's problems are caught and answered with
   // their PROJECT_* code, file, line and column; the plain Error guards the graph's own invariant.
-  "shared/project/dataflow-graph.ts": { Error: 1, StatementProblem: 15 },
+  "shared/project/dataflow-graph.ts": { Error: 1, StatementProblem: 6 },
+  "shared/project/query-reads.ts": { StatementProblem: 9 },
   "shared/project/query-scan.ts": { StatementProblem: 6 },
   "shared/project/source-functions.ts": { StatementProblem: 5 },
   "shared/project/spark-schema.ts": { SchemaSyntax: 4 },
