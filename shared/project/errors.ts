@@ -34,6 +34,20 @@ export const PROJECT_ISSUE_CODES = {
 
 export type ProjectIssueCode = (typeof PROJECT_ISSUE_CODES)[keyof typeof PROJECT_ISSUE_CODES];
 
+/**
+ * A problem at an offset of the file's text, with its code: what the statement reader, the query
+ * scan and the graph throw, and the project reader turns into a located `ProjectIssue`.
+ */
+export class StatementProblem extends Error {
+  constructor(
+    readonly offset: number,
+    readonly code: ProjectIssueCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Where in the project a problem is: a file relative to the spec, and a 1-based line and column. */
 export interface ProjectLocation {
   readonly file: string;

@@ -1,5 +1,4 @@
-import { PROJECT_ISSUE_CODES } from "./errors.ts";
-import { StatementProblem } from "./statement-parser.ts";
+import { PROJECT_ISSUE_CODES, StatementProblem } from "./errors.ts";
 import { isSymbol, isWord, type Token } from "./sql-tokens.ts";
 import type { NameRef, QueryText } from "./statements.ts";
 

@@ -4,12 +4,13 @@ import {
   formatLocation,
   type ProjectIssue,
   type ProjectLocation,
+  StatementProblem,
 } from "./errors.ts";
 import { selectLibraryFiles } from "./library-files.ts";
 import { readProjectSpec, DEFAULT_CATALOG, DEFAULT_SCHEMA } from "./project-spec.ts";
 import { substituteVariables } from "./source-text.ts";
 import { splitStatements, tokenize } from "./sql-tokens.ts";
-import { parseStatement, StatementProblem } from "./statement-parser.ts";
+import { parseStatement } from "./statement-parser.ts";
 import { buildDataflowGraph, type StatementAt } from "./dataflow-graph.ts";
 
 /**

@@ -1,6 +1,5 @@
-import { PROJECT_ISSUE_CODES } from "./errors.ts";
+import { PROJECT_ISSUE_CODES, StatementProblem } from "./errors.ts";
 import type { ArgumentValue, SourceCall } from "./query-scan.ts";
-import { StatementProblem } from "./statement-parser.ts";
 import { sparkSchemaColumns } from "./spark-schema.ts";
 
 /**

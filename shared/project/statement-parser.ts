@@ -1,4 +1,4 @@
-import { PROJECT_ISSUE_CODES, type ProjectIssueCode } from "./errors.ts";
+import { PROJECT_ISSUE_CODES, StatementProblem } from "./errors.ts";
 import { isSymbol, isWord, type Token } from "./sql-tokens.ts";
 import type {
   AutoCdcFlowStatement,
@@ -9,6 +9,7 @@ import type {
   QueryText,
   TableStatement,
 } from "./statements.ts";
+import { describeToken, syntaxProblem, TokenCursor } from "./token-cursor.ts";
 
 /**
  * Reads one pipeline statement (its tokens, between `;`s) as SDP and Lakeflow document it:
@@ -26,19 +27,6 @@ import type {
  * kept (Ebb's tables carry no comments). `CLUSTER BY` is refused: Ebb writes no clustered tables.
  */
 
-/** A problem at an offset of the file's text, with its code. */
-export class StatementProblem extends Error {
-  constructor(
-    readonly offset: number,
-    readonly code: ProjectIssueCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const syntax = (offset: number, message: string) =>
-  new StatementProblem(offset, PROJECT_ISSUE_CODES.syntaxError, message);
 const unsupported = (offset: number, message: string) =>
   new StatementProblem(offset, PROJECT_ISSUE_CODES.unsupportedClause, message);
 
@@ -47,20 +35,10 @@ const CDC_CLAUSES = ["KEYS", "IGNORE", "APPLY", "SEQUENCE", "COLUMNS", "STORED",
 
 /** `tokens` are one statement's, from the file `text` (which messages and kept texts are cut from). */
 export function parseStatement(tokens: readonly Token[], text: string): PipelineStatement {
-  return new Cursor(tokens, text).statement();
+  return new StatementReader(tokens, text).statement();
 }
 
-class Cursor {
-  private i = 0;
-  /** Where the statement ends: a problem "at the end" points there. */
-  private readonly textEnd: number;
-  constructor(
-    private readonly tokens: readonly Token[],
-    private readonly source: string,
-  ) {
-    this.textEnd = tokens[tokens.length - 1]?.end ?? 0;
-  }
-
+class StatementReader extends TokenCursor {
   statement(): PipelineStatement {
     const first = this.peek();
     if (isWord(first, "SET"))
@@ -81,9 +59,9 @@ class Cursor {
     else if (!temporary && this.acceptWord("FLOW")) return this.flow(first!.start);
     else if (!this.acceptWord("VIEW")) {
       const at = this.peek() ?? first!;
-      throw syntax(
+      throw syntaxProblem(
         at.start,
-        `expected STREAMING TABLE, MATERIALIZED VIEW, TEMPORARY VIEW or FLOW after CREATE, found ${describe(this.peek())}`,
+        `expected STREAMING TABLE, MATERIALIZED VIEW, TEMPORARY VIEW or FLOW after CREATE, found ${describeToken(this.peek())}`,
       );
     }
     const name = this.name("the view's name");
@@ -134,12 +112,12 @@ class Cursor {
     let query: QueryText | undefined;
     if (this.acceptWord("AS")) query = this.rest("the table's query");
     else if (this.peek() !== undefined)
-      throw syntax(
+      throw syntaxProblem(
         this.peek()!.start,
-        `expected AS <query> or the end of the statement, found ${describe(this.peek())}`,
+        `expected AS <query> or the end of the statement, found ${describeToken(this.peek())}`,
       );
     if (kind === "materialized_view" && query === undefined)
-      throw syntax(start, `materialized view ${name.parts.join(".")} needs AS <query>`);
+      throw syntaxProblem(start, `materialized view ${name.parts.join(".")} needs AS <query>`);
     return {
       kind,
       name,
@@ -171,7 +149,7 @@ class Cursor {
           if (this.acceptWords("DROP", "ROW")) onViolation = "drop";
           else if (this.acceptWords("FAIL", "UPDATE")) onViolation = "fail";
           else
-            throw syntax(
+            throw syntaxProblem(
               this.peek()?.start ?? this.textEnd,
               "expected DROP ROW or FAIL UPDATE after ON VIOLATION",
             );
@@ -186,7 +164,7 @@ class Cursor {
         const name = this.identifier("a column name or CONSTRAINT");
         const typeStart = this.peek();
         if (typeStart === undefined || isSymbol(typeStart, ",") || isSymbol(typeStart, ")"))
-          throw syntax(typeStart?.start ?? this.textEnd, `column ${name} needs a type`);
+          throw syntaxProblem(typeStart?.start ?? this.textEnd, `column ${name} needs a type`);
         let depth = 0;
         let typeEnd = typeStart;
         while (this.peek() !== undefined) {
@@ -240,9 +218,9 @@ class Cursor {
     }
     if (this.acceptWords("AUTO", "CDC", "INTO") || this.acceptWords("APPLY", "CHANGES", "INTO"))
       return this.autoCdc(name, start);
-    throw syntax(
+    throw syntaxProblem(
       this.peek()?.start ?? this.textEnd,
-      `expected INSERT INTO or AUTO CDC INTO, found ${describe(this.peek())}`,
+      `expected INSERT INTO or AUTO CDC INTO, found ${describeToken(this.peek())}`,
     );
   }
 
@@ -279,7 +257,7 @@ class Cursor {
       } else if (this.acceptWords("STORED", "AS", "SCD", "TYPE")) {
         const type = this.next("1 or 2 after STORED AS SCD TYPE");
         if (type.kind !== "number" || (type.value !== "1" && type.value !== "2"))
-          throw syntax(type.start, `STORED AS SCD TYPE is 1 or 2, not ${type.value}`);
+          throw syntaxProblem(type.start, `STORED AS SCD TYPE is 1 or 2, not ${type.value}`);
         scdType = type.value === "1" ? 1 : 2;
       } else if (this.acceptWords("TRACK", "HISTORY", "ON")) {
         if (this.acceptSymbol("*")) {
@@ -290,13 +268,13 @@ class Cursor {
             ? this.columnList("TRACK HISTORY ON")
             : this.bareList();
       } else
-        throw syntax(
+        throw syntaxProblem(
           token.start,
-          `expected an AUTO CDC clause (KEYS, SEQUENCE BY, APPLY AS DELETE WHEN, COLUMNS, STORED AS SCD TYPE, TRACK HISTORY ON), found ${describe(token)}`,
+          `expected an AUTO CDC clause (KEYS, SEQUENCE BY, APPLY AS DELETE WHEN, COLUMNS, STORED AS SCD TYPE, TRACK HISTORY ON), found ${describeToken(token)}`,
         );
     }
-    if (!keys) throw syntax(start, "AUTO CDC needs KEYS (<columns>)");
-    if (!sequenceBy) throw syntax(start, "AUTO CDC needs SEQUENCE BY <column>");
+    if (!keys) throw syntaxProblem(start, "AUTO CDC needs KEYS (<columns>)");
+    if (!sequenceBy) throw syntaxProblem(start, "AUTO CDC needs SEQUENCE BY <column>");
     return {
       kind: "auto_cdc_flow",
       name,
@@ -329,21 +307,8 @@ class Cursor {
   private clauseText(what: string): string {
     const from = this.i;
     while (this.peek() !== undefined && !isWord(this.peek(), ...CDC_CLAUSES)) this.skipBalanced();
-    if (from === this.i) throw syntax(this.peek()?.start ?? this.textEnd, `${what} needs a condition`);
+    if (from === this.i) throw syntaxProblem(this.peek()?.start ?? this.textEnd, `${what} needs a condition`);
     return this.textOf(this.tokens[from]!, this.tokens[this.i - 1]!);
-  }
-
-  private columnList(what: string): string[] {
-    this.expectSymbol("(", `${what} takes a list of columns in parentheses`);
-    const names = this.bareList();
-    this.expectSymbol(")");
-    return names;
-  }
-
-  private bareList(): string[] {
-    const names = [this.identifier("a column name")];
-    while (this.acceptSymbol(",")) names.push(this.identifier("a column name"));
-    return names;
   }
 
   private propertyList(): Record<string, string> {
@@ -353,7 +318,7 @@ class Cursor {
       const key = this.propertyKey();
       this.acceptSymbol("=");
       const value = this.next("a property value");
-      if (value.kind === "symbol") throw syntax(value.start, `property ${key} needs a value`);
+      if (value.kind === "symbol") throw syntaxProblem(value.start, `property ${key} needs a value`);
       properties[key] = value.value;
     } while (this.acceptSymbol(","));
     this.expectSymbol(")");
@@ -365,7 +330,7 @@ class Cursor {
     const first = this.next("a property key");
     if (first.kind === "string") return first.value;
     if (first.kind !== "word" && first.kind !== "quoted")
-      throw syntax(first.start, `expected a property key, found ${describe(first)}`);
+      throw syntaxProblem(first.start, `expected a property key, found ${describeToken(first)}`);
     let key = first.value;
     while (isSymbol(this.peek(), ".")) {
       this.i++;
@@ -374,118 +339,10 @@ class Cursor {
     return key;
   }
 
-  /** `( … )`: the text between the parentheses. */
-  private parenthesizedText(what: string): string {
-    const open = this.peek();
-    this.expectSymbol("(", `${what} goes in parentheses`);
-    const from = this.i - 1;
-    this.i--;
-    this.skipBalanced();
-    const inner = this.tokens.slice(from + 1, this.i - 1);
-    if (inner.length === 0) throw syntax(open!.start, `${what} is empty`);
-    return this.textOf(inner[0]!, inner[inner.length - 1]!);
-  }
-
   private skipComment(): void {
     if (this.acceptWord("COMMENT")) {
       const text = this.next("the comment's text");
-      if (text.kind !== "string") throw syntax(text.start, "COMMENT takes a quoted string");
+      if (text.kind !== "string") throw syntaxProblem(text.start, "COMMENT takes a quoted string");
     }
   }
-
-  private name(what: string): NameRef {
-    const first = this.peek();
-    const parts = [this.identifier(what)];
-    while (isSymbol(this.peek(), ".")) {
-      this.i++;
-      parts.push(this.identifier(what));
-    }
-    return { parts, start: first!.start };
-  }
-
-  private identifier(what: string): string {
-    const token = this.next(what);
-    if (token.kind !== "word" && token.kind !== "quoted")
-      throw syntax(token.start, `expected ${what}, found ${describe(token)}`);
-    return token.value;
-  }
-
-  /** The tokens from here to the end of the statement, as a query. */
-  private rest(what: string): QueryText {
-    const from = this.i;
-    this.i = this.tokens.length;
-    return this.slice(from, this.i, what);
-  }
-
-  private slice(from: number, to: number, what: string): QueryText {
-    if (from >= to) throw syntax(this.tokens[from]?.start ?? this.textEnd, `${what} is missing`);
-    const tokens = this.tokens.slice(from, to);
-    return { tokens, start: tokens[0]!.start, end: tokens[tokens.length - 1]!.end };
-  }
-
-  /** One token, or a whole parenthesized group. */
-  private skipBalanced(): void {
-    let depth = 0;
-    do {
-      const token = this.next("the rest of the clause");
-      if (isSymbol(token, "(")) depth++;
-      else if (isSymbol(token, ")")) depth--;
-      if (depth < 0) throw syntax(token.start, "a ) closes no (");
-    } while (depth > 0);
-  }
-
-  private textOf(first: Token, last: Token): string {
-    return this.source.slice(first.start, last.end);
-  }
-
-  private peek(): Token | undefined {
-    return this.tokens[this.i];
-  }
-
-  private next(what: string): Token {
-    const token = this.tokens[this.i];
-    if (token === undefined) throw syntax(this.textEnd, `expected ${what}, but the statement ends`);
-    this.i++;
-    return token;
-  }
-
-  private acceptWord(word: string): boolean {
-    if (!isWord(this.peek(), word)) return false;
-    this.i++;
-    return true;
-  }
-
-  private acceptWords(...words: string[]): boolean {
-    if (!words.every((word, k) => isWord(this.tokens[this.i + k], word))) return false;
-    this.i += words.length;
-    return true;
-  }
-
-  private acceptSymbol(symbol: string): boolean {
-    if (!isSymbol(this.peek(), symbol)) return false;
-    this.i++;
-    return true;
-  }
-
-  private expectWord(word: string, hint: string): void {
-    const token = this.peek();
-    if (!this.acceptWord(word))
-      throw syntax(token?.start ?? this.textEnd, `expected ${word}, found ${describe(token)}: ${hint}`);
-  }
-
-  private expectSymbol(symbol: string, hint?: string): void {
-    const token = this.peek();
-    if (!this.acceptSymbol(symbol))
-      throw syntax(
-        token?.start ?? this.textEnd,
-        `expected "${symbol}", found ${describe(token)}${hint ? `: ${hint}` : ""}`,
-      );
-  }
-}
-
-function describe(token: Token | undefined): string {
-  if (token === undefined) return "the end of the statement";
-  if (token.kind === "string") return `'${token.value}'`;
-  if (token.kind === "quoted") return `\`${token.value}\``;
-  return `"${token.value}"`;
 }

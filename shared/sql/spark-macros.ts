@@ -323,7 +323,7 @@ export const MACROS: Readonly<Record<string, Macro>> = {
     arity(name, args, 1);
     return `array_to_string(list_transform(string_split(lower(${sql(args, 0)}), ' '), w -> upper(w[1]) || w[2:]), ' ')`;
   },
-  // Not Spark functions: the post-pass's casts (spark-to-duckdb.ts sparkCast), the type as a literal.
+  // Not Spark functions: the post-pass's casts (duckdb-tree-rewrite.ts sparkCast), the type as a literal.
   // Each branch binds whatever the operand's type (through VARCHAR), and only the one for it runs.
   integral_cast: (args) => {
     const [x, type] = [sql(args, 0), args[1]!.literal!];

@@ -32,14 +32,15 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/pipeline/validate-pipeline.ts": { RangeError: 1 },
   // Reading a pipeline project: a statement's and a schema's problems are caught and answered with
   // their PROJECT_* code, file, line and column; the plain Error guards the graph's own invariant.
-  "shared/project/dataflow-graph.ts": { Error: 1, StatementProblem: 15 },
+  "shared/project/dataflow-graph.ts": { Error: 1, StatementProblem: 6 },
+  "shared/project/query-reads.ts": { StatementProblem: 9 },
   "shared/project/query-scan.ts": { StatementProblem: 6 },
   "shared/project/source-functions.ts": { StatementProblem: 5 },
   "shared/project/spark-schema.ts": { SchemaSyntax: 4 },
   // Translating Spark SQL: a macro's refusal is caught and answered as UNSUPPORTED_SQL naming the
   // function; the plain Errors are Ebb's own translations failing to parse or print.
   "shared/sql/spark-macros.ts": { MacroRefusal: 15 },
-  "shared/sql/spark-to-duckdb.ts": { Error: 5, MacroRefusal: 1 },
+  "shared/sql/duckdb-tree-rewrite.ts": { Error: 5, MacroRefusal: 1 },
   "shared/state/bucket-hash.ts": { Error: 1 },
   "shared/state/state-store.ts": { Error: 2 },
   "shared/store/node-sha256.ts": { Error: 1 },
