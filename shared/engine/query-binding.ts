@@ -143,7 +143,11 @@ async function sourceColumns(
   locate: (location: string) => ObjectStore,
 ): Promise<{ readonly columns: [string, string][] } | { readonly unknown: string }> {
   const source = flow.source;
-  if (flow.join) return { unknown: "a stream-stream join's inputs are bound by its batch" };
+  // A stateful flow's SQL is the operator's definition (`window(…)`, a join's watermarks), not a
+  // query DuckDB runs as written: its batch binds what the operator compiles it to.
+  const kind = catalog.flowPlan(flow.name).kind;
+  if (kind === "windowed" || kind === "join" || kind === "dedup")
+    return { unknown: `a stateful flow's query (${kind}) is bound by its batch` };
   if (source.type === "stream") {
     const schema = await tableSchema(source.dataset);
     if (!schema) return { unknown: `table ${source.dataset} has no known columns yet` };
