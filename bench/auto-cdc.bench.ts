@@ -1,3 +1,4 @@
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { RewindHarness } from "../test/support/rewind/rewind-harness.ts";
 
@@ -6,7 +7,8 @@ import { RewindHarness } from "../test/support/rewind/rewind-harness.ts";
  * DuckDB's). Each target is built through its AUTO CDC flow in 10 batches of contiguous keys, so it is
  * 10 data files with disjoint key ranges and its per-key state holds every key (auto-compaction is off:
  * it would merge the ranges into one file). Then an update applies 10,000 changes to keys of one range,
- * three times over (the median counts).
+ * three times over (the median counts), the small and the large target's applies alternating; each
+ * apply's wall and CPU time (the process's, DuckDB's threads included: the load disturbs it less).
  *
  * 1. SCD type 1: 10,000 updates into a 1,000,000-key target vs a 10,000-key target (target ratio <= 3:
  *    the MERGE reads and rewrites only the files whose key statistics admit a changed key).
@@ -29,6 +31,10 @@ import { RewindHarness } from "../test/support/rewind/rewind-harness.ts";
  * 0.89 (2.6 s, 2.3 s) and with auto-compaction 3.05 (1.4 s, 4.1 s): the large target's applies were
  * faster after (13.4 -> 4.1 s), the small one's faster still, so the ratio crossed 3. Load swings
  * these figures more than the change does.
+ *
+ * Measured one after the other, the large target's applies could run at another load than the small
+ * one's (a quiet small 774 ms against a large 10.9 s after the load rose to 19: 14.1); alternating
+ * (2026-12-07, load 21-25): SCD 1 ratio 1.85 (CPU 1.76), with auto-compaction 1.87 (CPU 1.45).
  */
 
 const BUILD_BATCHES = 10;
@@ -82,10 +88,13 @@ function events(from: number, to: number, versions: number, firstSeq: number): s
   return lines.join("\n") + "\n";
 }
 
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+/** Wall and CPU time of one piece of work (CPU of the whole process: DuckDB's threads count). */
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; cpuMs: number; value: T }> {
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const value = await work();
-  return { ms: performance.now() - start, value };
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000, value };
 }
 
 interface Case {
@@ -99,28 +108,69 @@ interface Case {
   readonly autoCompact?: boolean;
 }
 
-/** Builds the target, then times the one update that applies the changes. */
-async function measure(
-  c: Case,
-): Promise<{ buildMs: number; applyMs: number; applies: number[]; rows: number }> {
+interface Built {
+  readonly c: Case;
+  readonly h: RewindHarness;
+  readonly buildMs: number;
+}
+
+/** Builds the target through its flow in `BUILD_BATCHES` batches. */
+async function build(c: Case): Promise<Built> {
   const h = new RewindHarness();
   await h.deploy(definition(h.landingUri, c.scd, c.autoCompact ?? false));
   const perBatch = c.keys / BUILD_BATCHES;
-  const build = await timed(async () => {
+  const built = await timed(async () => {
     for (let b = 0; b < BUILD_BATCHES; b++)
       await h.land(`build-${b}.json`, events(b * perBatch, (b + 1) * perBatch, c.versions, 1));
     await h.run();
   });
-  const applies: number[] = [];
-  let rows = 0;
+  return { c, h, buildMs: built.ms };
+}
+
+interface Applies {
+  readonly wall: number[];
+  readonly cpu: number[];
+  rows: number;
+}
+
+/** The update that applies round `round`'s changes to a built target. */
+async function applyOnce({ c, h }: Built, round: number, into: Applies): Promise<void> {
+  const firstSeq = c.versions + 1 + round * c.changesPerKey;
+  await h.land(`changes-${round}.json`, events(0, c.changedKeys, c.changesPerKey, firstSeq));
+  const apply = await timed(() => h.run());
+  into.wall.push(apply.ms);
+  into.cpu.push(apply.cpuMs);
+  into.rows = apply.value.flows["apply"]?.rowsIn ?? 0;
+}
+
+/**
+ * Both targets built first, then their applies alternate round by round, so a change in the machine's
+ * load weighs on both alike (measured one after the other, a load rising between them made the ratio
+ * say nothing).
+ */
+async function compare(label: string, small: Case, large: Case): Promise<void> {
+  const builtSmall = await build(small);
+  const builtLarge = await build(large);
+  const s: Applies = { wall: [], cpu: [], rows: 0 };
+  const l: Applies = { wall: [], cpu: [], rows: 0 };
   for (let round = 0; round < ROUNDS; round++) {
-    const firstSeq = c.versions + 1 + round * c.changesPerKey;
-    await h.land(`changes-${round}.json`, events(0, c.changedKeys, c.changesPerKey, firstSeq));
-    const apply = await timed(() => h.run());
-    applies.push(apply.ms);
-    rows = apply.value.flows["apply"]?.rowsIn ?? 0;
+    await applyOnce(builtSmall, round, s);
+    await applyOnce(builtLarge, round, l);
   }
-  return { buildMs: build.ms, applyMs: median(applies), applies, rows };
+  const ms = (values: readonly number[]) => median(values).toFixed(0);
+  const ratio = (a: readonly number[], b: readonly number[]) => (median(b) / median(a)).toFixed(2);
+  console.log(
+    `${label}: ${s.rows} changes in ${ms(s.wall)} ms (small target) vs ${ms(l.wall)} ms (large), ratio ${ratio(s.wall, l.wall)} (target <= 3; medians of ${ROUNDS}); CPU ${ms(s.cpu)} vs ${ms(l.cpu)} ms, ratio ${ratio(s.cpu, l.cpu)}`,
+  );
+  const all = (values: readonly number[]) => values.map((v) => v.toFixed(0)).join(", ");
+  console.log(
+    `  each apply: ${all(s.wall)} ms (small), ${all(l.wall)} ms (large); load average ${loadavg()
+      .map((v) => v.toFixed(1))
+      .join(" ")}`,
+  );
+  console.log(
+    `  building the targets (10 batches through the flow): ${(builtSmall.buildMs / 1000).toFixed(1)} s and ${(builtLarge.buildMs / 1000).toFixed(1)} s`,
+  );
 }
 
 function median(values: readonly number[]): number {
@@ -128,60 +178,30 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-function report(label: string, small: Awaited<ReturnType<typeof measure>>, large: typeof small): void {
-  console.log(
-    `${label}: ${small.rows} changes in ${small.applyMs.toFixed(0)} ms (small target) vs ${large.applyMs.toFixed(0)} ms (large), ratio ${(large.applyMs / small.applyMs).toFixed(2)} (target <= 3; medians of ${ROUNDS})`,
-  );
-  const all = (m: typeof small) => m.applies.map((ms) => ms.toFixed(0)).join(", ");
-  console.log(`  each apply: ${all(small)} ms (small), ${all(large)} ms (large)`);
-  console.log(
-    `  building the targets (10 batches through the flow): ${(small.buildMs / 1000).toFixed(1)} s and ${(large.buildMs / 1000).toFixed(1)} s`,
-  );
-}
-
 export async function run(): Promise<void> {
   // Warm-up: DuckDB, the parser and the stand-ins.
-  await measure({ scd: 1, keys: 1_000, versions: 1, changedKeys: 100, changesPerKey: 1 });
+  const warm = await build({ scd: 1, keys: 1_000, versions: 1, changedKeys: 100, changesPerKey: 1 });
+  await applyOnce(warm, 0, { wall: [], cpu: [], rows: 0 });
 
-  const scd1Small = await measure({
-    scd: 1,
-    keys: 10_000,
-    versions: 1,
-    changedKeys: 10_000,
-    changesPerKey: 1,
-  });
-  const scd1Large = await measure({
-    scd: 1,
-    keys: 1_000_000,
-    versions: 1,
-    changedKeys: 10_000,
-    changesPerKey: 1,
-  });
-  report("SCD type 1, 10,000 keys vs 1,000,000 keys", scd1Small, scd1Large);
+  const scd1 = { scd: 1, versions: 1, changedKeys: 10_000, changesPerKey: 1 } as const;
+  await compare(
+    "SCD type 1, 10,000 keys vs 1,000,000 keys",
+    { ...scd1, keys: 10_000 },
+    { ...scd1, keys: 1_000_000 },
+  );
 
   // `EBB_BENCH_AUTO_CDC_ONLY=scd1`: the SCD type 1 cases alone (with and without auto-compaction).
-  const scd1Only = process.env["EBB_BENCH_AUTO_CDC_ONLY"] === "scd1";
-  if (!scd1Only) await scd2();
-  const scd1 = { scd: 1, versions: 1, changedKeys: 10_000, changesPerKey: 1 } as const;
-  const compactedSmall = await measure({ ...scd1, keys: 10_000, autoCompact: true });
-  const compactedLarge = await measure({ ...scd1, keys: 1_000_000, autoCompact: true });
-  report("SCD type 1 with auto-compaction on, 10,000 keys vs 1,000,000 keys", compactedSmall, compactedLarge);
-}
-
-async function scd2(): Promise<void> {
-  const scd2Small = await measure({
-    scd: 2,
-    keys: 1_000,
-    versions: 10,
-    changedKeys: 1_000,
-    changesPerKey: 10,
-  });
-  const scd2Large = await measure({
-    scd: 2,
-    keys: 100_000,
-    versions: 10,
-    changedKeys: 1_000,
-    changesPerKey: 10,
-  });
-  report("SCD type 2, 10 versions per key, 10,000 rows vs 1,000,000 rows", scd2Small, scd2Large);
+  if (process.env["EBB_BENCH_AUTO_CDC_ONLY"] !== "scd1") {
+    const scd2 = { scd: 2, versions: 10, changedKeys: 1_000, changesPerKey: 10 } as const;
+    await compare(
+      "SCD type 2, 10 versions per key, 10,000 rows vs 1,000,000 rows",
+      { ...scd2, keys: 1_000 },
+      { ...scd2, keys: 100_000 },
+    );
+  }
+  await compare(
+    "SCD type 1 with auto-compaction on, 10,000 keys vs 1,000,000 keys",
+    { ...scd1, keys: 10_000, autoCompact: true },
+    { ...scd1, keys: 1_000_000, autoCompact: true },
+  );
 }
