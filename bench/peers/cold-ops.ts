@@ -7,9 +7,10 @@ import { DuckSession } from "../../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
 
 /**
- * `tsx bench/peers/cold-ops.ts <dir> <op> [runs]`: one of the peers bench's snapshot operations
- * (v10 | v1000 | latest | travel | feed) in a fresh process, each run's time printed, the first
- * apart: what a CLI call or a Lambda cold start pays. Wall, CPU (the process's, steadier on a loaded
+ * `tsx bench/peers/cold-ops.ts <dir> <op>[,<op>…] [runs]`: peers bench snapshot operations
+ * (v10 | v1000 | latest | travel | feed) in a fresh process, `runs` of each in the order given (as
+ * `v10,v1000,latest`, the peers bench's own sequence), each run's time printed, the first apart: what
+ * a CLI call or a Lambda cold start pays. Wall, CPU (the process's, steadier on a loaded
  * host) and garbage collection pauses, in ms. `dir` holds `long-log` as
  * bench/peers/profile-ops.ts makes it. With `PROFILE_OUT=<file>.cpuprofile` each run is CPU-profiled
  * into `<file>-<run>.cpuprofile`.
@@ -44,22 +45,24 @@ let gcMs = 0;
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) gcMs += entry.duration;
 }).observe({ entryTypes: ["gc"] });
-const times: string[] = [];
-for (let r = 0; r < Number(runsText); r++) {
-  forgetDecodedCheckpoints();
-  const [start, cpu, gcBefore] = [performance.now(), process.cpuUsage(), gcMs];
-  await work[op]!();
-  const used = process.cpuUsage(cpu);
-  const wall = performance.now() - start;
-  await new Promise((resolve) => setTimeout(resolve, 0)); // the observer reports after the pause
-  times.push(
-    `${wall.toFixed(1)} (cpu ${((used.user + used.system) / 1000).toFixed(1)}, gc ${(gcMs - gcBefore).toFixed(1)})`,
-  );
-  if (profile) {
-    const { profile: p } = await session.post("Profiler.stop");
-    await writeFile(profile.replace(".cpuprofile", `-${r}.cpuprofile`), JSON.stringify(p));
-    await session.post("Profiler.start");
+for (const name of op.split(",")) {
+  const times: string[] = [];
+  for (let r = 0; r < Number(runsText); r++) {
+    forgetDecodedCheckpoints();
+    const [start, cpu, gcBefore] = [performance.now(), process.cpuUsage(), gcMs];
+    await work[name]!();
+    const used = process.cpuUsage(cpu);
+    const wall = performance.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the observer reports after the pause
+    times.push(
+      `${wall.toFixed(1)} (cpu ${((used.user + used.system) / 1000).toFixed(1)}, gc ${(gcMs - gcBefore).toFixed(1)})`,
+    );
+    if (profile) {
+      const { profile: p } = await session.post("Profiler.stop");
+      await writeFile(profile.replace(".cpuprofile", `-${name}-${r}.cpuprofile`), JSON.stringify(p));
+      await session.post("Profiler.start");
+    }
   }
+  console.log(name, times.join(" "));
 }
-console.log(op, times.join(" "));
 duck.close();

@@ -14,7 +14,8 @@ import { CorruptLogError, DeltaError } from "../errors.ts";
 import { stringifyExact, type ExactJsonInput } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
 import { assertDecodableCodecs, CHECKPOINT_COMPRESSORS } from "./parquet-codecs.ts";
-import { listsAt, presentRows, readLeafColumn, valuesAt, type LeafColumn } from "./parquet-leaves.ts";
+import { isMapLike } from "hyparquet/src/schema.js";
+import { listsAt, mapsAt, presentRows, readLeafColumn, valuesAt, type LeafColumn } from "./parquet-leaves.ts";
 
 /** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
 type CheckpointAction = "protocol" | "metaData" | "txn" | "domainMetadata" | "add" | "remove";
@@ -162,30 +163,40 @@ function presentActions(
       const rows = presentRows(leaf(first), Number(group.num_rows));
       if (rows.count === 0) continue;
       const fileKind = kind === "add" || kind === "remove";
-      // A field's value at each present row: a plain one off its leaf; a nested one (a map, a list, a
-      // struct) assembled by hyparquet from its leaves, cut to the present rows.
-      const valuesOf = (child: SchemaTree): ArrayLike<unknown> => {
+      // A field's value at each present row: a plain one off its leaf; a map straight off its two
+      // leaves; another nested one (a list, a struct) assembled by hyparquet from its leaves, cut to
+      // the present rows. `plain` when the values already have a commit line's shape.
+      const valuesOf = (child: SchemaTree): { values: ArrayLike<unknown>; plain: boolean } => {
         if (child.children.length === 0) {
           const values = valuesAt(leaf(child.path.join(".")), rows);
-          if (values) return values;
+          if (values) return { values, plain: false };
         }
+        const maps = isMapLike(child) && stringMapsAt(child);
+        if (maps) return { values: maps, plain: true };
         const nested = new Map<string, DecodedArray>();
         for (const path of child.children.length === 0 ? [child.path.join(".")] : leavesUnder(child))
           nested.set(path, listsAt(leaf(path), rows));
         assembleNested(nested, child, PARSERS, 1);
         const lists = nested.get(child.path.join("."));
         if (!lists) throw new CorruptLogError(`parquet column ${child.path.join(".")} not assembled`);
-        return Array.from(lists, (list) => (list as readonly unknown[])[0]);
+        return { values: Array.from(lists, (list) => (list as readonly unknown[])[0]), plain: false };
+      };
+      // A map of strings to strings (Delta's maps: partitionValues, tags, configuration) off its leaves.
+      const stringMapsAt = (map: SchemaTree): unknown[] | undefined => {
+        const entry = map.children[0]!.children;
+        const [keys, values] = ["key", "value"].map((name) => entry.find((c) => c.element.name === name));
+        if (!keys || !values || ![keys, values].every(isString)) return undefined;
+        return mapsAt(leaf(keys.path.join(".")), leaf(values.path.join(".")), rows);
       };
       const into = found.get(kind)!;
       const start = into.bodies.length;
       for (let i = 0; i < rows.count; i++) into.bodies.push({});
       for (const child of schema.children) {
         if (fileKind && FILE_STRUCT_FORMS.has(child.element.name)) continue;
-        const values = valuesOf(child);
+        const { values, plain } = valuesOf(child);
         for (let i = 0; i < rows.count; i++) {
           const value = values[i];
-          if (value != null) into.bodies[start + i]![child.element.name] = plainValue(value);
+          if (value != null) into.bodies[start + i]![child.element.name] = plain ? value : plainValue(value);
         }
       }
       // `stats_parsed` stands in for `stats` only where a writer left the JSON form out.
@@ -193,12 +204,16 @@ function presentActions(
         kind === "add" && schema.children.find((child) => child.element.name === "stats_parsed");
       const needsStats = into.bodies.some((body, i) => i >= start && body.stats === undefined);
       if (statsField && needsStats) {
-        const values = valuesOf(statsField);
+        const { values } = valuesOf(statsField);
         for (let i = 0; i < rows.count; i++) into.statsParsed[start + i] = values[i];
       }
     }
   }
   return found;
+}
+
+function isString(node: SchemaTree): boolean {
+  return node.element.converted_type === "UTF8" || node.element.logical_type?.type === "STRING";
 }
 
 function codecsOf(metadata: FileMetaData, columns: readonly string[]): Set<string> {

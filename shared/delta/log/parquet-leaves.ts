@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import type { ColumnChunk, Compressors, ParquetParsers, SchemaTree } from "hyparquet";
 import { assembleLists } from "hyparquet/src/assemble.js";
 import { parquetHeader, readPage } from "hyparquet/src/column.js";
@@ -90,10 +91,47 @@ export function readLeafColumn(
     if (page.definitionLevels?.length) definitionLevels.set(page.definitionLevels, read);
     else definitionLevels.fill(maxDefinition, read, read + count);
     if (repeated) repetitionLevels.set(page.repetitionLevels, read);
-    pages.push(convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder));
+    const strings = encoding === "PLAIN" && isStringLeaf(decoder) ? asciiStrings(page.dataPage) : undefined;
+    pages.push(strings ?? convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder));
     read += count;
   }
   return { schemaPath, maxDefinition, definitionLevels, repetitionLevels, values: joined(pages) };
+}
+
+/** Whether hyparquet converts the leaf's byte arrays to strings (and to nothing else). */
+function isStringLeaf({ type, element, schemaPath }: ColumnDecoder): boolean {
+  if (type !== "BYTE_ARRAY" || schemaPath.some((node) => node.element.logical_type?.type === "VARIANT"))
+    return false;
+  const { converted_type: converted, logical_type: logical } = element;
+  return (
+    converted === "UTF8" || logical?.type === "STRING" || (converted === undefined && logical === undefined)
+  );
+}
+
+/**
+ * The strings of a PLAIN page's byte arrays when the page's bytes are all ASCII (a byte a
+ * character): the bytes read as text once and each value a slice of that text, where decoding
+ * each value apart (a checkpoint's `add.path` and `add.stats`, 2,000 values) cost a call into the
+ * UTF-8 decoder each. `undefined` otherwise (the values decoded one by one, as before).
+ */
+function asciiStrings(values: DecodedArray): string[] | undefined {
+  if (values.length === 0 || !(values[0] instanceof Uint8Array)) return undefined;
+  const bytes = values as readonly Uint8Array[];
+  const first = bytes[0]!;
+  const last = bytes[bytes.length - 1]!;
+  const [from, to] = [first.byteOffset, last.byteOffset + last.byteLength];
+  if (to < from) return undefined;
+  const span = new Uint8Array(first.buffer, from, to - from);
+  if (!isAscii(span)) return undefined;
+  const text = Buffer.from(span.buffer, span.byteOffset, span.byteLength).toString("latin1");
+  const strings = new Array<string>(bytes.length);
+  for (let i = 0; i < bytes.length; i++) {
+    const value = bytes[i]!;
+    const at = value.byteOffset - from;
+    if (value.buffer !== first.buffer || at < 0 || at + value.byteLength > text.length) return undefined;
+    strings[i] = text.slice(at, at + value.byteLength);
+  }
+  return strings;
 }
 
 function joined(pages: readonly ArrayLike<unknown>[]): ArrayLike<unknown> {
@@ -173,4 +211,51 @@ export function listsAt(leaf: LeafColumn, rows: PresentRows): DecodedArray {
     if (defined) value++;
   }
   return assembleLists([], keptDefinition, keptRepetition, keptValues as DecodedArray, leaf.schemaPath);
+}
+
+/**
+ * The map over `keys` and `values` (the key and value leaves of one map, as hyparquet's `isMapLike`
+ * sees a map: one repeated key_value group, nothing repeated above it) at each present row, built
+ * straight off the two leaves' levels: `undefined` where the map is null, `{}` where it is empty, a
+ * null value kept as `null`, as hyparquet's assembly gives them. `undefined` for a map this does not
+ * cover (a key that may be null): the caller assembles those with hyparquet. A checkpoint has three
+ * maps on each add (`partitionValues`, `tags`) and a few on metaData; assembling each row's map
+ * through per-row lists cost more than reading the strings.
+ */
+export function mapsAt(keys: LeafColumn, values: LeafColumn, rows: PresentRows): unknown[] | undefined {
+  const repeatedAt = keys.schemaPath.findIndex((node) => node.element.repetition_type === "REPEATED");
+  if (
+    repeatedAt < 0 ||
+    keys.schemaPath.slice(repeatedAt + 1).some((n) => n.element.repetition_type !== "REQUIRED")
+  )
+    return undefined;
+  // The definition level at which the map holds an entry; one below, the map is there but empty.
+  const entryLevel = keys.maxDefinition;
+  const mapLevel = entryLevel - 1;
+  const { definitionLevels: keyDefinition, repetitionLevels: repetition, values: keyValues } = keys;
+  const { definitionLevels: valueDefinition, maxDefinition: valueDefined, values: valueValues } = values;
+  if (valueDefinition.length !== keyDefinition.length) return undefined;
+  const out = new Array<unknown>(rows.count);
+  let at = -1;
+  let row = -1;
+  let key = 0;
+  let value = 0;
+  let map: Record<string, unknown> | undefined;
+  for (let entry = 0; entry < keyDefinition.length; entry++) {
+    const starts = repetition[entry] === 0;
+    if (starts) row++;
+    const kept = rows.flags[row] === 1;
+    const level = keyDefinition[entry]!;
+    const hasValue = valueDefinition[entry] === valueDefined;
+    if (kept && starts) {
+      map = level >= mapLevel ? {} : undefined;
+      out[++at] = map;
+    }
+    if (level === entryLevel) {
+      if (kept) map![keyValues[key] as string] = hasValue ? valueValues[value] : null;
+      key++;
+    }
+    if (hasValue) value++;
+  }
+  return out;
 }
