@@ -7,7 +7,7 @@ job only computes:
 2. Read the planned input as the temp view `source`: the landed files (JSON, CSV, Parquet) with the
    flow's declared schema when it has one, or the upstream table's planned row slices (whole Parquet
    files, or rows [firstRow, endRow) of one by its row index) with the table's schema and partition
-   values.
+   values, or the planned files of its change feed (ebb_spark_change_feed.py).
 3. Run the flow's SQL (Spark SQL) over it, through the dataset's expectations when it has any
    (ebb_spark_expectations.py: counts per expectation, `drop` rows removed, `fail` fails the batch
    before anything is written), and write the rows as Parquet under
@@ -41,6 +41,7 @@ import traceback
 import uuid
 
 from ebb_spark_cdc import reduce_events
+from ebb_spark_change_feed import load_changes
 from ebb_spark_expectations import ExpectationFailure, apply_expectations
 
 MANIFEST_VERSION = 1
@@ -168,6 +169,8 @@ def load_source(spark, spec, ordered=False):
         # A join batch whose new rows are all the joined stream's: the files give the columns only.
         return frame.limit(0) if spec.get("columnsOnly") else frame
 
+    if spec.get("changes") is not None:
+        return load_changes(spark, spec, ordered)
     schema = StructType.fromJson(json.loads(spec["schemaString"]))
     partition_columns = spec.get("partitionColumns", [])
     data_schema = StructType([f for f in schema.fields if f.name not in partition_columns])

@@ -48,6 +48,7 @@ export {
   openChangeFeed,
   planCommitChanges,
   type ChangeFile,
+  type ChangeType,
 } from "./read/change-data-feed.ts";
 export { commitTimestampAt, listCommits, versionAtTimestamp } from "./read/commit-history.ts";
 export { fileRelationSql, type FileSource } from "./read/file-relation.ts";

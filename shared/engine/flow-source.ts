@@ -292,7 +292,6 @@ function tableSource(
   return {
     async plannedInput(start, end) {
       const plan = await replanned(start, end);
-      if (plan.changes) throw new CheckpointStateError(`a change feed batch has no planned row slices`);
       return {
         kind: "table",
         upstream: context.source.type === "stream" ? { dataset: upstream } : { path: upstream },
@@ -306,6 +305,17 @@ function tableSource(
           fileRows: slice.fileRows,
         })),
         rows: plan.rows,
+        ...(plan.changes
+          ? {
+              changeFeed: plan.changes.map((file) => ({
+                path: file.path,
+                partitionValues: file.partitionValues,
+                version: file.version,
+                timestamp: file.timestamp,
+                changeType: file.changeType ?? null,
+              })),
+            }
+          : {}),
         ...(plan.newestCommitTimestamp !== undefined
           ? { newestUpstreamTimestamp: plan.newestCommitTimestamp }
           : {}),

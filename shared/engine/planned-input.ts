@@ -1,3 +1,4 @@
+import type { ChangeType } from "../delta/index.ts";
 import type { RecordFormat } from "./record-reader.ts";
 
 /**
@@ -21,7 +22,7 @@ export type PlannedInput =
       readonly upstream: { readonly dataset: string } | { readonly path: string };
       readonly schemaString: string;
       readonly partitionColumns: readonly string[];
-      /** Row slices of data files (paths relative to the table root). */
+      /** Row slices of data files (paths relative to the table root); none when it reads `changeFeed`. */
       readonly slices: readonly {
         readonly path: string;
         readonly partitionValues: Readonly<Record<string, string | null>>;
@@ -30,6 +31,24 @@ export type PlannedInput =
         readonly fileRows: number;
       }[];
       readonly rows: number;
+      /**
+       * A reader of the table's change data feed: the files of its planned versions' change rows, as
+       * the DuckDB engine reads them (delta/read/change-data-feed.ts `changeRelationSql`): a `cdc`
+       * file carries its own `_change_type` (`changeType` null), an added or removed data file's rows
+       * are all of `changeType`; every row gets its commit's version and timestamp.
+       */
+      readonly changeFeed?: readonly PlannedChangeFile[];
       readonly newestUpstreamTimestamp?: number;
       readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
     };
+
+/** One file of a change feed batch (delta/read/change-data-feed.ts `ChangeFile`). */
+export interface PlannedChangeFile {
+  /** Log path (URI-encoded), relative to the table root. */
+  readonly path: string;
+  readonly partitionValues: Readonly<Record<string, string | null>>;
+  readonly version: number;
+  /** The commit's timestamp (epoch ms), as Ebb dates it (delta/log/commit-file.ts `commitTimestamp`). */
+  readonly timestamp: number;
+  readonly changeType: ChangeType | null;
+}

@@ -6,7 +6,6 @@ import type {
   StreamingTableDefinition,
 } from "../../pipeline/definition-schema.ts";
 import { isWord, significant, tokenize } from "../../sql/spark-sql-tokens.ts";
-import { readsChangeFeed } from "../../pipeline/auto-cdc-rules.ts";
 import type { BatchSize } from "../batch-size.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 
@@ -18,7 +17,7 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL, the
  * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), every stateful
  * operator over Ebb's state layout (watermark, deduplication, windows, stream-stream joins), from `auto_loader` files or a
- * `stream`/`delta` table (not its change feed), failing on malformed records (no quarantine), into a
+ * `stream`/`delta` table (its appends, or its change feed: the planned files, ebb_spark_change_feed.py), failing on malformed records (no quarantine), into a
  * table (partitioned or not), reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
  * DuckDB's dialect (the default) runs on Spark only when it uses none of DuckDB's own syntax (below).
@@ -108,8 +107,6 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
   const source = flow.source;
   if (source.type === "kafka" || source.type === "kinesis")
     return `${source.type} sources run on DuckDB only, for now`;
-  if (readsChangeFeed(question.pipeline, flow))
-    return "reading a change data feed runs on DuckDB only, for now";
   if ((flow.options?.bad_records ?? "fail") !== "fail")
     return `bad_records "${flow.options?.bad_records}" runs on DuckDB only, for now (Spark fails the batch on a malformed record)`;
   if (question.readsDatasets)

@@ -34,6 +34,18 @@ export type SparkBatchInput =
         readonly endRow: number;
         readonly fileRows: number;
       }[];
+      /**
+       * A change feed batch (its `slices` empty): each file's rows with the table's columns and
+       * `_change_type` (the file's own column when `changeType` is null), `_commit_version` and
+       * `_commit_timestamp` (epoch ms) as the DuckDB engine reads them.
+       */
+      readonly changes?: readonly {
+        readonly uri: string;
+        readonly partitionValues: Readonly<Record<string, string | null>>;
+        readonly version: number;
+        readonly timestampMs: number;
+        readonly changeType: string | null;
+      }[];
     };
 
 /** One expectation of the target dataset, evaluated by the job as the DuckDB engine does (expectations.ts). */

@@ -271,13 +271,25 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
     "dataset" in input.upstream
       ? batch.spark.bucketUri(batch.catalog.tablePrefix(input.upstream.dataset))
       : batch.spark.locationUri(input.upstream.path, "");
+  // The log names a file as a URI (`%25` for a `%` of an escaped partition folder); the job reads its key.
+  const uri = (logPath: string) => `${root.replace(/\/$/, "")}/${dataFileKey(logPath)}`;
   return {
     kind: "table",
     schemaString: input.schemaString,
     partitionColumns: input.partitionColumns,
+    ...(input.changeFeed
+      ? {
+          changes: input.changeFeed.map((file) => ({
+            uri: uri(file.path),
+            partitionValues: file.partitionValues,
+            version: file.version,
+            timestampMs: file.timestamp,
+            changeType: file.changeType,
+          })),
+        }
+      : {}),
     slices: input.slices.map((slice) => ({
-      // The log names a file as a URI (`%25` for a `%` of an escaped partition folder); the job reads its key.
-      uri: `${root.replace(/\/$/, "")}/${dataFileKey(slice.path)}`,
+      uri: uri(slice.path),
       partitionValues: slice.partitionValues,
       firstRow: slice.firstRow,
       endRow: slice.endRow,

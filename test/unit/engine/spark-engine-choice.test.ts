@@ -66,6 +66,32 @@ describe("the engine a batch runs on", () => {
     expect(choice).toEqual({ kind: "fixed", engine: "spark" });
   });
 
+  it("runs a reader of a change feed on Spark: the job reads the files Ebb planned", () => {
+    const upstream = dataset({
+      name: "current",
+      flows: [{ ...flow, auto_cdc: { keys: ["id"], sequence_by: "id" } }],
+    } as Partial<StreamingTableDefinition>);
+    const explicit = {
+      ...flow,
+      name: "follow",
+      source: { type: "stream", dataset: "raw" },
+      options: { read_change_feed: true },
+    };
+    const implicit = { ...flow, name: "follow_cdc", source: { type: "stream", dataset: "current" } };
+    for (const reader of [explicit, implicit] as StreamingTableDefinition["flows"]) {
+      const table = dataset({ name: "changes", flows: [reader] });
+      const choice = chooseEngine({
+        setting: { kind: "fixed", engine: "spark" },
+        size: undefined,
+        pipeline: { datasets: [upstream, table] } as PipelineDefinition,
+        dataset: table,
+        flow: reader,
+        readsDatasets: false,
+      });
+      expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+    }
+  });
+
   it("refuses Spark for an expectation written for DuckDB, naming it", () => {
     const choice = ask(
       dataset({

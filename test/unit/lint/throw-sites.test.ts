@@ -51,7 +51,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/store/time-ordered-id.ts": { RangeError: 1 },
   // State files Ebb wrote that are not as it wrote them: damage to Ebb's own storage.
   "shared/engine/file-set-state.ts": { CheckpointStateError: 2 },
-  "shared/engine/flow-source.ts": { CheckpointStateError: 5 },
+  "shared/engine/flow-source.ts": { CheckpointStateError: 4 },
   // Caught by their callers and answered with a coded error (or a result).
   "shared/delta/log/exact-json.ts": { SyntaxError: 1 },
   // A checkpoint's column chunk not as its footer says: the checkpoint reader answers DELTA_LOG_CORRUPT naming the file.
