@@ -213,24 +213,29 @@ export class LocalSparkJobs implements SparkJobs {
     );
     // The tether's first line names the driver's process group.
     const tethered = await Promise.race([line(), timer]);
-    const group =
-      tethered !== undefined && tethered !== "timeout"
-        ? tetheredPidSchema.safeParse(JSON.parse(tethered))
-        : undefined;
-    const ready = group?.success ? await Promise.race([next(), timer]) : undefined;
-    if (!group?.success || ready === undefined || ready === "timeout" || !("ready" in ready)) {
-      if (group?.success) killGroup(group.data.tetheredPid);
+    const pid = tethered === "timeout" ? undefined : tetheredPid(tethered);
+    const ready = pid === undefined ? undefined : await Promise.race([next(), timer]);
+    if (pid === undefined || ready === undefined || ready === "timeout" || !("ready" in ready)) {
+      if (pid !== undefined) killGroup(pid);
       child.kill("SIGKILL");
       this.#driver = undefined;
       throw new Error(`the local Spark driver did not start: ${tail.split("\n").slice(-5).join(" ")}`);
     }
-    const pid = group.data.tetheredPid;
     process.once("exit", () => killGroup(pid));
     return { child, group: pid, applicationId: ready.applicationId, next };
   }
 }
 
 const tetheredPidSchema = z.object({ tetheredPid: z.number().int().positive() });
+
+/** The driver's group as the tether's first line names it, or undefined for any other line. */
+function tetheredPid(line: string | undefined): number | undefined {
+  try {
+    return tetheredPidSchema.parse(JSON.parse(line ?? "")).tetheredPid;
+  } catch {
+    return undefined;
+  }
+}
 
 function killGroup(pid: number): void {
   try {

@@ -9,7 +9,9 @@ import { exitWhenParentGone } from "./parent-watchdog.ts";
  * process group, which is what gets stopped. With `--stdin` our stdin is passed on to the command (the
  * Spark driver's requests); its end still means the parent is gone. The first line on stdout is
  * `{"tetheredPid":<pid>}` (also the group's id), so the parent can check that no process is left
- * behind; the command's own output follows on the same stdout and stderr.
+ * behind; the command's own output follows on stdout and stderr. Its stdout passes through us rather
+ * than being shared, so that line is first: the command, started in a session of its own, may run
+ * before us (the kernel's autogroups schedule each session apart) and would otherwise write first.
  */
 
 /** How long the command gets to exit after SIGTERM before it is killed. */
@@ -23,7 +25,7 @@ if (!command) {
 }
 
 const child = spawn(command, args, {
-  stdio: [passStdin ? "pipe" : "ignore", "inherit", "inherit"],
+  stdio: [passStdin ? "pipe" : "ignore", "pipe", "inherit"],
   detached: true,
 });
 child.on("error", (error) => {
@@ -45,12 +47,12 @@ function signalGroup(signal: NodeJS.Signals): void {
 }
 
 const exited = once(child, "exit");
-child.on("exit", (code, signal) => {
-  // Whatever the command left running in its group would outlive us.
-  signalGroup("SIGKILL");
-  process.exit(code ?? (signal ? 1 : 0));
-});
+// Whatever the command left running in its group would outlive us.
+child.on("exit", () => signalGroup("SIGKILL"));
+// Once its output is passed on in full.
+child.on("close", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 process.stdout.write(`${JSON.stringify({ tetheredPid: child.pid })}\n`);
+child.stdout?.pipe(process.stdout);
 
 exitWhenParentGone(async () => {
   signalGroup("SIGTERM");
