@@ -63,6 +63,17 @@ function zombieChildren(): number[] {
     .map(Number);
 }
 
+/** A failed run leaves nothing behind for ten minutes: each driver (`[pid, …]`) leads its own group. */
+function killGroups(drivers: readonly (readonly number[])[]): void {
+  for (const [group] of drivers) {
+    try {
+      if (group !== undefined) process.kill(-group, "SIGKILL");
+    } catch {
+      // Gone, as it should be.
+    }
+  }
+}
+
 describe("the local Spark driver", () => {
   const folders: string[] = [];
   afterAll(async () => {
@@ -97,8 +108,7 @@ describe("the local Spark driver", () => {
       await vi.waitFor(() => expect(pids.filter(isRunning)).toEqual([]), { timeout: 60_000, interval: 100 });
     } finally {
       owner.kill("SIGKILL");
-      // A failed run leaves nothing behind for ten minutes.
-      for (const pid of pids.filter(isRunning)) process.kill(pid, "SIGKILL");
+      killGroups([pids]);
     }
   });
 
@@ -136,8 +146,7 @@ describe("the local Spark driver", () => {
       expect(zombieChildren()).toEqual([]);
     } finally {
       spark.kill();
-      for (const pid of (await started().catch(() => [])).flat().filter(isRunning))
-        process.kill(pid, "SIGKILL");
+      killGroups(await started().catch(() => []));
     }
   });
 });
