@@ -1,8 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
 import {
   sparkFailureSchema,
@@ -23,6 +24,10 @@ import { ENVIRONMENT } from "./environment.ts";
  * application; a driver per batch would make every local Spark batch pay it. Batches run one at a
  * time, as the update's flows of one level do in this process. A driver that dies fails its batch
  * (SPARK_JOB_FAILED) and the next batch starts a new one.
+ *
+ * The driver runs under the local runtime's tether (infra/local/tether.ts `--stdin`, which passes the
+ * requests on): the script reads its stdin only between batches, so were this process killed
+ * (`kill -9`) it would compute its batch to the end; the tether stops it, its JVM with it, at once.
  */
 
 export interface LocalSparkSettings {
@@ -40,6 +45,7 @@ export interface LocalSparkSettings {
 }
 
 const ENTRY_SCRIPT = fileURLToPath(new URL("../spark/ebb_spark_batch.py", import.meta.url));
+const TETHER = fileURLToPath(new URL("../../infra/local/tether.ts", import.meta.url));
 
 /** How long the driver may take to start (a cold JVM on a busy 2-core machine). */
 const START_TIMEOUT_MS = 180_000;
@@ -56,6 +62,8 @@ type Answer = z.infer<typeof answerSchema>;
 
 interface Driver {
   readonly child: ChildProcessWithoutNullStreams;
+  /** The driver's process group (the script and its JVM), under the tether. */
+  readonly group: number;
   readonly applicationId: string;
   /** The next answer line, or undefined when the driver exited first. */
   next(): Promise<Answer | undefined>;
@@ -89,7 +97,7 @@ export class LocalSparkJobs implements SparkJobs {
   /** Kills the driver (the crash tests: a job that dies at a random point). */
   kill(): void {
     void this.#driver?.then(
-      (driver) => driver.child.kill("SIGKILL"),
+      (driver) => killGroup(driver.group),
       () => undefined,
     );
     this.#driver = undefined;
@@ -174,7 +182,9 @@ export class LocalSparkJobs implements SparkJobs {
         : []),
       "pyspark-shell",
     ];
-    const child = spawn(python, [ENTRY_SCRIPT, "--serve"], {
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+    const command = [TETHER, "--stdin", python, ENTRY_SCRIPT, "--serve"];
+    const child = spawn(process.execPath, ["--import", tsx, ...command], {
       // pyspark splits PYSPARK_SUBMIT_ARGS as a shell would.
       env: {
         ...process.env,
@@ -190,22 +200,48 @@ export class LocalSparkJobs implements SparkJobs {
     });
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const exited = new Promise<undefined>((resolve) => child.once("exit", () => resolve(undefined)));
-    const next = async (): Promise<Answer | undefined> => {
-      const line = await Promise.race([lines.next(), exited]);
-      if (line === undefined || line.done) return undefined;
-      return answerSchema.parse(JSON.parse(line.value));
+    const line = async (): Promise<string | undefined> => {
+      const read = await Promise.race([lines.next(), exited]);
+      return read === undefined || read.done ? undefined : read.value;
     };
-    process.once("exit", () => child.kill("SIGKILL"));
+    const next = async (): Promise<Answer | undefined> => {
+      const text = await line();
+      return text === undefined ? undefined : answerSchema.parse(JSON.parse(text));
+    };
     const timer = new Promise<"timeout">((resolve) =>
       setTimeout(() => resolve("timeout"), START_TIMEOUT_MS).unref(),
     );
-    const ready = await Promise.race([next(), timer]);
-    if (ready === undefined || ready === "timeout" || !("ready" in ready)) {
+    // The tether's first line names the driver's process group.
+    const tethered = await Promise.race([line(), timer]);
+    const pid = tethered === "timeout" ? undefined : tetheredPid(tethered);
+    const ready = pid === undefined ? undefined : await Promise.race([next(), timer]);
+    if (pid === undefined || ready === undefined || ready === "timeout" || !("ready" in ready)) {
+      if (pid !== undefined) killGroup(pid);
       child.kill("SIGKILL");
       this.#driver = undefined;
       throw new Error(`the local Spark driver did not start: ${tail.split("\n").slice(-5).join(" ")}`);
     }
-    return { child, applicationId: ready.applicationId, next };
+    process.once("exit", () => killGroup(pid));
+    return { child, group: pid, applicationId: ready.applicationId, next };
+  }
+}
+
+const tetheredPidSchema = z.object({ tetheredPid: z.number().int().positive() });
+
+/** The driver's group as the tether's first line names it, or undefined for any other line. */
+function tetheredPid(line: string | undefined): number | undefined {
+  try {
+    return tetheredPidSchema.parse(JSON.parse(line ?? "")).tetheredPid;
+  } catch {
+    return undefined;
+  }
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
   }
 }
 
