@@ -326,9 +326,12 @@ export interface AggregateRequest {
  * Steps 3: the output as a SELECT over a temp table of the sandbox (for the overwrite to write from
  * there), its row count, and the state version written.
  */
-export async function aggregateView(
-  request: AggregateRequest,
-): Promise<{ sql: string; rows: number; stateVersion: string | undefined }> {
+export async function aggregateView(request: AggregateRequest): Promise<{
+  sql: string;
+  rows: number;
+  stateVersion: string | undefined;
+  columns: { name: string; duckType: string }[];
+}> {
   const { sandbox, plan, state } = request;
   await registerTableFiles(sandbox, request.read, request.inputSnapshot, request.files);
   const query = plan.sql;
@@ -392,5 +395,7 @@ export async function aggregateView(
     sql: `SELECT * FROM ${OUTPUT}`,
     rows: Number(created?.["Count"] ?? 0),
     stateVersion: written.version,
+    // OUTPUT's columns are these, cast to these types: the overwrite need not describe it again.
+    columns: output.map((c) => ({ name: c.name, duckType: c.type })),
   };
 }

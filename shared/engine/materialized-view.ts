@@ -16,7 +16,7 @@ import {
 import { Sandbox } from "./sandbox.ts";
 import { applyViewExpectations, type DataQuality } from "./expectations.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
-import { overwriteTable, type SinkSession } from "./table-sink.ts";
+import { overwriteTable, type DescribedColumn, type SinkSession } from "./table-sink.ts";
 import type { UpdateFence } from "./update-fence.ts";
 
 /**
@@ -104,7 +104,12 @@ export async function refreshMaterializedView(
     const plan = catalog.viewPlan(view.name);
     const tables = reads.filter((r) => r.kind === "table");
     // The refreshed rows as a SELECT in the sandbox: the overwrite writes them from there.
-    let output: { sql: string; rows: number; stateVersion?: string | undefined };
+    let output: {
+      sql: string;
+      rows: number;
+      stateVersion?: string | undefined;
+      columns?: readonly DescribedColumn[];
+    };
     let choice: { refresh: RefreshKind; reason: string };
     let newestInput: number | undefined;
     if (plan.kind === "incremental") {
@@ -148,6 +153,8 @@ export async function refreshMaterializedView(
       { dataset: view.name, flow: view.name, expectations: view.expectations },
       output,
     );
+    // Rows the expectations rewrote are described again by the overwrite.
+    const columns = checked.sql === output.sql ? output.columns : undefined;
     output = { ...output, sql: checked.sql, rows: checked.rows };
     const committed = await overwriteTable(
       {
@@ -160,6 +167,7 @@ export async function refreshMaterializedView(
       output.sql,
       {
         rowsSession: await sandbox.writer(),
+        ...(columns ? { columns } : {}),
         ...(newestInput === undefined ? {} : { timestampFloor: newestInput + 1 }),
         extraParameters: {
           [VIEW_INPUTS_PARAMETER]: inputsText,

@@ -121,8 +121,14 @@ export async function openOrCreateWith(
   return currentSnapshot(target.store);
 }
 
+/** A column of a rows SQL, as DuckDB's DESCRIBE gives it. */
+export interface DescribedColumn {
+  readonly name: string;
+  readonly duckType: string;
+}
+
 /** The columns a batch's rows SQL gives, as DuckDB describes them. */
-type DescribedColumns = () => Promise<readonly { readonly name: string; readonly duckType: string }[]>;
+type DescribedColumns = () => Promise<readonly DescribedColumn[]>;
 
 /**
  * The rows SQL's DESCRIBE, asked at most once: the table's schema (create, evolve, overwrite) and
@@ -489,10 +495,14 @@ export async function overwriteTable(
   session: SinkSession,
   rowsSql: string,
   options: Pick<WriteOptions, "timestampFloor" | "extraParameters" | "beforeCommit"> &
-    Pick<BatchOptions, "rowsSession"> = {},
+    Pick<BatchOptions, "rowsSession"> & {
+      /** The rows SQL's columns when the caller has described them (no DESCRIBE asked again). */
+      readonly columns?: readonly DescribedColumn[];
+    } = {},
 ): Promise<{ version: number; timestamp: number; rows: number }> {
   const rowsSession = options.rowsSession ?? session;
-  const described = describedOnce(rowsSession, rowsSql);
+  const { columns } = options;
+  const described = columns ? () => Promise.resolve(columns) : describedOnce(rowsSession, rowsSql);
   const schemaOf = () => rowsSchema(target, described);
   const snapshot = await openOrCreateWith(target, session, schemaOf);
   beginTransaction(snapshot, undefined);

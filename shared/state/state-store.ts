@@ -48,10 +48,10 @@ import { allColumns, DELETED_COLUMN, describeSchema, sameSchema, type StateSchem
 export interface StateSql {
   run(sql: string): Promise<void>;
   rows(sql: string): Promise<DuckRow[]>;
-  /** Writes bytes into the sandbox's folder; returns the absolute path. */
-  writeFile(bytes: Uint8Array, extension?: string): Promise<string>;
   /** A fresh path in the sandbox's folder to write to. */
   newPath(extension: string): Promise<string>;
+  /** Puts object `key` of `store` into the sandbox's folder (linked where the store can); its path. */
+  takeObject(store: ObjectStore, key: string, extension?: string): Promise<string>;
 }
 
 export interface OpenStateRequest {
@@ -199,7 +199,11 @@ export class StateVersion {
     if (!files) this.#local.set(sql, (files = new Map()));
     let path = files.get(key);
     if (!path) {
-      path = getOrMissing(this.store, this.flow, key).then((bytes) => sql.writeFile(bytes, ".parquet"));
+      path = sql.takeObject(this.store, key, ".parquet").catch((error: unknown) => {
+        if (error instanceof ObjectNotFoundError)
+          throw new StateVersionMissingError(this.flow.flowId, key, { cause: error });
+        throw error;
+      });
       files.set(key, path);
       path.catch(() => files.delete(key));
     }
@@ -271,16 +275,15 @@ export class StateTable {
    * order and the bucket), or undefined when none of them has a file.
    */
   async rawSql(sql: StateSql, buckets: readonly number[]): Promise<string | undefined> {
-    const selects: string[] = [];
-    for (const bucket of buckets) {
-      const files = partFiles(this.stored?.parts[String(bucket)]);
-      for (const [order, file] of files.entries()) {
-        const path = await this.version.localFile(sql, file.key);
-        selects.push(
-          `SELECT ${this.columnList()}, ${quoteIdentifier(DELETED_COLUMN)}, ${order} AS ${ORDER}, ${bucket} AS ${BUCKET} FROM read_parquet(${quoteLiteral(path)})`,
-        );
-      }
-    }
+    const files = buckets.flatMap((bucket) =>
+      partFiles(this.stored?.parts[String(bucket)]).map((file, order) => ({ bucket, file, order })),
+    );
+    // Fetched together: one after another, a view's few small files cost a round trip each.
+    const paths = await Promise.all(files.map(({ file }) => this.version.localFile(sql, file.key)));
+    const selects = files.map(
+      ({ bucket, order }, i) =>
+        `SELECT ${this.columnList()}, ${quoteIdentifier(DELETED_COLUMN)}, ${order} AS ${ORDER}, ${bucket} AS ${BUCKET} FROM read_parquet(${quoteLiteral(paths[i]!)})`,
+    );
     return selects.length > 0 ? selects.join("\nUNION ALL\n") : undefined;
   }
 
@@ -501,13 +504,18 @@ export class StateWriter {
  *    live adds a row, a delete of a live key removes one, so a bucket's count follows from the
  *    parent's without reading the bucket. Changes that are all inserts need no lookup: each adds a
  *    row; the live keys the caller read (`liveKeysRead`) are taken as they are.
- * 3. A bucket is read whole only when it is due a snapshot (amortized: see `snapshotDue`), or when
- *    its oldest time may have grown (a delete in a table with a time column).
- * 4. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
+ * 3. A bucket whose live rows after the changes are all upserted by them (its count after equals
+ *    its upserts: a view's few groups, each refreshed every batch) is written as a snapshot of
+ *    those upserts, without reading it: every older file of it is dropped from the version, so its
+ *    reads stay one file, not one per batch until the next snapshot.
+ * 4. Otherwise a bucket is read whole only when it is due a snapshot (amortized: see `snapshotDue`),
+ *    or when its oldest time may have grown (a delete in a table with a time column).
+ * 5. Otherwise its oldest time is the lower of the parent's and the upserts' (a bound: a replaced
  *    row may have been the oldest, so `loadOlderThan` may read a bucket it need not, never miss one).
- * 5. The buckets' files are written by one partitioned COPY per kind (snapshots, changelogs), not
- *    one statement per bucket, and uploaded together. They are sorted by key only when one has more
- *    than a row group: a file of one row group is skipped or read whole by its statistics either way.
+ * 6. The buckets' files are written by one partitioned COPY per source (the merged buckets, the
+ *    changes), not one statement per bucket, and uploaded together. They are sorted by key only when
+ *    one has more than a row group: a file of one row group is skipped or read whole by its
+ *    statistics either way.
  */
 async function writeTableChanges(
   sql: StateSql,
@@ -524,7 +532,6 @@ async function writeTableChanges(
   });
   const name = (what: string) => `__ebb_state_${what}_${table.name}`;
   const changeTable = quoteIdentifier(name("changes"));
-  const liveTable = quoteIdentifier(name("live"));
   const mergedTable = quoteIdentifier(name("merged"));
   const deleted = quoteIdentifier(DELETED_COLUMN);
   const time = table.shape.timeColumn;
@@ -537,31 +544,40 @@ async function writeTableChanges(
       (lone ? "" : `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`),
   );
   try {
-    // 2.
+    // 2. The live keys are joined where they are read (once: no table of them).
     const live = inserts ? undefined : (liveKeys ?? (await table.keysMergedSql(sql, name("changes"))));
-    if (!inserts)
-      await sql.run(
-        `CREATE OR REPLACE TEMP TABLE ${liveTable} AS SELECT ${keys} FROM ${live ? `(${live})` : changeTable} WHERE ${live ? "true" : "false"}`,
-      );
     const figures = await sql.rows(
       `SELECT c.${BUCKET} AS b, count(*)::BIGINT AS n, ` +
+        `count(*) FILTER (WHERE NOT c.${deleted})::BIGINT AS upserts, ` +
         `count(*) FILTER (WHERE NOT c.${deleted} AND l.__ebb_live IS NULL)::BIGINT AS added, ` +
         `count(*) FILTER (WHERE c.${deleted} AND l.__ebb_live)::BIGINT AS removed, bool_or(c.${deleted}) AS deletes` +
         `${time ? `, min(epoch_us(c.${quoteIdentifier(time)})) FILTER (WHERE NOT c.${deleted})::DOUBLE AS t` : ""} ` +
         `FROM ${changeTable} c ` +
-        (inserts
+        (live === undefined
           ? "CROSS JOIN (SELECT NULL::BOOLEAN AS __ebb_live) l "
-          : `LEFT JOIN (SELECT *, true AS __ebb_live FROM ${liveTable}) l ON ${table.keyMatch("c", "l")} `) +
+          : `LEFT JOIN (SELECT ${keys}, true AS __ebb_live FROM (${live})) l ON ${table.keyMatch("c", "l")} `) +
         "GROUP BY 1 ORDER BY 1",
     );
     if (figures.length === 0) return [];
-    // 3. The buckets read whole, merged with the changes.
+    // The bucket's live rows after the changes, exact from the parent's count and the lookup (2).
+    const rowsAfter = (figure: DuckRow) =>
+      (table.stored?.parts[String(figure["b"])]?.rows ?? 0) +
+      Number(figure["added"]) -
+      Number(figure["removed"]);
+    // 3. The buckets whose live rows are all among the upserts.
+    const covered = new Set(
+      figures
+        .filter((f) => rowsAfter(f) > 0 && rowsAfter(f) === Number(f["upserts"]))
+        .map((f) => Number(f["b"])),
+    );
+    // 4. The buckets read whole, merged with the changes.
     const whole = figures
       .map((f) => Number(f["b"]))
       .filter((b, i) => {
         const part = table.stored?.parts[String(b)];
         return (
-          snapshotDue(part) || (time !== undefined && figures[i]!["deletes"] === true && part !== undefined)
+          !covered.has(b) &&
+          (snapshotDue(part) || (time !== undefined && figures[i]!["deletes"] === true && part !== undefined))
         );
       });
     const exact = new Map<number, { rows: number; minTime: number | undefined }>();
@@ -580,6 +596,8 @@ async function writeTableChanges(
     const files: {
       bucket: number;
       kind: "snapshot" | "changelog";
+      /** Where its rows come from: the bucket merged whole (a snapshot due), or the changes (a changelog, or 3). */
+      from: "merged" | "changes";
       rows: number;
       /** Rows of its file: the bucket's live rows for a snapshot, its changes for a changelog. */
       fileRows: number;
@@ -588,39 +606,43 @@ async function writeTableChanges(
     for (const figure of figures) {
       const bucket = Number(figure["b"]);
       const part = table.stored?.parts[String(bucket)];
-      const kind = snapshotDue(part) ? "snapshot" : "changelog";
-      // 4.
+      const kind = covered.has(bucket) || snapshotDue(part) ? "snapshot" : "changelog";
+      // 5. A covered bucket's oldest time is its upserts' own, exact.
       const { rows, minTime } = exact.get(bucket) ?? {
-        rows: (part?.rows ?? 0) + Number(figure["added"]) - Number(figure["removed"]),
-        minTime: lowerOf(part?.minTime, optionalNumber(figure["t"])),
+        rows: rowsAfter(figure),
+        minTime: covered.has(bucket)
+          ? optionalNumber(figure["t"])
+          : lowerOf(part?.minTime, optionalNumber(figure["t"])),
       };
+      const from = kind === "snapshot" && !covered.has(bucket) ? "merged" : "changes";
       const fileRows = kind === "snapshot" ? rows : Number(figure["n"]);
       if (rows === 0) writes.push({ bucket, kind: "snapshot", rows: 0 });
-      else files.push({ bucket, kind, rows, fileRows, ...(minTime !== undefined ? { minTime } : {}) });
+      else files.push({ bucket, kind, from, rows, fileRows, ...(minTime !== undefined ? { minTime } : {}) });
     }
-    // 5.
+    // 6. A covered bucket's file is its upserts alone (its deletes are of keys it no longer holds).
+    const coveredList = [...covered].join(", ");
     const sources = {
-      snapshot: `SELECT ${table.columnList()}, false AS ${deleted}, ${BUCKET} FROM ${mergedTable}`,
-      changelog: `SELECT ${table.columnList()}, ${deleted}, ${BUCKET} FROM ${changeTable}`,
+      merged: `SELECT ${table.columnList()}, false AS ${deleted}, ${BUCKET} FROM ${mergedTable}`,
+      changes:
+        `SELECT ${table.columnList()}, ${deleted}, ${BUCKET} FROM ${changeTable}` +
+        (covered.size > 0 ? ` WHERE NOT (${deleted} AND ${BUCKET} IN (${coveredList}))` : ""),
     };
     const paths = new Map<number, string>();
-    for (const kind of ["snapshot", "changelog"] as const) {
-      const ofKind = files.filter((f) => f.kind === kind);
-      const order = ofKind.some((f) => f.fileRows > ROW_GROUP_ROWS) ? keys : undefined;
-      const buckets = ofKind.map((f) => f.bucket);
-      for (const [bucket, path] of await copyBuckets(sql, sources[kind], order, buckets))
+    for (const from of ["merged", "changes"] as const) {
+      const ofSource = files.filter((f) => f.from === from);
+      const order = ofSource.some((f) => f.fileRows > ROW_GROUP_ROWS) ? keys : undefined;
+      const buckets = ofSource.map((f) => f.bucket);
+      for (const [bucket, path] of await copyBuckets(sql, sources[from], order, buckets))
         paths.set(bucket, path);
     }
     const uploaded = await Promise.all(
       files.map((f) => table.version.upload(paths.get(f.bucket)!, stateDataKey(table.version.flow, seq))),
     );
-    files.forEach(({ fileRows: _, ...f }, i) => writes.push({ ...f, file: uploaded[i]! }));
+    files.forEach(({ fileRows: _, from: __, ...f }, i) => writes.push({ ...f, file: uploaded[i]! }));
     return writes;
   } finally {
-    // One call for the three: a round trip each was a tenth of a small view's state write.
-    await sql.run(
-      [changeTable, liveTable, mergedTable].map((temp) => `DROP TABLE IF EXISTS ${temp}`).join("; "),
-    );
+    // One call for both: a round trip each was a tenth of a small view's state write.
+    await sql.run([changeTable, mergedTable].map((temp) => `DROP TABLE IF EXISTS ${temp}`).join("; "));
   }
 }
 
