@@ -1,4 +1,4 @@
-import { memoryWrite } from "./memory-store-writes.ts";
+import { applyMemoryWrites, memoryWrite } from "./memory-store-writes.ts";
 import type { StoreWrite } from "./store-writes.ts";
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
@@ -118,25 +118,30 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     definition: PipelineDefinition,
     expectedVersion: number,
+    writes: readonly StoreWrite[] = [],
   ): Promise<EditResult> {
     const json = definitionJson(definition);
     const stored = this.require(pipelineId);
-    if (stored.record.definitionVersion !== expectedVersion) {
-      return { outcome: "version-conflict", currentVersion: stored.record.definitionVersion };
-    }
     const tables = pipelineTables(definition);
-    this.assertClaimable(tables, pipelineId);
-    for (const table of stored.tables) this.owners.delete(table);
-    for (const table of tables) this.owners.set(table, pipelineId);
-    stored.tables = tables;
-    const now = this.now();
-    stored.versions.push({ json, createdAt: now });
-    stored.record = {
-      ...stored.record,
-      definitionVersion: expectedVersion + 1,
-      name: definition.name,
-      lastModified: now,
-    };
+    if (stored.record.definitionVersion === expectedVersion) this.assertClaimable(tables, pipelineId);
+    const own = memoryWrite({
+      check: () => stored.record.definitionVersion === expectedVersion,
+      apply: () => {
+        for (const table of stored.tables) this.owners.delete(table);
+        for (const table of tables) this.owners.set(table, pipelineId);
+        stored.tables = tables;
+        const now = this.now();
+        stored.versions.push({ json, createdAt: now });
+        stored.record = {
+          ...stored.record,
+          definitionVersion: expectedVersion + 1,
+          name: definition.name,
+          lastModified: now,
+        };
+      },
+    });
+    if (!applyMemoryWrites([own, ...writes]))
+      return { outcome: "version-conflict", currentVersion: stored.record.definitionVersion };
     return { outcome: "edited", version: expectedVersion + 1 };
   }
 

@@ -134,9 +134,15 @@ export interface PipelinesRepository {
   listDefinitions(pipelineId: string): Promise<DefinitionVersion[]>;
   /**
    * Stores `definition` as version `expectedVersion + 1` if the current version is still
-   * `expectedVersion`, claiming the tables it adds and releasing those it drops.
+   * `expectedVersion`, claiming the tables it adds and releasing those it drops. `writes` (another
+   * repository's, store-writes.ts: the edit's warning events) are made with it, all or none.
    */
-  edit(pipelineId: string, definition: PipelineDefinition, expectedVersion: number): Promise<EditResult>;
+  edit(
+    pipelineId: string,
+    definition: PipelineDefinition,
+    expectedVersion: number,
+    writes?: readonly StoreWrite[],
+  ): Promise<EditResult>;
   /** Deletes the pipeline and its definition versions, unless an update is active; releases its tables. */
   delete(pipelineId: string, options?: DeleteOptions): Promise<DeleteResult>;
   /** The pipeline that owns `table` (`catalog.schema.table`), if any. */

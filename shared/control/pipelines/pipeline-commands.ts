@@ -181,11 +181,12 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
   });
   const env = rewindEnvironment(plane, pipelineId, validated);
   const warnings = await editWarnings(env, currentDefinition, validated.written);
+  // The warnings' events are written with the edit, all or none: an edit is never stored without them.
+  const events = plane.events.appendWrites(editWarningEvents(env, warnings));
   const edited = await claiming(plane, () =>
-    plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion),
+    plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion, events),
   );
   if (edited.outcome === "version-conflict") return { conflict: edited.currentVersion };
-  if (warnings.length > 0) await plane.events.appendAll(editWarningEvents(env, warnings));
   return {
     definition_version: edited.version,
     ...(ignored.length > 0 ? { ignored_settings: ignored } : {}),
