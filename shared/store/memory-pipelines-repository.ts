@@ -3,14 +3,9 @@ import type { StoreWrite } from "./store-writes.ts";
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { pipelineTables } from "../pipeline/pipeline-tables.ts";
+import { DefinitionVersionNotFoundError, PipelineNotFoundError, TableOwnedError } from "./errors.ts";
 import {
-  DefinitionTooLargeError,
-  DefinitionVersionNotFoundError,
-  PipelineNotFoundError,
-  TableOwnedError,
-} from "./errors.ts";
-import {
-  MAX_DEFINITION_BYTES,
+  storedDefinitionJson,
   type ActiveUpdateResult,
   type BeginUpdateOptions,
   type BeginUpdateResult,
@@ -47,7 +42,7 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
   constructor(private readonly now: () => number = Date.now) {}
 
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
-    const json = definitionJson(definition);
+    const json = storedDefinitionJson(definition);
     const tables = pipelineTables(definition);
     this.assertClaimable(tables, undefined);
     const now = this.now();
@@ -120,7 +115,7 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     expectedVersion: number,
     writes: readonly StoreWrite[] = [],
   ): Promise<EditResult> {
-    const json = definitionJson(definition);
+    const json = storedDefinitionJson(definition);
     const stored = this.require(pipelineId);
     const tables = pipelineTables(definition);
     if (stored.record.definitionVersion === expectedVersion) this.assertClaimable(tables, pipelineId);
@@ -268,13 +263,6 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     if (!stored) throw new PipelineNotFoundError(pipelineId);
     return stored;
   }
-}
-
-function definitionJson(definition: PipelineDefinition): string {
-  const json = JSON.stringify(definition);
-  const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
-  return json;
 }
 
 function withState(state: PipelineState): (record: PipelineRecord) => PipelineRecord {

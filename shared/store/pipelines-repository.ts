@@ -1,5 +1,6 @@
 import type { StoreWrite } from "./store-writes.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import { DefinitionTooLargeError } from "./errors.ts";
 
 /**
  * The Pipelines repository port (architecture.md "Storage": settings, definition versions, state,
@@ -17,6 +18,14 @@ import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
  * room for the other attributes. Every adapter refuses larger ones with `DefinitionTooLargeError`.
  */
 export const MAX_DEFINITION_BYTES = 380_000;
+
+/** The definition as every adapter stores it (JSON), or `DefinitionTooLargeError`. */
+export function storedDefinitionJson(definition: PipelineDefinition): string {
+  const json = JSON.stringify(definition);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
+  return json;
+}
 
 import { PIPELINE_STATES } from "./record-states.ts";
 
