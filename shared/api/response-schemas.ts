@@ -299,10 +299,17 @@ const replacedFlowsWarning = strict({
   new_flows: z.array(z.string()),
   message: z.string(),
 });
+/** An edit moved a flow that has read its source to another table (control/pipelines/moved-flows.ts). */
+const movedFlowWarning = strict({
+  flow: z.string(),
+  from_dataset: z.string(),
+  to_dataset: z.string(),
+  message: z.string(),
+});
 export const editPipelineResponse = strict({
   definition_version: z.number().int(),
   ignored_settings: ignoredSettings.optional(),
-  warnings: z.array(replacedFlowsWarning).optional(),
+  warnings: z.array(z.union([replacedFlowsWarning, movedFlowWarning])).optional(),
 });
 export const startUpdateResponse = strict({ update_id: z.string() });
 

@@ -1,4 +1,9 @@
-import type { EventLevel, EventLogRepository, PipelineEvent } from "../store/event-log-repository.ts";
+import type {
+  EventLevel,
+  EventLogRepository,
+  NewEvent,
+  PipelineEvent,
+} from "../store/event-log-repository.ts";
 import type { RewindEnvironment } from "./rewind-environment.ts";
 
 /**
@@ -36,7 +41,15 @@ export function appendEvent(
   env: Pick<RewindEnvironment, "pipelineId" | "pipeline" | "events">,
   event: RewindEventInput,
 ): Promise<PipelineEvent> {
-  return env.events.append({
+  return env.events.append(pipelineEvent(env, event));
+}
+
+/** The event as stored for the pipeline, to append alone or write with another repository's write. */
+export function pipelineEvent(
+  env: Pick<RewindEnvironment, "pipelineId" | "pipeline">,
+  event: RewindEventInput,
+): NewEvent {
+  return {
     origin: {
       pipeline_id: env.pipelineId,
       pipeline_name: env.pipeline.definition.name,
@@ -50,7 +63,7 @@ export function appendEvent(
     details: event.details,
     timestamp: event.timestamp,
     retentionMs: event.retentionMs,
-  });
+  };
 }
 
 /** The pipeline's live events of one type, newest first. */

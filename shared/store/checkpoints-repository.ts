@@ -1,3 +1,5 @@
+import { StoreConfigurationError } from "./errors.ts";
+
 /**
  * The Checkpoints repository port: the flow side of the micro-batch protocol (architecture.md
  * "Streaming: the micro-batch protocol"). For one batch of a flow:
@@ -45,6 +47,18 @@ export function flowAppId(flow: FlowRef): string {
 
 export function flowKey(flow: FlowRef): string {
   return `${flow.pipelineId}#${flow.flowId}`;
+}
+
+/**
+ * The means to fence a write on the pipeline's active update (the Pipelines port, or its table),
+ * which an adapter built without one cannot do: every adapter refuses such a write the same way.
+ */
+export function requireFencePort<Port>(port: Port | undefined): Port {
+  if (port === undefined)
+    throw new StoreConfigurationError(
+      "the Checkpoints repository was built without the Pipelines repository: it cannot fence a write on the active update",
+    );
+  return port;
 }
 
 /** HEAD's own seq, and HEAD's value for "the root" (nothing consumed). */

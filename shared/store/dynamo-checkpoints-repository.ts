@@ -9,12 +9,13 @@ import {
   type QueryCommandOutput,
 } from "@aws-sdk/lib-dynamodb";
 import { CHECKPOINTS_TABLE } from "./table-schemas.ts";
-import { CheckpointNotFoundError, StoreConfigurationError } from "./errors.ts";
+import { CheckpointNotFoundError } from "./errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import { activeUpdateCheck, readActiveUpdate } from "./dynamo-pipelines-repository.ts";
 import {
   ROOT_SEQ,
   flowKey,
+  requireFencePort,
   type Checkpoint,
   type CheckpointPage,
   CHECKPOINT_STATUSES,
@@ -356,12 +357,7 @@ export class DynamoCheckpointsRepository implements CheckpointsRepository {
 
   /** The ConditionCheck that `activeUpdateId` is the flow's pipeline's active update. */
   private fence(flow: FlowRef, activeUpdateId: string) {
-    if (this.pipelinesTable === undefined) {
-      throw new StoreConfigurationError(
-        "the Checkpoints repository was built without the Pipelines table: it cannot fence a write on the active update",
-      );
-    }
-    return activeUpdateCheck(this.pipelinesTable, flow.pipelineId, activeUpdateId);
+    return activeUpdateCheck(requireFencePort(this.pipelinesTable), flow.pipelineId, activeUpdateId);
   }
 
   private fences(flow: FlowRef, activeUpdateId: string | undefined) {

@@ -9,8 +9,8 @@ import {
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { DEFINITION_ITEM, KEY, toDefinitionVersion, versionKey } from "./dynamo-pipeline-items.ts";
 import { batchWriteAll, request } from "./dynamo-requests.ts";
-import { DefinitionTooLargeError, DefinitionVersionNotFoundError } from "./errors.ts";
-import { MAX_DEFINITION_BYTES, type DefinitionVersion } from "./pipelines-repository.ts";
+import { DefinitionVersionNotFoundError } from "./errors.ts";
+import { storedDefinitionJson, type DefinitionVersion } from "./pipelines-repository.ts";
 
 /**
  * A pipeline's definition versions on the Pipelines table, one `<pipelineId>#v<version>` item each:
@@ -31,9 +31,7 @@ export class DynamoDefinitionVersions {
 
   /** The item of one version, or `DefinitionTooLargeError`. */
   item(pipelineId: string, version: number, definition: PipelineDefinition, now: number) {
-    const definitionJson = JSON.stringify(definition);
-    const bytes = Buffer.byteLength(definitionJson);
-    if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
+    const definitionJson = storedDefinitionJson(definition);
     return {
       [KEY]: versionKey(pipelineId, version),
       itemType: DEFINITION_ITEM,

@@ -25,7 +25,7 @@ import { DynamoDefinitionVersions } from "./dynamo-definition-versions.ts";
 import { DynamoTableClaims } from "./dynamo-table-claims.ts";
 import { PipelineNotFoundError } from "./errors.ts";
 import { StoreError, StoreUnavailableError } from "../object-store/errors.ts";
-import { dynamoWrite } from "./dynamo-store-writes.ts";
+import { dynamoItems, dynamoWrite } from "./dynamo-store-writes.ts";
 import type { StoreWrite } from "./store-writes.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {
@@ -48,8 +48,8 @@ import {
  * versions (dynamo-definition-versions.ts) and the table owners (dynamo-table-claims.ts) beside it.
  *
  * A create writes the pipeline, its first version and its claims in one transaction; an edit writes
- * the new version, moves the pipeline's version and claims or releases the tables that changed in
- * one transaction, conditioned on the version it read — so of concurrent claims of one table exactly
+ * the new version, moves the pipeline's version, claims or releases the tables that changed and
+ * makes the writes it is given (its warning events) in one transaction, conditioned on the version it read — so of concurrent claims of one table exactly
  * one wins. The pipeline item lists the tables it holds (`ownedTables`). A write answers with the item
  * it wrote (`ReturnValues`), and a failed condition the item it failed on (`ReturnValuesOnConditionCheckFailure`).
  */
@@ -177,6 +177,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     definition: PipelineDefinition,
     expectedVersion: number,
+    writes: readonly StoreWrite[] = [],
   ): Promise<EditResult> {
     const now = this.now();
     const version = expectedVersion + 1;
@@ -215,6 +216,8 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
             },
             ...claimed.map((table) => this.claims.claim(table, pipelineId, now)),
             ...released.map((table) => this.claims.release(table, pipelineId)),
+            // Last, so the claims keep their places (throwIfClaimed reads failures by index).
+            ...dynamoItems(writes),
           ],
         }),
       ),

@@ -13,7 +13,7 @@ import { UpdateNotFoundError } from "./errors.ts";
 import { StoreError } from "../object-store/errors.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import { dynamoItems } from "./dynamo-store-writes.ts";
-import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";
+import { checkWritesTogether, type StoreWrite } from "./store-writes.ts";
 import { queryPage, type Page, type PageRequest } from "./query-pages.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
 import { z } from "zod";
@@ -171,8 +171,7 @@ export class DynamoUpdatesRepository implements UpdatesRepository {
     state: UpdateState,
     writes: readonly StoreWrite[],
   ): Promise<boolean> {
-    if (writes.length >= MAX_WRITES_TOGETHER)
-      throw new TypeError(`at most ${MAX_WRITES_TOGETHER - 1} writes go with a transition`);
+    checkWritesTogether(writes);
     const result = await transactWrite(() =>
       this.client.send(
         new TransactWriteCommand({

@@ -1,7 +1,8 @@
-import { CheckpointNotFoundError, StoreConfigurationError } from "./errors.ts";
+import { CheckpointNotFoundError } from "./errors.ts";
 import {
   ROOT_SEQ,
   flowKey,
+  requireFencePort,
   type Checkpoint,
   type CheckpointPage,
   type CheckpointsRepository,
@@ -162,12 +163,7 @@ export class MemoryCheckpointsRepository implements CheckpointsRepository {
   /** The refusal of a write fenced on an update that is not the pipeline's active one; else nothing. */
   private async fenced(flow: FlowRef, activeUpdateId: string | undefined): Promise<Fenced | undefined> {
     if (activeUpdateId === undefined) return undefined;
-    if (!this.activeUpdate) {
-      throw new StoreConfigurationError(
-        "the Checkpoints repository was built without the Pipelines port: it cannot fence a write on the active update",
-      );
-    }
-    const active = await this.activeUpdate(flow.pipelineId);
+    const active = await requireFencePort(this.activeUpdate)(flow.pipelineId);
     if (active === activeUpdateId) return undefined;
     return { outcome: "fenced", ...(active ? { activeUpdateId: active } : {}) };
   }

@@ -1,16 +1,11 @@
-import { memoryWrite } from "./memory-store-writes.ts";
+import { applyMemoryWrites, memoryWrite } from "./memory-store-writes.ts";
 import type { StoreWrite } from "./store-writes.ts";
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { pipelineTables } from "../pipeline/pipeline-tables.ts";
+import { DefinitionVersionNotFoundError, PipelineNotFoundError, TableOwnedError } from "./errors.ts";
 import {
-  DefinitionTooLargeError,
-  DefinitionVersionNotFoundError,
-  PipelineNotFoundError,
-  TableOwnedError,
-} from "./errors.ts";
-import {
-  MAX_DEFINITION_BYTES,
+  storedDefinitionJson,
   type ActiveUpdateResult,
   type BeginUpdateOptions,
   type BeginUpdateResult,
@@ -47,7 +42,7 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
   constructor(private readonly now: () => number = Date.now) {}
 
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
-    const json = definitionJson(definition);
+    const json = storedDefinitionJson(definition);
     const tables = pipelineTables(definition);
     this.assertClaimable(tables, undefined);
     const now = this.now();
@@ -118,25 +113,30 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     pipelineId: string,
     definition: PipelineDefinition,
     expectedVersion: number,
+    writes: readonly StoreWrite[] = [],
   ): Promise<EditResult> {
-    const json = definitionJson(definition);
+    const json = storedDefinitionJson(definition);
     const stored = this.require(pipelineId);
-    if (stored.record.definitionVersion !== expectedVersion) {
-      return { outcome: "version-conflict", currentVersion: stored.record.definitionVersion };
-    }
     const tables = pipelineTables(definition);
-    this.assertClaimable(tables, pipelineId);
-    for (const table of stored.tables) this.owners.delete(table);
-    for (const table of tables) this.owners.set(table, pipelineId);
-    stored.tables = tables;
-    const now = this.now();
-    stored.versions.push({ json, createdAt: now });
-    stored.record = {
-      ...stored.record,
-      definitionVersion: expectedVersion + 1,
-      name: definition.name,
-      lastModified: now,
-    };
+    if (stored.record.definitionVersion === expectedVersion) this.assertClaimable(tables, pipelineId);
+    const own = memoryWrite({
+      check: () => stored.record.definitionVersion === expectedVersion,
+      apply: () => {
+        for (const table of stored.tables) this.owners.delete(table);
+        for (const table of tables) this.owners.set(table, pipelineId);
+        stored.tables = tables;
+        const now = this.now();
+        stored.versions.push({ json, createdAt: now });
+        stored.record = {
+          ...stored.record,
+          definitionVersion: expectedVersion + 1,
+          name: definition.name,
+          lastModified: now,
+        };
+      },
+    });
+    if (!applyMemoryWrites([own, ...writes]))
+      return { outcome: "version-conflict", currentVersion: stored.record.definitionVersion };
     return { outcome: "edited", version: expectedVersion + 1 };
   }
 
@@ -263,13 +263,6 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     if (!stored) throw new PipelineNotFoundError(pipelineId);
     return stored;
   }
-}
-
-function definitionJson(definition: PipelineDefinition): string {
-  const json = JSON.stringify(definition);
-  const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
-  return json;
 }
 
 function withState(state: PipelineState): (record: PipelineRecord) => PipelineRecord {

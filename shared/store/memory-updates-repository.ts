@@ -1,7 +1,7 @@
 import { UpdateNotFoundError } from "./errors.ts";
 import { StoreError } from "../object-store/errors.ts";
 import { applyMemoryWrites, memoryWrite } from "./memory-store-writes.ts";
-import { MAX_WRITES_TOGETHER, type StoreWrite } from "./store-writes.ts";
+import { checkWritesTogether, type StoreWrite } from "./store-writes.ts";
 import { memoryPage } from "./memory-pages.ts";
 import type { Page, PageRequest } from "./query-pages.ts";
 import { TimeOrderedIds } from "./time-ordered-id.ts";
@@ -83,8 +83,7 @@ export class MemoryUpdatesRepository implements UpdatesRepository {
     state: UpdateState,
     writes: readonly StoreWrite[],
   ): Promise<boolean> {
-    if (writes.length >= MAX_WRITES_TOGETHER)
-      throw new TypeError(`at most ${MAX_WRITES_TOGETHER - 1} writes go with a transition`);
+    checkWritesTogether(writes);
     const updates = this.of(pipelineId);
     const own = memoryWrite({
       check: () => {

@@ -1,5 +1,6 @@
 import type { StoreWrite } from "./store-writes.ts";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
+import { DefinitionTooLargeError } from "./errors.ts";
 
 /**
  * The Pipelines repository port (architecture.md "Storage": settings, definition versions, state,
@@ -17,6 +18,14 @@ import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
  * room for the other attributes. Every adapter refuses larger ones with `DefinitionTooLargeError`.
  */
 export const MAX_DEFINITION_BYTES = 380_000;
+
+/** The definition as every adapter stores it (JSON), or `DefinitionTooLargeError`. */
+export function storedDefinitionJson(definition: PipelineDefinition): string {
+  const json = JSON.stringify(definition);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_DEFINITION_BYTES) throw new DefinitionTooLargeError(bytes, MAX_DEFINITION_BYTES);
+  return json;
+}
 
 import { PIPELINE_STATES } from "./record-states.ts";
 
@@ -134,9 +143,15 @@ export interface PipelinesRepository {
   listDefinitions(pipelineId: string): Promise<DefinitionVersion[]>;
   /**
    * Stores `definition` as version `expectedVersion + 1` if the current version is still
-   * `expectedVersion`, claiming the tables it adds and releasing those it drops.
+   * `expectedVersion`, claiming the tables it adds and releasing those it drops. `writes` (another
+   * repository's, store-writes.ts: the edit's warning events) are made with it, all or none.
    */
-  edit(pipelineId: string, definition: PipelineDefinition, expectedVersion: number): Promise<EditResult>;
+  edit(
+    pipelineId: string,
+    definition: PipelineDefinition,
+    expectedVersion: number,
+    writes?: readonly StoreWrite[],
+  ): Promise<EditResult>;
   /** Deletes the pipeline and its definition versions, unless an update is active; releases its tables. */
   delete(pipelineId: string, options?: DeleteOptions): Promise<DeleteResult>;
   /** The pipeline that owns `table` (`catalog.schema.table`), if any. */

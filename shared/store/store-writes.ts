@@ -16,3 +16,9 @@ export interface StoreWrite {
 
 /** TransactWriteItems' limit: the update's own write and up to 99 others. */
 export const MAX_WRITES_TOGETHER = 100;
+
+/** Refuses more writes than fit in one transaction beside the taker's own one (an Ebb bug if hit). */
+export function checkWritesTogether(writes: readonly StoreWrite[]): void {
+  if (writes.length >= MAX_WRITES_TOGETHER)
+    throw new TypeError(`at most ${MAX_WRITES_TOGETHER - 1} writes go with a transition`);
+}

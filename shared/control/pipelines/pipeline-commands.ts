@@ -24,7 +24,7 @@ import { ObjectNotFoundError } from "../../object-store/errors.ts";
 import { tablePropertiesError } from "../../delta/index.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
 import { locateDefinitionError, type ProjectLocation } from "../../project/index.ts";
-import { recordReplacedFlows, replacedFlows, replacedOverData } from "./replaced-flows.ts";
+import { editWarningEvents, editWarnings } from "./edit-warnings.ts";
 
 /**
  * Creating, reading, editing and deleting pipelines (api.md "Pipelines"). A definition is validated
@@ -180,16 +180,17 @@ async function editOnce(plane: ControlPlane, pipelineId: string, body: EditPipel
     known: new Set(pipelineTables(currentDefinition)),
   });
   const env = rewindEnvironment(plane, pipelineId, validated);
-  const replaced = await replacedOverData(env, replacedFlows(currentDefinition, validated.written));
+  const warnings = await editWarnings(env, currentDefinition, validated.written);
+  // The warnings' events are written with the edit, all or none: an edit is never stored without them.
+  const events = plane.events.appendWrites(editWarningEvents(env, warnings));
   const edited = await claiming(plane, () =>
-    plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion),
+    plane.pipelines.edit(pipelineId, validated.written, record.definitionVersion, events),
   );
   if (edited.outcome === "version-conflict") return { conflict: edited.currentVersion };
-  await recordReplacedFlows(env, replaced);
   return {
     definition_version: edited.version,
     ...(ignored.length > 0 ? { ignored_settings: ignored } : {}),
-    ...(replaced.length > 0 ? { warnings: replaced } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 

@@ -1,16 +1,14 @@
 import { loadSnapshot, statsRecordCount, TableNotFoundError } from "../../delta/index.ts";
 import type { PipelineDefinition } from "../../pipeline/definition-schema.ts";
 import { ROOT_SEQ } from "../../store/checkpoints-repository.ts";
-import { DEFAULT_EVENT_RETENTION_MS } from "../../store/event-log-repository.ts";
 import { flowRef, type RewindEnvironment } from "../../rewind/rewind-environment.ts";
-import { appendEvent, EVENT_TYPES } from "../../rewind/rewind-events.ts";
 
 /**
  * An edit that replaces the flows writing a streaming table (renames them, say): a flow's checkpoint
  * is keyed by its name, so the new flow starts at the root, reads its source from the start and
  * appends it to a table that already holds what the old flows wrote — every row twice. As on
- * Databricks the edit is not refused, but Ebb says so: a `warning` event in the pipeline's event log
- * and in the edit's answer, naming the table, the flows and the way out.
+ * Databricks the edit is not refused, but Ebb says so (edit-warnings.ts): a `warning` event in the
+ * pipeline's event log and in the edit's answer, naming the table, the flows and the way out.
  */
 
 export interface ReplacedFlows {
@@ -79,23 +77,5 @@ async function hasRows(env: Pick<RewindEnvironment, "tableStore">, dataset: stri
   } catch (error) {
     if (error instanceof TableNotFoundError) return false;
     throw error;
-  }
-}
-
-/** Each as a WARN `warning` event of the pipeline, in no update (an edit has none). */
-export async function recordReplacedFlows(
-  env: Pick<RewindEnvironment, "pipelineId" | "pipeline" | "events" | "clock">,
-  replaced: readonly ReplacedFlows[],
-): Promise<void> {
-  for (const { dataset, removed_flows, new_flows, message } of replaced) {
-    await appendEvent(env, {
-      event_type: EVENT_TYPES.warning,
-      level: "WARN",
-      message,
-      dataset,
-      details: { flows_replaced: { dataset, removed_flows, new_flows } },
-      timestamp: env.clock(),
-      retentionMs: DEFAULT_EVENT_RETENTION_MS,
-    });
   }
 }

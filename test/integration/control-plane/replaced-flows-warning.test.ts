@@ -106,3 +106,63 @@ it("warns when the flows writing a table with rows are replaced, and only then",
     "ebb: warning: Table orders holds data and its flow raw_orders is replaced by flow orders_in",
   );
 }, 120_000);
+
+/**
+ * An edit that moves a flow, under its name, to another table: the flow keeps its checkpoint and
+ * continues where it stopped, so the new table misses what it read before. The edit says so when the
+ * flow has read something; moving a flow that never ran says nothing.
+ */
+it("warns when a flow that has read its source is moved to another table, and only then", async () => {
+  const landed = path.join(cp.landing, "moved_landed");
+  const later = path.join(cp.landing, "moved_later");
+  await Promise.all([mkdir(landed), mkdir(later)]);
+  await writeFile(path.join(landed, "1.json"), '{"id": 1}\n{"id": 2}\n');
+  const { pipeline_id: pipelineId } = await cp.client.createPipeline({
+    name: "moved flows",
+    catalog: "moved",
+    schema: "flows",
+    definition: {
+      datasets: [
+        table("orders", [flow("ingest", landed), flow("backfill", later)]),
+        table("orders_v2", [flow("fresh", later)]),
+      ],
+    },
+  });
+  const { update_id: updateId } = await cp.client.startUpdate(pipelineId);
+  const update = await cp.client.waitForUpdate(pipelineId, updateId, { intervalMs: 200 });
+  expect(update.state, update.error?.message).toBe("COMPLETED");
+  const edit = (orders: unknown[], ordersV2: unknown[]) =>
+    cp.client.editPipeline(pipelineId, {
+      definition: { datasets: [table("orders", orders), table("orders_v2", ordersV2)] },
+    });
+  const warnings = async () =>
+    (await cp.client.events(pipelineId, { filter: "event_type = 'warning'" })).events;
+
+  // A flow added by an edit has not run: moving it loses nothing.
+  await edit([flow("ingest", landed), flow("backfill", later)], [flow("fresh", later), flow("late", later)]);
+  const unread = await edit(
+    [flow("ingest", landed), flow("backfill", later), flow("late", later)],
+    [flow("fresh", later)],
+  );
+  expect(unread.warnings).toBeUndefined();
+  expect(await warnings()).toEqual([]);
+
+  const moved = await edit(
+    [flow("backfill", later), flow("late", later)],
+    [flow("fresh", later), flow("ingest", landed)],
+  );
+  expect(moved.warnings).toEqual([
+    expect.objectContaining({ flow: "ingest", from_dataset: "orders", to_dataset: "orders_v2" }),
+  ]);
+  const message = moved.warnings![0]!.message;
+  expect(message).toContain('full_refresh_selection: ["orders_v2"]');
+  expect(message).toContain('reset_checkpoint_selection: ["ingest"]');
+  const events = await warnings();
+  expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject({
+    level: "WARN",
+    message,
+    origin: { dataset_name: "orders_v2" },
+    details: { flow_moved: { flow: "ingest", from_dataset: "orders", to_dataset: "orders_v2" } },
+  });
+}, 120_000);

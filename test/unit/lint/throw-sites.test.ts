@@ -46,6 +46,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/store/node-sha256.ts": { Error: 1 },
   // A transition given another adapter's write, or more writes than one transaction holds.
   "shared/store/dynamo-store-writes.ts": { TypeError: 1 },
+  "shared/store/store-writes.ts": { TypeError: 1 },
   "shared/object-store/object-key.ts": { InvalidKeyError: 6 },
   "shared/store/query-pages.ts": { RangeError: 1 },
   "shared/store/time-ordered-id.ts": { RangeError: 1 },
@@ -71,7 +72,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   "shared/pipeline/column-type.ts": { ColumnTypeSyntaxError: 16 },
   // An id collision the store retries past; Kafka answering what its protocol rules out.
   "shared/store/dynamo-pipelines-repository.ts": { StoreError: 1 },
-  "shared/store/dynamo-updates-repository.ts": { StoreError: 1, TypeError: 1 },
+  "shared/store/dynamo-updates-repository.ts": { StoreError: 1 },
   "shared/store/kafka-topics.ts": { Error: 4, KafkaOffsetsGoneError: 1 },
   // Ebb's own deployment: environment variables the stack or `npm start` sets, the bundled parser.
   "functions/runtime/control-plane-from-env.ts": { Error: 1 },
@@ -81,7 +82,7 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // A failed delivery of a lifecycle event, caught by its retries and logged as a WARN: never answered.
   "functions/runtime/eventbridge-lifecycle-events.ts": { Error: 2 },
   "functions/runtime/webhook-lifecycle-events.ts": { Error: 1 },
-  "shared/store/dynamo-checkpoints-repository.ts": { StoreConfigurationError: 1 },
+  "shared/store/checkpoints-repository.ts": { StoreConfigurationError: 1 },
   "shared/pipeline/sql-references.ts": { SqlParserUnavailableError: 1 },
   // The crash-injection hook of the recovery tests.
   "shared/engine/crash-points.ts": { InjectedCrashError: 1 },

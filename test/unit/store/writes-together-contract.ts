@@ -97,5 +97,22 @@ export function writesTogetherContract(name: string, create: () => RepositoryFam
       expect((await family.pipelines.get(released.pipelineId))?.state).toBe("IDLE");
       expect(await messages(family, released.pipelineId)).toEqual([]);
     });
+
+    it("writes an edit's events with the edit, and none of them when the edit loses a race", async () => {
+      const family = create();
+      const { pipelineId } = await family.pipelines.create(definitionNamed("together"));
+      const edited = await family.pipelines.edit(pipelineId, definitionNamed("edited"), 1, [
+        ...family.events.appendWrites([event(pipelineId, "", "edit warning", Date.now())]),
+      ]);
+      expect(edited).toEqual({ outcome: "edited", version: 2 });
+      expect(await messages(family, pipelineId)).toEqual(["edit warning"]);
+
+      const stale = await family.pipelines.edit(pipelineId, definitionNamed("stale"), 1, [
+        ...family.events.appendWrites([event(pipelineId, "", "stale warning", Date.now())]),
+      ]);
+      expect(stale).toEqual({ outcome: "version-conflict", currentVersion: 2 });
+      expect(await messages(family, pipelineId)).toEqual(["edit warning"]);
+      expect((await family.pipelines.get(pipelineId))?.name).toBe("edited");
+    });
   });
 }
