@@ -3,7 +3,9 @@ import {
   dataFileKey,
   parseSchema,
   TableNotFoundError,
+  toLogPath,
   writesChangeData,
+  type TxnMarker,
 } from "../../delta/index.ts";
 import type { AutoCdcFlowPlan } from "../../pipeline/plan/index.ts";
 import { flowStatePrefix } from "../../store/bucket-layout.ts";
@@ -14,9 +16,17 @@ import { TIE_HASH_TYPES } from "../auto-cdc/batch-reduction.ts";
 import { checkCdcLayout } from "../auto-cdc/cdc-compatibility.ts";
 import { cdcLayout, storedLayoutOf } from "../auto-cdc/cdc-layout.ts";
 import { CDC_TABLE, nextCdcMeta, readCdcState, type CdcState } from "../auto-cdc/cdc-state.ts";
-import type { SinkTarget } from "../table-sink.ts";
+import { DELETE_MARK } from "../auto-cdc/cdc-statements.ts";
+import {
+  commitStagedMerge,
+  type BatchCommit,
+  type BatchOptions,
+  type SinkSession,
+  type SinkTarget,
+} from "../table-sink.ts";
 import { SparkJobFailedError } from "./errors.ts";
 import type { SparkCdcApplyRequest, SparkManifest } from "./spark-batch-contract.ts";
+import type { SparkJobResult } from "./spark-batch.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 import { describeTable } from "./spark-state.ts";
 
@@ -29,8 +39,8 @@ import { describeTable } from "./spark-state.ts";
  * 2. The job merges the events with the touched keys' state, rewrites the target's files holding a
  *    touched key, writes the change feed's files and the next state buckets (under fresh names no
  *    version lists yet), and names them all in its manifest.
- * 3. `recordSparkCdcApply`: the layout the job applied under is checked as on DuckDB
- *    (cdc-compatibility.ts), and the next state version's manifest written from the job's answer,
+ * 3. `commitSparkCdcApply`: the layout the job applied under is checked as on DuckDB
+ *    (cdc-compatibility.ts, `recordSparkCdcApply`), and the next state version's manifest written from the job's answer,
  *    before the table commit (table-sink.ts `commitStagedMerge`), which the caller makes with the
  *    batch's txn. A job that dies leaves only files nothing lists, which VACUUM removes.
  *
@@ -174,4 +184,49 @@ export async function recordSparkCdcApply(
     tables: { ...version.manifest.tables, [CDC_TABLE]: nextTable(table.stored, table.shape, writes) },
   };
   return version.putManifest(next);
+}
+
+/**
+ * Step 3 whole: the next state version written, then the job's files committed as the batch's MERGE
+ * through Ebb's one commit path (table-sink.ts `commitStagedMerge`) with its txn.
+ */
+export async function commitSparkCdcApply(
+  prepared: PreparedSparkCdcApply,
+  job: SparkJobResult,
+  commit: {
+    readonly session: SinkSession;
+    readonly txn: TxnMarker;
+    readonly canonicalType: (type: string) => Promise<string>;
+    readonly options: Pick<BatchOptions, "timestampFloor" | "afterDataFiles">;
+  },
+): Promise<BatchCommit & { readonly stateVersion: string | undefined }> {
+  const { manifest } = job;
+  const applied = manifest.cdcApplied;
+  const stateVersion = await recordSparkCdcApply(prepared, manifest, job.jobId, commit.canonicalType);
+  const { target, plan } = prepared.context;
+  const now = commit.session.clock();
+  const committed = await commitStagedMerge(
+    { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
+    commit.session,
+    {
+      schema: parseSchema(manifest.schemaString),
+      adds: manifest.files.map((file) => ({
+        path: toLogPath(file.path),
+        partitionValues: {},
+        size: file.size,
+        modificationTime: now,
+        dataChange: true,
+        stats: file.stats,
+      })),
+      read: prepared.read,
+      removes: manifest.removes ?? [],
+      changeData: (manifest.changeData ?? []).map((f) => ({ path: toLogPath(f.path), size: f.size })),
+      on: plan.keys,
+      deleteMark: DELETE_MARK,
+      metrics: { ...applied!.rows, copied: applied!.copied },
+    },
+    commit.txn,
+    commit.options,
+  );
+  return { ...committed, stateVersion };
 }
