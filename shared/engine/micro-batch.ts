@@ -601,10 +601,10 @@ async function sparkReadAndCommit(
     // and sequence (SCD type 2).
     const plan = run.catalog.flowPlan(run.flow.name);
     const reduce = plan.kind === "auto_cdc" ? cdcBatchReduction(plan) : undefined;
-    // SCD type 1 of a target no other AUTO CDC flow writes is applied in the job itself.
+    // A target no other AUTO CDC flow writes is applied in the job itself (spark-cdc-apply.ts).
     const peers = run.dataset.flows.some((flow) => flow.auto_cdc && flow.name !== run.flow.name);
     const inJob =
-      plan.kind === "auto_cdc" && plan.scdType === 1 && !peers
+      plan.kind === "auto_cdc" && !peers
         ? await prepareSparkCdcApply({
             store: run.catalog.store,
             pipelineId: run.pipelineId,

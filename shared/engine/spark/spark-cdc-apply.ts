@@ -14,7 +14,7 @@ import { STATE_FORMAT, type StateManifest, type StateVersion } from "../../state
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import { TIE_HASH_TYPES } from "../auto-cdc/batch-reduction.ts";
 import { checkCdcLayout } from "../auto-cdc/cdc-compatibility.ts";
-import { cdcLayout, storedLayoutOf } from "../auto-cdc/cdc-layout.ts";
+import { cdcLayout, END_AT, START_AT, storedLayoutOf } from "../auto-cdc/cdc-layout.ts";
 import { CDC_TABLE, nextCdcMeta, readCdcState, type CdcState } from "../auto-cdc/cdc-state.ts";
 import { DELETE_MARK } from "../auto-cdc/cdc-statements.ts";
 import {
@@ -31,7 +31,7 @@ import type { SparkJobs } from "./spark-jobs.ts";
 import { describeTable } from "./spark-state.ts";
 
 /**
- * An AUTO CDC batch of SCD type 1 applied by the Spark job (functions/spark/ebb_spark_cdc_apply.py)
+ * An AUTO CDC batch of SCD type 1 or 2 applied by the Spark job (functions/spark/ebb_spark_cdc_apply.py)
  * instead of in Ebb's function (auto-cdc/apply-changes.ts): Ebb plans, the job computes, Ebb commits.
  *
  * 1. `prepareSparkCdcApply`: the parent state version (its `cdc_keys` buckets and truncate sequence)
@@ -45,7 +45,9 @@ import { describeTable } from "./spark-state.ts";
  *    batch's txn. A job that dies leaves only files nothing lists, which VACUUM removes.
  *
  * The job answers without `cdcApplied` when it cannot apply the batch (its own checks); the caller
- * then applies the staged events in DuckDB as before.
+ * then applies the staged events in DuckDB as before. So it does for an SCD type 2 state adopting
+ * its table after a checkpoint reset (apply-changes.ts reads the table's versions then): `prepare`
+ * answers undefined, and the job only stages the events.
  */
 
 export interface SparkCdcApplyContext {
@@ -73,7 +75,9 @@ export interface PreparedSparkCdcApply {
   readonly request: (stagingKey: string) => SparkCdcApplyRequest;
 }
 
-export async function prepareSparkCdcApply(context: SparkCdcApplyContext): Promise<PreparedSparkCdcApply> {
+export async function prepareSparkCdcApply(
+  context: SparkCdcApplyContext,
+): Promise<PreparedSparkCdcApply | undefined> {
   const { plan, spark } = context;
   const { state, version } = await readCdcState(
     { store: context.store, pipelineId: context.pipelineId, flowId: context.flow },
@@ -84,6 +88,12 @@ export async function prepareSparkCdcApply(context: SparkCdcApplyContext): Promi
     throw error;
   });
   const files = snapshot ? [...snapshot.files.values()] : [];
+  // As micro-batch.ts `applyChangeBatch` decides it: a state that does not cover the table's rows.
+  if (
+    plan.scdType === 2 &&
+    (state.meta.adopting === true || (context.parentVersion === undefined && files.length > 0))
+  )
+    return undefined;
   const root = context.targetUri.replace(/\/$/, "");
   return {
     context,
@@ -96,6 +106,10 @@ export async function prepareSparkCdcApply(context: SparkCdcApplyContext): Promi
         keys: [...plan.keys],
         sequence: [...plan.sequenceBy],
         ignoreNullUpdates: plan.ignoreNullUpdates,
+        ...(plan.trackHistoryColumnList ? { trackHistoryColumnList: [...plan.trackHistoryColumnList] } : {}),
+        ...(plan.trackHistoryExceptColumnList
+          ? { trackHistoryExceptColumnList: [...plan.trackHistoryExceptColumnList] }
+          : {}),
       },
       truncate: state.meta.truncate?.json ?? null,
       nowMicros: context.now * 1000,
@@ -147,7 +161,8 @@ export async function recordSparkCdcApply(
     layout,
   );
   const columns = parseSchema(manifest.schemaString).fields.map((f) => f.name);
-  if (columns.join("\u0000") !== [...layout.keys, ...layout.values].join("\u0000"))
+  const validity = layout.scdType === 2 ? [START_AT, END_AT] : [];
+  if (columns.join("\u0000") !== [...layout.keys, ...layout.values, ...validity].join("\u0000"))
     throw failed(`it wrote the columns (${columns.join(", ")}), not the target's`);
 
   const canonical = async (columns: readonly { name: string; type: string }[]) =>
@@ -221,7 +236,7 @@ export async function commitSparkCdcApply(
       read: prepared.read,
       removes: manifest.removes ?? [],
       changeData: (manifest.changeData ?? []).map((f) => ({ path: toLogPath(f.path), size: f.size })),
-      on: plan.keys,
+      on: plan.scdType === 2 ? [...plan.keys, START_AT] : plan.keys,
       deleteMark: DELETE_MARK,
       metrics: { ...applied!.rows, copied: applied!.copied },
     },
