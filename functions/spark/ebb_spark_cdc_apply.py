@@ -1,4 +1,4 @@
-"""An AUTO CDC batch's apply in the job (SCD type 1): the MERGE by key that Ebb's function runs in
+"""An AUTO CDC batch's apply in the job (SCD type 1 and 2): the MERGE by key that Ebb's function runs in
 DuckDB otherwise (shared/engine/auto-cdc/apply-changes.ts, cdc-statements.ts), over the same
 per-key state (`cdc_keys`, read and written with Ebb's bucket layout: ebb_spark_state.py), so a
 batch applied here and the next applied there continue one another.
@@ -7,10 +7,12 @@ batch applied here and the next applied there continue one another.
    (DuckDB's `md5(to_json(struct_pack(keys, values)))`) and apply time.
 2. The truncate sequence moves up to the batch's highest truncate; the state rows of the touched
    keys are read (every row when the truncate moved: it reaches every key).
-3. Before and after: each key's row from the state's events, and from those merged with the batch's
-   by the tie rule (a delete first, then the higher tie hash, then the earlier apply time); what
-   changed is the MERGE source (new or changed rows, and a delete mark for each row that is gone).
-4. The target's files holding a matched key are rewritten (the rows they keep, the updated and the
+3. Before and after: each key's row (SCD type 1) or versions (type 2, `__START_AT`/`__END_AT`) from
+   the state's events, and from those merged with the batch's by the tie rule (a delete first, then
+   the higher tie hash, then the earlier apply time), by the rules of ebb_spark_cdc_rules.py; what
+   changed is the MERGE source (new or changed rows, and a delete mark for each row that is gone),
+   matched on the keys (type 1) or the keys and `__START_AT` (type 2).
+4. The target's files holding a matched row are rewritten (the rows they keep, the updated and the
    inserted ones), the change feed's rows written when the table has it on, and the next state's
    buckets written; the manifest names the files added and removed, the change-data files and the
    state writes. Ebb commits them with the batch's txn.
@@ -18,13 +20,15 @@ batch applied here and the next applied there continue one another.
 `plan` answers why a batch cannot be applied here (Ebb applies the staged events then, as before):
 a sequence of several columns or not an integer, a key or value type whose tie hash the engines
 spell differently, a target of other columns, partitioned or with deletion vectors, an event
-without a key or sequence (the apply's error names them).
+without a key or sequence (the apply's error names them). Ebb itself keeps a state adopting its
+table after a checkpoint reset (SCD type 2) and a target several flows write (spark-cdc-apply.ts).
 """
 
 import json
 
 import ebb_spark_state as st
 from ebb_spark_cdc import CDC_OP_COLUMN, hashed_columns, quote, tie_hash
+from ebb_spark_cdc_rules import END_AT, START_AT, scd1_retained, scd1_rows, scd2_versions
 
 SEQ = "__cdc_seq"
 OP = CDC_OP_COLUMN
@@ -38,15 +42,31 @@ INTEGER_SEQUENCES = {"long", "integer", "short", "byte"}
 
 
 def resolved_layout(rows, request):
-    """The request's layout with its written columns (`values`), resolved from the flow's output as
-    cdc-layout.ts resolves them (the keys, then `column_list` or every column, less
-    `except_column_list`)."""
+    """The request's layout with its written columns (`values`) and SCD type 2's tracked ones,
+    resolved from the flow's output as cdc-layout.ts resolves them (the keys, then `column_list` or
+    every column, less `except_column_list`; of those, `track_history_column_list`, or all less
+    `track_history_except_column_list`)."""
     spec = request["cdc"]["apply"]
     reduce = request["cdc"]["reduce"]
     output = [f.name for f in rows.schema.fields if f.name != CDC_OP_COLUMN]
     keys = list(spec["layout"]["keys"])
     written = hashed_columns(output, reduce, reduce.get("ties") or {})
-    return output, dict(spec["layout"], values=[c for c in written if c not in keys])
+    values = [c for c in written if c not in keys]
+    listed = spec["layout"].get("trackHistoryColumnList")
+    unlisted = spec["layout"].get("trackHistoryExceptColumnList") or []
+    tracked = [v for v in values if v in listed] if listed is not None else [v for v in values if v not in unlisted]
+    return output, dict(spec["layout"], values=values, tracked=tracked)
+
+
+def target_columns(layout):
+    """The target's columns: the keys, the values, and SCD type 2's validity."""
+    validity = [START_AT, END_AT] if layout["scdType"] == 2 else []
+    return layout["keys"] + layout["values"] + validity
+
+
+def identity_columns(layout):
+    """The columns a MERGE matches a target row on (cdc-statements.ts `identityColumns`)."""
+    return layout["keys"] + ([START_AT] if layout["scdType"] == 2 else [])
 
 
 def refusal(rows, spec, layout):
@@ -55,8 +75,6 @@ def refusal(rows, spec, layout):
 
     keys, values, sequence = layout["keys"], layout["values"], layout["sequence"]
     fields = {f.name: f for f in rows.schema.fields}
-    if layout["scdType"] != 1:
-        return "SCD type 2 is applied by Ebb"
     if len(sequence) != 1 or fields.get(sequence[0]) is None:
         return "a sequence of several columns"
     if fields[sequence[0]].dataType.typeName() not in INTEGER_SEQUENCES:
@@ -68,7 +86,7 @@ def refusal(rows, spec, layout):
     target = spec["target"]
     if target["partitioned"] or target["deletionVectors"]:
         return "a partitioned target or one with deletion vectors"
-    if target["columns"] is not None and target["columns"] != keys + values:
+    if target["columns"] is not None and target["columns"] != target_columns(layout):
         return "a target of other columns"
     invalid = F.col(quote(sequence[0])).isNull()
     for k in keys:
@@ -152,23 +170,35 @@ def apply(spark, request, rows, staging):
         .localCheckpoint(eager=True)
     )
     touched = (touched_keys if prior is None else prior.select(*key_cols).union(touched_keys)).distinct()
-    rows_before = scd1_rows(own, keys, values, layout["ignoreNullUpdates"], before)
-    rows_after = scd1_rows(every, keys, values, layout["ignoreNullUpdates"], after).localCheckpoint(eager=True)
-    gone = touched.subtract(rows_after.select(*key_cols))
+    if layout["scdType"] == 1:
+        rows_before = scd1_rows(own, keys, values, layout["ignoreNullUpdates"], before)
+        rows_after = scd1_rows(every, keys, values, layout["ignoreNullUpdates"], after)
+    else:
+        # Truncates are SCD type 1's only (auto-cdc-schema.ts): none reaches here.
+        rows_before = scd2_versions(own, keys, values, layout["tracked"], layout["ignoreNullUpdates"])
+        rows_after = scd2_versions(every, keys, values, layout["tracked"], layout["ignoreNullUpdates"])
+    rows_after = rows_after.localCheckpoint(eager=True)
+    identity = identity_columns(layout)
+    identity_cols = [F.col(quote(c)) for c in identity]
+    gone = (touched if layout["scdType"] == 1 else rows_before.select(*identity_cols)).subtract(
+        rows_after.select(*identity_cols)
+    )
+    blanks = [F.lit(None).cast(f.dataType).alias(f.name) for f in rows_after.schema.fields if f.name not in identity]
     source = (
         rows_after.subtract(rows_before)
         .withColumn(DELETE_MARK, F.lit(False))
-        .unionByName(
-            gone.select(*key_cols, *[F.lit(None).cast(fields[v].dataType).alias(v) for v in values]).withColumn(
-                DELETE_MARK, F.lit(True)
-            )
-        )
+        .unionByName(gone.select(*identity_cols, *blanks).withColumn(DELETE_MARK, F.lit(True)))
         .localCheckpoint(eager=True)
     )
 
     # 4. The target's rewrite and change feed, then the state.
-    merged = merge_target(spark, request, spec, source, keys, values, staging)
-    retained = scd1_retained(every, keys, layout["ignoreNullUpdates"], after, int(spec["expiredBeforeMicros"]))
+    merged = merge_target(spark, request, spec, source, identity, target_columns(layout), staging)
+    # SCD type 2 keeps every event: each may be a version's bound.
+    retained = (
+        scd1_retained(every, keys, layout["ignoreNullUpdates"], after, int(spec["expiredBeforeMicros"]))
+        if layout["scdType"] == 1
+        else every
+    )
     upserts = retained.groupBy(*key_cols).agg(
         F.sort_array(F.collect_list(F.struct(*[F.col(quote(f.name)) for f in event_fields]))).alias(EVENTS)
     )
@@ -201,67 +231,16 @@ def apply(spark, request, rows, staging):
     }
 
 
-def scd1_rows(events, keys, values, ignore_null_updates, truncated):
-    """cdc-statements.ts `scd1RowsSql`: per key, the upserts after its last delete and above the
-    truncate sequence decide its row (each column the latest value; the latest non-NULL one with
-    `ignore_null_updates`)."""
-    from pyspark.sql import functions as F
-
-    key_cols = [F.col(quote(k)) for k in keys]
-    last_delete = events.where(F.col(OP) == F.lit("delete")).groupBy(*key_cols).agg(F.max(SEQ).alias("__d"))
-    live = events.join(last_delete, keys, "left").where(
-        (F.col(OP) == F.lit("upsert"))
-        & (F.col("__d").isNull() | (F.col(SEQ) > F.col("__d")))
-        & (F.lit(True) if truncated is None else F.col(SEQ) > F.lit(truncated))
-    )
-    if not values:
-        return live.select(*key_cols).distinct()
-
-    # max_by skips rows whose ordering is NULL: the non-NULL values' latest, as FILTER does in DuckDB.
-    def latest(v):
-        order = F.when(F.col(quote(v)).isNotNull(), F.col(SEQ)) if ignore_null_updates else F.col(SEQ)
-        return F.max_by(F.col(quote(v)), order).alias(v)
-
-    return live.groupBy(*key_cols).agg(*[latest(v) for v in values])
-
-
-def scd1_retained(events, keys, ignore_null_updates, truncated, expired_before_micros):
-    """cdc-statements.ts `scd1RetainedSql`: the events worth keeping per key; a lone delete applied
-    before `expired_before_micros` is dropped (its tombstone expired)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    per_key = Window.partitionBy(*[F.col(quote(k)) for k in keys])
-    seq = F.col(SEQ)
-    if ignore_null_updates:
-        last_delete = F.max(F.when(F.col(OP) == F.lit("delete"), seq)).over(per_key)
-        keep = seq >= F.coalesce(last_delete, seq)
-    else:
-        keep = seq == F.max(seq).over(per_key)
-    kept = (
-        events.where(F.lit(True) if truncated is None else seq > F.lit(truncated))
-        .withColumn("__keep", keep)
-        .where(F.col("__keep"))
-        .drop("__keep")
-    )
-    expired = (
-        (F.count(F.lit(1)).over(per_key) == 1)
-        & (F.col(OP) == F.lit("delete"))
-        & (F.unix_micros(F.col(AT).cast("timestamp")) < F.lit(expired_before_micros))
-    )
-    return kept.withColumn("__x", expired).where(~F.col("__x")).drop("__x")
-
-
-def merge_target(spark, request, spec, source, keys, values, staging):
-    """The MERGE (table-sink.ts `mergeBatch`, merge-operation.ts): matched rows updated or deleted,
-    the rest inserted; only files holding a matched row are rewritten (with the rows they keep)."""
+def merge_target(spark, request, spec, source, identity, columns, staging):
+    """The MERGE (table-sink.ts `mergeBatch`, merge-operation.ts) on the `identity` columns: matched
+    rows updated or deleted, the rest inserted; only files holding a matched row are rewritten (with
+    the rows they keep)."""
     from pyspark.sql import functions as F
 
     import ebb_spark_batch as batch
 
     target = spec["target"]
-    columns = keys + values
-    key_cols = [F.col(quote(k)) for k in keys]
+    key_cols = [F.col(quote(k)) for k in identity]
     table_uri = request["output"]["tableUri"].rstrip("/")
     staged_uri = f"{table_uri}/{staging}"
     marks = source.select(*key_cols, F.col(DELETE_MARK))
@@ -275,9 +254,9 @@ def merge_target(spark, request, spec, source, keys, values, staging):
             .join(F.broadcast(places), "__file")
             .drop("__file")
         )
-        matched = existing.join(marks, keys, "inner").localCheckpoint(eager=True)
+        matched = existing.join(marks, identity, "inner").localCheckpoint(eager=True)
         removed = sorted(r["__path"] for r in matched.select("__path").distinct().collect())
-        kept = existing.where(F.col("__path").isin(removed)).join(marks, keys, "left_anti").select(*columns)
+        kept = existing.where(F.col("__path").isin(removed)).join(marks, identity, "left_anti").select(*columns)
     else:
         matched = source.limit(0).withColumn("__path", F.lit(None).cast("string"))
         removed = []
@@ -290,7 +269,7 @@ def merge_target(spark, request, spec, source, keys, values, staging):
 
     matched_keys = matched.select(*key_cols).distinct()
     counts = {
-        "inserted": written.join(matched_keys, keys, "left_anti").count(),
+        "inserted": written.join(matched_keys, identity, "left_anti").count(),
         "updated": matched.where(~F.col(DELETE_MARK)).count(),
         "deleted": matched.where(F.col(DELETE_MARK)).count(),
     }
@@ -300,9 +279,9 @@ def merge_target(spark, request, spec, source, keys, values, staging):
         feed = (
             matched.where(~F.col(DELETE_MARK))
             .select(*columns, kind("update_preimage"))
-            .unionByName(written.join(matched_keys, keys, "left_semi").select(*columns, kind("update_postimage")))
+            .unionByName(written.join(matched_keys, identity, "left_semi").select(*columns, kind("update_postimage")))
             .unionByName(matched.where(F.col(DELETE_MARK)).select(*columns, kind("delete")))
-            .unionByName(written.join(matched_keys, keys, "left_anti").select(*columns, kind("insert")))
+            .unionByName(written.join(matched_keys, identity, "left_anti").select(*columns, kind("insert")))
         )
         feed_uri = f"{staged_uri}/_change_data"
         feed = feed.localCheckpoint(eager=True)

@@ -1,12 +1,6 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import type { FlowDefinition, FlowOptions, StreamingTableDefinition } from "../pipeline/definition-schema.ts";
-import {
-  currentSnapshot,
-  parseSchema,
-  TABLE_PROPERTY,
-  TableNotFoundError,
-  toLogPath,
-} from "../delta/index.ts";
+import { currentSnapshot, TABLE_PROPERTY, TableNotFoundError } from "../delta/index.ts";
 import {
   flowAppId,
   type Checkpoint,
@@ -53,7 +47,6 @@ import { updateFence } from "./update-fence.ts";
 import {
   appendBatch,
   appendStagedFiles,
-  commitStagedMerge,
   mergeBatch,
   type BatchCommit,
   type SinkSession,
@@ -77,7 +70,7 @@ import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./s
 import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
 import { discardSettledSparkJobs } from "./spark/spark-job-folders.ts";
 import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
-import { prepareSparkCdcApply, recordSparkCdcApply } from "./spark/spark-cdc-apply.ts";
+import { commitSparkCdcApply, prepareSparkCdcApply } from "./spark/spark-cdc-apply.ts";
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 
 /**
@@ -608,10 +601,10 @@ async function sparkReadAndCommit(
     // and sequence (SCD type 2).
     const plan = run.catalog.flowPlan(run.flow.name);
     const reduce = plan.kind === "auto_cdc" ? cdcBatchReduction(plan) : undefined;
-    // SCD type 1 of a target no other AUTO CDC flow writes is applied in the job itself.
+    // A target no other AUTO CDC flow writes is applied in the job itself (spark-cdc-apply.ts).
     const peers = run.dataset.flows.some((flow) => flow.auto_cdc && flow.name !== run.flow.name);
     const inJob =
-      plan.kind === "auto_cdc" && plan.scdType === 1 && !peers
+      plan.kind === "auto_cdc" && !peers
         ? await prepareSparkCdcApply({
             store: run.catalog.store,
             pipelineId: run.pipelineId,
@@ -645,41 +638,21 @@ async function sparkReadAndCommit(
       skippedRestores: input.kind === "table" ? input.skippedRestores : [],
     };
     if (inJob && job.manifest.cdcApplied) {
-      const stateVersion = await recordSparkCdcApply(inJob, job.manifest, job.jobId, async (type) => {
-        const [row] = await sandbox.rows(`SELECT typeof(CAST(NULL AS ${type})) AS t`);
-        return String(row?.["t"]);
-      });
-      const now = run.session.clock();
-      const committed = await commitStagedMerge(
-        { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
-        run.session,
-        {
-          schema: parseSchema(job.manifest.schemaString),
-          adds: job.manifest.files.map((file) => ({
-            path: toLogPath(file.path),
-            partitionValues: {},
-            size: file.size,
-            modificationTime: now,
-            dataChange: true,
-            stats: file.stats,
-          })),
-          read: inJob.read,
-          removes: job.manifest.removes ?? [],
-          changeData: (job.manifest.changeData ?? []).map((f) => ({ path: toLogPath(f.path), size: f.size })),
-          on: plan.kind === "auto_cdc" ? plan.keys : [],
-          deleteMark: DELETE_MARK,
-          metrics: { ...job.manifest.cdcApplied.rows, copied: job.manifest.cdcApplied.copied },
-        },
+      const committed = await commitSparkCdcApply(inJob, job, {
+        session: run.session,
         txn,
-        {
+        canonicalType: async (type) => {
+          const [row] = await sandbox.rows(`SELECT typeof(CAST(NULL AS ${type})) AS t`);
+          return String(row?.["t"]);
+        },
+        options: {
           ...(newestUpstream !== undefined ? { timestampFloor: newestUpstream + 1 } : {}),
           afterDataFiles: beforeCommit,
         },
-      );
+      });
       // The job's folder holds the committed files: it stays.
       return {
         ...committed,
-        stateVersion,
         loaded,
         jobId: job.jobId,
         ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),

@@ -15,11 +15,13 @@ import { twinPipelines } from "./twin-pipelines.ts";
  * first character in Spark and '' in DuckDB), stages only the events that can still decide an SCD type
  * 1 target, ties at one sequence broken in the job by DuckDB's tie hash (auto-cdc/batch-reduction.ts),
  * and the rows it staged for the apply are deleted once the batch is done, without waiting for VACUUM.
+ * The job applies the MERGE itself, SCD type 1 and 2 (spark-cdc-apply.ts).
  *
  * Equivalence (through the HTTP API, twin-pipelines.ts): SCD type 1 targets (deletes and truncates;
- * `ignore_null_updates`) and an SCD type 2 target, fed keys with many events per file, sequences out
- * of order and tied, get the same rows and the same per-key state whichever engine runs each update:
- * a batch on Spark then one on DuckDB and the reverse, and rewinds across a switch.
+ * `ignore_null_updates`) and SCD type 2 targets (`track_history_column_list`;
+ * `track_history_except_column_list` with `ignore_null_updates`), fed keys with many events per file, sequences out of order and tied,
+ * get the same rows, change feed and per-key state whichever engine runs each update: a batch on
+ * Spark then one on DuckDB and the reverse, and rewinds across a switch with replays.
  */
 
 const sparkEngineReady =
@@ -44,9 +46,10 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
     };
   };
 
-  it("evaluates apply_as_deletes in Spark SQL and applies the SCD type 1 MERGE in the job", async () => {
+  it("evaluates apply_as_deletes in Spark SQL and applies the SCD type 1 and 2 MERGEs in the job", async () => {
     // The job's manifests, read before HEAD moves (the job's folder goes then).
     const manifests: {
+      key: string;
       rowsIn: number;
       rowsOut: number;
       cdcApplied?: { rows: Record<string, number> };
@@ -57,11 +60,17 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
       crash: async (point) => {
         if (point !== "before-head-move") return;
         for (const { key } of await listAllKeys(harness.store, "state/"))
-          if (key.includes("/spark-jobs/apply/") && key.endsWith("/manifest.json"))
-            manifests.push(JSON.parse(new TextDecoder().decode(await harness.store.get(key))));
+          if (key.includes("/spark-jobs/") && key.endsWith("/manifest.json"))
+            manifests.push({ key, ...JSON.parse(new TextDecoder().decode(await harness.store.get(key))) });
       },
     });
     try {
+      const source = {
+        type: "auto_loader",
+        path: harness.landingUri,
+        format: "json",
+        schema: { id: "BIGINT", name: "VARCHAR", op: "VARCHAR", seq: "BIGINT" },
+      };
       const pipeline = await harness.validate({
         name: "spark cdc",
         catalog: "main",
@@ -74,17 +83,30 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
             flows: [
               {
                 name: "apply",
-                source: {
-                  type: "auto_loader",
-                  path: harness.landingUri,
-                  format: "json",
-                  schema: { id: "BIGINT", name: "VARCHAR", op: "VARCHAR", seq: "BIGINT" },
-                },
+                source,
                 sql: "SELECT id, name, op, seq FROM source",
                 auto_cdc: {
                   keys: ["id"],
                   sequence_by: "seq",
                   stored_as_scd_type: 1,
+                  apply_as_deletes: "substr(op, 0, 1) = 'D'",
+                  except_column_list: ["op", "seq"],
+                },
+              },
+            ],
+          },
+          {
+            type: "streaming_table",
+            name: "customer_history",
+            flows: [
+              {
+                name: "history",
+                source,
+                sql: "SELECT id, name, op, seq FROM source",
+                auto_cdc: {
+                  keys: ["id"],
+                  sequence_by: "seq",
+                  stored_as_scd_type: 2,
                   apply_as_deletes: "substr(op, 0, 1) = 'D'",
                   except_column_list: ["op", "seq"],
                 },
@@ -111,12 +133,29 @@ describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
       const rows = await harness.rows(pipeline, "customers", "id");
       // The tie at 9 goes to the row whose JSON hashes higher, as on DuckDB.
       expect(rows.map((r) => ({ id: Number(r["id"]), name: r["name"] }))).toEqual([{ id: 2, name: "bea" }]);
-      expect(manifests).toHaveLength(1);
-      const [manifest] = manifests;
+      expect(manifests).toHaveLength(2);
+      const manifest = manifests.find((m) => m.key.includes("/spark-jobs/apply/"));
       // The job applied the MERGE: the one row left is the table's, written with the change feed.
       expect({ rowsIn: manifest!.rowsIn, rowsOut: manifest!.rowsOut }).toEqual({ rowsIn: 6, rowsOut: 1 });
       expect(manifest!.cdcApplied?.rows).toEqual({ inserted: 1, updated: 0, deleted: 0 });
       expect(manifest!.changeData).toHaveLength(1);
+      // Each sequence a version, key 1's closed by its delete, the tie at 9 as above.
+      const history = await harness.rows(pipeline, "customer_history", "id, __START_AT");
+      expect(
+        history.map((r) => [
+          Number(r["id"]),
+          r["name"],
+          Number(r["__START_AT"]),
+          r["__END_AT"] == null ? null : Number(r["__END_AT"]),
+        ]),
+      ).toEqual([
+        [1, "ada", 1, 3],
+        [2, "bob", 2, 4],
+        [2, "bo", 4, 9],
+        [2, "bea", 9, null],
+      ]);
+      const versions = manifests.find((m) => m.key.includes("/spark-jobs/history/"));
+      expect(versions?.cdcApplied?.rows).toEqual({ inserted: 4, updated: 0, deleted: 0 });
       expect(await listAllKeys(harness.store, "state/")).not.toContainEqual(
         expect.objectContaining({ key: expect.stringContaining("/spark-jobs/") }),
       );
@@ -168,10 +207,16 @@ const twinDefinition = (landing: string) => {
         apply_as_deletes: "op = 'DELETE'",
         track_history_column_list: ["name"],
       }),
+      target("versions", {
+        stored_as_scd_type: 2,
+        apply_as_deletes: "op = 'DELETE'",
+        ignore_null_updates: true,
+        track_history_except_column_list: ["seq", "v"],
+      }),
     ],
   };
 };
-const TWIN_TARGETS = ["latest", "filled", "history"];
+const TWIN_TARGETS = ["latest", "filled", "history", "versions"];
 
 /**
  * Event `id`: three keys, sequences out of arrival order, ids nine apart tied on key and sequence with
@@ -185,8 +230,8 @@ const twinEvent = (id: number) => ({
   op: id % 13 === 0 ? "TRUNCATE" : id % 4 === 0 ? "DELETE" : "UPSERT",
 });
 
-/** The SCD type 1 targets: their batches on Spark are applied in the job (MERGE, change feed, state). */
-const JOB_APPLIED = ["latest", "filled"];
+/** Every target's batches on Spark are applied in the job (MERGE, change feed, state). */
+const JOB_APPLIED = TWIN_TARGETS;
 
 /**
  * A target's change feed, commit by commit: each MERGE's change rows (without the commit's version

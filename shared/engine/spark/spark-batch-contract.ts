@@ -110,6 +110,9 @@ export interface SparkCdcApplyRequest {
     readonly keys: readonly string[];
     readonly sequence: readonly string[];
     readonly ignoreNullUpdates: boolean;
+    /** SCD type 2: which written columns start a new version when they change (cdc-layout.ts). */
+    readonly trackHistoryColumnList?: readonly string[];
+    readonly trackHistoryExceptColumnList?: readonly string[];
   };
   /** The parent state's truncate sequence (DuckDB JSON text), or null. */
   readonly truncate: string | null;

@@ -3,7 +3,9 @@ import {
   dataFileKey,
   parseSchema,
   TableNotFoundError,
+  toLogPath,
   writesChangeData,
+  type TxnMarker,
 } from "../../delta/index.ts";
 import type { AutoCdcFlowPlan } from "../../pipeline/plan/index.ts";
 import { flowStatePrefix } from "../../store/bucket-layout.ts";
@@ -12,16 +14,24 @@ import { STATE_FORMAT, type StateManifest, type StateVersion } from "../../state
 import type { ObjectStore } from "../../object-store/object-store.ts";
 import { TIE_HASH_TYPES } from "../auto-cdc/batch-reduction.ts";
 import { checkCdcLayout } from "../auto-cdc/cdc-compatibility.ts";
-import { cdcLayout, storedLayoutOf } from "../auto-cdc/cdc-layout.ts";
+import { cdcLayout, END_AT, START_AT, storedLayoutOf } from "../auto-cdc/cdc-layout.ts";
 import { CDC_TABLE, nextCdcMeta, readCdcState, type CdcState } from "../auto-cdc/cdc-state.ts";
-import type { SinkTarget } from "../table-sink.ts";
+import { DELETE_MARK } from "../auto-cdc/cdc-statements.ts";
+import {
+  commitStagedMerge,
+  type BatchCommit,
+  type BatchOptions,
+  type SinkSession,
+  type SinkTarget,
+} from "../table-sink.ts";
 import { SparkJobFailedError } from "./errors.ts";
 import type { SparkCdcApplyRequest, SparkManifest } from "./spark-batch-contract.ts";
+import type { SparkJobResult } from "./spark-batch.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 import { describeTable } from "./spark-state.ts";
 
 /**
- * An AUTO CDC batch of SCD type 1 applied by the Spark job (functions/spark/ebb_spark_cdc_apply.py)
+ * An AUTO CDC batch of SCD type 1 or 2 applied by the Spark job (functions/spark/ebb_spark_cdc_apply.py)
  * instead of in Ebb's function (auto-cdc/apply-changes.ts): Ebb plans, the job computes, Ebb commits.
  *
  * 1. `prepareSparkCdcApply`: the parent state version (its `cdc_keys` buckets and truncate sequence)
@@ -29,13 +39,15 @@ import { describeTable } from "./spark-state.ts";
  * 2. The job merges the events with the touched keys' state, rewrites the target's files holding a
  *    touched key, writes the change feed's files and the next state buckets (under fresh names no
  *    version lists yet), and names them all in its manifest.
- * 3. `recordSparkCdcApply`: the layout the job applied under is checked as on DuckDB
- *    (cdc-compatibility.ts), and the next state version's manifest written from the job's answer,
+ * 3. `commitSparkCdcApply`: the layout the job applied under is checked as on DuckDB
+ *    (cdc-compatibility.ts, `recordSparkCdcApply`), and the next state version's manifest written from the job's answer,
  *    before the table commit (table-sink.ts `commitStagedMerge`), which the caller makes with the
  *    batch's txn. A job that dies leaves only files nothing lists, which VACUUM removes.
  *
  * The job answers without `cdcApplied` when it cannot apply the batch (its own checks); the caller
- * then applies the staged events in DuckDB as before.
+ * then applies the staged events in DuckDB as before. So it does for an SCD type 2 state adopting
+ * its table after a checkpoint reset (apply-changes.ts reads the table's versions then): `prepare`
+ * answers undefined, and the job only stages the events.
  */
 
 export interface SparkCdcApplyContext {
@@ -63,7 +75,9 @@ export interface PreparedSparkCdcApply {
   readonly request: (stagingKey: string) => SparkCdcApplyRequest;
 }
 
-export async function prepareSparkCdcApply(context: SparkCdcApplyContext): Promise<PreparedSparkCdcApply> {
+export async function prepareSparkCdcApply(
+  context: SparkCdcApplyContext,
+): Promise<PreparedSparkCdcApply | undefined> {
   const { plan, spark } = context;
   const { state, version } = await readCdcState(
     { store: context.store, pipelineId: context.pipelineId, flowId: context.flow },
@@ -74,6 +88,12 @@ export async function prepareSparkCdcApply(context: SparkCdcApplyContext): Promi
     throw error;
   });
   const files = snapshot ? [...snapshot.files.values()] : [];
+  // As micro-batch.ts `applyChangeBatch` decides it: a state that does not cover the table's rows.
+  if (
+    plan.scdType === 2 &&
+    (state.meta.adopting === true || (context.parentVersion === undefined && files.length > 0))
+  )
+    return undefined;
   const root = context.targetUri.replace(/\/$/, "");
   return {
     context,
@@ -86,6 +106,10 @@ export async function prepareSparkCdcApply(context: SparkCdcApplyContext): Promi
         keys: [...plan.keys],
         sequence: [...plan.sequenceBy],
         ignoreNullUpdates: plan.ignoreNullUpdates,
+        ...(plan.trackHistoryColumnList ? { trackHistoryColumnList: [...plan.trackHistoryColumnList] } : {}),
+        ...(plan.trackHistoryExceptColumnList
+          ? { trackHistoryExceptColumnList: [...plan.trackHistoryExceptColumnList] }
+          : {}),
       },
       truncate: state.meta.truncate?.json ?? null,
       nowMicros: context.now * 1000,
@@ -137,7 +161,8 @@ export async function recordSparkCdcApply(
     layout,
   );
   const columns = parseSchema(manifest.schemaString).fields.map((f) => f.name);
-  if (columns.join("\u0000") !== [...layout.keys, ...layout.values].join("\u0000"))
+  const validity = layout.scdType === 2 ? [START_AT, END_AT] : [];
+  if (columns.join("\u0000") !== [...layout.keys, ...layout.values, ...validity].join("\u0000"))
     throw failed(`it wrote the columns (${columns.join(", ")}), not the target's`);
 
   const canonical = async (columns: readonly { name: string; type: string }[]) =>
@@ -174,4 +199,49 @@ export async function recordSparkCdcApply(
     tables: { ...version.manifest.tables, [CDC_TABLE]: nextTable(table.stored, table.shape, writes) },
   };
   return version.putManifest(next);
+}
+
+/**
+ * Step 3 whole: the next state version written, then the job's files committed as the batch's MERGE
+ * through Ebb's one commit path (table-sink.ts `commitStagedMerge`) with its txn.
+ */
+export async function commitSparkCdcApply(
+  prepared: PreparedSparkCdcApply,
+  job: SparkJobResult,
+  commit: {
+    readonly session: SinkSession;
+    readonly txn: TxnMarker;
+    readonly canonicalType: (type: string) => Promise<string>;
+    readonly options: Pick<BatchOptions, "timestampFloor" | "afterDataFiles">;
+  },
+): Promise<BatchCommit & { readonly stateVersion: string | undefined }> {
+  const { manifest } = job;
+  const applied = manifest.cdcApplied;
+  const stateVersion = await recordSparkCdcApply(prepared, manifest, job.jobId, commit.canonicalType);
+  const { target, plan } = prepared.context;
+  const now = commit.session.clock();
+  const committed = await commitStagedMerge(
+    { ...target, properties: { "delta.enableChangeDataFeed": "true", ...target.properties } },
+    commit.session,
+    {
+      schema: parseSchema(manifest.schemaString),
+      adds: manifest.files.map((file) => ({
+        path: toLogPath(file.path),
+        partitionValues: {},
+        size: file.size,
+        modificationTime: now,
+        dataChange: true,
+        stats: file.stats,
+      })),
+      read: prepared.read,
+      removes: manifest.removes ?? [],
+      changeData: (manifest.changeData ?? []).map((f) => ({ path: toLogPath(f.path), size: f.size })),
+      on: plan.scdType === 2 ? [...plan.keys, START_AT] : plan.keys,
+      deleteMark: DELETE_MARK,
+      metrics: { ...applied!.rows, copied: applied!.copied },
+    },
+    commit.txn,
+    commit.options,
+  );
+  return { ...committed, stateVersion };
 }
