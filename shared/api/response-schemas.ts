@@ -186,7 +186,20 @@ export const pipelineEvent = strict({
   maturity_level: z.enum(MATURITY_LEVELS),
   error: strict({
     exceptions: z.array(
-      strict({ class_name: z.string(), message: z.string(), stack: z.string().optional() }),
+      strict({
+        class_name: z.string(),
+        message: z.string(),
+        stack: z
+          .array(
+            strict({
+              declaring_class: z.string(),
+              method_name: z.string(),
+              file_name: z.string(),
+              line_number: z.number().int(),
+            }),
+          )
+          .optional(),
+      }),
     ),
     fatal: z.boolean(),
   }).optional(),

@@ -50,8 +50,37 @@ export class SandboxViolationError extends EngineError {
 
 /** User SQL that is not one SELECT, does not parse, or fails while running. */
 export class QueryError extends EngineError {
-  override readonly name = "QueryError";
-  override readonly errorCode = "INVALID_PARAMETER_VALUE";
+  override readonly name: string = "QueryError";
+  override readonly errorCode: string = "INVALID_PARAMETER_VALUE";
+}
+
+/**
+ * The SQL of a pipeline's flow or materialized view failed while an update ran it (an unknown column
+ * or function the inputs' schemas at run time lack, a failed cast). The message keeps DuckDB's reason
+ * with its candidates, as `QUERY_DOES_NOT_BIND` does, and names the query: the way out is to fix it.
+ */
+export class QueryFailedError extends QueryError {
+  override readonly name = "QueryFailedError";
+  override readonly errorCode = "QUERY_FAILED";
+  constructor(
+    /** What ran the SQL (`flow "ingest"`, `materialized view "totals"`). */
+    readonly query: string,
+    cause: Error,
+  ) {
+    super(
+      `the SQL of ${query} failed: ${duckDbReason(cause)}; fix the query (validate_only binds every query ` +
+        `over its inputs' schemas before a run) and run the update again`,
+      { cause, data: { query } },
+    );
+  }
+}
+
+/** DuckDB's message up to its pointer into the SQL, on one line: its candidates are the way out. */
+function duckDbReason(cause: Error): string {
+  return cause.message
+    .split(/\n\s*LINE \d+:/)[0]!
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
 }
 
 /**
@@ -68,12 +97,8 @@ export class QueryDoesNotBindError extends EngineError {
     what: string,
     cause: Error,
   ) {
-    const duckdb = cause.message
-      .split(/\n\s*LINE \d+:/)[0]!
-      .replace(/\s*\n\s*/g, " ")
-      .trim();
     super(
-      `the SQL of ${what} (${query}) does not bind over its inputs' schemas: ${duckdb}; fix the query and validate again`,
+      `the SQL of ${what} (${query}) does not bind over its inputs' schemas: ${duckDbReason(cause)}; fix the query and validate again`,
       {
         cause,
         data: { query },

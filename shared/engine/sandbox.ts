@@ -5,7 +5,13 @@ import { ScratchFolder } from "../duck/scratch-folder.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import { conditionShapeProblem, quoteWindowKeyword, unqualify } from "../pipeline/sql-text/index.ts";
-import { QueryError, SandboxViolationError, SqlLimitExceededError, UpdateCanceledError } from "./errors.ts";
+import {
+  QueryError,
+  QueryFailedError,
+  SandboxViolationError,
+  SqlLimitExceededError,
+  UpdateCanceledError,
+} from "./errors.ts";
 import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
 import { keepIdleSandbox, SPILL_FOLDER, takeIdleSandbox } from "./sandbox-pool.ts";
 import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
@@ -60,7 +66,10 @@ export interface SandboxOptions {
   readonly limits?: SqlLimits;
   /** Aborted when the work is stopped (the update was canceled): a running statement is interrupted. */
   readonly signal?: AbortSignal | undefined;
-  /** What the sandbox works for (`flow "ingest"`), for errors raised outside a named statement. */
+  /**
+   * The pipeline's flow or materialized view the sandbox works for (`flow "ingest"`): errors raised
+   * outside a named statement name it, and its SQL failing is `QueryFailedError` (`QUERY_FAILED`).
+   */
   readonly owner?: string;
 }
 
@@ -94,7 +103,7 @@ export class Sandbox {
     private readonly namespace: SandboxOptions["namespace"],
     readonly limits: SqlLimits,
     private readonly signal: AbortSignal | undefined,
-    private readonly owner: string,
+    private readonly pipelineQuery: string | undefined,
     /** The instance's configuration, under which it is kept for the next sandbox (sandbox-pool.ts). */
     private readonly configuration: string,
   ) {
@@ -108,15 +117,7 @@ export class Sandbox {
     // The temp folder too: an instance is locked to a folder in the one it was made under.
     const configuration = JSON.stringify([config, limits.tempLimit, tmpdir()]);
     const made = (session: DuckSession, folder: ScratchFolder) =>
-      new Sandbox(
-        session,
-        folder,
-        options.namespace,
-        limits,
-        options.signal,
-        options.owner ?? "the statement",
-        configuration,
-      );
+      new Sandbox(session, folder, options.namespace, limits, options.signal, options.owner, configuration);
     // An instance locked by an earlier sandbox of this process, its folder emptied: no lock-down to run.
     const idle = await takeIdleSandbox(configuration);
     if (idle) {
@@ -207,6 +208,10 @@ export class Sandbox {
    * Ebb's error for a failure that is not the SQL's own: the disk full, an interrupt, a limit, a
    * refusal by the lock-down; undefined otherwise.
    */
+  private get owner(): string {
+    return this.pipelineQuery ?? "the statement";
+  }
+
   private async explained(error: unknown, what: string, owner = what): Promise<Error | undefined> {
     return (
       (await tempSpaceExhaustion(error, owner, this.dir)) ?? this.stoppedBy(error, what) ?? refusalOf(error)
@@ -290,7 +295,8 @@ export class Sandbox {
 
   /**
    * Runs `work` (which runs user SQL in this sandbox), turning DuckDB's failures into a
-   * `SandboxViolationError` (a refusal by the lock-down) or a `QueryError` naming `what`. Errors of
+   * `SandboxViolationError` (a refusal by the lock-down) or a `QueryError` naming `what` (in a
+   * pipeline's sandbox, a `QueryFailedError`). Errors of
    * Ebb's own (any subclass of Error) pass through.
    */
   async explainingFailures<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -304,6 +310,8 @@ export class Sandbox {
       const explained = await this.explained(error, what);
       if (explained) throw explained;
       if (!isDuckDbError(error)) throw error;
+      // A pipeline's query failing at run time names the query and keeps DuckDB's candidates.
+      if (this.pipelineQuery !== undefined) throw new QueryFailedError(what, error as Error);
       throw new QueryError(`the SQL of ${what} failed: ${firstLine(error)}`, { cause: error });
     } finally {
       clearTimeout(timer);

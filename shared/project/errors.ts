@@ -36,15 +36,20 @@ export type ProjectIssueCode = (typeof PROJECT_ISSUE_CODES)[keyof typeof PROJECT
 
 /**
  * A problem at an offset of the file's text, with its code: what the statement reader, the query
- * scan and the graph throw, and the project reader turns into a located `ProjectIssue`.
+ * scan and the graph throw, and the project reader turns into a located `ProjectIssue`. Coded, so
+ * one that a caller does not catch still answers its own `PROJECT_*` code, never `INTERNAL_ERROR`.
  */
-export class StatementProblem extends Error {
+export class StatementProblem extends CodedError {
+  override readonly name = "StatementProblem";
+  override readonly errorCode: string;
+  override readonly httpStatus = 400;
   constructor(
     readonly offset: number,
     readonly code: ProjectIssueCode,
     message: string,
   ) {
-    super(message);
+    super(message, { data: { offset } });
+    this.errorCode = code;
   }
 }
 

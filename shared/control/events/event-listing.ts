@@ -1,4 +1,5 @@
 import { matchesEventFilter, parseEventFilter, type EventFilter } from "../../api/event-filter.ts";
+import { eventAnswer } from "../../api/event-answer.ts";
 import { parseEventOrder, type EventOrder } from "../../api/event-order.ts";
 import type { ListEventsQuery } from "../../api/request-schemas.ts";
 import type { EventQuery, PipelineEvent } from "../../store/event-log-repository.ts";
@@ -36,7 +37,7 @@ export async function listEvents(plane: ControlPlane, pipelineId: string, query:
 
   if (filter.id !== undefined) {
     const event = await plane.events.get(pipelineId, filter.id);
-    return { events: event && matchesEventFilter(event, filter) ? [event] : [] };
+    return { events: event && matchesEventFilter(event, filter) ? [eventAnswer(event)] : [] };
   }
 
   const storeQuery = toStoreQuery(filter, order);
@@ -59,7 +60,7 @@ export async function listEvents(plane: ControlPlane, pipelineId: string, query:
   const nextToken = wrap(next);
   const prevToken = wrap(prev);
   return {
-    events,
+    events: events.map(eventAnswer),
     ...(nextToken ? { next_page_token: nextToken } : {}),
     ...(prevToken ? { prev_page_token: prevToken } : {}),
   };

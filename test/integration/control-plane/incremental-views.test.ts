@@ -294,7 +294,7 @@ describe("incremental materialized views through the API", () => {
     const { update_id } = await cp.client.startUpdate(pipelineId);
     const failed = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
     expect(failed.state).toBe("FAILED");
-    expect(failed.error?.error_code).toBe("INVALID_PARAMETER_VALUE");
+    expect(failed.error?.error_code).toBe("QUERY_FAILED");
     expect(failed.error?.message).toMatch(
       /^the SQL of materialized view "totals" failed: Binder Error: .*nope/,
     );

@@ -209,7 +209,7 @@ describe("windowed aggregation through the API", () => {
     await land("bad_column", [{ k: "a", v: 1, ts: "2026-01-01 12:01:00" }]);
     const failed = await run(pipelineId);
     expect(failed.state).toBe("FAILED");
-    expect(failed.error?.error_code).toBe("INVALID_PARAMETER_VALUE");
+    expect(failed.error?.error_code).toBe("QUERY_FAILED");
     expect(failed.error?.message).toMatch(/^the SQL of flow "per_window" failed: Binder Error: .*nope/);
   });
 

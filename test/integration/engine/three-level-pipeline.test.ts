@@ -144,7 +144,7 @@ describe("a three-level pipeline", () => {
     });
   });
 
-  it("records a failure with the error's message and stack", async () => {
+  it("records a query's failure with its own code, naming the flow, DuckDB's candidates and the way out", async () => {
     const broken = definition();
     (broken.datasets[1] as { flows: { sql: string }[] }).flows[0]!.sql = "SELECT no_such_column FROM source";
     await harness.land("2026/04/f.json", jsonLines(30, 1));
@@ -152,7 +152,12 @@ describe("a three-level pipeline", () => {
     expect(result.state).toBe("FAILED");
     expect(await harness.plane.updates.get(harness.pipelineId, result.updateId)).toMatchObject({
       state: "FAILED",
-      error: { errorCode: "INVALID_PARAMETER_VALUE", message: expect.stringMatching(/no_such_column/) },
+      error: {
+        errorCode: "QUERY_FAILED",
+        message: expect.stringMatching(
+          /^the SQL of flow "clean" failed: Binder Error: .*no_such_column.* Candidate bindings: .*; fix the query .* run the update again$/,
+        ),
+      },
     });
     const failed = (
       await harness.plane.events.query(
@@ -163,9 +168,9 @@ describe("a three-level pipeline", () => {
     ).items;
     expect(failed).toHaveLength(1);
     expect(failed[0]!.error?.exceptions[0]).toMatchObject({
-      class_name: "QueryError",
+      class_name: "QueryFailedError",
       message: expect.stringMatching(/flow "clean" failed: .*no_such_column/),
-      stack: expect.stringMatching(/QueryError/),
+      stack: expect.stringMatching(/QueryFailedError/),
     });
   });
 });

@@ -30,12 +30,9 @@ const SERVER_FAULTS: Readonly<Record<string, Readonly<Record<string, number>>>> 
   // Compiling a validated definition: validation refused the join, Ebb's own template did not parse.
   "shared/pipeline/plan/compile-flow.ts": { RangeError: 1 },
   "shared/pipeline/validate-pipeline.ts": { RangeError: 1 },
-  // Reading a pipeline project: a statement's and a schema's problems are caught and answered with
-  // their PROJECT_* code, file, line and column; the plain Error guards the graph's own invariant.
-  "shared/project/dataflow-graph.ts": { Error: 1, StatementProblem: 6 },
-  "shared/project/query-reads.ts": { StatementProblem: 9 },
-  "shared/project/query-scan.ts": { StatementProblem: 6 },
-  "shared/project/source-functions.ts": { StatementProblem: 5 },
+  // Reading a pipeline project: a schema's problems are caught and answered with their PROJECT_*
+  // code, file, line and column; the plain Error guards the graph's own invariant.
+  "shared/project/dataflow-graph.ts": { Error: 1 },
   "shared/project/spark-schema.ts": { SchemaSyntax: 4 },
   // Translating Spark SQL: a macro's refusal is caught and answered as UNSUPPORTED_SQL naming the
   // function; the plain Errors are Ebb's own translations failing to parse or print.
