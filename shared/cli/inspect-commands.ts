@@ -12,7 +12,12 @@ import { StatementFailedError } from "./statement-failed-error.ts";
  * through the API; and `ebb optimize`, their upkeep.
  */
 
-export function addInspectCommands(program: Command, out: Out): void {
+/** `ebb events` shows this many unless `--max` says otherwise; a longer log says so on stderr. */
+const DEFAULT_EVENTS = 50;
+/** The events listing's largest page (its `max_results` bound). */
+const EVENTS_PAGE = 1000;
+
+export function addInspectCommands(program: Command, out: Out, err: Out): void {
   const print = (rows: readonly Record<string, unknown>[], json?: boolean) =>
     out(json ? formatJsonLines(rows) : formatTable(rows));
 
@@ -20,7 +25,7 @@ export function addInspectCommands(program: Command, out: Out): void {
     .option("--type <types>", "only these event types (comma-separated)")
     .option("--since <time>", "only events after this time (ISO-8601)")
     .option("--filter <filter>", "a filter in the API's grammar (ANDed with the above)")
-    .option("--max <n>", "at most this many", Number)
+    .option("--max <n>", `at most this many, newest first (default ${DEFAULT_EVENTS})`, Number)
     .option("--json", "one JSON object per event")
     .action(
       async (
@@ -34,10 +39,21 @@ export function addInspectCommands(program: Command, out: Out): void {
           ...(options.since ? [`timestamp > '${options.since.replace(/'/g, "''")}'`] : []),
           ...(options.filter ? [options.filter] : []),
         ];
-        const { events } = await api(command).events(pipelineId, {
-          ...(parts.length > 0 ? { filter: parts.join(" AND ") } : {}),
-          max_results: options.max ?? 50,
-        });
+        const client = api(command);
+        const max = options.max ?? DEFAULT_EVENTS;
+        const filter = parts.length > 0 ? { filter: parts.join(" AND ") } : {};
+        const events: Awaited<ReturnType<typeof client.events>>["events"][number][] = [];
+        let pageToken: string | undefined;
+        do {
+          const page = await client.events(pipelineId, {
+            ...(pageToken ? { page_token: pageToken } : filter),
+            max_results: Math.min(max - events.length, EVENTS_PAGE),
+          });
+          events.push(...page.events);
+          pageToken = page.next_page_token;
+        } while (pageToken && events.length < max);
+        // A log longer than what is shown says so, or a user takes the newest 50 for all of it.
+        if (pageToken) err(`the newest ${events.length} events shown; --max <n> shows more\n`);
         if (options.json) return out(formatJsonLines(events as unknown as Record<string, unknown>[]));
         print(
           events.map((e) => ({

@@ -58,7 +58,7 @@ const GROUPS: Record<CommandGroup, () => Promise<(program: Command, io: CliIo) =
   },
   inspect: async () => {
     const { addInspectCommands } = await import("./inspect-commands.ts");
-    return (program, io) => addInspectCommands(program, io.out);
+    return (program, io) => addInspectCommands(program, io.out, io.err);
   },
   table: async () => {
     const { addTableCommands } = await import("./table-commands.ts");

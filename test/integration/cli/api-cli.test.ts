@@ -180,6 +180,13 @@ describe("ebb CLI over the API", () => {
     expect(history.out).toContain("RESTORE");
     const events = await ebb("events", pipelineId, "--type", "rewind_summary", "--json");
     expect(events.out.trim().split("\n").length).toBeGreaterThanOrEqual(3);
+    // A log longer than `--max` says so on stderr; one shown whole says nothing.
+    const newest = await ebb("events", pipelineId, "--max", "2", "--json");
+    expect(newest.out.trim().split("\n")).toHaveLength(2);
+    expect(newest.err).toContain("the newest 2 events shown; --max <n> shows more");
+    const whole = await ebb("events", pipelineId, "--max", "1000", "--json");
+    expect(whole.out.trim().split("\n").length).toBeGreaterThan(2);
+    expect(whole.err).toBe("");
 
     const refused = await ebb("rewind", pipelineId, "--point", "nope", "--yes");
     expect(refused.code).toBe(EXIT.refused);
