@@ -66,12 +66,14 @@ export class UnknownSelectionError extends PipelineError {
   override readonly errorCode = "INVALID_PARAMETER_VALUE";
 
   constructor(
+    /** The request's field that named them (`full_refresh_selection`, …): the user's own word. */
+    readonly field: string,
     readonly unknownNames: readonly string[],
     readonly knownNames: readonly string[],
   ) {
     super(
-      `selection names ${unknownNames.map((n) => `"${n}"`).join(", ")}, which ${unknownNames.length === 1 ? "is" : "are"} not a dataset or flow of this pipeline; known: ${knownNames.join(", ") || "(none)"}`,
-      { data: { unknownNames, knownNames } },
+      `${field} names ${unknownNames.map((n) => `"${n}"`).join(", ")}, which ${unknownNames.length === 1 ? "is" : "are"} not a dataset or flow of this pipeline; known: ${knownNames.join(", ") || "(none)"}`,
+      { data: { field, unknownNames, knownNames } },
     );
   }
 }

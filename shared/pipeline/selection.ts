@@ -31,9 +31,14 @@ export function flowsOf(pipeline: ValidatedPipeline): FlowRef[] {
 
 /**
  * Resolves names to datasets and flows. A name is a dataset's first (a flow may share its name only
- * with the dataset it writes, so this is never ambiguous), else a flow's. Unknown names fail together.
+ * with the dataset it writes, so this is never ambiguous), else a flow's. Unknown names fail together,
+ * naming `field`, the request's field that sent them.
  */
-export function selectByName(pipeline: ValidatedPipeline, names?: readonly string[]): Selection {
+export function selectByName(
+  pipeline: ValidatedPipeline,
+  names?: readonly string[],
+  field = "selection",
+): Selection {
   const allFlows = flowsOf(pipeline);
   const datasetNames = pipeline.graph.datasets;
   if (names === undefined || names.length === 0)
@@ -54,7 +59,7 @@ export function selectByName(pipeline: ValidatedPipeline, names?: readonly strin
     }
   }
   if (unknown.length > 0) {
-    throw new UnknownSelectionError(unknown, [
+    throw new UnknownSelectionError(field, unknown, [
       ...datasetNames,
       ...allFlows.map((ref) => ref.flow).filter((flow) => !datasetNames.includes(flow)),
     ]);

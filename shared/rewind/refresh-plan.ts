@@ -58,7 +58,7 @@ export function planRefresh(pipeline: ValidatedPipeline, request: RefreshRequest
   const warnings: string[] = [];
   const resets = request.reset ? planResets(pipeline, request, warnings) : [];
   const checkpointResets = request.checkpointReset
-    ? selectByName(pipeline, request.checkpointReset).flows
+    ? selectByName(pipeline, request.checkpointReset, "reset_checkpoint_selection").flows
     : [];
   for (const ref of checkpointResets) {
     const flow = writersOf(pipeline, ref.dataset).find((f) => f.name === ref.flow);
@@ -81,7 +81,8 @@ export function planRefresh(pipeline: ValidatedPipeline, request: RefreshRequest
       run = inRunOrder(pipeline.graph, pipeline.graph.datasets);
     } else {
       const names = [...(request.reset?.names ?? []), ...(request.incremental ?? [])];
-      const selected = selectByName(pipeline, names);
+      // The reset names passed planResets: an unknown name here is one of `incremental`'s.
+      const selected = selectByName(pipeline, names, request.incrementalField);
       const partial = selected.flows.filter((ref) => !selected.datasets.includes(ref.dataset));
       run = inRunOrder(pipeline.graph, [...selected.datasets, ...partial.map((ref) => ref.dataset)]);
       if (partial.length > 0) {
@@ -114,7 +115,7 @@ function planResets(
 ): DatasetResetPlan[] {
   const mode = request.reset!.mode;
   const override = request.resetModeOverride;
-  const selected = selectByName(pipeline, request.reset!.names);
+  const selected = selectByName(pipeline, request.reset!.names, request.reset!.field);
   const plans = new Map<string, DatasetResetPlan>();
 
   for (const dataset of selected.datasets)

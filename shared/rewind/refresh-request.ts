@@ -35,15 +35,31 @@ export type RefreshRequestInput = z.input<typeof refreshRequestSchema>;
 /** What the run does, whichever request fields said it. */
 export interface RefreshRequest {
   /** Datasets or flows reset and reprocessed (FULL), or only reset (RESET); undefined = all. */
-  readonly reset?: { readonly mode: "FULL" | "RESET"; readonly names?: readonly string[] };
+  readonly reset?: {
+    readonly mode: "FULL" | "RESET";
+    readonly names?: readonly string[];
+    /** The request's field that named them, which an unknown name's error names. */
+    readonly field?: SelectionField;
+  };
   /** Datasets or flows run incrementally besides those refreshed FULL; undefined = all (when no other selection). */
   readonly incremental?: readonly string[];
+  /** The request's field that named `incremental`. */
+  readonly incrementalField?: SelectionField;
   /** Nothing else is run (a selection was given and these are all it named). */
   readonly onlySelected: boolean;
   /** Flows (or datasets, meaning their flows) whose checkpoints alone are reset. */
   readonly checkpointReset?: readonly string[];
   readonly resetModeOverride?: ResetMode;
 }
+
+/** The request fields that name datasets or flows. */
+export const SELECTION_FIELDS = [
+  "selection",
+  "full_refresh_selection",
+  "refresh_selection",
+  "reset_checkpoint_selection",
+] as const;
+export type SelectionField = (typeof SELECTION_FIELDS)[number];
 
 export function parseRefreshRequest(input: unknown): RefreshRequest {
   const parsed = refreshRequestSchema.safeParse(input ?? {}, { error: definitionErrorMap });
@@ -97,15 +113,23 @@ export function parseRefreshRequest(input: unknown): RefreshRequest {
   if (request.full_refresh_selection || request.refresh_selection) {
     return {
       ...(request.full_refresh_selection
-        ? { reset: { mode: "FULL", names: request.full_refresh_selection } }
+        ? {
+            reset: {
+              mode: "FULL",
+              names: request.full_refresh_selection,
+              field: "full_refresh_selection",
+            },
+          }
         : {}),
-      ...(request.refresh_selection ? { incremental: request.refresh_selection } : {}),
+      ...(request.refresh_selection
+        ? { incremental: request.refresh_selection, incrementalField: "refresh_selection" }
+        : {}),
       onlySelected: true,
       ...checkpointReset,
       ...override,
     };
   }
-  const selection = request.selection ? { names: request.selection } : {};
+  const selection = request.selection ? { names: request.selection, field: "selection" as const } : {};
   if (mode === "INCREMENTAL") {
     return {
       ...(request.selection ? { incremental: request.selection } : {}),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RESET_MODES } from "../../pipeline/definition-schema.ts";
-import type { RefreshRequest } from "../../rewind/refresh-request.ts";
+import { SELECTION_FIELDS, type RefreshRequest } from "../../rewind/refresh-request.ts";
 import { rewindDatasetSpecSchema, type RewindTarget } from "../../rewind/rewind-spec.ts";
 import type { UpdateRecord } from "../../store/updates-repository.ts";
 import { BATCH_ENGINES } from "../../pipeline/batch-engines.ts";
@@ -34,8 +34,15 @@ export function refreshFieldsOf(request: Readonly<Record<string, unknown>>): Rec
 const names = z.array(z.string()).readonly();
 
 const refreshSchema = z.object({
-  reset: z.object({ mode: z.enum(["FULL", "RESET"]), names: names.optional() }).optional(),
+  reset: z
+    .object({
+      mode: z.enum(["FULL", "RESET"]),
+      names: names.optional(),
+      field: z.enum(SELECTION_FIELDS).optional(),
+    })
+    .optional(),
   incremental: names.optional(),
+  incrementalField: z.enum(SELECTION_FIELDS).optional(),
   onlySelected: z.boolean(),
   checkpointReset: names.optional(),
   resetModeOverride: z.enum(RESET_MODES).optional(),

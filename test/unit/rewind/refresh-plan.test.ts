@@ -123,7 +123,16 @@ describe("planRefresh", () => {
     expect(plan({ refresh_selection: ["TOTALS"] }).run).toEqual(["totals"]);
   });
 
-  it("names unknown datasets or flows in a selection", () => {
+  it("names unknown datasets or flows in a selection, and the field that sent them", () => {
     expect(() => plan({ refresh: "FULL", selection: ["nope"] })).toThrow(UnknownSelectionError);
+    for (const [input, field] of [
+      [{ refresh: "FULL", selection: ["nope"] }, "selection"],
+      [{ selection: ["nope"] }, "selection"],
+      [{ full_refresh_selection: ["nope"] }, "full_refresh_selection"],
+      [{ full_refresh_selection: ["totals"], refresh_selection: ["nope"] }, "refresh_selection"],
+      [{ refresh_selection: ["nope"] }, "refresh_selection"],
+      [{ reset_checkpoint_selection: ["nope"] }, "reset_checkpoint_selection"],
+    ] as const)
+      expect(() => plan(input)).toThrow(new RegExp(`^${field} names "nope", which is not a dataset or flow`));
   });
 });

@@ -14,7 +14,7 @@ describe("parseRefreshRequest", () => {
       expect(parseRefreshRequest({ refresh })).toEqual({ reset: { mode: "FULL" }, onlySelected: false });
     }
     expect(parseRefreshRequest({ refresh: "reset", selection: ["raw"] })).toEqual({
-      reset: { mode: "RESET", names: ["raw"] },
+      reset: { mode: "RESET", names: ["raw"], field: "selection" },
       onlySelected: true,
     });
   });
@@ -33,13 +33,15 @@ describe("parseRefreshRequest", () => {
   it("maps Databricks' full_refresh_selection and refresh_selection", () => {
     expect(parseRefreshRequest({ full_refresh_selection: ["clean"], refresh_selection: ["totals"] })).toEqual(
       {
-        reset: { mode: "FULL", names: ["clean"] },
+        reset: { mode: "FULL", names: ["clean"], field: "full_refresh_selection" },
         incremental: ["totals"],
+        incrementalField: "refresh_selection",
         onlySelected: true,
       },
     );
     expect(parseRefreshRequest({ refresh_selection: ["totals"] })).toEqual({
       incremental: ["totals"],
+      incrementalField: "refresh_selection",
       onlySelected: true,
     });
   });
