@@ -340,7 +340,7 @@ export async function changeRelationSql(
       constants: {
         ...partitionConstants(schema, snapshot.metadata.partitionColumns, file.partitionValues, timeZone),
         _commit_version: String(file.version),
-        _commit_timestamp: `epoch_ms(${file.timestamp}::BIGINT)`,
+        _commit_timestamp: commitTimestampSql(file.timestamp),
         ...(file.changeType ? { _change_type: quoteLiteral(file.changeType) } : {}),
       },
     } satisfies FileSource,
@@ -358,4 +358,21 @@ export async function changeRelationSql(
   const parts = [await relation(fromData, feedColumns("constant"))];
   if (fromCdc.length > 0) parts.push(await relation(fromCdc, feedColumns("physical")));
   return parts.map((sql) => `(${sql})`).join(" UNION ALL ");
+}
+
+/** Years an ISO text DuckDB parses holds: four digits, no sign. */
+const ISO_YEARS = { first: 1, last: 9999 } as const;
+
+/**
+ * A commit's time (milliseconds since the epoch) as a TIMESTAMPTZ expression: an ISO literal with its
+ * `Z`, where `epoch_ms(…)` gave a TIMESTAMP each file's constant then cast through the time zone
+ * (~60 µs a file: 100 one-row commits' feed spent 5 ms on it). The same instant either way; years an
+ * ISO text cannot carry keep `epoch_ms`.
+ */
+export function commitTimestampSql(millis: number): string {
+  const date = new Date(millis);
+  const year = date.getUTCFullYear();
+  return year >= ISO_YEARS.first && year <= ISO_YEARS.last
+    ? `TIMESTAMPTZ ${quoteLiteral(date.toISOString())}`
+    : `epoch_ms(${millis}::BIGINT)`;
 }
