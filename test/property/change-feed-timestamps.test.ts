@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commitTimestampSql } from "../../shared/delta/read/change-data-feed.ts";
+import { commitTimestampSql } from "../../shared/delta/index.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
 
 /**
