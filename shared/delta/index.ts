@@ -45,11 +45,13 @@ export { LAST_CHECKPOINT_KEY, LOG_DIR } from "./log/log-paths.ts";
 export {
   CHANGE_FEED_COLUMNS,
   changeRelationSql,
+  commitTimestampSql,
   openChangeFeed,
   planCommitChanges,
   type ChangeFile,
   type ChangeType,
 } from "./read/change-data-feed.ts";
+export { readCommitRange, readListedRange } from "./read/change-feed-commits.ts";
 export { commitTimestampAt, listCommits, versionAtTimestamp } from "./read/commit-history.ts";
 export { fileRelationSql, type FileSource } from "./read/file-relation.ts";
 export { dataFileKey, toLogPath } from "./log/data-file-paths.ts";
