@@ -1,21 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { replacedFlows } from "../../../shared/control/pipelines/replaced-flows.ts";
-import type { PipelineDefinition } from "../../../shared/pipeline/definition-schema.ts";
-
-/** A definition of streaming tables, each with its flows' names (the rest is not read). */
-function definition(tables: Readonly<Record<string, readonly string[]>>): PipelineDefinition {
-  return {
-    name: "p",
-    catalog: "c",
-    schema: "s",
-    datasets: Object.entries(tables).map(([name, flows]) => ({
-      type: "streaming_table",
-      name,
-      flows: flows.map((flow) => ({ name: flow })),
-    })),
-  } as unknown as PipelineDefinition;
-}
+import { flowNamesDefinition as definition } from "../../support/flow-names-definition.ts";
 
 describe("replacedFlows", () => {
   it("names the table, the flows gone and the flows new, with the way out", () => {
