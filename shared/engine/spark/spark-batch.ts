@@ -19,6 +19,7 @@ import {
   type SparkManifest,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
+import { sparkKafkaInput } from "./spark-kafka-input.ts";
 import {
   prepareSparkState,
   recordSparkState,
@@ -267,6 +268,7 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
       ...(input.columnsOnly ? { columnsOnly: true } : {}),
     };
   }
+  if (input.kind === "kafka") return sparkKafkaInput(input);
   const root =
     "dataset" in input.upstream
       ? batch.spark.bucketUri(batch.catalog.tablePrefix(input.upstream.dataset))
