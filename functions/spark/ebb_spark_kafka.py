@@ -83,8 +83,15 @@ def read_ranges(spark, spec):
     ranges = [r for r in spec["ranges"] if r["until"] > r["from"]]
     if not ranges:
         return []
+    from py4j.java_gateway import JavaClass
+
     jvm = spark.sparkContext._jvm
-    consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(consumer_properties(jvm, spec["connection"]))
+    consumer_class = jvm.org.apache.kafka.clients.consumer.KafkaConsumer
+    if not isinstance(consumer_class, JavaClass):
+        raise KafkaReadFailure(
+            "the Spark job has no Kafka client on its class path: add kafka-clients 3.4.1 (functions/spark/pom.xml) to its jars"
+        )
+    consumer = consumer_class(consumer_properties(jvm, spec["connection"]))
     rows = []
     try:
         for place, planned in enumerate(ranges):
