@@ -362,6 +362,7 @@ def run_batch(spark, request):
     if flagged is not None:
         flagged.unpersist()
     rows_in = source.count() + (joined.count() if joined is not None else 0)
+    newest = ebb_spark_kafka_newest(source) if request["input"]["kind"] == "kafka" else None
     manifest = {
         "version": MANIFEST_VERSION,
         "status": "succeeded",
@@ -381,6 +382,7 @@ def run_batch(spark, request):
         "rowsIn": rows_in,
         "rowsOut": sum(f["stats"]["numRecords"] for f in files),
         "metrics": {"durationMs": int((time.time() - started) * 1000)},
+        **({"newestRecordMs": newest} if newest is not None else {}),
         **({"dataQuality": quality} if quality is not None else {}),
         "sparkApplicationId": spark.sparkContext.applicationId,
         **({"state": state} if state is not None else {}),
@@ -396,6 +398,12 @@ def run_batch(spark, request):
 
 # The staged column holding an AUTO CDC event's kind (spark-batch-contract.ts CDC_OP_COLUMN).
 CDC_OP_COLUMN = "__cdc_op"
+
+
+def ebb_spark_kafka_newest(source):
+    import ebb_spark_kafka
+
+    return ebb_spark_kafka.newest_ms(source)
 
 
 def classify_events(rows, cdc):

@@ -56,6 +56,13 @@ def load(spark, spec, ordered, value_ddl):
     return raw.select(columns + order)
 
 
+def newest_ms(source):
+    """The batch's newest record timestamp (epoch ms), or None without records: Ebb dates the commit
+    after it, as the DuckDB path does (micro-batch.ts `timestampFloor`)."""
+    [row] = source.selectExpr("max(unix_millis(CAST(`timestamp` AS TIMESTAMP))) AS newest").collect()
+    return row["newest"]
+
+
 def key_column(spec):
     from pyspark.sql import functions as F
 

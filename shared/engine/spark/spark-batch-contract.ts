@@ -299,6 +299,8 @@ const succeededSchema = z.object({
     })
     .optional(),
   sparkApplicationId: z.string().optional(),
+  /** A `kafka` batch: its newest record's timestamp (epoch ms), which the commit is dated after. */
+  newestRecordMs: z.number().int().optional(),
   state: sparkStateResultSchema.optional(),
   /** An AUTO CDC batch the job applied: the files its MERGE rewrote (paths, as the log names them). */
   removes: z.array(z.string().min(1)).optional(),

@@ -117,7 +117,7 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
     dataChange: true,
     stats: file.stats,
   }));
-  const newest = batch.input.kind === "table" ? batch.input.newestUpstreamTimestamp : undefined;
+  const newest = newestUpstreamOf(batch.input, manifest);
   const committed = await appendStagedFiles(
     batch.target,
     batch.session,
@@ -254,6 +254,15 @@ async function readManifest(
   if (manifest.txn.appId !== batch.txn.appId || manifest.txn.version !== batch.txn.version)
     throw new SparkJobFailedError(batch.flow, batch.seq, jobId, `its manifest ${key} is another batch's`);
   return manifest;
+}
+
+/**
+ * The newest upstream time the batch consumed, which its commit is dated after (micro-batch.ts): an
+ * upstream table's newest commit, or a Kafka batch's newest record as the job read it.
+ */
+export function newestUpstreamOf(input: PlannedInput, manifest: SparkManifest): number | undefined {
+  if (input.kind === "table") return input.newestUpstreamTimestamp;
+  return input.kind === "kafka" ? manifest.newestRecordMs : undefined;
 }
 
 /** The planned input as the URIs the job reads. */
