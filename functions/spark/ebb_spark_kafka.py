@@ -96,7 +96,8 @@ def read_ranges(spark, spec):
     consumer_class = jvm.org.apache.kafka.clients.consumer.KafkaConsumer
     if not isinstance(consumer_class, JavaClass):
         raise KafkaReadFailure(
-            "the Spark job has no Kafka client on its class path: add kafka-clients 3.4.1 (functions/spark/pom.xml) to its jars"
+            "the Spark job has no Kafka client on its class path: on AWS set the construct's sparkEngine.kafkaClient, "
+            "locally run functions/spark/setup.sh (kafka-clients in EBB_SPARK_JARS)"
         )
     consumer = consumer_class(consumer_properties(jvm, spec["connection"]))
     rows = []
