@@ -7,7 +7,8 @@ job only computes:
 2. Read the planned input as the temp view `source`: the landed files (JSON, CSV, Parquet) with the
    flow's declared schema when it has one, or the upstream table's planned row slices (whole Parquet
    files, or rows [firstRow, endRow) of one by its row index) with the table's schema and partition
-   values, or the planned files of its change feed (ebb_spark_change_feed.py).
+   values, or the planned files of its change feed (ebb_spark_change_feed.py), or a `kafka` topic's
+   planned offsets per partition (ebb_spark_kafka.py).
 3. Run the flow's SQL (Spark SQL) over it, through the dataset's expectations when it has any
    (ebb_spark_expectations.py: counts per expectation, `drop` rows removed, `fail` fails the batch
    before anything is written), and write the rows as Parquet under
@@ -168,6 +169,15 @@ def load_source(spark, spec, ordered=False):
         frame = reader.format(fmt).load(spec["uris"])
         # A join batch whose new rows are all the joined stream's: the files give the columns only.
         return frame.limit(0) if spec.get("columnsOnly") else frame
+
+    if spec["kind"] == "kafka":
+        import ebb_spark_kafka
+
+        ddl = ", ".join(f"{quote(n)} {spark_type(t)}" for n, t in spec["schema"].items()) if spec.get("schema") else None
+        try:
+            return ebb_spark_kafka.load(spark, spec, ordered, ddl)
+        except ebb_spark_kafka.KafkaReadFailure as error:
+            raise BatchFailure("input", str(error)) from error
 
     if spec.get("changes") is not None:
         return load_changes(spark, spec, ordered)
@@ -352,6 +362,7 @@ def run_batch(spark, request):
     if flagged is not None:
         flagged.unpersist()
     rows_in = source.count() + (joined.count() if joined is not None else 0)
+    newest = ebb_spark_kafka_newest(source) if request["input"]["kind"] == "kafka" else None
     manifest = {
         "version": MANIFEST_VERSION,
         "status": "succeeded",
@@ -371,6 +382,7 @@ def run_batch(spark, request):
         "rowsIn": rows_in,
         "rowsOut": sum(f["stats"]["numRecords"] for f in files),
         "metrics": {"durationMs": int((time.time() - started) * 1000)},
+        **({"newestRecordMs": newest} if newest is not None else {}),
         **({"dataQuality": quality} if quality is not None else {}),
         "sparkApplicationId": spark.sparkContext.applicationId,
         **({"state": state} if state is not None else {}),
@@ -386,6 +398,12 @@ def run_batch(spark, request):
 
 # The staged column holding an AUTO CDC event's kind (spark-batch-contract.ts CDC_OP_COLUMN).
 CDC_OP_COLUMN = "__cdc_op"
+
+
+def ebb_spark_kafka_newest(source):
+    import ebb_spark_kafka
+
+    return ebb_spark_kafka.newest_ms(source)
 
 
 def classify_events(rows, cdc):

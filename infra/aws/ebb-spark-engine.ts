@@ -51,7 +51,19 @@ export interface EbbSparkEngineProps {
   readonly logRetention?: logs.RetentionDays;
   /** How long one batch's job may run before it is cancelled and the batch fails. @default 12 hours (EMR Serverless's own default) */
   readonly jobTimeout?: Duration;
+  /**
+   * Let `kafka` batches run on Spark: each job fetches `KAFKA_CLIENTS_PACKAGE` from Maven Central at
+   * its start (`spark.jars.packages`), so the application needs a way out to it. @default false: a
+   * Kafka batch sent to Spark fails naming the missing client
+   */
+  readonly kafkaClient?: boolean;
 }
+
+/**
+ * The Kafka client the job reads a `kafka` batch's offsets with (functions/spark/ebb_spark_kafka.py):
+ * the version functions/spark/pom.xml pins for the local Spark (a unit test holds the two together).
+ */
+export const KAFKA_CLIENTS_PACKAGE = "org.apache.kafka:kafka-clients:3.4.1";
 
 const ENTRY_SCRIPT = fileURLToPath(new URL("../../functions/spark/ebb_spark_batch.py", import.meta.url));
 /** The entry script's sibling modules (expectations, stateful operators): one zip on the job's `--py-files`. */
@@ -67,11 +79,13 @@ export class EbbSparkEngine extends Construct {
   readonly jobModules: assets.Asset;
   readonly logGroup: logs.LogGroup;
   readonly jobTimeout: Duration;
+  readonly #kafkaClient: boolean;
 
   constructor(scope: Construct, id: string, props: EbbSparkEngineProps) {
     super(scope, id);
     const warm = props.warmWorkers ?? 0;
     this.jobTimeout = props.jobTimeout ?? Duration.hours(12);
+    this.#kafkaClient = props.kafkaClient ?? false;
     this.application = new emrserverless.CfnApplication(this, "Application", {
       releaseLabel: props.releaseLabel ?? EMR_RELEASE_LABEL,
       type: "SPARK",
@@ -183,6 +197,7 @@ export class EbbSparkEngine extends Construct {
                 "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
                 "--conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
                 "--conf spark.jars=/usr/share/aws/delta/lib/delta-spark.jar,/usr/share/aws/delta/lib/delta-storage.jar",
+                ...(this.#kafkaClient ? [`--conf spark.jars.packages=${KAFKA_CLIENTS_PACKAGE}`] : []),
               ].join(" "),
             },
           },

@@ -139,6 +139,8 @@ export interface EbbSparkEngineOptions {
   readonly idleTimeout?: Duration;
   /** How long one batch's job may run before it is cancelled and its batch fails. @default 12 hours */
   readonly jobTimeout?: Duration;
+  /** Let `kafka` batches run on Spark: each job fetches the Kafka client from Maven Central (docs/spark-engine.md). @default false */
+  readonly kafkaClient?: boolean;
 }
 
 /**
@@ -223,6 +225,7 @@ export class Ebb extends Construct {
         ...(options.maximumCapacity !== undefined ? { maximumCapacity: options.maximumCapacity } : {}),
         ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
         ...(options.jobTimeout !== undefined ? { jobTimeout: options.jobTimeout } : {}),
+        ...(options.kafkaClient !== undefined ? { kafkaClient: options.kafkaClient } : {}),
         ...(props.sourceBuckets !== undefined ? { sourceBuckets: props.sourceBuckets } : {}),
       });
       // RunFlow hands Spark batches to the state machine (it writes their requests, never starts a job).

@@ -623,6 +623,8 @@ interface EventBatches<Offset extends SourceOffset> {
     sandbox: Sandbox,
     tables: { good: string; bad: string },
   ): Promise<{ rows: number; bad: number; newestTimestamp?: number }>;
+  /** The batch as the Spark engine reads it (Kafka; Kinesis runs on DuckDB only). */
+  plannedInput?(start: Offset | undefined, end: Offset): PlannedInput;
 }
 
 /** Kafka and Kinesis: a batch is a range of positions, loaded as a temp table of decoded records. */
@@ -654,8 +656,10 @@ function eventStreamSource<Offset extends KafkaOffset | KinesisOffset>(
           behind: async (end, frontier) => kafkaBehind(offset(end) as KafkaOffset, frontier as KafkaOffset),
         }
       : undefined;
+  const named = batches.plannedInput?.bind(batches);
   return {
     ...(replay ? { replay } : {}),
+    ...(named ? { plannedInput: async (start, end) => named(offset(start), offset(end)!) } : {}),
     async plan(start) {
       const planned = await batches.plan(offset(start));
       if (!planned) return undefined;

@@ -1,5 +1,6 @@
 import type { KafkaSource } from "../pipeline/source-schema.ts";
 import type { KafkaPartitionRange } from "../store/event-streams.ts";
+import type { KafkaOffsetRange } from "./planned-input.ts";
 import type { KafkaOffset } from "./source-offsets.ts";
 
 /**
@@ -86,6 +87,18 @@ export function recordsBetween(start: KafkaOffset | undefined, end: KafkaOffset)
     for (const [key, until] of Object.entries(partitions))
       records += Math.max(0, until - readFrom(topic, Number(key), start, end));
   return records;
+}
+
+/** The offsets the batch from `start` to `end` reads, per partition (those with records only). */
+export function plannedRanges(start: KafkaOffset | undefined, end: KafkaOffset): KafkaOffsetRange[] {
+  const ranges: KafkaOffsetRange[] = [];
+  for (const [topic, partitions] of Object.entries(end.next))
+    for (const [key, until] of Object.entries(partitions)) {
+      const partition = Number(key);
+      const from = readFrom(topic, partition, start, end);
+      if (from < until) ranges.push({ topic, partition, from, until });
+    }
+  return ranges;
 }
 
 /** Where the batch reads a partition from: the previous offset, else `started`, else the starting rule. */

@@ -3,7 +3,8 @@ import type { KafkaSource } from "../pipeline/source-schema.ts";
 import { SourceRecordsExpiredError } from "./errors.ts";
 import { loadEventRows, type EventBatchLayout, type EventRow } from "./event-records.ts";
 import { KafkaOffsetsGoneError, type KafkaTopics } from "../store/event-streams.ts";
-import { planKafkaBatch, readFrom, recordsBetween, type LostRecords } from "./kafka-batch-plan.ts";
+import { planKafkaBatch, plannedRanges, recordsBetween, type LostRecords } from "./kafka-batch-plan.ts";
+import type { PlannedInput } from "./planned-input.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { KafkaOffset } from "./source-offsets.ts";
 
@@ -20,6 +21,8 @@ export interface KafkaBatchSource {
   ): Promise<
     { end: KafkaOffset; caughtUp: boolean; records: number; backlog: { records: number } } | undefined
   >;
+  /** The batch as the Spark engine reads it: the same offsets, named instead of fetched. */
+  plannedInput(start: KafkaOffset | undefined, end: KafkaOffset): PlannedInput;
   /** Loads the records between the offsets into `goodTable` / `badTable`; returns counts. */
   load(
     start: KafkaOffset | undefined,
@@ -58,39 +61,37 @@ export function kafkaBatchSource(
         await client.close();
       }
     },
+    plannedInput(start, end) {
+      return { kind: "kafka", source, ranges: plannedRanges(start, end) };
+    },
     async load(start, end, sandbox, tables) {
       const client = topics();
       const rows: EventRow[] = [];
       let newestTimestamp: number | undefined;
       try {
-        for (const [topic, partitions] of Object.entries(end.next)) {
-          for (const [key, until] of Object.entries(partitions)) {
-            const partition = Number(key);
-            const from = readFrom(topic, partition, start, end);
-            if (from >= until) continue;
-            try {
-              for await (const records of client.read(topic, partition, from, until)) {
-                for (const record of records) {
-                  newestTimestamp = Math.max(newestTimestamp ?? -Infinity, record.timestamp);
-                  rows.push({
-                    payload: record.value,
-                    where: `${topic}/${partition}`,
-                    line: record.offset,
-                    values: {
-                      key: encodeKey(record.key, source.key_format),
-                      topic,
-                      partition,
-                      offset: record.offset,
-                      timestamp: record.timestamp,
-                      headers: record.headers,
-                    },
-                  });
-                }
+        for (const { topic, partition, from, until } of plannedRanges(start, end)) {
+          try {
+            for await (const records of client.read(topic, partition, from, until)) {
+              for (const record of records) {
+                newestTimestamp = Math.max(newestTimestamp ?? -Infinity, record.timestamp);
+                rows.push({
+                  payload: record.value,
+                  where: `${topic}/${partition}`,
+                  line: record.offset,
+                  values: {
+                    key: encodeKey(record.key, source.key_format),
+                    topic,
+                    partition,
+                    offset: record.offset,
+                    timestamp: record.timestamp,
+                    headers: record.headers,
+                  },
+                });
               }
-            } catch (error) {
-              if (!(error instanceof KafkaOffsetsGoneError)) throw error;
-              throw expired(flow, [{ topic, partition, from: error.offset, earliest: error.earliest }]);
             }
+          } catch (error) {
+            if (!(error instanceof KafkaOffsetsGoneError)) throw error;
+            throw expired(flow, [{ topic, partition, from: error.offset, earliest: error.earliest }]);
           }
         }
       } finally {

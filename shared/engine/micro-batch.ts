@@ -67,7 +67,7 @@ import {
   type EngineQuestion,
 } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
-import { runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
+import { newestUpstreamOf, runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
 import { discardSettledSparkJobs } from "./spark/spark-job-folders.ts";
 import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
 import { commitSparkCdcApply, prepareSparkCdcApply } from "./spark/spark-cdc-apply.ts";
@@ -631,7 +631,7 @@ async function sparkReadAndCommit(
       inJob ? { cdcApply: inJob.request } : {},
     );
     const sandbox = await openSandbox();
-    const newestUpstream = input.kind === "table" ? input.newestUpstreamTimestamp : undefined;
+    const newestUpstream = newestUpstreamOf(input, job.manifest);
     const loaded = {
       rowsIn: job.manifest.rowsIn,
       badRecords: 0,

@@ -1,4 +1,5 @@
 import type { ChangeType } from "../delta/index.ts";
+import type { KafkaSource } from "../pipeline/source-schema.ts";
 import type { RecordFormat } from "./record-reader.ts";
 
 /**
@@ -40,7 +41,22 @@ export type PlannedInput =
       readonly changeFeed?: readonly PlannedChangeFile[];
       readonly newestUpstreamTimestamp?: number;
       readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
+    }
+  | {
+      readonly kind: "kafka";
+      /** The flow's source: the broker's address and security, the key's and value's formats. */
+      readonly source: KafkaSource;
+      /** Each partition's planned offsets, `from` inclusive, `until` exclusive (kafka-batch-plan.ts). */
+      readonly ranges: readonly KafkaOffsetRange[];
     };
+
+/** The offsets a batch reads of one partition: exactly those the DuckDB path fetches (kafka-source.ts). */
+export interface KafkaOffsetRange {
+  readonly topic: string;
+  readonly partition: number;
+  readonly from: number;
+  readonly until: number;
+}
 
 /** One file of a change feed batch (delta/read/change-data-feed.ts `ChangeFile`). */
 export interface PlannedChangeFile {

@@ -8,6 +8,7 @@ import type {
 import { isWord, significant, tokenize } from "../../sql/spark-sql-tokens.ts";
 import type { BatchSize } from "../batch-size.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
+import { sparkKafkaUnsupported } from "./spark-kafka-input.ts";
 
 /**
  * Which engine runs a planned batch (pure): the pipeline's `pipelines.engine` (or the update's
@@ -16,7 +17,7 @@ import type { DatasetCatalog } from "../dataset-catalog.ts";
  *
  * What the Spark engine runs today: streaming flows, plain or AUTO CDC (the flow's SQL, the
  * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), every stateful
- * operator over Ebb's state layout (watermark, deduplication, windows, stream-stream joins), from `auto_loader` files or a
+ * operator over Ebb's state layout (watermark, deduplication, windows, stream-stream joins), from `auto_loader` files, a `kafka` topic's planned offsets (spark-kafka-input.ts) or a
  * `stream`/`delta` table (its appends, or its change feed: the planned files, ebb_spark_change_feed.py), failing on malformed records (no quarantine), into a
  * table (partitioned or not), reading no other dataset. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
@@ -105,8 +106,10 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
   const { flow, dataset } = question;
   // Every stateful operator (watermark, deduplication, windows, stream-stream joins) runs on Spark over Ebb's state layout (spark-state.ts).
   const source = flow.source;
-  if (source.type === "kafka" || source.type === "kinesis")
-    return `${source.type} sources run on DuckDB only, for now`;
+  if (source.type === "kinesis")
+    return "kinesis sources run on DuckDB only (Spark's Kinesis connector is a streaming source, not a reader of a planned range of sequence numbers)";
+  const kafka = source.type === "kafka" ? sparkKafkaUnsupported(source) : undefined;
+  if (kafka) return kafka;
   if ((flow.options?.bad_records ?? "fail") !== "fail")
     return `bad_records "${flow.options?.bad_records}" runs on DuckDB only, for now (Spark fails the batch on a malformed record)`;
   if (question.readsDatasets)

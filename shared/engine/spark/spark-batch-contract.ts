@@ -4,6 +4,7 @@ import type { CdcBatchReduction } from "../auto-cdc/batch-reduction.ts";
 import { BUCKET_HASHES, type BucketHash } from "../../state/bucket-hash.ts";
 import type { StateSchema } from "../../state/state-schema.ts";
 import { sparkAttemptFolder } from "./spark-job-folders.ts";
+import type { SparkKafkaInput } from "./spark-kafka-input.ts";
 
 /**
  * What Ebb hands a Spark batch and what the batch hands back (functions/spark/ebb_spark_batch.py reads
@@ -46,7 +47,9 @@ export type SparkBatchInput =
         readonly timestampMs: number;
         readonly changeType: string | null;
       }[];
-    };
+    }
+  /** A `kafka` batch: each partition's planned offsets, read from the broker by the job. */
+  | SparkKafkaInput;
 
 /** One expectation of the target dataset, evaluated by the job as the DuckDB engine does (expectations.ts). */
 export interface SparkExpectation {
@@ -296,6 +299,8 @@ const succeededSchema = z.object({
     })
     .optional(),
   sparkApplicationId: z.string().optional(),
+  /** A `kafka` batch: its newest record's timestamp (epoch ms), which the commit is dated after. */
+  newestRecordMs: z.number().int().optional(),
   state: sparkStateResultSchema.optional(),
   /** An AUTO CDC batch the job applied: the files its MERGE rewrote (paths, as the log names them). */
   removes: z.array(z.string().min(1)).optional(),

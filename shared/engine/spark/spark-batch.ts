@@ -19,6 +19,7 @@ import {
   type SparkManifest,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
+import { sparkKafkaInput } from "./spark-kafka-input.ts";
 import {
   prepareSparkState,
   recordSparkState,
@@ -116,7 +117,7 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
     dataChange: true,
     stats: file.stats,
   }));
-  const newest = batch.input.kind === "table" ? batch.input.newestUpstreamTimestamp : undefined;
+  const newest = newestUpstreamOf(batch.input, manifest);
   const committed = await appendStagedFiles(
     batch.target,
     batch.session,
@@ -255,6 +256,15 @@ async function readManifest(
   return manifest;
 }
 
+/**
+ * The newest upstream time the batch consumed, which its commit is dated after (micro-batch.ts): an
+ * upstream table's newest commit, or a Kafka batch's newest record as the job read it.
+ */
+export function newestUpstreamOf(input: PlannedInput, manifest: SparkManifest): number | undefined {
+  if (input.kind === "table") return input.newestUpstreamTimestamp;
+  return input.kind === "kafka" ? manifest.newestRecordMs : undefined;
+}
+
 /** The planned input as the URIs the job reads. */
 function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): SparkBatchInput {
   const input = batch.input;
@@ -267,6 +277,7 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
       ...(input.columnsOnly ? { columnsOnly: true } : {}),
     };
   }
+  if (input.kind === "kafka") return sparkKafkaInput(input);
   const root =
     "dataset" in input.upstream
       ? batch.spark.bucketUri(batch.catalog.tablePrefix(input.upstream.dataset))

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { KafkaPartitionRange } from "../../../shared/store/event-streams.ts";
-import { planKafkaBatch, readFrom } from "../../../shared/engine/kafka-batch-plan.ts";
+import { planKafkaBatch, plannedRanges } from "../../../shared/engine/kafka-batch-plan.ts";
 import type { KafkaOffset } from "../../../shared/engine/source-offsets.ts";
 
 const range = (partition: number, earliest: number, end: number): KafkaPartitionRange => ({
@@ -72,10 +72,9 @@ describe("planKafkaBatch", () => {
               if (result.outcome !== "batch") return;
               const end = result.plan.end;
               expect(result.plan.records).toBeLessThanOrEqual(max);
-              for (const [p, until] of Object.entries(end.next["t"] ?? {})) {
-                for (let o = readFrom("t", Number(p), offset, end); o < until; o++) {
-                  read.set(Number(p), [...(read.get(Number(p)) ?? []), o]);
-                }
+              // The ranges both engines read (kafka-source.ts, and the Spark job's request).
+              for (const { partition: p, from, until } of plannedRanges(offset, end)) {
+                for (let o = from; o < until; o++) read.set(p, [...(read.get(p) ?? []), o]);
               }
               offset = end;
             }

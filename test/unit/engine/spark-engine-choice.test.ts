@@ -15,9 +15,14 @@ const flow = {
   source: { type: "auto_loader", path: "/landing", format: "json" },
   sql: "SELECT id FROM source",
 } as StreamingTableDefinition["flows"][number];
-const kafkaFlow = {
+const kafkaFlow = (security: object = { protocol: "PLAINTEXT" }) =>
+  ({
+    ...flow,
+    source: { type: "kafka", bootstrap_servers: ["broker:9092"], topic: "orders", security },
+  }) as unknown as StreamingTableDefinition["flows"][number];
+const kinesisFlow = {
   ...flow,
-  source: { type: "kafka", bootstrap_servers: ["broker:9092"], topic: "orders" },
+  source: { type: "kinesis", stream: "orders" },
 } as unknown as StreamingTableDefinition["flows"][number];
 const dataset = (extra: Partial<StreamingTableDefinition> = {}) =>
   ({ type: "streaming_table", name: "raw", flows: [flow], ...extra }) as StreamingTableDefinition;
@@ -32,6 +37,29 @@ const ask = (table: StreamingTableDefinition) =>
   });
 
 describe("the engine a batch runs on", () => {
+  it("runs a kafka source on Spark (the job reads the planned offsets), but refuses Kinesis and MSK IAM by name", () => {
+    const askFlow = (f: StreamingTableDefinition["flows"][number]) => {
+      const table = dataset({ flows: [f] });
+      return chooseEngine({
+        setting: { kind: "fixed", engine: "spark" },
+        size: undefined,
+        pipeline: { datasets: [table] } as PipelineDefinition,
+        dataset: table,
+        flow: f,
+        readsDatasets: false,
+      });
+    };
+    expect(askFlow(kafkaFlow())).toEqual({ kind: "fixed", engine: "spark" });
+    expect(askFlow(kinesisFlow)).toMatchObject({
+      engine: "refused",
+      reason: /Kinesis connector is a streaming source/,
+    });
+    expect(askFlow(kafkaFlow({ protocol: "SASL_SSL", sasl: { mechanism: "AWS_MSK_IAM" } }))).toMatchObject({
+      engine: "refused",
+      reason: /AWS_MSK_IAM/,
+    });
+  });
+
   it("runs a plain flow on Spark when the pipeline asks for it", () => {
     expect(ask(dataset())).toEqual({ kind: "fixed", engine: "spark" });
   });
@@ -152,9 +180,9 @@ describe("the engine a batch runs on", () => {
         engine: "duckdb",
       });
       // A flow Spark cannot run stays on DuckDB.
-      const kafka = { ...question, flow: kafkaFlow };
-      expect(outgrownBatchGoesToSpark(kafka)).toBe(false);
-      expect(chooseEngine(kafka)).toEqual({ engine: "duckdb" });
+      const kinesis = { ...question, flow: kinesisFlow };
+      expect(outgrownBatchGoesToSpark(kinesis)).toBe(false);
+      expect(chooseEngine(kinesis)).toEqual({ engine: "duckdb" });
     });
 
     it("plans whole only where Spark may run the batch: not under the update's duckdb, nor for a flow Spark cannot run", () => {
@@ -169,7 +197,8 @@ describe("the engine a batch runs on", () => {
         readsDatasets: false,
       };
       expect(mayRunOnSpark(question)).toBe(true);
-      expect(mayRunOnSpark({ ...question, flow: kafkaFlow })).toBe(false);
+      expect(mayRunOnSpark({ ...question, flow: kinesisFlow })).toBe(false);
+      expect(mayRunOnSpark({ ...question, flow: kafkaFlow() })).toBe(true);
     });
   });
 

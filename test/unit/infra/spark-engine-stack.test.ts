@@ -1,10 +1,15 @@
+import { readFile } from "node:fs/promises";
 import { App, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { describe, expect, it } from "vitest";
 import { Ebb, type EbbProps } from "../../../infra/aws/ebb.ts";
-import { EbbSparkEngine, EMR_RELEASE_LABEL } from "../../../infra/aws/ebb-spark-engine.ts";
+import {
+  EbbSparkEngine,
+  EMR_RELEASE_LABEL,
+  KAFKA_CLIENTS_PACKAGE,
+} from "../../../infra/aws/ebb-spark-engine.ts";
 
 /**
  * The Spark engine's template: an EMR Serverless application on the pinned release with auto-stop and
@@ -12,11 +17,14 @@ import { EbbSparkEngine, EMR_RELEASE_LABEL } from "../../../infra/aws/ebb-spark-
  * Step Functions' own `startJobRun.sync` integration, retried on throttling and caught by the machine.
  */
 
-function synthesize() {
+function synthesize(kafkaClient?: boolean) {
   const app = new App();
   const stack = new Stack(app, "Spark", { env: { account: "123456789012", region: "eu-west-1" } });
   const bucket = new s3.Bucket(stack, "Bucket");
-  const engine = new EbbSparkEngine(stack, "SparkEngine", { bucket });
+  const engine = new EbbSparkEngine(stack, "SparkEngine", {
+    bucket,
+    ...(kafkaClient !== undefined ? { kafkaClient } : {}),
+  });
   const failed = new sfn.Pass(stack, "MarkFailed");
   const run = engine.runBatchState("RunSparkBatch", {
     requestUriPath: "$.requestUri",
@@ -49,6 +57,19 @@ describe("the Spark engine's stack", () => {
     expect(definition).toContain("EMRServerless.ThrottlingException");
     expect(definition).toContain("States.ALL");
     expect(definition).toContain("States.Array('--request', $.requestUri)");
+    // No Maven fetch at a job's start unless Kafka batches are let in.
+    expect(definition).not.toContain("spark.jars.packages");
+  });
+
+  it("lets kafka batches in with kafkaClient: each job fetches the Kafka client the local Spark pins", async () => {
+    const [machine] = Object.values(synthesize(true).findResources("AWS::StepFunctions::StateMachine"));
+    const definition = JSON.stringify(machine!["Properties"]["DefinitionString"]);
+    expect(definition).toContain(`--conf spark.jars.packages=${KAFKA_CLIENTS_PACKAGE}`);
+    const pom = await readFile(new URL("../../../functions/spark/pom.xml", import.meta.url), "utf8");
+    const [group, artifact, version] = KAFKA_CLIENTS_PACKAGE.split(":");
+    expect(pom).toContain(
+      `<groupId>${group}</groupId>\n      <artifactId>${artifact}</artifactId>\n      <version>${version}</version>`,
+    );
   });
 
   it("scopes the job role to the bucket's tables/ and state/ prefixes", () => {
