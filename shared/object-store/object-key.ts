@@ -20,10 +20,14 @@ export function assertValidPrefix(prefix: string): void {
 
 /**
  * Compares keys in UTF-8 byte order, the order S3 lists in. UTF-8 byte order is code point order,
- * which UTF-16 code units share below the surrogates (U+D800): only a first difference at or above
- * them needs the bytes.
+ * which UTF-16 code units share below the surrogates (U+D800): only a first difference where both
+ * keys hold a unit at or above them needs the bytes. Any other pair takes the engine's own string
+ * comparison (one call where a loop over the characters of `_delta_log/000…` names, before the JIT
+ * had compiled it, was most of the listing of a snapshot load).
  */
 export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  if (!AT_OR_ABOVE_SURROGATES.test(a) || !AT_OR_ABOVE_SURROGATES.test(b)) return a < b ? -1 : 1;
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) {
     const x = a.charCodeAt(i);
@@ -34,3 +38,5 @@ export function compareKeys(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+const AT_OR_ABOVE_SURROGATES = /[\ud800-\uffff]/;
