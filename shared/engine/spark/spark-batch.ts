@@ -17,6 +17,7 @@ import {
   type SparkCdcApplyRequest,
   type SparkFailure,
   type SparkManifest,
+  type SparkSnapshotRead,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 import {
@@ -48,6 +49,10 @@ export interface SparkBatch {
   readonly input: PlannedInput;
   /** A stream-stream join's second stream, planned beside `input`. */
   readonly joinedInput?: PlannedInput | undefined;
+  /** The other datasets the SQL reads, as planned (spark-snapshot-reads.ts). */
+  readonly reads?: readonly SparkSnapshotRead[] | undefined;
+  /** The newest commit of the tables `reads` names (the batch's commit is dated after it). */
+  readonly readsNewest?: number | undefined;
   /** The dataset's expectations (the job evaluates them as expectations.ts does). */
   readonly expectations?: readonly ExpectationDefinition[] | undefined;
   /** An AUTO CDC flow's conditions: the job classifies each row's event kind (contract `CDC_OP_COLUMN`). */
@@ -116,7 +121,11 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
     dataChange: true,
     stats: file.stats,
   }));
-  const newest = batch.input.kind === "table" ? batch.input.newestUpstreamTimestamp : undefined;
+  const newestSources = [
+    batch.input.kind === "table" ? batch.input.newestUpstreamTimestamp : undefined,
+    batch.readsNewest,
+  ].filter((t): t is number => t !== undefined);
+  const newest = newestSources.length > 0 ? Math.max(...newestSources) : undefined;
   const committed = await appendStagedFiles(
     batch.target,
     batch.session,
@@ -137,7 +146,10 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
 
 /** Steps 1-2 and the manifest's read: what the job wrote, not committed. */
 export async function runSparkJob(
-  batch: Omit<SparkBatch, "target" | "session" | "beforeCommit">,
+  batch: Omit<SparkBatch, "target" | "session" | "beforeCommit" | "input"> & {
+    /** None for a materialized view's recompute (spark-view-refresh.ts): it reads only `reads`. */
+    readonly input?: PlannedInput;
+  },
   options: {
     readonly partitionColumns?: readonly string[];
     readonly state?: PreparedSparkState;
@@ -154,7 +166,8 @@ export async function runSparkJob(
     dataset: batch.dataset,
     sql: options.state?.sql ?? batch.sql,
     txn: batch.txn,
-    input: sparkInput(batch),
+    ...(batch.input ? { input: sparkInput({ ...batch, input: batch.input }) } : {}),
+    ...(batch.reads && batch.reads.length > 0 ? { reads: batch.reads } : {}),
     ...(batch.joinedInput ? { joinedInput: sparkInput({ ...batch, input: batch.joinedInput }) } : {}),
     ...(expectations.length > 0
       ? {

@@ -28,7 +28,7 @@ const ask = (table: StreamingTableDefinition) =>
     pipeline: { datasets: [table] } as PipelineDefinition,
     dataset: table,
     flow,
-    readsDatasets: false,
+    readViews: [],
   });
 
 describe("the engine a batch runs on", () => {
@@ -61,7 +61,7 @@ describe("the engine a batch runs on", () => {
       pipeline: { datasets: [table] } as PipelineDefinition,
       dataset: table,
       flow: cdc,
-      readsDatasets: false,
+      readViews: [],
     });
     expect(choice).toEqual({ kind: "fixed", engine: "spark" });
   });
@@ -86,7 +86,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [upstream, table] } as PipelineDefinition,
         dataset: table,
         flow: reader,
-        readsDatasets: false,
+        readViews: [],
       });
       expect(choice).toEqual({ kind: "fixed", engine: "spark" });
     }
@@ -113,7 +113,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
-        readsDatasets: false,
+        readViews: [],
         functionBatchBytes: 128 * 1024 ** 2,
       };
       return { ...chooseEngine({ ...question, size: { files: 3, bytes } }), whole: mayRunOnSpark(question) };
@@ -137,7 +137,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
-        readsDatasets: false,
+        readViews: [],
         size: { files: 1, bytes: MB },
         outgrewDuckDb: "TEMP_SPACE_EXHAUSTED: disk",
       };
@@ -166,7 +166,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
-        readsDatasets: false,
+        readViews: [],
       };
       expect(mayRunOnSpark(question)).toBe(true);
       expect(mayRunOnSpark({ ...question, flow: kafkaFlow })).toBe(false);
@@ -190,7 +190,7 @@ describe("the engine a batch runs on", () => {
       pipeline: { datasets: [table] } as PipelineDefinition,
       dataset: table,
       flow: cdc,
-      readsDatasets: false,
+      readViews: [],
     });
     expect(choice.engine).toBe("refused");
     expect("reason" in choice ? choice.reason : "").toContain(
