@@ -115,7 +115,7 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
   const adds: AddFile[] = manifest.files.map((file) => ({
     // The manifest names the file's key; the log names it as a URI (a `%` of an escaped folder: `%25`).
     path: toLogPath(file.path),
-    partitionValues: partitionValuesOf(file, batch, jobId),
+    partitionValues: partitionValuesOf(file, batch.target.partitionBy ?? [], batch, jobId),
     size: file.size,
     modificationTime: now,
     dataChange: true,
@@ -312,12 +312,12 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
 }
 
 /** A file's partition values: exactly the table's partition columns (an engine bug otherwise). */
-function partitionValuesOf(
+export function partitionValuesOf(
   file: SparkManifest["files"][number],
-  batch: SparkBatch,
+  columns: readonly string[],
+  batch: Pick<SparkBatch, "flow" | "seq">,
   jobId: string,
 ): Record<string, string | null> {
-  const columns = batch.target.partitionBy ?? [];
   const named = Object.keys(file.partitionValues);
   if (named.length !== columns.length || !columns.every((c) => c in file.partitionValues))
     throw new SparkJobFailedError(
