@@ -42,6 +42,9 @@ import { batchBytesFromEnv } from "./task-sizing.ts";
  *    from, merged into that refresh's partial aggregates. Anything else, and whenever the input did
  *    more than gain rows, the view's definition changed or its table was reset, recomputes from all
  *    rows (FULL_RECOMPUTE), with the reason.
+ *    A full recompute runs on Spark when the update's engine says so (spark/view-engine-choice.ts):
+ *    the job computes the rows over the same snapshots' files and Ebb commits them as step 5 does
+ *    (spark/spark-view-refresh.ts); an incremental refresh stays here.
  * 5. Overwrite, recording the inputs (and the state version, step 4) in the commit's
  *    `operationParameters`.
  */
@@ -251,7 +254,8 @@ function viewEngine(
   engines: ViewEngines,
 ): BatchEngine {
   let inputBytes = 0;
-  for (const snapshot of snapshots.values()) for (const file of snapshot.files.values()) inputBytes += file.size;
+  for (const snapshot of snapshots.values())
+    for (const file of snapshot.files.values()) inputBytes += file.size;
   const choice = chooseViewEngine({
     setting: catalog.pipeline.settings.engine,
     override: engines.engine,

@@ -74,6 +74,8 @@ describe.skipIf(!sparkEngineReady)("snapshot reads and materialized views on the
   }, 240_000);
   afterAll(async () => cp?.close());
 
+  /** The flows whose batches (or refreshes) ran on Spark in the mixed twin. */
+  const onSpark = new Set<string>();
   const row = (id: number) => ({ id, k: id % 3, amount: (id * 7) % 11 });
 
   it("gives the same tables as DuckDB alone, whichever engine runs each update, across rewinds, replays and full refreshes", async () => {
@@ -91,6 +93,10 @@ describe.skipIf(!sparkEngineReady)("snapshot reads and materialized views on the
               definition,
               tables: ["raw", "ranked", "big_places", "enriched"],
               lines: (rows) => Array.from({ length: rows }, () => JSON.stringify(row(nextId++))),
+              check: async ({ mixed }) => {
+                for (const p of await twins.progress(mixed.id, mixed.update))
+                  if (p.engine === "spark" && p.flow) onSpark.add(p.flow);
+              },
             },
             // The materialized views read raw, which has no table before a file; the property ends on
             // Spark, with a rewind and replay and a full refresh among its steps.
@@ -109,5 +115,7 @@ describe.skipIf(!sparkEngineReady)("snapshot reads and materialized views on the
       ),
       { numRuns: Number(process.env["EBB_SPARK_EQUIVALENCE_RUNS"] ?? 1), endOnFailure: true },
     );
+    // The join's batches and both views' recomputes did run on Spark.
+    expect([...onSpark].sort()).toEqual(["big_places", "enrich", "ingest", "ranked"]);
   }, 1_500_000);
 });

@@ -155,6 +155,8 @@ export function twinPipelines(cp: () => TestControlPlane) {
       }
       const body = s.kind === "refresh" ? { full_refresh: true } : {};
       const updates = { duck: await run(ids.duck, body), mixed: await run(ids.mixed, body) };
+      // A rewind to a point before a full refresh is refused (REWIND_BEFORE_FULL_REFRESH).
+      if (s.kind === "refresh") points.length = 0;
       if (s.engine === "spark")
         sparkRan.push(
           ...(await progress(ids.mixed, updates.mixed))

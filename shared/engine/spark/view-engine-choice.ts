@@ -46,7 +46,9 @@ export function chooseViewEngine(question: ViewEngineQuestion): EngineChoice {
   if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;
   if (unsupported) return { engine: "duckdb" };
   const size = { files: 0, bytes: question.inputBytes };
-  return aboveThreshold(setting, size, question.functionBatchBytes) ? { engine: "spark" } : { engine: "duckdb" };
+  return aboveThreshold(setting, size, question.functionBatchBytes)
+    ? { engine: "spark" }
+    : { engine: "duckdb" };
 }
 
 /** Why the Spark engine cannot recompute the view, or undefined when it can. */

@@ -6,7 +6,10 @@ import type {
   StreamingTableDefinition,
 } from "../../../shared/pipeline/definition-schema.ts";
 import { chooseEngine } from "../../../shared/engine/spark/engine-choice.ts";
-import { chooseViewEngine, type ViewEngineQuestion } from "../../../shared/engine/spark/view-engine-choice.ts";
+import {
+  chooseViewEngine,
+  type ViewEngineQuestion,
+} from "../../../shared/engine/spark/view-engine-choice.ts";
 import type { BatchEngine, EngineSetting } from "../../../shared/pipeline/pipeline-settings.ts";
 
 const MB = 1024 ** 2;
@@ -124,7 +127,9 @@ describe("a streaming flow that reads other datasets", () => {
     const readViews = [{ name: "big", sql: "SELECT id::VARCHAR FROM raw" }];
     const refused = chooseEngine({ ...question, readViews });
     expect(refused.engine).toBe("refused");
-    expect("reason" in refused ? refused.reason : "").toContain("view big, which it reads, is written for DuckDB");
+    expect("reason" in refused ? refused.reason : "").toContain(
+      "view big, which it reads, is written for DuckDB",
+    );
     expect(
       chooseEngine({ ...question, setting: { kind: "auto", minBytes: 0 }, size: { bytes: MB }, readViews }),
     ).toEqual({ engine: "duckdb" });
