@@ -307,7 +307,12 @@ def run_batch(spark, request):
         state = cdc_apply["state"]
         cdc_apply = dict(cdc_apply, state=dict(state, stagingUri=f"{state['stagingUri'].rstrip('/')}/run-{run}"))
         request = dict(request, cdc=dict(request["cdc"], apply=cdc_apply))
-    source = load_source(spark, request["input"], ordered=request.get("state") is not None)
+    # The datasets the SQL reads, at the versions Ebb planned (ebb_spark_reads.py); then the input.
+    import ebb_spark_reads
+
+    ebb_spark_reads.register_reads(spark, request.get("reads"))
+    # A materialized view's recompute has no input: its SQL reads only `reads`.
+    source = load_source(spark, request["input"], ordered=request.get("state") is not None) if request.get("input") else None
     state = None
     # A stream-stream join's second stream, numbered as `source` is (ebb_spark_join.py).
     joined = load_source(spark, request["joinedInput"], ordered=True) if request.get("joinedInput") else None
@@ -324,7 +329,7 @@ def run_batch(spark, request):
         except ebb_spark_state.StateFailure as error:
             raise BatchFailure(error.kind, str(error)) from error
         kept.createOrReplaceTempView("source")
-    else:
+    elif source is not None:
         source.createOrReplaceTempView("source")
     try:
         rows = spark.sql(request["sql"])
@@ -361,7 +366,7 @@ def run_batch(spark, request):
         files = file_stats(spark, staged_uri, data_schema)
     if flagged is not None:
         flagged.unpersist()
-    rows_in = source.count() + (joined.count() if joined is not None else 0)
+    rows_in = (source.count() if source is not None else 0) + (joined.count() if joined is not None else 0)
     newest = ebb_spark_kafka_newest(source) if request["input"]["kind"] == "kafka" else None
     manifest = {
         "version": MANIFEST_VERSION,

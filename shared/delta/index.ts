@@ -76,7 +76,7 @@ export { standardRequirements } from "./commit/commit-requirements.ts";
 export type { OperationContext, PreparedCommit } from "./commit/operation-context.ts";
 export { writesChangeData } from "./commit/operation-context.ts";
 export { beginTransaction, commitTransaction, type TransactionOutcome } from "./commit/transaction.ts";
-export { prepareWrite } from "./operations/write-operation.ts";
+export { prepareStagedWrite, prepareWrite } from "./operations/write-operation.ts";
 export type { RowSource } from "./write/row-source.ts";
 export { prepareMerge, type MergeSpec } from "./operations/merge-operation.ts";
 export { executeRestore, findMissingFiles, planRestore, type RestorePlan } from "./operations/restore.ts";

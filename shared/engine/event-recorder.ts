@@ -125,6 +125,8 @@ export class EventRecorder {
       {
         flow_progress: {
           status: "COMPLETED",
+          engine: refresh.engine,
+          ...(refresh.sparkJobId !== undefined ? { spark_job_id: refresh.sparkJobId } : {}),
           refresh: kind,
           refresh_reason: refresh.reason,
           metrics: { num_output_rows: refresh.rows },

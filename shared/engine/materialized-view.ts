@@ -1,6 +1,7 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { currentSnapshot, type Snapshot, statsRecordCount, TableNotFoundError } from "../delta/index.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
+import type { ViewPlan } from "../pipeline/plan/index.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
 import { openStateVersion } from "../state/index.ts";
@@ -18,6 +19,12 @@ import { applyViewExpectations, type DataQuality } from "./expectations.ts";
 import { loadReadSnapshots, registerSnapshotViews } from "./snapshot-views.ts";
 import { overwriteTable, type DescribedColumn, type SinkSession } from "./table-sink.ts";
 import type { UpdateFence } from "./update-fence.ts";
+import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
+import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
+import type { SparkJobs } from "./spark/spark-jobs.ts";
+import { recomputeViewOnSpark } from "./spark/spark-view-refresh.ts";
+import { chooseViewEngine } from "./spark/view-engine-choice.ts";
+import { batchBytesFromEnv } from "./task-sizing.ts";
 
 /**
  * Refreshing a materialized view: its SQL runs in the sandbox over the current snapshots of what it
@@ -35,6 +42,9 @@ import type { UpdateFence } from "./update-fence.ts";
  *    from, merged into that refresh's partial aggregates. Anything else, and whenever the input did
  *    more than gain rows, the view's definition changed or its table was reset, recomputes from all
  *    rows (FULL_RECOMPUTE), with the reason.
+ *    A full recompute runs on Spark when the update's engine says so (spark/view-engine-choice.ts):
+ *    the job computes the rows over the same snapshots' files and Ebb commits them as step 5 does
+ *    (spark/spark-view-refresh.ts); an incremental refresh stays here.
  * 5. Overwrite, recording the inputs (and the state version, step 4) in the commit's
  *    `operationParameters`.
  */
@@ -53,6 +63,15 @@ export interface ViewRefresh {
   readonly reason: string;
   /** The view's expectations over the refreshed rows, when it has any. */
   readonly dataQuality?: DataQuality;
+  /** The engine that recomputed it (spark/view-engine-choice.ts), and its Spark job's id. */
+  readonly engine: BatchEngine;
+  readonly sparkJobId?: string;
+}
+
+/** The Spark engine, where one is configured, and the update's own engine. */
+export interface ViewEngines {
+  readonly spark?: SparkJobs | undefined;
+  readonly engine?: BatchEngine | undefined;
 }
 
 /** `fence` is the update's (update-fence.ts), asked right before the overwrite commits. */
@@ -62,6 +81,7 @@ export async function refreshMaterializedView(
   session: SinkSession,
   fence: UpdateFence,
   pipelineId: string,
+  engines: ViewEngines = {},
 ): Promise<ViewRefresh> {
   const started = session.clock();
   const store = catalog.tableStore(view.name);
@@ -93,6 +113,35 @@ export async function refreshMaterializedView(
       durationMs: session.clock() - started,
       recomputed: false,
       reason: unchanged,
+      engine: "duckdb",
+    };
+  }
+  const plan = catalog.viewPlan(view.name);
+  if (viewEngine(view, catalog, plan, reads, snapshots, engines) === "spark" && plan.kind !== "incremental") {
+    const recomputed = await recomputeViewOnSpark({
+      view,
+      flowId: viewStateFlowId(view.name),
+      pipelineId,
+      catalog,
+      session,
+      spark: engines.spark!,
+      reads,
+      snapshots,
+      seq: current ? current.version + 1 : 0,
+      extraParameters: { [VIEW_INPUTS_PARAMETER]: inputsText },
+      beforeCommit: () => fence(`the refresh of materialized view "${view.name}"`),
+    });
+    return {
+      rows: recomputed.rows,
+      tableVersion: recomputed.version,
+      committedAt: recomputed.timestamp,
+      durationMs: session.clock() - started,
+      recomputed: true,
+      refresh: "FULL_RECOMPUTE",
+      reason: plan.reason,
+      ...(recomputed.dataQuality ? { dataQuality: recomputed.dataQuality } : {}),
+      engine: "spark",
+      sparkJobId: recomputed.jobId,
     };
   }
   const sandbox = await Sandbox.open({
@@ -101,7 +150,6 @@ export async function refreshMaterializedView(
     owner: `materialized view "${view.name}"`,
   });
   try {
-    const plan = catalog.viewPlan(view.name);
     const tables = reads.filter((r) => r.kind === "table");
     // The refreshed rows as a SELECT in the sandbox: the overwrite writes them from there.
     let output: {
@@ -184,6 +232,7 @@ export async function refreshMaterializedView(
       recomputed: true,
       ...choice,
       ...(checked.quality ? { dataQuality: checked.quality } : {}),
+      engine: "duckdb",
     };
   } finally {
     await sandbox.close();
@@ -193,6 +242,33 @@ export async function refreshMaterializedView(
 /** The state folder of a materialized view (a flow id no streaming flow can have: dataset names hold no dot). */
 export function viewStateFlowId(view: string): string {
   return `view.${view}`;
+}
+
+/** The engine of the view's recompute; a refusal, or Spark where none is configured, is its error. */
+function viewEngine(
+  view: MaterializedViewDefinition,
+  catalog: DatasetCatalog,
+  plan: ViewPlan,
+  reads: readonly SnapshotRead[],
+  snapshots: ReadonlyMap<string, Snapshot>,
+  engines: ViewEngines,
+): BatchEngine {
+  let inputBytes = 0;
+  for (const snapshot of snapshots.values())
+    for (const file of snapshot.files.values()) inputBytes += file.size;
+  const choice = chooseViewEngine({
+    setting: catalog.pipeline.settings.engine,
+    override: engines.engine,
+    pipeline: catalog.pipeline.definition,
+    view,
+    readViews: reads.flatMap((read) => (read.kind === "view" ? [read] : [])),
+    incremental: plan.kind === "incremental",
+    inputBytes,
+    functionBatchBytes: batchBytesFromEnv(),
+  });
+  if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(view.name, choice.reason);
+  if (choice.engine === "spark" && !engines.spark) throw new SparkEngineNotConfiguredError(view.name);
+  return choice.engine;
 }
 
 /** The view's rows: what its refresh wrote, or after a RESTORE the rows its files' stats count. */

@@ -63,11 +63,13 @@ import type { BatchEngine } from "../pipeline/pipeline-settings.ts";
 import {
   mayRunOnSpark,
   chooseEngine,
+  readViewsOf,
   outgrownBatchGoesToSpark,
   type EngineQuestion,
 } from "./spark/engine-choice.ts";
 import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./spark/errors.ts";
 import { newestUpstreamOf, runSparkBatch, runSparkJob } from "./spark/spark-batch.ts";
+import { planSparkReads } from "./spark/spark-snapshot-reads.ts";
 import { discardSettledSparkJobs } from "./spark/spark-job-folders.ts";
 import { deleteStagedRows, stagedRowsSql } from "./spark/staged-rows.ts";
 import { commitSparkCdcApply, prepareSparkCdcApply } from "./spark/spark-cdc-apply.ts";
@@ -514,7 +516,7 @@ function engineQuestion(run: FlowRun): Omit<EngineQuestion, "size"> {
     pipeline: run.catalog.pipeline.definition,
     dataset: run.dataset,
     flow: run.flow,
-    readsDatasets: run.catalog.snapshotReads(run.dataset.name, run.flow.name).length > 0,
+    readViews: readViewsOf(run.catalog, run.dataset.name, run.flow.name),
     functionBatchBytes: run.defaultBatchBytes ?? defaultBatchBytes(),
   };
 }
@@ -576,6 +578,13 @@ async function sparkReadAndCommit(
   }
   const input = await source.plannedInput(startOffset, endOffset);
   const joinedInput = await source.plannedJoinedInput?.(startOffset, endOffset);
+  // What the SQL reads besides its source: the version of each table this batch sees, as files.
+  const reads = await planSparkReads(
+    run.catalog,
+    run.spark!,
+    run.catalog.snapshotReads(run.dataset.name, run.flow.name),
+    run.flow.name,
+  );
   const fence = updateFence(run.updateId, run.isActive, run.session.signal);
   const beforeCommit = async () => {
     await crash("after-data-files", seq);
@@ -590,6 +599,8 @@ async function sparkReadAndCommit(
     txn,
     input,
     joinedInput,
+    reads: reads.reads,
+    readsNewest: reads.newest,
     expectations: run.dataset.expectations,
     catalog: run.catalog,
     spark: run.spark!,
@@ -631,7 +642,7 @@ async function sparkReadAndCommit(
       inJob ? { cdcApply: inJob.request } : {},
     );
     const sandbox = await openSandbox();
-    const newestUpstream = newestUpstreamOf(input, job.manifest);
+    const newestUpstream = newestUpstreamOf(input, job.manifest, reads.newest);
     const loaded = {
       rowsIn: job.manifest.rowsIn,
       badRecords: 0,

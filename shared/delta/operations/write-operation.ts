@@ -1,4 +1,4 @@
-import type { Action, Metadata } from "../log/actions.ts";
+import type { Action, AddFile, Metadata } from "../log/actions.ts";
 import { parseSchema, type StructType } from "../table/schema.ts";
 import { serializeSchema } from "../table/schema-serialization.ts";
 import { standardRequirements } from "../commit/commit-requirements.ts";
@@ -25,42 +25,56 @@ export async function prepareWrite(
   mode: WriteMode,
   overwriteSchema?: StructType,
 ): Promise<PreparedCommit> {
+  return prepareStagedWrite(snapshot, mode, context.clock, overwriteSchema, async (layoutSnapshot) => {
+    const layout = layoutOf(layoutSnapshot);
+    const staged = await stageRows(context.duck, context.scratch, layout.schema, source);
+    try {
+      return await writeDataFiles(context, layout, staged.sql);
+    } finally {
+      await staged.dispose();
+    }
+  });
+}
+
+/**
+ * The same WRITE over data files another engine wrote (a Spark job's, committed in place): `adds`
+ * is given the snapshot as the commit will leave its metadata (its schema replaced, for an overwrite
+ * given one) and answers the files' `add` actions.
+ */
+export async function prepareStagedWrite(
+  snapshot: Snapshot,
+  mode: WriteMode,
+  clock: () => number,
+  overwriteSchema: StructType | undefined,
+  adds: (snapshot: Snapshot) => Promise<AddFile[]>,
+): Promise<PreparedCommit> {
   if (mode === "overwrite" && tableProperties(snapshot.metadata).appendOnly) {
     throw new AppendOnlyTableError("WRITE (Overwrite)");
   }
   const metaData =
     mode === "overwrite" && overwriteSchema ? replacedSchema(snapshot.metadata, overwriteSchema) : undefined;
-  if (metaData) {
-    const prepared = await prepareWrite(context, { ...snapshot, metadata: metaData }, source, mode);
-    return { ...prepared, actions: [{ metaData }, ...prepared.actions] };
-  }
-  const layout = layoutOf(snapshot);
-  const staged = await stageRows(context.duck, context.scratch, layout.schema, source);
-  let adds;
-  try {
-    adds = await writeDataFiles(context, layout, staged.sql);
-  } finally {
-    await staged.dispose();
-  }
-  const now = context.clock();
+  const written = metaData ? { ...snapshot, metadata: metaData } : snapshot;
+  const added = await adds(written);
+  const now = clock();
   const removed = mode === "overwrite" ? [...snapshot.files] : [];
   const actions: Action[] = [
+    ...(metaData ? [{ metaData }] : []),
     ...removed.map(([, file]) => ({ remove: removeFor(file, now) })),
-    ...adds.map((add) => ({ add })),
+    ...added.map((add) => ({ add })),
   ];
-  const rows = adds.reduce((sum, add) => sum + recordCount(add), 0);
+  const rows = added.reduce((sum, add) => sum + recordCount(add), 0);
   return {
     actions,
     operation: {
       operation: "WRITE",
       operationParameters: {
         mode: mode === "append" ? "Append" : "Overwrite",
-        partitionBy: JSON.stringify(layout.partitionColumns),
+        partitionBy: JSON.stringify(written.metadata.partitionColumns),
       },
       operationMetrics: {
-        numFiles: adds.length,
+        numFiles: added.length,
         numOutputRows: rows,
-        numOutputBytes: adds.reduce((sum, add) => sum + add.size, 0),
+        numOutputBytes: added.reduce((sum, add) => sum + add.size, 0),
         ...(mode === "overwrite" ? { numRemovedFiles: removed.length } : {}),
       },
       isBlindAppend: mode === "append",

@@ -19,7 +19,10 @@ import { sparkKafkaUnsupported } from "./spark-kafka-input.ts";
  * dataset's expectations and the events' kinds on Spark; the apply by key in Ebb), every stateful
  * operator over Ebb's state layout (watermark, deduplication, windows, stream-stream joins), from `auto_loader` files, a `kafka` topic's planned offsets (spark-kafka-input.ts) or a
  * `stream`/`delta` table (its appends, or its change feed: the planned files, ebb_spark_change_feed.py), failing on malformed records (no quarantine), into a
- * table (partitioned or not), reading no other dataset. Their SQL
+ * table (partitioned or not), also reading other datasets of the pipeline (a stream-static join:
+ * each table read as the files of the version Ebb planned, spark-snapshot-reads.ts; a view as its
+ * SQL). A materialized view's full recompute runs on Spark too (view-engine-choice.ts); its
+ * incremental refresh stays on DuckDB. Their SQL
  * runs as Spark SQL: a pipeline that says `pipelines.sqlDialect = "spark"` is taken as written; one in
  * DuckDB's dialect (the default) runs on Spark only when it uses none of DuckDB's own syntax (below).
  * Functions both dialects know run with Spark's semantics.
@@ -36,8 +39,11 @@ export interface EngineQuestion {
   readonly pipeline: PipelineDefinition;
   readonly dataset: StreamingTableDefinition;
   readonly flow: FlowDefinition;
-  /** Whether the flow's SQL reads other datasets of the pipeline (snapshot reads). */
-  readonly readsDatasets: boolean;
+  /**
+   * The views the flow's SQL reads (snapshot reads, catalog.snapshotReads): the job runs their SQL
+   * too. Tables read go to the job as their planned files (spark-snapshot-reads.ts).
+   */
+  readonly readViews: readonly { readonly name: string; readonly sql: string }[];
   /**
    * The bytes a batch takes on the task function (its default byte bound, task-sizing.ts): `auto`'s
    * threshold when the pipeline sets none, since a batch above it is one the function would split
@@ -88,7 +94,7 @@ export function mayRunOnSpark(question: Omit<EngineQuestion, "size">): boolean {
   return sparkUnsupported(question) === undefined;
 }
 
-function aboveThreshold(
+export function aboveThreshold(
   setting: Extract<EngineSetting, { kind: "auto" }>,
   size: BatchSize | undefined,
   functionBatchBytes: number | undefined,
@@ -112,12 +118,11 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
   if (kafka) return kafka;
   if ((flow.options?.bad_records ?? "fail") !== "fail")
     return `bad_records "${flow.options?.bad_records}" runs on DuckDB only, for now (Spark fails the batch on a malformed record)`;
-  if (question.readsDatasets)
-    return "its SQL reads other datasets of the pipeline, which runs on DuckDB only, for now";
-  const dialect = question.pipeline.configuration?.[CONFIGURATION_KEYS.sqlDialect]?.trim().toLowerCase();
-  if (dialect === "spark") return undefined;
+  if (writtenInSpark(question.pipeline)) return undefined;
   const duckOnly = duckDbOnlySyntax(flow.sql);
   if (duckOnly) return `its SQL is written for DuckDB (${duckOnly})`;
+  const view = duckDbOnlyView(question.readViews);
+  if (view) return view;
   // The job evaluates the dataset's expectations in Spark SQL too.
   for (const expectation of dataset.expectations ?? []) {
     const inCondition = duckDbOnlySyntax(expectation.condition);
@@ -131,6 +136,20 @@ export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "siz
   ] as const) {
     const inCondition = condition === undefined ? undefined : duckDbOnlySyntax(condition);
     if (inCondition) return `its ${setting} is written for DuckDB (${inCondition})`;
+  }
+  return undefined;
+}
+
+/** Whether the pipeline's SQL is Spark SQL as written (`pipelines.sqlDialect = "spark"`). */
+export function writtenInSpark(pipeline: PipelineDefinition): boolean {
+  return pipeline.configuration?.[CONFIGURATION_KEYS.sqlDialect]?.trim().toLowerCase() === "spark";
+}
+
+/** Why a view read (run on Spark as its SQL) keeps the query on DuckDB, or undefined. */
+export function duckDbOnlyView(views: EngineQuestion["readViews"]): string | undefined {
+  for (const view of views) {
+    const duckOnly = duckDbOnlySyntax(view.sql);
+    if (duckOnly) return `view ${view.name}, which it reads, is written for DuckDB (${duckOnly})`;
   }
   return undefined;
 }
@@ -194,10 +213,19 @@ export function firstFlowRefusedBySpark(
         pipeline: catalog.pipeline.definition,
         dataset,
         flow,
-        readsDatasets: catalog.snapshotReads(dataset.name, flow.name).length > 0,
+        readViews: readViewsOf(catalog, dataset.name, flow.name),
       });
       if (reason) return { flow: flow.name, reason };
     }
   }
   return undefined;
+}
+
+/** The views `dataset`'s query (or its flow's) reads, in the order the job registers them. */
+export function readViewsOf(
+  catalog: Pick<DatasetCatalog, "snapshotReads">,
+  dataset: string,
+  flow?: string,
+): { readonly name: string; readonly sql: string }[] {
+  return catalog.snapshotReads(dataset, flow).flatMap((read) => (read.kind === "view" ? [read] : []));
 }

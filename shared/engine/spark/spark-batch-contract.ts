@@ -51,6 +51,23 @@ export type SparkBatchInput =
   /** A `kafka` batch: each partition's planned offsets, read from the broker by the job. */
   | SparkKafkaInput;
 
+/**
+ * A dataset the SQL reads: a table as the data files of the version Ebb planned (never Delta's
+ * time travel, which would also reach versions a RESTORE abandoned), or a view as its SQL.
+ */
+export type SparkSnapshotRead =
+  | {
+      readonly kind: "table";
+      readonly name: string;
+      readonly schemaString: string;
+      readonly partitionColumns: readonly string[];
+      readonly files: readonly {
+        readonly uri: string;
+        readonly partitionValues: Readonly<Record<string, string | null>>;
+      }[];
+    }
+  | { readonly kind: "view"; readonly name: string; readonly sql: string };
+
 /** One expectation of the target dataset, evaluated by the job as the DuckDB engine does (expectations.ts). */
 export interface SparkExpectation {
   readonly name: string;
@@ -62,10 +79,16 @@ export interface SparkExpectation {
 export interface SparkBatchRequest {
   readonly flow: string;
   readonly dataset: string;
-  /** The flow's SQL, over the temp view `source`. */
+  /** The flow's SQL, over the temp view `source` (and `reads`, by their names). */
   readonly sql: string;
   readonly txn: { readonly appId: string; readonly version: number };
-  readonly input: SparkBatchInput;
+  /** The planned input; none for a materialized view's recompute, which reads only `reads`. */
+  readonly input?: SparkBatchInput;
+  /**
+   * The other datasets the SQL reads (snapshot reads), registered as temp views under their names
+   * before it runs, in this order (a view after what it reads): spark-snapshot-reads.ts.
+   */
+  readonly reads?: readonly SparkSnapshotRead[];
   /** A stream-stream join's second stream: its planned input, loaded beside `input`. */
   readonly joinedInput?: SparkBatchInput;
   /** The dataset's expectations: the job counts them, drops and fails as they say. */

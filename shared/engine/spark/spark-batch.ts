@@ -17,6 +17,7 @@ import {
   type SparkCdcApplyRequest,
   type SparkFailure,
   type SparkManifest,
+  type SparkSnapshotRead,
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 import { sparkKafkaInput } from "./spark-kafka-input.ts";
@@ -49,6 +50,10 @@ export interface SparkBatch {
   readonly input: PlannedInput;
   /** A stream-stream join's second stream, planned beside `input`. */
   readonly joinedInput?: PlannedInput | undefined;
+  /** The other datasets the SQL reads, as planned (spark-snapshot-reads.ts). */
+  readonly reads?: readonly SparkSnapshotRead[] | undefined;
+  /** The newest commit of the tables `reads` names (the batch's commit is dated after it). */
+  readonly readsNewest?: number | undefined;
   /** The dataset's expectations (the job evaluates them as expectations.ts does). */
   readonly expectations?: readonly ExpectationDefinition[] | undefined;
   /** An AUTO CDC flow's conditions: the job classifies each row's event kind (contract `CDC_OP_COLUMN`). */
@@ -111,13 +116,13 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
   const adds: AddFile[] = manifest.files.map((file) => ({
     // The manifest names the file's key; the log names it as a URI (a `%` of an escaped folder: `%25`).
     path: toLogPath(file.path),
-    partitionValues: partitionValuesOf(file, batch, jobId),
+    partitionValues: partitionValuesOf(file, batch.target.partitionBy ?? [], batch, jobId),
     size: file.size,
     modificationTime: now,
     dataChange: true,
     stats: file.stats,
   }));
-  const newest = newestUpstreamOf(batch.input, manifest);
+  const newest = newestUpstreamOf(batch.input, manifest, batch.readsNewest);
   const committed = await appendStagedFiles(
     batch.target,
     batch.session,
@@ -138,7 +143,10 @@ export async function runSparkBatch(batch: SparkBatch): Promise<SparkBatchOutcom
 
 /** Steps 1-2 and the manifest's read: what the job wrote, not committed. */
 export async function runSparkJob(
-  batch: Omit<SparkBatch, "target" | "session" | "beforeCommit">,
+  batch: Omit<SparkBatch, "target" | "session" | "beforeCommit" | "input"> & {
+    /** None for a materialized view's recompute (spark-view-refresh.ts): it reads only `reads`. */
+    readonly input?: PlannedInput;
+  },
   options: {
     readonly partitionColumns?: readonly string[];
     readonly state?: PreparedSparkState;
@@ -155,7 +163,8 @@ export async function runSparkJob(
     dataset: batch.dataset,
     sql: options.state?.sql ?? batch.sql,
     txn: batch.txn,
-    input: sparkInput(batch),
+    ...(batch.input ? { input: sparkInput({ ...batch, input: batch.input }) } : {}),
+    ...(batch.reads && batch.reads.length > 0 ? { reads: batch.reads } : {}),
     ...(batch.joinedInput ? { joinedInput: sparkInput({ ...batch, input: batch.joinedInput }) } : {}),
     ...(expectations.length > 0
       ? {
@@ -258,11 +267,22 @@ async function readManifest(
 
 /**
  * The newest upstream time the batch consumed, which its commit is dated after (micro-batch.ts): an
- * upstream table's newest commit, or a Kafka batch's newest record as the job read it.
+ * upstream table's newest commit, or a Kafka batch's newest record as the job read it, and the newest
+ * commit of the tables its SQL read.
  */
-export function newestUpstreamOf(input: PlannedInput, manifest: SparkManifest): number | undefined {
-  if (input.kind === "table") return input.newestUpstreamTimestamp;
-  return input.kind === "kafka" ? manifest.newestRecordMs : undefined;
+export function newestUpstreamOf(
+  input: PlannedInput,
+  manifest: SparkManifest,
+  readsNewest: number | undefined,
+): number | undefined {
+  const ownInput =
+    input.kind === "table"
+      ? input.newestUpstreamTimestamp
+      : input.kind === "kafka"
+        ? manifest.newestRecordMs
+        : undefined;
+  const known = [ownInput, readsNewest].filter((t): t is number => t !== undefined);
+  return known.length > 0 ? Math.max(...known) : undefined;
 }
 
 /** The planned input as the URIs the job reads. */
@@ -310,12 +330,12 @@ function sparkInput(batch: Pick<SparkBatch, "input" | "spark" | "catalog">): Spa
 }
 
 /** A file's partition values: exactly the table's partition columns (an engine bug otherwise). */
-function partitionValuesOf(
+export function partitionValuesOf(
   file: SparkManifest["files"][number],
-  batch: SparkBatch,
+  columns: readonly string[],
+  batch: Pick<SparkBatch, "flow" | "seq">,
   jobId: string,
 ): Record<string, string | null> {
-  const columns = batch.target.partitionBy ?? [];
   const named = Object.keys(file.partitionValues);
   if (named.length !== columns.length || !columns.every((c) => c in file.partitionValues))
     throw new SparkJobFailedError(

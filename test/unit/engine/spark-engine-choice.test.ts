@@ -33,7 +33,7 @@ const ask = (table: StreamingTableDefinition) =>
     pipeline: { datasets: [table] } as PipelineDefinition,
     dataset: table,
     flow,
-    readsDatasets: false,
+    readViews: [],
   });
 
 describe("the engine a batch runs on", () => {
@@ -46,7 +46,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow: f,
-        readsDatasets: false,
+        readViews: [],
       });
     };
     expect(askFlow(kafkaFlow())).toEqual({ kind: "fixed", engine: "spark" });
@@ -89,7 +89,7 @@ describe("the engine a batch runs on", () => {
       pipeline: { datasets: [table] } as PipelineDefinition,
       dataset: table,
       flow: cdc,
-      readsDatasets: false,
+      readViews: [],
     });
     expect(choice).toEqual({ kind: "fixed", engine: "spark" });
   });
@@ -114,7 +114,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [upstream, table] } as PipelineDefinition,
         dataset: table,
         flow: reader,
-        readsDatasets: false,
+        readViews: [],
       });
       expect(choice).toEqual({ kind: "fixed", engine: "spark" });
     }
@@ -141,7 +141,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
-        readsDatasets: false,
+        readViews: [],
         functionBatchBytes: 128 * 1024 ** 2,
       };
       return { ...chooseEngine({ ...question, size: { files: 3, bytes } }), whole: mayRunOnSpark(question) };
@@ -165,7 +165,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
-        readsDatasets: false,
+        readViews: [],
         size: { files: 1, bytes: MB },
         outgrewDuckDb: "TEMP_SPACE_EXHAUSTED: disk",
       };
@@ -194,7 +194,7 @@ describe("the engine a batch runs on", () => {
         pipeline: { datasets: [table] } as PipelineDefinition,
         dataset: table,
         flow,
-        readsDatasets: false,
+        readViews: [],
       };
       expect(mayRunOnSpark(question)).toBe(true);
       expect(mayRunOnSpark({ ...question, flow: kinesisFlow })).toBe(false);
@@ -219,7 +219,7 @@ describe("the engine a batch runs on", () => {
       pipeline: { datasets: [table] } as PipelineDefinition,
       dataset: table,
       flow: cdc,
-      readsDatasets: false,
+      readViews: [],
     });
     expect(choice.engine).toBe("refused");
     expect("reason" in choice ? choice.reason : "").toContain(

@@ -67,7 +67,17 @@ export async function runItem(
   try {
     if (dataset.type === "materialized_view") {
       const fence = updateFence(item.updateId, isActive, stopped.signal);
-      const refreshed = await refreshMaterializedView(dataset, catalog, session, fence, item.pipelineId);
+      let refreshed: ViewRefresh;
+      try {
+        refreshed = await refreshMaterializedView(dataset, catalog, session, fence, item.pipelineId, {
+          ...(plane.spark ? { spark: sparkFor(plane, item) } : {}),
+          ...(item.engine ? { engine: item.engine } : {}),
+        });
+      } catch (error) {
+        // A recompute on Spark on AWS: the state machine runs the job, then this step again.
+        if (error instanceof SparkBatchHandedOff) return { ...NOTHING, sparkRequest: error.request };
+        throw error;
+      }
       // Inputs unchanged, nothing recomputed: no event (an idle update writes as little as it can).
       if (refreshed.refresh)
         await context.events.viewRefresh(dataset.name, { ...refreshed, refresh: refreshed.refresh });

@@ -1,0 +1,104 @@
+import { parseSchema, toLogPath, type AddFile, type Snapshot } from "../../delta/index.ts";
+import type { MaterializedViewDefinition } from "../../pipeline/definition-schema.ts";
+import type { DatasetCatalog, SnapshotRead } from "../dataset-catalog.ts";
+import type { DataQuality } from "../expectations.ts";
+import type { SinkSession } from "../table-sink.ts";
+import { partitionValuesOf, runSparkJob } from "./spark-batch.ts";
+import { discardSettledSparkJobs } from "./spark-job-folders.ts";
+import type { SparkJobs } from "./spark-jobs.ts";
+import { planSparkReads } from "./spark-snapshot-reads.ts";
+import { overwriteWithStagedFiles } from "./staged-overwrite.ts";
+
+/**
+ * A materialized view's full recompute on Spark (materialized-view.ts chose it: view-engine-choice.ts).
+ *
+ * 1. The versions of the tables it reads are those the refresh loaded (recorded as its inputs): the
+ *    job gets their live data files (spark-snapshot-reads.ts), and each view it reads as its SQL.
+ * 2. The job runs the view's SQL over them (and its expectations), writes the rows as data files
+ *    under a fresh staging folder of the view's table, and answers a manifest.
+ * 3. Ebb commits the manifest as an overwrite of the view's table (staged-overwrite.ts), with the
+ *    refresh's inputs in the commit, fenced, dated after the newest input: the commit the DuckDB
+ *    recompute makes, with the job's files. A job that dies leaves unreferenced files, which VACUUM
+ *    removes; the refresh runs again from step 1.
+ *
+ * Its job folder is keyed by `flowId` (the view's state flow id, which no streaming flow can have)
+ * and `seq`, the table version the commit is to make (on AWS the state machine runs the job between
+ * two invocations of the step, and the second finds the same seq, so the same attempt).
+ */
+
+export interface SparkViewRecompute {
+  readonly view: MaterializedViewDefinition;
+  readonly flowId: string;
+  readonly pipelineId: string;
+  readonly catalog: DatasetCatalog;
+  readonly session: SinkSession;
+  readonly spark: SparkJobs;
+  readonly reads: readonly SnapshotRead[];
+  readonly snapshots: ReadonlyMap<string, Snapshot>;
+  readonly seq: number;
+  /** The refresh's parameters recorded in its commit (its inputs). */
+  readonly extraParameters: Readonly<Record<string, string>>;
+  readonly beforeCommit: () => Promise<void>;
+}
+
+export interface SparkViewRecomputed {
+  readonly version: number;
+  readonly timestamp: number;
+  readonly rows: number;
+  readonly jobId: string;
+  readonly dataQuality?: DataQuality;
+}
+
+export async function recomputeViewOnSpark(recompute: SparkViewRecompute): Promise<SparkViewRecomputed> {
+  const { view, catalog, spark, seq } = recompute;
+  // 1.
+  const planned = await planSparkReads(catalog, spark, recompute.reads, view.name, recompute.snapshots);
+  // 2.
+  const job = await runSparkJob({
+    pipelineId: recompute.pipelineId,
+    flow: recompute.flowId,
+    dataset: view.name,
+    sql: view.sql,
+    seq,
+    txn: { appId: recompute.flowId, version: seq },
+    reads: planned.reads,
+    expectations: view.expectations,
+    catalog,
+    spark,
+  });
+  // 3.
+  const partitionBy = view.partition_by ?? [];
+  const now = recompute.session.clock();
+  const adds: AddFile[] = job.manifest.files.map((file) => ({
+    path: toLogPath(file.path),
+    partitionValues: partitionValuesOf(file, partitionBy, { flow: recompute.flowId, seq }, job.jobId),
+    size: file.size,
+    modificationTime: now,
+    dataChange: true,
+    stats: file.stats,
+  }));
+  const committed = await overwriteWithStagedFiles(
+    {
+      store: catalog.tableStore(view.name),
+      name: view.name,
+      ...(view.partition_by ? { partitionBy: view.partition_by } : {}),
+      ...(view.properties ? { properties: view.properties } : {}),
+    },
+    recompute.session,
+    { schema: parseSchema(job.manifest.schemaString), adds },
+    {
+      ...(planned.newest !== undefined ? { timestampFloor: planned.newest + 1 } : {}),
+      extraParameters: recompute.extraParameters,
+      beforeCommit: recompute.beforeCommit,
+    },
+  );
+  // The job's folder (its manifest) is read by no one now; its data files are the table's.
+  await discardSettledSparkJobs(catalog.store, recompute.pipelineId, recompute.flowId, seq);
+  return {
+    version: committed.version,
+    timestamp: committed.timestamp,
+    rows: committed.rows,
+    jobId: job.jobId,
+    ...(job.dataQuality ? { dataQuality: job.dataQuality } : {}),
+  };
+}

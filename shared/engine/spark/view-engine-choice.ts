@@ -1,0 +1,70 @@
+import { DEFAULT_ENGINE } from "../../pipeline/pipeline-settings.ts";
+import type { BatchEngine, EngineSetting } from "../../pipeline/pipeline-settings.ts";
+import type { MaterializedViewDefinition, PipelineDefinition } from "../../pipeline/definition-schema.ts";
+import {
+  aboveThreshold,
+  duckDbOnlySyntax,
+  duckDbOnlyView,
+  writtenInSpark,
+  type EngineChoice,
+} from "./engine-choice.ts";
+
+/**
+ * Which engine recomputes a materialized view (pure), as engine-choice.ts chooses a batch's: the
+ * pipeline's `pipelines.engine` or the update's own engine, and for `auto` the view's planned input
+ * (the bytes of the data files of the table versions it reads) against the threshold.
+ *
+ * Only a full recompute runs on Spark (spark-view-refresh.ts): a view refreshed incrementally
+ * (incremental-view.ts: a GROUP BY of decomposable aggregates over one table, with its partials in
+ * Ebb's state) stays on DuckDB whatever the engine, its full recomputes included, since they write
+ * that state. A view whose SQL (or a view it reads, or an expectation) is written for DuckDB is
+ * refused when Spark was asked for, and stays on DuckDB under `auto`.
+ */
+
+export interface ViewEngineQuestion {
+  readonly setting: EngineSetting | undefined;
+  readonly override?: BatchEngine | undefined;
+  readonly pipeline: PipelineDefinition;
+  readonly view: MaterializedViewDefinition;
+  /** The views its SQL reads (their SQL runs in the job too). */
+  readonly readViews: readonly { readonly name: string; readonly sql: string }[];
+  /** Whether the view is kept incrementally (its catalog plan). */
+  readonly incremental: boolean;
+  /** The bytes of the data files it reads, at the versions planned. */
+  readonly inputBytes: number;
+  /** `auto`'s threshold when the pipeline sets none (engine-choice.ts). */
+  readonly functionBatchBytes?: number | undefined;
+}
+
+export function chooseViewEngine(question: ViewEngineQuestion): EngineChoice {
+  const setting = question.override
+    ? ({ kind: "fixed", engine: question.override } as const)
+    : (question.setting ?? DEFAULT_ENGINE);
+  if (question.incremental) return { engine: "duckdb" };
+  if (setting.kind === "fixed" && setting.engine === "duckdb") return { engine: "duckdb" };
+  const unsupported = viewSparkUnsupported(question);
+  if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;
+  if (unsupported) return { engine: "duckdb" };
+  const size = { files: 0, bytes: question.inputBytes };
+  return aboveThreshold(setting, size, question.functionBatchBytes)
+    ? { engine: "spark" }
+    : { engine: "duckdb" };
+}
+
+/** Why the Spark engine cannot recompute the view, or undefined when it can. */
+export function viewSparkUnsupported(
+  question: Pick<ViewEngineQuestion, "pipeline" | "view" | "readViews">,
+): string | undefined {
+  if (writtenInSpark(question.pipeline)) return undefined;
+  const { view } = question;
+  const duckOnly = duckDbOnlySyntax(view.sql);
+  if (duckOnly) return `its SQL is written for DuckDB (${duckOnly})`;
+  const read = duckDbOnlyView(question.readViews);
+  if (read) return read;
+  for (const expectation of view.expectations ?? []) {
+    const inCondition = duckDbOnlySyntax(expectation.condition);
+    if (inCondition)
+      return `expectation "${expectation.name}" of materialized view "${view.name}" is written for DuckDB (${inCondition})`;
+  }
+  return undefined;
+}

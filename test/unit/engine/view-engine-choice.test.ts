@@ -1,0 +1,137 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type {
+  MaterializedViewDefinition,
+  PipelineDefinition,
+  StreamingTableDefinition,
+} from "../../../shared/pipeline/definition-schema.ts";
+import { chooseEngine } from "../../../shared/engine/spark/engine-choice.ts";
+import {
+  chooseViewEngine,
+  type ViewEngineQuestion,
+} from "../../../shared/engine/spark/view-engine-choice.ts";
+import type { BatchEngine, EngineSetting } from "../../../shared/pipeline/pipeline-settings.ts";
+
+const MB = 1024 ** 2;
+const view = (sql = "SELECT k, row_number() OVER (ORDER BY id) AS place FROM raw") =>
+  ({ type: "materialized_view", name: "ranked", sql }) as MaterializedViewDefinition;
+const ask = (question: Partial<ViewEngineQuestion>) =>
+  chooseViewEngine({
+    setting: { kind: "fixed", engine: "spark" },
+    pipeline: { datasets: [] } as unknown as PipelineDefinition,
+    view: view(),
+    readViews: [],
+    incremental: false,
+    inputBytes: MB,
+    functionBatchBytes: 128 * MB,
+    ...question,
+  });
+
+describe("the engine a materialized view's recompute runs on", () => {
+  it("recomputes on Spark when the pipeline or the update asks for it, on DuckDB when either says duckdb", () => {
+    expect(ask({})).toEqual({ kind: "fixed", engine: "spark" });
+    expect(ask({ setting: { kind: "fixed", engine: "duckdb" }, override: "spark" })).toEqual({
+      kind: "fixed",
+      engine: "spark",
+    });
+    expect(ask({ override: "duckdb" })).toEqual({ engine: "duckdb" });
+    expect(ask({ setting: undefined })).toEqual({ engine: "duckdb" });
+  });
+
+  it("keeps an incrementally refreshed view on DuckDB whatever the engine (its partials live in Ebb's state)", () => {
+    const settings: (EngineSetting | undefined)[] = [
+      undefined,
+      { kind: "fixed", engine: "spark" },
+      { kind: "auto", minBytes: 0 },
+    ];
+    for (const setting of settings) expect(ask({ setting, incremental: true })).toEqual({ engine: "duckdb" });
+  });
+
+  it("refuses a view written for DuckDB (its SQL, a view it reads, an expectation) when Spark is asked for", () => {
+    const refusals = [
+      ask({ view: view("SELECT id::VARCHAR AS id FROM raw") }),
+      ask({ readViews: [{ name: "big", sql: "SELECT * EXCLUDE (k) FROM raw" }] }),
+      ask({
+        view: {
+          ...view(),
+          expectations: [{ name: "dated", condition: "strftime(day, '%Y') > '2000'", on_violation: "warn" }],
+        } as MaterializedViewDefinition,
+      }),
+    ];
+    for (const choice of refusals) expect(choice.engine).toBe("refused");
+    expect("reason" in refusals[1]! ? refusals[1].reason : "").toContain("view big, which it reads");
+    // Under `auto` the same view stays on DuckDB, whatever its size.
+    expect(
+      ask({ setting: { kind: "auto", minBytes: 1 }, view: view("SELECT id::VARCHAR AS id FROM raw") }),
+    ).toEqual({ engine: "duckdb" });
+  });
+
+  it("runs a view written for DuckDB on Spark when the pipeline says its SQL is Spark SQL", () => {
+    const pipeline = {
+      datasets: [],
+      configuration: { "pipelines.sqlDialect": "spark" },
+    } as unknown as PipelineDefinition;
+    expect(ask({ pipeline, view: view("SELECT id::VARCHAR AS id FROM raw") })).toEqual({
+      kind: "fixed",
+      engine: "spark",
+    });
+  });
+
+  it("under `auto` recomputes on Spark exactly when its planned input reaches the threshold", () => {
+    fc.assert(
+      fc.property(
+        fc.nat({ max: 4 * MB }),
+        fc.option(fc.nat({ max: 4 * MB }), { nil: undefined }),
+        fc.nat({ max: 4 * MB }),
+        (inputBytes, minBytes, functionBatchBytes) => {
+          const setting: EngineSetting = { kind: "auto", ...(minBytes !== undefined ? { minBytes } : {}) };
+          const expected: BatchEngine =
+            minBytes !== undefined
+              ? inputBytes >= minBytes
+                ? "spark"
+                : "duckdb"
+              : inputBytes > functionBatchBytes
+                ? "spark"
+                : "duckdb";
+          expect(ask({ setting, inputBytes, functionBatchBytes }).engine).toBe(expected);
+        },
+      ),
+    );
+  });
+});
+
+describe("a streaming flow that reads other datasets", () => {
+  const flow = {
+    name: "enrich",
+    source: { type: "stream", dataset: "raw" },
+    sql: "SELECT s.id, r.place FROM source s LEFT JOIN ranked r ON r.id = s.id",
+  } as StreamingTableDefinition["flows"][number];
+  const table = { type: "streaming_table", name: "enriched", flows: [flow] } as StreamingTableDefinition;
+  const question = {
+    setting: { kind: "fixed", engine: "spark" } as const,
+    size: undefined,
+    pipeline: { datasets: [table] } as PipelineDefinition,
+    dataset: table,
+    flow,
+  };
+
+  it("runs on Spark (a stream-static join: the job reads the planned files of each table)", () => {
+    expect(chooseEngine({ ...question, readViews: [] })).toEqual({ kind: "fixed", engine: "spark" });
+    expect(chooseEngine({ ...question, readViews: [{ name: "big", sql: "SELECT id FROM raw" }] })).toEqual({
+      kind: "fixed",
+      engine: "spark",
+    });
+  });
+
+  it("is refused on Spark when a view it reads is written for DuckDB, and stays on DuckDB under `auto`", () => {
+    const readViews = [{ name: "big", sql: "SELECT id::VARCHAR FROM raw" }];
+    const refused = chooseEngine({ ...question, readViews });
+    expect(refused.engine).toBe("refused");
+    expect("reason" in refused ? refused.reason : "").toContain(
+      "view big, which it reads, is written for DuckDB",
+    );
+    expect(
+      chooseEngine({ ...question, setting: { kind: "auto", minBytes: 0 }, size: { bytes: MB }, readViews }),
+    ).toEqual({ engine: "duckdb" });
+  });
+});
