@@ -112,7 +112,8 @@ async function fetchAll(
       batch.map(async ({ key }) => {
         try {
           const bytes = await store.get(key);
-          return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+          const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+          return (whole ? bytes.buffer : new Uint8Array(bytes).buffer) as ArrayBuffer; // a copy only of a view into a larger buffer
         } catch (error) {
           if (!(error instanceof ObjectNotFoundError)) throw error;
           gone.push(indexOf(key));
