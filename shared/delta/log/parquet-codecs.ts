@@ -22,6 +22,11 @@ const DECODED: ReadonlySet<string> = new Set([
   ...Object.keys(CHECKPOINT_COMPRESSORS),
 ]);
 
+/** Whether this process decompresses pages of `codec`. */
+export function isDecodableCodec(codec: string): boolean {
+  return DECODED.has(codec);
+}
+
 /** Throws `UnsupportedFeatureError` naming a codec of `codecs` this process cannot decompress. */
 export function assertDecodableCodecs(codecs: Iterable<string>, file: string): void {
   for (const codec of codecs) {

@@ -10,6 +10,7 @@ import { commitTimestamp, findCommitInfo } from "../log/commit-file.ts";
 import { ChangeDataNotRecordedError, ChangeFeedSchemaChangeError } from "../errors.ts";
 import { parseSchema } from "../table/schema.ts";
 import { readCommitRange } from "./change-feed-commits.ts";
+import { readableInProcess, readChangeRowsInProcess } from "./change-rows-in-process.ts";
 import { planChangeFeedRange } from "./change-feed-schemas.ts";
 import {
   assumedFileRelationSql,
@@ -141,6 +142,8 @@ export async function changeFeedAnswerRows(
   options: Pick<ChangeFeedOptions, "partitionTimeZone" | "known"> = {},
 ): Promise<AnswerRow[]> {
   const plan = await planChangeFeed(store, fromVersion, toVersion, options);
+  const inProcess = await inProcessRows(store, plan);
+  if (inProcess) return inProcess;
   const timeZone = options.partitionTimeZone === undefined ? {} : { timeZone: options.partitionTimeZone };
   const answer = async (feed: PlacedChangeFeed) => {
     // Read at once in the table's columns; only a feed whose files all lack one (it was added after
@@ -168,6 +171,21 @@ export async function changeFeedAnswerRows(
     }
   }
   return withScratchFolder(async (scratch) => answer(await placeInScratch(store, plan, scratch)));
+}
+
+/** The feed's rows read without DuckDB (change-rows-in-process.ts), where that reader reads them. */
+async function inProcessRows(store: ObjectStore, plan: ChangeFeedPlan): Promise<AnswerRow[] | undefined> {
+  const { schemaString, partitionColumns } = plan.snapshot.metadata;
+  const files = plan.files.map((file, i) => ({
+    key: plan.keys[i]!,
+    size: plan.sizes[i],
+    version: file.version,
+    timestamp: file.timestamp,
+    changeType: file.changeType,
+  }));
+  const { fields } = parseSchema(schemaString);
+  if (!readableInProcess(fields, partitionColumns, files)) return undefined;
+  return readChangeRowsInProcess(store, fields, files, plan.missing);
 }
 
 /** DuckDB reports failures as plain `Error`s whose message starts with their kind. */
@@ -205,6 +223,8 @@ interface ChangeFeedPlan {
   readonly files: readonly ChangeFile[];
   /** The object key of each file. */
   readonly keys: readonly string[];
+  /** The bytes of each file, as its commit gives them (`undefined` where it does not). */
+  readonly sizes: readonly (number | undefined)[];
   /** The error for files that are gone, given their indexes. */
   readonly missing: (indexes: readonly number[]) => Error;
 }
@@ -234,10 +254,19 @@ async function planChangeFeed(
     if (changes instanceof ChangeDataNotRecordedError) throw changes;
     return changes;
   });
+  const sizes = new Map<string, number | undefined>();
+  for (const { actions } of commits) {
+    for (const a of actions) {
+      if ("add" in a) sizes.set(a.add.path, a.add.size);
+      else if ("remove" in a) sizes.set(a.remove.path, a.remove.size ?? undefined);
+      else if ("cdc" in a) sizes.set(a.cdc.path, a.cdc.size);
+    }
+  }
   return {
     snapshot,
     files,
     keys: files.map((f) => dataFileKey(f.path)),
+    sizes: files.map((f) => sizes.get(f.path)),
     missing: vacuumedFilesError("changes", snapshot, files),
   };
 }

@@ -48,7 +48,12 @@ async function tableIn(folder: string): Promise<{ store: WatchedStore; table: De
   const store = new WatchedStore(path.join(dir, folder));
   const table = await DeltaTable.create(
     store,
-    { schema: schemaOf(field("id", "long")), properties: { "delta.enableChangeDataFeed": "true" } },
+    // A date column: a feed the in-process reader leaves to DuckDB (change-rows-in-process.ts), whose
+    // reading of local files these tests are about.
+    {
+      schema: schemaOf(field("id", "long"), field("day", "date")),
+      properties: { "delta.enableChangeDataFeed": "true" },
+    },
     { duck },
   );
   for (let id = 1; id <= 3; id++) await table.append({ rows: [{ id }] });
@@ -77,5 +82,23 @@ describe("change feed of a local table", () => {
     const error = await table.changes(1, 3).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DataFilesVacuumedError);
     expect(store.removeAfterCheck).toBeUndefined();
+  });
+});
+
+describe("change feed of tiny files, read in process", () => {
+  it("answers a file removed before it is read as vacuumed", async () => {
+    const store = new LocalObjectStore(path.join(dir, "in-process"));
+    const table = await DeltaTable.create(
+      store,
+      { schema: schemaOf(field("id", "long")), properties: { "delta.enableChangeDataFeed": "true" } },
+      { duck },
+    );
+    for (let id = 1; id <= 3; id++) await table.append({ rows: [{ id }] });
+    expect(ids(await table.changes(1, 3))).toEqual([1, 2, 3]);
+    const add = table.snapshot.files.values().next().value!;
+    unlinkSync(store.localFile(add.path)!);
+    const error = await table.changes(1, 3).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataFilesVacuumedError);
+    await table.close();
   });
 });
