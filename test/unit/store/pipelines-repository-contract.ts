@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { definitionNamed, uniqueSchema } from "./definitions.ts";
+import { definitionNamed, definitionWithTables, uniqueSchema } from "./definitions.ts";
 import {
   DefinitionTooLargeError,
   DefinitionVersionNotFoundError,
+  PipelineChangeTooLargeError,
   PipelineNotFoundError,
   TableOwnedError,
 } from "../../../shared/store/errors.ts";
@@ -216,6 +217,21 @@ export function pipelinesRepositoryContract(
       await expect(repository.create(huge)).rejects.toBeInstanceOf(DefinitionTooLargeError);
       await expect(repository.edit(pipelineId, huge, 1)).rejects.toBeInstanceOf(DefinitionTooLargeError);
       expect((await repository.get(pipelineId))?.definitionVersion).toBe(1);
+    });
+
+    it("refuses a create whose claims outgrow one transaction, naming the pipeline; one that fits is made", async () => {
+      const repository = create();
+      const schema = uniqueSchema();
+      const refused = await repository
+        .create(definitionWithTables("Wide", 99, schema))
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PipelineChangeTooLargeError);
+      expect(refused).toMatchObject({ errorCode: "PIPELINE_CHANGE_TOO_LARGE", httpStatus: 400, writes: 101 });
+      expect((refused as Error).message).toContain('"Wide"');
+      expect(await repository.tableOwner(`main.${schema}.t0`)).toBeUndefined();
+
+      const { pipelineId } = await repository.create(definitionWithTables("Wide", 98, schema));
+      expect(await repository.tableOwner(`main.${schema}.t97`)).toBe(pipelineId);
     });
 
     it("claims a pipeline's tables: one owner each, taken atomically, moved by edits, released by delete", async () => {
