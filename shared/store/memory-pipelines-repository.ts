@@ -120,7 +120,8 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     const stored = this.require(pipelineId);
     const tables = pipelineTables(definition);
     checkChangeFits({ id: pipelineId, name: definition.name }, movedTables(stored.tables, tables), writes);
-    if (stored.record.definitionVersion === expectedVersion) this.assertClaimable(tables, pipelineId);
+    // Another pipeline's table is refused whatever the version, as DynamoDB reports every failed condition.
+    this.assertClaimable(tables, pipelineId);
     const own = memoryWrite({
       check: () => stored.record.definitionVersion === expectedVersion,
       apply: () => {

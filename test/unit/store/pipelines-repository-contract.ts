@@ -271,6 +271,20 @@ export function pipelinesRepositoryContract(
       expect(await repository.tableOwner(table)).toBeUndefined();
     });
 
+    it("refuses another pipeline's table whatever version the edit expects", async () => {
+      const repository = create();
+      const schema = uniqueSchema();
+      const owner = await repository.create(definitionNamed("Owner", undefined, schema));
+      const { pipelineId } = await repository.create(definitionNamed("Claimer"));
+      await repository.edit(pipelineId, definitionNamed("Claimer v2"), 1);
+      for (const expected of [1, 2, 3]) {
+        await expect(
+          repository.edit(pipelineId, definitionNamed("Claimer v3", undefined, schema), expected),
+        ).rejects.toMatchObject({ name: "TableOwnedError", ownerPipelineId: owner.pipelineId });
+      }
+      expect((await repository.get(pipelineId))?.definitionVersion).toBe(2);
+    });
+
     it("of 20 concurrent creates claiming one table, exactly one wins", async () => {
       const repository = create();
       const schema = uniqueSchema();
