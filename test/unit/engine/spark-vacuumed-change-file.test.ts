@@ -61,12 +61,19 @@ const failedWith = (failure: SparkFailure, input: PlannedInput = changeFeedInput
 };
 
 describe("a Spark job's missing change file", () => {
-  for (const message of [
-    `java.io.FileNotFoundException: No such file or directory: ${ROOT}/${CDC_KEY} (under org.apache.spark.SparkException: Job aborted due to stage failure)`,
-    `org.apache.spark.SparkFileNotFoundException: [FAILED_READ_FILE.FILE_NOT_EXIST] File ${ROOT}/${CDC_KEY} does not exist.`,
-  ]) {
+  for (const [kind, message] of [
+    [
+      "input",
+      `java.io.FileNotFoundException: No such file or directory: ${ROOT}/${CDC_KEY} (under org.apache.spark.SparkException: Job aborted due to stage failure)`,
+    ],
+    [
+      "input",
+      `org.apache.spark.SparkFileNotFoundException: [FAILED_READ_FILE.FILE_NOT_EXIST] File ${ROOT}/${CDC_KEY} does not exist.`,
+    ],
+    ["job", `[PATH_NOT_FOUND] Path does not exist: ${ROOT}/${CDC_KEY}.`],
+  ] as const) {
     it(`is the vacuumed-files refusal: ${message.slice(0, 50)}…`, async () => {
-      const error = await failedWith({ status: "failed", kind: "input", message });
+      const error = await failedWith({ status: "failed", kind, message });
       expect(error).toBeInstanceOf(DataFilesVacuumedError);
       expect(error).toMatchObject({
         errorCode: "DELTA_CHANGE_DATA_FILE_NOT_FOUND",
