@@ -10,6 +10,7 @@ import {
   type SparkBatchRequest,
 } from "../../shared/engine/spark/spark-batch-contract.ts";
 import type { SparkJobRun, SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
+import { logger } from "./ebb-logger.ts";
 import { ENVIRONMENT } from "./environment.ts";
 
 /**
@@ -46,6 +47,9 @@ export interface LocalSparkSettings {
 
 const ENTRY_SCRIPT = fileURLToPath(new URL("../spark/ebb_spark_batch.py", import.meta.url));
 const TETHER = fileURLToPath(new URL("../../infra/local/tether.ts", import.meta.url));
+
+/** How much of a stray line on the driver's stdout the log keeps. */
+const MAX_LOGGED_LINE = 200;
 
 /** How long the driver may take to start (a cold JVM on a busy 2-core machine). */
 const START_TIMEOUT_MS = 180_000;
@@ -205,8 +209,16 @@ export class LocalSparkJobs implements SparkJobs {
       return read === undefined || read.done ? undefined : read.value;
     };
     const next = async (): Promise<Answer | undefined> => {
-      const text = await line();
-      return text === undefined ? undefined : answerSchema.parse(JSON.parse(text));
+      for (;;) {
+        const text = await line();
+        if (text === undefined) return undefined;
+        const answer = parsedAnswer(text);
+        if (answer !== undefined) return answer;
+        // A print that reached the driver's stdout (not an answer): the answer itself still follows.
+        logger.warn("the local Spark driver wrote a line that is not an answer; skipped", {
+          line: text.slice(0, MAX_LOGGED_LINE),
+        });
+      }
     };
     const timer = new Promise<"timeout">((resolve) =>
       setTimeout(() => resolve("timeout"), START_TIMEOUT_MS).unref(),
@@ -223,6 +235,16 @@ export class LocalSparkJobs implements SparkJobs {
     }
     process.once("exit", () => killGroup(pid));
     return { child, group: pid, applicationId: ready.applicationId, next };
+  }
+}
+
+/** The driver's answer on `line`, or undefined for any other line. */
+function parsedAnswer(line: string): Answer | undefined {
+  try {
+    const parsed = answerSchema.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -63,7 +63,7 @@ export type { Snapshot } from "./read/snapshot.ts";
 export { snapshotTombstones } from "./log/log-replay.ts";
 export { LocalFileCache } from "./read/table-file-rows.ts";
 export { readHistory, type HistoryEntry } from "./read/table-history.ts";
-export { vacuumedFilesError } from "./read/vacuumed-files.ts";
+export { deletedFileRetention, vacuumedFilesError } from "./read/vacuumed-files.ts";
 export { restoredVersion, walkLineage, type LineageWalk } from "./read/table-lineage.ts";
 export { duckType, parseSchema, type DeltaType, type StructField, type StructType } from "./table/schema.ts";
 export { serializeSchema } from "./table/schema-serialization.ts";

@@ -3,7 +3,7 @@ import type { ObjectStore } from "../object-store/object-store.ts";
 import type { FlowOptions } from "../pipeline/definition-schema.ts";
 import type { Source } from "../pipeline/source-schema.ts";
 import { parseTimestamp } from "../pipeline/timestamp.ts";
-import { versionAtTimestamp } from "../delta/index.ts";
+import { deletedFileRetention, versionAtTimestamp } from "../delta/index.ts";
 import { quoteIdentifier, quoteLiteral } from "../duck/sql-text.ts";
 import {
   DEFAULT_MAX_FILES_PER_BATCH,
@@ -314,6 +314,7 @@ function tableSource(
                 timestamp: file.timestamp,
                 changeType: file.changeType ?? null,
               })),
+              changeFeedRetention: deletedFileRetention(plan.snapshot),
             }
           : {}),
         ...(plan.newestCommitTimestamp !== undefined

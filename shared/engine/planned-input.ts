@@ -39,6 +39,8 @@ export type PlannedInput =
        * are all of `changeType`; every row gets its commit's version and timestamp.
        */
       readonly changeFeed?: readonly PlannedChangeFile[];
+      /** The upstream's file retention, which a change file VACUUM removed before the job read it names. */
+      readonly changeFeedRetention?: string;
       readonly newestUpstreamTimestamp?: number;
       readonly skippedRestores: readonly { readonly version: number; readonly restoredVersion: number }[];
     }

@@ -26,7 +26,7 @@ import { DynamoTableClaims } from "./dynamo-table-claims.ts";
 import { PipelineNotFoundError } from "./errors.ts";
 import { StoreError, StoreUnavailableError } from "../object-store/errors.ts";
 import { dynamoItems, dynamoWrite } from "./dynamo-store-writes.ts";
-import type { StoreWrite } from "./store-writes.ts";
+import { checkChangeFits, movedTables, type StoreWrite } from "./store-writes.ts";
 import { conditionalWrite, request, transactWrite } from "./dynamo-requests.ts";
 import {
   type ActiveUpdateResult,
@@ -82,6 +82,7 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
     const now = this.now();
     const tables = pipelineTables(definition);
+    checkChangeFits({ name: definition.name }, movedTables([], tables), []);
     const item: PipelineItem = {
       pipelineId: randomUUID(),
       itemType: PIPELINE_ITEM,
@@ -183,8 +184,9 @@ export class DynamoPipelinesRepository implements PipelinesRepository {
     const version = expectedVersion + 1;
     const held = (await this.requireItem(pipelineId)).ownedTables ?? [];
     const tables = pipelineTables(definition);
-    const claimed = tables.filter((table) => !held.includes(table));
-    const released = held.filter((table) => !tables.includes(table));
+    const moved = movedTables(held, tables);
+    checkChangeFits({ id: pipelineId, name: definition.name }, moved, writes);
+    const { claimed, released } = moved;
     const result = await transactWrite(() =>
       this.client.send(
         new TransactWriteCommand({

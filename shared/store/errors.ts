@@ -96,6 +96,39 @@ export class DefinitionTooLargeError extends StoreError {
 }
 
 /**
+ * A create or an edit that would claim, release and write more than one DynamoDB transaction holds
+ * (`checkChangeFits`); split, it would no longer be all or none.
+ */
+export class PipelineChangeTooLargeError extends StoreError {
+  override readonly name = "PipelineChangeTooLargeError";
+  override readonly errorCode = "PIPELINE_CHANGE_TOO_LARGE";
+  override readonly httpStatus = 400;
+  readonly writes: number;
+  constructor(
+    pipeline: { readonly id?: string; readonly name: string },
+    change: {
+      readonly writes: number;
+      readonly limit: number;
+      readonly claimed: number;
+      readonly released: number;
+      readonly events: number;
+    },
+  ) {
+    const named = pipeline.id
+      ? `pipeline ${pipeline.id} ("${pipeline.name}")`
+      : `pipeline "${pipeline.name}"`;
+    const way = pipeline.id
+      ? "edit in smaller steps: add or remove fewer datasets per edit"
+      : "create it with fewer datasets, then add the rest by edits";
+    super(
+      `${named}: this ${pipeline.id ? "edit" : "create"} claims ${change.claimed} tables, releases ${change.released} and writes ${change.events} events, ${change.writes} writes in all where one atomic change holds at most ${change.limit}: ${way}`,
+      { data: { writes: change.writes, limit: change.limit } },
+    );
+    this.writes = change.writes;
+  }
+}
+
+/**
  * A dataset's table belongs to another pipeline (a table has one owner). An expected outcome of a
  * create or edit, raised as an error because the API answers it directly (409).
  */

@@ -1,5 +1,5 @@
 import { applyMemoryWrites, memoryWrite } from "./memory-store-writes.ts";
-import type { StoreWrite } from "./store-writes.ts";
+import { checkChangeFits, movedTables, type StoreWrite } from "./store-writes.ts";
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../pipeline/definition-schema.ts";
 import { pipelineTables } from "../pipeline/pipeline-tables.ts";
@@ -44,6 +44,7 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
   async create(definition: PipelineDefinition): Promise<PipelineRecord> {
     const json = storedDefinitionJson(definition);
     const tables = pipelineTables(definition);
+    checkChangeFits({ name: definition.name }, movedTables([], tables), []);
     this.assertClaimable(tables, undefined);
     const now = this.now();
     const record: PipelineRecord = {
@@ -118,7 +119,9 @@ export class MemoryPipelinesRepository implements PipelinesRepository {
     const json = storedDefinitionJson(definition);
     const stored = this.require(pipelineId);
     const tables = pipelineTables(definition);
-    if (stored.record.definitionVersion === expectedVersion) this.assertClaimable(tables, pipelineId);
+    checkChangeFits({ id: pipelineId, name: definition.name }, movedTables(stored.tables, tables), writes);
+    // Another pipeline's table is refused whatever the version, as DynamoDB reports every failed condition.
+    this.assertClaimable(tables, pipelineId);
     const own = memoryWrite({
       check: () => stored.record.definitionVersion === expectedVersion,
       apply: () => {

@@ -1,3 +1,5 @@
+import { PipelineChangeTooLargeError } from "./errors.ts";
+
 /**
  * Writes of several repositories made as one: all or none, in one request (DynamoDB
  * TransactWriteItems). A step's state change and its events are written this way
@@ -21,4 +23,37 @@ export const MAX_WRITES_TOGETHER = 100;
 export function checkWritesTogether(writes: readonly StoreWrite[]): void {
   if (writes.length >= MAX_WRITES_TOGETHER)
     throw new TypeError(`at most ${MAX_WRITES_TOGETHER - 1} writes go with a transition`);
+}
+
+/** The table claims a create or an edit moves: each claimed and each released is one write. */
+export function movedTables(held: readonly string[], tables: readonly string[]) {
+  return {
+    claimed: tables.filter((table) => !held.includes(table)),
+    released: held.filter((table) => !tables.includes(table)),
+  };
+}
+
+/** A create's or an edit's own writes: the pipeline item and its new definition version. */
+const PIPELINE_CHANGE_OWN_WRITES = 2;
+
+/**
+ * Refuses a create or an edit whose writes (its own, a claim or release per table that moves, and
+ * the writes that go with it, e.g. an edit's warning events) do not fit one transaction. They must
+ * be all or none — claims race other pipelines' — so they are not split; the user's way out is
+ * smaller steps. Both adapters call this before writing anything.
+ */
+export function checkChangeFits(
+  pipeline: { readonly id?: string; readonly name: string },
+  moved: ReturnType<typeof movedTables>,
+  writes: readonly StoreWrite[],
+): void {
+  const count = PIPELINE_CHANGE_OWN_WRITES + moved.claimed.length + moved.released.length + writes.length;
+  if (count > MAX_WRITES_TOGETHER)
+    throw new PipelineChangeTooLargeError(pipeline, {
+      writes: count,
+      limit: MAX_WRITES_TOGETHER,
+      claimed: moved.claimed.length,
+      released: moved.released.length,
+      events: writes.length,
+    });
 }

@@ -16,8 +16,11 @@ export function vacuumedFilesError(
   return (indexes) => {
     const gone = indexes.map((i) => files[i]!);
     const versions = [...new Set(gone.map((file) => file.version))].sort((a, b) => a - b);
-    const retention =
-      snapshot.metadata.configuration[TABLE_PROPERTY.deletedFileRetentionDuration] ?? "interval 1 week";
-    return new DataFilesVacuumedError(read, versions, gone[0]!.path, retention);
+    return new DataFilesVacuumedError(read, versions, gone[0]!.path, deletedFileRetention(snapshot));
   };
+}
+
+/** The table's `delta.deletedFileRetentionDuration` as set, or Delta's default: how long VACUUM keeps a file. */
+export function deletedFileRetention(snapshot: Snapshot): string {
+  return snapshot.metadata.configuration[TABLE_PROPERTY.deletedFileRetentionDuration] ?? "interval 1 week";
 }

@@ -21,6 +21,7 @@ import {
 } from "./spark-batch-contract.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 import { sparkKafkaInput } from "./spark-kafka-input.ts";
+import { vacuumedChangeFileError } from "./vacuumed-change-file.ts";
 import {
   prepareSparkState,
   recordSparkState,
@@ -223,10 +224,12 @@ export async function runSparkJob(
 
 /** A failed job as the error the DuckDB engine gives for the same cause (an expectation's, say). */
 function failureError(
-  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "expectations">,
+  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "expectations" | "input">,
   jobId: string,
   failure: SparkFailure,
 ): Error {
+  const vacuumed = vacuumedChangeFileError(batch.input, failure);
+  if (vacuumed) return vacuumed;
   const expectation = batch.expectations?.find((e) => e.name === failure.details?.expectation);
   if (failure.kind === "expectation" && expectation) {
     return new ExpectationViolationError(
@@ -252,7 +255,7 @@ function failureError(
 async function readManifest(
   store: ObjectStore,
   key: string,
-  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "txn" | "expectations">,
+  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "txn" | "expectations" | "input">,
   jobId: string,
 ): Promise<SparkManifest> {
   const parsed = sparkManifestSchema.safeParse(JSON.parse(new TextDecoder().decode(await store.get(key))));

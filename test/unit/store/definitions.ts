@@ -43,3 +43,19 @@ export function definitionNamed(
     ],
   });
 }
+
+/** A valid definition declaring `count` streaming tables (`t0`, `t1`, …) in `schema`. */
+export function definitionWithTables(
+  name: string,
+  count: number,
+  schema = uniqueSchema(),
+): PipelineDefinition {
+  const [dataset] = definitionNamed(name, undefined, schema).datasets;
+  return parseDefinition({
+    name,
+    catalog: "main",
+    schema,
+    configuration: { "pipelines.rewind.enabled": "true" },
+    datasets: Array.from({ length: count }, (_, i) => ({ ...dataset, name: `t${i}` })),
+  });
+}

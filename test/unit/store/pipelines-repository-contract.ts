@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { definitionNamed, uniqueSchema } from "./definitions.ts";
+import { definitionNamed, definitionWithTables, uniqueSchema } from "./definitions.ts";
 import {
   DefinitionTooLargeError,
   DefinitionVersionNotFoundError,
+  PipelineChangeTooLargeError,
   PipelineNotFoundError,
   TableOwnedError,
 } from "../../../shared/store/errors.ts";
@@ -218,6 +219,21 @@ export function pipelinesRepositoryContract(
       expect((await repository.get(pipelineId))?.definitionVersion).toBe(1);
     });
 
+    it("refuses a create whose claims outgrow one transaction, naming the pipeline; one that fits is made", async () => {
+      const repository = create();
+      const schema = uniqueSchema();
+      const refused = await repository
+        .create(definitionWithTables("Wide", 99, schema))
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PipelineChangeTooLargeError);
+      expect(refused).toMatchObject({ errorCode: "PIPELINE_CHANGE_TOO_LARGE", httpStatus: 400, writes: 101 });
+      expect((refused as Error).message).toContain('"Wide"');
+      expect(await repository.tableOwner(`main.${schema}.t0`)).toBeUndefined();
+
+      const { pipelineId } = await repository.create(definitionWithTables("Wide", 98, schema));
+      expect(await repository.tableOwner(`main.${schema}.t97`)).toBe(pipelineId);
+    });
+
     it("claims a pipeline's tables: one owner each, taken atomically, moved by edits, released by delete", async () => {
       const repository = create();
       const schema = uniqueSchema();
@@ -253,6 +269,20 @@ export function pipelinesRepositoryContract(
       expect(await repository.tableOwner(table)).toBe(other.pipelineId);
       await repository.releaseTables(other.pipelineId, [table]);
       expect(await repository.tableOwner(table)).toBeUndefined();
+    });
+
+    it("refuses another pipeline's table whatever version the edit expects", async () => {
+      const repository = create();
+      const schema = uniqueSchema();
+      const owner = await repository.create(definitionNamed("Owner", undefined, schema));
+      const { pipelineId } = await repository.create(definitionNamed("Claimer"));
+      await repository.edit(pipelineId, definitionNamed("Claimer v2"), 1);
+      for (const expected of [1, 2, 3]) {
+        await expect(
+          repository.edit(pipelineId, definitionNamed("Claimer v3", undefined, schema), expected),
+        ).rejects.toMatchObject({ name: "TableOwnedError", ownerPipelineId: owner.pipelineId });
+      }
+      expect((await repository.get(pipelineId))?.definitionVersion).toBe(2);
     });
 
     it("of 20 concurrent creates claiming one table, exactly one wins", async () => {

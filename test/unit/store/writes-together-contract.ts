@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { EventLogRepository, NewEvent } from "../../../shared/store/event-log-repository.ts";
 import type { PipelinesRepository } from "../../../shared/store/pipelines-repository.ts";
 import type { UpdatesRepository } from "../../../shared/store/updates-repository.ts";
-import { definitionNamed } from "./definitions.ts";
+import { PipelineChangeTooLargeError } from "../../../shared/store/errors.ts";
+import { definitionNamed, definitionWithTables, uniqueSchema } from "./definitions.ts";
 
 /** One adapter family's repositories, which take each other's writes (shared/store/store-writes.ts). */
 export interface RepositoryFamily {
@@ -113,6 +114,33 @@ export function writesTogetherContract(name: string, create: () => RepositoryFam
       expect(stale).toEqual({ outcome: "version-conflict", currentVersion: 2 });
       expect(await messages(family, pipelineId)).toEqual(["edit warning"]);
       expect((await family.pipelines.get(pipelineId))?.name).toBe("edited");
+    });
+
+    it("refuses an edit whose claims and events outgrow one transaction, naming the pipeline; one that fits is written", async () => {
+      const family = create();
+      const schema = uniqueSchema();
+      const { pipelineId } = await family.pipelines.create(definitionNamed("crowded", undefined, schema));
+      // The pipeline and its new version, 60 claims (t0's `orders` released: 61) and the events.
+      const events = (count: number) =>
+        family.events.appendWrites(
+          Array.from({ length: count }, (_, i) => event(pipelineId, "", `warning ${i}`, Date.now() + i)),
+        );
+      const refused = await family.pipelines
+        .edit(pipelineId, definitionWithTables("crowded", 60, schema), 1, events(38))
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(PipelineChangeTooLargeError);
+      expect(refused).toMatchObject({ errorCode: "PIPELINE_CHANGE_TOO_LARGE", httpStatus: 400, writes: 101 });
+      expect((refused as Error).message).toContain(pipelineId);
+      expect((await family.pipelines.get(pipelineId))?.definitionVersion).toBe(1);
+      expect(await family.pipelines.tableOwner(`main.${schema}.t0`)).toBeUndefined();
+      expect(await messages(family, pipelineId)).toEqual([]);
+
+      const fits = definitionWithTables("crowded", 60, schema);
+      expect(await family.pipelines.edit(pipelineId, fits, 1, events(37))).toEqual({
+        outcome: "edited",
+        version: 2,
+      });
+      expect(await family.pipelines.tableOwner(`main.${schema}.t59`)).toBe(pipelineId);
     });
   });
 }

@@ -58,9 +58,20 @@ export function PipelinesPage() {
 }
 
 function PipelineRow({ status }: { status: PipelineStatus }) {
-  const detail = usePipeline(status.pipeline_id).data;
+  const query = usePipeline(status.pipeline_id);
+  const detail = query.data;
   const last = detail?.latest_updates?.[0];
   const rewind = detail?.rewind;
+  // Until the pipeline's details arrive (seconds under load) its runs and points are unknown, not none.
+  const unknown = detail ? undefined : query.error ? (
+    <span className="muted" title={errorText(query.error)}>
+      unavailable
+    </span>
+  ) : (
+    <span className="muted" aria-busy="true">
+      loading…
+    </span>
+  );
   return (
     <tr>
       <td>
@@ -79,22 +90,24 @@ function PipelineRow({ status }: { status: PipelineStatus }) {
         <StateBadge state={status.state} />
       </td>
       <td>
-        {last ? (
-          <>
-            <StateBadge state={last.state} /> <span className="muted">{formatAgo(last.creation_time)}</span>
-          </>
-        ) : (
-          <span className="muted">never run</span>
-        )}
+        {unknown ??
+          (last ? (
+            <>
+              <StateBadge state={last.state} /> <span className="muted">{formatAgo(last.creation_time)}</span>
+            </>
+          ) : (
+            <span className="muted">never run</span>
+          ))}
       </td>
       <td>
-        {rewind?.blocked ? (
-          <StateBadge state="BLOCKED" title="A rewind did not finish: rewind again to unblock" />
-        ) : rewind?.latest_rewind_point ? (
-          <span className="muted">point {formatAgo(rewind.latest_rewind_point.timestamp)}</span>
-        ) : (
-          <span className="muted">no points</span>
-        )}
+        {unknown ??
+          (rewind?.blocked ? (
+            <StateBadge state="BLOCKED" title="A rewind did not finish: rewind again to unblock" />
+          ) : rewind?.latest_rewind_point ? (
+            <span className="muted">point {formatAgo(rewind.latest_rewind_point.timestamp)}</span>
+          ) : (
+            <span className="muted">no points</span>
+          ))}
       </td>
       <td className="mono">v{status.definition_version}</td>
       <td className="muted">{formatTime(status.last_modified)}</td>
