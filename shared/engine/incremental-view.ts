@@ -359,18 +359,9 @@ export async function aggregateView(request: AggregateRequest): Promise<{
   // The gained rows' partials merge with the kept ones in one statement; TOUCHED marks the groups
   // the gained rows hold, the ones the state write upserts.
   const gained = `SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")}, true AS ${TOUCHED} FROM (${plan.partialSql})`;
-  await sandbox.run(
+  const merged =
     `CREATE OR REPLACE TEMP TABLE ${MERGED} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name), p.merge)}`).join("")}, bool_or(${TOUCHED}) AS ${TOUCHED} ` +
-      `FROM (${gained} UNION ALL BY NAME SELECT *, false AS ${TOUCHED} FROM ${SEEN}) GROUP BY ALL`,
-  );
-  const writer = state.writer();
-  writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
-  writer.setMeta(DESCRIBED_META, described);
-  writer.upsert(table, `SELECT * EXCLUDE (${TOUCHED}) FROM ${MERGED} WHERE ${TOUCHED}`);
-  // Every group the state holds is in SEEN already: the write need not look the groups up again.
-  writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
-  const written = await writer.commit(sandbox, request.seq);
-
+    `FROM (${gained} UNION ALL BY NAME SELECT *, false AS ${TOUCHED} FROM ${SEEN}) GROUP BY ALL`;
   // The final values (VIEW_FINAL, which the final statement reads) and the output in one statement.
   const final = `SELECT ${[
     ...keys.map((k) => quoteIdentifier(k)),
@@ -380,11 +371,18 @@ export async function aggregateView(request: AggregateRequest): Promise<{
   ].join(", ")} FROM ${MERGED}`;
   // The final statement's columns take the names the query's DESCRIBE gave, by position.
   const named = `(${plan.finalSql}) AS __ebb_view_named(${output.map((c) => quoteIdentifier(c.name)).join(", ")})`;
-  const [created] = await sandbox.rows(
-    `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS WITH ${VIEW_FINAL} AS (${final}) SELECT ${output
-      .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
-      .join(", ")} FROM ${named}`,
-  );
+  const outputSql = `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS WITH ${VIEW_FINAL} AS (${final}) SELECT ${output
+    .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
+    .join(", ")} FROM ${named}`;
+  // Both in one call (the answer is the output's row count): one round trip into DuckDB fewer.
+  const [created] = await sandbox.rows(`${merged};\n${outputSql}`);
+  const writer = state.writer();
+  writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
+  writer.setMeta(DESCRIBED_META, described);
+  writer.upsert(table, `SELECT * EXCLUDE (${TOUCHED}) FROM ${MERGED} WHERE ${TOUCHED}`);
+  // Every group the state holds is in SEEN already: the write need not look the groups up again.
+  writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
+  const written = await writer.commit(sandbox, request.seq);
   return {
     sql: `SELECT * FROM ${OUTPUT}`,
     rows: Number(created?.["Count"] ?? 0),
