@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
@@ -63,10 +64,12 @@ export const VIEW_STATE_PARAMETER = "ebbViewState";
 /** The state table of per-key partials, and the meta entry holding the query's signature. */
 const GROUPS_TABLE = "groups";
 const SIGNATURE_META = "view";
+/** The meta entry holding what the view's query and partials describe as (`describeView`). */
+const DESCRIBED_META = "described";
 
-const BATCH = "__ebb_view_batch";
 const SEEN = "__ebb_view_seen";
 const MERGED = "__ebb_view_merged";
+const TOUCHED = "__ebb_view_touched";
 const OUTPUT = "__ebb_view_output";
 
 export type RefreshKind = "INCREMENTAL" | "FULL_RECOMPUTE";
@@ -334,22 +337,12 @@ export async function aggregateView(request: AggregateRequest): Promise<{
 }> {
   const { sandbox, plan, state } = request;
   await registerTableFiles(sandbox, request.read, request.inputSnapshot, request.files);
-  const query = plan.sql;
-  // The names and types the query itself gives, so both ways write the same table. The first
-  // statement over the user's query: a column it names that the input lacks fails here, as the user's.
-  const described = await sandbox.explainingFailures(request.what, () => sandbox.rows(`DESCRIBE ${query}`));
-  const output = described.map((r) => ({
-    name: String(r["column_name"]),
-    type: String(r["column_type"]),
-  }));
-
-  // The partials' types from a DESCRIBE (nothing runs); the gained rows are aggregated once, into BATCH.
-  const types = new Map(
-    (await sandbox.rows(`DESCRIBE ${plan.partialSql}`)).map((r) => [
-      String(r["column_name"]),
-      String(r["column_type"]),
-    ]),
-  );
+  const describedKey = describedFor(plan, request.inputSnapshot);
+  const kept = describedSchema.safeParse(state.meta[DESCRIBED_META]);
+  const described =
+    kept.success && kept.data.for === describedKey ? kept.data : await describeView(request, describedKey);
+  const output = described.output;
+  const types = new Map(described.partials);
   // Parquet has no HUGEINT: integer sums are kept as BIGINT (as windowed aggregation keeps them).
   const typeOf = (name: string) => (types.get(name) === "HUGEINT" ? "BIGINT" : types.get(name)!);
   const keys = plan.groupKeys.map((_, j) => groupColumn(j));
@@ -357,26 +350,18 @@ export async function aggregateView(request: AggregateRequest): Promise<{
   const list = (names: readonly string[]) => names.map((n) => quoteIdentifier(n)).join(", ");
   const cast = (name: string, type: string, merge = (column: string, _type: string) => column) =>
     `CAST(${merge(quoteIdentifier(name), type)} AS ${type}) AS ${quoteIdentifier(name)}`;
-  await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${BATCH} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")} FROM (${plan.partialSql})`,
-  );
   const schema: StateSchema = {
     key: keys.map((name) => ({ name, type: typeOf(name) })),
     value: parts.map((p) => ({ name: p.name, type: typeOf(p.name) })),
   };
   const table = state.table(GROUPS_TABLE, schema);
   await table.loadAll(sandbox, SEEN);
-  await sandbox.run(
-    `CREATE OR REPLACE TEMP TABLE ${MERGED} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name), p.merge)}`).join("")} ` +
-      `FROM (SELECT * FROM ${BATCH} UNION ALL BY NAME SELECT * FROM ${SEEN}) GROUP BY ALL`,
-  );
-  const writer = state.writer();
-  writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
-  writer.upsert(table, `SELECT m.* FROM ${MERGED} m SEMI JOIN ${BATCH} b ON ${table.keyMatch("m", "b")}`);
-  // Every group the state holds is in SEEN already: the write need not look the groups up again.
-  writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
-  const written = await writer.commit(sandbox, request.seq);
-
+  // The gained rows' partials merge with the kept ones in one statement; TOUCHED marks the groups
+  // the gained rows hold, the ones the state write upserts.
+  const gained = `SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name))}`).join("")}, true AS ${TOUCHED} FROM (${plan.partialSql})`;
+  const merged =
+    `CREATE OR REPLACE TEMP TABLE ${MERGED} AS SELECT ${list(keys)}${parts.map((p) => `, ${cast(p.name, typeOf(p.name), p.merge)}`).join("")}, bool_or(${TOUCHED}) AS ${TOUCHED} ` +
+    `FROM (${gained} UNION ALL BY NAME SELECT *, false AS ${TOUCHED} FROM ${SEEN}) GROUP BY ALL`;
   // The final values (VIEW_FINAL, which the final statement reads) and the output in one statement.
   const final = `SELECT ${[
     ...keys.map((k) => quoteIdentifier(k)),
@@ -386,16 +371,61 @@ export async function aggregateView(request: AggregateRequest): Promise<{
   ].join(", ")} FROM ${MERGED}`;
   // The final statement's columns take the names the query's DESCRIBE gave, by position.
   const named = `(${plan.finalSql}) AS __ebb_view_named(${output.map((c) => quoteIdentifier(c.name)).join(", ")})`;
-  const [created] = await sandbox.rows(
-    `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS WITH ${VIEW_FINAL} AS (${final}) SELECT ${output
-      .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
-      .join(", ")} FROM ${named}`,
-  );
+  const outputSql = `CREATE OR REPLACE TEMP TABLE ${OUTPUT} AS WITH ${VIEW_FINAL} AS (${final}) SELECT ${output
+    .map((c) => `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`)
+    .join(", ")} FROM ${named}`;
+  // Both in one call (the answer is the output's row count): one round trip into DuckDB fewer.
+  const [created] = await sandbox.rows(`${merged};\n${outputSql}`);
+  const writer = state.writer();
+  writer.setMeta(SIGNATURE_META, stateSignature(plan, request.inputSnapshot));
+  writer.setMeta(DESCRIBED_META, described);
+  writer.upsert(table, `SELECT * EXCLUDE (${TOUCHED}) FROM ${MERGED} WHERE ${TOUCHED}`);
+  // Every group the state holds is in SEEN already: the write need not look the groups up again.
+  writer.liveKeysRead(table, `SELECT ${list(keys)} FROM ${SEEN}`);
+  const written = await writer.commit(sandbox, request.seq);
   return {
     sql: `SELECT * FROM ${OUTPUT}`,
     rows: Number(created?.["Count"] ?? 0),
     stateVersion: written.version,
     // OUTPUT's columns are these, cast to these types: the overwrite need not describe it again.
     columns: output.map((c) => ({ name: c.name, duckType: c.type })),
+  };
+}
+
+/**
+ * The names and types the view's query gives (so both ways write the same table) and its partials'
+ * types, for `for` (`describedFor`): the query, its partials and the input's schema. They depend on
+ * nothing else, so a refresh keeps them in its state's meta and the next one over the same query and
+ * input schema takes them from there, two DESCRIBEs fewer.
+ */
+const describedSchema = z.object({
+  for: z.string(),
+  output: z.array(z.object({ name: z.string(), type: z.string() })),
+  partials: z.array(z.tuple([z.string(), z.string()])),
+});
+type Described = z.infer<typeof describedSchema>;
+
+/** A digest, not the text: the input's schema can be long, and the meta is read back on every refresh. */
+function describedFor(plan: IncrementalViewPlan, input: Snapshot): string {
+  const text = JSON.stringify({
+    query: plan.sql,
+    partials: plan.partialSql,
+    input: input.metadata.schemaString,
+  });
+  return createHash("sha256").update(text).digest("hex");
+}
+
+async function describeView(request: AggregateRequest, key: string): Promise<Described> {
+  const { sandbox, plan } = request;
+  // The first statement over the user's query: a column it names that the input lacks fails here, as the user's.
+  const described = await sandbox.explainingFailures(request.what, () =>
+    sandbox.rows(`DESCRIBE ${plan.sql}`),
+  );
+  // The partials' types from a DESCRIBE (nothing runs).
+  const partials = await sandbox.rows(`DESCRIBE ${plan.partialSql}`);
+  return {
+    for: key,
+    output: described.map((r) => ({ name: String(r["column_name"]), type: String(r["column_type"]) })),
+    partials: partials.map((r) => [String(r["column_name"]), String(r["column_type"])] as [string, string]),
   };
 }

@@ -304,9 +304,13 @@ export class StateTable {
     where = "TRUE",
   ): Promise<void> {
     const target = quoteIdentifier(into);
-    await sql.run(`CREATE OR REPLACE TEMP TABLE ${target} (${this.columnsDdl()})`);
-    if (merged)
-      await sql.run(`INSERT INTO ${target} SELECT ${this.columnList("m")} FROM (${merged}) m WHERE ${where}`);
+    const create = `CREATE OR REPLACE TEMP TABLE ${target} (${this.columnsDdl()})`;
+    // One call for both statements: a round trip into DuckDB is most of what a small one costs.
+    await sql.run(
+      merged
+        ? `${create};\nINSERT INTO ${target} SELECT ${this.columnList("m")} FROM (${merged}) m WHERE ${where}`
+        : create,
+    );
   }
 
   private storedBuckets(buckets: Iterable<number>): number[] {

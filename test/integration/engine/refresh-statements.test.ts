@@ -73,10 +73,53 @@ describe("the statements of an update", () => {
     expect(describes.some((s) => s.includes("__ebb_view_output"))).toBe(false);
     expect(sql.filter((s) => /^COPY "__ebb_view_output"|read_parquet\('[^']*'\)\)$/.test(s))).toEqual([]);
     expect(sql.filter((s) => /count\(\*\)::BIGINT AS n FROM __ebb_view_output/.test(s))).toEqual([]);
+    // The view's query and partials were described by the refresh before, which kept their types.
+    expect(sql.filter((s) => /^DESCRIBE SELECT/.test(s) && !s.includes("read_parquet("))).toEqual([]);
     expect((await h.rows("totals", "region")).map((r) => [r["region"], Number(r["n"])])).toEqual([
       ["APAC", 3],
       ["EU", 3],
       ["US", 3],
+    ]);
+  });
+
+  it("describes a redefined view again, even where only a name changed or its partials stay the same", async () => {
+    const h = new RewindHarness();
+    const base = definition(h.landingUri);
+    const withView = (sql: string) => ({
+      ...base,
+      datasets: [base.datasets[0], { ...base.datasets[1], sql }],
+    });
+    await h.deploy(base);
+    await h.land("a.json", jsonLines(0, 6));
+    await h.run();
+    // The same partials (count and sum of amount by region), the output's names changed.
+    await h.deploy(
+      withView("SELECT region, count(*) AS orders, sum(amount) AS revenue FROM cleaned GROUP BY region"),
+    );
+    await h.land("b.json", jsonLines(6, 3));
+    await h.run();
+    const renamed = await h.rows("totals", "region");
+    expect(Object.keys(renamed[0]!)).toEqual(["region", "orders", "revenue"]);
+    expect(renamed.map((r) => [r["region"], Number(r["orders"])])).toEqual([
+      ["APAC", 3],
+      ["EU", 3],
+      ["US", 3],
+    ]);
+    // Other partials and types: a mean where a sum was.
+    await h.deploy(
+      withView("SELECT region, count(*) AS orders, avg(amount) AS mean FROM cleaned GROUP BY region"),
+    );
+    await h.land("c.json", jsonLines(9, 3));
+    const { result } = await statementsOf(() => h.run());
+    expect(result.views["totals"]).toMatchObject({ recomputed: true });
+    await h.land("d.json", jsonLines(12, 3));
+    expect((await h.run()).views["totals"]).toMatchObject({ refresh: "INCREMENTAL" });
+    const averaged = await h.rows("totals", "region");
+    expect(Object.keys(averaged[0]!)).toEqual(["region", "orders", "mean"]);
+    expect(averaged.map((r) => [r["region"], Number(r["orders"]), r["mean"]])).toEqual([
+      ["APAC", 5, 80],
+      ["EU", 5, 60],
+      ["US", 5, 70],
     ]);
   });
 });
