@@ -224,7 +224,7 @@ export async function runSparkJob(
 
 /** A failed job as the error the DuckDB engine gives for the same cause (an expectation's, say). */
 function failureError(
-  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "expectations" | "input">,
+  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "expectations"> & { readonly input?: PlannedInput },
   jobId: string,
   failure: SparkFailure,
 ): Error {
@@ -255,7 +255,9 @@ function failureError(
 async function readManifest(
   store: ObjectStore,
   key: string,
-  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "txn" | "expectations" | "input">,
+  batch: Pick<SparkBatch, "flow" | "dataset" | "seq" | "txn" | "expectations"> & {
+    readonly input?: PlannedInput;
+  },
   jobId: string,
 ): Promise<SparkManifest> {
   const parsed = sparkManifestSchema.safeParse(JSON.parse(new TextDecoder().decode(await store.get(key))));

@@ -11,10 +11,10 @@ import type { SparkFailure } from "./spark-batch-contract.ts";
  * ends with the file's key under the table root.
  */
 export function vacuumedChangeFileError(
-  input: PlannedInput,
+  input: PlannedInput | undefined,
   failure: SparkFailure,
 ): DataFilesVacuumedError | undefined {
-  if ((failure.kind !== "input" && failure.kind !== "job") || input.kind !== "table") return undefined;
+  if ((failure.kind !== "input" && failure.kind !== "job") || input?.kind !== "table") return undefined;
   const { changeFeed, changeFeedRetention } = input;
   if (!changeFeed || changeFeedRetention === undefined) return undefined;
   if (!/FileNotFound|FILE_NOT_EXIST|PATH_NOT_FOUND|does not exist|No such file/.test(failure.message))
