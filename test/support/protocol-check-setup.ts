@@ -7,22 +7,31 @@ import { MemoryObjectStore } from "../../shared/object-store/memory-object-store
  * what they store and return is unchanged.
  */
 
-const written = new Set<MemoryObjectStore>();
-const observed = ["put", "putIfAbsent", "putIfMatch"] as const;
-for (const method of observed) {
-  const original = MemoryObjectStore.prototype[method] as (
-    this: MemoryObjectStore,
-    key: string,
-    ...rest: never[]
-  ) => Promise<unknown>;
-  Object.defineProperty(MemoryObjectStore.prototype, method, {
-    configurable: true,
-    writable: true,
-    value: function (this: MemoryObjectStore, key: string, ...rest: never[]) {
-      if (key.includes("_delta_log/")) written.add(this);
-      return original.call(this, key, ...rest);
-    },
-  });
+// Without isolation (vitest.config.ts's unit project) this file runs again before each test file in
+// the same process, over the same cached class: its writes are observed once, into one set kept on it.
+const WRITTEN = Symbol.for("ebb.protocol-check.written");
+const holder = MemoryObjectStore.prototype as { [WRITTEN]?: Set<MemoryObjectStore> };
+const written = holder[WRITTEN] ?? observeWrites();
+
+function observeWrites(): Set<MemoryObjectStore> {
+  const stores = new Set<MemoryObjectStore>();
+  holder[WRITTEN] = stores;
+  for (const method of ["put", "putIfAbsent", "putIfMatch"] as const) {
+    const original = MemoryObjectStore.prototype[method] as (
+      this: MemoryObjectStore,
+      key: string,
+      ...rest: never[]
+    ) => Promise<unknown>;
+    Object.defineProperty(MemoryObjectStore.prototype, method, {
+      configurable: true,
+      writable: true,
+      value: function (this: MemoryObjectStore, key: string, ...rest: never[]) {
+        if (key.includes("_delta_log/")) stores.add(this);
+        return original.call(this, key, ...rest);
+      },
+    });
+  }
+  return stores;
 }
 
 afterEach(async () => {
