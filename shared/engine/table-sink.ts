@@ -515,6 +515,20 @@ export async function overwriteTable(
   };
   const source = await describedSource(rowsSql, described);
   const prepared = await prepareWrite(context, snapshot, source, "overwrite", await schemaOf());
+  return commitOverwrite(target, session, snapshot, prepared, options);
+}
+
+/**
+ * Commits a prepared overwrite of `snapshot`'s table (the one commit of a materialized view's
+ * refresh, whichever engine wrote its files): a conflict is thrown, the commit's rows counted.
+ */
+export async function commitOverwrite(
+  target: SinkTarget,
+  session: SinkSession,
+  snapshot: Snapshot,
+  prepared: PreparedCommit,
+  options: Pick<WriteOptions, "timestampFloor" | "extraParameters" | "beforeCommit">,
+): Promise<{ version: number; timestamp: number; rows: number }> {
   const commitScratch = await ScratchFolder.createIn(session.scratch.dir, "commit-");
   const outcome = await commitTransaction(
     target.store,

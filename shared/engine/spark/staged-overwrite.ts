@@ -1,11 +1,11 @@
-import { ScratchFolder } from "../../duck/scratch-folder.ts";
+import { beginTransaction, prepareStagedWrite, type WriteOptions } from "../../delta/index.ts";
 import {
-  beginTransaction,
-  commitTransaction,
-  prepareStagedWrite,
-  type WriteOptions,
-} from "../../delta/index.ts";
-import { openOrCreateWith, type SinkSession, type SinkTarget, type StagedFiles } from "../table-sink.ts";
+  commitOverwrite,
+  openOrCreateWith,
+  type SinkSession,
+  type SinkTarget,
+  type StagedFiles,
+} from "../table-sink.ts";
 
 /**
  * Overwrites a table with data files another engine wrote into its folder (a Spark job's recompute
@@ -24,22 +24,5 @@ export async function overwriteWithStagedFiles(
   const prepared = await prepareStagedWrite(snapshot, "overwrite", session.clock, staged.schema, async () => [
     ...staged.adds,
   ]);
-  const commitScratch = await ScratchFolder.createIn(session.scratch.dir, "commit-");
-  const outcome = await commitTransaction(
-    target.store,
-    {
-      readSnapshot: snapshot,
-      prepared,
-      ...(options.timestampFloor !== undefined ? { timestampFloor: options.timestampFloor } : {}),
-      ...(options.extraParameters ? { extraParameters: options.extraParameters } : {}),
-      ...(options.beforeCommit ? { beforeCommit: options.beforeCommit } : {}),
-    },
-    { clock: session.clock, session: { ...session, scratch: commitScratch } },
-  ).finally(() => commitScratch.dispose());
-  if (outcome.status === "conflict") throw outcome.error;
-  return {
-    version: outcome.version,
-    timestamp: outcome.timestamp,
-    rows: Number(prepared.operation.operationMetrics?.["numOutputRows"] ?? 0),
-  };
+  return commitOverwrite(target, session, snapshot, prepared, options);
 }
