@@ -367,7 +367,7 @@ def run_batch(spark, request):
     if flagged is not None:
         flagged.unpersist()
     rows_in = (source.count() if source is not None else 0) + (joined.count() if joined is not None else 0)
-    newest = ebb_spark_kafka_newest(source) if request["input"]["kind"] == "kafka" else None
+    newest = ebb_spark_kafka_newest(source) if (request.get("input") or {}).get("kind") == "kafka" else None
     manifest = {
         "version": MANIFEST_VERSION,
         "status": "succeeded",
