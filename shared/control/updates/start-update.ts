@@ -33,7 +33,7 @@ import {
 } from "../plane/control-plane.ts";
 import { InvalidParameterError } from "../../errors/coded-error.ts";
 import { DatasetCatalog } from "../../engine/dataset-catalog.ts";
-import { firstFlowRefusedBySpark } from "../../engine/spark/engine-choice.ts";
+import { firstRefusedBySpark } from "../../engine/spark/update-refusal.ts";
 import { FlowNotSupportedOnSparkError } from "../../engine/spark/errors.ts";
 
 /**
@@ -115,7 +115,7 @@ export async function startUpdate(
       "other",
       plan.resets.map((r) => r.dataset),
     );
-    const refused = firstFlowRefusedBySpark(new DatasetCatalog(pipeline, plane.bucket), plan, body.engine);
+    const refused = firstRefusedBySpark(new DatasetCatalog(pipeline, plane.bucket), plan, body.engine);
     if (refused) throw new FlowNotSupportedOnSparkError(refused.flow, refused.reason);
     // Unless the last completed run was of this very version, a deploy or a rewind came in between.
     if (record.tablesWrittenBy !== version) {

@@ -189,38 +189,6 @@ export function duckDbOnlySyntax(sql: string): string | undefined {
   return undefined;
 }
 
-/**
- * The first flow an update runs (`run`, narrowed to `runFlows` when it selected flows) that Spark
- * cannot run when every batch is to run on Spark (the update's `engine`, or `pipelines.engine =
- * spark`), with why; undefined when all can, or when the engine is DuckDB or `auto` (which keeps such
- * a flow on DuckDB). Asked at start and at `validate_only`: refused before any batch is planned.
- */
-export function firstFlowRefusedBySpark(
-  catalog: DatasetCatalog,
-  plan: { readonly run: readonly string[]; readonly runFlows?: readonly string[] },
-  override: BatchEngine | undefined,
-): { readonly flow: string; readonly reason: string } | undefined {
-  const setting = override
-    ? { kind: "fixed", engine: override }
-    : (catalog.pipeline.settings.engine ?? DEFAULT_ENGINE);
-  if (setting.kind !== "fixed" || setting.engine !== "spark") return undefined;
-  for (const name of plan.run) {
-    const dataset = catalog.pipeline.definition.datasets.find((d) => d.name === name);
-    if (dataset?.type !== "streaming_table") continue;
-    for (const flow of dataset.flows) {
-      if (plan.runFlows && !plan.runFlows.includes(flow.name)) continue;
-      const reason = sparkUnsupported({
-        pipeline: catalog.pipeline.definition,
-        dataset,
-        flow,
-        readViews: readViewsOf(catalog, dataset.name, flow.name),
-      });
-      if (reason) return { flow: flow.name, reason };
-    }
-  }
-  return undefined;
-}
-
 /** The views `dataset`'s query (or its flow's) reads, in the order the job registers them. */
 export function readViewsOf(
   catalog: Pick<DatasetCatalog, "snapshotReads">,

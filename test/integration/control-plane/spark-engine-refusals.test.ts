@@ -106,6 +106,32 @@ describe("the Spark engine's refusals", () => {
     expect((await cp.client.waitForUpdate(pipeline_id, update_id)).state).toBe("COMPLETED");
   });
 
+  it("refuses an update on Spark of a materialized view written for DuckDB before any batch, but not a view kept incrementally", async () => {
+    const withView = (schema: string, sql: string) => {
+      const definition = pipeline(cp.landing, schema);
+      return {
+        ...definition,
+        definition: {
+          datasets: [...definition.definition.datasets, { type: "materialized_view", name: "ids", sql }],
+        },
+      };
+    };
+    // A recompute (no GROUP BY of decomposable aggregates): Spark would run it, and cannot.
+    const recomputed = await cp.client.createPipeline(
+      withView("view_duckish", "SELECT id::VARCHAR AS id FROM raw"),
+    );
+    const refused = await refusal(cp.client.startUpdate(recomputed.pipeline_id, { engine: "spark" }));
+    expect(refused.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
+    expect(refused.message).toMatch(/"ids" cannot run on Spark: its SQL is written for DuckDB \(a :: cast/);
+    // Nothing ran: the raw table was never written.
+    expect(await cp.client.listUpdates(recomputed.pipeline_id)).toMatchObject({ updates: [] });
+    // Kept incrementally, a view refreshes on DuckDB whatever the engine: not refused.
+    const incremental = await cp.client.createPipeline(
+      withView("view_incremental", "SELECT id, count(*) AS n FROM raw WHERE id::VARCHAR <> '' GROUP BY id"),
+    );
+    await cp.client.startUpdate(incremental.pipeline_id, { engine: "spark", validate_only: true });
+  });
+
   it("takes windowed aggregations (DISTINCT aggregates, sub-second windows) and stream-stream joins on Spark", async () => {
     const windowed = (schema: string, sql: string, join = false) => ({
       name: `spark refusals ${schema}`,
