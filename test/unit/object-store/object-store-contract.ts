@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidKeyError, ObjectNotFoundError } from "../../../shared/object-store/errors.ts";
 import { listAllKeys, type ObjectStore } from "../../../shared/object-store/object-store.ts";
 import { withPrefix } from "../../../shared/object-store/prefixed-object-store.ts";
+import { compareKeys } from "../../../shared/object-store/object-key.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (body: Uint8Array) => new TextDecoder().decode(body);
@@ -103,6 +104,16 @@ export function objectStoreContract(name: string, create: () => Promise<ObjectSt
       await store.delete("d/never");
       await store.deleteMany(["d/2", "d/never"]);
       expect((await listAllKeys(store, "d/")).map((o) => o.key)).toEqual(["d/3"]);
+    });
+
+    it("deletes many keys at once, exactly those named, missing ones included", async () => {
+      const store = await create();
+      const keys = Array.from({ length: 250 }, (_, i) => `m/p=${i}/f-${i}`);
+      for (const key of keys) await store.put(key, bytes(key));
+      const doomed = keys.filter((_, i) => i % 3 !== 0);
+      await store.deleteMany([...doomed, "m/p=1/never", "m/never"]);
+      const kept = keys.filter((_, i) => i % 3 === 0).sort(compareKeys);
+      expect((await listAllKeys(store, "m/")).map((o) => o.key)).toEqual(kept);
     });
 
     it("refuses keys that could escape the store", async () => {
