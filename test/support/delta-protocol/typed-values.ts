@@ -106,7 +106,9 @@ export function boundProblem(type: SchemaType, value: ExactValue): string | unde
 export function compareBounds(type: SchemaType, a: ExactValue, b: ExactValue): number | undefined {
   if (!(a instanceof NumberText) || !(b instanceof NumberText)) {
     if (typeof a === "string" && typeof b === "string" && (type === "date" || type === "string")) {
-      return a < b ? -1 : a > b ? 1 : 0;
+      // Delta's readers order strings by their UTF-8 bytes (code points), not JavaScript's UTF-16
+      // units: the two disagree between U+E000-U+FFFF and the characters beyond U+FFFF.
+      return Math.sign(Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
     }
     return undefined;
   }
