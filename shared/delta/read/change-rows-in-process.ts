@@ -88,7 +88,9 @@ export async function readChangeRowsInProcess(
     ...files.filter((f) => f.changeType !== undefined),
     ...files.filter((f) => f.changeType === undefined),
   ];
-  const contents = await fetchAll(store, ordered, (key) => files.findIndex((f) => f.key === key), missing);
+  // A file is read for every version that needs it (added by one, removed by another): each is gone.
+  const indexesOf = (key: string) => files.flatMap((f, i) => (f.key === key ? [i] : []));
+  const contents = await fetchAll(store, ordered, indexesOf, missing);
   const rows: AnswerRow[] = [];
   for (let i = 0; i < ordered.length; i++) {
     const fileRows = decodeFile(contents[i]!, fields, ordered[i]!);
@@ -101,11 +103,11 @@ export async function readChangeRowsInProcess(
 async function fetchAll(
   store: ObjectStore,
   files: readonly InProcessChangeFile[],
-  indexOf: (key: string) => number,
+  indexesOf: (key: string) => number[],
   missing: (indexes: readonly number[]) => Error,
 ): Promise<ArrayBuffer[]> {
   const out: ArrayBuffer[] = [];
-  const gone: number[] = [];
+  const gone = new Set<number>();
   for (let i = 0; i < files.length; i += FETCH_CONCURRENCY) {
     const batch = files.slice(i, i + FETCH_CONCURRENCY);
     const fetched = await Promise.all(
@@ -116,14 +118,14 @@ async function fetchAll(
           return (whole ? bytes.buffer : new Uint8Array(bytes).buffer) as ArrayBuffer; // a copy only of a view into a larger buffer
         } catch (error) {
           if (!(error instanceof ObjectNotFoundError)) throw error;
-          gone.push(indexOf(key));
+          for (const index of indexesOf(key)) gone.add(index);
           return new ArrayBuffer(0);
         }
       }),
     );
     out.push(...fetched);
   }
-  if (gone.length > 0) throw missing(gone.sort((a, b) => a - b));
+  if (gone.size > 0) throw missing([...gone].sort((a, b) => a - b));
   return out;
 }
 
