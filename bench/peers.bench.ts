@@ -4,15 +4,11 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import {
-  DeltaTable,
-  forgetDecodedCheckpoints,
-  loadSnapshot,
-  type StructType,
-} from "../shared/delta/index.ts";
+import { DeltaTable, forgetDecodedCheckpoints, loadSnapshot } from "../shared/delta/index.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
 import { copyTree } from "./peers/copy-tree.ts";
+import { PEER_TABLE_SCHEMA, removedFilesTable } from "./peers/peer-tables.ts";
 import { duckScript, ebbPipeline } from "./peers/pipeline-scenario.ts";
 
 /**
@@ -30,14 +26,7 @@ const COMMITS = 1000;
 const CDF_COMMITS = 100;
 const VACUUM_FILES = 1000;
 
-const schema: StructType = {
-  type: "struct",
-  fields: [
-    { name: "id", type: "long", nullable: false, metadata: {} },
-    { name: "p", type: "integer", nullable: false, metadata: {} },
-    { name: "payload", type: "string", nullable: true, metadata: {} },
-  ],
-};
+const schema = PEER_TABLE_SCHEMA;
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -79,23 +68,6 @@ async function longLogTable(duck: DuckSession, root: string): Promise<void> {
     { duck },
   );
   for (let i = 1; i <= COMMITS; i++) await table.append({ rows: [{ id: i, p: 0, payload: `row ${i}` }] });
-  await table.close();
-}
-
-/** A table whose `VACUUM_FILES` files (one per partition) were all removed at version 1. */
-async function vacuumTable(duck: DuckSession, root: string): Promise<void> {
-  const table = await DeltaTable.create(
-    new LocalObjectStore(root),
-    {
-      schema,
-      partitionColumns: ["p"],
-      rows: {
-        sql: `SELECT range AS id, CAST(range % ${VACUUM_FILES} AS INTEGER) AS p, 'x' AS payload FROM range(${VACUUM_FILES * 10})`,
-      },
-    },
-    { duck },
-  );
-  await table.delete();
   await table.close();
 }
 
@@ -220,7 +192,7 @@ export async function run(): Promise<void> {
     const log = path.join(dir, "long-log");
     const vacuum = path.join(dir, "vacuum");
     await longLogTable(duck, log);
-    await vacuumTable(duck, vacuum);
+    await removedFilesTable(duck, vacuum, VACUUM_FILES);
     const ebb = await ebbFigures(duck, log, vacuum);
     const rs = deltaRsFigures(log, vacuum);
     console.log(

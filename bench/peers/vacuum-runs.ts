@@ -3,10 +3,11 @@ import { Session } from "node:inspector/promises";
 import path from "node:path";
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import { loadavg } from "node:os";
-import { DeltaTable, type StructType } from "../../shared/delta/index.ts";
+import { DeltaTable } from "../../shared/delta/index.ts";
 import { DuckSession } from "../../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../../shared/object-store/local-object-store.ts";
 import { copyTree } from "./copy-tree.ts";
+import { removedFilesTable } from "./peer-tables.ts";
 
 /**
  * `tsx bench/peers/vacuum-runs.ts <dir> [runs]`: the peers bench's VACUUM (`vacuumOnce`) `runs` times
@@ -21,34 +22,13 @@ const [dir = "/tmp/ebb-vacuum-runs", runsText = "7"] = process.argv.slice(2);
 const source = path.join(dir, "vacuum");
 const duck = await DuckSession.open();
 
-const schema: StructType = {
-  type: "struct",
-  fields: [
-    { name: "id", type: "long", nullable: false, metadata: {} },
-    { name: "p", type: "integer", nullable: false, metadata: {} },
-    { name: "payload", type: "string", nullable: true, metadata: {} },
-  ],
-};
-
 if (
   !(await stat(source).then(
     () => true,
     () => false,
   ))
 ) {
-  const table = await DeltaTable.create(
-    new LocalObjectStore(source),
-    {
-      schema,
-      partitionColumns: ["p"],
-      rows: {
-        sql: `SELECT range AS id, CAST(range % ${FILES} AS INTEGER) AS p, 'x' AS payload FROM range(${FILES * 10})`,
-      },
-    },
-    { duck },
-  );
-  await table.delete();
-  await table.close();
+  await removedFilesTable(duck, source, FILES);
 }
 
 const session = new Session();
