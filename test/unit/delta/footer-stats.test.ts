@@ -153,6 +153,12 @@ describe("stats decoded from a footer", () => {
     expect(decoded).toBe(reference);
   });
 
+  it("hand a file with a timestamp outside years 1-9999 back to the query", async () => {
+    const row: Row = { l: 1n, i: 2, b: 3, d: 0.5, f: 1.5, s: "eu", dt: 0, ts: 0n, tn: 0n, flag: true };
+    const { decoded } = await bothStats([[row], [{ ...row, ts: 9_000_000_000_000_000_000n }]]);
+    expect(decoded).toBeUndefined();
+  });
+
   it("hand a decimal column back to the query", () => {
     const decimal = statsColumns(
       {
