@@ -6,8 +6,14 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import * as logs from "aws-cdk-lib/aws-logs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import * as assets from "aws-cdk-lib/aws-s3-assets";
+import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
+import {
+  sparkNetworkConfiguration,
+  sparkSecretEnvironment,
+  type SparkJobNetwork,
+} from "./spark-job-reach.ts";
 
 /**
  * The Spark engine on AWS: an EMR Serverless application (a release with Spark and Delta Lake; no
@@ -57,6 +63,14 @@ export interface EbbSparkEngineProps {
    * Kafka batch sent to Spark fails naming the missing client
    */
   readonly kafkaClient?: boolean;
+  /** Run the application's workers in a VPC (to reach brokers there, as MSK's are). @default none: the service's own network */
+  readonly network?: SparkJobNetwork;
+  /**
+   * Environment variables of each job's driver, each the value of a Secrets Manager secret (resolved
+   * by EMR Serverless when the job starts): the `password_env` and `tls.ca_env` a `kafka` source
+   * names. The job role may read these secrets and no other. @default none
+   */
+  readonly environmentSecrets?: Readonly<Record<string, secretsmanager.ISecret>>;
 }
 
 /**
@@ -90,6 +104,7 @@ export class EbbSparkEngine extends Construct {
       releaseLabel: props.releaseLabel ?? EMR_RELEASE_LABEL,
       type: "SPARK",
       ...(props.maximumCapacity ? { maximumCapacity: { ...props.maximumCapacity } } : {}),
+      ...(props.network ? { networkConfiguration: sparkNetworkConfiguration(this, props.network) } : {}),
       autoStartConfiguration: { enabled: true },
       autoStopConfiguration: {
         enabled: true,
@@ -163,6 +178,10 @@ export class EbbSparkEngine extends Construct {
       );
     }
     if (bucket.encryptionKey) bucket.encryptionKey.grantEncryptDecrypt(this.jobRole);
+    this.application.runtimeConfiguration = sparkSecretEnvironment(
+      props.environmentSecrets ?? {},
+      this.jobRole,
+    );
     this.logGroup.grantWrite(this.jobRole);
     this.jobRole.addToPolicy(
       new iam.PolicyStatement({ actions: ["logs:DescribeLogGroups"], resources: ["*"] }),

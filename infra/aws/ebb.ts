@@ -7,6 +7,7 @@ import * as lambda from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
+import type * as secretsmanager from "aws-cdk-lib/aws-secretsmanager";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
@@ -141,6 +142,11 @@ export interface EbbSparkEngineOptions {
   readonly jobTimeout?: Duration;
   /** Let `kafka` batches run on Spark: each job fetches the Kafka client from Maven Central (docs/spark-engine.md). @default false */
   readonly kafkaClient?: boolean;
+  /**
+   * Environment variables of each job's driver from Secrets Manager secrets: the `password_env` and
+   * `tls.ca_env` of the `kafka` sources whose batches may run on Spark (docs/spark-engine.md). @default none
+   */
+  readonly environmentSecrets?: Readonly<Record<string, secretsmanager.ISecret>>;
 }
 
 /**
@@ -226,6 +232,11 @@ export class Ebb extends Construct {
         ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
         ...(options.jobTimeout !== undefined ? { jobTimeout: options.jobTimeout } : {}),
         ...(options.kafkaClient !== undefined ? { kafkaClient: options.kafkaClient } : {}),
+        ...(options.environmentSecrets !== undefined
+          ? { environmentSecrets: options.environmentSecrets }
+          : {}),
+        // Its Kafka batches dial the same brokers the update tasks do, from the same network.
+        ...(this.eventStreams.msk ? { network: this.eventStreams.msk } : {}),
         ...(props.sourceBuckets !== undefined ? { sourceBuckets: props.sourceBuckets } : {}),
       });
       // RunFlow hands Spark batches to the state machine (it writes their requests, never starts a job).

@@ -1,15 +1,20 @@
 import { readFile } from "node:fs/promises";
 import { App, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
+import * as ec2 from "aws-cdk-lib/aws-ec2";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { describe, expect, it } from "vitest";
 import { Ebb, type EbbProps } from "../../../infra/aws/ebb.ts";
+import type { EbbEventStreams } from "../../../infra/aws/event-stream-access.ts";
 import {
   EbbSparkEngine,
   EMR_RELEASE_LABEL,
   KAFKA_CLIENTS_PACKAGE,
 } from "../../../infra/aws/ebb-spark-engine.ts";
+
+const CLUSTER_ARN =
+  "arn:aws:kafka:us-east-1:123456789012:cluster/shop/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0-1";
 
 /**
  * The Spark engine's template: an EMR Serverless application on the pinned release with auto-stop and
@@ -124,15 +129,28 @@ interface AslState {
   ItemProcessor?: { States: Record<string, AslState> };
 }
 
-function ebbTemplate(sparkEngine?: EbbProps["sparkEngine"]) {
+function ebbTemplate(sparkEngine?: EbbProps["sparkEngine"], streams?: (stack: Stack) => EbbEventStreams) {
   const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
   const stack = new Stack(app, "WithSpark", { env: { account: "123456789012", region: "us-east-1" } });
   const landing = s3.Bucket.fromBucketName(stack, "Landing", "their-landing-bucket");
   new Ebb(stack, "Ebb", {
     sourceBuckets: [{ bucket: landing, prefix: "orders/" }],
     ...(sparkEngine ? { sparkEngine } : {}),
+    ...(streams ? { eventStreams: streams(stack) } : {}),
   });
   return Template.fromStack(stack);
+}
+
+/** MSK brokers in a VPC, reached through a security group of the user's. */
+function mskAccess(stack: Stack): EbbEventStreams {
+  const vpc = new ec2.Vpc(stack, "Vpc", { maxAzs: 2, natGateways: 1 });
+  return {
+    msk: {
+      clusters: [{ clusterArn: CLUSTER_ARN }],
+      vpc,
+      securityGroups: [new ec2.SecurityGroup(stack, "BrokerClients", { vpc })],
+    },
+  };
 }
 
 /** Every state of the update machine, Map item processors' included (tokens as JSON strings). */
@@ -167,10 +185,10 @@ function statementsOf(template: Template) {
 }
 
 describe("the Ebb construct with sparkEngine on", () => {
-  const template = ebbTemplate({
-    enabled: true,
-    maximumCapacity: { cpu: "64 vCPU", memory: "256 GB" },
-  });
+  const template = ebbTemplate(
+    { enabled: true, maximumCapacity: { cpu: "64 vCPU", memory: "256 GB" } },
+    mskAccess,
+  );
   const states = machineStates(template);
 
   it("creates the application (pinned release, auto-start and auto-stop on, no warm capacity, its ceiling)", () => {
@@ -200,6 +218,18 @@ describe("the Ebb construct with sparkEngine on", () => {
       JSON.stringify(fn["Properties"]["Environment"] ?? {}).includes("EBB_SPARK_APPLICATION_ID"),
     );
     expect(told).toHaveLength(1);
+  });
+
+  it("runs the application in the MSK access' VPC, subnets and security groups, as RunFlow runs", () => {
+    const [application] = Object.values(template.findResources("AWS::EMRServerless::Application"));
+    const network = application!["Properties"]["NetworkConfiguration"];
+    expect(network.SecurityGroupIds).toEqual([
+      { "Fn::GetAtt": [expect.stringMatching(/BrokerClients/), "GroupId"] },
+    ]);
+    const runFlow = Object.values(template.findResources("AWS::Lambda::Function")).find((fn) =>
+      JSON.stringify(fn["Properties"]["Environment"] ?? {}).includes("EBB_SPARK_APPLICATION_ID"),
+    );
+    expect(network.SubnetIds).toEqual(runFlow!["Properties"]["VpcConfig"]["SubnetIds"]);
   });
 
   for (const suffix of ["", "InCycle"]) {
