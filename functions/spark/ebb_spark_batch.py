@@ -320,7 +320,12 @@ def run_batch(spark, request):
         import ebb_spark_state
 
         try:
-            if request["state"].get("join"):
+            if request["state"].get("view"):
+                # A materialized view's full recompute with its partials (ebb_spark_view.py): no source.
+                import ebb_spark_view
+
+                kept, state = None, ebb_spark_view.apply(spark, request)
+            elif request["state"].get("join"):
                 import ebb_spark_join
 
                 kept, state = ebb_spark_join.apply(spark, request, source, joined)
@@ -328,7 +333,8 @@ def run_batch(spark, request):
                 kept, state = ebb_spark_state.apply(spark, request, source)
         except ebb_spark_state.StateFailure as error:
             raise BatchFailure(error.kind, str(error)) from error
-        kept.createOrReplaceTempView("source")
+        if kept is not None:
+            kept.createOrReplaceTempView("source")
     elif source is not None:
         source.createOrReplaceTempView("source")
     try:

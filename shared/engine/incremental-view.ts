@@ -61,8 +61,11 @@ export const VIEW_INPUTS_PARAMETER = "ebbViewInputs";
 /** The `operationParameters` key of a refresh commit naming the state version it wrote (step 4). */
 export const VIEW_STATE_PARAMETER = "ebbViewState";
 
-/** The state table of per-key partials, and the meta entry holding the query's signature. */
-const GROUPS_TABLE = "groups";
+/**
+ * The state table of per-key partials (a Spark recompute writes it too: spark/spark-view-state.ts),
+ * and the meta entry holding the query's signature.
+ */
+export const GROUPS_TABLE = "groups";
 const SIGNATURE_META = "view";
 /** The meta entry holding what the view's query and partials describe as (`describeView`). */
 const DESCRIBED_META = "described";
@@ -304,6 +307,11 @@ async function gainedFiles(
     files.push(file);
   }
   return files;
+}
+
+/** The meta a state version of the view's partials holds: what they mean (a Spark recompute's too). */
+export function viewStateMeta(plan: IncrementalViewPlan, input: Snapshot): Record<string, unknown> {
+  return { [SIGNATURE_META]: stateSignature(plan, input) };
 }
 
 /** What the kept partials mean: the query's signature and the input's schema. */

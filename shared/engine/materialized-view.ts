@@ -1,13 +1,14 @@
 import { quoteLiteral } from "../duck/sql-text.ts";
 import { currentSnapshot, type Snapshot, statsRecordCount, TableNotFoundError } from "../delta/index.ts";
 import type { MaterializedViewDefinition } from "../pipeline/definition-schema.ts";
-import type { ViewPlan } from "../pipeline/plan/index.ts";
+import type { IncrementalViewPlan } from "../pipeline/plan/index.ts";
 import type { ObjectStore } from "../object-store/object-store.ts";
 import type { DatasetCatalog, SnapshotRead } from "./dataset-catalog.ts";
-import { openStateVersion } from "../state/index.ts";
+import { openStateVersion, type StateFlow } from "../state/index.ts";
 import {
   aggregateView,
   chooseIncremental,
+  type IncrementalChoice,
   type RefreshKind,
   restoredRefreshCurrent,
   VIEW_INPUTS_PARAMETER,
@@ -43,8 +44,9 @@ import { batchBytesFromEnv } from "./task-sizing.ts";
  *    more than gain rows, the view's definition changed or its table was reset, recomputes from all
  *    rows (FULL_RECOMPUTE), with the reason.
  *    A full recompute runs on Spark when the update's engine says so (spark/view-engine-choice.ts):
- *    the job computes the rows over the same snapshots' files and Ebb commits them as step 5 does
- *    (spark/spark-view-refresh.ts); an incremental refresh stays here.
+ *    the job computes the rows over the same snapshots' files (and a view kept incrementally, its
+ *    partials in Ebb's state layout) and Ebb commits them as step 5 does (spark/spark-view-refresh.ts);
+ *    an incremental refresh stays here.
  * 5. Overwrite, recording the inputs (and the state version, step 4) in the commit's
  *    `operationParameters`.
  */
@@ -117,7 +119,31 @@ export async function refreshMaterializedView(
     };
   }
   const plan = catalog.viewPlan(view.name);
-  if (viewEngine(view, catalog, plan, reads, snapshots, engines) === "spark" && plan.kind !== "incremental") {
+  const seq = current ? current.version + 1 : 0;
+  const tables = reads.filter((r) => r.kind === "table");
+  // Step 4's way, which decides the engine: a full recompute may run on Spark, an incremental refresh not.
+  let kept: KeptIncrementally | undefined;
+  let choice: { refresh: RefreshKind; reason: string };
+  if (plan.kind === "recompute") choice = { refresh: "FULL_RECOMPUTE", reason: plan.reason };
+  else {
+    const read = tables.find((r) => r.name.toLowerCase() === plan.input)!;
+    const inputSnapshot = snapshots.get(read.name)!;
+    const flow = { pipelineId, flowId: viewStateFlowId(view.name) };
+    const chosen = await chooseIncremental({
+      viewStore: store,
+      current,
+      inputs,
+      plan,
+      read,
+      inputSnapshot,
+      stateStore: catalog.store,
+      flow,
+    });
+    kept = { plan, read, inputSnapshot, flow, chosen };
+    choice = chosen;
+  }
+  const incrementalRefresh = kept?.chosen.refresh === "INCREMENTAL";
+  if (viewEngine(view, catalog, reads, snapshots, engines, incrementalRefresh) === "spark") {
     const recomputed = await recomputeViewOnSpark({
       view,
       flowId: viewStateFlowId(view.name),
@@ -127,9 +153,20 @@ export async function refreshMaterializedView(
       spark: engines.spark!,
       reads,
       snapshots,
-      seq: current ? current.version + 1 : 0,
+      seq,
       extraParameters: { [VIEW_INPUTS_PARAMETER]: inputsText },
       beforeCommit: () => fence(`the refresh of materialized view "${view.name}"`),
+      ...(kept
+        ? {
+            partials: {
+              store: catalog.store,
+              flow: kept.flow,
+              plan: kept.plan,
+              inputSnapshot: kept.inputSnapshot,
+              seq,
+            },
+          }
+        : {}),
     });
     return {
       rows: recomputed.rows,
@@ -138,7 +175,7 @@ export async function refreshMaterializedView(
       durationMs: session.clock() - started,
       recomputed: true,
       refresh: "FULL_RECOMPUTE",
-      reason: plan.reason,
+      reason: choice.reason,
       ...(recomputed.dataQuality ? { dataQuality: recomputed.dataQuality } : {}),
       engine: "spark",
       sparkJobId: recomputed.jobId,
@@ -150,7 +187,6 @@ export async function refreshMaterializedView(
     owner: `materialized view "${view.name}"`,
   });
   try {
-    const tables = reads.filter((r) => r.kind === "table");
     // The refreshed rows as a SELECT in the sandbox: the overwrite writes them from there.
     let output: {
       sql: string;
@@ -158,39 +194,24 @@ export async function refreshMaterializedView(
       stateVersion?: string | undefined;
       columns?: readonly DescribedColumn[];
     };
-    let choice: { refresh: RefreshKind; reason: string };
     let newestInput: number | undefined;
-    if (plan.kind === "incremental") {
-      const read = tables.find((r) => r.name.toLowerCase() === plan.input)!;
-      const inputSnapshot = snapshots.get(read.name)!;
-      const flow = { pipelineId, flowId: viewStateFlowId(view.name) };
-      const chosen = await chooseIncremental({
-        viewStore: store,
-        current,
-        inputs,
-        plan,
-        read,
-        inputSnapshot,
-        stateStore: catalog.store,
-        flow,
-      });
-      choice = chosen;
+    if (kept) {
+      const { chosen, inputSnapshot } = kept;
       newestInput = inputSnapshot.timestamp;
       output = await aggregateView({
         sandbox,
-        plan,
+        plan: kept.plan,
         what: `materialized view "${view.name}"`,
-        read,
+        read: kept.read,
         inputSnapshot,
         state:
           chosen.refresh === "INCREMENTAL"
             ? chosen.state
-            : await openStateVersion({ store: catalog.store, flow }),
+            : await openStateVersion({ store: catalog.store, flow: kept.flow }),
         files: chosen.refresh === "INCREMENTAL" ? chosen.files : inputSnapshot.files.values(),
-        seq: current ? current.version + 1 : 0,
+        seq,
       });
     } else {
-      choice = { refresh: "FULL_RECOMPUTE", reason: plan.reason };
       newestInput = await registerSnapshotViews(sandbox, reads, snapshots);
       const exported = await sandbox.exportUserQuery(view.sql, `materialized view "${view.name}"`);
       output = { sql: `SELECT * FROM read_parquet(${quoteLiteral(exported.path)})`, rows: exported.rows };
@@ -239,6 +260,15 @@ export async function refreshMaterializedView(
   }
 }
 
+/** A view kept incrementally: step 4's way, and what it reads. */
+interface KeptIncrementally {
+  readonly plan: IncrementalViewPlan;
+  readonly read: Extract<SnapshotRead, { kind: "table" }>;
+  readonly inputSnapshot: Snapshot;
+  readonly flow: StateFlow;
+  readonly chosen: IncrementalChoice;
+}
+
 /** The state folder of a materialized view (a flow id no streaming flow can have: dataset names hold no dot). */
 export function viewStateFlowId(view: string): string {
   return `view.${view}`;
@@ -248,10 +278,10 @@ export function viewStateFlowId(view: string): string {
 function viewEngine(
   view: MaterializedViewDefinition,
   catalog: DatasetCatalog,
-  plan: ViewPlan,
   reads: readonly SnapshotRead[],
   snapshots: ReadonlyMap<string, Snapshot>,
   engines: ViewEngines,
+  incrementalRefresh: boolean,
 ): BatchEngine {
   let inputBytes = 0;
   for (const snapshot of snapshots.values())
@@ -262,7 +292,7 @@ function viewEngine(
     pipeline: catalog.pipeline.definition,
     view,
     readViews: reads.flatMap((read) => (read.kind === "view" ? [read] : [])),
-    incremental: plan.kind === "incremental",
+    incrementalRefresh,
     inputBytes,
     functionBatchBytes: batchBytesFromEnv(),
   });

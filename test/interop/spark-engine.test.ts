@@ -134,7 +134,7 @@ describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
               name: "spark equivalence",
               definition,
               tables: ["raw", "clean", "by_name", "current", "history"],
-              // Refreshed incrementally: on DuckDB whatever the engine (spark/view-engine-choice.ts).
+              // Its incremental refreshes run on DuckDB whatever the engine (spark/view-engine-choice.ts).
               duckDbOnly: ["by_name"],
               lines: (rows) => Array.from({ length: rows }, () => JSON.stringify(event(nextId++))),
               check: async ({ duck, mixed }, what) =>

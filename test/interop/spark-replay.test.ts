@@ -109,8 +109,9 @@ describe.skipIf(!sparkEngineReady)("the demo's incident with the replay on Spark
     const replay = await completed(incident, { engine: "spark" });
     expect((await cp.client.getUpdate(incident, replay)).update).toMatchObject({ engine: "spark" });
 
-    // Each batch of the replay ran on Spark, and its event names the job; the view, kept
-    // incrementally, refreshes on DuckDB whatever the engine (docs/spark-engine.md), and says so.
+    // Each batch of the replay ran on Spark, and its event names the job; the view's refresh is
+    // incremental (its input only gained rows), which runs on DuckDB whatever the engine
+    // (docs/spark-engine.md), and says so.
     const progressed = await progress(incident, replay);
     expect(progressed.filter((p) => p.flow === "revenue_by_region").map((p) => p.engine)).toEqual(["duckdb"]);
     const batches = progressed.filter((p) => p.flow !== "revenue_by_region");

@@ -38,8 +38,9 @@ export interface TwinSetup<Land> {
   /** A landed file's lines; `file` is the file's place in the suite (also its name). */
   readonly lines: (rows: Land, file: number) => readonly string[];
   /**
-   * Flows (materialized views refreshed incrementally) that run on DuckDB whatever the engine
-   * (spark/view-engine-choice.ts): not counted by the check that only Spark ran the Spark updates.
+   * Flows (materialized views kept incrementally) whose incremental refreshes run on DuckDB whatever
+   * the engine (spark/view-engine-choice.ts): not counted by the check that only Spark ran the Spark
+   * updates.
    */
   readonly duckDbOnly?: readonly string[];
   /** Checked after each update (with both updates' ids), beside the tables; `what` names the step. */

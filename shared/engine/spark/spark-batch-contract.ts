@@ -212,6 +212,20 @@ export interface SparkStateRequest {
     readonly snapshotDue: readonly number[];
   } | null;
   /**
+   * A full recompute of a materialized view kept incrementally (spark-view-state.ts;
+   * functions/spark/ebb_spark_view.py): its partials' SQL over the input `reads` registers, the
+   * shape of its partials, and the buckets of its new `groups` table. The request's `sql` is its
+   * final SQL, over the merged partials the job leaves in `__ebb_view_final`.
+   */
+  readonly view?: {
+    /** Spark SQL of the partials per key, over the view's input by its name. */
+    readonly partialSql: string;
+    /** How many grouping keys (`__ebb_g0`…). */
+    readonly groupKeys: number;
+    readonly aggregates: readonly { readonly kind: string }[];
+    readonly buckets: number;
+  } | null;
+  /**
    * A stream-stream join (stream-join.ts; functions/spark/ebb_spark_join.py): `source` (the batch's
    * `input`) and the joined stream (its `joinedInput`), each side's watermark, the compiled plan's SQL
    * printed as Spark SQL, and the parent's waiting rows of each side.

@@ -2,7 +2,7 @@ import type { FlowDefinition } from "../../pipeline/definition-schema.ts";
 import type { FlowPlan } from "../../pipeline/plan/index.ts";
 import { flowStatePrefix } from "../../store/bucket-layout.ts";
 import { DEFAULT_BUCKETS, type StateFlow, type StateVersion } from "../../state/index.ts";
-import { nextTable, snapshotDue, type StateManifest } from "../../state/state-manifest.ts";
+import { nextTable, snapshotDue, type BucketWrite, type StateManifest } from "../../state/state-manifest.ts";
 import { manifestMetrics, STATE_FORMAT } from "../../state/state-manifest.ts";
 import { DEDUP_TABLE } from "../stateful/deduplicate.ts";
 import { checkWindowState, WINDOWS_TABLE } from "../stateful/window-aggregation.ts";
@@ -241,13 +241,7 @@ export async function recordSparkState(
         jobId,
         `it bucketed the ${name} state by ${answered.hash} into ${answered.buckets}, not by the table's ${table.shape.hash} into ${table.shape.buckets}`,
       );
-    const writes = answered.writes.map((write) => ({
-      bucket: write.bucket,
-      kind: write.kind,
-      rows: write.rows,
-      ...(write.minTime !== undefined ? { minTime: write.minTime } : {}),
-      ...(write.file ? { file: { key: `${prefix}${write.file.name}`, bytes: write.file.bytes } } : {}),
-    }));
+    const writes = answeredWrites(prefix, answered);
     if (writes.length > 0 || !table.stored) changed = true;
     tables[name] = nextTable(table.stored, table.shape, writes);
   }
@@ -290,4 +284,15 @@ export async function recordSparkState(
       ? { watermarkMicros: watermark, watermark: describeWatermark(watermark)! }
       : {}),
   };
+}
+
+/** The bucket writes a job answered for a state table, its files named by key in the state folder. */
+export function answeredWrites(prefix: string, answered: SparkStateResult["tables"][string]): BucketWrite[] {
+  return answered.writes.map((write) => ({
+    bucket: write.bucket,
+    kind: write.kind,
+    rows: write.rows,
+    ...(write.minTime !== undefined ? { minTime: write.minTime } : {}),
+    ...(write.file ? { file: { key: `${prefix}${write.file.name}`, bytes: write.file.bytes } } : {}),
+  }));
 }

@@ -8,6 +8,9 @@ import { discardSettledSparkJobs } from "./spark-job-folders.ts";
 import type { SparkJobs } from "./spark-jobs.ts";
 import { planSparkReads } from "./spark-snapshot-reads.ts";
 import { overwriteWithStagedFiles } from "./staged-overwrite.ts";
+import { openStateVersion } from "../../state/index.ts";
+import { VIEW_STATE_PARAMETER } from "../incremental-view.ts";
+import { recordSparkViewState, sparkViewState, type SparkViewStateContext } from "./spark-view-state.ts";
 
 /**
  * A materialized view's full recompute on Spark (materialized-view.ts chose it: view-engine-choice.ts).
@@ -15,11 +18,13 @@ import { overwriteWithStagedFiles } from "./staged-overwrite.ts";
  * 1. The versions of the tables it reads are those the refresh loaded (recorded as its inputs): the
  *    job gets their live data files (spark-snapshot-reads.ts), and each view it reads as its SQL.
  * 2. The job runs the view's SQL over them (and its expectations), writes the rows as data files
- *    under a fresh staging folder of the view's table, and answers a manifest.
+ *    under a fresh staging folder of the view's table, and answers a manifest. A view kept
+ *    incrementally (`partials`) is computed from its partials, which the job writes too, in Ebb's
+ *    state layout (spark-view-state.ts): Ebb writes their state version's manifest first.
  * 3. Ebb commits the manifest as an overwrite of the view's table (staged-overwrite.ts), with the
- *    refresh's inputs in the commit, fenced, dated after the newest input: the commit the DuckDB
- *    recompute makes, with the job's files. A job that dies leaves unreferenced files, which VACUUM
- *    removes; the refresh runs again from step 1.
+ *    refresh's inputs (and the state version) in the commit, fenced, dated after the newest input:
+ *    the commit the DuckDB recompute makes, with the job's files. A job that dies leaves
+ *    unreferenced files, which VACUUM removes; the refresh runs again from step 1.
  *
  * Its job folder is keyed by `flowId` (the view's state flow id, which no streaming flow can have)
  * and `seq`, the table version the commit is to make (on AWS the state machine runs the job between
@@ -39,6 +44,8 @@ export interface SparkViewRecompute {
   /** The refresh's parameters recorded in its commit (its inputs). */
   readonly extraParameters: Readonly<Record<string, string>>;
   readonly beforeCommit: () => Promise<void>;
+  /** A view kept incrementally: its partials, written beside its rows (spark-view-state.ts). */
+  readonly partials?: SparkViewStateContext | undefined;
 }
 
 export interface SparkViewRecomputed {
@@ -54,18 +61,29 @@ export async function recomputeViewOnSpark(recompute: SparkViewRecompute): Promi
   // 1.
   const planned = await planSparkReads(catalog, spark, recompute.reads, view.name, recompute.snapshots);
   // 2.
-  const job = await runSparkJob({
-    pipelineId: recompute.pipelineId,
-    flow: recompute.flowId,
-    dataset: view.name,
-    sql: view.sql,
-    seq,
-    txn: { appId: recompute.flowId, version: seq },
-    reads: planned.reads,
-    expectations: view.expectations,
-    catalog,
-    spark,
-  });
+  const partials = recompute.partials ? sparkViewState(recompute.partials, spark) : undefined;
+  const state = partials && {
+    ...partials,
+    version: await openStateVersion({ store: catalog.store, flow: recompute.partials!.flow }),
+  };
+  const job = await runSparkJob(
+    {
+      pipelineId: recompute.pipelineId,
+      flow: recompute.flowId,
+      dataset: view.name,
+      sql: view.sql,
+      seq,
+      txn: { appId: recompute.flowId, version: seq },
+      reads: planned.reads,
+      expectations: view.expectations,
+      catalog,
+      spark,
+    },
+    state ? { state } : {},
+  );
+  const stateVersion = recompute.partials
+    ? await recordSparkViewState(recompute.partials, job.manifest.state, job.jobId)
+    : undefined;
   // 3.
   const partitionBy = view.partition_by ?? [];
   const now = recompute.session.clock();
@@ -88,7 +106,10 @@ export async function recomputeViewOnSpark(recompute: SparkViewRecompute): Promi
     { schema: parseSchema(job.manifest.schemaString), adds },
     {
       ...(planned.newest !== undefined ? { timestampFloor: planned.newest + 1 } : {}),
-      extraParameters: recompute.extraParameters,
+      extraParameters: {
+        ...recompute.extraParameters,
+        ...(stateVersion ? { [VIEW_STATE_PARAMETER]: stateVersion } : {}),
+      },
       beforeCommit: recompute.beforeCommit,
     },
   );

@@ -14,11 +14,12 @@ import {
  * pipeline's `pipelines.engine` or the update's own engine, and for `auto` the view's planned input
  * (the bytes of the data files of the table versions it reads) against the threshold.
  *
- * Only a full recompute runs on Spark (spark-view-refresh.ts): a view refreshed incrementally
- * (incremental-view.ts: a GROUP BY of decomposable aggregates over one table, with its partials in
- * Ebb's state) stays on DuckDB whatever the engine, its full recomputes included, since they write
- * that state. A view whose SQL (or a view it reads, or an expectation) is written for DuckDB is
- * refused when Spark was asked for, and stays on DuckDB under `auto`.
+ * Only a full recompute runs on Spark (spark-view-refresh.ts), that of a view kept incrementally
+ * included (incremental-view.ts: a GROUP BY of decomposable aggregates over one table): the job
+ * writes its partials in Ebb's state layout beside its rows (spark-view-state.ts). An incremental
+ * refresh (the rows the input gained, merged into the kept partials) stays on DuckDB whatever the
+ * engine: it reads only what was gained. A view whose SQL (or a view it reads, or an expectation) is
+ * written for DuckDB is refused when Spark was asked for, and stays on DuckDB under `auto`.
  */
 
 export interface ViewEngineQuestion {
@@ -28,8 +29,8 @@ export interface ViewEngineQuestion {
   readonly view: MaterializedViewDefinition;
   /** The views its SQL reads (their SQL runs in the job too). */
   readonly readViews: readonly { readonly name: string; readonly sql: string }[];
-  /** Whether the view is kept incrementally (its catalog plan). */
-  readonly incremental: boolean;
+  /** Whether this refresh merges the rows its input gained into the kept partials (incremental-view.ts). */
+  readonly incrementalRefresh: boolean;
   /** The bytes of the data files it reads, at the versions planned. */
   readonly inputBytes: number;
   /** `auto`'s threshold when the pipeline sets none (engine-choice.ts). */
@@ -40,7 +41,7 @@ export function chooseViewEngine(question: ViewEngineQuestion): EngineChoice {
   const setting = question.override
     ? ({ kind: "fixed", engine: question.override } as const)
     : (question.setting ?? DEFAULT_ENGINE);
-  if (question.incremental) return { engine: "duckdb" };
+  if (question.incrementalRefresh) return { engine: "duckdb" };
   if (setting.kind === "fixed" && setting.engine === "duckdb") return { engine: "duckdb" };
   const unsupported = viewSparkUnsupported(question);
   if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;

@@ -21,7 +21,7 @@ const ask = (question: Partial<ViewEngineQuestion>) =>
     pipeline: { datasets: [] } as unknown as PipelineDefinition,
     view: view(),
     readViews: [],
-    incremental: false,
+    incrementalRefresh: false,
     inputBytes: MB,
     functionBatchBytes: 128 * MB,
     ...question,
@@ -38,13 +38,30 @@ describe("the engine a materialized view's recompute runs on", () => {
     expect(ask({ setting: undefined })).toEqual({ engine: "duckdb" });
   });
 
-  it("keeps an incrementally refreshed view on DuckDB whatever the engine (its partials live in Ebb's state)", () => {
+  it("keeps an incremental refresh on DuckDB whatever the engine (it reads only the rows its input gained)", () => {
     const settings: (EngineSetting | undefined)[] = [
       undefined,
       { kind: "fixed", engine: "spark" },
       { kind: "auto", minBytes: 0 },
     ];
-    for (const setting of settings) expect(ask({ setting, incremental: true })).toEqual({ engine: "duckdb" });
+    for (const setting of settings)
+      for (const override of [undefined, "spark" as const])
+        expect(ask({ setting, override, incrementalRefresh: true })).toEqual({ engine: "duckdb" });
+  });
+
+  it("recomputes a view kept incrementally in full on the engine asked for (the job writes its partials too)", () => {
+    const grouped = view("SELECT k, count(*) AS n, sum(amount) AS total FROM raw GROUP BY k");
+    expect(ask({ view: grouped })).toEqual({ kind: "fixed", engine: "spark" });
+    expect(ask({ view: grouped, setting: undefined, override: "spark" })).toEqual({
+      kind: "fixed",
+      engine: "spark",
+    });
+    expect(ask({ view: grouped, setting: { kind: "auto", minBytes: MB }, inputBytes: MB })).toEqual({
+      engine: "spark",
+    });
+    expect(ask({ view: grouped, setting: { kind: "auto", minBytes: MB }, inputBytes: MB - 1 })).toEqual({
+      engine: "duckdb",
+    });
   });
 
   it("refuses a view written for DuckDB (its SQL, a view it reads, an expectation) when Spark is asked for", () => {
