@@ -154,14 +154,19 @@ export class DuckSession {
   /**
    * A session on `instance` (one `release` handed back), closed with it unless released again. Its
    * settings are the instance's: a locked instance refuses the session's own `SET TimeZone`, so it
-   * is set only when the instance's zone is not UTC already.
+   * is set only when the instance's zone is not UTC already. `globalZone: "UTC"` says the caller set
+   * the instance's global zone to UTC and locked it (a sandbox's lock-down): nothing is asked.
    */
-  static async onInstance(instance: HeldInstance, options: DuckSessionOptions): Promise<DuckSession> {
+  static async onInstance(
+    instance: HeldInstance,
+    options: DuckSessionOptions,
+    globalZone?: "UTC",
+  ): Promise<DuckSession> {
     const session = new DuckSession(options);
     session.#opening = (async () => {
       const connection = await instance.connect();
       try {
-        await utcConnection(connection);
+        if (globalZone !== "UTC") await utcConnection(connection);
       } catch (error) {
         connection.closeSync();
         instance.closeSync();

@@ -35,6 +35,14 @@ export class ScratchFolder {
     return new ScratchFolder(undefined, () => mkdtempSync(path.join(tmpdir(), `${label}${process.pid}-`)));
   }
 
+  /**
+   * A folder inside this one, made (`mkdtempSync`) the first time its path is asked for, as
+   * `deferred`'s: a commit's own scratch is written to only when its post-commit work copies files.
+   */
+  deferredChild(label = "ebb-duck-"): ScratchFolder {
+    return new ScratchFolder(undefined, () => mkdtempSync(path.join(this.dir, label)));
+  }
+
   /** A scratch folder inside `parent` (e.g. inside a sandbox's folder, so the sandbox may use it). */
   static async createIn(parent: string, label = "ebb-duck-"): Promise<ScratchFolder> {
     return new ScratchFolder(await mkdtemp(path.join(parent, label)));

@@ -75,12 +75,17 @@ export async function readRecords(
 ): Promise<number> {
   const request = given.schema ? { ...given, schema: renderedSchema(given.schema) } : given;
   const bad = quoteIdentifier(request.badTable);
-  await sandbox.run(`CREATE OR REPLACE TEMP TABLE ${bad} (${BAD_RECORD_COLUMNS})`);
+  const badTable = `CREATE OR REPLACE TEMP TABLE ${bad} (${BAD_RECORD_COLUMNS})`;
+  if (request.format === "json" && request.lazy) {
+    // A lazy read finds no bad record before the query runs: its bad table, empty, and its view in
+    // one call into DuckDB (a round trip is most of what such a statement costs).
+    await sandbox.run(`${badTable};\n${lazyJsonView(files, request)}`);
+    return 0;
+  }
+  await sandbox.run(badTable);
   if (request.format === "csv") await readCsv(sandbox, files, request);
   else if (request.format === "parquet") await readParquet(sandbox, files, request);
   else await readJson(sandbox, files, request);
-  // A lazy read finds no bad record before the query runs: its bad table was just made, empty.
-  if (request.format === "json" && request.lazy) return 0;
   const [row] = await sandbox.rows(`SELECT count(*)::INTEGER AS n FROM ${bad}`);
   return Number(row?.["n"] ?? 0);
 }
@@ -101,10 +106,6 @@ async function readJson(
   const good = quoteIdentifier(request.goodTable);
   const paths = files.map((f) => f.localPath);
   await sandbox.run(`DROP VIEW IF EXISTS ${good}`);
-  if (request.lazy) {
-    await sandbox.run(`CREATE TEMP VIEW ${good} AS SELECT * FROM ${jsonScan(paths, request.schema)}`);
-    return;
-  }
   try {
     await sandbox.run(
       `CREATE OR REPLACE TEMP TABLE ${good} AS SELECT * FROM ${jsonScan(paths, request.schema)}`,
@@ -114,6 +115,16 @@ async function readJson(
     const found = await findBadJsonLines(sandbox, files, request);
     if (found === 0) throw fastPathError;
   }
+}
+
+/** A lazy JSON read's statements: the good table as a view over the files, nothing read yet. */
+function lazyJsonView(files: readonly LandedFile[], request: RecordReadRequest): string {
+  const good = quoteIdentifier(request.goodTable);
+  const scan = jsonScan(
+    files.map((f) => f.localPath),
+    request.schema,
+  );
+  return `DROP VIEW IF EXISTS ${good};\nCREATE TEMP VIEW ${good} AS SELECT * FROM ${scan}`;
 }
 
 function jsonScan(paths: readonly string[], schema: Readonly<Record<string, string>> | undefined): string {

@@ -118,11 +118,12 @@ export class Sandbox {
     const configuration = JSON.stringify([config, limits.tempLimit, tmpdir()]);
     const made = (session: DuckSession, folder: ScratchFolder) =>
       new Sandbox(session, folder, options.namespace, limits, options.signal, options.owner, configuration);
-    // An instance locked by an earlier sandbox of this process, its folder emptied: no lock-down to run.
+    // An instance locked by an earlier sandbox of this process, its folder emptied: no lock-down to
+    // run, and its zone is the lock-down's UTC (no statement asks it).
     const idle = await takeIdleSandbox(configuration);
     if (idle) {
       try {
-        return made(await DuckSession.onInstance(idle.instance, { config }), idle.folder);
+        return made(await DuckSession.onInstance(idle.instance, { config }, "UTC"), idle.folder);
       } catch (error) {
         await idle.folder.dispose();
         throw error;

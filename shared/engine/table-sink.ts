@@ -1,5 +1,5 @@
 import type { DuckSession } from "../duck/duck-session.ts";
-import { ScratchFolder } from "../duck/scratch-folder.ts";
+import type { ScratchFolder } from "../duck/scratch-folder.ts";
 import { quoteIdentifier } from "../duck/sql-text.ts";
 import {
   beginTransaction,
@@ -424,7 +424,7 @@ async function commitBatch(
   await options.afterDataFiles?.();
   // The commit's own scratch: what its post-commit work copies in (the files auto-compaction
   // rewrites) leaves with it, not at the end of the task's last batch.
-  const commitScratch = await ScratchFolder.createIn(session.scratch.dir, "commit-");
+  const commitScratch = session.scratch.deferredChild("commit-");
   const outcome = await commitTransaction(
     target.store,
     {
@@ -529,7 +529,7 @@ export async function commitOverwrite(
   prepared: PreparedCommit,
   options: Pick<WriteOptions, "timestampFloor" | "extraParameters" | "beforeCommit">,
 ): Promise<{ version: number; timestamp: number; rows: number }> {
-  const commitScratch = await ScratchFolder.createIn(session.scratch.dir, "commit-");
+  const commitScratch = session.scratch.deferredChild("commit-");
   const outcome = await commitTransaction(
     target.store,
     {

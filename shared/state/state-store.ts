@@ -543,15 +543,19 @@ async function writeTableChanges(
   // A lone upsert has at most one row per key already: no sort to find each key's last change.
   const lone = changes.length === 1 && changes[0]!.kind !== "delete";
   const inserts = changes.every((change) => change.kind === "insert");
-  await sql.run(
+  const createChanges =
     `CREATE OR REPLACE TEMP TABLE ${changeTable} AS SELECT * EXCLUDE (__ebb_change), ${table.bucketSql()} AS ${BUCKET} FROM (${parts.join("\nUNION ALL\n")}) ` +
-      (lone ? "" : `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`),
-  );
+    (lone ? "" : `QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY __ebb_change DESC) = 1`);
+  // 2. Without a lookup of the changed keys in between (all inserts, or the caller read the live
+  // keys), the change table and its figures are one call into DuckDB.
+  const lookup = !inserts && liveKeys === undefined;
+  if (lookup) await sql.run(createChanges);
   try {
     // 2. The live keys are joined where they are read (once: no table of them).
-    const live = inserts ? undefined : (liveKeys ?? (await table.keysMergedSql(sql, name("changes"))));
+    const live = inserts ? undefined : lookup ? await table.keysMergedSql(sql, name("changes")) : liveKeys;
     const figures = await sql.rows(
-      `SELECT c.${BUCKET} AS b, count(*)::BIGINT AS n, ` +
+      (lookup ? "" : `${createChanges};\n`) +
+        `SELECT c.${BUCKET} AS b, count(*)::BIGINT AS n, ` +
         `count(*) FILTER (WHERE NOT c.${deleted})::BIGINT AS upserts, ` +
         `count(*) FILTER (WHERE NOT c.${deleted} AND l.__ebb_live IS NULL)::BIGINT AS added, ` +
         `count(*) FILTER (WHERE c.${deleted} AND l.__ebb_live)::BIGINT AS removed, bool_or(c.${deleted}) AS deletes` +

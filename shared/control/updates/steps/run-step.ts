@@ -60,7 +60,8 @@ export async function runItem(
   const catalog = new DatasetCatalog(context.pipeline, plane.bucket);
   const dataset = catalog.dataset(item.dataset);
   const duck = DuckSession.deferred();
-  const scratch = await ScratchFolder.create("ebb-task-");
+  // Made when first written to: a task whose batches run in a sandbox may never write to it.
+  const scratch = ScratchFolder.deferred("ebb-task-");
   const stopped = watchForStop(plane, item);
   const session = { duck, scratch, clock: plane.clock, signal: stopped.signal };
   const isActive = async () => (await plane.pipelines.get(item.pipelineId))?.activeUpdateId === item.updateId;
