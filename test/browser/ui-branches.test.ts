@@ -111,7 +111,7 @@ describe("the web UI: a rewind rehearsed on a branch, compared, refused, discard
     // Ten branches whose names sort first: the user's branch is on the listing's second page.
     for (let i = 0; i < 10; i++)
       await cp.client.createBranch(pipelineId, `aa-${i}`, { rewind_point_id: point });
-  }, 180_000);
+  });
 
   afterEach(async (context) => {
     if (context.task.result?.state === "fail" && page)

@@ -97,7 +97,7 @@ describe("the web UI: several pipelines rewound to one cut, then replayed in ord
     await run(bronze);
     await run(silver);
     expect(await ids(silverTable)).toEqual([1, 2, 3, 4, 5]);
-  }, 180_000);
+  });
 
   afterEach(async (context) => {
     if (context.task.result?.state === "fail" && page)

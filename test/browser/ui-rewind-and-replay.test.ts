@@ -89,7 +89,7 @@ describe("the web UI: rewind and replay in a browser", () => {
       { id: 5, amount_cents: 500, region: "apac" },
     ]);
     await run();
-  }, 180_000);
+  });
 
   afterEach(async (context) => {
     if (context.task.result?.state === "fail" && page)
