@@ -296,8 +296,10 @@ function viewEngine(
     inputBytes,
     functionBatchBytes: batchBytesFromEnv(),
   });
-  if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(view.name, choice.reason);
-  if (choice.engine === "spark" && !engines.spark) throw new SparkEngineNotConfiguredError(view.name);
+  if (choice.engine === "refused")
+    throw new FlowNotSupportedOnSparkError(view.name, choice.reason, "materialized view");
+  if (choice.engine === "spark" && !engines.spark)
+    throw new SparkEngineNotConfiguredError(view.name, "materialized view");
   return choice.engine;
 }
 

@@ -4,14 +4,20 @@ import { EngineError } from "../errors.ts";
  * Refusals of the Spark engine (README "Spark engine"): each names the flow and the way out.
  */
 
+/** What a refusal names: the user's object by its kind (a flow's batch, or a materialized view's recompute). */
+export type SparkWork = "flow" | "materialized view";
+
 /** A batch was given to Spark where none is configured (no EMR application on AWS, no local Spark). */
 export class SparkEngineNotConfiguredError extends EngineError {
   override readonly name = "SparkEngineNotConfiguredError";
   override readonly errorCode = "SPARK_ENGINE_NOT_CONFIGURED";
-  constructor(readonly flow: string) {
+  constructor(
+    readonly flow: string,
+    readonly kind: SparkWork = "flow",
+  ) {
     super(
-      `flow "${flow}" was to run on Spark, but this deployment has no Spark engine (locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS; on AWS: enable the construct's sparkEngine prop, \`sparkEngine: { enabled: true }\` in EbbProps, and deploy); or run it on DuckDB (pipelines.engine = "duckdb", or start the update with engine "duckdb")`,
-      { data: { flow } },
+      `${kind} "${flow}" was to run on Spark, but this deployment has no Spark engine (locally: run functions/spark/setup.sh and set EBB_SPARK_PYTHON and EBB_SPARK_JARS; on AWS: enable the construct's sparkEngine prop, \`sparkEngine: { enabled: true }\` in EbbProps, and deploy); or run it on DuckDB (pipelines.engine = "duckdb", or start the update with engine "duckdb")`,
+      { data: { flow, kind } },
     );
   }
 }
@@ -23,10 +29,11 @@ export class FlowNotSupportedOnSparkError extends EngineError {
   constructor(
     readonly flow: string,
     readonly reason: string,
+    readonly kind: SparkWork = "flow",
   ) {
     super(
-      `flow "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb" or "auto", or start the update with engine "duckdb"), or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
-      { data: { flow, reason } },
+      `${kind} "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb" or "auto", or start the update with engine "duckdb"), or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
+      { data: { flow, reason, kind } },
     );
   }
 }

@@ -2,6 +2,7 @@ import { DEFAULT_ENGINE } from "../../pipeline/pipeline-settings.ts";
 import type { BatchEngine } from "../../pipeline/pipeline-settings.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 import { readViewsOf, sparkUnsupported } from "./engine-choice.ts";
+import type { SparkWork } from "./errors.ts";
 import { viewSparkUnsupported } from "./view-engine-choice.ts";
 
 /**
@@ -16,7 +17,7 @@ export function firstRefusedBySpark(
   catalog: DatasetCatalog,
   plan: { readonly run: readonly string[]; readonly runFlows?: readonly string[] },
   override: BatchEngine | undefined,
-): { readonly flow: string; readonly reason: string } | undefined {
+): { readonly flow: string; readonly kind: SparkWork; readonly reason: string } | undefined {
   const setting = override
     ? { kind: "fixed", engine: override }
     : (catalog.pipeline.settings.engine ?? DEFAULT_ENGINE);
@@ -27,7 +28,7 @@ export function firstRefusedBySpark(
     if (dataset?.type === "materialized_view") {
       if (catalog.viewPlan(name).kind === "incremental") continue;
       const reason = viewSparkUnsupported({ pipeline, view: dataset, readViews: readViewsOf(catalog, name) });
-      if (reason) return { flow: name, reason };
+      if (reason) return { flow: name, kind: "materialized view", reason };
     }
     if (dataset?.type !== "streaming_table") continue;
     for (const flow of dataset.flows) {
@@ -38,7 +39,7 @@ export function firstRefusedBySpark(
         flow,
         readViews: readViewsOf(catalog, dataset.name, flow.name),
       });
-      if (reason) return { flow: flow.name, reason };
+      if (reason) return { flow: flow.name, kind: "flow", reason };
     }
   }
   return undefined;

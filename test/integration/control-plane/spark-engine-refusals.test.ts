@@ -87,6 +87,25 @@ describe("the Spark engine's refusals", () => {
     // Nothing was planned: the update on DuckDB runs the file.
     const { update_id } = await cp.client.startUpdate(pipeline_id, {});
     expect((await cp.client.waitForUpdate(pipeline_id, update_id)).state).toBe("COMPLETED");
+    // Every flow_progress event names the engine, the flow's COMPLETED one too.
+    const { events } = await cp.client.events(pipeline_id, {
+      filter: `event_type = 'flow_progress' AND origin.update_id = '${update_id}'`,
+    });
+    expect(
+      events.map((e) => {
+        const progress = e.details["flow_progress"] as {
+          status: string;
+          engine?: string;
+          engines?: string[];
+        };
+        return [progress.status, progress.engine, progress.engines];
+      }),
+    ).toEqual(
+      expect.arrayContaining([
+        ["RUNNING", "duckdb", undefined],
+        ["COMPLETED", "duckdb", ["duckdb"]],
+      ]),
+    );
   });
 
   it("refuses SQL written for DuckDB when the pipeline runs on Spark, naming the construct", async () => {
@@ -122,7 +141,9 @@ describe("the Spark engine's refusals", () => {
     );
     const refused = await refusal(cp.client.startUpdate(recomputed.pipeline_id, { engine: "spark" }));
     expect(refused.errorCode).toBe("FLOW_NOT_SUPPORTED_ON_SPARK");
-    expect(refused.message).toMatch(/"ids" cannot run on Spark: its SQL is written for DuckDB \(a :: cast/);
+    expect(refused.message).toMatch(
+      /^materialized view "ids" cannot run on Spark: its SQL is written for DuckDB \(a :: cast/,
+    );
     // Nothing ran: the raw table was never written.
     expect(await cp.client.listUpdates(recomputed.pipeline_id)).toMatchObject({ updates: [] });
     // Kept incrementally, a view refreshes on DuckDB whatever the engine: not refused.
