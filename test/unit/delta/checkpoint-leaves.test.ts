@@ -150,8 +150,8 @@ describe("a checkpoint read leaf by leaf", () => {
   });
 
   it("reads every string of a PLAIN page as written, long or short, ASCII or not", async () => {
-    // A page's values are sliced from one latin1 read where they are ASCII; values of 128 bytes or
-    // more have length prefixes that are not, and a non-ASCII value among ASCII ones is decoded apart.
+    // An all-ASCII page's values are sliced from one latin1 read; a page with a value of 128 bytes
+    // or more (its length prefix is not ASCII) or a non-ASCII value is decoded value by value.
     const unit = fc.oneof(
       { weight: 30, arbitrary: fc.constantFrom("a", "Z", "0", "{", '"', ":", "\\", " ") },
       { weight: 1, arbitrary: fc.constantFrom("é", "€", "😀", "\u0080", "\u00ff", "\ufeff") },
@@ -185,7 +185,8 @@ describe("a checkpoint read leaf by leaf", () => {
           expect(stats.sort()).toEqual(files.map((file) => file.stats).sort());
         },
       ),
-      { numRuns: 40 },
+      // Always one value led by U+FEFF, which a default TextDecoder drops as a byte-order mark.
+      { numRuns: 40, examples: [[[{ path: "a", stats: "\ufeff{}" }]]] },
     );
   });
 
