@@ -91,7 +91,7 @@ export function readLeafColumn(
     if (page.definitionLevels?.length) definitionLevels.set(page.definitionLevels, read);
     else definitionLevels.fill(maxDefinition, read, read + count);
     if (repeated) repetitionLevels.set(page.repetitionLevels, read);
-    const strings = encoding === "PLAIN" && isStringLeaf(decoder) ? asciiStrings(page.dataPage) : undefined;
+    const strings = encoding === "PLAIN" && isStringLeaf(decoder) ? plainStrings(page.dataPage) : undefined;
     pages.push(strings ?? convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder));
     read += count;
   }
@@ -109,22 +109,28 @@ function isStringLeaf({ type, element, schemaPath }: ColumnDecoder): boolean {
 }
 
 /**
- * The strings of a PLAIN page's byte arrays when the page's bytes are all ASCII (a byte a
- * character): the bytes read as text once and each value a slice of that text, where decoding
- * each value apart (a checkpoint's `add.path` and `add.stats`, 2,000 values) cost a call into the
- * UTF-8 decoder each. `undefined` otherwise (the values decoded one by one, as before).
+ * The strings of a PLAIN page's byte arrays. A page whose bytes are all ASCII (a byte a character)
+ * is read as text once and each value sliced from it, where decoding each value apart (a
+ * checkpoint's `add.path`, 1,000 values) cost a call into the UTF-8 decoder each. Any other page
+ * is decoded value by value: its span holds the values' 4-byte length prefixes, which are not
+ * ASCII once a value is 128 bytes or longer (most `add.stats`); slicing those pages' ASCII values
+ * from one latin1 read measured no faster. `undefined` when the values are not one page's byte
+ * arrays in order (the caller converts them with hyparquet).
  */
-function asciiStrings(values: DecodedArray): string[] | undefined {
+function plainStrings(values: DecodedArray): string[] | undefined {
   if (values.length === 0 || !(values[0] instanceof Uint8Array)) return undefined;
   const bytes = values as readonly Uint8Array[];
   const first = bytes[0]!;
   const last = bytes[bytes.length - 1]!;
   const [from, to] = [first.byteOffset, last.byteOffset + last.byteLength];
   if (to < from) return undefined;
-  const span = new Uint8Array(first.buffer, from, to - from);
-  if (!isAscii(span)) return undefined;
-  const text = Buffer.from(span.buffer, span.byteOffset, span.byteLength).toString("latin1");
+  const span = Buffer.from(first.buffer, from, to - from);
   const strings = new Array<string>(bytes.length);
+  if (!isAscii(span)) {
+    for (let i = 0; i < bytes.length; i++) strings[i] = utf8.decode(bytes[i]!);
+    return strings;
+  }
+  const text = span.toString("latin1");
   for (let i = 0; i < bytes.length; i++) {
     const value = bytes[i]!;
     const at = value.byteOffset - from;
@@ -133,6 +139,9 @@ function asciiStrings(values: DecodedArray): string[] | undefined {
   }
   return strings;
 }
+
+/** A leading U+FEFF is part of the value (a commit line's JSON keeps it), not a byte-order mark. */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 function joined(pages: readonly ArrayLike<unknown>[]): ArrayLike<unknown> {
   if (pages.length === 1) return pages[0]!;
