@@ -50,8 +50,12 @@ const SLOW_UNLINK_MS = 0.5;
 
 export class LocalObjectStore implements ObjectStore {
   readonly #locks = new Map<string, Promise<unknown>>();
+  /** The root with one trailing separator: a key's file is this and the key (see `#path`). */
+  readonly #base: string;
 
-  constructor(readonly root: string) {}
+  constructor(readonly root: string) {
+    this.#base = root.endsWith(path.sep) ? root : root + path.sep;
+  }
 
   async get(key: string): Promise<Uint8Array> {
     const file = this.#path(key);
@@ -160,9 +164,12 @@ export class LocalObjectStore implements ObjectStore {
     if (prefix !== "") assertValidKey(prefix.endsWith("/") ? prefix.slice(0, -1) || "." : prefix);
     // Walk from the deepest folder the prefix names; its last segment may be a partial name.
     const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/") + 1) : "";
-    return (await this.#walk(folder, prefix, after))
-      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
-      .sort(compareKeys);
+    const keys = await this.#walk(folder, prefix, after);
+    const wanted =
+      prefix === "" && after === undefined
+        ? keys
+        : keys.filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0));
+    return wanted.sort(compareKeys);
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -233,9 +240,14 @@ export class LocalObjectStore implements ObjectStore {
     return statSyncOrUndefined(file)?.isFile() ? file : undefined;
   }
 
+  /**
+   * The file of a valid key: the root and the key joined as they are (no `.`/`..` segment can leave
+   * the root, and the kernel reads `a//b` as `a/b`); a `path.join` of the split key cost VACUUM's 1,000
+   * deletes more than their unlinks' own path lookups.
+   */
   #path(key: string): string {
     assertValidKey(key);
-    return path.join(this.root, ...key.split("/"));
+    return this.#base + key;
   }
 
   async #writeTemp(target: string, body: Uint8Array): Promise<string> {
@@ -280,9 +292,7 @@ export class LocalObjectStore implements ObjectStore {
     const read = (relative: string): string[] => {
       let entries;
       try {
-        entries = readdirSync(path.join(this.root, ...relative.split("/").filter(Boolean)), {
-          withFileTypes: true,
-        });
+        entries = readdirSync(this.#base + relative, { withFileTypes: true });
       } catch (error) {
         if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) return [];
         throw new StoreUnavailableError(`cannot list ${relative || "(root)"}`, { cause: error });

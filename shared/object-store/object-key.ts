@@ -6,10 +6,11 @@ export function assertValidKey(key: string): void {
   if (key.startsWith("/")) throw new InvalidKeyError(key, "absolute");
   if (key.includes("\\")) throw new InvalidKeyError(key, "backslash");
   if (key.includes("\0")) throw new InvalidKeyError(key, "NUL byte");
-  for (const segment of key.split("/")) {
-    if (segment === "." || segment === "..") throw new InvalidKeyError(key, "'.' or '..' segment");
-  }
+  if (DOT_SEGMENT.test(key)) throw new InvalidKeyError(key, "'.' or '..' segment");
 }
+
+/** A `.` or `..` segment (one test where a split allocated every segment of every key checked). */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 /** A prefix is a key ending in `/`, or empty for the root. */
 export function assertValidPrefix(prefix: string): void {
