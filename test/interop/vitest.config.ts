@@ -17,6 +17,7 @@ const SPARK_ENGINE = [
   "spark-kafka.test.ts",
   "spark-replay.test.ts",
   "spark-stateful.test.ts",
+  "spark-views.test.ts",
 ];
 const within = (files: readonly string[]) => files.map((file) => `test/interop/${file}`);
 
