@@ -14,6 +14,7 @@ const SPARK_ENGINE = [
   "spark-change-feed.test.ts",
   "spark-crash.test.ts",
   "spark-engine.test.ts",
+  "spark-incremental-views.test.ts",
   "spark-kafka.test.ts",
   "spark-replay.test.ts",
   "spark-stateful.test.ts",
