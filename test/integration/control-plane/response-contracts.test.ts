@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTES, type RouteName } from "../../../shared/api/route-contracts.ts";
+import { TERMINAL_STATES } from "../../../shared/client/ebb-client.ts";
 import { testAws } from "../../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../../support/control-plane.ts";
 
@@ -154,11 +155,20 @@ describe("every route's answer matches its response schema", () => {
       { body: { pipeline_ids: [up, down], rewind_point_id: point.rewind_point_id, dry_run: true } },
     );
     await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down], dry_run: true } });
-    await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down] } });
+    const ordered = await call("startOrderedRun", {}, { body: { pipeline_ids: [up, down] } });
     await call("stopPipeline", { pipeline_id: up });
-    for (let waited = 0; (await cp.client.getPipeline(down)).state !== "IDLE"; waited++) {
-      expect(waited, "the ordered run's update of down ends").toBeLessThan(120);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+    // The stop may come after up's run completed: its FinishUpdate then starts down's run just after
+    // up's update shows COMPLETED, so wait for up's to end, then for down's, if it was started.
+    const first = ordered.pipelines.find((p) => p.pipeline_id === up)!.update_id!;
+    const upRun = await cp.client.waitForUpdate(up, first, { intervalMs: 200 });
+    if (upRun.state === "COMPLETED") {
+      for (let waited = 0; ; waited++) {
+        const { updates } = await cp.client.listUpdates(down);
+        const downRun = updates.find((u) => u.ordered_run?.request_id === ordered.request_id);
+        if (downRun && TERMINAL_STATES.includes(downRun.state)) break;
+        expect(waited, "the ordered run's update of down ends").toBeLessThan(240);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
     }
     await call("deletePipeline", { pipeline_id: down });
     await call("deletePipeline", { pipeline_id: up }, { query: { purge: "true" } });
