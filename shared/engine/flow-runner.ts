@@ -2,7 +2,6 @@ import type { EventRecorder } from "./event-recorder.ts";
 import { runMicroBatch, type BatchOutcome, type BatchReplan, type FlowRun } from "./micro-batch.ts";
 import { BatchOversizedError, UpdateCanceledError } from "./errors.ts";
 import { describeSize } from "./batch-size.ts";
-import type { BatchEngine } from "../pipeline/batch-engines.ts";
 
 /**
  * Runs a flow's micro-batches until it has caught up with its source (a batch took all there was, or
@@ -21,15 +20,6 @@ export interface FlowRunProgress {
   readonly badRecords: number;
   /** The seq of the last batch committed by this run. */
   readonly lastSeq?: number;
-}
-
-/**
- * The engines that ran the run's batches (both, under `auto`, when some batch went to Spark for its
- * size), the last batch's last; empty when no batch ran. The flow's COMPLETED event names them.
- */
-export interface FlowRunResult {
-  readonly progress: FlowRunProgress;
-  readonly engines: readonly BatchEngine[];
 }
 
 /** Batches per flow per update, as a guard against a source that never stops growing. */
@@ -59,9 +49,8 @@ export async function runFlowUntilCaughtUp(
   run: FlowRun,
   events: EventRecorder,
   shouldStop: () => Promise<boolean> = async () => false,
-): Promise<FlowRunResult> {
+): Promise<FlowRunProgress> {
   let progress: FlowRunProgress = { batches: 0, rowsIn: 0, rowsOut: 0, badRecords: 0 };
-  const engines = new Set<BatchEngine>();
   const replanning: FlowRun = { ...run, onReplan: (replan) => warnReplanned(run, events, replan) };
   let halvings = 0;
   for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
@@ -78,8 +67,6 @@ export async function runFlowUntilCaughtUp(
     }
     if (!batch) break;
     await events.flowProgress(run.dataset.name, run.flow.name, batch);
-    engines.delete(batch.engine);
-    engines.add(batch.engine);
     for (const skipped of batch.skippedRestores) {
       await events.warning(
         `Flow '${run.flow.name}' skipped versions ${skipped.restoredVersion + 1} to ${skipped.version} of its upstream: a rewind (RESTORE at version ${skipped.version}) abandoned them`,
@@ -101,5 +88,5 @@ export async function runFlowUntilCaughtUp(
     };
     if (batch.caughtUp) break;
   }
-  return { progress, engines: [...engines] };
+  return progress;
 }

@@ -107,7 +107,7 @@ export async function runItem(
       return update === undefined || isTerminal(update.state);
     };
     try {
-      const { progress, engines } = await runFlowUntilCaughtUp(
+      const progress = await runFlowUntilCaughtUp(
         {
           pipelineId: item.pipelineId,
           updateId: item.updateId,
@@ -126,11 +126,7 @@ export async function runItem(
         context.events,
         shouldStop,
       );
-      await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", {
-        metrics: progress,
-        // As each batch's event: the engine that ran the flow's (last) batch, and all that ran one.
-        ...(engines.length > 0 ? { engine: engines.at(-1), engines } : {}),
-      });
+      await context.events.flowStatus(dataset.name, flow.name, "COMPLETED", { metrics: progress });
       await context.events.flush();
       return progress;
     } catch (error) {
