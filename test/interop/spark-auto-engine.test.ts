@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskEnvironment } from "../../shared/engine/task-sizing.ts";
 import { cappedTempFolders, mountCappedFolder } from "../support/capped-temp-folder.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * `pipelines.engine: auto` hands Spark the batch the task function could not take, on the local
@@ -20,9 +21,6 @@ import { startTestControlPlane, type TestControlPlane } from "../support/control
  *   threshold that fills the folder on DuckDB: `duckdb` re-plans it in halves; `auto` re-plans it
  *   whole for Spark, once, with a WARN event naming the flow and why.
  */
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 const CAP_MB = 12;
 /** About 250 bytes a row: 10,000 rows are 2.5 MB of JSON. */

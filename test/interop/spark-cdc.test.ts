@@ -7,6 +7,7 @@ import { EngineHarness } from "../integration/engine/engine-harness.ts";
 import { testAws } from "../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { twinPipelines } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * An AUTO CDC batch on Spark, through the control-plane steps the state machine runs, on real Spark
@@ -23,9 +24,6 @@ import { twinPipelines } from "./twin-pipelines.ts";
  * get the same rows, change feed and per-key state whichever engine runs each update: a batch on
  * Spark then one on DuckDB and the reverse, and rewinds across a switch with replays.
  */
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("an AUTO CDC batch on Spark", () => {
   let driver: LocalSparkJobs | undefined;

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { twinPipelines, twinStep } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * Change-feed reads on the Spark engine, through the HTTP API on the local runtime, on real Spark
@@ -91,9 +92,6 @@ const definition = (landing: string) => ({
     },
   ],
 });
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("change-feed reads on the Spark engine", () => {
   let cp: TestControlPlane;

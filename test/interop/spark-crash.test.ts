@@ -14,6 +14,7 @@ import { listAllKeys } from "../../shared/object-store/object-store.ts";
 import { sharedLocalSparkJobs, type LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
 import { EngineHarness, jsonLines, rawIdsTable } from "../integration/engine/engine-harness.ts";
 import { testAws } from "../support/aws.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * Crashes of a Spark batch, through the control-plane steps the state machine runs, on real Spark (the
@@ -24,9 +25,6 @@ import { testAws } from "../support/aws.ts";
  * `_temporary` scratch), leaving only files the table references. An AUTO CDC batch on Spark crashed
  * before or after its MERGE converges too, its per-key state carried on (SCD type 2, late events).
  */
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("a Spark batch that dies", () => {
   // One driver for the file (a JVM start costs more than the batches); each harness its own folder.

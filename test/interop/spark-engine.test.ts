@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { twinPipelines, twinStep, type Engine } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * The Spark engine through the HTTP API on the local runtime, on real Spark (the pinned local driver,
@@ -96,8 +97,6 @@ const definition = (landing: string) => ({
 });
 
 /** run.sh sets up the engine's own Spark (EMR's versions, functions/spark/setup.sh) and exports its paths. */
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
   let cp: TestControlPlane;

@@ -9,6 +9,7 @@ import { tablePrefix } from "../../shared/store/bucket-layout.ts";
 import { testObjectStore } from "../support/aws.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { twinPipelines, type TwinStep } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * Materialized views kept incrementally (a GROUP BY of decomposable aggregates over one table) on the
@@ -51,9 +52,6 @@ const definition = (landing: string) => ({
     },
   ],
 });
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("materialized views kept incrementally on the Spark engine", () => {
   let cp: TestControlPlane;

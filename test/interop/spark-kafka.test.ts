@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { startTestKafka, type TestKafka } from "../support/kafka.ts";
 import { twinPipelines } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * A `kafka` source on the Spark engine, against the real Apache Kafka broker the suites start: twin
@@ -16,9 +17,6 @@ import { twinPipelines } from "./twin-pipelines.ts";
 const TOPIC = "spark_orders";
 const PARTITIONS = 3;
 const CATALOG = "spark_kafka";
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 type Engine = "duckdb" | "spark";
 type Step =

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDefinitionText } from "../../shared/pipeline/parse-definition.ts";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * The seed's incident with the replay on Spark, on the local runtime through the HTTP API (the demo's
@@ -18,9 +19,6 @@ import { startTestControlPlane, type TestControlPlane } from "../support/control
  */
 
 const ORDERS = fileURLToPath(new URL("../../examples/orders/", import.meta.url));
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("the demo's incident with the replay on Spark", () => {
   let cp: TestControlPlane;

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { twinPipelines, twinStep } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * Stateful flows and partitioned tables on the Spark engine, through the HTTP API on the local
@@ -151,9 +152,6 @@ const KINDS = ["a", "b/c", "d:e", null];
 
 /** `minute`: the event time's offset from the file's own time; null: a row without one (always late). */
 type Row = { id: number; user: string | null; minute: number | null; kind: string | null };
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("stateful flows and partitioned tables on the Spark engine", () => {
   let cp: TestControlPlane;

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 import { twinPipelines, twinStep } from "./twin-pipelines.ts";
+import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
  * Snapshot reads and materialized views on the Spark engine, through the HTTP API on the local
@@ -60,9 +61,6 @@ const definition = (landing: string) => ({
     },
   ],
 });
-
-const sparkEngineReady =
-  process.env["EBB_SPARK_PYTHON"] !== undefined && process.env["EBB_SPARK_JARS"] !== undefined;
 
 describe.skipIf(!sparkEngineReady)("snapshot reads and materialized views on the Spark engine", () => {
   let cp: TestControlPlane;
