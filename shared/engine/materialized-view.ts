@@ -88,9 +88,8 @@ export async function refreshMaterializedView(
   const started = session.clock();
   const store = catalog.tableStore(view.name);
   const reads = catalog.snapshotReads(view.name);
-  // In the engine's session, one after the other: it decodes any log checkpoint, one query at a time.
-  const snapshots = await loadReadSnapshots(reads);
-  const current = await latestSnapshot(store);
+  // The inputs' snapshots and the view's own at once: independent reads of different logs.
+  const [snapshots, current] = await Promise.all([loadReadSnapshots(reads), latestSnapshot(store)]);
   const inputs = viewInputs(view, reads, snapshots);
   const inputsText = JSON.stringify(inputs);
   const recorded = current?.commitInfo?.operationParameters?.[VIEW_INPUTS_PARAMETER];
