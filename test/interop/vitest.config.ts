@@ -11,6 +11,7 @@ process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
 const SPARK_READERS = ["spark.test.ts", "spark-dedup.test.ts", "spark-dialect.test.ts"];
 const SPARK_ENGINE = [
   "spark-cdc.test.ts",
+  "spark-cdc-edges.test.ts",
   "spark-change-feed.test.ts",
   "spark-crash.test.ts",
   "spark-engine.test.ts",
