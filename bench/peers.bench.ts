@@ -4,24 +4,28 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { DeltaTable, forgetDecodedCheckpoints, loadSnapshot } from "../shared/delta/index.ts";
+import { DeltaTable } from "../shared/delta/index.ts";
 import { DuckSession } from "../shared/duck/duck-session.ts";
 import { LocalObjectStore } from "../shared/object-store/local-object-store.ts";
 import { copyTree } from "./peers/copy-tree.ts";
+import { ebbOp, PEER_OPS, type PeerOp, type PeerTables } from "./peers/ebb-ops.ts";
 import { PEER_TABLE_SCHEMA, removedFilesTable } from "./peers/peer-tables.ts";
 import { duckScript, ebbPipeline } from "./peers/pipeline-scenario.ts";
 
 /**
  * Ebb beside its peers on the same data (issue 38's tables): every table operation against delta-rs
  * (`deltalake` from the interop suite's virtual environment, `bash test/interop/setup.sh`), each
- * timed inside its own process and printed as median and fastest of `EBB_BENCH_PEERS_RUNS` (default 3) and the
- * ratio Ebb / delta-rs (target <= 1.0). Both read one table on the local disk, written by Ebb.
- * Skipped with a line saying so where the environment is absent.
+ * timed inside its own process and printed as median and fastest of `EBB_BENCH_PEERS_RUNS` (default
+ * 3) and the ratio Ebb / delta-rs (target <= 1.0), twice: a first call in a fresh process (what a CLI
+ * call or a cold Lambda pays; Ebb's code is compiled as it first runs, delta-rs's ahead of time) and
+ * warm, after `EBB_BENCH_PEERS_WARMUP` (default 3) untimed calls in one process. Both read one table
+ * on the local disk, written by Ebb. Skipped with a line saying so where the environment is absent.
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const venvPython = path.join(here, "..", ".ebb", "interop-venv", "bin", "python");
 const RUNS = Number(process.env["EBB_BENCH_PEERS_RUNS"] ?? "3");
+const WARMUP = Number(process.env["EBB_BENCH_PEERS_WARMUP"] ?? "3");
 const COMMITS = 1000;
 const CDF_COMMITS = 100;
 const VACUUM_FILES = 1000;
@@ -71,65 +75,87 @@ async function longLogTable(duck: DuckSession, root: string): Promise<void> {
   await table.close();
 }
 
-type Figures = Record<
-  "snapshotV10" | "snapshotV1000" | "snapshotLatest" | "timeTravelRead" | "changeFeed" | "vacuum",
-  Timing
->;
+type Figures = Record<PeerOp, Timing>;
 
-async function ebbFigures(duck: DuckSession, log: string, vacuum: string): Promise<Figures> {
-  const store = new LocalObjectStore(log);
-  // Cold, as a task's first load: no checkpoint taken from the process's cache.
-  const cold = () => forgetDecodedCheckpoints();
-  const snapshotAt = (version?: number) => () =>
-    loadSnapshot(store, version === undefined ? {} : { version });
-  const open = async <T>(work: (table: DeltaTable) => Promise<T>) => {
-    const table = await DeltaTable.open(store, { duck });
-    try {
-      return await work(table);
-    } finally {
-      await table.close();
-    }
-  };
+/**
+ * Each operation after `WARMUP` untimed calls of it, `RUNS` times timed, in this process: V8 has
+ * compiled Ebb's code by then, as in a warm Lambda or the local runtime's long-lived process.
+ */
+async function ebbWarmFigures(duck: DuckSession, tables: PeerTables, vacuum: string): Promise<Figures> {
   let copy = 0;
-  const vacuumOnce = async () => {
-    const root = `${vacuum}-ebb-${copy}`;
-    const table = await DeltaTable.open(new LocalObjectStore(root), { duck });
-    const result = await table.vacuum({ retentionHours: 0, allowShortRetention: true });
-    if (result.filesToDelete.length !== VACUUM_FILES)
-      throw new Error(`Ebb vacuum deleted ${result.filesToDelete.length} files`);
-    await table.close();
-  };
-  return {
-    snapshotV10: await timeMs(snapshotAt(10), cold),
-    snapshotV1000: await timeMs(snapshotAt(COMMITS), cold),
-    snapshotLatest: await timeMs(snapshotAt(), cold),
-    // As `ebb table scan --version 10` reads: that version alone, as delta-rs's `DeltaTable(path, version=10)`.
-    timeTravelRead: await timeMs(() => DeltaTable.scanAt(store, { version: 10 }, { duck }), cold),
-    changeFeed: await timeMs(() => open((table) => table.changes(COMMITS - CDF_COMMITS + 1, COMMITS)), cold),
-    vacuum: await timeMs(vacuumOnce, async () => {
+  const figures: Partial<Figures> = {};
+  for (const op of PEER_OPS) {
+    const root = () => `${vacuum}-ebb-${copy}`;
+    const fresh = async () => {
+      if (op !== "vacuum") return;
       copy += 1;
-      await copyTree(vacuum, `${vacuum}-ebb-${copy}`);
-    }),
-  };
+      await copyTree(vacuum, root());
+    };
+    for (let i = 0; i < WARMUP; i++) await fresh().then(() => ebbOp(op, tables, duck, root()));
+    figures[op] = await timeMs(() => ebbOp(op, tables, duck, root()), fresh);
+  }
+  return figures as Figures;
 }
 
-function deltaRsFigures(log: string, vacuum: string): Figures {
-  const args = {
-    runs: RUNS,
-    log,
-    vacuum,
-    vacuumFiles: VACUUM_FILES,
-    cdfFrom: COMMITS - CDF_COMMITS + 1,
-    cdfTo: COMMITS,
-  };
+/**
+ * Each operation's first call in a fresh process (`bench/peers/first-call.ts`), `RUNS` processes
+ * each: what a CLI call or a Lambda's cold start pays, V8 compiling Ebb's code as it first runs
+ * (delta-rs is compiled ahead of time: its first call pays only its own set-up).
+ */
+function ebbFirstCallFigures(tables: PeerTables, vacuum: string): Figures {
+  const figures: Partial<Figures> = {};
+  for (const op of PEER_OPS) {
+    const times = Array.from({ length: RUNS }, (_, i) => {
+      const args = { ...tables, op, vacuumSource: vacuum, vacuumCopy: `${vacuum}-ebb-first-${op}-${i}` };
+      const child = spawnSync(
+        process.execPath,
+        [...process.execArgv, path.join(here, "peers", "first-call.ts"), JSON.stringify(args)],
+        { encoding: "utf8" },
+      );
+      if (child.status !== 0) throw new Error(`Ebb's first call of ${op} failed: ${child.stderr}`);
+      return lastJson<{ ms: number }>(child.stdout).ms;
+    });
+    figures[op] = { median: median(times), fastest: Math.min(...times) };
+  }
+  return figures as Figures;
+}
+
+function lastJson<T>(stdout: string): T {
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as T;
+}
+
+function deltaRs<T>(args: Record<string, unknown>): T {
   const child = spawnSync(venvPython, [path.join(here, "peers", "delta_rs_ops.py"), JSON.stringify(args)], {
     encoding: "utf8",
   });
   if (child.status !== 0) throw new Error(`delta-rs side failed: ${child.stderr}`);
-  return JSON.parse(child.stdout.trim().split("\n").at(-1)!) as Figures;
+  return lastJson<T>(child.stdout);
 }
 
-const LABELS: Record<keyof Figures, string> = {
+function deltaRsArgs(tables: PeerTables, vacuum: string): Record<string, unknown> {
+  const { log, vacuumFiles, cdfFrom, commits } = tables;
+  return { log, vacuum, vacuumFiles, cdfFrom, cdfTo: commits };
+}
+
+/** delta-rs's warm figures, as `ebbWarmFigures` (it also builds delta-rs's VACUUM table). */
+function deltaRsWarmFigures(tables: PeerTables, vacuum: string): Figures {
+  return deltaRs<Figures>({ ...deltaRsArgs(tables, vacuum), mode: "warm", runs: RUNS, warmup: WARMUP });
+}
+
+/** delta-rs's first calls, as `ebbFirstCallFigures`: a fresh Python process each (deltalake imported untimed). */
+function deltaRsFirstCallFigures(tables: PeerTables, vacuum: string): Figures {
+  const figures: Partial<Figures> = {};
+  for (const op of PEER_OPS) {
+    const times = Array.from(
+      { length: RUNS },
+      () => deltaRs<{ ms: number }>({ ...deltaRsArgs(tables, vacuum), mode: "first", op }).ms,
+    );
+    figures[op] = { median: median(times), fastest: Math.min(...times) };
+  }
+  return figures as Figures;
+}
+
+const LABELS: Record<PeerOp, string> = {
   snapshotV10: `snapshot as of v10 of a ${COMMITS.toLocaleString("en")}-commit table`,
   snapshotV1000: `snapshot as of v${COMMITS}`,
   snapshotLatest: "latest snapshot load",
@@ -193,19 +219,32 @@ export async function run(): Promise<void> {
     const vacuum = path.join(dir, "vacuum");
     await longLogTable(duck, log);
     await removedFilesTable(duck, vacuum, VACUUM_FILES);
-    const ebb = await ebbFigures(duck, log, vacuum);
-    const rs = deltaRsFigures(log, vacuum);
-    console.log(
-      `| work (ms, median / fastest of ${RUNS}) | Ebb | delta-rs | ratio of medians (target <= 1.0) | ratio of fastest |`,
-    );
-    console.log("|---|---|---|---|---|");
+    const tables: PeerTables = {
+      log,
+      commits: COMMITS,
+      cdfFrom: COMMITS - CDF_COMMITS + 1,
+      vacuumFiles: VACUUM_FILES,
+    };
+    // delta-rs's warm run first: it builds the VACUUM table its first calls read.
+    const rsWarm = deltaRsWarmFigures(tables, vacuum);
+    const ebbWarm = await ebbWarmFigures(duck, tables, vacuum);
+    const ebbFirst = ebbFirstCallFigures(tables, vacuum);
+    const rsFirst = deltaRsFirstCallFigures(tables, vacuum);
     const pair = (t: Timing) => `${t.median.toFixed(1)} / ${t.fastest.toFixed(1)}`;
-    for (const key of Object.keys(LABELS) as (keyof Figures)[]) {
-      const [e, r] = [ebb[key], rs[key]];
+    const ratio = (e: Timing, r: Timing) => `${(e.median / r.median).toFixed(2)}x`;
+    console.log(
+      `| work (ms, median / fastest of ${RUNS}) | first call: Ebb | delta-rs | ratio | warm (after ${WARMUP}): Ebb | delta-rs | ratio (target <= 1.0) |`,
+    );
+    console.log("|---|---|---|---|---|---|---|");
+    for (const op of PEER_OPS) {
       console.log(
-        `| ${LABELS[key]} | ${pair(e)} | ${pair(r)} | ${(e.median / r.median).toFixed(2)}x | ${(e.fastest / r.fastest).toFixed(2)}x |`,
+        `| ${LABELS[op]} | ${pair(ebbFirst[op])} | ${pair(rsFirst[op])} | ${ratio(ebbFirst[op], rsFirst[op])} | ${pair(ebbWarm[op])} | ${pair(rsWarm[op])} | ${ratio(ebbWarm[op], rsWarm[op])} |`,
       );
     }
+    console.log(
+      "(first call: each in a fresh process, modules loaded first, as a CLI call or a cold Lambda; " +
+        "warm: in one process after untimed calls, as a warm Lambda or the local runtime)",
+    );
     console.log(
       `(load average ${loadavg()
         .map((l) => l.toFixed(1))

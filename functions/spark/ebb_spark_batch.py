@@ -82,8 +82,12 @@ class BatchFailure(Exception):
 
 
 def spark_type(declared):
-    """A declared column type of an auto_loader schema, as Spark DDL (DECIMAL(p,s) passes through)."""
+    """A declared column type of an auto_loader schema, as Spark DDL (DECIMAL(p,s) passes through, a
+    list `T[]` is `ARRAY<T>`). What it maps, Ebb checks before it plans a batch here
+    (shared/engine/spark/spark-source-columns.ts)."""
     text = declared.strip().upper()
+    if text.endswith("[]"):
+        return f"ARRAY<{spark_type(text[:-2])}>"
     if text.startswith("DECIMAL") or text.startswith("NUMERIC"):
         return text.replace("NUMERIC", "DECIMAL")
     if text not in DUCK_TO_SPARK_TYPES:
@@ -221,6 +225,23 @@ def nullable(data_type):
     return data_type
 
 
+def conform(rows, target):
+    """A materialized view's rows as the DuckDB recompute types them (`outputSchema`, Ebb's DESCRIBE
+    of the view: spark-view-schema.ts): each column cast to its type, by position, under DuckDB's name
+    (Spark names an unnamed expression otherwise). A value the cast cannot hold fails the job (ANSI)."""
+    from pyspark.sql import functions as F
+
+    if len(rows.columns) != len(target.fields):
+        raise BatchFailure(
+            "analysis",
+            f"the view's query gives {len(rows.columns)} columns on Spark ({', '.join(rows.columns)}) "
+            f"but {len(target.fields)} on DuckDB ({', '.join(f.name for f in target.fields)})",
+        )
+    # By position: the query may give two columns one name.
+    placed = rows.toDF(*[f"__ebb_c{i}" for i in range(len(target.fields))])
+    return placed.select([F.col(f"__ebb_c{i}").cast(f.dataType).alias(f.name) for i, f in enumerate(target.fields)])
+
+
 def stat_value(type_name, value, bound):
     """A min or max in Delta's stats JSON; None when the bound is better left out."""
     if value is None:
@@ -339,6 +360,8 @@ def run_batch(spark, request):
         source.createOrReplaceTempView("source")
     try:
         rows = spark.sql(request["sql"])
+        if request.get("outputSchema"):
+            rows = conform(rows, StructType.fromJson(json.loads(request["outputSchema"])))
         schema = nullable(rows.schema)
     except (AnalysisException, ParseException) as error:
         raise BatchFailure("analysis", first_line(str(error))) from error

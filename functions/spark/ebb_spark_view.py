@@ -37,7 +37,9 @@ def apply(spark, request):
     keys = [state_ops.group_column(j) for j in range(int(view["groupKeys"]))]
     parts = [p for i, a in enumerate(view["aggregates"]) for p in state_ops.parts_of(a["kind"], i)]
     fields = {f.name: f for f in batch.schema.fields}
-    allowed = state_ops.KEY_TYPES | {"TIMESTAMP"}
+    # The types whose JSON Spark spells as DuckDB (view-engine-choice.ts SPARK_VIEW_KEY_TYPES, which
+    # keeps any other key off Spark before a job starts).
+    allowed = state_ops.KEY_TYPES | {"TIMESTAMP", "DATE"}
     schema = {
         "key": [
             {"name": k, "type": state_ops.duck_type(fields[k], "a materialized view grouped by", allowed)}

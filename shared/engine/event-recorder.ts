@@ -84,6 +84,7 @@ export class EventRecorder {
           status: "RUNNING",
           engine: batch.engine,
           ...(batch.sparkJobId !== undefined ? { spark_job_id: batch.sparkJobId } : {}),
+          ...(batch.keptOffSpark !== undefined ? { engine_reason: batch.keptOffSpark } : {}),
           metrics: {
             num_input_rows: batch.rowsIn,
             num_output_rows: batch.rowsOut,
@@ -127,6 +128,7 @@ export class EventRecorder {
           status: "COMPLETED",
           engine: refresh.engine,
           ...(refresh.sparkJobId !== undefined ? { spark_job_id: refresh.sparkJobId } : {}),
+          ...(refresh.keptOffSpark !== undefined ? { engine_reason: refresh.keptOffSpark } : {}),
           refresh: kind,
           refresh_reason: refresh.reason,
           metrics: { num_output_rows: refresh.rows },

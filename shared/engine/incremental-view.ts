@@ -137,6 +137,16 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
   const recorded = base.inputs.reads.find((r) => "table" in r && r.table === read.name);
   if (!recorded || !("table" in recorded) || base.inputs.reads.length !== request.inputs.reads.length)
     return full("the view reads other inputs than at its last refresh");
+  // The state the base kept is read while the input's log is walked (a GET beside the log's reads):
+  // a missing state version is an answer, not a failure, so the read never rejects.
+  const opened = openStateVersion({
+    store: request.stateStore,
+    flow: request.flow,
+    version: base.stateVersion,
+  }).then(
+    (state) => ({ state }),
+    (error: unknown) => ({ error }),
+  );
   const gained = await gainedFiles(
     read.name,
     read.store,
@@ -145,18 +155,13 @@ export async function chooseIncremental(request: ChoiceRequest): Promise<Increme
     request.flow.flowId,
   );
   if (typeof gained === "string") return full(gained);
-  let state: StateVersion;
-  try {
-    state = await openStateVersion({
-      store: request.stateStore,
-      flow: request.flow,
-      version: base.stateVersion,
-    });
-  } catch (error) {
-    if (error instanceof StateVersionMissingError)
+  const stateRead = await opened;
+  if ("error" in stateRead) {
+    if (stateRead.error instanceof StateVersionMissingError)
       return full("the state its last refresh kept was removed (VACUUM of an old refresh's state)");
-    throw error;
+    throw stateRead.error;
   }
+  const state: StateVersion = stateRead.state;
   if (state.meta[SIGNATURE_META] !== stateSignature(plan, request.inputSnapshot))
     return full("its state was kept for another query or input schema");
   const files = `${gained.length} new data file${gained.length === 1 ? "" : "s"}`;

@@ -25,6 +25,7 @@ import { FlowNotSupportedOnSparkError, SparkEngineNotConfiguredError } from "./s
 import type { SparkJobs } from "./spark/spark-jobs.ts";
 import { recomputeViewOnSpark } from "./spark/spark-view-refresh.ts";
 import { chooseViewEngine } from "./spark/view-engine-choice.ts";
+import { describeViewForSpark, sparkOutputSchema, type DescribedView } from "./spark/spark-view-schema.ts";
 import { batchBytesFromEnv } from "./task-sizing.ts";
 
 /**
@@ -68,6 +69,8 @@ export interface ViewRefresh {
   /** The engine that recomputed it (spark/view-engine-choice.ts), and its Spark job's id. */
   readonly engine: BatchEngine;
   readonly sparkJobId?: string;
+  /** Under `auto`, why a recompute that could have gone to Spark stayed on DuckDB. */
+  readonly keptOffSpark?: string;
 }
 
 /** The Spark engine, where one is configured, and the update's own engine. */
@@ -88,9 +91,8 @@ export async function refreshMaterializedView(
   const started = session.clock();
   const store = catalog.tableStore(view.name);
   const reads = catalog.snapshotReads(view.name);
-  // In the engine's session, one after the other: it decodes any log checkpoint, one query at a time.
-  const snapshots = await loadReadSnapshots(reads);
-  const current = await latestSnapshot(store);
+  // The inputs' snapshots and the view's own at once: independent reads of different logs.
+  const [snapshots, current] = await Promise.all([loadReadSnapshots(reads), latestSnapshot(store)]);
   const inputs = viewInputs(view, reads, snapshots);
   const inputsText = JSON.stringify(inputs);
   const recorded = current?.commitInfo?.operationParameters?.[VIEW_INPUTS_PARAMETER];
@@ -142,8 +144,8 @@ export async function refreshMaterializedView(
     kept = { plan, read, inputSnapshot, flow, chosen };
     choice = chosen;
   }
-  const incrementalRefresh = kept?.chosen.refresh === "INCREMENTAL";
-  if (viewEngine(view, catalog, reads, snapshots, engines, incrementalRefresh) === "spark") {
+  const engine = await viewEngine(view, catalog, reads, snapshots, engines, kept, session.signal);
+  if (engine.engine === "spark") {
     const recomputed = await recomputeViewOnSpark({
       view,
       flowId: viewStateFlowId(view.name),
@@ -154,6 +156,7 @@ export async function refreshMaterializedView(
       reads,
       snapshots,
       seq,
+      outputSchema: sparkOutputSchema(view, engine.described),
       extraParameters: { [VIEW_INPUTS_PARAMETER]: inputsText },
       beforeCommit: () => fence(`the refresh of materialized view "${view.name}"`),
       ...(kept
@@ -254,6 +257,7 @@ export async function refreshMaterializedView(
       ...choice,
       ...(checked.quality ? { dataQuality: checked.quality } : {}),
       engine: "duckdb",
+      ...(engine.keptOffSpark !== undefined ? { keptOffSpark: engine.keptOffSpark } : {}),
     };
   } finally {
     await sandbox.close();
@@ -274,33 +278,47 @@ export function viewStateFlowId(view: string): string {
   return `view.${view}`;
 }
 
-/** The engine of the view's recompute; a refusal, or Spark where none is configured, is its error. */
-function viewEngine(
+/**
+ * The engine of the view's recompute; a refusal, or Spark where none is configured, is its error.
+ * Before Spark is chosen, DuckDB describes the view (spark/spark-view-schema.ts): its grouping keys'
+ * types may keep it off Spark, and its columns are the types the job casts to.
+ */
+async function viewEngine(
   view: MaterializedViewDefinition,
   catalog: DatasetCatalog,
   reads: readonly SnapshotRead[],
   snapshots: ReadonlyMap<string, Snapshot>,
   engines: ViewEngines,
-  incrementalRefresh: boolean,
-): BatchEngine {
+  kept: KeptIncrementally | undefined,
+  signal: AbortSignal | undefined,
+): Promise<
+  | { readonly engine: "spark"; readonly described: DescribedView }
+  | { readonly engine: "duckdb"; readonly keptOffSpark?: string }
+> {
   let inputBytes = 0;
   for (const snapshot of snapshots.values())
     for (const file of snapshot.files.values()) inputBytes += file.size;
-  const choice = chooseViewEngine({
+  const question = {
     setting: catalog.pipeline.settings.engine,
     override: engines.engine,
     pipeline: catalog.pipeline.definition,
     view,
     readViews: reads.flatMap((read) => (read.kind === "view" ? [read] : [])),
-    incrementalRefresh,
+    incrementalRefresh: kept?.chosen.refresh === "INCREMENTAL",
     inputBytes,
     functionBatchBytes: batchBytesFromEnv(),
-  });
+  };
+  let choice = chooseViewEngine(question);
+  let described: DescribedView | undefined;
+  if (choice.engine === "spark") {
+    if (!engines.spark) throw new SparkEngineNotConfiguredError(view.name, "materialized view");
+    described = await describeViewForSpark(view, catalog, reads, snapshots, kept?.plan, signal);
+    choice = chooseViewEngine({ ...question, keys: described.keys });
+  }
   if (choice.engine === "refused")
-    throw new FlowNotSupportedOnSparkError(view.name, choice.reason, "materialized view");
-  if (choice.engine === "spark" && !engines.spark)
-    throw new SparkEngineNotConfiguredError(view.name, "materialized view");
-  return choice.engine;
+    throw new FlowNotSupportedOnSparkError(view.name, choice.reason, "materialized view", choice.wayOut);
+  if (choice.engine === "spark") return { engine: "spark", described: described! };
+  return choice;
 }
 
 /** The view's rows: what its refresh wrote, or after a RESTORE the rows its files' stats count. */

@@ -176,6 +176,8 @@ export interface BatchOutcome {
   /** The engine that ran the batch, and its Spark job's id when Spark did. */
   readonly engine: BatchEngine;
   readonly sparkJobId?: string;
+  /** Under `auto`, why a batch that could have gone to Spark stayed on DuckDB (spark/engine-choice.ts). */
+  readonly keptOffSpark?: string;
 }
 
 /** Runs one micro-batch; undefined when the flow has caught up with its source. */
@@ -203,7 +205,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
     : undefined;
   const pendingEngine =
     pending && whole
-      ? batchEngine(run, pending.size as BatchSize | undefined, pending.outgrewDuckDb)
+      ? batchEngine(run, pending.size as BatchSize | undefined, pending.outgrewDuckDb).engine
       : "duckdb";
   if (pending && pendingEngine === "spark")
     bound = tighter(whole, pending.oversized !== undefined ? learned : undefined);
@@ -279,7 +281,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       if (
         wholeSource &&
         wholePlan &&
-        (batchEngine(run, wholePlan.size) === "spark" || fits(wholePlan.size, bound))
+        (batchEngine(run, wholePlan.size).engine === "spark" || fits(wholePlan.size, bound))
       ) {
         source = wholeSource;
         planned = wholePlan;
@@ -335,7 +337,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       await crash("after-plan", seq);
     }
 
-    const engine = batchEngine(run, plannedSize, outgrewDuckDb);
+    const { engine, keptOffSpark } = batchEngine(run, plannedSize, outgrewDuckDb);
     const committed = await markingSizeFailures<BatchWork>(run, ref, seq, () =>
       engine === "spark"
         ? sparkReadAndCommit(run, ref, seq, head, startOffset, endOffset, openSandbox, crash, source)
@@ -391,6 +393,7 @@ export async function runMicroBatch(run: FlowRun): Promise<BatchOutcome | undefi
       ...(committed.dataQuality ? { dataQuality: committed.dataQuality } : {}),
       engine,
       ...(committed.jobId !== undefined ? { sparkJobId: committed.jobId } : {}),
+      ...(keptOffSpark !== undefined ? { keptOffSpark } : {}),
     };
   } finally {
     const opened = await opening?.catch(() => undefined);
@@ -528,15 +531,20 @@ function fits(size: BatchSize | undefined, bound: BatchBound): boolean {
 }
 
 /** The engine batch `seq` runs on (spark/engine-choice.ts); a refusal is the batch's error. */
-function batchEngine(run: FlowRun, size: BatchSize | undefined, outgrewDuckDb?: string): BatchEngine {
+function batchEngine(
+  run: FlowRun,
+  size: BatchSize | undefined,
+  outgrewDuckDb?: string,
+): { readonly engine: BatchEngine; readonly keptOffSpark?: string } {
   const choice = chooseEngine({
     ...engineQuestion(run),
     size,
     ...(outgrewDuckDb !== undefined ? { outgrewDuckDb } : {}),
   });
-  if (choice.engine === "refused") throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason);
+  if (choice.engine === "refused")
+    throw new FlowNotSupportedOnSparkError(run.flow.name, choice.reason, "flow", choice.wayOut);
   if (choice.engine === "spark" && !run.spark) throw new SparkEngineNotConfiguredError(run.flow.name);
-  return choice.engine;
+  return choice;
 }
 
 /**

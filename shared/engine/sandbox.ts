@@ -13,6 +13,7 @@ import {
   UpdateCanceledError,
 } from "./errors.ts";
 import { describeTimeout, SQL_LIMIT_VARIABLES, sqlLimitsFromEnv, type SqlLimits } from "./sql-limits.ts";
+import { rememberedCheck } from "./checked-queries.ts";
 import { keepIdleSandbox, SPILL_FOLDER, takeIdleSandbox } from "./sandbox-pool.ts";
 import { diskFailureOf, tempSpaceExhaustion } from "./temp-space.ts";
 
@@ -406,10 +407,12 @@ export class Sandbox {
    * Parses `sql` (never runs it), refuses anything but one SELECT, and returns it with references to
    * the pipeline's namespace made bare (the original text when there were none).
    */
-  private async parseUserQuery(sql: string, what: string): Promise<string> {
-    const tree = await this.parseTree(sql, what);
-    if (!this.namespace || !unqualify(tree, this.namespace)) return quoteWindowKeyword(sql);
-    return this.deparse(tree);
+  private parseUserQuery(sql: string, what: string): Promise<string> {
+    return rememberedCheck(sql, this.namespace, async () => {
+      const tree = await this.parseTree(sql, what);
+      if (!this.namespace || !unqualify(tree, this.namespace)) return quoteWindowKeyword(sql);
+      return this.deparse(tree);
+    });
   }
 
   /**

@@ -288,7 +288,7 @@ describe("the web UI: a rewind rehearsed on a branch, compared, refused, discard
       .poll(
         async () =>
           (await cp.client.events(pipelineId, { filter: "event_type = 'branch_published'" })).events.length,
-        { timeout: 60_000 },
+        { timeout: 180_000 },
       )
       .toBe(1);
     const back = note.getByRole("link").last();
@@ -309,7 +309,7 @@ describe("the web UI: a rewind rehearsed on a branch, compared, refused, discard
     await phone.getByRole("button", { name: "Sign in" }).click();
     await phone.getByRole("link", { name: NAME }).waitFor();
     await phone.goto(`${cp.plane.endpoint}/pipelines/${pipelineId}/branches/aa-0`);
-    await phone.getByRole("region", { name: `Diff of ${orders}` }).waitFor({ timeout: 60_000 });
+    await phone.getByRole("region", { name: `Diff of ${orders}` }).waitFor({ timeout: 120_000 });
     await screenshot(phone, "phone-branch");
     const branchWidth = (await phone.evaluate("document.documentElement.scrollWidth")) as number;
     await phone.goto(`${cp.plane.endpoint}/pipelines/${pipelineId}?tab=branches`);

@@ -146,7 +146,7 @@ describe("the web UI: several pipelines rewound to one cut, then replayed in ord
     await page.getByLabel(`Rewind point of ${BRONZE}`).selectOption(firstPoint);
     await page.getByRole("button", { name: "Preview the plan" }).click();
     const plan = page.getByRole("table", { name: "Cut plan" });
-    await plan.waitFor({ timeout: 60_000 });
+    await plan.waitFor({ timeout: 120_000 });
     // What the API plans, the page shows.
     const dry = await cp.client.rewindToCut({
       pipeline_ids: [silver, bronze],
@@ -176,14 +176,14 @@ describe("the web UI: several pipelines rewound to one cut, then replayed in ord
     await page.getByRole("dialog", { name: "Rewind these pipelines now?" }).waitFor();
     await page.getByRole("button", { name: "Rewind 2 pipelines" }).click();
     const rewinds = page.getByRole("list", { name: "Rewinds" });
-    await expect.poll(() => rewinds.locator("li.progress-done").count(), { timeout: 60_000 }).toBe(2);
+    await expect.poll(() => rewinds.locator("li.progress-done").count(), { timeout: 180_000 }).toBe(2);
     await page.getByText("Rewound to one cut.").waitFor();
     await screenshot(page, "cut-3-rewound");
     expect(await ids(silverTable)).toEqual([1, 2, 3]);
 
     await page.getByRole("button", { name: "Replay in order" }).click();
     const replay = page.getByRole("list", { name: "Ordered run" });
-    await expect.poll(() => replay.locator("li.progress-done").count(), { timeout: 90_000 }).toBe(2);
+    await expect.poll(() => replay.locator("li.progress-done").count(), { timeout: 180_000 }).toBe(2);
     await expect(replay.getByRole("listitem").first().textContent()).resolves.toContain(`1/2 ${BRONZE}`);
     await screenshot(page, "cut-4-replayed");
     expect(await ids(silverTable)).toEqual([1, 2, 3, 4, 5]);
@@ -218,7 +218,7 @@ describe("the web UI: several pipelines rewound to one cut, then replayed in ord
     await phone.getByRole("checkbox", { name: BRONZE }).check();
     await phone.getByLabel(`Rewind point of ${BRONZE}`).selectOption(firstPoint);
     await phone.getByRole("button", { name: "Preview the plan" }).click();
-    await phone.getByRole("table", { name: "Cut plan" }).waitFor({ timeout: 60_000 });
+    await phone.getByRole("table", { name: "Cut plan" }).waitFor({ timeout: 120_000 });
     await screenshot(phone, "phone-cut");
     const width = (await phone.evaluate("document.documentElement.scrollWidth")) as number;
     await phone.context().close();

@@ -105,7 +105,7 @@ describe("the web UI's pages in a browser", () => {
     const details = page.getByRole("region", { name: "Selected update" });
     // The first state the page shows is not the last: the view follows the update without a reload.
     const seen = new Set<string>();
-    const deadline = Date.now() + 90_000;
+    const deadline = Date.now() + 240_000;
     while (Date.now() < deadline) {
       const state =
         (await details

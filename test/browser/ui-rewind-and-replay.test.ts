@@ -156,7 +156,7 @@ describe("the web UI: rewind and replay in a browser", () => {
     page.on("request", onRequest);
     await page.getByRole("button", { name: "Next" }).click();
     const timestampPreview = page.getByRole("table", { name: "Affected datasets" });
-    await timestampPreview.waitFor({ timeout: 60_000 });
+    await timestampPreview.waitFor({ timeout: 120_000 });
     page.off("request", onRequest);
     const carried = (JSON.parse(started.at(-1)!) as { rewind_spec: { rewind_timestamp: string } }).rewind_spec
       .rewind_timestamp;
@@ -202,7 +202,7 @@ describe("the web UI: rewind and replay in a browser", () => {
 
     // 3. the dry run's preview: every dataset version now → after, and what the rewind takes back
     const preview = page.getByRole("table", { name: "Affected datasets" });
-    await preview.waitFor({ timeout: 60_000 });
+    await preview.waitFor({ timeout: 120_000 });
     const ordersRow = preview.locator('tr[data-dataset="orders"]');
     const cells = await ordersRow.locator("td").allTextContents();
     expect(cells.slice(1, 3)).toEqual(["2", "1"]);
@@ -219,7 +219,7 @@ describe("the web UI: rewind and replay in a browser", () => {
     await page.getByRole("button", { name: "Rewind", exact: true }).click();
     await page.getByRole("dialog", { name: "Rewind now?" }).waitFor();
     await page.getByRole("button", { name: "Rewind 3 datasets" }).click();
-    await page.getByText("Rewound.", { exact: false }).first().waitFor({ timeout: 60_000 });
+    await page.getByText("Rewound.", { exact: false }).first().waitFor({ timeout: 120_000 });
     await expect.poll(() => page.locator(".progress-done").count()).toBe(3);
     await screenshot(page, "rewind-4-done");
     const orders = await cp.client.query(table("orders"), { sql: "SELECT count(*) AS n FROM t" });
@@ -237,7 +237,7 @@ describe("the web UI: rewind and replay in a browser", () => {
     await page.getByLabel(/Show rewind dry runs/).uncheck();
     // the rewound datasets are fetched after the pipeline itself: the node is marked once they arrive
     await expect
-      .poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent(), { timeout: 30_000 })
+      .poll(() => page.locator('.graph-node[data-dataset="orders"]').textContent(), { timeout: 120_000 })
       .toContain("rewound");
     await screenshot(page, "pipeline-rewound");
     await cp.client.editPipeline(pipelineId, pipelineBody(cp.landing, CLEAN_GOOD));
@@ -245,7 +245,7 @@ describe("the web UI: rewind and replay in a browser", () => {
     await page.getByRole("button", { name: "Replay" }).click();
     // the live view follows the replay without a reload
     const details = page.getByRole("region", { name: "Selected update" });
-    await details.getByText("completed").first().waitFor({ timeout: 90_000 });
+    await details.getByText("completed").first().waitFor({ timeout: 240_000 });
     await expect.poll(() => details.locator('tr[data-flow="clean"]').textContent()).toContain("caught up");
     await expect.poll(() => page.locator(".note-rewound").count()).toBe(0);
     await screenshot(page, "pipeline-replayed");
@@ -298,7 +298,7 @@ describe("the web UI: rewind and replay in a browser", () => {
     await phone.getByRole("button", { name: "Next" }).click();
     await measure("rewind-datasets");
     await phone.getByRole("button", { name: "Next" }).click();
-    await phone.getByRole("table", { name: "Affected datasets" }).waitFor({ timeout: 60_000 });
+    await phone.getByRole("table", { name: "Affected datasets" }).waitFor({ timeout: 120_000 });
     await measure("rewind-review");
     await phone.context().close();
     expect(Object.entries(widths).filter(([, width]) => width > 375)).toEqual([]);

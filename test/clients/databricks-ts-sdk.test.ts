@@ -72,7 +72,7 @@ describe("the Databricks TypeScript SDK", () => {
     cp = await startTestControlPlane();
     w = new WorkspaceClient({ host: cp.plane.endpoint, token: cp.plane.token, authType: "pat" });
     seed = await seedPipelineWithBadBatch(cp);
-  }, 180_000);
+  });
   // The seed's tables are claimed by one pipeline at a time: purge them (claims and data) for the next file.
   afterAll(async () => {
     if (seed) await cp.client.deletePipeline(seed.pipelineId, true);
@@ -81,7 +81,7 @@ describe("the Databricks TypeScript SDK", () => {
 
   it("runs the seed's scenario: find a point, dry run, rewind by point and by timestamp, replay", async () => {
     await runSeedScenario(cp, client, seed);
-  }, 240_000);
+  });
 
   it("reads get, listPipelines, listUpdates and the event log page by page", async () => {
     const pipeline = await w.pipelines.get({ pipeline_id: seed.pipelineId });

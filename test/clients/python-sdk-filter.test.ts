@@ -27,7 +27,7 @@ describe("the Databricks Python SDK's pipeline filter", () => {
           )
         ).pipeline_id,
       );
-  }, 300_000);
+  });
   afterAll(async () => {
     for (const id of ids) await cp.client.deletePipeline(id, true);
     await cp?.close();
@@ -48,5 +48,5 @@ describe("the Databricks Python SDK's pipeline filter", () => {
       names: [`${tag} Orders daily`, `${tag} orders`],
       refused: "UNSUPPORTED_PIPELINE_FILTER",
     });
-  }, 120_000);
+  });
 });

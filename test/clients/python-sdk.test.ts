@@ -90,7 +90,7 @@ describe("the Databricks Python SDK", () => {
       `[${PROFILE}]\nhost = ${cp.plane.endpoint}\ntoken = ${cp.plane.token}\n`,
     );
     seed = await seedPipelineWithBadBatch(cp);
-  }, 180_000);
+  });
   afterAll(async () => {
     if (seed) await cp.client.deletePipeline(seed.pipelineId, true);
     await cp?.close();
@@ -99,7 +99,7 @@ describe("the Databricks Python SDK", () => {
 
   it("runs the seed's scenario: find a point, dry run, rewind by point and by timestamp, replay", async () => {
     await runSeedScenario(cp, client, seed);
-  }, 300_000);
+  });
 
   it("runs the seed's two SQL queries with statement_execution.execute_statement", async () => {
     const seedSql = (file: string) =>
@@ -122,7 +122,7 @@ describe("the Databricks Python SDK", () => {
     // The recipe scans from version 1, past the scenario's rewinds: the endpoint from there too.
     const expected = await cp.client.onset(ROOT_TABLE, { predicate: "amount < 0", starting_version: 1 });
     expect(onset["rows"]).toEqual([[expected["rewind_timestamp"]]]);
-  }, 120_000);
+  });
 
   it("parses get, list_pipelines, list_updates and the paged event log into the SDK's dataclasses", async () => {
     const seen = await python("inspect", { pipeline_id: seed.pipelineId, page_size: 2 });
@@ -148,7 +148,7 @@ describe("the Databricks Python SDK", () => {
     expect(paged.length).toBe(seen["events_total"]);
     expect(new Set(paged.map((e) => e.id)).size).toBe(paged.length);
     expect(paged[0]).toMatchObject({ origin: { pipeline_id: seed.pipelineId }, level: expect.any(String) });
-  }, 120_000);
+  });
 
   it("pages the seed's rewind-point lookup and list_pipelines past three pages", async () => {
     const pageSize = 2;
@@ -168,10 +168,10 @@ describe("the Databricks Python SDK", () => {
     } finally {
       for (const other of others) await cp.client.deletePipeline(other, true);
     }
-  }, 120_000);
+  });
 
   it("stops the pipeline and waits with the SDK's own waiter until it is IDLE", async () => {
     const stopped = await python("stop", { pipeline_id: seed.pipelineId });
     expect(stopped["pipeline"]).toMatchObject({ pipeline_id: seed.pipelineId, state: "IDLE" });
-  }, 120_000);
+  });
 });

@@ -43,7 +43,7 @@ describe("schemathesis against the OpenAPI document", () => {
       PYTHONPATH: HOOKS,
       PYTHONDONTWRITEBYTECODE: "1",
     };
-  }, 180_000);
+  });
   afterAll(async () => {
     await cp?.close();
     if (reports) await rm(reports, { recursive: true, force: true });

@@ -10,6 +10,7 @@ process.env["AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"] ??= "true";
  */
 const SPARK_READERS = ["spark.test.ts", "spark-dedup.test.ts", "spark-dialect.test.ts"];
 const SPARK_ENGINE = [
+  "spark-auto-typed.test.ts",
   "spark-cdc.test.ts",
   "spark-cdc-edges.test.ts",
   "spark-change-feed.test.ts",

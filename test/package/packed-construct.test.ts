@@ -134,5 +134,5 @@ describe("the packed construct", () => {
       JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }
     ).version;
     expect(run(app, path.join(app, "node_modules/.bin/ebb"), ["--version"]).trim()).toBe(ebbVersion);
-  }, 900_000);
+  });
 });

@@ -116,7 +116,8 @@ export async function startUpdate(
       plan.resets.map((r) => r.dataset),
     );
     const refused = firstRefusedBySpark(new DatasetCatalog(pipeline, plane.bucket), plan, body.engine);
-    if (refused) throw new FlowNotSupportedOnSparkError(refused.flow, refused.reason, refused.kind);
+    if (refused)
+      throw new FlowNotSupportedOnSparkError(refused.flow, refused.reason, refused.kind, refused.wayOut);
     // Unless the last completed run was of this very version, a deploy or a rewind came in between.
     if (record.tablesWrittenBy !== version) {
       // Read-only checks, side by side; a schema problem is named before a state problem.

@@ -9,7 +9,9 @@ import { assembleNested } from "hyparquet/src/assemble.js";
 import { DEFAULT_PARSERS } from "hyparquet/src/convert.js";
 import type { DecodedArray } from "hyparquet/src/types.js";
 import type { ObjectStore } from "../../object-store/object-store.ts";
-import type { Action, RemoveFile } from "./actions.ts";
+import type { Action, AddFile, RemoveFile } from "./actions.ts";
+import { decodeLogPath } from "./data-file-paths.ts";
+import type { CheckpointFiles } from "./live-files.ts";
 import { CorruptLogError, DeltaError } from "../errors.ts";
 import { stringifyExact, type ExactJsonInput } from "./exact-json.ts";
 import type { CheckpointRef } from "./log-segment.ts";
@@ -19,14 +21,8 @@ import { listsAt, mapsAt, presentRows, readLeafColumn, valuesAt, type LeafColumn
 
 /** Columns of a checkpoint row that hold actions (PROTOCOL.md "Checkpoint Schema"). */
 type CheckpointAction = "protocol" | "metaData" | "txn" | "domainMetadata" | "add" | "remove";
-/** What a snapshot is made of, in replay order: every kind but the tombstones, read apart. */
-const CHECKPOINT_ACTIONS: readonly CheckpointAction[] = [
-  "protocol",
-  "metaData",
-  "txn",
-  "domainMetadata",
-  "add",
-];
+/** What a snapshot is made of but its files, in replay order (the tombstones are read apart). */
+const TABLE_ACTIONS: readonly CheckpointAction[] = ["protocol", "metaData", "txn", "domainMetadata"];
 
 /** A checkpoint's parts (one for a classic checkpoint) as fetched, in part order. */
 export interface CheckpointParts {
@@ -41,34 +37,61 @@ export async function fetchCheckpoint(
   return { checkpoint, bytes: await Promise.all(checkpoint.keys.map((key) => store.get(key))) };
 }
 
+/** What a snapshot starts from: a checkpoint's actions but its tombstones (`readCheckpointTombstones`). */
+export interface CheckpointContents {
+  /** Its protocol, metaData, txn and domainMetadata actions, in that order. */
+  readonly actions: readonly Action[];
+  /** Its adds: the paths decoded now, the actions when first asked for. */
+  readonly files: CheckpointFiles;
+}
+
 /**
- * The actions stored in a checkpoint (all parts of a multi-part one) but its tombstones (read by
- * `readCheckpointTombstones` when needed), in the JSON shape of commit lines, so that checkpoint and
- * commit actions replay through one code path. Decoded in process by a Parquet reader (hyparquet):
- * a checkpoint is small, and handing it to DuckDB (a scratch file, a query, JSON text back) cost
- * several times the decoding itself. A checkpoint is reconciled (each path once, as an add or a
- * remove), so the order of its rows carries no meaning; the kinds come out in replay order.
+ * The actions stored in a checkpoint (all parts of a multi-part one) in the JSON shape of commit
+ * lines, so that checkpoint and commit actions replay through one code path; of the adds, only the
+ * `path` column is decoded now, the rest on the first call of `files.actions` (from the bytes kept).
+ * Decoded in process by a Parquet reader (hyparquet): a checkpoint is small, and handing it to DuckDB
+ * (a scratch file, a query, JSON text back) cost several times the decoding itself. A checkpoint is
+ * reconciled (each path once, as an add or a remove), so the order of its rows carries no meaning;
+ * the kinds come out in replay order.
  */
-export async function readCheckpointActions(parts: CheckpointParts): Promise<Action[]> {
-  const byKind = new Map<CheckpointAction, Action[]>(CHECKPOINT_ACTIONS.map((kind) => [kind, []]));
-  for (const part of await checkpointRows(parts, CHECKPOINT_ACTIONS)) {
+export function readCheckpoint(parts: CheckpointParts): CheckpointContents {
+  const parsed = parsedParts(parts);
+  const byKind = new Map<CheckpointAction, Action[]>(TABLE_ACTIONS.map((kind) => [kind, []]));
+  for (const part of partActions(parsed, TABLE_ACTIONS, "whole")) {
     for (const [kind, found] of part.actions) {
       const actions = byKind.get(kind)!;
-      for (let i = 0; i < found.bodies.length; i++) {
-        actions.push(checkpointAction(kind, found.bodies[i]!, found.statsParsed?.[i], part.decimalStats));
-      }
+      for (const body of found.bodies)
+        actions.push(checkpointAction(kind, body, undefined, part.decimalStats));
     }
   }
-  return CHECKPOINT_ACTIONS.flatMap((kind) => byKind.get(kind)!);
+  const keys: string[] = [];
+  for (const part of partActions(parsed, ["add"], "path")) {
+    for (const body of part.actions.get("add")?.bodies ?? []) keys.push(decodeLogPath(body.path as string));
+  }
+  const actions = (): AddFile[] => {
+    const adds: AddFile[] = [];
+    for (const part of partActions(parsed, ["add"], "whole")) {
+      const found = part.actions.get("add");
+      if (!found) continue;
+      for (let i = 0; i < found.bodies.length; i++) {
+        const action = checkpointAction("add", found.bodies[i]!, found.statsParsed?.[i], part.decimalStats);
+        adds.push((action as { add: AddFile }).add);
+      }
+    }
+    if (adds.length !== keys.length || adds.some((add, i) => decodeLogPath(add.path) !== keys[i]))
+      throw corrupt(parts.checkpoint, new Error("the add column's rows changed between two reads"));
+    return adds;
+  };
+  return { actions: TABLE_ACTIONS.flatMap((kind) => byKind.get(kind)!), files: { keys, actions } };
 }
 
 /**
  * The tombstones (`remove` actions) stored in a checkpoint: apart from the rest, since only
  * checkpoints and VACUUM need them, and on a compacted table they are most of the rows.
  */
-export async function readCheckpointTombstones(parts: CheckpointParts): Promise<RemoveFile[]> {
+export function readCheckpointTombstones(parts: CheckpointParts): RemoveFile[] {
   const removes: RemoveFile[] = [];
-  for (const part of await checkpointRows(parts, ["remove"])) {
+  for (const part of partActions(parsedParts(parts), ["remove"], "whole")) {
     for (const body of part.actions.get("remove")?.bodies ?? []) removes.push(body as unknown as RemoveFile);
   }
   return removes;
@@ -89,39 +112,64 @@ interface PartActions {
   readonly decimalStats: ReadonlySet<string>;
 }
 
-/** The actions of each part, of those of `kinds` the part has (Spark's parts have different columns). */
-async function checkpointRows(
-  parts: CheckpointParts,
-  kinds: readonly CheckpointAction[],
-): Promise<PartActions[]> {
+/** A part's bytes with its footer read: parsed once, read for each kind as asked. */
+interface ParsedPart {
+  readonly checkpoint: CheckpointRef;
+  readonly key: string;
+  readonly file: ArrayBuffer;
+  readonly metadata: FileMetaData;
+  readonly tree: SchemaTree;
+}
+
+/** Each part's footer and schema. */
+function parsedParts(parts: CheckpointParts): ParsedPart[] {
   const { checkpoint } = parts;
-  return Promise.all(
-    parts.bytes.map(async (bytes, i) => {
-      const key = checkpoint.keys[i] ?? checkpoint.keys[0]!;
-      try {
-        // The reader wants an ArrayBuffer of the file alone; a Buffer may be a view into a larger pool.
-        const file =
-          bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-            ? (bytes.buffer as ArrayBuffer)
-            : (bytes.slice().buffer as ArrayBuffer);
-        const metadata = parquetMetadata(file, { geoparquet: false });
-        const tree = parquetSchema(metadata);
-        const columns = kinds.filter((kind) => tree.children.some((child) => child.element.name === kind));
-        if (columns.length === 0) return { actions: new Map(), decimalStats: new Set<string>() };
-        assertDecodableCodecs(codecsOf(metadata, columns), key);
-        return {
-          actions: presentActions(file, metadata, tree, columns),
-          decimalStats: decimalStatsOf(tree.children),
-        };
-      } catch (cause) {
-        if (cause instanceof DeltaError) throw cause;
-        throw new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
-          cause,
-          data: { version: checkpoint.version, keys: checkpoint.keys },
-        });
-      }
-    }),
-  );
+  return parts.bytes.map((bytes, i) => {
+    const key = checkpoint.keys[i] ?? checkpoint.keys[0]!;
+    try {
+      // The reader wants an ArrayBuffer of the file alone; a Buffer may be a view into a larger pool.
+      const file =
+        bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+          ? (bytes.buffer as ArrayBuffer)
+          : (bytes.slice().buffer as ArrayBuffer);
+      const metadata = parquetMetadata(file, { geoparquet: false });
+      return { checkpoint, key, file, metadata, tree: parquetSchema(metadata) };
+    } catch (cause) {
+      throw corrupt(checkpoint, cause);
+    }
+  });
+}
+
+/**
+ * The actions of each part, of those of `kinds` the part has (Spark's parts have different
+ * columns): `whole`, or only their `path` field.
+ */
+function partActions(
+  parts: readonly ParsedPart[],
+  kinds: readonly CheckpointAction[],
+  fields: "whole" | "path",
+): PartActions[] {
+  return parts.map(({ checkpoint, key, file, metadata, tree }) => {
+    try {
+      const columns = kinds.filter((kind) => tree.children.some((child) => child.element.name === kind));
+      if (columns.length === 0) return { actions: new Map(), decimalStats: new Set<string>() };
+      assertDecodableCodecs(codecsOf(metadata, columns), key);
+      return {
+        actions: presentActions(file, metadata, tree, columns, fields),
+        decimalStats: decimalStatsOf(tree.children),
+      };
+    } catch (cause) {
+      if (cause instanceof DeltaError) throw cause;
+      throw corrupt(checkpoint, cause);
+    }
+  });
+}
+
+function corrupt(checkpoint: CheckpointRef, cause: unknown): CorruptLogError {
+  return new CorruptLogError(`checkpoint ${checkpoint.keys.join(", ")} is not readable parquet`, {
+    cause,
+    data: { version: checkpoint.version, keys: checkpoint.keys },
+  });
 }
 
 /**
@@ -138,6 +186,7 @@ function presentActions(
   metadata: FileMetaData,
   tree: SchemaTree,
   columns: readonly CheckpointAction[],
+  fields: "whole" | "path",
 ): Map<CheckpointAction, KindActions> {
   const found = new Map<CheckpointAction, { bodies: Record<string, unknown>[]; statsParsed: unknown[] }>(
     columns.map((kind) => [kind, { bodies: [], statsParsed: [] }]),
@@ -193,6 +242,7 @@ function presentActions(
       for (let i = 0; i < rows.count; i++) into.bodies.push({});
       for (const child of schema.children) {
         if (fileKind && FILE_STRUCT_FORMS.has(child.element.name)) continue;
+        if (fields === "path" && child.element.name !== "path") continue;
         const { values, plain } = valuesOf(child);
         for (let i = 0; i < rows.count; i++) {
           const value = values[i];
@@ -201,7 +251,9 @@ function presentActions(
       }
       // `stats_parsed` stands in for `stats` only where a writer left the JSON form out.
       const statsField =
-        kind === "add" && schema.children.find((child) => child.element.name === "stats_parsed");
+        kind === "add" &&
+        fields === "whole" &&
+        schema.children.find((child) => child.element.name === "stats_parsed");
       const needsStats = into.bodies.some((body, i) => i >= start && body.stats === undefined);
       if (statsField && needsStats) {
         const { values } = valuesOf(statsField);

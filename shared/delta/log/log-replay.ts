@@ -1,16 +1,8 @@
-import type {
-  Action,
-  AddFile,
-  CommitInfo,
-  DomainMetadata,
-  Metadata,
-  Protocol,
-  RemoveFile,
-  Txn,
-} from "./actions.ts";
+import type { Action, CommitInfo, DomainMetadata, Metadata, Protocol, RemoveFile, Txn } from "./actions.ts";
 import { CorruptLogError } from "../errors.ts";
 import { decodeLogPath } from "./data-file-paths.ts";
 import type { Snapshot, TombstoneSource } from "../read/snapshot.ts";
+import { LiveFiles, type CheckpointFiles } from "./live-files.ts";
 
 /**
  * Action reconciliation (PROTOCOL.md "Action Reconciliation"), pure: actions in log order
@@ -29,7 +21,7 @@ import type { Snapshot, TombstoneSource } from "../read/snapshot.ts";
 export interface TableState {
   protocol: Protocol | undefined;
   metadata: Metadata | undefined;
-  readonly files: Map<string, AddFile>;
+  readonly files: LiveFiles;
   readonly commitTombstones: Map<string, RemoveFile>;
   checkpointTombstones: TombstoneSource | undefined;
   readonly txns: Map<string, Txn>;
@@ -40,12 +32,20 @@ export function emptyTableState(): TableState {
   return {
     protocol: undefined,
     metadata: undefined,
-    files: new Map(),
+    files: LiveFiles.empty(),
     commitTombstones: new Map(),
     checkpointTombstones: undefined,
     txns: new Map(),
     domains: new Map(),
   };
+}
+
+/**
+ * The state a checkpoint's adds make, before its other actions are applied: its files (their
+ * actions built when first read, see `LiveFiles`) in the place of the adds it would replay.
+ */
+export function checkpointTableState(files: CheckpointFiles): TableState {
+  return { ...emptyTableState(), files: LiveFiles.fromCheckpoint(files) };
 }
 
 /** Applies `actions` to `state` in place, in order. */
@@ -103,7 +103,7 @@ export function toSnapshot(
     version: at.version,
     protocol: state.protocol,
     metadata: state.metadata,
-    files: new Map(state.files),
+    files: state.files.copy(),
     commitTombstones: new Map(state.commitTombstones),
     ...(state.checkpointTombstones ? { checkpointTombstones: state.checkpointTombstones } : {}),
     txns: new Map(state.txns),

@@ -2,18 +2,23 @@ import type { ObjectStore } from "../../object-store/object-store.ts";
 import type { Action, RemoveFile } from "../log/actions.ts";
 import {
   fetchCheckpoint,
-  readCheckpointActions,
+  readCheckpoint,
   readCheckpointTombstones,
   type CheckpointParts,
 } from "../log/checkpoint-reader.ts";
+import type { CheckpointFiles } from "../log/live-files.ts";
 import { decodeLogPath } from "../log/data-file-paths.ts";
 import type { CheckpointRef } from "../log/log-segment.ts";
 import type { TombstoneSource } from "./snapshot.ts";
 
-/** A checkpoint's actions, and its tombstones when first asked for (from the bytes kept, not fetched again). */
+/**
+ * A checkpoint's actions, and its adds' and tombstones' actions when first asked for (from the bytes
+ * kept, not fetched again; each decoded once for every snapshot loaded from it).
+ */
 export interface DecodedCheckpoint {
-  /** Every action but the tombstones. */
+  /** Its protocol, metaData, txn and domainMetadata actions. */
   readonly actions: readonly Action[];
+  readonly files: CheckpointFiles;
   readonly tombstones: TombstoneSource;
 }
 
@@ -50,14 +55,15 @@ export function forgetDecodedCheckpoints(): void {
 
 async function decode(store: ObjectStore, checkpoint: CheckpointRef): Promise<DecodedCheckpoint> {
   const parts = await fetchCheckpoint(store, checkpoint);
-  return { actions: await readCheckpointActions(parts), tombstones: tombstonesOf(parts) };
+  const { actions, files } = readCheckpoint(parts);
+  return { actions, files, tombstones: tombstonesOf(parts) };
 }
 
 /** The checkpoint's tombstones keyed like a snapshot's files, read on the first call. */
 function tombstonesOf(parts: CheckpointParts): TombstoneSource {
   let reading: Promise<ReadonlyMap<string, RemoveFile>> | undefined;
   return () =>
-    (reading ??= readCheckpointTombstones(parts).then(
-      (removes) => new Map(removes.map((remove) => [decodeLogPath(remove.path), remove])),
+    (reading ??= Promise.resolve().then(
+      () => new Map(readCheckpointTombstones(parts).map((remove) => [decodeLogPath(remove.path), remove])),
     ));
 }

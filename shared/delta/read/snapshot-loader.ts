@@ -6,7 +6,7 @@ import { versionAtTimestamp } from "./commit-history.ts";
 import { readCommits } from "../log/commit-reader.ts";
 import { TableNotFoundError } from "../errors.ts";
 import { listLog, readLastCheckpointHint } from "../log/log-listing.ts";
-import { applyActions, emptyTableState, toSnapshot } from "../log/log-replay.ts";
+import { applyActions, checkpointTableState, emptyTableState, toSnapshot } from "../log/log-replay.ts";
 import {
   latestListedVersion,
   planLogSegment,
@@ -67,10 +67,10 @@ export async function replaySegment(
   segment: LogSegment,
   options: Pick<LoadSnapshotOptions, "checkReadable"> = {},
 ): Promise<{ snapshot: Snapshot; head: CommitRef | undefined }> {
-  const state = emptyTableState();
+  let state = emptyTableState();
   if (segment.checkpoint) {
-    const checkpoint = segment.checkpoint;
-    const decoded = await decodedCheckpoint(store, checkpoint);
+    const decoded = await decodedCheckpoint(store, segment.checkpoint);
+    state = checkpointTableState(decoded.files);
     applyActions(state, decoded.actions);
     state.checkpointTombstones = decoded.tombstones;
   }

@@ -4,6 +4,7 @@ import type { Action } from "../log/actions.ts";
 import type { CommitRef } from "../log/log-segment.ts";
 import { commitTimestamp, findCommitInfo, needsFileTime, parseCommitFile } from "../log/commit-file.ts";
 import { commitKey } from "../log/log-paths.ts";
+import { LiveFiles } from "../log/live-files.ts";
 import { applyActions, toSnapshot, type TableState } from "../log/log-replay.ts";
 import type { Snapshot } from "./snapshot.ts";
 
@@ -56,7 +57,7 @@ export function tableStateOf(snapshot: Snapshot | undefined): TableState {
   return {
     protocol: snapshot?.protocol,
     metadata: snapshot?.metadata,
-    files: new Map(snapshot?.files ?? []),
+    files: LiveFiles.of(snapshot?.files),
     commitTombstones: new Map(snapshot?.commitTombstones ?? []),
     checkpointTombstones: snapshot?.checkpointTombstones,
     txns: new Map(snapshot?.txns ?? []),

@@ -9,6 +9,7 @@ import { isWord, significant, tokenize } from "../../sql/spark-sql-tokens.ts";
 import type { BatchSize } from "../batch-size.ts";
 import type { DatasetCatalog } from "../dataset-catalog.ts";
 import { sparkKafkaUnsupported } from "./spark-kafka-input.ts";
+import { sourceColumnRefusal } from "./spark-source-columns.ts";
 
 /**
  * Which engine runs a planned batch (pure): the pipeline's `pipelines.engine` (or the update's
@@ -28,8 +29,21 @@ import { sparkKafkaUnsupported } from "./spark-kafka-input.ts";
  * Functions both dialects know run with Spark's semantics.
  */
 
+/**
+ * The engine, or a refusal (Spark was asked for, and cannot run it) with why and, when the way out
+ * is not DuckDB or Spark SQL, what the user can change (`wayOut`). Under `auto`, a batch Spark cannot
+ * run stays on DuckDB with why (`keptOffSpark`), for the event that names its engine.
+ */
 export type EngineChoice =
-  { readonly engine: BatchEngine } | { readonly engine: "refused"; readonly reason: string };
+  | { readonly engine: "spark" }
+  | { readonly engine: "duckdb"; readonly keptOffSpark?: string }
+  | { readonly engine: "refused"; readonly reason: string; readonly wayOut?: string };
+
+/** Why Spark cannot run something, and what the user can change so it can (beside DuckDB). */
+export interface SparkRefusal {
+  readonly reason: string;
+  readonly wayOut?: string;
+}
 
 export interface EngineQuestion {
   readonly setting: EngineSetting | undefined;
@@ -62,9 +76,9 @@ export function chooseEngine(question: EngineQuestion): EngineChoice {
     ? ({ kind: "fixed", engine: question.override } as const)
     : (question.setting ?? DEFAULT_ENGINE);
   if (setting.kind === "fixed" && setting.engine === "duckdb") return { engine: "duckdb" };
-  const unsupported = sparkUnsupported(question);
-  if (setting.kind === "fixed") return unsupported ? { engine: "refused", reason: unsupported } : setting;
-  if (unsupported) return { engine: "duckdb" };
+  const unsupported = sparkRefusal(question);
+  if (setting.kind === "fixed") return unsupported ? refused(unsupported) : { engine: "spark" };
+  if (unsupported) return { engine: "duckdb", keptOffSpark: unsupported.reason };
   if (question.outgrewDuckDb !== undefined) return { engine: "spark" };
   if (!aboveThreshold(setting, question.size, question.functionBatchBytes)) return { engine: "duckdb" };
   return { engine: "spark" };
@@ -78,7 +92,7 @@ export function chooseEngine(question: EngineQuestion): EngineChoice {
 export function outgrownBatchGoesToSpark(question: Omit<EngineQuestion, "size">): boolean {
   if (question.override) return false;
   const setting = question.setting ?? DEFAULT_ENGINE;
-  return setting.kind === "auto" && sparkUnsupported(question) === undefined;
+  return setting.kind === "auto" && sparkRefusal(question) === undefined;
 }
 
 /**
@@ -91,7 +105,12 @@ export function mayRunOnSpark(question: Omit<EngineQuestion, "size">): boolean {
   if (question.override) return question.override === "spark";
   const setting = question.setting ?? DEFAULT_ENGINE;
   if (setting.kind === "fixed") return setting.engine === "spark";
-  return sparkUnsupported(question) === undefined;
+  return sparkRefusal(question) === undefined;
+}
+
+/** A refusal as the engine choice says it. */
+export function refused(refusal: SparkRefusal): EngineChoice {
+  return { engine: "refused", reason: refusal.reason, ...(refusal.wayOut ? { wayOut: refusal.wayOut } : {}) };
 }
 
 export function aboveThreshold(
@@ -109,6 +128,18 @@ export function aboveThreshold(
 
 /** Why the Spark engine cannot run this flow, or undefined when it can. */
 export function sparkUnsupported(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
+  return sparkRefusal(question)?.reason;
+}
+
+/** `sparkUnsupported`, with the way out when it is not DuckDB or Spark SQL. */
+export function sparkRefusal(question: Omit<EngineQuestion, "setting" | "size">): SparkRefusal | undefined {
+  const typed = sourceColumnRefusal(question.flow);
+  if (typed) return typed;
+  const reason = sparkUnsupportedSql(question);
+  return reason === undefined ? undefined : { reason };
+}
+
+function sparkUnsupportedSql(question: Omit<EngineQuestion, "setting" | "size">): string | undefined {
   const { flow, dataset } = question;
   // Every stateful operator (watermark, deduplication, windows, stream-stream joins) runs on Spark over Ebb's state layout (spark-state.ts).
   const source = flow.source;

@@ -22,7 +22,11 @@ export class SparkEngineNotConfiguredError extends EngineError {
   }
 }
 
-/** A flow Ebb cannot run on Spark: written for DuckDB, or a kind of flow the Spark engine lacks yet. */
+/**
+ * A flow Ebb cannot run on Spark: written for DuckDB, a column type Spark reads or spells otherwise,
+ * or a kind of flow the Spark engine lacks yet. `wayOut`: what the user can change, besides the
+ * engine, when it is not rewriting the SQL in Spark SQL (engine-choice.ts `SparkRefusal`).
+ */
 export class FlowNotSupportedOnSparkError extends EngineError {
   override readonly name = "FlowNotSupportedOnSparkError";
   override readonly errorCode = "FLOW_NOT_SUPPORTED_ON_SPARK";
@@ -30,9 +34,10 @@ export class FlowNotSupportedOnSparkError extends EngineError {
     readonly flow: string,
     readonly reason: string,
     readonly kind: SparkWork = "flow",
+    wayOut = `or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
   ) {
     super(
-      `${kind} "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb" or "auto", or start the update with engine "duckdb"), or rewrite its SQL in Spark SQL and set pipelines.sqlDialect = "spark"`,
+      `${kind} "${flow}" cannot run on Spark: ${reason}; run it on DuckDB (pipelines.engine = "duckdb" or "auto", or start the update with engine "duckdb"), ${wayOut}`,
       { data: { flow, reason, kind } },
     );
   }

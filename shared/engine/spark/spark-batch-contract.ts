@@ -121,6 +121,11 @@ export interface SparkBatchRequest {
   readonly manifestUri: string;
   /** A stateful flow's operators and the parent state version they continue (spark-state.ts). */
   readonly state?: SparkStateRequest;
+  /**
+   * A materialized view's columns as the DuckDB recompute types them (a Delta schema's JSON,
+   * spark-view-schema.ts): the job casts the SQL's rows to them by position, under their names.
+   */
+  readonly outputSchema?: string;
 }
 
 /**

@@ -153,6 +153,8 @@ export async function runSparkJob(
     readonly state?: PreparedSparkState;
     /** An AUTO CDC batch the job applies itself (spark-cdc-apply.ts), given its state staging key. */
     readonly cdcApply?: (stagingKey: string) => SparkCdcApplyRequest;
+    /** A materialized view's columns as DuckDB types them (spark-view-schema.ts), for the job to cast to. */
+    readonly outputSchema?: string;
   } = {},
 ): Promise<SparkJobResult> {
   // 1. The request (of the attempt whose job already ran, when the port holds one).
@@ -192,6 +194,7 @@ export async function runSparkJob(
       partitionColumns: [...(options.partitionColumns ?? [])],
     },
     manifestUri: batch.spark.bucketUri(key),
+    ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
     ...(options.state ? { state: options.state.request(key.replace(/manifest\.json$/, "state")) } : {}),
   };
 

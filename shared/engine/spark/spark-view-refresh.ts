@@ -17,7 +17,9 @@ import { recordSparkViewState, sparkViewState, type SparkViewStateContext } from
  *
  * 1. The versions of the tables it reads are those the refresh loaded (recorded as its inputs): the
  *    job gets their live data files (spark-snapshot-reads.ts), and each view it reads as its SQL.
- * 2. The job runs the view's SQL over them (and its expectations), writes the rows as data files
+ * 2. The job runs the view's SQL over them, casts its rows to the columns DuckDB describes for the
+ *    view (`outputSchema`: the DuckDB recompute's names and types; a column count that differs fails
+ *    the job by name), then its expectations, writes the rows as data files
  *    under a fresh staging folder of the view's table, and answers a manifest. A view kept
  *    incrementally (`partials`) is computed from its partials, which the job writes too, in Ebb's
  *    state layout (spark-view-state.ts): Ebb writes their state version's manifest first.
@@ -46,6 +48,12 @@ export interface SparkViewRecompute {
   readonly beforeCommit: () => Promise<void>;
   /** A view kept incrementally: its partials, written beside its rows (spark-view-state.ts). */
   readonly partials?: SparkViewStateContext | undefined;
+  /**
+   * The view's columns as the DuckDB recompute types them (a Delta schema's JSON,
+   * spark-view-schema.ts): the job casts its rows to them, so the table's schema is the same
+   * whichever engine recomputed it.
+   */
+  readonly outputSchema: string;
 }
 
 export interface SparkViewRecomputed {
@@ -79,7 +87,7 @@ export async function recomputeViewOnSpark(recompute: SparkViewRecompute): Promi
       catalog,
       spark,
     },
-    state ? { state } : {},
+    { outputSchema: recompute.outputSchema, ...(state ? { state } : {}) },
   );
   const stateVersion = recompute.partials
     ? await recordSparkViewState(recompute.partials, job.manifest.state, job.jobId)

@@ -23,7 +23,7 @@ import { pipelinesRepository } from "../repositories/repositories.ts";
 let cp: TestControlPlane;
 beforeAll(async () => {
   cp = await startTestControlPlane();
-}, 120_000);
+});
 afterAll(async () => {
   await cp?.close();
 });

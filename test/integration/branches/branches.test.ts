@@ -16,7 +16,7 @@ import { ordersTable } from "../../support/orders-table.ts";
 let cp: TestControlPlane;
 beforeAll(async () => {
   cp = await startTestControlPlane();
-}, 120_000);
+});
 afterAll(async () => {
   await cp?.close();
 });

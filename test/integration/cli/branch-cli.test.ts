@@ -22,7 +22,7 @@ describe("ebb branch", () => {
   };
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("makes a branch with rewind --branch, lists, diffs, publishes and discards it", async () => {

@@ -78,7 +78,7 @@ describe("ebb run's progress for stateful flows", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("shows each operator's state metrics and watermark: dedup, windows and a join", async () => {

@@ -28,7 +28,7 @@ describe("answers bounded in bytes", () => {
       "COMPLETED",
     );
     table = "answers.limits.raw";
-  }, 120_000);
+  });
   afterAll(async () => {
     delete process.env[ANSWER_BYTES_VARIABLE];
     await cp?.close();

@@ -47,7 +47,7 @@ describe("decimal and map values in answers", () => {
     const { update_id } = await cp.client.startUpdate(pipeline_id);
     const update = await cp.client.waitForUpdate(pipeline_id, update_id, { intervalMs: 200 });
     expect(update.state, update.error?.message).toBe("COMPLETED");
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const LONG = "12345678901234567890123456789012.123456";

@@ -79,7 +79,7 @@ describe("documented API errors", () => {
     await cp.land("b.json", [{ id: 2 }]);
     const second = await cp.client.startUpdate(pipelineId);
     await cp.client.waitForUpdate(pipelineId, second.update_id, { intervalMs: 200 });
-  }, 180_000);
+  });
   afterAll(() => cp?.close());
 
   it.each([

@@ -64,7 +64,7 @@ describe("API fuzz", () => {
     ({ pipeline_id: pipelineId } = await cp.client.createPipeline(
       ingestPipeline({ name: "fuzzed", catalog: "fuzz", schema: "api", path: cp.landing }),
     ));
-  }, 120_000);
+  });
   afterAll(async () => {
     console.log(`API fuzz: ${cases} requests over ${routes?.length ?? 0} routes`);
     await cp?.close();

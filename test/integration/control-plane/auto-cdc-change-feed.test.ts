@@ -87,7 +87,7 @@ describe("AUTO CDC through the API: streaming readers of the targets", () => {
     await run();
     await cp.land("2.json", CHANGES);
     await run();
-  }, 300_000);
+  });
   afterAll(async () => {
     await cp?.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

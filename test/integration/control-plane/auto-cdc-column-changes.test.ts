@@ -107,7 +107,7 @@ describe("AUTO CDC through the API: a changed column list is refused up front", 
     await cp.land("1.json", FIRST);
     await run();
     firstPoint = await latestPoint();
-  }, 300_000);
+  });
   afterAll(async () => {
     await cp?.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

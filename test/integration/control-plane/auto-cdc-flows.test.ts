@@ -111,7 +111,7 @@ describe("AUTO CDC through the API: several flows into one target", () => {
     beforeBackfill = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
     await cp.land("backfill/1.json", BACKFILL);
     await run();
-  }, 300_000);
+  });
   afterAll(async () => {
     await cp?.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

@@ -80,7 +80,7 @@ describe("AUTO CDC through the API: checkpoint reset", () => {
     await cp.land("1.json", FIRST);
     await run();
     await cp.land("2.json", SECOND);
-  }, 300_000);
+  });
   afterAll(async () => {
     await cp?.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

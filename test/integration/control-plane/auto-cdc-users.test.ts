@@ -96,7 +96,7 @@ describe("AUTO CDC through the API: Databricks' users example", () => {
     afterInserts = (await cp.client.rewindPoints(pipelineId)).rewind_points[0]!.rewind_point_id;
     await cp.land("2.json", CHANGES);
     await run();
-  }, 300_000);
+  });
   afterAll(async () => {
     await cp?.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

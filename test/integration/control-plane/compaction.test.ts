@@ -63,7 +63,7 @@ describe("compaction", () => {
         ],
       },
     }));
-  }, 120_000);
+  });
   afterAll(async () => {
     await cp?.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

@@ -16,7 +16,7 @@ describe("a continuous pipeline", () => {
         .catch(() => ({ rows: [{ n: 0 }] }))
     ).rows[0]!["n"];
   const eventually = async (check: () => Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 240_000;
     while (!(await check())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 250));

@@ -13,7 +13,7 @@ let cp: TestControlPlane;
 
 beforeAll(async () => {
   cp = await startTestControlPlane();
-}, 120_000);
+});
 afterAll(() => cp?.close());
 
 it("creates the streaming table empty, so the view over it refreshes", async () => {

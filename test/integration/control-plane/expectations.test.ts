@@ -15,7 +15,7 @@ describe("expectations", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   type Expectation = { name: string; condition: string; on_violation?: string };

@@ -49,7 +49,7 @@ describe("incremental materialized views through the API", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const name = "views";

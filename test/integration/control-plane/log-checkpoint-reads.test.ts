@@ -42,7 +42,7 @@ describe("tables with log checkpoints, read through the API", () => {
     const { update_id } = await cp.client.startUpdate(pipelineId);
     const update = await cp.client.waitForUpdate(pipelineId, update_id, { intervalMs: 200 });
     expect(update.state).toBe("COMPLETED");
-  }, 180_000);
+  });
   afterAll(() => cp?.close());
 
   const count = async (body: { version?: number; timestamp?: string } = {}) => {

@@ -24,7 +24,7 @@ describe("the onset finder after a rewind", () => {
       ...ingestPipeline({ name: "onset lineage", catalog: "onset", schema: "lineage", path: cp.landing }),
       configuration: { "pipelines.rewind.enabled": "true" },
     }));
-  }, 60_000);
+  });
   afterAll(async () => {
     if (pipelineId) await cp.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

@@ -60,7 +60,7 @@ describe("the OpenAPI document", () => {
     const response = await send("GET", "/api/2.0/openapi.json");
     expect(response.status).toBe(200);
     document = (await response.json()) as Document;
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("is OpenAPI 3.1, served with the same bearer token as every route", async () => {

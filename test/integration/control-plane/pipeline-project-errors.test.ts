@@ -90,7 +90,7 @@ describe("a pipeline project's bad input through the API and ebb deploy", () => 
   beforeAll(async () => {
     cp = await startTestControlPlane();
     folder = await mkdtemp(path.join(os.tmpdir(), "ebb-project-errors-"));
-  }, 120_000);
+  });
   afterAll(async () => {
     await cp?.close();
     if (folder) await rm(folder, { recursive: true, force: true });

@@ -42,7 +42,7 @@ describe("pipeline projects through the API and ebb deploy", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(async () => {
     for (const id of created) await cp?.client.deletePipeline(id, true).catch(() => undefined);
     await cp?.close();

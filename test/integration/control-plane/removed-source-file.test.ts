@@ -17,7 +17,7 @@ describe("a planned file removed from the landing folder", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   interface Wedged {

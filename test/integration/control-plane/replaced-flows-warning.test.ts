@@ -15,7 +15,7 @@ let cp: TestControlPlane;
 
 beforeAll(async () => {
   cp = await startTestControlPlane();
-}, 120_000);
+});
 afterAll(() => cp?.close());
 
 const flow = (name: string, folder: string, sql = "SELECT * FROM source") => ({
@@ -105,7 +105,7 @@ it("warns when the flows writing a table with rows are replaced, and only then",
   expect(err).toContain(
     "ebb: warning: Table orders holds data and its flow raw_orders is replaced by flow orders_in",
   );
-}, 120_000);
+});
 
 /**
  * An edit that moves a flow, under its name, to another table: the flow keeps its checkpoint and
@@ -165,4 +165,4 @@ it("warns when a flow that has read its source is moved to another table, and on
     origin: { dataset_name: "orders_v2" },
     details: { flow_moved: { flow: "ingest", from_dataset: "orders", to_dataset: "orders_v2" } },
   });
-}, 120_000);
+});

@@ -44,7 +44,7 @@ describe("every route's answer matches its response schema", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("on every route", async () => {

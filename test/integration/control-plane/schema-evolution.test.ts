@@ -63,7 +63,7 @@ describe("schema changes through the API", () => {
     }));
     await cp.land("1.json", [{ id: 1, v: "a" }]);
     expect((await run()).state).toBe("COMPLETED");
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("evolves the table when a deploy adds a column; older rows read NULL, readers downstream get it", async () => {

@@ -65,7 +65,7 @@ describe("rewind and replay through the API (the seed's request bodies)", () => 
       [4, 5].map((id) => ({ id, amount: -1000 })),
     );
     expect((await run({ cause: "API_CALL" })).state).toBe("COMPLETED");
-  }, 180_000);
+  });
   // The seed's tables are claimed by one pipeline at a time: purge them (claims and data) for the next file.
   afterAll(async () => {
     if (pipelineId) await cp.client.deletePipeline(pipelineId, true);

@@ -47,7 +47,7 @@ describe("the Spark engine's refusals", () => {
   beforeAll(async () => {
     cp = await startTestControlPlane();
     await cp.land("a.json", [{ id: 1 }, { id: 2 }]);
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const refusal = (promise: Promise<unknown>) =>

@@ -55,7 +55,7 @@ describe("a pipeline written in Spark SQL", () => {
   let cp: TestControlPlane;
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("runs with Spark's answers", async () => {

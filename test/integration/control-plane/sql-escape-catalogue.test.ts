@@ -57,7 +57,7 @@ describe("SQL escape catalogue", () => {
     expect((await cp.client.waitForUpdate(pipeline_id, update_id, { intervalMs: 200 })).state).toBe(
       "COMPLETED",
     );
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const pipeline = (name: string, sql: string) =>

@@ -25,7 +25,7 @@ describe("SQL time travel", () => {
     expect((await run()).state).toBe("COMPLETED");
     await cp.land("2.json", [{ id: 3 }]);
     expect((await run()).state).toBe("COMPLETED");
-  }, 300_000);
+  });
   afterAll(async () => {
     if (pipelineId) await cp.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

@@ -89,7 +89,7 @@ describe("operator state compatibility, refused up front", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const run = async (pipelineId: string, body?: unknown) => {

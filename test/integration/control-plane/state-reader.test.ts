@@ -59,7 +59,7 @@ describe("the state reader", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const run = async (body?: unknown) => {

@@ -18,7 +18,7 @@ describe("VACUUM of operator state", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const run = async (body?: unknown) => {

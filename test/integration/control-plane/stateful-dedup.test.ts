@@ -42,7 +42,7 @@ describe("stateful flows through the API", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const create = async (name: string, flow: Record<string, unknown>) => {

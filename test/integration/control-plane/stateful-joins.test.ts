@@ -64,7 +64,7 @@ describe("stream-stream joins through the API", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const create = async (

@@ -48,7 +48,7 @@ describe("windowed aggregation through the API", () => {
 
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   const create = async (name: string, sql: string) => {

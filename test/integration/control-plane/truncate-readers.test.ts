@@ -55,7 +55,7 @@ describe("the readers of a TRUNCATE table", () => {
     }));
     await cp.land("1.json", [{ id: 1 }, { id: 2 }]);
     expect((await run()).state).toBe("COMPLETED");
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("continues a reader refreshed in the same update, and every later update", async () => {

@@ -68,7 +68,7 @@ describe("the cost of an update", () => {
     }));
     await cp.land("1.json", [{ id: 1 }]);
     await countedUpdate();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   it("counts the state machine's transitions and its tasks' Lambda invocations", async () => {

@@ -61,7 +61,7 @@ describe("reads of vacuumed versions", () => {
     }
     const vacuum = await cp.client.vacuum(TABLE, { retain_hours: 0, allow_short_retention: true });
     expect(vacuum.files.length).toBeGreaterThan(0);
-  }, 240_000);
+  });
   afterAll(async () => {
     if (pipelineId) await cp.client.deletePipeline(pipelineId, true).catch(() => undefined);
     await cp?.close();

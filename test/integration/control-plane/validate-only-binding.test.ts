@@ -26,7 +26,7 @@ describe("validate_only binds each query", () => {
   let cp: TestControlPlane;
   beforeAll(async () => {
     cp = await startTestControlPlane();
-  }, 120_000);
+  });
   afterAll(() => cp?.close());
 
   /** A pipeline over its own landing folder, with `rows` landed there first (when given). */

@@ -22,7 +22,7 @@ describe("a rewind past a Kinesis stream's retention", () => {
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", "ebb-test");
     kinesis = await startTestKinesis();
     await kinesis.createStream(STREAM, 2);
-  }, 120_000);
+  });
   afterAll(async () => {
     await h.close();
     await kinesis?.stop();

@@ -111,7 +111,7 @@ describe("the kinesis source through the API", () => {
       configuration: { "pipelines.rewind.enabled": "true" },
       definition: definition(kinesis, GOOD_SQL),
     }));
-  }, 180_000);
+  });
   afterAll(async () => {
     await cp?.close();
     await kinesis?.stop();

@@ -22,7 +22,7 @@ const ROWS_PER_FILE = 10_000;
 let cp: TestControlPlane;
 beforeAll(async () => {
   if (cappedTempFolders) cp = await startTestControlPlane();
-}, 120_000);
+});
 afterAll(() => cp?.close());
 
 /** `files` Parquet files of ROWS_PER_FILE rows `(id, payload)` in a fresh landing folder, made outside the cap. */

@@ -38,13 +38,13 @@ beforeAll(async () => {
     await writeFile(path.join(landing, `f${i}.json`), lines.join("\n") + "\n");
   }
   ({ child, banner } = await startRuntime(["--data-dir", folder.dir, "--allow-local-path", landing]));
-}, 120_000);
+});
 
 afterAll(async () => {
   if (child) await stopRuntime(child);
   folder?.unmount();
   if (landing) await rm(landing, { recursive: true, force: true });
-}, 60_000);
+});
 
 async function freeBytes(dir: string): Promise<number> {
   const stats = await statfs(dir);
@@ -92,7 +92,7 @@ it.skipIf(!cappedTempFolders)(
     await writeFile(filler, Buffer.alloc(Math.max(0, (await freeBytes(folder!.dir)) - leave)));
 
     const { update_id: full } = await client.startUpdate(pipelineId);
-    const failed = await client.waitForUpdate(pipelineId, full, { intervalMs: 500, timeoutMs: 120_000 });
+    const failed = await client.waitForUpdate(pipelineId, full, { intervalMs: 500, timeoutMs: 240_000 });
     expect(failed).toMatchObject({ state: "FAILED", error: { error_code: "DATA_FOLDER_FULL" } });
     expect(failed.error?.message).toContain(folder!.dir);
     expect(failed.error?.message).toMatch(/data folder is full .*MB free/);

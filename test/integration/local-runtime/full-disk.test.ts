@@ -19,12 +19,12 @@ beforeAll(async () => {
   if (!cappedTempFolders) return;
   folder = mountCappedFolder(48);
   ({ child, banner } = await startRuntime(["--data-dir", folder.dir]));
-}, 120_000);
+});
 
 afterAll(async () => {
   if (child) await stopRuntime(child);
   folder?.unmount();
-}, 60_000);
+});
 
 it.skipIf(!cappedTempFolders)(
   "a full disk answers 503 naming the folder, keeps serving reads, and npm start stops in seconds",

@@ -31,7 +31,7 @@ let banner: Banner;
 
 beforeAll(async () => {
   ({ child, banner } = await startRuntime(["--data-dir", "memory", "--kinesis"]));
-}, 120_000);
+});
 
 afterAll(() => stopRuntime(child), 60_000);
 

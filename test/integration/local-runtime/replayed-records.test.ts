@@ -25,7 +25,7 @@ describe("records replayed after a rewind", () => {
     folder = await mkdtemp(path.join(os.tmpdir(), "ebb-replayed-"));
     logFile = path.join(folder, "logs", "ebb.log");
     cp = await startTestControlPlane({ log: { file: logFile } });
-  }, 120_000);
+  });
   afterAll(async () => {
     await cp?.close();
     await rm(folder, { recursive: true, force: true });

@@ -22,12 +22,12 @@ beforeAll(async () => {
       readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "java" &&
       readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("LoopbackDynamoDbLocal"),
   );
-}, 120_000);
+});
 
 afterAll(async () => {
   if (dynamoDbLocal !== undefined) process.kill(dynamoDbLocal, "SIGCONT");
   await stopRuntime(child);
-}, 60_000);
+});
 
 const listPipelines = () =>
   fetch(`${banner.exports["EBB_ENDPOINT"]}/api/2.0/pipelines`, {

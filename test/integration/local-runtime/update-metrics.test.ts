@@ -19,7 +19,7 @@ describe("the metrics of an update", () => {
     folder = await mkdtemp(path.join(os.tmpdir(), "ebb-metrics-"));
     logFile = path.join(folder, "logs", "ebb.log");
     cp = await startTestControlPlane({ log: { file: logFile } });
-  }, 120_000);
+  });
   afterAll(async () => {
     await cp?.close();
     await rm(folder, { recursive: true, force: true });

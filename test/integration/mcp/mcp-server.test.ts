@@ -62,7 +62,7 @@ describe("Ebb's MCP server", () => {
     );
     expect((await run()).state).toBe("COMPLETED");
     mcp = await connectHttp();
-  }, 180_000);
+  });
   afterAll(async () => {
     await mcp?.close();
     if (pipelineId) await cp.client.deletePipeline(pipelineId, true);

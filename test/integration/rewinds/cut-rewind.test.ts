@@ -30,7 +30,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => webhook.listen(0, "127.0.0.1", resolve));
   const { port } = webhook.address() as AddressInfo;
   cp = await startTestControlPlane({ webhook: `http://127.0.0.1:${port}/` });
-}, 120_000);
+});
 afterAll(async () => {
   await cp?.close();
   await new Promise((resolve) => webhook?.close(resolve));

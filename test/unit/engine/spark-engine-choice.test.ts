@@ -49,7 +49,7 @@ describe("the engine a batch runs on", () => {
         readViews: [],
       });
     };
-    expect(askFlow(kafkaFlow())).toEqual({ kind: "fixed", engine: "spark" });
+    expect(askFlow(kafkaFlow())).toEqual({ engine: "spark" });
     expect(askFlow(kinesisFlow)).toMatchObject({
       engine: "refused",
       reason: /Kinesis connector is a streaming source/,
@@ -61,11 +61,11 @@ describe("the engine a batch runs on", () => {
   });
 
   it("runs a plain flow on Spark when the pipeline asks for it", () => {
-    expect(ask(dataset())).toEqual({ kind: "fixed", engine: "spark" });
+    expect(ask(dataset())).toEqual({ engine: "spark" });
   });
 
   it("runs a partitioned table's flow on Spark; every stateful operator runs there over Ebb's state layout", () => {
-    expect(ask(dataset({ partition_by: ["day"] }))).toEqual({ kind: "fixed", engine: "spark" });
+    expect(ask(dataset({ partition_by: ["day"] }))).toEqual({ engine: "spark" });
   });
 
   it("runs a dataset with expectations on Spark: the job evaluates them", () => {
@@ -74,7 +74,7 @@ describe("the engine a batch runs on", () => {
         expectations: [{ name: "has_id", condition: "id IS NOT NULL", on_violation: "drop" }],
       } as Partial<StreamingTableDefinition>),
     );
-    expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+    expect(choice).toEqual({ engine: "spark" });
   });
 
   it("runs an AUTO CDC flow on Spark: the job runs its SQL, Ebb applies the events by key", () => {
@@ -91,7 +91,7 @@ describe("the engine a batch runs on", () => {
       flow: cdc,
       readViews: [],
     });
-    expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+    expect(choice).toEqual({ engine: "spark" });
   });
 
   it("runs a reader of a change feed on Spark: the job reads the files Ebb planned", () => {
@@ -116,7 +116,7 @@ describe("the engine a batch runs on", () => {
         flow: reader,
         readViews: [],
       });
-      expect(choice).toEqual({ kind: "fixed", engine: "spark" });
+      expect(choice).toEqual({ engine: "spark" });
     }
   });
 
@@ -182,7 +182,10 @@ describe("the engine a batch runs on", () => {
       // A flow Spark cannot run stays on DuckDB.
       const kinesis = { ...question, flow: kinesisFlow };
       expect(outgrownBatchGoesToSpark(kinesis)).toBe(false);
-      expect(chooseEngine(kinesis)).toEqual({ engine: "duckdb" });
+      expect(chooseEngine(kinesis)).toEqual({
+        engine: "duckdb",
+        keptOffSpark: expect.stringContaining("kinesis sources run on DuckDB only"),
+      });
     });
 
     it("plans whole only where Spark may run the batch: not under the update's duckdb, nor for a flow Spark cannot run", () => {
@@ -200,6 +203,50 @@ describe("the engine a batch runs on", () => {
       expect(mayRunOnSpark({ ...question, flow: kinesisFlow })).toBe(false);
       expect(mayRunOnSpark({ ...question, flow: kafkaFlow() })).toBe(true);
     });
+  });
+
+  it("reads declared list columns on Spark, but refuses what the job cannot read before a batch runs", () => {
+    const withSchema = (format: string, schema: Record<string, string>) => {
+      const f = {
+        ...flow,
+        source: { type: "auto_loader", path: "/landing", format, schema },
+      } as StreamingTableDefinition["flows"][number];
+      const table = dataset({ flows: [f] });
+      const question = {
+        size: undefined,
+        pipeline: { datasets: [table] } as PipelineDefinition,
+        dataset: table,
+        flow: f,
+        readViews: [],
+      };
+      return {
+        spark: chooseEngine({ ...question, setting: { kind: "fixed", engine: "spark" } }),
+        auto: chooseEngine({
+          ...question,
+          setting: { kind: "auto", minBytes: 0 },
+          size: { files: 1, bytes: 1024 ** 2 },
+        }),
+      };
+    };
+    const lists = { id: "BIGINT", tags: "VARCHAR[]", scores: "decimal(10, 2)[]", at: "TIMESTAMPTZ" };
+    expect(withSchema("json", lists)).toEqual({ spark: { engine: "spark" }, auto: { engine: "spark" } });
+    expect(withSchema("parquet", lists).spark).toEqual({ engine: "spark" });
+    // Spark's CSV reader has no lists; a type the job does not map is refused by name.
+    const csv = withSchema("csv", { id: "BIGINT", tags: "VARCHAR[]" });
+    expect(csv.spark).toMatchObject({
+      engine: "refused",
+      reason: "its source's column tags is declared VARCHAR[], and Spark reads no list from a CSV file",
+      wayOut: expect.stringContaining("declare tags as VARCHAR"),
+    });
+    expect(csv.auto).toMatchObject({
+      engine: "duckdb",
+      keptOffSpark: expect.stringContaining("column tags"),
+    });
+    for (const declared of ["UUID", "STRUCT(a INTEGER)", "MAP(VARCHAR, INTEGER)", "VARCHAR[3]", "HUGEINT"])
+      expect(withSchema("json", { v: declared }).spark).toMatchObject({
+        engine: "refused",
+        reason: `its source's column v is declared ${declared}, a type the Spark job does not read`,
+      });
   });
 
   it("refuses Spark for an AUTO CDC condition written for DuckDB, naming the setting", () => {

@@ -29,9 +29,8 @@ const ask = (question: Partial<ViewEngineQuestion>) =>
 
 describe("the engine a materialized view's recompute runs on", () => {
   it("recomputes on Spark when the pipeline or the update asks for it, on DuckDB when either says duckdb", () => {
-    expect(ask({})).toEqual({ kind: "fixed", engine: "spark" });
+    expect(ask({})).toEqual({ engine: "spark" });
     expect(ask({ setting: { kind: "fixed", engine: "duckdb" }, override: "spark" })).toEqual({
-      kind: "fixed",
       engine: "spark",
     });
     expect(ask({ override: "duckdb" })).toEqual({ engine: "duckdb" });
@@ -51,11 +50,8 @@ describe("the engine a materialized view's recompute runs on", () => {
 
   it("recomputes a view kept incrementally in full on the engine asked for (the job writes its partials too)", () => {
     const grouped = view("SELECT k, count(*) AS n, sum(amount) AS total FROM raw GROUP BY k");
-    expect(ask({ view: grouped })).toEqual({ kind: "fixed", engine: "spark" });
-    expect(ask({ view: grouped, setting: undefined, override: "spark" })).toEqual({
-      kind: "fixed",
-      engine: "spark",
-    });
+    expect(ask({ view: grouped })).toEqual({ engine: "spark" });
+    expect(ask({ view: grouped, setting: undefined, override: "spark" })).toEqual({ engine: "spark" });
     expect(ask({ view: grouped, setting: { kind: "auto", minBytes: MB }, inputBytes: MB })).toEqual({
       engine: "spark",
     });
@@ -80,7 +76,71 @@ describe("the engine a materialized view's recompute runs on", () => {
     // Under `auto` the same view stays on DuckDB, whatever its size.
     expect(
       ask({ setting: { kind: "auto", minBytes: 1 }, view: view("SELECT id::VARCHAR AS id FROM raw") }),
-    ).toEqual({ engine: "duckdb" });
+    ).toEqual({
+      engine: "duckdb",
+      keptOffSpark: "its SQL is written for DuckDB (a :: cast; Spark writes CAST(x AS type))",
+    });
+  });
+
+  it("keeps a view off Spark whose grouping key Spark spells otherwise in JSON, naming the key, its type and the cast", () => {
+    const grouped = view("SELECT price, count(*) AS n FROM raw GROUP BY price");
+    const keys = [{ sql: "price", duckType: "DOUBLE" }];
+    const choice = ask({ view: grouped, keys });
+    expect(choice).toMatchObject({
+      engine: "refused",
+      reason: expect.stringContaining("grouping key price is of type DOUBLE"),
+      wayOut: expect.stringContaining("CAST(price AS VARCHAR)"),
+    });
+    // Under `auto` it stays on DuckDB, whatever its size, with why; the same under Spark SQL.
+    const auto = ask({ view: grouped, keys, setting: { kind: "auto", minBytes: 0 } });
+    expect(auto).toMatchObject({ engine: "duckdb", keptOffSpark: expect.stringContaining("DOUBLE") });
+    const pipeline = {
+      datasets: [],
+      configuration: { "pipelines.sqlDialect": "spark" },
+    } as unknown as PipelineDefinition;
+    expect(ask({ view: grouped, keys, pipeline }).engine).toBe("refused");
+  });
+
+  it("computes on Spark a view grouped by keys both engines spell alike (DATE and TIMESTAMP among them)", () => {
+    const grouped = view("SELECT day, k, count(*) AS n FROM raw GROUP BY day, k");
+    for (const duckType of [
+      "DATE",
+      "TIMESTAMP",
+      "BIGINT",
+      "VARCHAR",
+      "BOOLEAN",
+      "INTEGER",
+      "SMALLINT",
+      "TINYINT",
+    ])
+      expect(
+        ask({
+          view: grouped,
+          keys: [
+            { sql: "day", duckType },
+            { sql: "k", duckType: "BIGINT" },
+          ],
+        }),
+      ).toEqual({
+        engine: "spark",
+      });
+    for (const duckType of [
+      "DOUBLE",
+      "FLOAT",
+      "DECIMAL(10,2)",
+      "TIMESTAMP WITH TIME ZONE",
+      "VARCHAR[]",
+      "UUID",
+    ])
+      expect(
+        ask({
+          view: grouped,
+          keys: [
+            { sql: "k", duckType: "BIGINT" },
+            { sql: "day", duckType },
+          ],
+        }).engine,
+      ).toBe("refused");
   });
 
   it("runs a view written for DuckDB on Spark when the pipeline says its SQL is Spark SQL", () => {
@@ -88,10 +148,7 @@ describe("the engine a materialized view's recompute runs on", () => {
       datasets: [],
       configuration: { "pipelines.sqlDialect": "spark" },
     } as unknown as PipelineDefinition;
-    expect(ask({ pipeline, view: view("SELECT id::VARCHAR AS id FROM raw") })).toEqual({
-      kind: "fixed",
-      engine: "spark",
-    });
+    expect(ask({ pipeline, view: view("SELECT id::VARCHAR AS id FROM raw") })).toEqual({ engine: "spark" });
   });
 
   it("under `auto` recomputes on Spark exactly when its planned input reaches the threshold", () => {
@@ -133,9 +190,8 @@ describe("a streaming flow that reads other datasets", () => {
   };
 
   it("runs on Spark (a stream-static join: the job reads the planned files of each table)", () => {
-    expect(chooseEngine({ ...question, readViews: [] })).toEqual({ kind: "fixed", engine: "spark" });
+    expect(chooseEngine({ ...question, readViews: [] })).toEqual({ engine: "spark" });
     expect(chooseEngine({ ...question, readViews: [{ name: "big", sql: "SELECT id FROM raw" }] })).toEqual({
-      kind: "fixed",
       engine: "spark",
     });
   });
@@ -149,6 +205,6 @@ describe("a streaming flow that reads other datasets", () => {
     );
     expect(
       chooseEngine({ ...question, setting: { kind: "auto", minBytes: 0 }, size: { bytes: MB }, readViews }),
-    ).toEqual({ engine: "duckdb" });
+    ).toEqual({ engine: "duckdb", keptOffSpark: expect.stringContaining("view big, which it reads") });
   });
 });

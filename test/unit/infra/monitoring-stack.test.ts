@@ -27,10 +27,7 @@ const alarmsOf = (template: Template) =>
     (alarm) => (alarm as { Properties: Record<string, unknown> }).Properties,
   );
 
-// Each synthesis takes seconds on a busy machine.
-const SYNTH_TIMEOUT_MS = 240_000;
-
-describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS }, () => {
+describe("the Ebb construct's alarms and dashboard", () => {
   it("alarms on a failed update, a blocked rewind, INTERNAL_ERROR, a source behind, failed or timed-out executions and throttling", () => {
     const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
     const stack = new Stack(app, "Monitored");
@@ -117,7 +114,7 @@ describe("the Ebb construct's alarms and dashboard", { timeout: SYNTH_TIMEOUT_MS
   });
 });
 
-describe("the Ebb construct's tracing", { timeout: SYNTH_TIMEOUT_MS }, () => {
+describe("the Ebb construct's tracing", () => {
   it("traces every function and the state machine with X-Ray, and lets their roles write traces", () => {
     const { ebb, template } = defaultSynth();
     const functions = template.findResources("AWS::Lambda::Function");
