@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DatasetCatalog } from "../../shared/engine/dataset-catalog.ts";
 import { listAllKeys } from "../../shared/object-store/object-store.ts";
 import type { SparkJobs } from "../../shared/engine/spark/spark-jobs.ts";
 import { sharedLocalSparkJobs, type LocalSparkJobs } from "../../functions/runtime/local-spark-jobs.ts";
 import { EngineHarness } from "../integration/engine/engine-harness.ts";
 import { testAws } from "../support/aws.ts";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
-import { twinPipelines } from "./twin-pipelines.ts";
+import { cdcTwinCheck } from "./cdc-twin-checks.ts";
+import { twinsOnControlPlane } from "./twin-pipelines.ts";
 import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
@@ -228,65 +228,9 @@ const twinEvent = (id: number) => ({
   op: id % 13 === 0 ? "TRUNCATE" : id % 4 === 0 ? "DELETE" : "UPSERT",
 });
 
-/** Every target's batches on Spark are applied in the job (MERGE, change feed, state). */
-const JOB_APPLIED = TWIN_TARGETS;
-
-/**
- * A target's change feed, commit by commit: each MERGE's change rows (without the commit's version
- * and time, which the twins' compactions and clocks number differently), oldest first.
- */
-async function changeFeed(cp: TestControlPlane, pipelineId: string, table: string): Promise<unknown[]> {
-  const { spec } = await cp.client.getPipeline(pipelineId);
-  const name = `${spec.catalog}.${spec.schema}.${table}`;
-  const { history } = await cp.client.history(name);
-  const merges = history
-    .filter((entry) => entry["operation"] === "MERGE")
-    .map((entry) => Number(entry["version"]))
-    .sort((a, b) => a - b);
-  const feed: unknown[] = [];
-  for (const version of merges) {
-    const { changes } = await cp.client.changes(name, {
-      starting_version: version,
-      ending_version: version,
-      max_results: 1000,
-    });
-    feed.push(
-      changes.map(({ _commit_version: _v, _commit_timestamp: _t, ...row }) => JSON.stringify(row)).sort(),
-    );
-  }
-  return feed;
-}
-
-/**
- * A state without its events' `__cdc_at` (when its batch was applied: the twins' batches run at
- * different times; it only ages tombstones out, after two days).
- */
-function withoutApplyTimes<S extends { rows: readonly unknown[] }>(state: S): S {
-  const events = (row: unknown) =>
-    (row as { value?: { __cdc_events?: Record<string, unknown>[] } }).value?.__cdc_events;
-  return {
-    ...state,
-    rows: state.rows.map((row) => {
-      const list = events(row);
-      if (!list) return row;
-      const value = (row as { value: Record<string, unknown> }).value;
-      return {
-        ...(row as object),
-        value: { ...value, __cdc_events: list.map(({ __cdc_at: _at, ...rest }) => rest) },
-      };
-    }),
-  };
-}
-
 describe.skipIf(!sparkEngineReady)("AUTO CDC on Spark against DuckDB alone", () => {
-  let cp: TestControlPlane;
   let nextId = 1;
-  const twins = twinPipelines(() => cp);
-
-  beforeAll(async () => {
-    cp = await startTestControlPlane();
-  }, 240_000);
-  afterAll(async () => cp?.close());
+  const twins = twinsOnControlPlane();
 
   it("gives the same targets and per-key states, switching engines both ways and rewinding across a switch", async () => {
     const land = { kind: "land" as const, rows: 8 };
@@ -297,17 +241,11 @@ describe.skipIf(!sparkEngineReady)("AUTO CDC on Spark against DuckDB alone", () 
         definition: twinDefinition,
         tables: TWIN_TARGETS,
         lines: (rows) => Array.from({ length: rows }, () => JSON.stringify(twinEvent(nextId++))),
-        check: async ({ duck, mixed }, what) => {
-          for (const table of JOB_APPLIED)
-            expect(await changeFeed(cp, mixed.id, table), `${table}'s change feed after ${what}`).toEqual(
-              await changeFeed(cp, duck.id, table),
-            );
-          for (const flow of TWIN_TARGETS.map((t) => `${t}_cdc`))
-            expect(
-              withoutApplyTimes(await twins.flowState(mixed.id, flow)),
-              `${flow}'s state after ${what}`,
-            ).toEqual(withoutApplyTimes(await twins.flowState(duck.id, flow)));
-        },
+        // Every target's batches on Spark are applied in the job (MERGE, change feed, state).
+        check: cdcTwinCheck(twins, {
+          tables: TWIN_TARGETS,
+          flows: TWIN_TARGETS.map((t) => `${t}_cdc`),
+        }),
       },
       [
         land,

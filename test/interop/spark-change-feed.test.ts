@@ -1,7 +1,6 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
-import { twinPipelines, twinStep } from "./twin-pipelines.ts";
+import { describe, expect, it } from "vitest";
+import { twinsOnControlPlane, twinStep } from "./twin-pipelines.ts";
 import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
@@ -94,16 +93,11 @@ const definition = (landing: string) => ({
 });
 
 describe.skipIf(!sparkEngineReady)("change-feed reads on the Spark engine", () => {
-  let cp: TestControlPlane;
   let nextId = 1;
-  const twins = twinPipelines(() => cp);
+  const twins = twinsOnControlPlane();
+  const cp = twins.cp;
   /** The change types the mixed twin's feed readers saw, over the whole run. */
   const seen = new Set<string>();
-
-  beforeAll(async () => {
-    cp = await startTestControlPlane();
-  }, 240_000);
-  afterAll(async () => cp?.close());
 
   // Three keys, every fourth event's sequence behind its predecessors', every fifth a delete: inserts,
   // updates (both images) and deletes in the feed. Id 5 deletes key 2 (last written at sequence 2).
@@ -119,7 +113,7 @@ describe.skipIf(!sparkEngineReady)("change-feed reads on the Spark engine", () =
   const commitTimes = async (table: string, versions: readonly number[]) => {
     const times = new Map<number, number>();
     for (const version of versions) {
-      const { changes } = await cp.client.changes(table, {
+      const { changes } = await cp().client.changes(table, {
         starting_version: version,
         ending_version: version,
         max_results: 1,
@@ -132,9 +126,9 @@ describe.skipIf(!sparkEngineReady)("change-feed reads on the Spark engine", () =
 
   /** Every row of the pipeline's `current_commits` is dated as its upstream version is. */
   const checkCommitTimes = async (pipelineId: string, what: string, types?: Set<string>) => {
-    const { spec } = await cp.client.getPipeline(pipelineId);
+    const { spec } = await cp().client.getPipeline(pipelineId);
     const fqn = (table: string) => `${spec.catalog}.${spec.schema}.${table}`;
-    const { rows } = await cp.client.query(fqn("current_commits"), {
+    const { rows } = await cp().client.query(fqn("current_commits"), {
       sql: "SELECT DISTINCT version, committed_at, change_type FROM t",
       limit: 10_000,
     });

@@ -1,9 +1,8 @@
 import fc from "fast-check";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
-import { twinPipelines, twinStep, type Engine } from "./twin-pipelines.ts";
+import { describe, expect, it } from "vitest";
+import { twinsOnControlPlane, twinStep, type Engine } from "./twin-pipelines.ts";
 import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
@@ -99,14 +98,9 @@ const definition = (landing: string) => ({
 /** run.sh sets up the engine's own Spark (EMR's versions, functions/spark/setup.sh) and exports its paths. */
 
 describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
-  let cp: TestControlPlane;
   let nextId = 1;
-  const twins = twinPipelines(() => cp);
-
-  beforeAll(async () => {
-    cp = await startTestControlPlane();
-  }, 240_000);
-  afterAll(async () => cp?.close());
+  const twins = twinsOnControlPlane();
+  const cp = twins.cp;
 
   /** The data quality counts of the update's batches of `raw`, in batch order. */
   const quality = async (pipelineId: string, updateId: string) =>
@@ -156,7 +150,7 @@ describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
   }, 1_500_000);
 
   it("fails a batch on Spark whose rows fail a `fail` expectation, or whose condition is no boolean, as DuckDB does", async () => {
-    const landing = await mkdtemp(path.join(cp.landing, "fail-"));
+    const landing = await mkdtemp(path.join(cp().landing, "fail-"));
     await writeFile(path.join(landing, "a.json"), '{"id": 1, "name": "a"}\n{"id": 2, "name": null}\n');
     const failing = (engine: Engine, condition: string) => ({
       name: `spark expectation ${engine}`,
@@ -189,9 +183,9 @@ describe.skipIf(!sparkEngineReady)("the Spark engine", () => {
       },
     });
     const failed = async (engine: Engine, condition: string) => {
-      const { pipeline_id } = await cp.client.createPipeline(failing(engine, condition));
-      const { update_id } = await cp.client.startUpdate(pipeline_id, {});
-      const update = await cp.client.waitForUpdate(pipeline_id, update_id, {
+      const { pipeline_id } = await cp().client.createPipeline(failing(engine, condition));
+      const { update_id } = await cp().client.startUpdate(pipeline_id, {});
+      const update = await cp().client.waitForUpdate(pipeline_id, update_id, {
         intervalMs: 200,
         timeoutMs: 280_000,
       });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { currentSnapshot } from "../../shared/delta/index.ts";
 import { viewStateAt } from "../../shared/engine/incremental-view.ts";
 import { viewStateFlowId } from "../../shared/engine/materialized-view.ts";
@@ -7,8 +7,7 @@ import { withPrefix } from "../../shared/object-store/prefixed-object-store.ts";
 import { openStateVersion } from "../../shared/state/index.ts";
 import { tablePrefix } from "../../shared/store/bucket-layout.ts";
 import { testObjectStore } from "../support/aws.ts";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
-import { twinPipelines, type TwinStep } from "./twin-pipelines.ts";
+import { twinsOnControlPlane, type TwinStep } from "./twin-pipelines.ts";
 import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
@@ -54,14 +53,9 @@ const definition = (landing: string) => ({
 });
 
 describe.skipIf(!sparkEngineReady)("materialized views kept incrementally on the Spark engine", () => {
-  let cp: TestControlPlane;
   let nextId = 1;
-  const twins = twinPipelines(() => cp);
-
-  beforeAll(async () => {
-    cp = await startTestControlPlane();
-  }, 240_000);
-  afterAll(async () => cp?.close());
+  const twins = twinsOnControlPlane();
+  const cp = twins.cp;
 
   const row = (id: number) => ({
     id,
@@ -72,7 +66,7 @@ describe.skipIf(!sparkEngineReady)("materialized views kept incrementally on the
 
   /** The view's partials at HEAD: the state version its table names, read back as rows and buckets. */
   const viewState = async (pipelineId: string, view: string) => {
-    const { spec } = await cp.client.getPipeline(pipelineId);
+    const { spec } = await cp().client.getPipeline(pipelineId);
     const location = { catalog: spec!.catalog!, schema: spec!.schema!, table: view };
     // Ebb's bucket, as the local runtime's functions see it.
     const bucket = testObjectStore("");

@@ -1,7 +1,6 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
-import { twinPipelines, twinStep } from "./twin-pipelines.ts";
+import { describe, expect, it } from "vitest";
+import { twinsOnControlPlane, twinStep } from "./twin-pipelines.ts";
 import { sparkEngineReady } from "./spark-engine-ready.ts";
 
 /**
@@ -63,14 +62,8 @@ const definition = (landing: string) => ({
 });
 
 describe.skipIf(!sparkEngineReady)("snapshot reads and materialized views on the Spark engine", () => {
-  let cp: TestControlPlane;
   let nextId = 1;
-  const twins = twinPipelines(() => cp);
-
-  beforeAll(async () => {
-    cp = await startTestControlPlane();
-  }, 240_000);
-  afterAll(async () => cp?.close());
+  const twins = twinsOnControlPlane();
 
   /** The flows whose batches (or refreshes) ran on Spark in the mixed twin. */
   const onSpark = new Set<string>();

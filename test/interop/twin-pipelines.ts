@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { expect } from "vitest";
-import type { TestControlPlane } from "../support/control-plane.ts";
+import { afterAll, beforeAll, expect } from "vitest";
+import { startTestControlPlane, type TestControlPlane } from "../support/control-plane.ts";
 
 /**
  * Twin pipelines for the Spark engine's equivalence tests (spark-engine.test.ts,
- * spark-stateful.test.ts), through the HTTP API on the local runtime: both get the same files; one
+ * spark-stateful.test.ts, spark-cdc.test.ts, …), through the HTTP API on the local runtime: both get the same files; one
  * runs every batch on DuckDB, the other each update on the engine a step names (switching
  * `pipelines.engine` between updates), with rewinds to an earlier point (also across a switch) and
  * replays. After each update both pipelines' tables hold the same rows, and the test's own check
@@ -20,7 +20,9 @@ export type TwinStep<Land> =
   | { kind: "update"; engine: Engine }
   | { kind: "rewind"; back: number; engine: Engine }
   /** A full refresh of every dataset (`full_refresh: true`) on the engine. */
-  | { kind: "refresh"; engine: Engine };
+  | { kind: "refresh"; engine: Engine }
+  /** The flows' checkpoints reset (`reset_checkpoint_selection`): they read every file again, on the engine. */
+  | { kind: "reset"; flows: readonly string[]; engine: Engine };
 
 /** The DuckDB-only twin and the mixed one. */
 export interface Twins<T> {
@@ -154,7 +156,12 @@ export function twinPipelines(cp: () => TestControlPlane) {
         await run(ids.duck, { rewind_spec: { rewind_point_id: point.duck } });
         await run(ids.mixed, { rewind_spec: { rewind_point_id: point.mixed } });
       }
-      const body = s.kind === "refresh" ? { full_refresh: true } : {};
+      const body =
+        s.kind === "refresh"
+          ? { full_refresh: true }
+          : s.kind === "reset"
+            ? { reset_checkpoint_selection: s.flows }
+            : {};
       const updates = { duck: await run(ids.duck, body), mixed: await run(ids.mixed, body) };
       // A rewind to a point before a full refresh is refused (REWIND_BEFORE_FULL_REFRESH).
       if (s.kind === "refresh") points.length = 0;
@@ -187,4 +194,22 @@ export function twinPipelines(cp: () => TestControlPlane) {
   };
 
   return { run, progress, flowState, play };
+}
+
+/**
+ * `twinPipelines` on a control plane of the enclosing `describe`'s own: started before its tests,
+ * closed after them. `cp` answers it once started.
+ */
+export function twinsOnControlPlane() {
+  let started: TestControlPlane | undefined;
+  beforeAll(async () => {
+    started = await startTestControlPlane();
+  }, 240_000);
+  afterAll(async () => started?.close());
+  const cp = () => {
+    if (!started)
+      throw new Error("the twins' control plane is not started: call twinsOnControlPlane() in a describe");
+    return started;
+  };
+  return { ...twinPipelines(cp), cp };
 }

@@ -12,6 +12,7 @@ const SPARK_READERS = ["spark.test.ts", "spark-dedup.test.ts", "spark-dialect.te
 const SPARK_ENGINE = [
   "spark-auto-typed.test.ts",
   "spark-cdc.test.ts",
+  "spark-cdc-edges.test.ts",
   "spark-change-feed.test.ts",
   "spark-crash.test.ts",
   "spark-engine.test.ts",
