@@ -79,7 +79,7 @@ describe.skipIf(!sparkEngineReady)(
     beforeAll(async () => {
       cp = await startTestControlPlane();
       landing = await mkdtemp(path.join(cp.landing, "typed-"));
-    }, 240_000);
+    });
     afterAll(async () => {
       await cp?.close();
       if (landing) await rm(landing, { recursive: true, force: true });

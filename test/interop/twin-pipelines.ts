@@ -204,7 +204,7 @@ export function twinsOnControlPlane() {
   let started: TestControlPlane | undefined;
   beforeAll(async () => {
     started = await startTestControlPlane();
-  }, 240_000);
+  });
   afterAll(async () => started?.close());
   const cp = () => {
     if (!started)
